@@ -1,0 +1,17 @@
+//! # aifabric-capacity
+//!
+//! The capacity report of a [`Fabric`] under a [`FailureMask`]: per tier and zone the down and
+//! up bandwidth and their ratio, inter-region capacity, inventories, port use, power, and each
+//! zone's bisection bandwidth by max-flow.
+//!
+//! Architecture invariant: every figure is derived from the built graph (links and their
+//! capacities), never from the spec's parameters; no I/O.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod bisection;
+pub mod maxflow;
+mod report;
+
+pub use bisection::{zone_bisection, Bisection};
+pub use report::*;

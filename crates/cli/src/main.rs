@@ -1,0 +1,150 @@
+//! `aifabric`: the command line. Thin by design: parse arguments, call the libraries, render.
+//!
+//! Exit codes: 0 ok, 1 runtime failure (e.g. an output file cannot be written), 2 bad input
+//! (spec or arguments).
+#![forbid(unsafe_code)]
+
+mod output;
+mod render;
+
+use aifabric_model::{FabricView, FailureMask};
+use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+/// aifabric: design, verify and predict gigawatt-scale AI training networks.
+#[derive(Parser)]
+#[command(version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the built-in specs (usable wherever SPEC is asked for).
+    Specs {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Capacity report: oversubscription per tier, inter-region capacity, inventory, power,
+    /// bisection by max-flow.
+    Capacity {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Machine-readable output (the JSON contract in README.md).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build the model and print its inventory; `--out` writes the whole model as JSON.
+    Build {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// Write the whole model (devices, links, bundles) as JSON to this file.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Check a spec; prints nothing but a summary when it is valid.
+    Validate {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A failure with its exit code.
+enum Failure {
+    BadInput(aifabric_spec::SpecError),
+    Runtime(String),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::BadInput(e)) => {
+            eprintln!("error: {e}");
+            if std::io::stderr().is_terminal() && e.line > 0 {
+                eprintln!("{:?}", miette::Report::new(e));
+            }
+            ExitCode::from(2)
+        }
+        Err(Failure::Runtime(msg)) => {
+            eprintln!("error: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn load(spec: &str) -> Result<aifabric_model::Fabric, Failure> {
+    aifabric_spec::load(spec).map_err(Failure::BadInput)
+}
+
+fn print_json<T: serde::Serialize>(v: &T) -> Result<(), Failure> {
+    let s = serde_json::to_string_pretty(v).map_err(|e| Failure::Runtime(e.to_string()))?;
+    println!("{s}");
+    Ok(())
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Specs { json } => {
+            let list: Vec<_> = aifabric_spec::builtin::list()
+                .map(|(name, description)| serde_json::json!({"name": name, "description": description}))
+                .collect();
+            if json {
+                print_json(&list)?;
+            } else {
+                for (name, d) in aifabric_spec::builtin::list() {
+                    println!("{name:<14} {d}");
+                }
+            }
+        }
+        Command::Capacity { spec, json } => {
+            let f = load(&spec)?;
+            let report = aifabric_capacity::capacity_report(&f, &FailureMask::none(&f));
+            if json {
+                print_json(&report)?;
+            } else {
+                print!("{}", render::capacity(&report));
+            }
+        }
+        Command::Build { spec, json, out } => {
+            let f = load(&spec)?;
+            let inv = render::Inventory::of(&f);
+            if let Some(path) = &out {
+                output::write_atomic(path, |w| {
+                    serde_json::to_writer(w, &FabricView(&f)).map_err(std::io::Error::other)
+                })
+                .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
+            }
+            if json {
+                print_json(&inv)?;
+            } else {
+                print!("{}", render::inventory(&inv));
+                if let Some(path) = &out {
+                    println!("model written to {}", path.display());
+                }
+            }
+        }
+        Command::Validate { spec, json } => {
+            let f = load(&spec)?;
+            let inv = render::Inventory::of(&f);
+            if json {
+                print_json(&serde_json::json!({"valid": true, "inventory": inv}))?;
+            } else {
+                println!(
+                    "{spec}: valid ({} GPUs, {} switches, {} links)",
+                    inv.gpus, inv.switches, inv.links
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! Human-readable tables.
+
+use aifabric_capacity::CapacityReport;
+use aifabric_model::{Fabric, Role};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Counts printed by `build` and `validate`.
+#[derive(Serialize)]
+pub struct Inventory {
+    pub name: String,
+    pub regions: usize,
+    pub buildings: usize,
+    pub zones: usize,
+    pub gpus: u64,
+    pub switches: u64,
+    pub links: u64,
+    pub bundles: u64,
+    pub devices_by_role: BTreeMap<String, u64>,
+}
+
+impl Inventory {
+    pub fn of(f: &Fabric) -> Inventory {
+        let mut by_role = BTreeMap::new();
+        for d in f.devices() {
+            *by_role.entry(d.role.as_str().to_owned()).or_insert(0) += 1;
+        }
+        let gpus = by_role.get(Role::Gpu.as_str()).copied().unwrap_or(0);
+        Inventory {
+            name: f.name.clone(),
+            regions: f.regions.len(),
+            buildings: f.buildings.len(),
+            zones: f.zones.len(),
+            gpus,
+            switches: f.devices().len() as u64 - gpus,
+            links: f.links().len() as u64,
+            bundles: f.bundles().len() as u64,
+            devices_by_role: by_role,
+        }
+    }
+}
+
+pub fn inventory(inv: &Inventory) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}: {} regions, {} buildings, {} zones",
+        inv.name, inv.regions, inv.buildings, inv.zones
+    );
+    let _ = writeln!(
+        s,
+        "{} GPUs, {} switches, {} links in {} bundles",
+        inv.gpus, inv.switches, inv.links, inv.bundles
+    );
+    for (role, n) in &inv.devices_by_role {
+        let _ = writeln!(s, "  {role:<6} {n:>9}");
+    }
+    s
+}
+
+fn tbps(gbps: f64) -> String {
+    format!("{:.1}", gbps / 1_000.0)
+}
+
+pub fn capacity(r: &CapacityReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}: {} GPUs, {} switches, {} links, {:.1} MW",
+        r.name, r.gpus, r.switches, r.links, r.power_mw
+    );
+    let _ = writeln!(s, "\nOversubscription (down : up, per direction)");
+    let _ = writeln!(
+        s,
+        "  {:<16} {:<32} {:>12} {:>12} {:>8}",
+        "tier", "scope", "down Tb/s", "up Tb/s", "ratio"
+    );
+    for t in &r.tiers {
+        let _ = writeln!(
+            s,
+            "  {:<16} {:<32} {:>12} {:>12} {:>7.2}:1",
+            t.name,
+            t.scope,
+            tbps(t.down_gbps),
+            tbps(t.up_gbps),
+            t.oversubscription
+        );
+    }
+    if !r.region_pairs.is_empty() {
+        let _ = writeln!(s, "\nInter-region capacity");
+        for p in &r.region_pairs {
+            let _ = writeln!(
+                s,
+                "  {} <-> {}: {} links, {:.2} Pb/s both ways ({:.2} Pb/s per direction)",
+                p.a,
+                p.b,
+                p.links,
+                p.capacity_tbps / 1_000.0,
+                p.capacity_tbps_per_direction / 1_000.0
+            );
+        }
+    }
+    let _ = writeln!(s, "\nSwitches");
+    for d in &r.devices_by_model {
+        let _ = writeln!(s, "  {:<6} {:<22} {:>8}", d.role.as_str(), d.model, d.count);
+    }
+    let _ = writeln!(s, "\nLinks");
+    for l in &r.links_by_kind {
+        let _ = writeln!(s, "  {:<9} {:>8}G {:>10}", l.class, l.speed_gbps, l.count);
+    }
+    let _ = writeln!(s, "\nOptics (per link, by reach class)");
+    for l in &r.links_by_optic {
+        let _ = writeln!(s, "  {:<9} {:>8}G {:>10}", l.class, l.speed_gbps, l.count);
+    }
+    let _ = writeln!(s, "\nPort use (used / available, native mode)");
+    for p in &r.port_use {
+        let _ = writeln!(
+            s,
+            "  {:<22} {:<9} {:>9} / {:<9} {:>5.1}% of bandwidth",
+            p.model,
+            p.kind.as_str(),
+            p.ports_used,
+            p.ports_available,
+            100.0 * p.used_gbps / p.available_gbps
+        );
+    }
+    let _ = writeln!(s, "\nZones (bisection by max-flow between rack halves)");
+    for z in &r.zones {
+        match &z.bisection {
+            Some(b) => {
+                let _ = writeln!(
+                    s,
+                    "  {:<24} {:<7} {:>7} GPUs  bisection {:>8} Tb/s (half the GPUs: {} Tb/s)",
+                    z.name,
+                    z.kind.as_str(),
+                    z.gpus,
+                    tbps(b.bisection_gbps),
+                    tbps(b.half_gpu_gbps)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "  {:<24} {:<7} {:>7} switches",
+                    z.name,
+                    z.kind.as_str(),
+                    z.switches
+                );
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,279 @@
+//! The fabric: devices, links and bundles in flat tables with a compressed adjacency.
+//!
+//! Immutable once built ([`crate::FabricBuilder::finish`]); shared by reference across threads.
+//! Every query that depends on what is up takes a [`FailureMask`].
+
+use crate::hardware::{Catalog, HardwareModel};
+use crate::ids::*;
+use crate::mask::FailureMask;
+use crate::role::{Optic, PortKind, Role, ZoneKind};
+use serde::{Deserialize, Serialize};
+
+/// A region: one BAG layer and the buildings under it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Region {
+    /// Name from the spec.
+    pub name: String,
+}
+
+/// A data-center building.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Building {
+    /// Name from the spec.
+    pub name: String,
+    /// Region the building is in.
+    pub region: RegionId,
+    /// Number of data halls.
+    pub data_halls: u16,
+}
+
+/// A zone: one L2 fabric, or the BAG layer of a region.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Zone {
+    /// Fully qualified name, the prefix of its devices' names (e.g. `east.dc1.l2a`).
+    pub name: String,
+    /// Which builder made it.
+    pub kind: ZoneKind,
+    /// Region of the zone.
+    pub region: RegionId,
+    /// Building of the zone; `None` for a BAG layer.
+    pub building: Option<BuildingId>,
+}
+
+/// A power-distribution domain: devices that lose power together.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PowerDomain {
+    /// Name, e.g. `east.dc1.hall2.pd5`.
+    pub name: String,
+    /// Building the domain is in; `None` for BAG layers outside buildings.
+    pub building: Option<BuildingId>,
+}
+
+/// One device. Compact and `Copy`: no heap data; names are derived ([`Fabric::device_name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Device {
+    /// What the device does.
+    pub role: Role,
+    /// Hardware model.
+    pub hw: HwId,
+    /// Zone the device belongs to.
+    pub zone: ZoneId,
+    /// Ordinal among the devices of this role in this zone (in this plane, for BAG).
+    pub index: u32,
+    /// Plane (BAG plane, NSF spine plane), or [`NONE_U16`].
+    pub plane: u16,
+    /// Data hall within the building, or [`NONE_U16`].
+    pub hall: u16,
+    /// Pod (NSF pod, RoCE AI zone, DSF cluster), or `u32::MAX`.
+    pub pod: u32,
+    /// Rack (GPUs and their rack switch), or `u32::MAX`.
+    pub rack: u32,
+    /// Power-distribution domain.
+    pub power_domain: PowerDomainId,
+}
+
+/// Link flag: the link is encrypted with MACsec (BAG-to-BAG).
+pub const LINK_MACSEC: u8 = 1;
+
+/// One physical link between two ports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Link {
+    /// First endpoint (the lower tier: GPU side, rack side, L2 side).
+    pub a: DeviceId,
+    /// Second endpoint (the upper tier).
+    pub b: DeviceId,
+    /// Port index on `a` within its port group.
+    pub a_port: u16,
+    /// Port index on `b` within its port group.
+    pub b_port: u16,
+    /// Capacity per direction in Mb/s.
+    pub capacity_mbps: u32,
+    /// Cable length in decimetres.
+    pub length_dm: u32,
+    /// Host, Ethernet or Fabric.
+    pub kind: PortKind,
+    /// Optic class, from the length.
+    pub optic: Optic,
+    /// `LINK_*` flags.
+    pub flags: u8,
+    /// Bundle the link belongs to.
+    pub bundle: BundleId,
+}
+
+impl Link {
+    /// The endpoint that is not `d`.
+    #[inline]
+    pub fn other(&self, d: DeviceId) -> DeviceId {
+        if self.a == d {
+            self.b
+        } else {
+            self.a
+        }
+    }
+
+    /// Cable length in metres.
+    pub fn length_m(&self) -> f64 {
+        f64::from(self.length_dm) / 10.0
+    }
+}
+
+/// Parallel links between the same two devices, contiguous in the link table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bundle {
+    /// Lower-tier endpoint.
+    pub a: DeviceId,
+    /// Upper-tier endpoint.
+    pub b: DeviceId,
+    /// First link of the bundle.
+    pub first: LinkId,
+    /// Number of member links.
+    pub count: u32,
+    /// A hyperport: the members form one logical port (one ECMP member), e.g. 4 x 800G = 3.2T.
+    pub hyperport: bool,
+}
+
+impl Bundle {
+    /// The member links.
+    pub fn links(&self) -> impl Iterator<Item = LinkId> {
+        (self.first.0..self.first.0 + self.count).map(LinkId)
+    }
+}
+
+/// The whole built network. See the crate docs for the invariants.
+#[derive(Clone, Debug)]
+pub struct Fabric {
+    /// Name of the spec it was built from.
+    pub name: String,
+    /// Hardware models used by devices.
+    pub catalog: Catalog,
+    /// Regions.
+    pub regions: Vec<Region>,
+    /// Buildings.
+    pub buildings: Vec<Building>,
+    /// Zones.
+    pub zones: Vec<Zone>,
+    /// Power-distribution domains.
+    pub power_domains: Vec<PowerDomain>,
+    pub(crate) devices: Vec<Device>,
+    pub(crate) links: Vec<Link>,
+    pub(crate) bundles: Vec<Bundle>,
+    /// CSR offsets: the links of device `d` are `adj[adj_offsets[d]..adj_offsets[d + 1]]`.
+    pub(crate) adj_offsets: Vec<u32>,
+    pub(crate) adj: Vec<LinkId>,
+}
+
+impl Fabric {
+    /// All devices, indexed by [`DeviceId`].
+    pub fn devices(&self) -> &[Device] {
+        &self.devices
+    }
+
+    /// All links, indexed by [`LinkId`].
+    pub fn links(&self) -> &[Link] {
+        &self.links
+    }
+
+    /// All bundles, indexed by [`BundleId`].
+    pub fn bundles(&self) -> &[Bundle] {
+        &self.bundles
+    }
+
+    /// One device.
+    #[inline]
+    pub fn device(&self, d: DeviceId) -> &Device {
+        &self.devices[d.idx()]
+    }
+
+    /// One link.
+    #[inline]
+    pub fn link(&self, l: LinkId) -> &Link {
+        &self.links[l.idx()]
+    }
+
+    /// The hardware model of a device.
+    pub fn hardware(&self, d: DeviceId) -> &HardwareModel {
+        self.catalog.get(self.device(d).hw)
+    }
+
+    /// Every link attached to `d`, up or down, in link-id order.
+    #[inline]
+    pub fn incident(&self, d: DeviceId) -> &[LinkId] {
+        let (s, e) = (self.adj_offsets[d.idx()], self.adj_offsets[d.idx() + 1]);
+        &self.adj[s as usize..e as usize]
+    }
+
+    /// Whether link `l` carries traffic under `mask`: neither it nor an endpoint has failed.
+    #[inline]
+    pub fn link_up(&self, l: LinkId, mask: &FailureMask) -> bool {
+        let link = &self.links[l.idx()];
+        !mask.link_failed(l) && !mask.device_failed(link.a) && !mask.device_failed(link.b)
+    }
+
+    /// The live links of `d` with the neighbour at their other end.
+    pub fn neighbors<'a>(
+        &'a self,
+        d: DeviceId,
+        mask: &'a FailureMask,
+    ) -> impl Iterator<Item = (LinkId, DeviceId)> + 'a {
+        self.incident(d)
+            .iter()
+            .copied()
+            .filter(move |&l| self.link_up(l, mask))
+            .map(move |l| (l, self.links[l.idx()].other(d)))
+    }
+
+    /// Live capacity in Mb/s from `d` toward devices of role `toward`.
+    pub fn capacity_toward_mbps(&self, d: DeviceId, toward: Role, mask: &FailureMask) -> u64 {
+        self.neighbors(d, mask)
+            .filter(|&(_, n)| self.devices[n.idx()].role == toward)
+            .map(|(l, _)| u64::from(self.links[l.idx()].capacity_mbps))
+            .sum()
+    }
+
+    /// Ids of the devices with role `role`, in id order.
+    pub fn devices_with_role(&self, role: Role) -> impl Iterator<Item = DeviceId> + '_ {
+        self.devices
+            .iter()
+            .enumerate()
+            .filter(move |(_, d)| d.role == role)
+            .map(|(i, _)| DeviceId(i as u32))
+    }
+
+    /// The devices of one zone. Builders add a zone's devices contiguously, so this is a range.
+    pub fn zone_devices(&self, z: ZoneId) -> std::ops::Range<u32> {
+        let start = self.devices.partition_point(|d| d.zone < z);
+        let end = self.devices.partition_point(|d| d.zone <= z);
+        start as u32..end as u32
+    }
+
+    /// The unique, human name of a device, derived from its zone, role and indices:
+    /// `zone.rack12.gpu3`, `zone.rdsw17`, `bag.plane3.c1`.
+    pub fn device_name(&self, id: DeviceId) -> String {
+        let d = &self.devices[id.idx()];
+        let zone = &self.zones[d.zone.idx()].name;
+        match d.role {
+            Role::Gpu => format!("{zone}.rack{}.gpu{}", d.rack, d.index),
+            Role::Bag | Role::Hub => format!("{zone}.plane{}.c{}", d.plane, d.index),
+            r => format!("{zone}.{}{}", r.as_str(), d.index),
+        }
+    }
+
+    /// Find a device by its name ([`Fabric::device_name`]). Linear in the zone's size.
+    pub fn find_device(&self, name: &str) -> Option<DeviceId> {
+        let zone = self
+            .zones
+            .iter()
+            .enumerate()
+            .filter(|(_, z)| name.starts_with(&format!("{}.", z.name)))
+            .max_by_key(|(_, z)| z.name.len())
+            .map(|(i, _)| ZoneId(i as u32))?;
+        self.zone_devices(zone)
+            .map(DeviceId)
+            .find(|&d| self.device_name(d) == name)
+    }
+
+    /// Region of a device.
+    pub fn region_of(&self, d: DeviceId) -> RegionId {
+        self.zones[self.devices[d.idx()].zone.idx()].region
+    }
+}

@@ -1,0 +1,267 @@
+//! BAG layers: planes of chassis, attachment of L2 edges to planes, inter-BAG links.
+
+use super::{device, Cx};
+use crate::error::SpecError;
+use crate::spec::{BagSpec, InterBagSpec, InterBagTopology, SpecFile, S};
+use aifabric_model::*;
+use serde_saphyr::Location;
+
+/// A built BAG layer: its chassis are `first + plane * chassis_per_plane + c`.
+pub(crate) struct BagLayer {
+    pub planes: u32,
+    pub chassis_per_plane: u32,
+    pub first: DeviceId,
+    /// Per plane: next chassis to receive a link (round robin keeps chassis balanced).
+    next: Vec<u32>,
+    /// Where `planes` is set, for plane-mismatch errors.
+    pub planes_loc: Location,
+}
+
+impl BagLayer {
+    fn chassis(&self, plane: u32, c: u32) -> DeviceId {
+        DeviceId(self.first.0 + plane * self.chassis_per_plane + c)
+    }
+
+    /// Spread `n` links over the chassis of `plane`, round robin: `(chassis, count)` pairs.
+    fn take(&mut self, plane: u32, n: u32) -> Vec<(DeviceId, u32)> {
+        let c = self.chassis_per_plane;
+        let start = self.next[plane as usize];
+        self.next[plane as usize] = (start + n) % c;
+        (0..c.min(n))
+            .map(|k| {
+                let extra = u32::from(k < n % c);
+                (self.chassis(plane, (start + k) % c), n / c + extra)
+            })
+            .collect()
+    }
+}
+
+impl Cx<'_> {
+    pub(crate) fn build_bag(
+        &mut self,
+        region: RegionId,
+        region_name: &str,
+        b: &BagSpec,
+    ) -> Result<BagLayer, SpecError> {
+        let planes = self.pos(&b.planes, "planes")?;
+        let cpp = self.pos(&b.chassis_per_plane, "chassis_per_plane")?;
+        if planes > 4_096 || cpp > 4_096 {
+            return Err(self.err(
+                b.planes.referenced,
+                format!("{planes} planes x {cpp} chassis"),
+                "at most 4096 planes and 4096 chassis per plane",
+            ));
+        }
+        let hw = self.hw(&b.model)?;
+        let name = match &b.name {
+            Some(n) => {
+                self.check_name(n)?;
+                n.value.clone()
+            }
+            None => format!("{region_name}.bag"),
+        };
+        let zone = self.fb.add_zone(name.clone(), ZoneKind::Bag, region, None);
+        let role = if b.hub { Role::Hub } else { Role::Bag };
+        let first = DeviceId(self.fb.partial().devices().len() as u32);
+        for p in 0..planes {
+            for c in 0..cpp {
+                let pd = self
+                    .fb
+                    .add_power_domain(format!("{name}.plane{p}.c{c}.pd"), None);
+                let mut d = device(role, hw, zone, c, NONE_U16, pd);
+                d.plane = p as u16;
+                self.fb.add_device(d);
+            }
+        }
+        Ok(BagLayer {
+            planes,
+            chassis_per_plane: cpp,
+            first,
+            next: vec![0; planes as usize],
+            planes_loc: b.planes.referenced,
+        })
+    }
+
+    /// Connect `dev` to BAG plane `plane` of `region` with `n` links of `speed_mbps`.
+    /// With `hyperports`, links go in groups of 4 to one chassis, each group one logical port.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn attach_to_bag(
+        &mut self,
+        loc: Location,
+        region: RegionId,
+        dev: DeviceId,
+        plane: u32,
+        n: u32,
+        speed_mbps: u32,
+        length_m: f64,
+        hyperports: bool,
+    ) -> Result<(), SpecError> {
+        let bag = self.bags[region.idx()]
+            .as_mut()
+            .expect("caller checked the region has a BAG");
+        let (unit, groups) = if hyperports { (4, n / 4) } else { (1, n) };
+        for (chassis, count) in bag.take(plane, groups) {
+            if hyperports {
+                for _ in 0..count {
+                    self.fb
+                        .add_bundle(
+                            dev,
+                            chassis,
+                            4,
+                            PortKind::Ethernet,
+                            speed_mbps,
+                            length_m,
+                            0,
+                            true,
+                        )
+                        .map_err(|e| self.port_err(loc, e))?;
+                }
+            } else {
+                self.bundle(
+                    loc,
+                    dev,
+                    chassis,
+                    count * unit,
+                    PortKind::Ethernet,
+                    speed_mbps,
+                    length_m,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Check that an L2 edge with `uplinks` per device can spread evenly over the region's
+    /// BAG planes; returns the links per plane, or `None` when the region has no BAG.
+    pub(crate) fn links_per_plane(
+        &self,
+        region: RegionId,
+        uplinks: &S<u32>,
+        hyperports: bool,
+    ) -> Result<Option<u32>, SpecError> {
+        let Some(bag) = &self.bags[region.idx()] else {
+            return Ok(None);
+        };
+        let n = uplinks.value;
+        if n % bag.planes != 0 {
+            let suggestion = n.div_ceil(bag.planes) * bag.planes;
+            return Err(self.err(
+                uplinks.referenced,
+                format!(
+                    "{n} uplinks per edge device do not spread evenly over {} BAG planes (set at line {})",
+                    bag.planes,
+                    bag.planes_loc.line()
+                ),
+                format!(
+                    "use a multiple of {} uplinks (e.g. {suggestion}) or change `bag.planes`",
+                    bag.planes
+                ),
+            ));
+        }
+        let per = n / bag.planes;
+        if hyperports && per % 4 != 0 {
+            return Err(self.err(
+                uplinks.referenced,
+                format!("{per} uplinks per BAG plane cannot form 4 x 800G hyperports"),
+                "with `hyperports: true`, uplinks per plane must be a multiple of 4",
+            ));
+        }
+        Ok(Some(per))
+    }
+
+    pub(crate) fn build_inter_bag(
+        &mut self,
+        spec: &SpecFile,
+        ib: &InterBagSpec,
+    ) -> Result<(), SpecError> {
+        let names = &ib.between.value;
+        let loc = ib.between.referenced;
+        if names.len() != 2 || names[0] == names[1] {
+            return Err(self.err(
+                loc,
+                format!("`between` lists {names:?}"),
+                "name exactly two different regions, e.g. `between: [east, west]`",
+            ));
+        }
+        let mut ids = [RegionId(0); 2];
+        for (k, n) in names.iter().enumerate() {
+            let Some(i) = spec.regions.iter().position(|r| &r.name.value == n) else {
+                let all: Vec<&str> = spec.regions.iter().map(|r| r.name.value.as_str()).collect();
+                let hint = match crate::error::did_you_mean(n, all.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("regions: {}", all.join(", ")),
+                };
+                return Err(self.err(loc, format!("unknown region `{n}`"), hint));
+            };
+            if self.bags[i].is_none() {
+                return Err(self.err(
+                    loc,
+                    format!("region `{n}` has no BAG layer"),
+                    format!("add `bag:` to region `{n}`"),
+                ));
+            }
+            ids[k] = RegionId(i as u32);
+        }
+        let n = self.pos(&ib.links_per_plane, "links_per_plane")?;
+        let speed = super::mbps(self.pos(&ib.speed_gbps, "speed_gbps")?);
+        let length = self.positive_f64(&ib.length_m, "length_m")?;
+        let pa = self.bags[ids[0].idx()].as_ref().map_or(0, |b| b.planes);
+        let pb = self.bags[ids[1].idx()].as_ref().map_or(0, |b| b.planes);
+        // (plane of a, plane of b, link count)
+        let mut pairs = Vec::new();
+        match ib.topology {
+            InterBagTopology::Planar => {
+                if pa != pb {
+                    return Err(self.err(
+                        loc,
+                        format!("planar inter-BAG needs equal plane counts, got {pa} and {pb}"),
+                        "give both BAG layers the same `planes`, or use `topology: spread`",
+                    ));
+                }
+                pairs.extend((0..pa).map(|p| (p, p, n)));
+            }
+            InterBagTopology::Spread => {
+                if n % pb != 0 {
+                    return Err(self.err(
+                        ib.links_per_plane.referenced,
+                        format!("{n} links per plane do not spread evenly over {pb} planes"),
+                        format!("use a multiple of {pb}"),
+                    ));
+                }
+                for p in 0..pa {
+                    pairs.extend((0..pb).map(|q| (p, q, n / pb)));
+                }
+            }
+        }
+        for (p, q, count) in pairs {
+            let a_side = self.bags[ids[0].idx()].as_mut().unwrap().take(p, count);
+            let mut b_side = self.bags[ids[1].idx()].as_mut().unwrap().take(q, count);
+            // Match the two round-robin spreads link by link into chassis-pair bundles.
+            let mut bi = 0;
+            for (ca, mut left) in a_side {
+                while left > 0 {
+                    let (cb, avail) = &mut b_side[bi];
+                    let k = left.min(*avail);
+                    self.fb
+                        .add_bundle(
+                            ca,
+                            *cb,
+                            k,
+                            PortKind::Ethernet,
+                            speed,
+                            length,
+                            LINK_MACSEC,
+                            false,
+                        )
+                        .map_err(|e| self.port_err(ib.links_per_plane.referenced, e))?;
+                    left -= k;
+                    *avail -= k;
+                    if *avail == 0 {
+                        bi += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,408 @@
+//! Spec -> [`Fabric`]: validation and building in one pass, so every check can point at the
+//! value that caused it. Builders per fabric kind live in the submodules.
+
+mod bag;
+mod dsf;
+mod nsf;
+mod roce;
+
+use crate::error::{did_you_mean, Source, SpecError};
+use crate::spec::*;
+use aifabric_model::*;
+use serde_saphyr::Location;
+
+pub(crate) use bag::BagLayer;
+
+/// Build the fabric a spec describes. Every problem is a located [`SpecError`].
+pub fn build(spec: &SpecFile, src: &Source) -> Result<Fabric, SpecError> {
+    let mut cx = Cx {
+        src,
+        fb: FabricBuilder::new(spec.name.clone(), Catalog::builtin()),
+        lengths: &spec.lengths,
+        bags: Vec::new(),
+    };
+    cx.add_hardware(&spec.hardware)?;
+    check_unique(src, spec.regions.iter().map(|r| &r.name), "region")?;
+    for region in &spec.regions {
+        cx.check_name(&region.name)?;
+        let rid = cx.fb.add_region(region.name.value.clone());
+        let bag = match &region.bag {
+            Some(b) => Some(cx.build_bag(rid, &region.name.value, b)?),
+            None => None,
+        };
+        cx.bags.push(bag);
+        check_unique(src, region.buildings.iter().map(|b| &b.name), "building")?;
+        for building in &region.buildings {
+            cx.build_building(rid, &region.name.value, building)?;
+        }
+    }
+    for ib in &spec.inter_bag {
+        cx.build_inter_bag(spec, ib)?;
+    }
+    Ok(cx.fb.finish())
+}
+
+/// Build context: the fabric under construction plus what builders share.
+pub(crate) struct Cx<'a> {
+    pub src: &'a Source,
+    pub fb: FabricBuilder,
+    pub lengths: &'a Lengths,
+    /// BAG layer of each region (by region id), if it has one.
+    pub bags: Vec<Option<BagLayer>>,
+}
+
+/// Where a zone sits: what builders need to place devices.
+pub(crate) struct Site {
+    pub region: RegionId,
+    pub zone: ZoneId,
+    pub halls: u16,
+    pub pd: PdAlloc,
+    pub bag_length_m: f64,
+    /// Location of the zone's name, for errors about the zone as a whole.
+    pub loc: Location,
+}
+
+impl Cx<'_> {
+    pub fn err(&self, loc: Location, msg: impl Into<String>, hint: impl Into<String>) -> SpecError {
+        self.src.error(loc, msg, Some(hint.into()))
+    }
+
+    /// A count that must be at least 1.
+    pub fn pos(&self, v: &S<u32>, what: &str) -> Result<u32, SpecError> {
+        if v.value == 0 {
+            return Err(self.err(
+                v.referenced,
+                format!("`{what}` is 0"),
+                format!("`{what}` must be at least 1"),
+            ));
+        }
+        Ok(v.value)
+    }
+
+    /// A length or speed that must be a positive, finite number.
+    pub fn positive_f64(&self, v: &S<f64>, what: &str) -> Result<f64, SpecError> {
+        if !(v.value.is_finite() && v.value > 0.0) {
+            return Err(self.err(
+                v.referenced,
+                format!("`{what}` is {}", v.value),
+                format!("`{what}` must be a positive number"),
+            ));
+        }
+        Ok(v.value)
+    }
+
+    /// A hardware model by name, with a "did you mean" on a miss.
+    pub fn hw(&self, name: &S<String>) -> Result<HwId, SpecError> {
+        self.fb.catalog().find(&name.value).ok_or_else(|| {
+            let hint = match did_you_mean(&name.value, self.fb.catalog().names()) {
+                Some(s) => format!("did you mean `{s}`? (or define it under `hardware:`)"),
+                None => format!(
+                    "known models: {}; or define it under `hardware:`",
+                    self.fb.catalog().names().collect::<Vec<_>>().join(", ")
+                ),
+            };
+            self.err(
+                name.referenced,
+                format!("unknown hardware model `{}`", name.value),
+                hint,
+            )
+        })
+    }
+
+    /// Names become parts of device names: keep them to one dotless token.
+    pub fn check_name(&self, name: &S<String>) -> Result<(), SpecError> {
+        let ok = !name.value.is_empty()
+            && name
+                .value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if ok {
+            Ok(())
+        } else {
+            Err(self.err(
+                name.referenced,
+                format!("invalid name `{}`", name.value),
+                "use letters, digits, `-` and `_` only (names join into dotted device names)",
+            ))
+        }
+    }
+
+    /// Turn a port-budget failure into a located error.
+    pub fn port_err(&self, loc: Location, e: PortError) -> SpecError {
+        self.err(
+            loc,
+            format!("more links than ports: {e}"),
+            "lower the link counts of this zone or pick a hardware model with more ports",
+        )
+    }
+
+    /// Add a link bundle, locating any port error at `loc`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bundle(
+        &mut self,
+        loc: Location,
+        a: DeviceId,
+        b: DeviceId,
+        count: u32,
+        kind: PortKind,
+        speed_mbps: u32,
+        length_m: f64,
+    ) -> Result<BundleId, SpecError> {
+        self.fb
+            .add_bundle(a, b, count, kind, speed_mbps, length_m, 0, false)
+            .map_err(|e| self.port_err(loc, e))
+    }
+
+    fn add_hardware(&mut self, hw: &[HardwareSpec]) -> Result<(), SpecError> {
+        check_unique(self.src, hw.iter().map(|h| &h.name), "hardware model")?;
+        for h in hw {
+            let mut ports = Vec::new();
+            for (kind, modes) in [
+                (PortKind::Host, &h.host),
+                (PortKind::Ethernet, &h.ethernet),
+                (PortKind::Fabric, &h.fabric),
+            ] {
+                if modes.is_empty() {
+                    continue;
+                }
+                let mut out = Vec::new();
+                for m in modes {
+                    let count = self.pos(&m.count, "count")?;
+                    let speed = self.positive_f64(&m.speed_gbps, "speed_gbps")?;
+                    out.push(PortMode {
+                        count,
+                        speed_mbps: (speed * 1_000.0).round() as u32,
+                    });
+                }
+                ports.push(PortGroup { kind, modes: out });
+            }
+            if ports.is_empty() {
+                return Err(self.err(
+                    h.name.referenced,
+                    format!("hardware model `{}` has no ports", h.name.value),
+                    "give it `host`, `ethernet` or `fabric` port modes",
+                ));
+            }
+            self.fb.catalog_mut().insert(HardwareModel {
+                name: h.name.value.clone(),
+                description: h.description.clone(),
+                ports,
+                hbm_bytes: h.hbm_bytes,
+                sram_bytes: h.sram_bytes,
+                power_w: h.power_w,
+            });
+        }
+        Ok(())
+    }
+
+    fn build_building(
+        &mut self,
+        region: RegionId,
+        region_name: &str,
+        b: &BuildingSpec,
+    ) -> Result<(), SpecError> {
+        self.check_name(&b.name)?;
+        let halls = self.pos(&b.data_halls, "data_halls")?;
+        if halls > 1_000 {
+            return Err(self.err(
+                b.data_halls.referenced,
+                format!("{halls} data halls"),
+                "a building has at most 1000 data halls",
+            ));
+        }
+        let pd_size = self.pos(&b.power_domain_size, "power_domain_size")?;
+        let bag_length_m = self.positive_f64(&b.distance_to_bag_m, "distance_to_bag_m")?;
+        let bid = self
+            .fb
+            .add_building(b.name.value.clone(), region, halls as u16);
+        let prefix = format!("{region_name}.{}", b.name.value);
+        check_unique(self.src, b.zones.iter().map(|z| &z.name), "zone")?;
+        if b.zones.is_empty() {
+            return Err(self.err(
+                b.name.referenced,
+                format!("building `{}` has no zones", b.name.value),
+                "add at least one zone under `zones:`",
+            ));
+        }
+        for z in &b.zones {
+            self.check_name(&z.name)?;
+            let kinds = [
+                z.dsf_l1.is_some(),
+                z.dsf_l2.is_some(),
+                z.nsf.is_some(),
+                z.roce.is_some(),
+            ];
+            if kinds.iter().filter(|k| **k).count() != 1 {
+                return Err(self.err(
+                    z.name.referenced,
+                    format!("zone `{}` must have exactly one fabric", z.name.value),
+                    "give it one of `dsf_l1`, `dsf_l2`, `nsf`, `roce` (use `{}` for defaults)",
+                ));
+            }
+            let kind = if z.dsf_l1.is_some() {
+                ZoneKind::DsfL1
+            } else if z.dsf_l2.is_some() {
+                ZoneKind::DsfL2
+            } else if z.nsf.is_some() {
+                ZoneKind::Nsf
+            } else {
+                ZoneKind::Roce
+            };
+            let name = format!("{prefix}.{}", z.name.value);
+            let zone = self.fb.add_zone(name.clone(), kind, region, Some(bid));
+            let mut site = Site {
+                region,
+                zone,
+                halls: halls as u16,
+                pd: PdAlloc::new(name, bid, halls as u16, pd_size),
+                bag_length_m,
+                loc: z.name.referenced,
+            };
+            if let Some(s) = &z.dsf_l1 {
+                dsf::build_l1(self, &mut site, s)?;
+            } else if let Some(s) = &z.dsf_l2 {
+                dsf::build_l2(self, &mut site, s)?;
+            } else if let Some(s) = &z.nsf {
+                nsf::build(self, &mut site, s)?;
+            } else if let Some(s) = &z.roce {
+                roce::build(self, &mut site, s)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Hands out power-distribution domains of a building: each hall's units (racks, or switches
+/// outside racks) fill domains of `size` in order.
+pub(crate) struct PdAlloc {
+    prefix: String,
+    building: BuildingId,
+    size: u32,
+    /// Per hall: current domain and how many units it holds.
+    current: Vec<Option<(PowerDomainId, u32)>>,
+    made: u32,
+}
+
+impl PdAlloc {
+    fn new(prefix: String, building: BuildingId, halls: u16, size: u32) -> Self {
+        PdAlloc {
+            prefix,
+            building,
+            size,
+            current: vec![None; usize::from(halls)],
+            made: 0,
+        }
+    }
+
+    /// The domain of the next unit in `hall`.
+    pub fn next(&mut self, fb: &mut FabricBuilder, hall: u16) -> PowerDomainId {
+        let slot = &mut self.current[usize::from(hall)];
+        match slot {
+            Some((id, used)) if *used < self.size => {
+                *used += 1;
+                *id
+            }
+            _ => {
+                let id = fb.add_power_domain(
+                    format!("{}.hall{hall}.pd{}", self.prefix, self.made),
+                    Some(self.building),
+                );
+                self.made += 1;
+                *slot = Some((id, 1));
+                id
+            }
+        }
+    }
+}
+
+/// A device with the fields every builder sets; the rest "not applicable".
+pub(crate) fn device(
+    role: Role,
+    hw: HwId,
+    zone: ZoneId,
+    index: u32,
+    hall: u16,
+    pd: PowerDomainId,
+) -> Device {
+    Device {
+        role,
+        hw,
+        zone,
+        index,
+        plane: NONE_U16,
+        hall,
+        pod: u32::MAX,
+        rack: u32::MAX,
+        power_domain: pd,
+    }
+}
+
+/// Add `gpus` GPUs under rack switch `tor` (rack `rack`), sharing its power domain.
+pub(crate) fn add_gpus(
+    cx: &mut Cx<'_>,
+    site: &Site,
+    tor: DeviceId,
+    gpus: u32,
+    gpu_hw: HwId,
+) -> Result<(), SpecError> {
+    let t = cx.fb.partial().device(tor).to_owned();
+    let speed = cx
+        .fb
+        .catalog()
+        .get(gpu_hw)
+        .group(PortKind::Host)
+        .and_then(|g| g.modes.first())
+        .map(|m| m.speed_mbps)
+        .ok_or_else(|| {
+            cx.err(
+                site.loc,
+                "the GPU model has no host port",
+                "pick a GPU model with a `host` port mode",
+            )
+        })?;
+    for g in 0..gpus {
+        let mut d = device(Role::Gpu, gpu_hw, site.zone, g, t.hall, t.power_domain);
+        d.rack = t.rack;
+        d.pod = t.pod;
+        let gid = cx.fb.add_device(d);
+        cx.bundle(
+            site.loc,
+            gid,
+            tor,
+            1,
+            PortKind::Host,
+            speed,
+            cx.lengths.host_m,
+        )?;
+    }
+    Ok(())
+}
+
+/// Names must be unique among their siblings.
+fn check_unique<'a>(
+    src: &Source,
+    names: impl Iterator<Item = &'a S<String>>,
+    what: &str,
+) -> Result<(), SpecError> {
+    let mut seen: Vec<&S<String>> = Vec::new();
+    for n in names {
+        if let Some(first) = seen.iter().find(|s| s.value == n.value) {
+            return Err(src.error(
+                n.referenced,
+                format!("duplicate {what} name `{}`", n.value),
+                Some(format!(
+                    "the first `{}` is at line {}; rename one of them",
+                    n.value,
+                    first.referenced.line()
+                )),
+            ));
+        }
+        seen.push(n);
+    }
+    Ok(())
+}
+
+/// Gb/s (spec) -> Mb/s (model).
+pub(crate) fn mbps(gbps: u32) -> u32 {
+    gbps.saturating_mul(1_000)
+}

@@ -1,0 +1,152 @@
+//! [`SpecError`]: every problem with a spec, located (file, line, column), with a hint.
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use serde_saphyr::Location;
+use std::fmt;
+
+/// A bad spec: where, what, and how to fix it. Rendered as
+/// `file:line:column: message` + `hint: ...`; also a [`miette::Diagnostic`] that underlines
+/// the offending value.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub struct SpecError {
+    /// File name (or `builtin:<name>`).
+    pub file: String,
+    /// 1-based line, 0 if unknown.
+    pub line: u64,
+    /// 1-based column, 0 if unknown.
+    pub column: u64,
+    /// What is wrong, naming the offending value.
+    pub message: String,
+    /// How to fix it.
+    #[help]
+    pub hint: Option<String>,
+    #[source_code]
+    src: Option<NamedSource<String>>,
+    #[label("here")]
+    span: Option<SourceSpan>,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file, self.line, self.column, self.message
+            )?;
+        } else {
+            write!(f, "{}: {}", self.file, self.message)?;
+        }
+        if let Some(h) = &self.hint {
+            write!(f, "\n  hint: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The text of a spec and its name, for locating errors.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// File name or `builtin:<name>`.
+    pub name: String,
+    /// The YAML text.
+    pub text: String,
+}
+
+impl Source {
+    /// An error at `loc` (may be [`Location::UNKNOWN`]).
+    pub fn error(
+        &self,
+        loc: Location,
+        message: impl Into<String>,
+        hint: Option<String>,
+    ) -> SpecError {
+        let known = loc != Location::UNKNOWN && loc.line() > 0;
+        let span = if known {
+            loc.span().byte_offset().map(|off| {
+                let len = loc.span().len().max(1) as usize;
+                SourceSpan::from((off as usize, len))
+            })
+        } else {
+            None
+        };
+        SpecError {
+            file: self.name.clone(),
+            line: if known { loc.line() } else { 0 },
+            column: if known { loc.column() } else { 0 },
+            message: message.into(),
+            hint,
+            src: span.map(|_| NamedSource::new(self.name.clone(), self.text.clone())),
+            span,
+        }
+    }
+
+    /// Turn a YAML/serde error into a located [`SpecError`] with a hint.
+    pub fn from_yaml(&self, e: &serde_saphyr::Error) -> SpecError {
+        let loc = e.location().unwrap_or(Location::UNKNOWN);
+        let raw = e.to_string();
+        // The first line is the message; serde-saphyr may append location text after it.
+        let message = raw
+            .lines()
+            .next()
+            .unwrap_or("invalid YAML")
+            .trim()
+            .to_owned();
+        let hint = yaml_hint(&message);
+        self.error(loc, message, hint)
+    }
+}
+
+/// The closest of `candidates` to `word`, if close enough to be a plausible typo.
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::jaro_winkler(word, c), c))
+        .filter(|(s, _)| *s > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// Hints for the common serde messages.
+fn yaml_hint(message: &str) -> Option<String> {
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let field = rest.split('`').next().unwrap_or("");
+        let expected: Vec<&str> = rest
+            .split("expected ")
+            .nth(1)
+            .map(|e| e.split('`').skip(1).step_by(2).collect())
+            .unwrap_or_default();
+        return Some(match did_you_mean(field, expected.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None if !expected.is_empty() => format!("allowed keys here: {}", expected.join(", ")),
+            None => "remove this key".to_owned(),
+        });
+    }
+    if message.contains("missing field") {
+        return Some("add the missing key (see specs/*.yaml for complete examples)".to_owned());
+    }
+    if message.contains("invalid value: integer `-") || message.contains("expected u32") {
+        return Some("counts are whole numbers of at least 1".to_owned());
+    }
+    if message.contains("unknown variant") {
+        return Some("use one of the listed values".to_owned());
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn did_you_mean_finds_typos() {
+        assert_eq!(
+            did_you_mean("plnes", ["planes", "model", "hub"]),
+            Some("planes")
+        );
+        assert_eq!(did_you_mean("zzz", ["planes", "model"]), None);
+    }
+}
