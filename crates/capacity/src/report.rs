@@ -66,11 +66,14 @@ pub struct PortUse {
     pub model: String,
     /// Port group kind.
     pub kind: PortKind,
-    /// Devices of that model.
+    /// Port speed in use on these devices, Gb/s.
+    pub speed_gbps: f64,
+    /// Devices of that model using this speed in this group.
     pub devices: u64,
-    /// Ports in use (links attached).
+    /// Ports of this speed in use: used bandwidth over the speed, so that two 400G links on one
+    /// 800G port (breakout) count as one port.
     pub ports_used: u64,
-    /// Ports available in the model's native mode, over all its devices.
+    /// Ports the devices' budget allows at this speed (e.g. 36 x 400G or 18 x 800G on J3).
     pub ports_available: u64,
     /// Bandwidth in use, Gb/s.
     pub used_gbps: f64,
@@ -159,8 +162,9 @@ struct Acc {
     ai_zone: BTreeMap<(u32, u32), (u64, u64)>,
     /// (region a, region b) -> (links, Mb/s).
     pairs: BTreeMap<(u32, u32), (u64, u64)>,
-    /// Per device: used Mb/s and links in its (host/ethernet, fabric) groups.
-    used: Vec<[(u64, u64); 2]>,
+    /// Per device and (host/ethernet, fabric) group: used Mb/s, links, speed of its links
+    /// (the first one seen; builders give a device one speed per group).
+    used: Vec<[(u64, u64, u32); 2]>,
     by_kind: BTreeMap<(PortKind, u32), u64>,
     by_optic: BTreeMap<(Optic, u32), u64>,
 }
@@ -173,7 +177,7 @@ fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
         to_bag: vec![0; zones],
         ai_zone: BTreeMap::new(),
         pairs: BTreeMap::new(),
-        used: vec![[(0, 0); 2]; f.devices().len()],
+        used: vec![[(0, 0, 0); 2]; f.devices().len()],
         by_kind: BTreeMap::new(),
         by_optic: BTreeMap::new(),
     };
@@ -186,6 +190,9 @@ fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
             let u = &mut acc.used[id.idx()][slot];
             u.0 += u64::from(l.capacity_mbps);
             u.1 += 1;
+            if u.2 == 0 {
+                u.2 = l.capacity_mbps;
+            }
         }
         if !f.link_up(LinkId(i as u32), mask) {
             continue;
@@ -261,8 +268,8 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
     let mut by_model: BTreeMap<(Role, HwId), u64> = BTreeMap::new();
     let mut per_zone: Vec<(u64, u64)> = vec![(0, 0); f.zones.len()];
     let mut power_w = 0.0;
-    // (model, group slot) -> (devices, ports used, Mb/s used)
-    let mut port_acc: BTreeMap<(HwId, PortKind), (u64, u64, u64)> = BTreeMap::new();
+    // (model, group, port speed) -> (devices, ports used, Mb/s used)
+    let mut port_acc: BTreeMap<(HwId, PortKind, u32), (u64, u64, u64)> = BTreeMap::new();
     for (i, d) in f.devices().iter().enumerate() {
         let hw = f.catalog.get(d.hw);
         power_w += hw.power_w;
@@ -274,8 +281,13 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
         }
         for g in &hw.ports {
             let slot = usize::from(g.kind == PortKind::Fabric);
-            let (mbps, n) = acc.used[i][slot];
-            let e = port_acc.entry((d.hw, g.kind)).or_default();
+            let (mbps, n, speed) = acc.used[i][slot];
+            let speed = if speed == 0 {
+                g.modes[0].speed_mbps
+            } else {
+                speed
+            };
+            let e = port_acc.entry((d.hw, g.kind, speed)).or_default();
             e.0 += 1;
             e.1 += n;
             e.2 += mbps;
@@ -283,7 +295,7 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
     }
     let port_use = port_acc
         .into_iter()
-        .map(|((hw, kind), (devices, used, mbps))| {
+        .map(|((hw, kind, speed), (devices, used, mbps))| {
             let g = f
                 .catalog
                 .get(hw)
@@ -292,9 +304,10 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
             PortUse {
                 model: f.catalog.get(hw).name.clone(),
                 kind,
+                speed_gbps: gbps(u64::from(speed)),
                 devices,
-                ports_used: used,
-                ports_available: devices * u64::from(g.modes[0].count),
+                ports_used: mbps.div_ceil(u64::from(speed)),
+                ports_available: devices * (g.budget_mbps() / u64::from(speed)),
                 used_gbps: gbps(mbps),
                 available_gbps: gbps(devices * g.budget_mbps()),
             }

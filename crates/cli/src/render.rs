@@ -113,13 +113,14 @@ pub fn capacity(r: &CapacityReport) -> String {
     for l in &r.links_by_optic {
         let _ = writeln!(s, "  {:<9} {:>8}G {:>10}", l.class, l.speed_gbps, l.count);
     }
-    let _ = writeln!(s, "\nPort use (used / available, native mode)");
+    let _ = writeln!(s, "\nPort use (used / available at the speed in use)");
     for p in &r.port_use {
         let _ = writeln!(
             s,
-            "  {:<22} {:<9} {:>9} / {:<9} {:>5.1}% of bandwidth",
+            "  {:<22} {:<9} {:>7}G {:>9} / {:<9} {:>5.1}% of bandwidth",
             p.model,
             p.kind.as_str(),
+            p.speed_gbps,
             p.ports_used,
             p.ports_available,
             100.0 * p.used_gbps / p.available_gbps

@@ -85,15 +85,33 @@ impl Source {
     pub fn from_yaml(&self, e: &serde_saphyr::Error) -> SpecError {
         let loc = e.location().unwrap_or(Location::UNKNOWN);
         let raw = e.to_string();
-        // The first line is the message; serde-saphyr may append location text after it.
-        let message = raw
-            .lines()
-            .next()
-            .unwrap_or("invalid YAML")
-            .trim()
-            .to_owned();
+        // serde-saphyr appends " at line L, column C"; we print the location ourselves.
+        let first = raw.lines().next().unwrap_or("invalid YAML").trim();
+        let mut message = match first.rfind(" at line ") {
+            Some(i) => first[..i].to_owned(),
+            None => first.to_owned(),
+        };
+        if let Some(tok) = self.token_at(loc) {
+            if !message.contains(&tok) {
+                message = format!("{message}: `{tok}`");
+            }
+        }
         let hint = yaml_hint(&message);
         self.error(loc, message, hint)
+    }
+
+    /// The scalar written at `loc`, for quoting the offending value.
+    fn token_at(&self, loc: Location) -> Option<String> {
+        if loc == Location::UNKNOWN || loc.line() == 0 {
+            return None;
+        }
+        let line = self.text.lines().nth(loc.line() as usize - 1)?;
+        let rest: String = line.chars().skip(loc.column() as usize - 1).collect();
+        let tok: String = rest
+            .chars()
+            .take_while(|c| !c.is_whitespace() && !matches!(c, ',' | '}' | ']' | ':'))
+            .collect();
+        (!tok.is_empty()).then_some(tok)
     }
 }
 
@@ -115,9 +133,13 @@ fn yaml_hint(message: &str) -> Option<String> {
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let field = rest.split('`').next().unwrap_or("");
         let expected: Vec<&str> = rest
-            .split("expected ")
+            .split("expected one of ")
             .nth(1)
-            .map(|e| e.split('`').skip(1).step_by(2).collect())
+            .map(|e| {
+                e.split(", ")
+                    .map(|w| w.trim_matches('`').split(':').next().unwrap_or("").trim())
+                    .collect()
+            })
             .unwrap_or_default();
         return Some(match did_you_mean(field, expected.iter().copied()) {
             Some(s) => format!("did you mean `{s}`?"),
@@ -128,7 +150,10 @@ fn yaml_hint(message: &str) -> Option<String> {
     if message.contains("missing field") {
         return Some("add the missing key (see specs/*.yaml for complete examples)".to_owned());
     }
-    if message.contains("invalid value: integer `-") || message.contains("expected u32") {
+    if message.contains("invalid u32")
+        || message.contains("invalid value: integer `-")
+        || message.contains("expected u32")
+    {
         return Some("counts are whole numbers of at least 1".to_owned());
     }
     if message.contains("unknown variant") {
