@@ -162,9 +162,9 @@ struct Acc {
     ai_zone: BTreeMap<(u32, u32), (u64, u64)>,
     /// (region a, region b) -> (links, Mb/s).
     pairs: BTreeMap<(u32, u32), (u64, u64)>,
-    /// Per device and (host/ethernet, fabric) group: used Mb/s, links, speed of its links
-    /// (the first one seen; builders give a device one speed per group).
-    used: Vec<[(u64, u64, u32); 2]>,
+    /// Per device and (host/ethernet, fabric) group: used Mb/s and the speed of its links
+    /// (the first one seen; builders give a device one speed per group, BAG chassis aside).
+    used: Vec<[(u64, u32); 2]>,
     by_kind: BTreeMap<(PortKind, u32), u64>,
     by_optic: BTreeMap<(Optic, u32), u64>,
 }
@@ -177,7 +177,7 @@ fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
         to_bag: vec![0; zones],
         ai_zone: BTreeMap::new(),
         pairs: BTreeMap::new(),
-        used: vec![[(0, 0, 0); 2]; f.devices().len()],
+        used: vec![[(0, 0); 2]; f.devices().len()],
         by_kind: BTreeMap::new(),
         by_optic: BTreeMap::new(),
     };
@@ -189,9 +189,8 @@ fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
             let slot = usize::from(port_group_kind(x.role, l.kind) == PortKind::Fabric);
             let u = &mut acc.used[id.idx()][slot];
             u.0 += u64::from(l.capacity_mbps);
-            u.1 += 1;
-            if u.2 == 0 {
-                u.2 = l.capacity_mbps;
+            if u.1 == 0 {
+                u.1 = l.capacity_mbps;
             }
         }
         if !f.link_up(LinkId(i as u32), mask) {
@@ -268,8 +267,8 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
     let mut by_model: BTreeMap<(Role, HwId), u64> = BTreeMap::new();
     let mut per_zone: Vec<(u64, u64)> = vec![(0, 0); f.zones.len()];
     let mut power_w = 0.0;
-    // (model, group, port speed) -> (devices, ports used, Mb/s used)
-    let mut port_acc: BTreeMap<(HwId, PortKind, u32), (u64, u64, u64)> = BTreeMap::new();
+    // (model, group, port speed) -> (devices, Mb/s used)
+    let mut port_acc: BTreeMap<(HwId, PortKind, u32), (u64, u64)> = BTreeMap::new();
     for (i, d) in f.devices().iter().enumerate() {
         let hw = f.catalog.get(d.hw);
         power_w += hw.power_w;
@@ -281,7 +280,7 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
         }
         for g in &hw.ports {
             let slot = usize::from(g.kind == PortKind::Fabric);
-            let (mbps, n, speed) = acc.used[i][slot];
+            let (mbps, speed) = acc.used[i][slot];
             let speed = if speed == 0 {
                 g.modes[0].speed_mbps
             } else {
@@ -289,13 +288,12 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
             };
             let e = port_acc.entry((d.hw, g.kind, speed)).or_default();
             e.0 += 1;
-            e.1 += n;
-            e.2 += mbps;
+            e.1 += mbps;
         }
     }
     let port_use = port_acc
         .into_iter()
-        .map(|((hw, kind, speed), (devices, used, mbps))| {
+        .map(|((hw, kind, speed), (devices, mbps))| {
             let g = f
                 .catalog
                 .get(hw)

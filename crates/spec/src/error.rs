@@ -20,8 +20,9 @@ pub struct SpecError {
     /// How to fix it.
     #[help]
     pub hint: Option<String>,
+    // Arc keeps the error small (clippy::result_large_err): it is returned through every builder.
     #[source_code]
-    src: Option<NamedSource<String>>,
+    src: Option<std::sync::Arc<NamedSource<String>>>,
     #[label("here")]
     span: Option<SourceSpan>,
 }
@@ -76,7 +77,9 @@ impl Source {
             column: if known { loc.column() } else { 0 },
             message: message.into(),
             hint,
-            src: span.map(|_| NamedSource::new(self.name.clone(), self.text.clone())),
+            src: span.map(|_| {
+                std::sync::Arc::new(NamedSource::new(self.name.clone(), self.text.clone()))
+            }),
             span,
         }
     }

@@ -143,7 +143,7 @@ impl Cx<'_> {
             return Ok(None);
         };
         let n = uplinks.value;
-        if n % bag.planes != 0 {
+        if !n.is_multiple_of(bag.planes) {
             let suggestion = n.div_ceil(bag.planes) * bag.planes;
             return Err(self.err(
                 uplinks.referenced,
@@ -159,7 +159,7 @@ impl Cx<'_> {
             ));
         }
         let per = n / bag.planes;
-        if hyperports && per % 4 != 0 {
+        if hyperports && !per.is_multiple_of(4) {
             return Err(self.err(
                 uplinks.referenced,
                 format!("{per} uplinks per BAG plane cannot form 4 x 800G hyperports"),
@@ -221,7 +221,7 @@ impl Cx<'_> {
                 pairs.extend((0..pa).map(|p| (p, p, n)));
             }
             InterBagTopology::Spread => {
-                if n % pb != 0 {
+                if !n.is_multiple_of(pb) {
                     return Err(self.err(
                         ib.links_per_plane.referenced,
                         format!("{n} links per plane do not spread evenly over {pb} planes"),

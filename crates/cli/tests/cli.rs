@@ -1,0 +1,168 @@
+//! End-to-end tests of the `aifabric` binary.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn aifabric() -> Command {
+    Command::cargo_bin("aifabric").unwrap()
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = aifabric().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn specs_lists_every_builtin() {
+    let v = json(&["specs", "--json"]);
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    for n in [
+        "prometheus",
+        "dsf-l2-zone",
+        "dsf-l1-zone",
+        "nsf-l2",
+        "llama3-24k",
+    ] {
+        assert!(names.contains(&n), "{n} missing");
+    }
+}
+
+#[test]
+fn capacity_json_contract() {
+    let v = json(&["capacity", "dsf-l2-zone", "--json"]);
+    for key in [
+        "gpus",
+        "switches",
+        "links",
+        "power_mw",
+        "tiers",
+        "region_pairs",
+    ] {
+        assert!(v.get(key).is_some(), "missing {key}");
+    }
+    assert_eq!(v["gpus"], 18_432);
+    let t = v["tiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "l2_to_bag")
+        .unwrap();
+    for key in ["name", "scope", "down_gbps", "up_gbps", "oversubscription"] {
+        assert!(t.get(key).is_some(), "tier missing {key}");
+    }
+    assert_eq!(
+        format!("{:.2}", t["oversubscription"].as_f64().unwrap()),
+        "4.50"
+    );
+    let v = json(&["capacity", "prometheus", "--json"]);
+    let p = &v["region_pairs"][0];
+    for key in ["a", "b", "capacity_tbps"] {
+        assert!(p.get(key).is_some(), "region pair missing {key}");
+    }
+}
+
+#[test]
+fn capacity_report_golden() {
+    // The whole report of the small built-in, pinned: any change must be reviewed.
+    let v = json(&["capacity", "dsf-l1-zone", "--json"]);
+    insta::assert_json_snapshot!("capacity_dsf_l1_zone", v);
+}
+
+#[test]
+fn capacity_human_table() {
+    let out = aifabric().args(["capacity", "nsf-l2"]).output().unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("l2_to_bag"));
+    assert!(s.contains("4.98:1"));
+}
+
+#[test]
+fn build_writes_the_model_atomically() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("model.json");
+    let v = json(&[
+        "build",
+        "dsf-l1-zone",
+        "--json",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(v["gpus"], 4_608);
+    let model: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(model["devices"].as_array().unwrap().len(), 4_608 + 184);
+    assert_eq!(
+        model["links"].as_array().unwrap().len(),
+        v["links"].as_u64().unwrap() as usize
+    );
+    assert_eq!(model["devices"][0]["name"], "lab.dc1.l1.rdsw0");
+    // Nothing but the output is left in the directory (the temp file was renamed).
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn build_to_unwritable_path_is_a_runtime_failure() {
+    aifabric()
+        .args(["build", "dsf-l1-zone", "--out", "/nonexistent-dir/x.json"])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn validate_accepts_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.yaml");
+    std::fs::write(&p, aifabric_spec_text("dsf-l1-zone")).unwrap();
+    let out = aifabric()
+        .args(["validate", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8(out.stdout)
+        .unwrap()
+        .contains("valid (4608 GPUs"));
+}
+
+fn aifabric_spec_text(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/../../specs/{name}.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+#[test]
+fn bad_spec_exits_2_with_location_and_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.yaml");
+    let text = aifabric_spec_text("dsf-l2-zone").replace("planes: 16", "plnes: 16");
+    std::fs::write(&p, &text).unwrap();
+    let out = aifabric()
+        .args(["capacity", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    let line = text.lines().position(|l| l.contains("plnes")).unwrap() + 1;
+    assert!(err.contains(&format!("bad.yaml:{line}:")), "{err}");
+    assert!(err.contains("did you mean `planes`?"), "{err}");
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    aifabric().args(["capacity"]).assert().code(2);
+    aifabric()
+        .args(["capacity", "no-such-spec"])
+        .assert()
+        .code(2);
+}
