@@ -166,3 +166,17 @@ fn bad_arguments_exit_2() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn output_is_identical_whatever_the_thread_count() {
+    let run = |threads: &str| {
+        let out = aifabric()
+            .env("RAYON_NUM_THREADS", threads)
+            .args(["capacity", "nsf-l2", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        out.stdout
+    };
+    assert_eq!(run("1"), run("2"));
+}

@@ -219,7 +219,10 @@ impl FabricBuilder {
         }
         let s = slot(gk);
         let needed = self.used_mbps[d.idx()][s] + u64::from(count) * u64::from(speed_mbps);
-        if needed > group.budget_mbps() {
+        let first = self.next_port[d.idx()][s];
+        // Port numbers are u16: a (spec-defined) group can never hand out more than that.
+        let end = u32::from(first) + count;
+        if needed > group.budget_mbps() || end > u32::from(u16::MAX) {
             return Err(PortError::Exhausted {
                 device: name(),
                 hw: hw.name.clone(),
@@ -231,9 +234,7 @@ impl FabricBuilder {
             });
         }
         self.used_mbps[d.idx()][s] = needed;
-        let first = self.next_port[d.idx()][s];
-        // The budget check bounds the count by the group's port count (<= 1,152 here).
-        self.next_port[d.idx()][s] = first + count as u16;
+        self.next_port[d.idx()][s] = end as u16;
         Ok(first)
     }
 

@@ -47,16 +47,10 @@ defaults! {
     d_roce_atsw: u32 = 9;
     d_3: u32 = 3;
     d_bag_m: f64 = 500.0;
-}
-
-fn d_host_m() -> f64 {
-    3.0
-}
-fn d_rack_m() -> f64 {
-    40.0
-}
-fn d_spine_m() -> f64 {
-    120.0
+    d_zero: f64 = 0.0;
+    d_host_m: f64 = 3.0;
+    d_rack_m: f64 = 40.0;
+    d_spine_m: f64 = 120.0;
 }
 
 /// The whole spec file.
@@ -87,13 +81,13 @@ pub struct SpecFile {
 pub struct Lengths {
     /// GPU NIC to its rack switch.
     #[serde(default = "d_host_m")]
-    pub host_m: f64,
+    pub host_m: S<f64>,
     /// Rack switch (RDSW/RTSW/EDSW) to first fabric tier (FDSW/FTSW/CTSW).
     #[serde(default = "d_rack_m")]
-    pub rack_to_fabric_m: f64,
+    pub rack_to_fabric_m: S<f64>,
     /// First to second fabric tier (FDSW-SDSW, FTSW-STSW, CTSW-ATSW).
     #[serde(default = "d_spine_m")]
-    pub fabric_to_spine_m: f64,
+    pub fabric_to_spine_m: S<f64>,
 }
 
 impl Default for Lengths {
@@ -131,8 +125,8 @@ pub struct HardwareSpec {
     #[serde(default)]
     pub sram_bytes: u64,
     /// Typical power in watts.
-    #[serde(default)]
-    pub power_w: f64,
+    #[serde(default = "d_zero")]
+    pub power_w: S<f64>,
 }
 
 /// `count` ports at `speed_gbps`.

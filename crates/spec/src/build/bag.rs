@@ -1,6 +1,6 @@
 //! BAG layers: planes of chassis, attachment of L2 edges to planes, inter-BAG links.
 
-use super::{device, Cx};
+use super::{device, size, Cx};
 use crate::error::SpecError;
 use crate::spec::{BagSpec, InterBagSpec, InterBagTopology, SpecFile, S};
 use aifabric_model::*;
@@ -52,6 +52,7 @@ impl Cx<'_> {
                 "at most 4096 planes and 4096 chassis per plane",
             ));
         }
+        self.reserve(b.planes.referenced, size(&[&[planes, cpp]]), 0)?;
         let hw = self.hw(&b.model)?;
         let name = match &b.name {
             Some(n) => {
@@ -144,7 +145,7 @@ impl Cx<'_> {
         };
         let n = uplinks.value;
         if !n.is_multiple_of(bag.planes) {
-            let suggestion = n.div_ceil(bag.planes) * bag.planes;
+            let suggestion = u64::from(n.div_ceil(bag.planes)) * u64::from(bag.planes);
             return Err(self.err(
                 uplinks.referenced,
                 format!(
@@ -207,6 +208,7 @@ impl Cx<'_> {
         let length = self.positive_f64(&ib.length_m, "length_m")?;
         let pa = self.bags[ids[0].idx()].as_ref().map_or(0, |b| b.planes);
         let pb = self.bags[ids[1].idx()].as_ref().map_or(0, |b| b.planes);
+        self.reserve(ib.links_per_plane.referenced, 0, size(&[&[pa, n]]))?;
         // (plane of a, plane of b, link count)
         let mut pairs = Vec::new();
         match ib.topology {

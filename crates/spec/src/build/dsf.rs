@@ -2,7 +2,7 @@
 //! 16 EDSW; dual stage 4 x 128 RDSW + 128 EDSW, 5 x 40 FDSW, 128 SDSW, 4 parallel links per
 //! interface node and FDSW, 4 per FDSW and SDSW.
 
-use super::{add_gpus, device, mbps, Cx, Site};
+use super::{add_gpus, device, mbps, size, Cx, Site};
 use crate::error::SpecError;
 use crate::spec::{DsfL1Spec, DsfL2Spec, DsfModels};
 use aifabric_model::*;
@@ -99,6 +99,17 @@ pub(crate) fn build_l1(cx: &mut Cx<'_>, site: &mut Site, s: &DsfL1Spec) -> Resul
     } else {
         None
     };
+    let uplinks = s.edsw_uplinks.value;
+    cx.reserve(
+        site.loc,
+        size(&[&[rdsw, gpus], &[rdsw], &[edsw], &[fdsw]]),
+        size(&[
+            &[rdsw, gpus],
+            &[rdsw, fdsw, lpf],
+            &[edsw, fdsw, lpf],
+            &[edsw, uplinks],
+        ]),
+    )?;
     let halls = u32::from(site.halls);
     let hall_of = |i: u32, n: u32| (u64::from(i) * u64::from(halls) / u64::from(n)) as u16;
     let mut ifaces = Vec::with_capacity((rdsw + edsw) as usize);
@@ -137,6 +148,25 @@ pub(crate) fn build_l2(cx: &mut Cx<'_>, site: &mut Site, s: &DsfL2Spec) -> Resul
     let gpus = cx.pos(&s.gpus_per_rdsw, "gpus_per_rdsw")?;
     let speed = cx.pos(&s.uplink_speed_gbps, "uplink_speed_gbps")?;
     let per_plane = cx.links_per_plane(site.region, &s.edsw_uplinks, s.hyperports)?;
+    let uplinks = s.edsw_uplinks.value;
+    let c1 = clusters.saturating_add(1);
+    cx.reserve(
+        site.loc,
+        size(&[
+            &[clusters, rpc, gpus],
+            &[clusters, rpc],
+            &[edsw],
+            &[c1, fpc],
+            &[sdsw],
+        ]),
+        size(&[
+            &[clusters, rpc, gpus],
+            &[clusters, rpc, fpc, lpf],
+            &[edsw, fpc, lpf],
+            &[c1, fpc, sdsw, lps],
+            &[edsw, uplinks],
+        ]),
+    )?;
     let halls = u32::from(site.halls);
     let len_rack = cx.lengths.rack_to_fabric_m;
     let len_spine = cx.lengths.fabric_to_spine_m;

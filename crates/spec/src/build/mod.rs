@@ -18,9 +18,12 @@ pub fn build(spec: &SpecFile, src: &Source) -> Result<Fabric, SpecError> {
     let mut cx = Cx {
         src,
         fb: FabricBuilder::new(spec.name.clone(), Catalog::builtin()),
-        lengths: &spec.lengths,
+        lengths: Lengths::default(),
         bags: Vec::new(),
+        devices_left: MAX_DEVICES,
+        links_left: MAX_LINKS,
     };
+    cx.lengths = cx.check_lengths(&spec.lengths)?;
     cx.add_hardware(&spec.hardware)?;
     check_unique(src, spec.regions.iter().map(|r| &r.name), "region")?;
     for region in &spec.regions {
@@ -46,9 +49,46 @@ pub fn build(spec: &SpecFile, src: &Source) -> Result<Fabric, SpecError> {
 pub(crate) struct Cx<'a> {
     pub src: &'a Source,
     pub fb: FabricBuilder,
-    pub lengths: &'a Lengths,
+    pub lengths: Lengths,
     /// BAG layer of each region (by region id), if it has one.
     pub bags: Vec<Option<BagLayer>>,
+    /// What the spec may still build before it hits [`MAX_DEVICES`] / [`MAX_LINKS`].
+    devices_left: u64,
+    links_left: u64,
+}
+
+/// Upper bound on devices in one fabric: 40x the built-in `prometheus`. Checked before
+/// anything is allocated, so a typo like `pods: 80000000` is an error, not an out-of-memory.
+pub const MAX_DEVICES: u64 = 10_000_000;
+/// Upper bound on links in one fabric (about 1 GB of link records).
+pub const MAX_LINKS: u64 = 40_000_000;
+
+/// Lengths with plain values, validated.
+pub(crate) struct Lengths {
+    pub host_m: f64,
+    pub rack_to_fabric_m: f64,
+    pub fabric_to_spine_m: f64,
+}
+
+impl Default for Lengths {
+    fn default() -> Self {
+        Lengths {
+            host_m: 0.0,
+            rack_to_fabric_m: 0.0,
+            fabric_to_spine_m: 0.0,
+        }
+    }
+}
+
+/// Sum of products, saturating: the size of a zone from its counts.
+pub(crate) fn size(terms: &[&[u32]]) -> u64 {
+    terms
+        .iter()
+        .map(|t| {
+            t.iter()
+                .fold(1u64, |acc, &x| acc.saturating_mul(u64::from(x)))
+        })
+        .fold(0u64, u64::saturating_add)
 }
 
 /// Where a zone sits: what builders need to place devices.
@@ -65,6 +105,31 @@ pub(crate) struct Site {
 impl Cx<'_> {
     pub fn err(&self, loc: Location, msg: impl Into<String>, hint: impl Into<String>) -> SpecError {
         self.src.error(loc, msg, Some(hint.into()))
+    }
+
+    /// Claim room for `devices` and `links` before building them, or fail at `loc`.
+    pub fn reserve(&mut self, loc: Location, devices: u64, links: u64) -> Result<(), SpecError> {
+        if devices > self.devices_left || links > self.links_left {
+            return Err(self.err(
+                loc,
+                format!("this would build {devices} devices and {links} links"),
+                format!(
+                    "a spec may build at most {MAX_DEVICES} devices and {MAX_LINKS} links in all \
+                     (builtin `prometheus` has 228,580 and 2,354,432); check the counts"
+                ),
+            ));
+        }
+        self.devices_left -= devices;
+        self.links_left -= links;
+        Ok(())
+    }
+
+    fn check_lengths(&self, l: &crate::spec::Lengths) -> Result<Lengths, SpecError> {
+        Ok(Lengths {
+            host_m: self.positive_f64(&l.host_m, "host_m")?,
+            rack_to_fabric_m: self.positive_f64(&l.rack_to_fabric_m, "rack_to_fabric_m")?,
+            fabric_to_spine_m: self.positive_f64(&l.fabric_to_spine_m, "fabric_to_spine_m")?,
+        })
     }
 
     /// A count that must be at least 1.
@@ -168,13 +233,34 @@ impl Cx<'_> {
                 let mut out = Vec::new();
                 for m in modes {
                     let count = self.pos(&m.count, "count")?;
+                    if count > 16_384 {
+                        return Err(self.err(
+                            m.count.referenced,
+                            format!("{count} ports in one mode"),
+                            "a port group has at most 16384 ports",
+                        ));
+                    }
                     let speed = self.positive_f64(&m.speed_gbps, "speed_gbps")?;
+                    if speed > 4_000_000.0 {
+                        return Err(self.err(
+                            m.speed_gbps.referenced,
+                            format!("{speed} Gb/s per port"),
+                            "a port runs at most 4,000,000 Gb/s (the model stores Mb/s in 32 bits)",
+                        ));
+                    }
                     out.push(PortMode {
                         count,
                         speed_mbps: (speed * 1_000.0).round() as u32,
                     });
                 }
                 ports.push(PortGroup { kind, modes: out });
+            }
+            if !(h.power_w.value.is_finite() && h.power_w.value >= 0.0) {
+                return Err(self.err(
+                    h.power_w.referenced,
+                    format!("`power_w` is {}", h.power_w.value),
+                    "power is a number of watts, 0 or more",
+                ));
             }
             if ports.is_empty() {
                 return Err(self.err(
@@ -189,7 +275,7 @@ impl Cx<'_> {
                 ports,
                 hbm_bytes: h.hbm_bytes,
                 sram_bytes: h.sram_bytes,
-                power_w: h.power_w,
+                power_w: h.power_w.value,
             });
         }
         Ok(())

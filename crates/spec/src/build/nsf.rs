@@ -2,7 +2,7 @@
 //! of S spine planes; each FTSW links to every STSW of its plane; STSW i of every spine plane
 //! goes up to BAG plane i (Prometheus post; FBOSS defaults R = 6 racks per pod).
 
-use super::{add_gpus, device, mbps, Cx, Site};
+use super::{add_gpus, device, mbps, size, Cx, Site};
 use crate::error::SpecError;
 use crate::spec::NsfSpec;
 use aifabric_model::*;
@@ -40,6 +40,21 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &NsfSpec) -> Result<(),
             ));
         }
     }
+    cx.reserve(
+        site.loc,
+        size(&[
+            &[pods, rpp, gpr],
+            &[pods, rpp],
+            &[pods, planes],
+            &[planes, tpp],
+        ]),
+        size(&[
+            &[pods, rpp, gpr],
+            &[pods, rpp, planes, p],
+            &[pods, planes, tpp, f],
+            &[planes, tpp, up],
+        ]),
+    )?;
     let halls = u32::from(site.halls);
     let (len_rack, len_spine) = (cx.lengths.rack_to_fabric_m, cx.lengths.fabric_to_spine_m);
     let mut ftsw = Vec::with_capacity((pods * planes) as usize);

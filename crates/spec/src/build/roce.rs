@@ -2,7 +2,7 @@
 //! on one RTSW, RTSW -> CTSW inside an AI zone (full bisection), CTSW -> ATSW across zones
 //! (oversubscribed).
 
-use super::{add_gpus, device, mbps, Cx, Site};
+use super::{add_gpus, device, mbps, size, Cx, Site};
 use crate::error::SpecError;
 use crate::spec::RoceSpec;
 use aifabric_model::*;
@@ -19,6 +19,20 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &RoceSpec) -> Result<()
     let atsw = cx.pos(&s.atsw, "atsw")?;
     let l2 = cx.pos(&s.ctsw_links_per_atsw, "ctsw_links_per_atsw")?;
     let speed = mbps(cx.pos(&s.link_speed_gbps, "link_speed_gbps")?);
+    cx.reserve(
+        site.loc,
+        size(&[
+            &[zones, racks, gpr],
+            &[zones, racks],
+            &[zones, cpz],
+            &[atsw],
+        ]),
+        size(&[
+            &[zones, racks, gpr],
+            &[zones, racks, cpz, l1],
+            &[zones, cpz, atsw, l2],
+        ]),
+    )?;
     let halls = u32::from(site.halls);
     let (len_rack, len_spine) = (cx.lengths.rack_to_fabric_m, cx.lengths.fabric_to_spine_m);
     let mut ctsws = Vec::with_capacity((zones * cpz) as usize);
