@@ -180,6 +180,9 @@ pub enum ZoneKind {
     Nsf,
     /// RoCE AI zones under one ATSW layer (RTSW / CTSW / ATSW).
     Roce,
+    /// Generic k-ary fat tree (Al-Fares et al., SIGCOMM 2008): edge = RTSW, aggregation = CTSW,
+    /// core = ATSW.
+    FatTree,
     /// The BAG layer of a region (or a hub).
     Bag,
 }
@@ -192,6 +195,7 @@ impl ZoneKind {
             ZoneKind::DsfL2 => "dsf_l2",
             ZoneKind::Nsf => "nsf",
             ZoneKind::Roce => "roce",
+            ZoneKind::FatTree => "fat_tree",
             ZoneKind::Bag => "bag",
         }
     }

@@ -210,6 +210,27 @@ pub struct ZoneSpec {
     /// RoCE AI zones (RTSW / CTSW / ATSW).
     #[serde(default)]
     pub roce: Option<RoceSpec>,
+    /// Generic k-ary fat tree.
+    #[serde(default)]
+    pub fat_tree: Option<FatTreeSpec>,
+}
+
+/// A k-ary fat tree (Al-Fares et al. 2008): k pods of k/2 edge and k/2 aggregation switches,
+/// (k/2)^2 core switches, k^3/4 hosts; every switch has k ports.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FatTreeSpec {
+    /// Switch radix k (even).
+    pub k: S<u32>,
+    /// Link speed, Gb/s (hosts and switches).
+    #[serde(default = "d_400")]
+    pub link_speed_gbps: S<u32>,
+    /// GPU model.
+    #[serde(default = "d_gpu_model")]
+    pub gpu_model: S<String>,
+    /// Switch model (needs k ports at the link speed).
+    #[serde(default = "d_mp3n")]
+    pub switch_model: S<String>,
 }
 
 /// DSF single stage (FBOSS: 128 RDSW / 40 FDSW / 16 EDSW).

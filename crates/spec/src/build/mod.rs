@@ -3,6 +3,7 @@
 
 mod bag;
 mod dsf;
+mod fat_tree;
 mod nsf;
 mod roce;
 
@@ -317,12 +318,13 @@ impl Cx<'_> {
                 z.dsf_l2.is_some(),
                 z.nsf.is_some(),
                 z.roce.is_some(),
+                z.fat_tree.is_some(),
             ];
             if kinds.iter().filter(|k| **k).count() != 1 {
                 return Err(self.err(
                     z.name.referenced,
                     format!("zone `{}` must have exactly one fabric", z.name.value),
-                    "give it one of `dsf_l1`, `dsf_l2`, `nsf`, `roce` (use `{}` for defaults)",
+                    "give it one of `dsf_l1`, `dsf_l2`, `nsf`, `roce`, `fat_tree` (`{}` takes defaults)",
                 ));
             }
             let kind = if z.dsf_l1.is_some() {
@@ -331,8 +333,10 @@ impl Cx<'_> {
                 ZoneKind::DsfL2
             } else if z.nsf.is_some() {
                 ZoneKind::Nsf
-            } else {
+            } else if z.roce.is_some() {
                 ZoneKind::Roce
+            } else {
+                ZoneKind::FatTree
             };
             let name = format!("{prefix}.{}", z.name.value);
             let zone = self.fb.add_zone(name.clone(), kind, region, Some(bid));
@@ -352,6 +356,8 @@ impl Cx<'_> {
                 nsf::build(self, &mut site, s)?;
             } else if let Some(s) = &z.roce {
                 roce::build(self, &mut site, s)?;
+            } else if let Some(s) = &z.fat_tree {
+                fat_tree::build(self, &mut site, s)?;
             }
         }
         Ok(())
