@@ -7,7 +7,7 @@
 mod output;
 mod render;
 
-use aifabric_model::{FabricView, FailureMask};
+use aifabric_model::{Fabric, FabricView, Scenario};
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -36,6 +36,8 @@ enum Command {
         /// Machine-readable output (the JSON contract in README.md).
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
     },
     /// Build the model and print its inventory; `--out` writes the whole model as JSON.
     Build {
@@ -58,9 +60,33 @@ enum Command {
     },
 }
 
+/// What failed or is drained; the same flags on every command that takes a scenario.
+/// Selectors: a name prefix (`east.bag.plane3`, `east.dc1`, a device name), a bundle
+/// `A--B` or one member `A--B#2`, or `pd:NAME`. Repeat a flag or separate with commas.
+#[derive(clap::Args, Debug, Default)]
+struct ScenarioArgs {
+    /// Failed devices or links.
+    #[arg(long, value_delimiter = ',', value_name = "SELECTOR")]
+    fail: Vec<String>,
+    /// Hard-drained (removed from service).
+    #[arg(long, value_delimiter = ',', value_name = "SELECTOR")]
+    drain: Vec<String>,
+    /// Soft-drained (graceful shutdown: used only when nothing else is left).
+    #[arg(long = "drain-soft", value_delimiter = ',', value_name = "SELECTOR")]
+    drain_soft: Vec<String>,
+}
+
+impl ScenarioArgs {
+    fn resolve(&self, f: &Fabric) -> Result<Scenario, Failure> {
+        Scenario::from_selectors(f, &self.fail, &self.drain, &self.drain_soft)
+            .map_err(|e| Failure::BadArgument(e.to_string()))
+    }
+}
+
 /// A failure with its exit code.
 enum Failure {
     BadInput(aifabric_spec::SpecError),
+    BadArgument(String),
     Runtime(String),
 }
 
@@ -73,6 +99,10 @@ fn main() -> ExitCode {
             if std::io::stderr().is_terminal() && e.line > 0 {
                 eprintln!("{:?}", miette::Report::new(e));
             }
+            ExitCode::from(2)
+        }
+        Err(Failure::BadArgument(msg)) => {
+            eprintln!("error: {msg}");
             ExitCode::from(2)
         }
         Err(Failure::Runtime(msg)) => {
@@ -106,9 +136,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
             }
         }
-        Command::Capacity { spec, json } => {
+        Command::Capacity {
+            spec,
+            json,
+            scenario,
+        } => {
             let f = load(&spec)?;
-            let report = aifabric_capacity::capacity_report(&f, &FailureMask::none(&f));
+            // Capacity counts what can carry traffic: soft-drained links still can.
+            let mask = scenario.resolve(&f)?.unusable();
+            let report = aifabric_capacity::capacity_report(&f, &mask);
             if json {
                 print_json(&report)?;
             } else {

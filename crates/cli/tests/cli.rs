@@ -180,3 +180,26 @@ fn output_is_identical_whatever_the_thread_count() {
     };
     assert_eq!(run("1"), run("2"));
 }
+
+#[test]
+fn capacity_takes_a_scenario() {
+    let v = json(&[
+        "capacity",
+        "prometheus",
+        "--json",
+        "--drain",
+        "east.bag.plane3,east.bag.plane4",
+    ]);
+    let per_dir = v["region_pairs"][0]["capacity_tbps_per_direction"]
+        .as_f64()
+        .unwrap();
+    assert!((per_dir - 8_192.0 * 14.0 / 16.0).abs() < 1e-6);
+    let out = aifabric()
+        .args(["capacity", "dsf-l2-zone", "--fail", "east.nowhere"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("matches no device"));
+}

@@ -26,6 +26,7 @@ mod hardware;
 mod ids;
 mod mask;
 mod role;
+mod scenario;
 mod view;
 
 pub use builder::{port_group_kind, FabricBuilder, PortError};
@@ -34,4 +35,5 @@ pub use hardware::{Catalog, HardwareModel, PortGroup, PortMode, FABRIC_LANE_MBPS
 pub use ids::*;
 pub use mask::FailureMask;
 pub use role::{Optic, PortKind, Role, ZoneKind};
+pub use scenario::{Scenario, Selection, SelectorError};
 pub use view::FabricView;

@@ -1,0 +1,97 @@
+//! Failure and drain selectors (one syntax for every command) applied to capacity.
+
+use aifabric_capacity::capacity_report;
+use aifabric_model::*;
+
+fn fabric(spec: &str) -> Fabric {
+    aifabric_spec::load(spec).unwrap()
+}
+
+fn scenario(f: &Fabric, fail: &[&str], hard: &[&str], soft: &[&str]) -> Scenario {
+    let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    Scenario::from_selectors(f, &v(fail), &v(hard), &v(soft)).unwrap()
+}
+
+#[test]
+fn a_bag_plane_is_a_name_prefix() {
+    let f = fabric("prometheus");
+    let Selection::Devices(d) = f.select("west.bag.plane3").unwrap() else {
+        panic!("a plane selects devices");
+    };
+    assert_eq!(d.len(), 4, "4 chassis per plane");
+    assert!(d.iter().all(|&x| f.device(x).plane == 3));
+    // Hard drain and failure remove the plane; 15 of 16 planes are left between the regions.
+    for s in [
+        scenario(&f, &["west.bag.plane3"], &[], &[]),
+        scenario(&f, &[], &["west.bag.plane3"], &[]),
+    ] {
+        let r = capacity_report(&f, &s.unusable());
+        assert!(
+            (r.region_pairs[0].capacity_tbps_per_direction - 8_192.0 * 15.0 / 16.0).abs() < 1e-6
+        );
+    }
+    // A soft drain still carries traffic when needed: capacity is unchanged.
+    let s = scenario(&f, &[], &[], &["west.bag.plane3"]);
+    let r = capacity_report(&f, &s.unusable());
+    assert!((r.region_pairs[0].capacity_tbps_per_direction - 8_192.0).abs() < 1e-6);
+}
+
+#[test]
+fn bundles_members_zones_and_power_domains() {
+    let f = fabric("dsf-l2-zone");
+    let bundle = "east.dc1.l2a.rdsw0--east.dc1.l2a.fdsw0";
+    let Selection::Links(l) = f.select(bundle).unwrap() else {
+        panic!("a bundle selects links")
+    };
+    assert_eq!(l.len(), 4, "4 parallel links RDSW <-> FDSW");
+    let Selection::Links(one) = f.select(&format!("{bundle}#2")).unwrap() else {
+        panic!()
+    };
+    assert_eq!(one, vec![l[2]]);
+    assert!(f.select(&format!("{bundle}#4")).is_err());
+    // A whole zone, a rack's GPUs, a power domain.
+    let Selection::Devices(z) = f.select("east.dc1.l2a").unwrap() else {
+        panic!()
+    };
+    assert_eq!(z.len(), 18_432 + 968);
+    let Selection::Devices(rack) = f.select("east.dc1.l2a.rack5").unwrap() else {
+        panic!()
+    };
+    assert_eq!(rack.len(), 36);
+    let pd = f.power_domains[0].name.clone();
+    let Selection::Devices(p) = f.select(&format!("pd:{pd}")).unwrap() else {
+        panic!()
+    };
+    assert!(p.iter().all(|&d| f.device(d).power_domain.idx() == 0));
+    assert!(!p.is_empty());
+}
+
+#[test]
+fn bad_selectors_say_why() {
+    let f = fabric("dsf-l2-zone");
+    let e = f.select("east.dc9").unwrap_err();
+    assert!(e.problem.contains("matches no device"), "{e}");
+    let e = f
+        .select("east.dc1.l2a.rdsw0--east.dc1.l2a.rdsw1")
+        .unwrap_err();
+    assert!(e.problem.contains("not linked"), "{e}");
+    let e = f
+        .select("east.dc1.l2a.rdsw0--east.dc1.l2a.fdsw0#x")
+        .unwrap_err();
+    assert!(e.problem.contains("number"), "{e}");
+    assert!(f.select("pd:nope").is_err());
+    assert!(f.select("  ").is_err());
+}
+
+#[test]
+fn failing_an_rdsw_uplink_bundle_lowers_its_tier() {
+    let f = fabric("dsf-l2-zone");
+    let healthy = capacity_report(&f, &FailureMask::none(&f));
+    let s = scenario(&f, &["east.dc1.l2a.rdsw0--east.dc1.l2a.fdsw0"], &[], &[]);
+    let r = capacity_report(&f, &s.unusable());
+    let up = |r: &aifabric_capacity::CapacityReport| {
+        r.tiers.iter().find(|t| t.name == "rdsw").unwrap().up_gbps
+    };
+    assert_eq!(up(&healthy) - up(&r), 4.0 * 106.25);
+    assert_eq!(r.failed_links, 4);
+}
