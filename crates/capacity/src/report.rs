@@ -18,8 +18,8 @@ pub struct Tier {
     pub down_gbps: f64,
     /// Bandwidth away from the GPUs, Gb/s per direction.
     pub up_gbps: f64,
-    /// `down_gbps / up_gbps` (1.0 = non-blocking).
-    pub oversubscription: f64,
+    /// `down_gbps / up_gbps` (1.0 = non-blocking); `null` when failures left no up capacity.
+    pub oversubscription: Option<f64>,
 }
 
 /// Capacity between two regions.
@@ -48,15 +48,30 @@ pub struct DeviceCount {
     pub count: u64,
 }
 
-/// Count of links of one kind and speed, or of one optic.
+/// Count of links of one kind and speed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LinkCount {
-    /// `host`, `ethernet`, `fabric`, or an optic class.
+    /// `host`, `ethernet` or `fabric`.
     pub class: String,
     /// Link speed, Gb/s.
     pub speed_gbps: f64,
     /// Number of links.
     pub count: u64,
+}
+
+/// Links and transceivers of one optic (reach) class.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpticCount {
+    /// Optic class (`dac`, `sr`, `dr`, `fr`, `lr`, `er`, `zr`).
+    pub class: String,
+    /// Link speed, Gb/s.
+    pub speed_gbps: f64,
+    /// DSF fabric SerDes lanes (8 share one module) rather than Ethernet links.
+    pub fabric_lanes: bool,
+    /// Number of links (lanes).
+    pub links: u64,
+    /// Pluggable transceivers: 2 per link, 2 per 8 fabric lanes, none on copper (DAC).
+    pub transceivers: u64,
 }
 
 /// Port use of one hardware model and port group.
@@ -109,7 +124,7 @@ pub struct CapacityReport {
     pub links: u64,
     /// Typical power of all devices, MW.
     pub power_mw: f64,
-    /// Devices and links marked failed by the mask.
+    /// Devices marked failed by the mask.
     pub failed_devices: u64,
     /// Links marked failed by the mask (not counting those of failed devices).
     pub failed_links: u64,
@@ -121,23 +136,72 @@ pub struct CapacityReport {
     pub devices_by_model: Vec<DeviceCount>,
     /// Links by kind and speed.
     pub links_by_kind: Vec<LinkCount>,
-    /// Links by optic class and speed.
-    pub links_by_optic: Vec<LinkCount>,
+    /// Links and transceivers by optic class and speed.
+    pub links_by_optic: Vec<OpticCount>,
     /// Port use per model.
     pub port_use: Vec<PortUse>,
     /// Zones.
     pub zones: Vec<ZoneSummary>,
 }
 
-/// Rank of a role in the up/down order: a link to a lower rank is "down".
-fn rank(r: Role) -> u8 {
-    match r {
+/// Tier slot of the FDSWs of a DSF L2 edge pod (the other slots are roles).
+const EDGE_FDSW: usize = Role::ALL.len();
+/// Number of tier slots.
+const SLOTS: usize = Role::ALL.len() + 1;
+/// Switch tier slots from the GPUs up, the order tiers are reported in.
+const TIER_ORDER: [usize; 12] = [
+    Role::Rtsw as usize,
+    Role::Rdsw as usize,
+    Role::Ctsw as usize,
+    Role::Ftsw as usize,
+    Role::Fdsw as usize,
+    Role::Atsw as usize,
+    Role::Stsw as usize,
+    Role::Sdsw as usize,
+    EDGE_FDSW,
+    Role::Edsw as usize,
+    Role::Bag as usize,
+    Role::Hub as usize,
+];
+
+/// Tier slot and rank of a device in the up/down order: a link to a lower rank is "down".
+/// In a DSF L2 zone, traffic to BAG climbs RDSW -> FDSW -> SDSW -> edge-pod FDSW -> EDSW ->
+/// BAG, so the edge pod ranks above the SDSWs.
+fn slot_rank(d: &Device, edge_pod: u32) -> (usize, u8) {
+    let rank = match d.role {
         Role::Gpu => 0,
-        Role::Rtsw | Role::Rdsw | Role::Edsw => 1,
-        Role::Ctsw | Role::Fdsw | Role::Ftsw => 2,
-        Role::Atsw | Role::Sdsw | Role::Stsw => 3,
-        Role::Bag => 4,
-        Role::Hub => 5,
+        Role::Rtsw | Role::Rdsw => 10,
+        Role::Fdsw if d.pod == edge_pod => return (EDGE_FDSW, 33),
+        Role::Ctsw | Role::Fdsw | Role::Ftsw => 20,
+        Role::Atsw | Role::Sdsw | Role::Stsw => 30,
+        Role::Edsw => 36,
+        Role::Bag => 40,
+        Role::Hub => 50,
+    };
+    (d.role as usize, rank)
+}
+
+fn slot_name(slot: usize) -> &'static str {
+    if slot == EDGE_FDSW {
+        "edge_fdsw"
+    } else {
+        Role::ALL[slot].as_str()
+    }
+}
+
+/// Bandwidth under the mask, and as installed, Mb/s.
+#[derive(Clone, Copy, Debug, Default)]
+struct Bw {
+    live: u64,
+    installed: u64,
+}
+
+impl Bw {
+    fn add(&mut self, cap: u64, up: bool) {
+        self.installed += cap;
+        if up {
+            self.live += cap;
+        }
     }
 }
 
@@ -145,36 +209,37 @@ fn gbps(mbps: u64) -> f64 {
     mbps as f64 / 1_000.0
 }
 
-fn ratio(down: u64, up: u64) -> f64 {
-    down as f64 / up as f64
-}
-
-const ROLES: usize = Role::ALL.len();
-
 /// Accumulators filled by the single pass over links.
 struct Acc {
-    /// [zone * ROLES + role] -> (down, up) Mb/s.
-    role_tier: Vec<(u64, u64)>,
+    /// [zone * SLOTS + slot] -> (down, up).
+    role_tier: Vec<(Bw, Bw)>,
     /// Per zone: GPU host capacity, capacity to BAG/hub.
-    host: Vec<u64>,
-    to_bag: Vec<u64>,
+    host: Vec<Bw>,
+    to_bag: Vec<Bw>,
     /// (zone, pod) -> (host, ctsw->atsw) for RoCE AI zones.
-    ai_zone: BTreeMap<(u32, u32), (u64, u64)>,
+    ai_zone: BTreeMap<(u32, u32), (Bw, Bw)>,
     /// (region a, region b) -> (links, Mb/s).
     pairs: BTreeMap<(u32, u32), (u64, u64)>,
     /// Per device and (host/ethernet, fabric) group: used Mb/s and the speed of its links
     /// (the first one seen; builders give a device one speed per group, BAG chassis aside).
     used: Vec<[(u64, u32); 2]>,
     by_kind: BTreeMap<(PortKind, u32), u64>,
-    by_optic: BTreeMap<(Optic, u32), u64>,
+    by_optic: BTreeMap<(Optic, u32, bool), u64>,
 }
 
 fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
     let zones = f.zones.len();
+    // The edge pod of each DSF L2 zone: the pod (cluster) its EDSWs are in.
+    let mut edge_pod = vec![u32::MAX; zones];
+    for d in f.devices() {
+        if d.role == Role::Edsw && f.zones[d.zone.idx()].kind == ZoneKind::DsfL2 {
+            edge_pod[d.zone.idx()] = d.pod;
+        }
+    }
     let mut acc = Acc {
-        role_tier: vec![(0, 0); zones * ROLES],
-        host: vec![0; zones],
-        to_bag: vec![0; zones],
+        role_tier: vec![(Bw::default(), Bw::default()); zones * SLOTS],
+        host: vec![Bw::default(); zones],
+        to_bag: vec![Bw::default(); zones],
         ai_zone: BTreeMap::new(),
         pairs: BTreeMap::new(),
         used: vec![[(0, 0); 2]; f.devices().len()],
@@ -183,7 +248,9 @@ fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
     };
     for (i, l) in f.links().iter().enumerate() {
         *acc.by_kind.entry((l.kind, l.capacity_mbps)).or_default() += 1;
-        *acc.by_optic.entry((l.optic, l.capacity_mbps)).or_default() += 1;
+        *acc.by_optic
+            .entry((l.optic, l.capacity_mbps, l.kind == PortKind::Fabric))
+            .or_default() += 1;
         let (a, b) = (f.device(l.a), f.device(l.b));
         for (x, id) in [(a, l.a), (b, l.b)] {
             let slot = usize::from(port_group_kind(x.role, l.kind) == PortKind::Fabric);
@@ -193,32 +260,40 @@ fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
                 u.1 = l.capacity_mbps;
             }
         }
-        if !f.link_up(LinkId(i as u32), mask) {
-            continue;
-        }
+        let live = f.link_up(LinkId(i as u32), mask);
         let cap = u64::from(l.capacity_mbps);
         for (x, y) in [(a, b), (b, a)] {
-            let t = &mut acc.role_tier[x.zone.idx() * ROLES + x.role as usize];
-            if rank(y.role) < rank(x.role) {
-                t.0 += cap;
-            } else if rank(y.role) > rank(x.role) || x.zone != y.zone {
-                t.1 += cap;
+            let (xs, xr) = slot_rank(x, edge_pod[x.zone.idx()]);
+            let (_, yr) = slot_rank(y, edge_pod[y.zone.idx()]);
+            let t = &mut acc.role_tier[x.zone.idx() * SLOTS + xs];
+            if yr < xr {
+                t.0.add(cap, live);
+            } else if yr > xr || x.zone != y.zone {
+                t.1.add(cap, live);
             }
             if x.role == Role::Gpu {
-                acc.host[x.zone.idx()] += cap;
+                acc.host[x.zone.idx()].add(cap, live);
                 if f.zones[x.zone.idx()].kind == ZoneKind::Roce {
-                    acc.ai_zone.entry((x.zone.0, x.pod)).or_default().0 += cap;
+                    acc.ai_zone
+                        .entry((x.zone.0, x.pod))
+                        .or_default()
+                        .0
+                        .add(cap, live);
                 }
             }
             if matches!(y.role, Role::Bag | Role::Hub) && !matches!(x.role, Role::Bag | Role::Hub) {
-                acc.to_bag[x.zone.idx()] += cap;
+                acc.to_bag[x.zone.idx()].add(cap, live);
             }
             if x.role == Role::Ctsw && y.role == Role::Atsw {
-                acc.ai_zone.entry((x.zone.0, x.pod)).or_default().1 += cap;
+                acc.ai_zone
+                    .entry((x.zone.0, x.pod))
+                    .or_default()
+                    .1
+                    .add(cap, live);
             }
         }
         let (ra, rb) = (f.zones[a.zone.idx()].region, f.zones[b.zone.idx()].region);
-        if ra != rb {
+        if ra != rb && live {
             let e = acc
                 .pairs
                 .entry((ra.0.min(rb.0), ra.0.max(rb.0)))
@@ -235,22 +310,21 @@ fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
 pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
     let acc = scan_links(f, mask);
     let mut tiers = Vec::new();
+    // A tier is listed when it exists as built; under failures its live figures may drop to 0.
     for (z, zone) in f.zones.iter().enumerate() {
-        for role in Role::ALL {
-            let (down, up) = acc.role_tier[z * ROLES + role as usize];
-            if role.is_switch() && down > 0 && up > 0 {
-                tiers.push(tier(role.as_str(), &zone.name, down, up));
+        for slot in TIER_ORDER {
+            let (down, up) = acc.role_tier[z * SLOTS + slot];
+            if let Some(t) = tier(slot_name(slot), &zone.name, down, up) {
+                tiers.push(t);
             }
         }
-        if zone.kind != ZoneKind::Bag && acc.to_bag[z] > 0 && acc.host[z] > 0 {
-            tiers.push(tier("l2_to_bag", &zone.name, acc.host[z], acc.to_bag[z]));
+        if zone.kind != ZoneKind::Bag {
+            tiers.extend(tier("l2_to_bag", &zone.name, acc.host[z], acc.to_bag[z]));
         }
     }
     for (&(z, pod), &(down, up)) in &acc.ai_zone {
-        if down > 0 && up > 0 {
-            let scope = format!("{}.ai_zone{pod}", f.zones[z as usize].name);
-            tiers.push(tier("ai_zone_to_atsw", &scope, down, up));
-        }
+        let scope = format!("{}.ai_zone{pod}", f.zones[z as usize].name);
+        tiers.extend(tier("ai_zone_to_atsw", &scope, down, up));
     }
     let region_pairs = acc
         .pairs
@@ -360,10 +434,12 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
         links_by_optic: acc
             .by_optic
             .into_iter()
-            .map(|((o, s), count)| LinkCount {
+            .map(|((o, s, fabric), count)| OpticCount {
                 class: o.as_str().to_owned(),
                 speed_gbps: gbps(u64::from(s)),
-                count,
+                fabric_lanes: fabric,
+                links: count,
+                transceivers: transceivers(o, fabric, count),
             })
             .collect(),
         port_use,
@@ -371,12 +447,25 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
     }
 }
 
-fn tier(name: &str, scope: &str, down: u64, up: u64) -> Tier {
-    Tier {
+fn tier(name: &str, scope: &str, down: Bw, up: Bw) -> Option<Tier> {
+    (down.installed > 0 && up.installed > 0).then(|| Tier {
         name: name.to_owned(),
         scope: scope.to_owned(),
-        down_gbps: gbps(down),
-        up_gbps: gbps(up),
-        oversubscription: ratio(down, up),
+        down_gbps: gbps(down.live),
+        up_gbps: gbps(up.live),
+        oversubscription: (up.live > 0).then(|| down.live as f64 / up.live as f64),
+    })
+}
+
+/// Lanes per pluggable module on DSF fabric links: an 800G module carries 8 x 106.25G SerDes.
+const FABRIC_LANES_PER_MODULE: u64 = 8;
+
+/// Transceivers for `links` links of one optic class: none on copper, two per link (one each
+/// end), and for DSF fabric lanes two per 8 lanes.
+fn transceivers(optic: Optic, fabric: bool, links: u64) -> u64 {
+    match (optic, fabric) {
+        (Optic::Dac, _) => 0,
+        (_, true) => 2 * links.div_ceil(FABRIC_LANES_PER_MODULE),
+        _ => 2 * links,
     }
 }

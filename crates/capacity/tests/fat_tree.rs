@@ -31,7 +31,7 @@ proptest! {
         let b = r.zones[0].bisection.clone().unwrap();
         // Full bisection: half the hosts (k^3/8) at 400G each.
         prop_assert_eq!(b.bisection_gbps, f64::from(k * k * k / 8) * 400.0);
-        prop_assert!(r.tiers.iter().all(|t| t.oversubscription == 1.0));
+        prop_assert!(r.tiers.iter().all(|t| t.oversubscription == Some(1.0)));
     }
 }
 

@@ -77,14 +77,17 @@ pub fn capacity(r: &CapacityReport) -> String {
         "tier", "scope", "down Tb/s", "up Tb/s", "ratio"
     );
     for t in &r.tiers {
+        let ratio = match t.oversubscription {
+            Some(x) => format!("{x:>7.2}:1"),
+            None => "  no up".to_owned(),
+        };
         let _ = writeln!(
             s,
-            "  {:<16} {:<32} {:>12} {:>12} {:>7.2}:1",
+            "  {:<16} {:<32} {:>12} {:>12} {ratio:>9}",
             t.name,
             t.scope,
             tbps(t.down_gbps),
             tbps(t.up_gbps),
-            t.oversubscription
         );
     }
     if !r.region_pairs.is_empty() {
@@ -109,9 +112,14 @@ pub fn capacity(r: &CapacityReport) -> String {
     for l in &r.links_by_kind {
         let _ = writeln!(s, "  {:<9} {:>8}G {:>10}", l.class, l.speed_gbps, l.count);
     }
-    let _ = writeln!(s, "\nOptics (per link, by reach class)");
+    let _ = writeln!(s, "\nOptics by reach class (links, pluggable transceivers)");
     for l in &r.links_by_optic {
-        let _ = writeln!(s, "  {:<9} {:>8}G {:>10}", l.class, l.speed_gbps, l.count);
+        let lanes = if l.fabric_lanes { " fabric lanes" } else { "" };
+        let _ = writeln!(
+            s,
+            "  {:<9} {:>8}G {:>10}{lanes:<13} {:>10} transceivers",
+            l.class, l.speed_gbps, l.links, l.transceivers
+        );
     }
     let _ = writeln!(s, "\nPort use (used / available at the speed in use)");
     for p in &r.port_use {

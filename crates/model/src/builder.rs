@@ -34,20 +34,20 @@ pub enum PortError {
         /// Speeds the group offers, e.g. `18x800G, 36x400G`.
         offered: String,
     },
-    /// More links than the device has ports (by bandwidth budget).
+    /// More links than the device has ports (by port count or bandwidth budget).
     #[error(
-        "{device} ({hw}) needs {needed_gbps} Gb/s of {kind} ports but has {budget_gbps} Gb/s \
-         ({ports} ports of {speed_gbps}G)"
+        "{device} ({hw}) has no {kind} port left for link {needed_links}: it has {ports} ports \
+         of {speed_gbps}G ({budget_gbps} Gb/s in all)"
     )]
     Exhausted {
+        /// The link number (1-based) on this device's port group that did not fit.
+        needed_links: u32,
         /// Device name.
         device: String,
         /// Hardware model name.
         hw: String,
         /// Port kind.
         kind: &'static str,
-        /// Bandwidth the links need, Gb/s.
-        needed_gbps: f64,
         /// Bandwidth the group has, Gb/s.
         budget_gbps: f64,
         /// Number of ports at the link speed.
@@ -220,14 +220,21 @@ impl FabricBuilder {
         let s = slot(gk);
         let needed = self.used_mbps[d.idx()][s] + u64::from(count) * u64::from(speed_mbps);
         let first = self.next_port[d.idx()][s];
-        // Port numbers are u16: a (spec-defined) group can never hand out more than that.
+        // Ports are counted physically (a 400G link on an 800G-capable group takes one port)
+        // and by bandwidth; port numbers are u16.
         let end = u32::from(first) + count;
-        if needed > group.budget_mbps() || end > u32::from(u16::MAX) {
+        let ports = group.ports_at(speed_mbps).min(u32::from(u16::MAX));
+        if needed > group.budget_mbps() || end > ports {
             return Err(PortError::Exhausted {
+                needed_links: {
+                    let used = self.used_mbps[d.idx()][s];
+                    let fit_bw = group.budget_mbps().saturating_sub(used) / u64::from(speed_mbps);
+                    let fit_ports = u64::from(ports.saturating_sub(u32::from(first)));
+                    (u64::from(first) + fit_bw.min(fit_ports) + 1) as u32
+                },
                 device: name(),
                 hw: hw.name.clone(),
                 kind: gk.as_str(),
-                needed_gbps: gbps(needed),
                 budget_gbps: gbps(group.budget_mbps()),
                 ports: group.ports_at(speed_mbps),
                 speed_gbps: gbps(u64::from(speed_mbps)),

@@ -58,7 +58,8 @@ pub struct Device {
     pub hw: HwId,
     /// Zone the device belongs to.
     pub zone: ZoneId,
-    /// Ordinal among the devices of this role in this zone (in this plane, for BAG).
+    /// Ordinal among the devices of this role in this zone; for BAG chassis, within the plane;
+    /// for GPUs, within the rack.
     pub index: u32,
     /// Plane (BAG plane, NSF spine plane), or [`NONE_U16`].
     pub plane: u16,

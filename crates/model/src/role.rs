@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 pub enum Role {
     /// A GPU's scale-out NIC (one per GPU, e.g. 400G).
     Gpu,
-    /// RoCE rack switch (ToR).
+    /// Rack switch (ToR) of RoCE zones, NSF pods and fat trees.
     Rtsw,
     /// RoCE cluster switch (deep-buffer spine of an AI zone).
     Ctsw,

@@ -96,7 +96,10 @@ impl Source {
         };
         if let Some(tok) = self.token_at(loc) {
             if !message.contains(&tok) {
-                message = format!("{message}: `{tok}`");
+                // Quote at most 40 characters: the offending line may be huge.
+                let short: String = tok.chars().take(40).collect();
+                let more = if short.len() < tok.len() { "..." } else { "" };
+                message = format!("{message}: `{short}{more}`");
             }
         }
         let hint = yaml_hint(&message);
@@ -159,8 +162,23 @@ fn yaml_hint(message: &str) -> Option<String> {
     {
         return Some("counts are whole numbers of at least 1".to_owned());
     }
-    if message.contains("unknown variant") {
-        return Some("use one of the listed values".to_owned());
+    if let Some(rest) = message.strip_prefix("unknown variant `") {
+        let word = rest.split('`').next().unwrap_or("");
+        let expected: Vec<&str> = rest
+            .split("expected one of ")
+            .nth(1)
+            .or_else(|| rest.split("expected ").nth(1))
+            .map(|e| {
+                e.split([',', ' '])
+                    .map(|w| w.trim_matches('`'))
+                    .filter(|w| !w.is_empty() && *w != "or")
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Some(match did_you_mean(word, expected.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => "use one of the listed values".to_owned(),
+        });
     }
     None
 }

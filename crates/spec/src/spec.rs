@@ -350,7 +350,9 @@ pub struct NsfSpec {
     /// Spine planes (S).
     #[serde(default = "d_8")]
     pub spine_planes: S<u32>,
-    /// Parallel links from each rack switch to its pod's FTSW of each plane (P).
+    /// Parallel links from each rack switch to its pod's FTSW of each plane (P). FBOSS's
+    /// pruning default is 6; we default to 4 so that 8 planes x 4 x 400G up matches 32 x 400G
+    /// GPUs down: a non-blocking rack, as NSF racks are built.
     #[serde(default = "d_4")]
     pub rack_links_per_plane: S<u32>,
     /// STSWs per spine plane (must equal the BAG plane count when under a BAG).
@@ -427,7 +429,7 @@ pub enum InterBagTopology {
 #[serde(deny_unknown_fields)]
 pub struct InterBagSpec {
     /// The two regions.
-    pub between: S<Vec<String>>,
+    pub between: S<Vec<S<String>>>,
     /// Planar or spread.
     pub topology: InterBagTopology,
     /// Links leaving each plane of the first region toward the second.

@@ -68,21 +68,47 @@ fn negative_count_is_rejected() {
     assert!(e.hint.unwrap().contains("whole numbers"));
 }
 
+/// Column (1-based) of `needle` on its line.
+fn column_of(yaml: &str, needle: &str) -> u64 {
+    let line = yaml.lines().find(|l| l.contains(needle)).expect("needle");
+    line.find(needle).unwrap() as u64 + 1
+}
+
 #[test]
-fn more_links_than_ports_is_rejected() {
-    // 40 GPUs x 400G = 16 Tb/s > Jericho3's 14.4 Tb/s of Ethernet.
+fn more_links_than_ports_points_at_the_count() {
+    // 40 GPUs x 400G = 16 Tb/s > Jericho3's 36 x 400G = 14.4 Tb/s of Ethernet.
     let yaml = BASE.replace("dsf_l2: {}", "dsf_l2: {gpus_per_rdsw: 40}");
     let e = err(&yaml);
-    assert_eq!(e.line, line_of(&yaml, "- name: z"));
+    assert_eq!(e.line, line_of(&yaml, "gpus_per_rdsw"));
+    assert_eq!(e.column, column_of(&yaml, "40"));
     assert!(e.message.contains("more links than ports"), "{e}");
     assert!(e.message.contains("meru800bia"), "{e}");
-    assert!(e.message.contains("14400 Gb/s"), "{e}");
+    assert!(e.message.contains("link 37"), "{e}");
+    assert!(e.message.contains("36 ports of 400G"), "{e}");
+}
+
+#[test]
+fn ports_are_counted_not_only_bandwidth() {
+    // 4 x 800G or 8 x 100G: 32 x 100G fits the 3.2 Tb/s budget but not the 8 ports.
+    let yaml = "name: t\nhardware:\n  - {name: tor, ethernet: [{count: 4, speed_gbps: 800}, {count: 8, speed_gbps: 100}]}\n  - {name: gpu100, host: [{count: 1, speed_gbps: 100}]}\nregions:\n  - name: a\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            roce: {ai_zones: 1, racks_per_zone: 1, gpus_per_rack: 1, ctsw_per_zone: 1, rtsw_links_per_ctsw: 32, link_speed_gbps: 100, atsw: 1, rtsw_model: tor, gpu_model: gpu100}\n";
+    let e = err(yaml);
+    assert!(e.message.contains("8 ports of 100G"), "{e}");
+}
+
+#[test]
+fn a_tiny_port_speed_is_rejected_not_divided_by() {
+    let yaml = "name: t\nhardware: [{name: tiny, ethernet: [{count: 10, speed_gbps: 0.0001}]}]\nregions: [{name: a, bag: {planes: 1, model: tiny}}]\n";
+    let e = err(yaml);
+    assert!(e.message.contains("0.0001 Gb/s"), "{e}");
+    assert_eq!(e.column, column_of(yaml, "0.0001"));
 }
 
 #[test]
 fn bag_planes_must_match_the_edge() {
     let yaml = BASE.replace("planes: 16", "planes: 3");
     let e = err(&yaml);
+    // `edsw_uplinks` is left at its default: the error points at the zone.
+    assert_eq!(e.line, line_of(&yaml, "- name: z"));
     assert!(e.message.contains("16 uplinks"), "{e}");
     assert!(e.message.contains("3 BAG planes"), "{e}");
     assert!(e.hint.unwrap().contains("multiple of 3"));
@@ -142,4 +168,51 @@ fn unreadable_file_names_builtins() {
         .hint
         .unwrap()
         .contains("did you mean the built-in spec `prometheus`"));
+}
+
+#[test]
+fn edge_uplinks_must_exist_and_hyperports_are_4x800g() {
+    let e = err(&BASE.replace("dsf_l2: {}", "dsf_l2: {edsw_uplinks: 0}"));
+    assert!(e.message.contains("`edsw_uplinks` is 0"), "{e}");
+    let e = err(&BASE.replace(
+        "dsf_l2: {}",
+        "dsf_l2: {edsw_uplinks: 64, uplink_speed_gbps: 400, hyperports: true}",
+    ));
+    assert!(e.message.contains("cannot form hyperports"), "{e}");
+    build_str(
+        "t.yaml",
+        &BASE.replace("dsf_l2: {}", "dsf_l2: {edsw_uplinks: 64, hyperports: true}"),
+    )
+    .expect_err("64 x 800G exceeds the J3's 18 x 800G");
+}
+
+#[test]
+fn zone_and_bag_names_are_unique_across_regions() {
+    let yaml = "name: t\nregions:\n  - name: a\n    bag: {name: core, planes: 1}\n  - name: b\n    bag: {name: core, planes: 1}\n";
+    let e = err(yaml);
+    assert_eq!(e.line, 6);
+    assert!(e.message.contains("`core`"), "{e}");
+    assert!(e.hint.unwrap().contains("line 4"));
+}
+
+#[test]
+fn enum_values_and_region_names_get_suggestions_at_the_value() {
+    let yaml = "name: t\nregions:\n  - name: east\n    bag: {planes: 2}\n  - name: west\n    bag: {planes: 2}\ninter_bag:\n  - {between: [east, wset], topology: planar, links_per_plane: 2, length_m: 5}\n";
+    let e = err(yaml);
+    assert_eq!((e.line, e.column), (8, column_of(yaml, "wset")));
+    assert_eq!(e.hint.as_deref(), Some("did you mean `west`?"));
+    let e = err(&yaml.replace("wset", "west").replace("planar", "spred"));
+    assert_eq!(e.hint.as_deref(), Some("did you mean `spread`?"));
+}
+
+#[test]
+fn absurd_lengths_and_huge_tokens_are_handled() {
+    let e = err(&BASE.replace("name: t", "name: t\nlengths: {host_m: 1e300}"));
+    assert!(e.message.contains("`host_m`"), "{e}");
+    let garbage = format!("name: t\nregions: {}\n", "[".repeat(5_000));
+    let e = err(&garbage);
+    assert!(
+        e.message.len() < 300,
+        "the message quotes at most a short token"
+    );
 }

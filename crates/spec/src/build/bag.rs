@@ -61,7 +61,11 @@ impl Cx<'_> {
             }
             None => format!("{region_name}.bag"),
         };
-        let zone = self.fb.add_zone(name.clone(), ZoneKind::Bag, region, None);
+        let name_loc = b
+            .name
+            .as_ref()
+            .map_or(b.planes.referenced, |n| n.referenced);
+        let zone = self.add_zone(name.clone(), name_loc, ZoneKind::Bag, region, None)?;
         let role = if b.hub { Role::Hub } else { Role::Bag };
         let first = DeviceId(self.fb.partial().devices().len() as u32);
         for p in 0..planes {
@@ -100,33 +104,24 @@ impl Cx<'_> {
         let bag = self.bags[region.idx()]
             .as_mut()
             .expect("caller checked the region has a BAG");
+        // A hyperport is 4 links to one chassis that act as one port.
         let (unit, groups) = if hyperports { (4, n / 4) } else { (1, n) };
         for (chassis, count) in bag.take(plane, groups) {
-            if hyperports {
-                for _ in 0..count {
-                    self.fb
-                        .add_bundle(
-                            dev,
-                            chassis,
-                            4,
-                            PortKind::Ethernet,
-                            speed_mbps,
-                            length_m,
-                            0,
-                            true,
-                        )
-                        .map_err(|e| self.port_err(loc, e))?;
-                }
-            } else {
-                self.bundle(
-                    loc,
-                    dev,
-                    chassis,
-                    count * unit,
-                    PortKind::Ethernet,
-                    speed_mbps,
-                    length_m,
-                )?;
+            let bundles = if hyperports { count } else { 1 };
+            for _ in 0..bundles {
+                let links = if hyperports { unit } else { count };
+                self.fb
+                    .add_bundle(
+                        dev,
+                        chassis,
+                        links,
+                        PortKind::Ethernet,
+                        speed_mbps,
+                        length_m,
+                        0,
+                        hyperports,
+                    )
+                    .map_err(|e| self.port_err(loc, e))?;
             }
         }
         Ok(())
@@ -134,22 +129,27 @@ impl Cx<'_> {
 
     /// Check that an L2 edge with `uplinks` per device can spread evenly over the region's
     /// BAG planes; returns the links per plane, or `None` when the region has no BAG.
+    /// `zone_loc` locates errors about values left at their defaults.
     pub(crate) fn links_per_plane(
         &self,
+        zone_loc: Location,
         region: RegionId,
         uplinks: &S<u32>,
+        speed_gbps: &S<u32>,
         hyperports: bool,
     ) -> Result<Option<u32>, SpecError> {
         let Some(bag) = &self.bags[region.idx()] else {
             return Ok(None);
         };
-        let n = uplinks.value;
+        let n = self.pos(uplinks, "edsw_uplinks")?;
+        let loc = Cx::loc_or(uplinks.referenced, zone_loc);
         if !n.is_multiple_of(bag.planes) {
             let suggestion = u64::from(n.div_ceil(bag.planes)) * u64::from(bag.planes);
             return Err(self.err(
-                uplinks.referenced,
+                loc,
                 format!(
-                    "{n} uplinks per edge device do not spread evenly over {} BAG planes (set at line {})",
+                    "{n} uplinks per edge device do not spread evenly over {} BAG planes (set at \
+                     line {})",
                     bag.planes,
                     bag.planes_loc.line()
                 ),
@@ -160,11 +160,15 @@ impl Cx<'_> {
             ));
         }
         let per = n / bag.planes;
-        if hyperports && !per.is_multiple_of(4) {
+        if hyperports && (!per.is_multiple_of(4) || speed_gbps.value != 800) {
             return Err(self.err(
-                uplinks.referenced,
-                format!("{per} uplinks per BAG plane cannot form 4 x 800G hyperports"),
-                "with `hyperports: true`, uplinks per plane must be a multiple of 4",
+                loc,
+                format!(
+                    "{per} x {}G uplinks per BAG plane cannot form hyperports",
+                    speed_gbps.value
+                ),
+                "a hyperport is 4 x 800G: with `hyperports: true`, use 800G uplinks and a \
+                 multiple of 4 per plane",
             ));
         }
         Ok(Some(per))
@@ -175,7 +179,7 @@ impl Cx<'_> {
         spec: &SpecFile,
         ib: &InterBagSpec,
     ) -> Result<(), SpecError> {
-        let names = &ib.between.value;
+        let names: Vec<&String> = ib.between.value.iter().map(|n| &n.value).collect();
         let loc = ib.between.referenced;
         if names.len() != 2 || names[0] == names[1] {
             return Err(self.err(
@@ -185,7 +189,8 @@ impl Cx<'_> {
             ));
         }
         let mut ids = [RegionId(0); 2];
-        for (k, n) in names.iter().enumerate() {
+        for (k, sn) in ib.between.value.iter().enumerate() {
+            let (n, loc) = (&sn.value, Cx::loc_or(sn.referenced, loc));
             let Some(i) = spec.regions.iter().position(|r| &r.name.value == n) else {
                 let all: Vec<&str> = spec.regions.iter().map(|r| r.name.value.as_str()).collect();
                 let hint = match crate::error::did_you_mean(n, all.iter().copied()) {
@@ -205,7 +210,7 @@ impl Cx<'_> {
         }
         let n = self.pos(&ib.links_per_plane, "links_per_plane")?;
         let speed = super::mbps(self.pos(&ib.speed_gbps, "speed_gbps")?);
-        let length = self.positive_f64(&ib.length_m, "length_m")?;
+        let length = self.length(&ib.length_m, "length_m")?;
         let pa = self.bags[ids[0].idx()].as_ref().map_or(0, |b| b.planes);
         let pb = self.bags[ids[1].idx()].as_ref().map_or(0, |b| b.planes);
         self.reserve(ib.links_per_plane.referenced, 0, size(&[&[pa, n]]))?;

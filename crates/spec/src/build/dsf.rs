@@ -95,7 +95,13 @@ pub(crate) fn build_l1(cx: &mut Cx<'_>, site: &mut Site, s: &DsfL1Spec) -> Resul
     let gpus = cx.pos(&s.gpus_per_rdsw, "gpus_per_rdsw")?;
     let speed = cx.pos(&s.uplink_speed_gbps, "uplink_speed_gbps")?;
     let per_plane = if edsw > 0 {
-        cx.links_per_plane(site.region, &s.edsw_uplinks, s.hyperports)?
+        cx.links_per_plane(
+            site.loc,
+            site.region,
+            &s.edsw_uplinks,
+            &s.uplink_speed_gbps,
+            s.hyperports,
+        )?
     } else {
         None
     };
@@ -111,6 +117,7 @@ pub(crate) fn build_l1(cx: &mut Cx<'_>, site: &mut Site, s: &DsfL1Spec) -> Resul
         ]),
     )?;
     let halls = u32::from(site.halls);
+    site.gpu_loc = Cx::loc_or(s.gpus_per_rdsw.referenced, site.loc);
     let hall_of = |i: u32, n: u32| (u64::from(i) * u64::from(halls) / u64::from(n)) as u16;
     let mut ifaces = Vec::with_capacity((rdsw + edsw) as usize);
     for r in 0..rdsw {
@@ -147,7 +154,13 @@ pub(crate) fn build_l2(cx: &mut Cx<'_>, site: &mut Site, s: &DsfL2Spec) -> Resul
     let lps = cx.pos(&s.links_per_sdsw, "links_per_sdsw")?;
     let gpus = cx.pos(&s.gpus_per_rdsw, "gpus_per_rdsw")?;
     let speed = cx.pos(&s.uplink_speed_gbps, "uplink_speed_gbps")?;
-    let per_plane = cx.links_per_plane(site.region, &s.edsw_uplinks, s.hyperports)?;
+    let per_plane = cx.links_per_plane(
+        site.loc,
+        site.region,
+        &s.edsw_uplinks,
+        &s.uplink_speed_gbps,
+        s.hyperports,
+    )?;
     let uplinks = s.edsw_uplinks.value;
     let c1 = clusters.saturating_add(1);
     cx.reserve(
@@ -168,6 +181,7 @@ pub(crate) fn build_l2(cx: &mut Cx<'_>, site: &mut Site, s: &DsfL2Spec) -> Resul
         ]),
     )?;
     let halls = u32::from(site.halls);
+    site.gpu_loc = Cx::loc_or(s.gpus_per_rdsw.referenced, site.loc);
     let len_rack = cx.lengths.rack_to_fabric_m;
     let len_spine = cx.lengths.fabric_to_spine_m;
     let mut all_fdsw = Vec::with_capacity(((clusters + 1) * fpc) as usize);

@@ -9,6 +9,7 @@ mod roce;
 
 use crate::error::{did_you_mean, Source, SpecError};
 use crate::spec::*;
+
 use aifabric_model::*;
 use serde_saphyr::Location;
 
@@ -19,10 +20,11 @@ pub fn build(spec: &SpecFile, src: &Source) -> Result<Fabric, SpecError> {
     let mut cx = Cx {
         src,
         fb: FabricBuilder::new(spec.name.clone(), Catalog::builtin()),
-        lengths: Lengths::default(),
+        lengths: CableLengths::default(),
         bags: Vec::new(),
         devices_left: MAX_DEVICES,
         links_left: MAX_LINKS,
+        zone_names: Vec::new(),
     };
     cx.lengths = cx.check_lengths(&spec.lengths)?;
     cx.add_hardware(&spec.hardware)?;
@@ -50,12 +52,14 @@ pub fn build(spec: &SpecFile, src: &Source) -> Result<Fabric, SpecError> {
 pub(crate) struct Cx<'a> {
     pub src: &'a Source,
     pub fb: FabricBuilder,
-    pub lengths: Lengths,
+    pub lengths: CableLengths,
     /// BAG layer of each region (by region id), if it has one.
     pub bags: Vec<Option<BagLayer>>,
     /// What the spec may still build before it hits [`MAX_DEVICES`] / [`MAX_LINKS`].
     devices_left: u64,
     links_left: u64,
+    /// Full names of the zones made so far (they prefix device names: must be unique).
+    zone_names: Vec<(String, Location)>,
 }
 
 /// Upper bound on devices in one fabric: 40x the built-in `prometheus`. Checked before
@@ -64,16 +68,16 @@ pub const MAX_DEVICES: u64 = 10_000_000;
 /// Upper bound on links in one fabric (about 1 GB of link records).
 pub const MAX_LINKS: u64 = 40_000_000;
 
-/// Lengths with plain values, validated.
-pub(crate) struct Lengths {
+/// Cable lengths per link class in metres, validated.
+pub(crate) struct CableLengths {
     pub host_m: f64,
     pub rack_to_fabric_m: f64,
     pub fabric_to_spine_m: f64,
 }
 
-impl Default for Lengths {
+impl Default for CableLengths {
     fn default() -> Self {
-        Lengths {
+        CableLengths {
             host_m: 0.0,
             rack_to_fabric_m: 0.0,
             fabric_to_spine_m: 0.0,
@@ -101,6 +105,8 @@ pub(crate) struct Site {
     pub bag_length_m: f64,
     /// Location of the zone's name, for errors about the zone as a whole.
     pub loc: Location,
+    /// Location of the GPUs-per-rack count, for port errors on GPU links.
+    pub gpu_loc: Location,
 }
 
 impl Cx<'_> {
@@ -115,8 +121,8 @@ impl Cx<'_> {
                 loc,
                 format!("this would build {devices} devices and {links} links"),
                 format!(
-                    "a spec may build at most {MAX_DEVICES} devices and {MAX_LINKS} links in all \
-                     (builtin `prometheus` has 228,580 and 2,354,432); check the counts"
+                    "a spec may build at most {MAX_DEVICES} devices and {MAX_LINKS} links in all; \
+                     check the counts"
                 ),
             ));
         }
@@ -125,17 +131,50 @@ impl Cx<'_> {
         Ok(())
     }
 
-    fn check_lengths(&self, l: &crate::spec::Lengths) -> Result<Lengths, SpecError> {
-        Ok(Lengths {
-            host_m: self.positive_f64(&l.host_m, "host_m")?,
-            rack_to_fabric_m: self.positive_f64(&l.rack_to_fabric_m, "rack_to_fabric_m")?,
-            fabric_to_spine_m: self.positive_f64(&l.fabric_to_spine_m, "fabric_to_spine_m")?,
+    fn check_lengths(&self, l: &Lengths) -> Result<CableLengths, SpecError> {
+        Ok(CableLengths {
+            host_m: self.length(&l.host_m, "host_m")?,
+            rack_to_fabric_m: self.length(&l.rack_to_fabric_m, "rack_to_fabric_m")?,
+            fabric_to_spine_m: self.length(&l.fabric_to_spine_m, "fabric_to_spine_m")?,
         })
+    }
+
+    /// Add a zone whose full name must be unique: device names start with it.
+    pub fn add_zone(
+        &mut self,
+        name: String,
+        loc: Location,
+        kind: ZoneKind,
+        region: RegionId,
+        building: Option<BuildingId>,
+    ) -> Result<ZoneId, SpecError> {
+        if let Some((_, first)) = self.zone_names.iter().find(|(n, _)| *n == name) {
+            return Err(self.err(
+                loc,
+                format!("a second zone or BAG layer is named `{name}`"),
+                format!(
+                    "names prefix device names and must be unique; the first is at line {}",
+                    first.line()
+                ),
+            ));
+        }
+        self.zone_names.push((name.clone(), loc));
+        Ok(self.fb.add_zone(name, kind, region, building))
+    }
+
+    /// `primary` if the spec set it, else `fallback` (for values left at their default).
+    pub fn loc_or(primary: Location, fallback: Location) -> Location {
+        if primary == Location::UNKNOWN {
+            fallback
+        } else {
+            primary
+        }
     }
 
     /// A count that must be at least 1.
     pub fn pos(&self, v: &S<u32>, what: &str) -> Result<u32, SpecError> {
         if v.value == 0 {
+            // Defaults are never 0, so the value was written and has a location.
             return Err(self.err(
                 v.referenced,
                 format!("`{what}` is 0"),
@@ -155,6 +194,20 @@ impl Cx<'_> {
             ));
         }
         Ok(v.value)
+    }
+
+    /// A cable length in metres: positive, and at most 40,000 km (lengths are stored as 32-bit
+    /// decimetres).
+    pub fn length(&self, v: &S<f64>, what: &str) -> Result<f64, SpecError> {
+        let m = self.positive_f64(v, what)?;
+        if m > 4.0e7 {
+            return Err(self.err(
+                v.referenced,
+                format!("`{what}` is {m} m"),
+                "a cable is at most 40,000 km long",
+            ));
+        }
+        Ok(m)
     }
 
     /// A hardware model by name, with a "did you mean" on a miss.
@@ -242,11 +295,12 @@ impl Cx<'_> {
                         ));
                     }
                     let speed = self.positive_f64(&m.speed_gbps, "speed_gbps")?;
-                    if speed > 4_000_000.0 {
+                    if !(0.001..=4_000_000.0).contains(&speed) {
                         return Err(self.err(
                             m.speed_gbps.referenced,
                             format!("{speed} Gb/s per port"),
-                            "a port runs at most 4,000,000 Gb/s (the model stores Mb/s in 32 bits)",
+                            "a port runs at 0.001 to 4,000,000 Gb/s (the model stores whole Mb/s \
+                             in 32 bits)",
                         ));
                     }
                     out.push(PortMode {
@@ -298,7 +352,7 @@ impl Cx<'_> {
             ));
         }
         let pd_size = self.pos(&b.power_domain_size, "power_domain_size")?;
-        let bag_length_m = self.positive_f64(&b.distance_to_bag_m, "distance_to_bag_m")?;
+        let bag_length_m = self.length(&b.distance_to_bag_m, "distance_to_bag_m")?;
         let bid = self
             .fb
             .add_building(b.name.value.clone(), region, halls as u16);
@@ -339,7 +393,7 @@ impl Cx<'_> {
                 ZoneKind::FatTree
             };
             let name = format!("{prefix}.{}", z.name.value);
-            let zone = self.fb.add_zone(name.clone(), kind, region, Some(bid));
+            let zone = self.add_zone(name.clone(), z.name.referenced, kind, region, Some(bid))?;
             let mut site = Site {
                 region,
                 zone,
@@ -347,6 +401,7 @@ impl Cx<'_> {
                 pd: PdAlloc::new(name, bid, halls as u16, pd_size),
                 bag_length_m,
                 loc: z.name.referenced,
+                gpu_loc: z.name.referenced,
             };
             if let Some(s) = &z.dsf_l1 {
                 dsf::build_l1(self, &mut site, s)?;
@@ -458,7 +513,7 @@ pub(crate) fn add_gpus(
         d.pod = t.pod;
         let gid = cx.fb.add_device(d);
         cx.bundle(
-            site.loc,
+            site.gpu_loc,
             gid,
             tor,
             1,

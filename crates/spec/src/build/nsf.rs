@@ -29,7 +29,7 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &NsfSpec) -> Result<(),
     if let Some(bag) = &cx.bags[site.region.idx()] {
         if bag.planes != tpp {
             return Err(cx.err(
-                s.stsw_per_plane.referenced,
+                Cx::loc_or(s.stsw_per_plane.referenced, site.loc),
                 format!(
                     "{tpp} STSWs per spine plane but the region's BAG has {} planes (line {})",
                     bag.planes,
@@ -56,6 +56,7 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &NsfSpec) -> Result<(),
         ]),
     )?;
     let halls = u32::from(site.halls);
+    site.gpu_loc = Cx::loc_or(s.gpus_per_rack.referenced, site.loc);
     let (len_rack, len_spine) = (cx.lengths.rack_to_fabric_m, cx.lengths.fabric_to_spine_m);
     let mut ftsw = Vec::with_capacity((pods * planes) as usize);
     for pod in 0..pods {

@@ -34,6 +34,7 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &RoceSpec) -> Result<()
         ]),
     )?;
     let halls = u32::from(site.halls);
+    site.gpu_loc = Cx::loc_or(s.gpus_per_rack.referenced, site.loc);
     let (len_rack, len_spine) = (cx.lengths.rack_to_fabric_m, cx.lengths.fabric_to_spine_m);
     let mut ctsws = Vec::with_capacity((zones * cpz) as usize);
     for z in 0..zones {
