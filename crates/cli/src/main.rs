@@ -6,8 +6,10 @@
 
 mod output;
 mod render;
+mod routes;
 
 use aifabric_model::{Fabric, FabricView, Scenario};
+use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpConfig};
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -50,6 +52,25 @@ enum Command {
         #[arg(long)]
         out: Option<std::path::PathBuf>,
     },
+    /// What a device forwards toward one prefix (or every prefix): BGP next hops with ideal and
+    /// quantized UCMP weights, under failures and drains.
+    Routes {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// The device asking (a switch name; see `aifabric build SPEC --out model.json`).
+        #[arg(long)]
+        device: String,
+        /// A rack prefix `<zone>.rack<N>` (or its rack switch's name); all prefixes if absent.
+        #[arg(long)]
+        prefix: Option<String>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
     /// Check a spec; prints nothing but a summary when it is valid.
     Validate {
         /// Built-in spec name or YAML file.
@@ -80,6 +101,58 @@ impl ScenarioArgs {
     fn resolve(&self, f: &Fabric) -> Result<Scenario, Failure> {
         Scenario::from_selectors(f, &self.fail, &self.drain, &self.drain_soft)
             .map_err(|e| Failure::BadArgument(e.to_string()))
+    }
+}
+
+/// Control-plane settings.
+#[derive(clap::Args, Debug)]
+struct BgpArgs {
+    /// ASN plan: `rfc7938` (tiers share ASNs, valleys rejected) or `unique`.
+    #[arg(long, value_enum, default_value_t = AsnPlanArg::Rfc7938)]
+    asn_plan: AsnPlanArg,
+    /// Link-bandwidth community: `cumulative`, `multipaths` (path counts) or `none` (ECMP).
+    #[arg(long, value_enum, default_value_t = BandwidthArg::Cumulative)]
+    bandwidth: BandwidthArg,
+    /// Hardware next-hop group size for quantized weights.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    group_size: u32,
+    /// Maximum multipaths.
+    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
+    max_paths: u32,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum AsnPlanArg {
+    Rfc7938,
+    Unique,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum BandwidthArg {
+    Cumulative,
+    Multipaths,
+    None,
+}
+
+impl BgpArgs {
+    fn plan(&self) -> AsnPlan {
+        match self.asn_plan {
+            AsnPlanArg::Rfc7938 => AsnPlan::Rfc7938,
+            AsnPlanArg::Unique => AsnPlan::Unique,
+        }
+    }
+
+    fn config(&self) -> BgpConfig {
+        BgpConfig {
+            bandwidth: match self.bandwidth {
+                BandwidthArg::Cumulative => BandwidthMode::Cumulative,
+                BandwidthArg::Multipaths => BandwidthMode::NumMultipaths,
+                BandwidthArg::None => BandwidthMode::None,
+            },
+            max_paths: self.max_paths,
+            group_size: self.group_size,
+            ..BgpConfig::default()
+        }
     }
 }
 
@@ -167,6 +240,30 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 if let Some(path) = &out {
                     println!("model written to {}", path.display());
                 }
+            }
+        }
+        Command::Routes {
+            spec,
+            device,
+            prefix,
+            json,
+            scenario,
+            bgp,
+        } => {
+            let f = load(&spec)?;
+            let scenario = scenario.resolve(&f)?;
+            let views = routes::compute(
+                &f,
+                &scenario,
+                &bgp.plan(),
+                &bgp.config(),
+                &device,
+                prefix.as_deref(),
+            )?;
+            if json {
+                print_json(&views)?;
+            } else {
+                print!("{}", render::routes(&views));
             }
         }
         Command::Validate { spec, json } => {

@@ -161,3 +161,40 @@ pub fn capacity(r: &CapacityReport) -> String {
     }
     s
 }
+
+pub fn routes(views: &[aifabric_routing::fib::RouteView]) -> String {
+    use aifabric_routing::fib::RouteKind;
+    let mut s = String::new();
+    for v in views {
+        let kind = match v.kind {
+            RouteKind::Connected => "connected",
+            RouteKind::DsfFabric => "DSF fabric (cells sprayed over live fabric links)",
+            RouteKind::Bgp => "bgp",
+            RouteKind::Unreachable => "UNREACHABLE",
+        };
+        let _ = write!(s, "{} -> {}: {kind}", v.device, v.prefix);
+        if let Some(lp) = v.local_pref {
+            let path: Vec<String> = v.as_path.iter().map(u32::to_string).collect();
+            let _ = write!(s, ", local-pref {lp}, as-path [{}]", path.join(" "));
+        }
+        let _ = writeln!(s);
+        for h in &v.next_hops {
+            let soft = if h.soft_drained {
+                " (soft-drained)"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                s,
+                "  via {:<36} {:>3} links {:>9} Gb/s  weight {:>6.2}%  slots {:>3}/{}{soft}",
+                h.neighbor,
+                h.links,
+                h.capacity_gbps,
+                100.0 * h.weight,
+                h.slots,
+                v.group_size
+            );
+        }
+    }
+    s
+}

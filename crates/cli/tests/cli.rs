@@ -203,3 +203,51 @@ fn capacity_takes_a_scenario() {
         .unwrap()
         .contains("matches no device"));
 }
+
+#[test]
+fn routes_shows_ucmp_weights_and_drains() {
+    let dev = "east.dc1.nsf.rtsw0";
+    let v = json(&[
+        "routes",
+        "nsf-l2",
+        "--device",
+        dev,
+        "--prefix",
+        "east.dc1.nsf.rack400",
+        "--json",
+    ]);
+    let r = &v[0];
+    assert_eq!(r["kind"], "bgp");
+    assert_eq!(
+        r["as_path"].as_array().unwrap().len(),
+        4,
+        "FTSW, STSW, FTSW, RTSW"
+    );
+    let hops = r["next_hops"].as_array().unwrap();
+    assert_eq!(hops.len(), 8, "one FTSW per spine plane");
+    let slots: u64 = hops.iter().map(|h| h["slots"].as_u64().unwrap()).sum();
+    assert_eq!(slots, 64);
+    // Soft-drain the plane-0 FTSW of the rack's pod: the rack moves to the other 7 planes.
+    let v = json(&[
+        "routes",
+        "nsf-l2",
+        "--device",
+        dev,
+        "--prefix",
+        "east.dc1.nsf.rack400",
+        "--json",
+        "--drain-soft",
+        "east.dc1.nsf.ftsw0",
+    ]);
+    assert_eq!(v[0]["next_hops"].as_array().unwrap().len(), 7);
+    // A rack switch is connected to its own prefix.
+    let v = json(&[
+        "routes", "nsf-l2", "--device", dev, "--prefix", dev, "--json",
+    ]);
+    assert_eq!(v[0]["kind"], "connected");
+    // Unknown names are bad input.
+    aifabric()
+        .args(["routes", "nsf-l2", "--device", "nope"])
+        .assert()
+        .code(2);
+}

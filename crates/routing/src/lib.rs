@@ -9,4 +9,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bgp;
+pub mod fib;
 pub mod ucmp;

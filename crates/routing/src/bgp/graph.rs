@@ -1,0 +1,197 @@
+//! The BGP view of a fabric: speakers, sessions, ASNs.
+//!
+//! Speakers are the switches that run BGP. A DSF zone's interface nodes (RDSW, EDSW) form one
+//! system: the cell fabric between them is not BGP ("outside, the whole fabric looks like one
+//! big switch", FACTS.md section 2), so the zone is one speaker whose sessions are its EDSWs'
+//! Ethernet links. FDSW and SDSW do not speak BGP; GPUs are hosts.
+//!
+//! A session joins two speakers that share at least one Ethernet link; its links are all of
+//! them (BGP runs per link, but every link between two speakers carries the same routes).
+
+use aifabric_model::*;
+use serde::Serialize;
+
+/// Index of a speaker in [`BgpGraph::speakers`].
+pub type SpeakerId = u32;
+
+/// What a speaker is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SpeakerKind {
+    /// One switch.
+    Device(DeviceId),
+    /// The interface nodes of a DSF zone, as one system.
+    DsfSystem(ZoneId),
+}
+
+/// A BGP speaker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Speaker {
+    /// Device or DSF system.
+    pub kind: SpeakerKind,
+    /// Its ASN.
+    pub asn: u32,
+}
+
+/// How ASNs are assigned (RFC 7938 section 5.2 and its variants).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AsnPlan {
+    /// RFC 7938: a private ASN per rack switch (and per DSF system); switches of one tier share
+    /// an ASN per pod (FTSW, CTSW) or per zone (STSW, ATSW); BAG chassis share one per region.
+    /// Valley paths repeat an ASN, so loop prevention rejects them.
+    Rfc7938,
+    /// Every speaker its own ASN: loop prevention then rejects only true loops.
+    Unique,
+}
+
+/// First ASN of the 4-byte private range (RFC 6996).
+pub const PRIVATE_ASN_BASE: u32 = 4_200_000_000;
+
+/// The speakers and sessions of a fabric, with a compressed adjacency.
+#[derive(Clone, Debug)]
+pub struct BgpGraph {
+    /// All speakers.
+    pub speakers: Vec<Speaker>,
+    /// Speaker of each device (`u32::MAX` for GPUs and DSF fabric nodes).
+    pub speaker_of: Vec<SpeakerId>,
+    /// Sessions: (a, b) with a < b.
+    pub sessions: Vec<(SpeakerId, SpeakerId)>,
+    /// Links of session `s`: `session_links[session_off[s]..session_off[s + 1]]`.
+    session_off: Vec<u32>,
+    session_links: Vec<LinkId>,
+    /// Sessions of speaker `v`: `adj[adj_off[v]..adj_off[v + 1]]` as (session, neighbor).
+    adj_off: Vec<u32>,
+    adj: Vec<(u32, SpeakerId)>,
+}
+
+fn speaks_bgp(r: Role) -> bool {
+    !matches!(r, Role::Gpu | Role::Fdsw | Role::Sdsw)
+}
+
+impl BgpGraph {
+    /// Build the BGP view of `f` with ASNs from `plan`.
+    pub fn new(f: &Fabric, plan: AsnPlan) -> Self {
+        let mut speakers = Vec::new();
+        let mut speaker_of = vec![u32::MAX; f.devices().len()];
+        let mut system_of_zone = vec![u32::MAX; f.zones.len()];
+        let mut asn_key: Vec<(u8, u32, u32)> = Vec::new();
+        for (i, d) in f.devices().iter().enumerate() {
+            if !speaks_bgp(d.role) {
+                continue;
+            }
+            let zone = &f.zones[d.zone.idx()];
+            let dsf = matches!(zone.kind, ZoneKind::DsfL1 | ZoneKind::DsfL2)
+                && matches!(d.role, Role::Rdsw | Role::Edsw);
+            if dsf {
+                if system_of_zone[d.zone.idx()] == u32::MAX {
+                    system_of_zone[d.zone.idx()] = speakers.len() as u32;
+                    speakers.push(Speaker {
+                        kind: SpeakerKind::DsfSystem(d.zone),
+                        asn: 0,
+                    });
+                    asn_key.push((0, d.zone.0, u32::MAX));
+                }
+                speaker_of[i] = system_of_zone[d.zone.idx()];
+                continue;
+            }
+            speaker_of[i] = speakers.len() as u32;
+            speakers.push(Speaker {
+                kind: SpeakerKind::Device(DeviceId(i as u32)),
+                asn: 0,
+            });
+            // (class, scope, member): speakers with equal keys share an ASN.
+            let region = zone.region.0;
+            asn_key.push(match (plan, d.role) {
+                (AsnPlan::Unique, _) => (9, i as u32, 0),
+                (_, Role::Ftsw | Role::Ctsw) => (2, d.zone.0, d.pod),
+                (_, Role::Stsw | Role::Atsw) => (3, d.zone.0, 0),
+                (_, Role::Bag) => (4, region, 0),
+                (_, Role::Hub) => (5, region, 0),
+                // Rack switches and anything else: their own ASN.
+                _ => (1, i as u32, 0),
+            });
+        }
+        // Number ASNs in order of first appearance: deterministic.
+        let mut seen: std::collections::HashMap<(u8, u32, u32), u32> = Default::default();
+        for (s, key) in speakers.iter_mut().zip(&asn_key) {
+            let next = PRIVATE_ASN_BASE + seen.len() as u32;
+            s.asn = *seen.entry(*key).or_insert(next);
+        }
+        // Sessions: group Ethernet links by speaker pair.
+        let mut pairs: Vec<((SpeakerId, SpeakerId), LinkId)> = Vec::new();
+        for (i, l) in f.links().iter().enumerate() {
+            let (a, b) = (speaker_of[l.a.idx()], speaker_of[l.b.idx()]);
+            if a == u32::MAX || b == u32::MAX || a == b || l.kind == PortKind::Fabric {
+                continue;
+            }
+            pairs.push(((a.min(b), a.max(b)), LinkId(i as u32)));
+        }
+        pairs.sort_unstable();
+        let mut sessions = Vec::new();
+        let mut session_off = vec![0u32];
+        let mut session_links = Vec::with_capacity(pairs.len());
+        for (k, &(pair, link)) in pairs.iter().enumerate() {
+            if k > 0 && pairs[k - 1].0 != pair {
+                session_off.push(session_links.len() as u32);
+            }
+            if k == 0 || pairs[k - 1].0 != pair {
+                sessions.push(pair);
+            }
+            session_links.push(link);
+        }
+        session_off.push(session_links.len() as u32);
+        if sessions.is_empty() {
+            session_off = vec![0];
+        }
+        let n = speakers.len();
+        let mut adj_off = vec![0u32; n + 1];
+        for &(a, b) in &sessions {
+            adj_off[a as usize + 1] += 1;
+            adj_off[b as usize + 1] += 1;
+        }
+        for i in 0..n {
+            adj_off[i + 1] += adj_off[i];
+        }
+        let mut fill = adj_off.clone();
+        let mut adj = vec![(0u32, 0u32); adj_off[n] as usize];
+        for (s, &(a, b)) in sessions.iter().enumerate() {
+            for (x, y) in [(a, b), (b, a)] {
+                adj[fill[x as usize] as usize] = (s as u32, y);
+                fill[x as usize] += 1;
+            }
+        }
+        BgpGraph {
+            speakers,
+            speaker_of,
+            sessions,
+            session_off,
+            session_links,
+            adj_off,
+            adj,
+        }
+    }
+
+    /// The links of session `s`.
+    pub fn links(&self, s: u32) -> &[LinkId] {
+        let (a, b) = (
+            self.session_off[s as usize],
+            self.session_off[s as usize + 1],
+        );
+        &self.session_links[a as usize..b as usize]
+    }
+
+    /// Sessions of speaker `v` as (session, neighbor), by session id.
+    pub fn neighbors(&self, v: SpeakerId) -> &[(u32, SpeakerId)] {
+        let (a, b) = (self.adj_off[v as usize], self.adj_off[v as usize + 1]);
+        &self.adj[a as usize..b as usize]
+    }
+
+    /// Human name of a speaker.
+    pub fn name(&self, f: &Fabric, v: SpeakerId) -> String {
+        match self.speakers[v as usize].kind {
+            SpeakerKind::Device(d) => f.device_name(d),
+            SpeakerKind::DsfSystem(z) => format!("{} (DSF system)", f.zones[z.idx()].name),
+        }
+    }
+}

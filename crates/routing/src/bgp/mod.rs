@@ -1,0 +1,11 @@
+//! eBGP over the fabric: the speakers and sessions ([`graph`]) and the converged routes toward
+//! each origin ([`compute`]).
+
+pub mod compute;
+pub mod graph;
+
+pub use compute::{
+    routes_to, session_states, BandwidthMode, Best, BgpConfig, Multipath, NotConverged, RoutesTo,
+    SessionState,
+};
+pub use graph::{AsnPlan, BgpGraph, Speaker, SpeakerId, SpeakerKind, PRIVATE_ASN_BASE};

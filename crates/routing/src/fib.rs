@@ -1,0 +1,172 @@
+//! What one device forwards toward one prefix: the view `aifabric routes` prints.
+//!
+//! Prefixes are the racks' GPU subnets, one per rack switch (RTSW or RDSW), named
+//! `<zone>.rack<N>` until the addressing plan assigns them IPv6 prefixes.
+
+use crate::bgp::{BgpConfig, BgpGraph, RoutesTo, SessionState, SpeakerId, SpeakerKind};
+use crate::ucmp;
+use aifabric_model::*;
+use serde::Serialize;
+
+/// A destination prefix: the GPUs of one rack.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Prefix {
+    /// `<zone>.rack<N>`.
+    pub name: String,
+    /// The rack switch that originates it.
+    pub rack_switch: DeviceId,
+}
+
+/// Every prefix of the fabric, in device order.
+pub fn prefixes(f: &Fabric) -> Vec<Prefix> {
+    f.devices()
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| matches!(d.role, Role::Rtsw | Role::Rdsw))
+        .map(|(i, d)| Prefix {
+            name: format!("{}.rack{}", f.zones[d.zone.idx()].name, d.rack),
+            rack_switch: DeviceId(i as u32),
+        })
+        .collect()
+}
+
+/// The prefix named `text`: `<zone>.rack<N>`, or the name of its rack switch.
+pub fn find_prefix(f: &Fabric, text: &str) -> Option<Prefix> {
+    prefixes(f)
+        .into_iter()
+        .find(|p| p.name == text || f.device_name(p.rack_switch) == text)
+}
+
+/// How a device reaches a prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RouteKind {
+    /// The device is the prefix's rack switch.
+    Connected,
+    /// Inside the same DSF zone: cells sprayed over every live fabric link to the rack's RDSW.
+    DsfFabric,
+    /// Learned by BGP.
+    Bgp,
+    /// No route: traffic is dropped.
+    Unreachable,
+}
+
+/// One next hop as programmed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NextHopView {
+    /// Neighbor speaker (a device name, or a DSF zone).
+    pub neighbor: String,
+    /// Live links of the session.
+    pub links: u32,
+    /// Their capacity, Gb/s.
+    pub capacity_gbps: f64,
+    /// Link-bandwidth value received from the neighbor (Mb/s or links, by mode).
+    pub received_bandwidth: Option<u64>,
+    /// Ideal UCMP share.
+    pub weight: f64,
+    /// Slots in the hardware next-hop group.
+    pub slots: u32,
+    /// The session is soft-drained (LOCAL_PREF 0).
+    pub soft_drained: bool,
+}
+
+/// A device's route toward a prefix.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RouteView {
+    /// The device asked about.
+    pub device: String,
+    /// The prefix.
+    pub prefix: String,
+    /// How it is reached.
+    pub kind: RouteKind,
+    /// LOCAL_PREF of the best route (BGP only).
+    pub local_pref: Option<u32>,
+    /// AS path of the best route, nearest ASN first (BGP only).
+    pub as_path: Vec<u32>,
+    /// Multipath next hops.
+    pub next_hops: Vec<NextHopView>,
+    /// Hardware group size used for `slots`.
+    pub group_size: u32,
+    /// Largest programmed / ideal share ratio over the next hops (1.0 = exact).
+    pub max_overload: f64,
+}
+
+/// The route of `device` toward `prefix`, given the routes toward the prefix's origin.
+pub fn route_view(
+    f: &Fabric,
+    g: &BgpGraph,
+    states: &[SessionState],
+    routes: &RoutesTo,
+    cfg: &BgpConfig,
+    device: DeviceId,
+    prefix: &Prefix,
+) -> RouteView {
+    let mut view = RouteView {
+        device: f.device_name(device),
+        prefix: prefix.name.clone(),
+        kind: RouteKind::Unreachable,
+        local_pref: None,
+        as_path: Vec::new(),
+        next_hops: Vec::new(),
+        group_size: cfg.group_size,
+        max_overload: 1.0,
+    };
+    let v = g.speaker_of[device.idx()];
+    if device == prefix.rack_switch {
+        view.kind = RouteKind::Connected;
+        return view;
+    }
+    if v == u32::MAX {
+        return view;
+    }
+    if v == routes.origin {
+        // Same DSF system: the cell fabric, not BGP.
+        view.kind = RouteKind::DsfFabric;
+        return view;
+    }
+    let Some(best) = routes.best[v as usize] else {
+        return view;
+    };
+    view.kind = RouteKind::Bgp;
+    view.local_pref = Some(best.local_pref);
+    view.as_path = as_path(g, routes, v);
+    let weights = routes.weights(v, cfg);
+    // Quantize the ideal shares (scaled to integers) into the hardware group.
+    let scaled: Vec<u64> = weights.iter().map(|w| (w * 1e12).round() as u64).collect();
+    let split = ucmp::split(&scaled, cfg.group_size);
+    view.max_overload = split.max_overload;
+    for ((m, w), slots) in routes.multipaths(v).iter().zip(weights).zip(split.slots) {
+        let st = states[m.session as usize];
+        view.next_hops.push(NextHopView {
+            neighbor: speaker_name(f, g, m.neighbor),
+            links: st.links,
+            capacity_gbps: st.mbps as f64 / 1_000.0,
+            received_bandwidth: m.received,
+            weight: w,
+            slots,
+            soft_drained: st.soft,
+        });
+    }
+    view
+}
+
+/// ASNs of the best path from `v` (exclusive) to the origin (inclusive).
+fn as_path(g: &BgpGraph, routes: &RoutesTo, v: SpeakerId) -> Vec<u32> {
+    let mut path = Vec::new();
+    let mut x = v;
+    while let Some(b) = routes.best[x as usize] {
+        if b.parent == x || path.len() > g.speakers.len() {
+            break;
+        }
+        x = b.parent;
+        path.push(g.speakers[x as usize].asn);
+    }
+    path
+}
+
+fn speaker_name(f: &Fabric, g: &BgpGraph, v: SpeakerId) -> String {
+    match g.speakers[v as usize].kind {
+        SpeakerKind::Device(d) => f.device_name(d),
+        SpeakerKind::DsfSystem(z) => format!("{} (DSF)", f.zones[z.idx()].name),
+    }
+}

@@ -1,0 +1,207 @@
+//! eBGP on small hand-checked fabrics (issue 3, item 10).
+
+use aifabric_model::*;
+use aifabric_routing::bgp::*;
+
+/// Two leaves (RTSW) and two spines (CTSW) of one pod; 4 parallel 100G links per pair.
+fn clos() -> (Fabric, [DeviceId; 4]) {
+    let mut b = FabricBuilder::new("clos", Catalog::builtin());
+    let r = b.add_region("r");
+    let bl = b.add_building("b", r, 1);
+    let z = b.add_zone("r.b.z", ZoneKind::Roce, r, Some(bl));
+    let pd = b.add_power_domain("pd", Some(bl));
+    let hw = b.catalog().find("minipack2").unwrap();
+    let dev = |role, index| Device {
+        role,
+        hw,
+        zone: z,
+        index,
+        plane: NONE_U16,
+        hall: 0,
+        pod: 0,
+        rack: if role == Role::Rtsw { index } else { u32::MAX },
+        power_domain: pd,
+    };
+    let (l1, l2) = (
+        b.add_device(dev(Role::Rtsw, 0)),
+        b.add_device(dev(Role::Rtsw, 1)),
+    );
+    let (s1, s2) = (
+        b.add_device(dev(Role::Ctsw, 0)),
+        b.add_device(dev(Role::Ctsw, 1)),
+    );
+    for l in [l1, l2] {
+        for s in [s1, s2] {
+            b.add_bundle(l, s, 4, PortKind::Ethernet, 200_000, 10.0, 0, false)
+                .unwrap();
+        }
+    }
+    (b.finish(), [l1, l2, s1, s2])
+}
+
+struct Run {
+    g: BgpGraph,
+    routes: RoutesTo,
+}
+
+fn run(f: &Fabric, plan: AsnPlan, s: &Scenario, origin: DeviceId) -> Run {
+    let g = BgpGraph::new(f, plan);
+    let states = session_states(f, &g, s);
+    let routes = routes_to(
+        &g,
+        &states,
+        g.speaker_of[origin.idx()],
+        &BgpConfig::default(),
+    )
+    .unwrap();
+    Run { g, routes }
+}
+
+impl Run {
+    /// Next-hop devices of `d` with their ideal weights.
+    fn next_hops(&self, d: DeviceId) -> Vec<(DeviceId, f64)> {
+        let v = self.g.speaker_of[d.idx()];
+        let w = self.routes.weights(v, &BgpConfig::default());
+        self.routes
+            .multipaths(v)
+            .iter()
+            .zip(w)
+            .map(|(m, w)| match self.g.speakers[m.neighbor as usize].kind {
+                SpeakerKind::Device(n) => (n, w),
+                SpeakerKind::DsfSystem(_) => panic!("no DSF here"),
+            })
+            .collect()
+    }
+}
+
+fn select(f: &Fabric, fail: &[&str], hard: &[&str], soft: &[&str]) -> Scenario {
+    let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    Scenario::from_selectors(f, &v(fail), &v(hard), &v(soft)).unwrap()
+}
+
+#[test]
+fn leaf_reaches_leaf_over_both_spines_equally() {
+    let (f, [l1, l2, s1, s2]) = clos();
+    let r = run(&f, AsnPlan::Rfc7938, &Scenario::healthy(&f), l2);
+    assert_eq!(r.next_hops(l1), vec![(s1, 0.5), (s2, 0.5)]);
+    assert_eq!(r.next_hops(s1), vec![(l2, 1.0)]);
+    let best = r.routes.best[r.g.speaker_of[l1.idx()] as usize].unwrap();
+    assert_eq!((best.len, best.local_pref), (2, 100));
+}
+
+#[test]
+fn losing_one_of_four_parallel_links_gives_3_to_4() {
+    let (f, [l1, l2, s1, s2]) = clos();
+    let s = select(&f, &["r.b.z.rtsw1--r.b.z.ctsw0#0"], &[], &[]);
+    let r = run(&f, AsnPlan::Rfc7938, &s, l2);
+    let hops = r.next_hops(l1);
+    assert_eq!(hops.iter().map(|h| h.0).collect::<Vec<_>>(), vec![s1, s2]);
+    assert!((hops[0].1 - 3.0 / 7.0).abs() < 1e-12 && (hops[1].1 - 4.0 / 7.0).abs() < 1e-12);
+}
+
+#[test]
+fn valley_paths_are_rejected_by_shared_spine_asns() {
+    let (f, [l1, l2, s1, s2]) = clos();
+    let s = select(&f, &["r.b.z.rtsw1--r.b.z.ctsw0"], &[], &[]);
+    // RFC 7938 plan: S1 -> L1 -> S2 -> L2 repeats the spine ASN: S1 has no route.
+    let r = run(&f, AsnPlan::Rfc7938, &s, l2);
+    assert!(r.routes.best[r.g.speaker_of[s1.idx()] as usize].is_none());
+    assert_eq!(r.next_hops(l1), vec![(s2, 1.0)]);
+    // Unique ASNs: loop prevention allows the valley, 3 hops through L1.
+    let r = run(&f, AsnPlan::Unique, &s, l2);
+    let b = r.routes.best[r.g.speaker_of[s1.idx()] as usize].unwrap();
+    assert_eq!(b.len, 3);
+    assert_eq!(r.next_hops(s1), vec![(l1, 1.0)]);
+}
+
+#[test]
+fn soft_drain_is_used_only_when_nothing_else_is_left() {
+    let (f, [l1, l2, s1, s2]) = clos();
+    let healthy = Scenario::healthy(&f);
+    let one_soft = select(&f, &[], &[], &["r.b.z.ctsw0"]);
+    let one_hard = select(&f, &[], &["r.b.z.ctsw0"], &[]);
+    let both_soft = select(&f, &[], &[], &["r.b.z.ctsw0", "r.b.z.ctsw1"]);
+    let both_hard = select(&f, &[], &["r.b.z.ctsw0", "r.b.z.ctsw1"], &[]);
+    assert_eq!(
+        run(&f, AsnPlan::Rfc7938, &healthy, l2).next_hops(l1).len(),
+        2
+    );
+    // One spine drained, soft or hard: traffic moves to the other.
+    assert_eq!(
+        run(&f, AsnPlan::Rfc7938, &one_soft, l2).next_hops(l1),
+        vec![(s2, 1.0)]
+    );
+    assert_eq!(
+        run(&f, AsnPlan::Rfc7938, &one_hard, l2).next_hops(l1),
+        vec![(s2, 1.0)]
+    );
+    // Both soft-drained: still used (LOCAL_PREF 0 on both, a tie); both hard: no route.
+    let r = run(&f, AsnPlan::Rfc7938, &both_soft, l2);
+    assert_eq!(r.next_hops(l1), vec![(s1, 0.5), (s2, 0.5)]);
+    assert_eq!(
+        r.routes.best[r.g.speaker_of[l1.idx()] as usize]
+            .unwrap()
+            .local_pref,
+        0
+    );
+    let r = run(&f, AsnPlan::Rfc7938, &both_hard, l2);
+    assert!(r.routes.best[r.g.speaker_of[l1.idx()] as usize].is_none());
+}
+
+#[test]
+fn asn_plan_follows_rfc_7938() {
+    let (f, [l1, l2, s1, s2]) = clos();
+    let g = BgpGraph::new(&f, AsnPlan::Rfc7938);
+    let asn = |d: DeviceId| g.speakers[g.speaker_of[d.idx()] as usize].asn;
+    assert_ne!(asn(l1), asn(l2), "a private ASN per rack switch");
+    assert_eq!(asn(s1), asn(s2), "spines of a pod share one");
+    assert!(
+        asn(l1) >= PRIVATE_ASN_BASE,
+        "4-byte private range (RFC 6996)"
+    );
+    let g = BgpGraph::new(&f, AsnPlan::Unique);
+    assert_ne!(
+        g.speakers[g.speaker_of[s1.idx()] as usize].asn,
+        g.speakers[g.speaker_of[s2.idx()] as usize].asn
+    );
+}
+
+#[test]
+fn bag_planes_route_planar_between_regions() {
+    let yaml = "name: two\nregions:\n  - name: a\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\n  - name: c\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\ninter_bag:\n  - {between: [a, c], topology: planar, links_per_plane: 4, length_m: 30000}\n";
+    let f = aifabric_spec::build_str("two.yaml", yaml).unwrap();
+    let rack = f.find_device("c.b.n.rtsw0").unwrap();
+    let r = run(&f, AsnPlan::Rfc7938, &Scenario::healthy(&f), rack);
+    for p in 0..2u16 {
+        let chassis = f.find_device(&format!("a.bag.plane{p}.c0")).unwrap();
+        let hops = r.next_hops(chassis);
+        assert_eq!(hops.len(), 1, "one chassis per plane on the other side");
+        assert_eq!(
+            f.device(hops[0].0).plane,
+            p,
+            "planar: plane {p} to plane {p}"
+        );
+        assert_eq!(f.device_name(hops[0].0), format!("c.bag.plane{p}.c0"));
+    }
+    // A rack in region a reaches it over both of its spine planes.
+    let src = f.find_device("a.b.n.rtsw0").unwrap();
+    assert_eq!(r.next_hops(src).len(), 2);
+    // Every speaker of both regions has a route.
+    assert!(r.routes.best.iter().all(Option::is_some));
+}
+
+#[test]
+fn dsf_zone_is_one_speaker_behind_its_edsws() {
+    let f = aifabric_spec::load("dsf-l1-zone").unwrap();
+    let g = BgpGraph::new(&f, AsnPlan::Rfc7938);
+    let rdsw = f.find_device("lab.dc1.l1.rdsw0").unwrap();
+    let edsw = f.find_device("lab.dc1.l1.edsw3").unwrap();
+    assert_eq!(g.speaker_of[rdsw.idx()], g.speaker_of[edsw.idx()]);
+    let fdsw = f.find_device("lab.dc1.l1.fdsw0").unwrap();
+    assert_eq!(
+        g.speaker_of[fdsw.idx()],
+        u32::MAX,
+        "fabric nodes do not speak BGP"
+    );
+    assert_eq!(g.speakers.len(), 1);
+}
