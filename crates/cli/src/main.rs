@@ -9,6 +9,7 @@ mod render;
 mod routes;
 
 use aifabric_model::{Fabric, FabricView, Scenario};
+use aifabric_routing::aggregation::Aggregation;
 use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpConfig};
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -63,6 +64,22 @@ enum Command {
         /// A rack prefix `<zone>.rack<N>` (or its rack switch's name); all prefixes if absent.
         #[arg(long)]
         prefix: Option<String>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
+    /// Aggregation at the L2 -> BAG border and the blackholes it leaves under failures:
+    /// borders that advertise a zone aggregate but cannot reach some of its racks.
+    Blackholes {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// `unconditional`, `conditional` (all contributors) or `conditional:N`.
+        #[arg(long, default_value = "unconditional", value_parser = parse_aggregation)]
+        aggregation: Aggregation,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -153,6 +170,17 @@ impl BgpArgs {
             group_size: self.group_size,
             ..BgpConfig::default()
         }
+    }
+}
+
+fn parse_aggregation(s: &str) -> Result<Aggregation, String> {
+    match s {
+        "unconditional" => Ok(Aggregation::Unconditional),
+        "conditional" => Ok(Aggregation::Conditional { min: None }),
+        _ => match s.strip_prefix("conditional:").map(str::parse::<u32>) {
+            Some(Ok(n)) if n > 0 => Ok(Aggregation::Conditional { min: Some(n) }),
+            _ => Err("use `unconditional`, `conditional` or `conditional:N` (N >= 1)".to_owned()),
+        },
     }
 }
 
@@ -264,6 +292,32 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 print_json(&views)?;
             } else {
                 print!("{}", render::routes(&views));
+            }
+        }
+        Command::Blackholes {
+            spec,
+            aggregation,
+            json,
+            scenario,
+            bgp,
+        } => {
+            let f = load(&spec)?;
+            let scenario = scenario.resolve(&f)?;
+            let g = aifabric_routing::bgp::BgpGraph::new(&f, bgp.plan());
+            let states = aifabric_routing::bgp::session_states(&f, &g, &scenario);
+            let report = aifabric_routing::aggregation::blackholes(
+                &f,
+                &g,
+                &states,
+                &scenario,
+                &bgp.config(),
+                aggregation,
+            )
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+            if json {
+                print_json(&report)?;
+            } else {
+                print!("{}", render::blackholes(&report));
             }
         }
         Command::Validate { spec, json } => {

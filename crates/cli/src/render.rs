@@ -198,3 +198,43 @@ pub fn routes(views: &[aifabric_routing::fib::RouteView]) -> String {
     }
     s
 }
+
+pub fn blackholes(r: &aifabric_routing::aggregation::BlackholeReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "Zone aggregates toward BAG ({:?})", r.aggregation);
+    for z in &r.zones {
+        let _ = writeln!(
+            s,
+            "  {:<28} {:>6} racks  {:>4} borders advertising, {:>4} withdrawn, {:>5} racks unreachable",
+            z.zone,
+            z.covered,
+            z.advertising.len(),
+            z.withdrawn.len(),
+            z.unreachable_prefixes
+        );
+    }
+    if r.blackholes.is_empty() {
+        let _ = writeln!(s, "\nNo blackholes.");
+        return s;
+    }
+    let _ = writeln!(s, "\nBlackholes ({})", r.blackholes.len());
+    for b in &r.blackholes {
+        let shown: Vec<&str> = b.prefixes.iter().take(4).map(String::as_str).collect();
+        let more = if b.prefixes.len() > 4 {
+            format!(" (+{} more)", b.prefixes.len() - 4)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            s,
+            "  {} drops {} racks of {}: attracts {:.2}% of the aggregate's traffic, blackholes {:.3}%\n    {}{more}",
+            b.device,
+            b.prefixes.len(),
+            b.zone,
+            100.0 * b.attracted_share,
+            100.0 * b.blackholed_share,
+            shown.join(", ")
+        );
+    }
+    s
+}

@@ -251,3 +251,32 @@ fn routes_shows_ucmp_weights_and_drains() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn blackholes_under_unconditional_but_not_conditional_aggregation() {
+    let cut = "east.dc1.nsf.ftsw528--east.dc1.nsf.stsw0";
+    let v = json(&["blackholes", "nsf-l2", "--fail", cut, "--json"]);
+    let b = v["blackholes"].as_array().unwrap();
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0]["device"], "east.dc1.nsf.stsw0");
+    assert_eq!(
+        b[0]["prefixes"].as_array().unwrap().len(),
+        6,
+        "the 6 racks of pod 66"
+    );
+    let v = json(&[
+        "blackholes",
+        "nsf-l2",
+        "--fail",
+        cut,
+        "--aggregation",
+        "conditional",
+        "--json",
+    ]);
+    assert!(v["blackholes"].as_array().unwrap().is_empty());
+    assert_eq!(v["zones"][0]["withdrawn"][0], "east.dc1.nsf.stsw0");
+    aifabric()
+        .args(["blackholes", "nsf-l2", "--aggregation", "sometimes"])
+        .assert()
+        .code(2);
+}

@@ -119,7 +119,7 @@ pub fn route_view(
     if v == u32::MAX {
         return view;
     }
-    if v == routes.origin {
+    if routes.is_origin(v) {
         // Same DSF system: the cell fabric, not BGP.
         view.kind = RouteKind::DsfFabric;
         return view;

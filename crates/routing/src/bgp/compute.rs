@@ -119,11 +119,11 @@ pub struct Multipath {
     pub received: Option<u64>,
 }
 
-/// The converged state of every speaker toward one origin.
+/// The converged state of every speaker toward one prefix.
 #[derive(Clone, Debug)]
 pub struct RoutesTo {
-    /// The originating speaker.
-    pub origin: SpeakerId,
+    /// The originating speakers (one for a rack prefix; every advertiser of an aggregate).
+    pub origins: Vec<SpeakerId>,
     /// Best route per speaker (`None`: no route).
     pub best: Vec<Option<Best>>,
     mp_off: Vec<u32>,
@@ -147,6 +147,11 @@ fn better(a: (u32, u32), b: (u32, u32)) -> bool {
 }
 
 impl RoutesTo {
+    /// Whether `v` originates the prefix.
+    pub fn is_origin(&self, v: SpeakerId) -> bool {
+        self.origins.contains(&v)
+    }
+
     /// Multipaths of speaker `v`.
     pub fn multipaths(&self, v: SpeakerId) -> &[Multipath] {
         let (a, b) = (self.mp_off[v as usize], self.mp_off[v as usize + 1]);
@@ -198,31 +203,49 @@ fn candidates(
     }
 }
 
-/// Compute the converged routes of every speaker toward `origin`.
+/// Compute the converged routes of every speaker toward a prefix originated by `origin`.
 pub fn routes_to(
     g: &BgpGraph,
     states: &[SessionState],
     origin: SpeakerId,
     cfg: &BgpConfig,
 ) -> Result<RoutesTo, NotConverged> {
+    routes_to_many(g, states, &[origin], cfg)
+}
+
+/// Compute the converged routes of every speaker toward a prefix originated by all of
+/// `origins` (an aggregate advertised by several border speakers).
+pub fn routes_to_many(
+    g: &BgpGraph,
+    states: &[SessionState],
+    origins: &[SpeakerId],
+    cfg: &BgpConfig,
+) -> Result<RoutesTo, NotConverged> {
     let n = g.speakers.len();
+    let origin = origins.first().copied().unwrap_or(0);
+    let mut is_origin = vec![false; n];
     let mut best: Vec<Option<Best>> = vec![None; n];
-    best[origin as usize] = Some(Best {
-        local_pref: u32::MAX,
-        len: 0,
-        parent: origin,
-    });
+    for &o in origins {
+        is_origin[o as usize] = true;
+        best[o as usize] = Some(Best {
+            local_pref: u32::MAX,
+            len: 0,
+            parent: o,
+        });
+    }
     let mut queue: VecDeque<SpeakerId> = VecDeque::new();
     let mut queued = vec![false; n];
     let push_neighbors = |v: SpeakerId, q: &mut VecDeque<SpeakerId>, queued: &mut [bool]| {
         for &(_, u) in g.neighbors(v) {
-            if u != origin && !queued[u as usize] {
+            if !is_origin[u as usize] && !queued[u as usize] {
                 queued[u as usize] = true;
                 q.push_back(u);
             }
         }
     };
-    push_neighbors(origin, &mut queue, &mut queued);
+    for &o in origins {
+        push_neighbors(o, &mut queue, &mut queued);
+    }
     let mut cands = Vec::new();
     let mut evaluations = 0u64;
     let limit = 64 * (n as u64 + 1) * (n as u64 + 1).min(64);
@@ -263,7 +286,7 @@ pub fn routes_to(
     let mut mp = Vec::new();
     mp_off.push(0u32);
     for v in 0..n as u32 {
-        if let (Some(b), true) = (best[v as usize], v != origin) {
+        if let (Some(b), false) = (best[v as usize], is_origin[v as usize]) {
             candidates(g, states, &best, v, &mut cands);
             cands.retain(|c| c.2 == (b.local_pref, b.len));
             cands.sort_by_key(|c| (g.speakers[c.1 as usize].asn, c.1, c.0));
@@ -292,7 +315,7 @@ pub fn routes_to(
         let mut any = false;
         for m in &mut mp[a..b] {
             let st = states[m.session as usize];
-            m.received = if m.neighbor == origin {
+            m.received = if is_origin[m.neighbor as usize] {
                 Some(match cfg.bandwidth {
                     BandwidthMode::Cumulative => st.mbps,
                     _ => u64::from(st.links),
@@ -310,7 +333,7 @@ pub fn routes_to(
         }
     }
     Ok(RoutesTo {
-        origin,
+        origins: origins.to_vec(),
         best,
         mp_off,
         mp,

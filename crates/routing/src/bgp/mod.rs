@@ -5,7 +5,7 @@ pub mod compute;
 pub mod graph;
 
 pub use compute::{
-    routes_to, session_states, BandwidthMode, Best, BgpConfig, Multipath, NotConverged, RoutesTo,
-    SessionState,
+    routes_to, routes_to_many, session_states, BandwidthMode, Best, BgpConfig, Multipath,
+    NotConverged, RoutesTo, SessionState,
 };
 pub use graph::{AsnPlan, BgpGraph, Speaker, SpeakerId, SpeakerKind, PRIVATE_ASN_BASE};

@@ -1,0 +1,75 @@
+//! Aggregation and blackholes (RFC 7938 section 8.2; issue 3, item 10).
+
+use aifabric_model::*;
+use aifabric_routing::aggregation::{blackholes, Aggregation, BlackholeReport};
+use aifabric_routing::bgp::*;
+
+/// An NSF zone under a 2-plane BAG: 3 pods x 2 racks, 2 spine planes x 2 STSWs.
+const NSF: &str = "name: n\nregions:\n  - name: a\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            nsf: {pods: 3, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\n";
+
+fn detect(f: &Fabric, fail: &[&str], agg: Aggregation) -> BlackholeReport {
+    let fail: Vec<String> = fail.iter().map(|s| s.to_string()).collect();
+    let s = Scenario::from_selectors(f, &fail, &[], &[]).unwrap();
+    let g = BgpGraph::new(f, AsnPlan::Rfc7938);
+    let states = session_states(f, &g, &s);
+    blackholes(f, &g, &states, &s, &BgpConfig::default(), agg).unwrap()
+}
+
+const ALL: Aggregation = Aggregation::Conditional { min: None };
+
+#[test]
+fn healthy_fabric_has_no_blackholes_and_even_shares() {
+    let f = aifabric_spec::build_str("n.yaml", NSF).unwrap();
+    let r = detect(&f, &[], Aggregation::Unconditional);
+    assert!(r.blackholes.is_empty());
+    assert_eq!(r.zones.len(), 1);
+    assert_eq!(r.zones[0].covered, 6);
+    assert_eq!(r.zones[0].advertising.len(), 4, "2 planes x 2 STSWs");
+    assert!(r.zones[0].withdrawn.is_empty());
+}
+
+#[test]
+fn one_link_failure_blackholes_under_unconditional_aggregation_only() {
+    let f = aifabric_spec::build_str("n.yaml", NSF).unwrap();
+    // Pod 1's plane-0 FTSW loses its link to STSW 0 of plane 0: that STSW can no longer reach
+    // pod 1's racks (any other way down repeats the STSW tier's ASN).
+    let cut = "a.b.z.ftsw2--a.b.z.stsw0";
+    let r = detect(&f, &[cut], Aggregation::Unconditional);
+    assert_eq!(r.blackholes.len(), 1, "{r:?}");
+    let b = &r.blackholes[0];
+    assert_eq!(b.device, "a.b.z.stsw0");
+    assert_eq!(b.prefixes, vec!["a.b.z.rack2", "a.b.z.rack3"]);
+    // BAG plane 0's chassis splits the aggregate between STSW 0 of both spine planes; plane 1
+    // goes to the other two STSWs: stsw0 attracts a quarter, and drops 2 of 6 prefixes of it.
+    assert!(
+        (b.attracted_share - 0.25).abs() < 1e-12,
+        "{}",
+        b.attracted_share
+    );
+    assert!((b.blackholed_share - 0.25 * 2.0 / 6.0).abs() < 1e-12);
+    // Conditional aggregation: stsw0 withdraws; nothing is blackholed, everything reachable.
+    let r = detect(&f, &[cut], ALL);
+    assert!(r.blackholes.is_empty());
+    assert_eq!(r.zones[0].withdrawn, vec!["a.b.z.stsw0"]);
+    assert_eq!(r.zones[0].unreachable_prefixes, 0);
+    // Conditional on at least 4 of 6 contributors: stsw0 still reaches 4, keeps advertising.
+    let r = detect(&f, &[cut], Aggregation::Conditional { min: Some(4) });
+    assert_eq!(r.blackholes.len(), 1);
+}
+
+#[test]
+fn a_dsf_system_blackholes_an_isolated_rack() {
+    let yaml = "name: d\nregions:\n  - name: a\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            dsf_l1: {rdsw: 4, fdsw: 2, edsw: 2, links_per_fdsw: 2, gpus_per_rdsw: 2, edsw_uplinks: 2}\n";
+    let f = aifabric_spec::build_str("d.yaml", yaml).unwrap();
+    // Cut RDSW 3 off the cell fabric.
+    let cut = ["a.b.z.rdsw3--a.b.z.fdsw0", "a.b.z.rdsw3--a.b.z.fdsw1"];
+    let r = detect(&f, &cut, Aggregation::Unconditional);
+    assert_eq!(r.blackholes.len(), 1);
+    assert_eq!(r.blackholes[0].prefixes, vec!["a.b.z.rack3"]);
+    assert!((r.blackholes[0].attracted_share - 1.0).abs() < 1e-12);
+    // Conditional (all): the only border withdraws, so the whole zone becomes unreachable
+    // from BAG: no blackhole, but the price is every prefix.
+    let r = detect(&f, &cut, ALL);
+    assert!(r.blackholes.is_empty());
+    assert_eq!(r.zones[0].unreachable_prefixes, 4);
+}
