@@ -88,6 +88,17 @@ enum Command {
         #[command(flatten)]
         bgp: BgpArgs,
     },
+    /// DSF Input Balanced Mode: what each interface node keeps toward each destination
+    /// cluster once remote failures have propagated.
+    Ibm {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Machine-readable output (every reduced source / cluster pair).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+    },
     /// Check a spec; prints nothing but a summary when it is valid.
     Validate {
         /// Built-in spec name or YAML file.
@@ -318,6 +329,20 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 print_json(&report)?;
             } else {
                 print!("{}", render::blackholes(&report));
+            }
+        }
+        Command::Ibm {
+            spec,
+            json,
+            scenario,
+        } => {
+            let f = load(&spec)?;
+            let mask = scenario.resolve(&f)?.unusable();
+            let zones = aifabric_routing::ibm::input_balanced(&f, &mask);
+            if json {
+                print_json(&zones)?;
+            } else {
+                print!("{}", render::ibm(&zones));
             }
         }
         Command::Validate { spec, json } => {

@@ -238,3 +238,40 @@ pub fn blackholes(r: &aifabric_routing::aggregation::BlackholeReport) -> String 
     }
     s
 }
+
+pub fn ibm(zones: &[aifabric_routing::ibm::ZoneIbm]) -> String {
+    let mut s = String::new();
+    if zones.is_empty() {
+        let _ = writeln!(s, "No DSF zones.");
+    }
+    for z in zones {
+        let _ = writeln!(
+            s,
+            "{}: {} interface nodes, worst retained {:.4}% ({} source/cluster pairs reduced)",
+            z.zone,
+            z.interface_nodes,
+            100.0 * z.worst_fraction,
+            z.reduced.len()
+        );
+        let mut worst: Vec<_> = z.reduced.iter().collect();
+        worst.sort_by(|a, b| {
+            a.min_fraction
+                .total_cmp(&b.min_fraction)
+                .then(a.device.cmp(&b.device))
+        });
+        for r in worst.iter().take(10) {
+            let _ = writeln!(
+                s,
+                "  {:<28} -> cluster{}: {:>9.2} Gb/s ({:.4}%)",
+                r.device,
+                r.cluster,
+                r.min_gbps,
+                100.0 * r.min_fraction
+            );
+        }
+        if worst.len() > 10 {
+            let _ = writeln!(s, "  ... {} more (--json lists all)", worst.len() - 10);
+        }
+    }
+    s
+}

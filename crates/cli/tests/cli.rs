@@ -280,3 +280,20 @@ fn blackholes_under_unconditional_but_not_conditional_aggregation() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn ibm_reports_reduced_pairs() {
+    let v = json(&["ibm", "dsf-l1-zone", "--json"]);
+    assert_eq!(v[0]["worst_fraction"], 1.0);
+    let v = json(&[
+        "ibm",
+        "dsf-l1-zone",
+        "--json",
+        "--fail",
+        "lab.dc1.l1.rdsw0--lab.dc1.l1.fdsw0",
+    ]);
+    // RDSW 0 lost 4 of its 160 lanes: it keeps 156/160 toward everyone, and everyone keeps
+    // 156/160 toward it.
+    let worst = v[0]["worst_fraction"].as_f64().unwrap();
+    assert!((worst - 156.0 / 160.0).abs() < 1e-12, "{worst}");
+}

@@ -12,4 +12,5 @@
 pub mod aggregation;
 pub mod bgp;
 pub mod fib;
+pub mod ibm;
 pub mod ucmp;

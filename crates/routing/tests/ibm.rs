@@ -1,0 +1,142 @@
+//! DSF Input Balanced Mode: closed forms for the failure cases of FACTS.md section 2, and
+//! properties against independent bounds.
+
+use aifabric_capacity::maxflow::FlowNetworkBuilder;
+use aifabric_model::*;
+use aifabric_routing::ibm::{input_balanced, retained_matrix};
+use proptest::prelude::*;
+
+fn fail(f: &Fabric, sel: &[&str]) -> FailureMask {
+    let s: Vec<String> = sel.iter().map(|x| x.to_string()).collect();
+    Scenario::from_selectors(f, &s, &[], &[])
+        .unwrap()
+        .unusable()
+}
+
+#[test]
+fn healthy_zone_keeps_everything() {
+    let f = aifabric_spec::load("dsf-l1-zone").unwrap();
+    let r = input_balanced(&f, &FailureMask::none(&f));
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].worst_fraction, 1.0);
+    assert!(r[0].reduced.is_empty());
+}
+
+#[test]
+fn fdsw_rdsw_failure_reduces_every_source_by_one_lane_in_160() {
+    let f = aifabric_spec::load("dsf-l2-zone").unwrap();
+    let z = f
+        .zones
+        .iter()
+        .position(|z| z.kind == ZoneKind::DsfL2)
+        .unwrap();
+    let m = fail(&f, &["east.dc1.l2a.rdsw0--east.dc1.l2a.fdsw0#0"]);
+    let (ifaces, mat) = retained_matrix(&f, ZoneId(z as u32), &m);
+    let d = ifaces
+        .iter()
+        .position(|&x| f.device_name(x) == "east.dc1.l2a.rdsw0")
+        .unwrap();
+    // FDSW 0 delivers 3 of its 4 lanes to RDSW 0; upstream devices follow: 159 of 160 lanes
+    // from every source, in its own cluster (directly) or another (through the SDSWs).
+    for (s, row) in mat.iter().enumerate() {
+        if s == d {
+            continue;
+        }
+        let (got, nom) = row[d];
+        assert!(
+            (got / nom - 159.0 / 160.0).abs() < 1e-12,
+            "source {s}: {}",
+            got / nom
+        );
+    }
+    // Other destinations are untouched, except for RDSW 0's own traffic out of that lane.
+    let other = (d + 1) % ifaces.len();
+    for (s, row) in mat.iter().enumerate() {
+        let frac = row[other].0 / row[other].1;
+        let expect = if s == d { 159.0 / 160.0 } else { 1.0 };
+        if s != other {
+            assert!(
+                (frac - expect).abs() < 1e-12,
+                "source {s} to {other}: {frac}"
+            );
+        }
+    }
+}
+
+#[test]
+fn fdsw_sdsw_failure_reduces_both_directions() {
+    let f = aifabric_spec::load("dsf-l2-zone").unwrap();
+    let z = f
+        .zones
+        .iter()
+        .position(|z| z.kind == ZoneKind::DsfL2)
+        .unwrap();
+    // FDSW 0 is in cluster 0; one of its 4 lanes to SDSW 0 fails.
+    let m = fail(&f, &["east.dc1.l2a.fdsw0--east.dc1.l2a.sdsw0#0"]);
+    let (ifaces, mat) = retained_matrix(&f, ZoneId(z as u32), &m);
+    let cluster = |i: usize| f.device(ifaces[i]).pod;
+    // Toward cluster 0 from another cluster: SDSW 0 keeps 159/160 toward cluster 0, so each
+    // remote FDSW keeps 1 - (1/160)/128 = 1 - 1/20480, and so does each remote source.
+    // From cluster 0 outward: FDSW 0 keeps 511/512 up, its sources 1 - (4/512)/160, the same.
+    let expect = 1.0 - 1.0 / 20_480.0;
+    let d0 = (0..ifaces.len()).find(|&i| cluster(i) == 0).unwrap();
+    let s1 = (0..ifaces.len()).find(|&i| cluster(i) == 1).unwrap();
+    assert!((mat[s1][d0].0 / mat[s1][d0].1 - expect).abs() < 1e-12);
+    assert!((mat[d0][s1].0 / mat[d0][s1].1 - expect).abs() < 1e-12);
+    // Inside cluster 1, nothing changes.
+    let s1b = (0..ifaces.len())
+        .filter(|&i| cluster(i) == 1)
+        .nth(1)
+        .unwrap();
+    assert_eq!(mat[s1][s1b].0, mat[s1][s1b].1);
+}
+
+/// Max flow from interface node `s` to `d` over the zone's live fabric links.
+fn max_flow(f: &Fabric, z: ZoneId, mask: &FailureMask, s: DeviceId, d: DeviceId) -> u64 {
+    let range = f.zone_devices(z);
+    let mut net = FlowNetworkBuilder::new((range.end - range.start) as usize);
+    for (i, l) in f.links().iter().enumerate() {
+        if l.kind == PortKind::Fabric && range.contains(&l.a.0) && f.link_up(LinkId(i as u32), mask)
+        {
+            net.add_undirected(
+                l.a.0 - range.start,
+                l.b.0 - range.start,
+                u64::from(l.capacity_mbps),
+            );
+        }
+    }
+    net.build().max_flow(s.0 - range.start, d.0 - range.start)
+}
+
+const SMALL: &str = "name: s\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            dsf_l2: {clusters: 2, rdsw_per_cluster: 3, edsw: 2, fdsw_per_cluster: 3, sdsw: 3, links_per_fdsw: 2, links_per_sdsw: 2, gpus_per_rdsw: 1}\n";
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn retained_is_deliverable_and_never_grows_with_failures(
+        a in proptest::collection::vec(any::<u32>(), 0..12),
+        b in proptest::collection::vec(any::<u32>(), 0..12),
+    ) {
+        let f = aifabric_spec::build_str("s.yaml", SMALL).unwrap();
+        let z = ZoneId(0);
+        let fabric_links: Vec<LinkId> = (0..f.links().len() as u32)
+            .map(LinkId)
+            .filter(|&l| f.link(l).kind == PortKind::Fabric)
+            .collect();
+        let mut fewer = FailureMask::none(&f);
+        for x in &a { fewer.fail_link(fabric_links[*x as usize % fabric_links.len()]); }
+        let mut more = fewer.clone();
+        for x in &b { more.fail_link(fabric_links[*x as usize % fabric_links.len()]); }
+        let (ifaces, m1) = retained_matrix(&f, z, &fewer);
+        let (_, m2) = retained_matrix(&f, z, &more);
+        for s in 0..ifaces.len() {
+            for d in 0..ifaces.len() {
+                if s == d { continue; }
+                prop_assert!(m2[s][d].0 <= m1[s][d].0 + 1e-6);
+                let mf = max_flow(&f, z, &more, ifaces[s], ifaces[d]) as f64;
+                prop_assert!(m2[s][d].0 <= mf + 1e-6, "IBM {} > max flow {}", m2[s][d].0, mf);
+            }
+        }
+    }
+}
