@@ -147,6 +147,10 @@ struct BgpArgs {
     /// Maximum multipaths.
     #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
     max_paths: u32,
+    /// NSF capacity-aware pruning: weight a rack switch's planes by the links left usable
+    /// toward the destination rack.
+    #[arg(long)]
+    nsf_pruning: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -179,6 +183,7 @@ impl BgpArgs {
             },
             max_paths: self.max_paths,
             group_size: self.group_size,
+            nsf_pruning: self.nsf_pruning,
             ..BgpConfig::default()
         }
     }

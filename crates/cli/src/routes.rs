@@ -29,6 +29,7 @@ pub fn compute(
     };
     let g = BgpGraph::new(f, *plan);
     let states = session_states(f, &g, scenario);
+    let unusable = scenario.unusable();
     let mut out = Vec::with_capacity(wanted.len());
     // Prefixes of one DSF zone share their origin speaker: compute its routes once.
     let mut cached: Option<(u32, aifabric_routing::bgp::RoutesTo)> = None;
@@ -40,7 +41,7 @@ pub fn compute(
             cached = Some((origin, r));
         }
         let routes = &cached.as_ref().expect("just set").1;
-        out.push(route_view(f, &g, &states, routes, cfg, dev, p));
+        out.push(route_view(f, &g, &states, routes, cfg, &unusable, dev, p));
     }
     Ok(out)
 }

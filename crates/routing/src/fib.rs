@@ -68,6 +68,8 @@ pub struct NextHopView {
     pub slots: u32,
     /// The session is soft-drained (LOCAL_PREF 0).
     pub soft_drained: bool,
+    /// With NSF pruning: this plane's links pruned (weight 0) toward the destination.
+    pub pruned_links: Option<u32>,
 }
 
 /// A device's route toward a prefix.
@@ -91,13 +93,16 @@ pub struct RouteView {
     pub max_overload: f64,
 }
 
-/// The route of `device` toward `prefix`, given the routes toward the prefix's origin.
+/// The route of `device` toward `prefix`, given the routes toward the prefix's origin;
+/// `unusable` (failed or hard-drained) is what NSF pruning looks at.
+#[allow(clippy::too_many_arguments)]
 pub fn route_view(
     f: &Fabric,
     g: &BgpGraph,
     states: &[SessionState],
     routes: &RoutesTo,
     cfg: &BgpConfig,
+    unusable: &FailureMask,
     device: DeviceId,
     prefix: &Prefix,
 ) -> RouteView {
@@ -130,12 +135,43 @@ pub fn route_view(
     view.kind = RouteKind::Bgp;
     view.local_pref = Some(best.local_pref);
     view.as_path = as_path(g, routes, v);
-    let weights = routes.weights(v, cfg);
+    let mut weights = routes.weights(v, cfg);
+    let mut pruned = vec![None; weights.len()];
+    if cfg.nsf_pruning {
+        let planes = crate::nsf::prune(f, device, prefix.rack_switch, unusable);
+        if !planes.is_empty() {
+            // Weight each plane's next hop by the links it may still use toward the rack.
+            let usable: Vec<f64> = routes
+                .multipaths(v)
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    let hop = match g.speakers[m.neighbor as usize].kind {
+                        SpeakerKind::Device(d) => planes.iter().find(|p| p.ftsw == d),
+                        SpeakerKind::DsfSystem(_) => None,
+                    };
+                    pruned[i] = hop.map(|p| p.prunes);
+                    hop.map_or(0.0, |p| f64::from(p.usable))
+                })
+                .collect();
+            let total: f64 = usable.iter().sum();
+            weights = usable
+                .iter()
+                .map(|u| if total > 0.0 { u / total } else { 0.0 })
+                .collect();
+        }
+    }
     // Quantize the ideal shares (scaled to integers) into the hardware group.
     let scaled: Vec<u64> = weights.iter().map(|w| (w * 1e12).round() as u64).collect();
     let split = ucmp::split(&scaled, cfg.group_size);
     view.max_overload = split.max_overload;
-    for ((m, w), slots) in routes.multipaths(v).iter().zip(weights).zip(split.slots) {
+    for (((m, w), slots), pruned_links) in routes
+        .multipaths(v)
+        .iter()
+        .zip(weights)
+        .zip(split.slots)
+        .zip(pruned)
+    {
         let st = states[m.session as usize];
         view.next_hops.push(NextHopView {
             neighbor: speaker_name(f, g, m.neighbor),
@@ -145,6 +181,7 @@ pub fn route_view(
             weight: w,
             slots,
             soft_drained: st.soft,
+            pruned_links,
         });
     }
     view

@@ -13,4 +13,5 @@ pub mod aggregation;
 pub mod bgp;
 pub mod fib;
 pub mod ibm;
+pub mod nsf;
 pub mod ucmp;

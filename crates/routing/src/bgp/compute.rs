@@ -42,6 +42,9 @@ pub struct BgpConfig {
     pub max_paths: u32,
     /// Hardware next-hop group size for quantized weights.
     pub group_size: u32,
+    /// NSF capacity-aware pruning: rack switches weight their planes by the links left usable
+    /// toward the destination rack ([`crate::nsf`]) instead of by BGP link bandwidth.
+    pub nsf_pruning: bool,
 }
 
 impl Default for BgpConfig {
@@ -52,6 +55,7 @@ impl Default for BgpConfig {
             // J3 maximum ECMP width (FACTS.md section 2).
             max_paths: 2_048,
             group_size: 64,
+            nsf_pruning: false,
         }
     }
 }
