@@ -172,7 +172,12 @@ pub fn routes(views: &[aifabric_routing::fib::RouteView]) -> String {
             RouteKind::Bgp => "bgp",
             RouteKind::Unreachable => "UNREACHABLE",
         };
-        let _ = write!(s, "{} -> {}: {kind}", v.device, v.prefix);
+        let ip = v
+            .ipv6
+            .as_deref()
+            .map(|i| format!(" ({i})"))
+            .unwrap_or_default();
+        let _ = write!(s, "{} -> {}{ip}: {kind}", v.device, v.prefix);
         if let Some(lp) = v.local_pref {
             let path: Vec<String> = v.as_path.iter().map(u32::to_string).collect();
             let _ = write!(s, ", local-pref {lp}, as-path [{}]", path.join(" "));

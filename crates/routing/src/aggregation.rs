@@ -32,6 +32,8 @@ pub enum Aggregation {
 pub struct ZoneAggregate {
     /// The zone.
     pub zone: String,
+    /// The aggregate (the zone's /48), when the fabric fits the addressing plan.
+    pub aggregate: Option<String>,
     /// Rack prefixes it covers.
     pub covered: usize,
     /// Border speakers that advertise it now.
@@ -115,6 +117,7 @@ pub fn blackholes(
         })
         .collect();
     let all_prefixes = prefixes(f);
+    let plan = crate::addressing::AddressPlan::new(f).ok();
     let unusable = scenario.unusable();
     let mut report = BlackholeReport {
         aggregation,
@@ -204,6 +207,7 @@ pub fn blackholes(
         }
         report.zones.push(ZoneAggregate {
             zone: zone.name.clone(),
+            aggregate: plan.as_ref().map(|p| p.zone_aggregate(f, zid).to_string()),
             covered: covered.len(),
             advertising: advertising
                 .iter()

@@ -1,7 +1,7 @@
 //! What one device forwards toward one prefix: the view `aifabric routes` prints.
 //!
 //! Prefixes are the racks' GPU subnets, one per rack switch (RTSW or RDSW), named
-//! `<zone>.rack<N>` until the addressing plan assigns them IPv6 prefixes.
+//! `<zone>.rack<N>` and numbered by the [`crate::addressing`] plan.
 
 use crate::bgp::{BgpConfig, BgpGraph, RoutesTo, SessionState, SpeakerId, SpeakerKind};
 use crate::ucmp;
@@ -13,28 +13,36 @@ use serde::Serialize;
 pub struct Prefix {
     /// `<zone>.rack<N>`.
     pub name: String,
+    /// Its IPv6 /64, when the fabric fits the addressing plan.
+    pub ipv6: Option<String>,
     /// The rack switch that originates it.
     pub rack_switch: DeviceId,
 }
 
 /// Every prefix of the fabric, in device order.
 pub fn prefixes(f: &Fabric) -> Vec<Prefix> {
+    let plan = crate::addressing::AddressPlan::new(f).ok();
     f.devices()
         .iter()
         .enumerate()
         .filter(|(_, d)| matches!(d.role, Role::Rtsw | Role::Rdsw))
         .map(|(i, d)| Prefix {
             name: format!("{}.rack{}", f.zones[d.zone.idx()].name, d.rack),
+            ipv6: plan
+                .as_ref()
+                .map(|p| p.rack_prefix(f, DeviceId(i as u32)).to_string()),
             rack_switch: DeviceId(i as u32),
         })
         .collect()
 }
 
-/// The prefix named `text`: `<zone>.rack<N>`, or the name of its rack switch.
+/// The prefix named `text`: `<zone>.rack<N>`, its IPv6 /64, or the name of its rack switch.
 pub fn find_prefix(f: &Fabric, text: &str) -> Option<Prefix> {
-    prefixes(f)
-        .into_iter()
-        .find(|p| p.name == text || f.device_name(p.rack_switch) == text)
+    let net: Option<crate::addressing::Ipv6Net> = text.parse().ok();
+    let net = net.map(|n| n.to_string());
+    prefixes(f).into_iter().find(|p| {
+        p.name == text || f.device_name(p.rack_switch) == text || (net.is_some() && p.ipv6 == net)
+    })
 }
 
 /// How a device reaches a prefix.
@@ -79,6 +87,8 @@ pub struct RouteView {
     pub device: String,
     /// The prefix.
     pub prefix: String,
+    /// Its IPv6 /64.
+    pub ipv6: Option<String>,
     /// How it is reached.
     pub kind: RouteKind,
     /// LOCAL_PREF of the best route (BGP only).
@@ -109,6 +119,7 @@ pub fn route_view(
     let mut view = RouteView {
         device: f.device_name(device),
         prefix: prefix.name.clone(),
+        ipv6: prefix.ipv6.clone(),
         kind: RouteKind::Unreachable,
         local_pref: None,
         as_path: Vec::new(),

@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod addressing;
 pub mod aggregation;
 pub mod bgp;
 pub mod fib;

@@ -1,0 +1,157 @@
+//! The IPv6 addressing plan, deterministic from the fabric (issue 3, item 1).
+//!
+//! Unique-local space (RFC 4193), one /32 per purpose:
+//! - GPU subnets: `fd00:a1::/32` + region (8 bits) + zone within the region (8 bits) + rack
+//!   (16 bits) = a /64 per rack; a zone's racks aggregate to its /48, a region's to its /40.
+//! - Point-to-point links: `fd00:b1::/32` + link id: a /127 per link (RFC 6164), the lower
+//!   address on the lower-tier end.
+//! - Loopbacks: `fd00:c1::/32` + device id: a /128 per device.
+
+use aifabric_model::*;
+use serde::Serialize;
+use std::fmt;
+use std::net::Ipv6Addr;
+
+/// An IPv6 prefix.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Ipv6Net {
+    /// Network address (host bits zero).
+    pub addr: Ipv6Addr,
+    /// Prefix length.
+    pub len: u8,
+}
+
+impl Ipv6Net {
+    fn new(bits: u128, len: u8) -> Self {
+        let mask = if len == 0 {
+            0
+        } else {
+            u128::MAX << (128 - len)
+        };
+        Ipv6Net {
+            addr: Ipv6Addr::from(bits & mask),
+            len,
+        }
+    }
+
+    /// Whether `other` lies inside this prefix.
+    pub fn contains(&self, other: &Ipv6Net) -> bool {
+        if other.len < self.len {
+            return false;
+        }
+        let mask = if self.len == 0 {
+            0
+        } else {
+            u128::MAX << (128 - self.len)
+        };
+        u128::from(other.addr) & mask == u128::from(self.addr)
+    }
+}
+
+impl fmt::Display for Ipv6Net {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.len)
+    }
+}
+
+impl std::str::FromStr for Ipv6Net {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (a, l) = s.split_once('/').ok_or("expected ADDRESS/LENGTH")?;
+        let addr: Ipv6Addr = a.parse().map_err(|e| format!("{e}"))?;
+        let len: u8 = l.parse().map_err(|_| "the length is 0..=128".to_owned())?;
+        if len > 128 {
+            return Err("the length is 0..=128".to_owned());
+        }
+        Ok(Ipv6Net::new(u128::from(addr), len))
+    }
+}
+
+const GPU_BASE: u128 = 0xfd00_00a1 << 96;
+const LINK_BASE: u128 = 0xfd00_00b1 << 96;
+const LOOPBACK_BASE: u128 = 0xfd00_00c1 << 96;
+
+/// A fabric too large for the plan's fields.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("addressing plan: {0}")]
+pub struct PlanError(pub String);
+
+/// The addresses of a fabric.
+#[derive(Clone, Debug)]
+pub struct AddressPlan {
+    /// Index of each zone within its region.
+    zone_index: Vec<u8>,
+}
+
+impl AddressPlan {
+    /// Plan `f`; fails if it has more than 256 regions, 256 zones in a region or 65,536 racks
+    /// in a zone (the widths of the plan's fields).
+    pub fn new(f: &Fabric) -> Result<Self, PlanError> {
+        if f.regions.len() > 256 {
+            return Err(PlanError(format!(
+                "{} regions (at most 256)",
+                f.regions.len()
+            )));
+        }
+        let mut next = vec![0u32; f.regions.len()];
+        let mut zone_index = Vec::with_capacity(f.zones.len());
+        for z in &f.zones {
+            let n = &mut next[z.region.idx()];
+            if *n > 255 {
+                return Err(PlanError(format!(
+                    "region {} has more than 256 zones",
+                    f.regions[z.region.idx()].name
+                )));
+            }
+            zone_index.push(*n as u8);
+            *n += 1;
+        }
+        for d in f.devices() {
+            if matches!(d.role, Role::Rtsw | Role::Rdsw) && d.rack > 0xffff {
+                return Err(PlanError(format!(
+                    "zone {} has more than 65,536 racks",
+                    f.zones[d.zone.idx()].name
+                )));
+            }
+        }
+        Ok(AddressPlan { zone_index })
+    }
+
+    /// A region's GPU aggregate (/40).
+    pub fn region_aggregate(&self, r: RegionId) -> Ipv6Net {
+        Ipv6Net::new(GPU_BASE | (u128::from(r.0) << 88), 40)
+    }
+
+    /// A zone's GPU aggregate (/48).
+    pub fn zone_aggregate(&self, f: &Fabric, z: ZoneId) -> Ipv6Net {
+        let region = f.zones[z.idx()].region;
+        let bits =
+            GPU_BASE | (u128::from(region.0) << 88) | (u128::from(self.zone_index[z.idx()]) << 80);
+        Ipv6Net::new(bits, 48)
+    }
+
+    /// The GPU subnet of the rack behind rack switch `rack_switch` (/64).
+    pub fn rack_prefix(&self, f: &Fabric, rack_switch: DeviceId) -> Ipv6Net {
+        let d = f.device(rack_switch);
+        let zone = self.zone_aggregate(f, d.zone);
+        Ipv6Net::new(
+            u128::from(zone.addr) | (u128::from(d.rack & 0xffff) << 64),
+            64,
+        )
+    }
+
+    /// A link's /127 and the addresses of its `a` and `b` ends.
+    pub fn link(&self, l: LinkId) -> (Ipv6Net, Ipv6Addr, Ipv6Addr) {
+        let base = LINK_BASE | (u128::from(l.0) << 1);
+        (
+            Ipv6Net::new(base, 127),
+            Ipv6Addr::from(base),
+            Ipv6Addr::from(base | 1),
+        )
+    }
+
+    /// A device's loopback (/128).
+    pub fn loopback(&self, d: DeviceId) -> Ipv6Net {
+        Ipv6Net::new(LOOPBACK_BASE | u128::from(d.0), 128)
+    }
+}
