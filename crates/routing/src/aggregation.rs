@@ -300,7 +300,11 @@ fn attracted_shares(
         if m == 0.0 {
             continue;
         }
-        for (mp, w) in routes.multipaths(v).iter().zip(routes.weights(v, cfg)) {
+        for (mp, w) in routes
+            .multipaths(g, &outward, v)
+            .iter()
+            .zip(routes.weights(g, &outward, v))
+        {
             mass[mp.neighbor as usize] += m * w;
         }
     }

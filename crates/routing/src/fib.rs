@@ -146,14 +146,14 @@ pub fn route_view(
     view.kind = RouteKind::Bgp;
     view.local_pref = Some(best.local_pref);
     view.as_path = as_path(g, routes, v);
-    let mut weights = routes.weights(v, cfg);
+    let mut weights = routes.weights(g, states, v);
     let mut pruned = vec![None; weights.len()];
     if cfg.nsf_pruning {
         let planes = crate::nsf::prune(f, device, prefix.rack_switch, unusable);
         if !planes.is_empty() {
             // Weight each plane's next hop by the links it may still use toward the rack.
             let usable: Vec<f64> = routes
-                .multipaths(v)
+                .multipaths(g, states, v)
                 .iter()
                 .enumerate()
                 .map(|(i, m)| {
@@ -177,7 +177,7 @@ pub fn route_view(
     let split = ucmp::split(&scaled, cfg.group_size);
     view.max_overload = split.max_overload;
     for (((m, w), slots), pruned_links) in routes
-        .multipaths(v)
+        .multipaths(g, states, v)
         .iter()
         .zip(weights)
         .zip(split.slots)

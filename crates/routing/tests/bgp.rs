@@ -41,6 +41,7 @@ fn clos() -> (Fabric, [DeviceId; 4]) {
 
 struct Run {
     g: BgpGraph,
+    states: Vec<SessionState>,
     routes: RoutesTo,
 }
 
@@ -54,16 +55,16 @@ fn run(f: &Fabric, plan: AsnPlan, s: &Scenario, origin: DeviceId) -> Run {
         &BgpConfig::default(),
     )
     .unwrap();
-    Run { g, routes }
+    Run { g, states, routes }
 }
 
 impl Run {
     /// Next-hop devices of `d` with their ideal weights.
     fn next_hops(&self, d: DeviceId) -> Vec<(DeviceId, f64)> {
         let v = self.g.speaker_of[d.idx()];
-        let w = self.routes.weights(v, &BgpConfig::default());
+        let w = self.routes.weights(&self.g, &self.states, v);
         self.routes
-            .multipaths(v)
+            .multipaths(&self.g, &self.states, v)
             .iter()
             .zip(w)
             .map(|(m, w)| match self.g.speakers[m.neighbor as usize].kind {

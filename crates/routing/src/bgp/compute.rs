@@ -9,13 +9,22 @@
 //!
 //! The fixpoint is found with a worklist: a speaker is re-evaluated when a neighbor's best
 //! route changes. An AS path is not stored: it is the chain of best-route parents back to the
-//! origin, walked for the loop check.
+//! origin, walked for the loop check, plus a 64-bit hash of it, so that a change anywhere up
+//! the chain counts as a change of the route (as a re-advertisement with a new AS_PATH would
+//! in BGP) and the loop checks of everyone downstream are redone.
+//!
+//! The same `settle` step serves the first computation and incremental updates after failures
+//! ([`RoutesTo::update`]): seed the worklist with the speakers next to what changed, re-run
+//! the fixpoint from the current state, recompute the multipath sets of every speaker
+//! evaluated, and propagate link-bandwidth values upward from there in path-length order.
 
 use super::graph::{BgpGraph, SpeakerId};
 use crate::ucmp::{self, MissingBandwidth};
 use aifabric_model::*;
+use fixedbitset::FixedBitSet;
 use serde::Serialize;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// What the link-bandwidth community carries when a route is re-advertised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -110,6 +119,8 @@ pub struct Best {
     pub len: u32,
     /// Neighbor the best path came from (the origin: itself).
     pub parent: SpeakerId,
+    /// Hash of the AS path (changes whenever any ASN on it does).
+    pub path_hash: u64,
 }
 
 /// One multipath next hop of a speaker.
@@ -130,17 +141,19 @@ pub struct RoutesTo {
     pub origins: Vec<SpeakerId>,
     /// Best route per speaker (`None`: no route).
     pub best: Vec<Option<Best>>,
-    mp_off: Vec<u32>,
-    mp: Vec<Multipath>,
+    /// Multipath membership, one bit per adjacency entry of the BGP graph.
+    mp: FixedBitSet,
     /// Link-bandwidth value each speaker advertises (`None` without the community).
     pub advertised: Vec<Option<u64>>,
+    is_origin: Vec<bool>,
+    cfg: BgpConfig,
 }
 
 /// The fixpoint did not settle (a policy dispute); should not happen with these policies.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("BGP toward {origin} did not converge after {evaluations} evaluations")]
 pub struct NotConverged {
-    /// Origin speaker.
+    /// First origin speaker.
     pub origin: SpeakerId,
     /// Evaluations done.
     pub evaluations: u64,
@@ -150,60 +163,278 @@ fn better(a: (u32, u32), b: (u32, u32)) -> bool {
     a.0 > b.0 || (a.0 == b.0 && a.1 < b.1)
 }
 
+/// One step of a 64-bit FNV-1a-style mix: the hash of an AS path with `asn` prepended.
+fn extend_hash(h: u64, asn: u32) -> u64 {
+    (h ^ u64::from(asn))
+        .wrapping_mul(0x0000_0100_0000_01b3)
+        .rotate_left(17)
+}
+
 impl RoutesTo {
     /// Whether `v` originates the prefix.
     pub fn is_origin(&self, v: SpeakerId) -> bool {
-        self.origins.contains(&v)
+        self.is_origin[v as usize]
     }
 
-    /// Multipaths of speaker `v`.
-    pub fn multipaths(&self, v: SpeakerId) -> &[Multipath] {
-        let (a, b) = (self.mp_off[v as usize], self.mp_off[v as usize + 1]);
-        &self.mp[a as usize..b as usize]
+    /// Multipaths of speaker `v`, by session order, with the link-bandwidth value each sent.
+    pub fn multipaths(
+        &self,
+        g: &BgpGraph,
+        states: &[SessionState],
+        v: SpeakerId,
+    ) -> Vec<Multipath> {
+        let range = g.adj_range(v);
+        g.neighbors(v)
+            .iter()
+            .zip(range)
+            .filter(|(_, i)| self.mp.contains(*i))
+            .map(|(&(session, neighbor), _)| Multipath {
+                session,
+                neighbor,
+                received: self.received(states, session, neighbor),
+            })
+            .collect()
+    }
+
+    /// What a speaker hears from `neighbor` over `session`: the origin advertises the session's
+    /// own capacity (or link count); others re-advertise their cumulative value.
+    fn received(&self, states: &[SessionState], session: u32, neighbor: SpeakerId) -> Option<u64> {
+        let st = states[session as usize];
+        match self.cfg.bandwidth {
+            BandwidthMode::None => None,
+            _ if self.is_origin[neighbor as usize] => Some(match self.cfg.bandwidth {
+                BandwidthMode::Cumulative => st.mbps,
+                _ => u64::from(st.links),
+            }),
+            _ => self.advertised[neighbor as usize],
+        }
     }
 
     /// Ideal UCMP weights of `v`'s multipaths (same order as [`RoutesTo::multipaths`]).
-    pub fn weights(&self, v: SpeakerId, cfg: &BgpConfig) -> Vec<f64> {
-        let received: Vec<Option<u64>> = self.multipaths(v).iter().map(|m| m.received).collect();
-        ucmp::weights(&received, cfg.missing)
+    pub fn weights(&self, g: &BgpGraph, states: &[SessionState], v: SpeakerId) -> Vec<f64> {
+        let received: Vec<Option<u64>> = self
+            .multipaths(g, states, v)
+            .iter()
+            .map(|m| m.received)
+            .collect();
+        ucmp::weights(&received, self.cfg.missing)
     }
-}
 
-/// Whether `asn` is on the AS path that speaker `u` advertises (u's ASN, then its parents').
-fn on_path(g: &BgpGraph, best: &[Option<Best>], u: SpeakerId, asn: u32) -> bool {
-    let mut x = u;
-    // A path is at most as long as the speaker count; the bound also guards against a
-    // transient parent cycle while the worklist is still settling.
-    for _ in 0..=g.speakers.len() {
-        if g.speakers[x as usize].asn == asn {
-            return true;
+    /// Whether `asn` is on the AS path that speaker `u` advertises (u's ASN, then its parents').
+    fn on_path(&self, g: &BgpGraph, u: SpeakerId, asn: u32) -> bool {
+        let mut x = u;
+        // A path is at most as long as the speaker count; the bound also guards against a
+        // transient parent cycle while the worklist is still settling.
+        for _ in 0..=g.speakers.len() {
+            if g.speakers[x as usize].asn == asn {
+                return true;
+            }
+            match self.best[x as usize] {
+                Some(b) if b.parent != x => x = b.parent,
+                _ => return false,
+            }
         }
-        match best[x as usize] {
-            Some(b) if b.parent != x => x = b.parent,
-            _ => return false,
+        true
+    }
+
+    /// Candidates of `v`: (adjacency position, neighbor, key) of every usable, loop-free route.
+    fn candidates(
+        &self,
+        g: &BgpGraph,
+        states: &[SessionState],
+        v: SpeakerId,
+        out: &mut Vec<(usize, SpeakerId, (u32, u32))>,
+    ) {
+        out.clear();
+        let asn = g.speakers[v as usize].asn;
+        for (&(s, u), pos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
+            let st = states[s as usize];
+            let Some(b) = self.best[u as usize] else {
+                continue;
+            };
+            if st.links == 0 || self.on_path(g, u, asn) {
+                continue;
+            }
+            let lp = if st.soft { 0 } else { 100 };
+            out.push((pos, u, (lp, b.len + 1)));
         }
     }
-    true
-}
 
-/// Candidates of `v`: (session, neighbor, key) for every usable, loop-free neighbor route.
-fn candidates(
-    g: &BgpGraph,
-    states: &[SessionState],
-    best: &[Option<Best>],
-    v: SpeakerId,
-    out: &mut Vec<(u32, SpeakerId, (u32, u32))>,
-) {
-    out.clear();
-    let asn = g.speakers[v as usize].asn;
-    for &(s, u) in g.neighbors(v) {
-        let st = states[s as usize];
-        let Some(b) = best[u as usize] else { continue };
-        if st.links == 0 || on_path(g, best, u, asn) {
-            continue;
+    /// Re-run the fixpoint from the current state, starting at `seeds`, then refresh the
+    /// multipaths and link-bandwidth values of everything that may have changed.
+    fn settle(
+        &mut self,
+        g: &BgpGraph,
+        states: &[SessionState],
+        seeds: impl IntoIterator<Item = SpeakerId>,
+        bandwidth_seeds: &[SpeakerId],
+    ) -> Result<(), NotConverged> {
+        let n = g.speakers.len();
+        let mut queue: VecDeque<SpeakerId> = VecDeque::new();
+        let mut queued = vec![false; n];
+        let mut evaluated: Vec<SpeakerId> = Vec::new();
+        let mut was_evaluated = vec![false; n];
+        for v in seeds {
+            if !self.is_origin[v as usize] && !queued[v as usize] {
+                queued[v as usize] = true;
+                queue.push_back(v);
+            }
         }
-        let lp = if st.soft { 0 } else { 100 };
-        out.push((s, u, (lp, b.len + 1)));
+        let mut cands = Vec::new();
+        let mut evaluations = 0u64;
+        let limit = 64 * (n as u64 + 1) * (n as u64 + 1).min(64);
+        while let Some(v) = queue.pop_front() {
+            queued[v as usize] = false;
+            evaluations += 1;
+            if evaluations > limit {
+                return Err(NotConverged {
+                    origin: self.origins.first().copied().unwrap_or(0),
+                    evaluations,
+                });
+            }
+            if !was_evaluated[v as usize] {
+                was_evaluated[v as usize] = true;
+                evaluated.push(v);
+            }
+            self.candidates(g, states, v, &mut cands);
+            let mut new: Option<Best> = None;
+            for &(_, u, key) in &cands {
+                let tie_better = |b: &Best| {
+                    (g.speakers[u as usize].asn, u) < (g.speakers[b.parent as usize].asn, b.parent)
+                };
+                let take = match new {
+                    Some(b) if better((b.local_pref, b.len), key) => false,
+                    Some(b) if (b.local_pref, b.len) == key && !tie_better(&b) => false,
+                    _ => true,
+                };
+                if take {
+                    let parent_best = self.best[u as usize].expect("candidates have routes");
+                    new = Some(Best {
+                        local_pref: key.0,
+                        len: key.1,
+                        parent: u,
+                        path_hash: extend_hash(parent_best.path_hash, g.speakers[u as usize].asn),
+                    });
+                }
+            }
+            if new != self.best[v as usize] {
+                self.best[v as usize] = new;
+                for &(_, u) in g.neighbors(v) {
+                    if !self.is_origin[u as usize] && !queued[u as usize] {
+                        queued[u as usize] = true;
+                        queue.push_back(u);
+                    }
+                }
+            }
+        }
+        // Multipaths of the evaluated speakers: every candidate tying with the best, lowest
+        // (neighbor ASN, id) first, at most max_paths.
+        for &v in &evaluated {
+            let range = g.adj_range(v);
+            self.mp.remove_range(range.clone());
+            let Some(b) = self.best[v as usize] else {
+                continue;
+            };
+            self.candidates(g, states, v, &mut cands);
+            cands.retain(|c| c.2 == (b.local_pref, b.len));
+            if cands.len() > self.cfg.max_paths as usize {
+                cands.sort_by_key(|c| (g.speakers[c.1 as usize].asn, c.1, c.0));
+                cands.truncate(self.cfg.max_paths as usize);
+            }
+            for c in &cands {
+                self.mp.insert(c.0);
+            }
+        }
+        if self.cfg.bandwidth == BandwidthMode::None {
+            return Ok(());
+        }
+        // Link bandwidth: a speaker's value is the sum of what its multipaths sent; they are
+        // one hop closer to the origin, so shorter paths go first. A change moves up to every
+        // neighbor that uses the changed speaker as a multipath.
+        let mut heap: BinaryHeap<Reverse<(u32, SpeakerId)>> = BinaryHeap::new();
+        let mut queued = vec![false; n];
+        let len_of =
+            |best: &[Option<Best>], v: SpeakerId| best[v as usize].map_or(u32::MAX, |b| b.len);
+        for &v in evaluated.iter().chain(bandwidth_seeds) {
+            if !self.is_origin[v as usize] && !queued[v as usize] {
+                queued[v as usize] = true;
+                heap.push(Reverse((len_of(&self.best, v), v)));
+            }
+        }
+        while let Some(Reverse((_, v))) = heap.pop() {
+            queued[v as usize] = false;
+            let new = if self.best[v as usize].is_none() {
+                None
+            } else {
+                self.multipaths(g, states, v)
+                    .iter()
+                    .filter_map(|m| m.received)
+                    .fold(None, |acc: Option<u64>, x| Some(acc.unwrap_or(0) + x))
+            };
+            if new == self.advertised[v as usize] {
+                continue;
+            }
+            self.advertised[v as usize] = new;
+            // Every neighbor that uses v as a multipath hears a new value: recompute it after
+            // v (its path is longer, so the heap orders it later).
+            for &(_, u) in g.neighbors(v) {
+                if self.is_origin[u as usize] || queued[u as usize] {
+                    continue;
+                }
+                let uses_v = g
+                    .neighbors(u)
+                    .iter()
+                    .zip(g.adj_range(u))
+                    .any(|(&(_, w), i)| w == v && self.mp.contains(i));
+                if uses_v {
+                    queued[u as usize] = true;
+                    heap.push(Reverse((len_of(&self.best, u), u)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Check that this is a stable state of BGP: every speaker holds exactly the route it would
+    /// pick from what its neighbors advertise now, and its multipaths are the ties. With
+    /// graceful shutdown (LOCAL_PREF set by the receiver) more than one stable state can exist
+    /// and which one is reached depends on history (BGP "wedgies", RFC 4264); every one of
+    /// them passes this check.
+    pub fn check_stable(&self, g: &BgpGraph, states: &[SessionState]) -> Result<(), String> {
+        let mut probe = self.clone();
+        let all: Vec<SpeakerId> = (0..g.speakers.len() as u32).collect();
+        probe
+            .settle(g, states, all.iter().copied(), &all)
+            .map_err(|e| e.to_string())?;
+        for v in 0..g.speakers.len() {
+            if probe.best[v] != self.best[v] {
+                return Err(format!(
+                    "speaker {v} holds {:?} but would pick {:?}",
+                    self.best[v], probe.best[v]
+                ));
+            }
+        }
+        if probe.mp != self.mp || probe.advertised != self.advertised {
+            return Err("multipaths or link-bandwidth values are stale".to_owned());
+        }
+        Ok(())
+    }
+
+    /// Bring the routes up to date after the sessions in `changed` changed state (failed,
+    /// drained, lost or regained links). `states` is the new state of every session.
+    pub fn update(
+        &mut self,
+        g: &BgpGraph,
+        states: &[SessionState],
+        changed: &[u32],
+    ) -> Result<(), NotConverged> {
+        let mut seeds = Vec::with_capacity(2 * changed.len());
+        for &s in changed {
+            let (a, b) = g.sessions[s as usize];
+            seeds.push(a);
+            seeds.push(b);
+        }
+        self.settle(g, states, seeds.iter().copied(), &seeds)
     }
 }
 
@@ -226,121 +457,27 @@ pub fn routes_to_many(
     cfg: &BgpConfig,
 ) -> Result<RoutesTo, NotConverged> {
     let n = g.speakers.len();
-    let origin = origins.first().copied().unwrap_or(0);
-    let mut is_origin = vec![false; n];
-    let mut best: Vec<Option<Best>> = vec![None; n];
+    let mut r = RoutesTo {
+        origins: origins.to_vec(),
+        best: vec![None; n],
+        mp: FixedBitSet::with_capacity(g.adj_len()),
+        advertised: vec![None; n],
+        is_origin: vec![false; n],
+        cfg: *cfg,
+    };
     for &o in origins {
-        is_origin[o as usize] = true;
-        best[o as usize] = Some(Best {
+        r.is_origin[o as usize] = true;
+        r.best[o as usize] = Some(Best {
             local_pref: u32::MAX,
             len: 0,
             parent: o,
+            path_hash: 0,
         });
     }
-    let mut queue: VecDeque<SpeakerId> = VecDeque::new();
-    let mut queued = vec![false; n];
-    let push_neighbors = |v: SpeakerId, q: &mut VecDeque<SpeakerId>, queued: &mut [bool]| {
-        for &(_, u) in g.neighbors(v) {
-            if !is_origin[u as usize] && !queued[u as usize] {
-                queued[u as usize] = true;
-                q.push_back(u);
-            }
-        }
-    };
-    for &o in origins {
-        push_neighbors(o, &mut queue, &mut queued);
-    }
-    let mut cands = Vec::new();
-    let mut evaluations = 0u64;
-    let limit = 64 * (n as u64 + 1) * (n as u64 + 1).min(64);
-    while let Some(v) = queue.pop_front() {
-        queued[v as usize] = false;
-        evaluations += 1;
-        if evaluations > limit {
-            return Err(NotConverged {
-                origin,
-                evaluations,
-            });
-        }
-        candidates(g, states, &best, v, &mut cands);
-        let mut new: Option<Best> = None;
-        for &(_, u, key) in &cands {
-            let tie_better = |b: &Best| {
-                (g.speakers[u as usize].asn, u) < (g.speakers[b.parent as usize].asn, b.parent)
-            };
-            match new {
-                Some(b) if better((b.local_pref, b.len), key) => {}
-                Some(b) if (b.local_pref, b.len) == key && !tie_better(&b) => {}
-                _ => {
-                    new = Some(Best {
-                        local_pref: key.0,
-                        len: key.1,
-                        parent: u,
-                    })
-                }
-            }
-        }
-        if new != best[v as usize] {
-            best[v as usize] = new;
-            push_neighbors(v, &mut queue, &mut queued);
-        }
-    }
-    // Multipaths at the fixpoint, lowest (neighbor ASN, id) first, at most max_paths.
-    let mut mp_off = Vec::with_capacity(n + 1);
-    let mut mp = Vec::new();
-    mp_off.push(0u32);
-    for v in 0..n as u32 {
-        if let (Some(b), false) = (best[v as usize], is_origin[v as usize]) {
-            candidates(g, states, &best, v, &mut cands);
-            cands.retain(|c| c.2 == (b.local_pref, b.len));
-            cands.sort_by_key(|c| (g.speakers[c.1 as usize].asn, c.1, c.0));
-            cands.truncate(cfg.max_paths as usize);
-            mp.extend(cands.iter().map(|&(session, neighbor, _)| Multipath {
-                session,
-                neighbor,
-                received: None,
-            }));
-        }
-        mp_off.push(mp.len() as u32);
-    }
-    // Link bandwidth: a speaker's multipaths are all one hop closer to the origin, so
-    // processing by path length sees every value before it is summed.
-    let mut order: Vec<SpeakerId> = (0..n as u32)
-        .filter(|&v| best[v as usize].is_some())
+    let seeds: Vec<SpeakerId> = origins
+        .iter()
+        .flat_map(|&o| g.neighbors(o).iter().map(|&(_, u)| u))
         .collect();
-    order.sort_by_key(|&v| best[v as usize].map(|b| b.len));
-    let mut advertised: Vec<Option<u64>> = vec![None; n];
-    for v in order {
-        if cfg.bandwidth == BandwidthMode::None {
-            break;
-        }
-        let (a, b) = (mp_off[v as usize] as usize, mp_off[v as usize + 1] as usize);
-        let mut sum = 0u64;
-        let mut any = false;
-        for m in &mut mp[a..b] {
-            let st = states[m.session as usize];
-            m.received = if is_origin[m.neighbor as usize] {
-                Some(match cfg.bandwidth {
-                    BandwidthMode::Cumulative => st.mbps,
-                    _ => u64::from(st.links),
-                })
-            } else {
-                advertised[m.neighbor as usize]
-            };
-            if let Some(x) = m.received {
-                sum += x;
-                any = true;
-            }
-        }
-        if any {
-            advertised[v as usize] = Some(sum);
-        }
-    }
-    Ok(RoutesTo {
-        origins: origins.to_vec(),
-        best,
-        mp_off,
-        mp,
-        advertised,
-    })
+    r.settle(g, states, seeds, &[])?;
+    Ok(r)
 }

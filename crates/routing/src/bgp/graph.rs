@@ -187,6 +187,16 @@ impl BgpGraph {
         &self.adj[a as usize..b as usize]
     }
 
+    /// Positions of `v`'s entries in the adjacency (for per-entry bitsets).
+    pub fn adj_range(&self, v: SpeakerId) -> std::ops::Range<usize> {
+        self.adj_off[v as usize] as usize..self.adj_off[v as usize + 1] as usize
+    }
+
+    /// Total adjacency entries (twice the sessions).
+    pub fn adj_len(&self) -> usize {
+        self.adj.len()
+    }
+
     /// Human name of a speaker.
     pub fn name(&self, f: &Fabric, v: SpeakerId) -> String {
         match self.speakers[v as usize].kind {

@@ -1,0 +1,88 @@
+//! The whole forwarding state: converged routes toward every origin, computed in parallel,
+//! and brought up to date incrementally when sessions change.
+//!
+//! Work is shared between destinations with the same structure: every rack prefix of a DSF
+//! zone has the same origin speaker (the zone's system), so a zone costs one computation.
+
+use super::compute::{routes_to, BgpConfig, NotConverged, RoutesTo, SessionState};
+use super::graph::{BgpGraph, SpeakerId};
+use aifabric_model::Fabric;
+use rayon::prelude::*;
+
+/// Routes toward every origin speaker of the fabric's rack prefixes.
+#[derive(Clone, Debug)]
+pub struct ForwardingState {
+    /// Distinct origin speakers, ascending.
+    pub origins: Vec<SpeakerId>,
+    /// Routes toward each origin (same order).
+    pub routes: Vec<RoutesTo>,
+    /// Session states the routes were computed under.
+    pub states: Vec<SessionState>,
+}
+
+/// Converge the routes toward every rack prefix's origin, in parallel across origins
+/// (collected in origin order, so the result does not depend on the thread count).
+pub fn converge_all(
+    f: &Fabric,
+    g: &BgpGraph,
+    states: Vec<SessionState>,
+    cfg: &BgpConfig,
+) -> Result<ForwardingState, NotConverged> {
+    let mut origins: Vec<SpeakerId> = crate::fib::prefixes(f)
+        .iter()
+        .map(|p| g.speaker_of[p.rack_switch.idx()])
+        .collect();
+    origins.sort_unstable();
+    origins.dedup();
+    let routes = origins
+        .par_iter()
+        .map(|&o| routes_to(g, &states, o, cfg))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ForwardingState {
+        origins,
+        routes,
+        states,
+    })
+}
+
+impl ForwardingState {
+    /// Apply new session states (e.g. after a link failure or a drain) incrementally: only the
+    /// origins whose routes use a changed session, or could now, are updated, and each only
+    /// from the speakers next to the change. Returns how many origins were updated.
+    pub fn update(
+        &mut self,
+        g: &BgpGraph,
+        new_states: Vec<SessionState>,
+    ) -> Result<usize, NotConverged> {
+        let changed: Vec<u32> = (0..new_states.len() as u32)
+            .filter(|&s| new_states[s as usize] != self.states[s as usize])
+            .collect();
+        self.states = new_states;
+        if changed.is_empty() {
+            return Ok(0);
+        }
+        let states = &self.states;
+        let updated: Vec<usize> = self
+            .routes
+            .par_iter_mut()
+            .map(|r| {
+                if affected(g, r, &changed) {
+                    r.update(g, states, &changed).map(|()| 1)
+                } else {
+                    Ok(0)
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(updated.iter().sum())
+    }
+}
+
+/// Whether a session change can matter to routes `r`: the session joins a speaker with a
+/// route to one that is (or was) a candidate. A change where neither end has a route, or only
+/// one end does and the other cannot learn from it, cannot change anything.
+fn affected(g: &BgpGraph, r: &RoutesTo, changed: &[u32]) -> bool {
+    changed.iter().any(|&s| {
+        let (a, b) = g.sessions[s as usize];
+        r.best[a as usize].is_some() || r.best[b as usize].is_some()
+    })
+}
