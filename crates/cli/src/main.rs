@@ -10,7 +10,7 @@ mod routes;
 
 use aifabric_model::{Fabric, FabricView, Scenario};
 use aifabric_routing::aggregation::Aggregation;
-use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpConfig};
+use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -151,6 +151,20 @@ struct BgpArgs {
     /// toward the destination rack.
     #[arg(long)]
     nsf_pruning: bool,
+    /// How soft drains are signalled: `gshut` (graceful shutdown, LOCAL_PREF 0) or
+    /// `prepend:N` (the drained side prepends its ASN N times).
+    #[arg(long, default_value = "gshut", value_parser = parse_soft_drain)]
+    soft_drain: SoftDrain,
+}
+
+fn parse_soft_drain(s: &str) -> Result<SoftDrain, String> {
+    match s {
+        "gshut" => Ok(SoftDrain::GracefulShutdown),
+        _ => match s.strip_prefix("prepend:").map(str::parse::<u32>) {
+            Some(Ok(n)) if (1..=32).contains(&n) => Ok(SoftDrain::Prepend(n)),
+            _ => Err("use `gshut` or `prepend:N` with N from 1 to 32".to_owned()),
+        },
+    }
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -184,6 +198,7 @@ impl BgpArgs {
             max_paths: self.max_paths,
             group_size: self.group_size,
             nsf_pruning: self.nsf_pruning,
+            soft_drain: self.soft_drain,
             ..BgpConfig::default()
         }
     }

@@ -206,8 +206,13 @@ fn as_path(g: &BgpGraph, routes: &RoutesTo, v: SpeakerId) -> Vec<u32> {
         if b.parent == x || path.len() > g.speakers.len() {
             break;
         }
+        let hops = b.len - routes.best[b.parent as usize].map_or(0, |p| p.len);
         x = b.parent;
-        path.push(g.speakers[x as usize].asn);
+        // A prepended path repeats the ASN.
+        path.extend(std::iter::repeat_n(
+            g.speakers[x as usize].asn,
+            hops as usize,
+        ));
     }
     path
 }

@@ -206,3 +206,36 @@ fn dsf_zone_is_one_speaker_behind_its_edsws() {
     );
     assert_eq!(g.speakers.len(), 1);
 }
+
+#[test]
+fn prepend_drain_is_a_longer_path() {
+    let (f, [l1, l2, s1, s2]) = clos();
+    let g = BgpGraph::new(&f, AsnPlan::Rfc7938);
+    let cfg = BgpConfig {
+        soft_drain: SoftDrain::Prepend(3),
+        ..BgpConfig::default()
+    };
+    let hops = |soft: &[&str]| {
+        let s = select(&f, &[], &[], soft);
+        let states = session_states(&f, &g, &s);
+        let r = routes_to(&g, &states, g.speaker_of[l2.idx()], &cfg).unwrap();
+        let v = g.speaker_of[l1.idx()];
+        let best = r.best[v as usize].unwrap();
+        let n: Vec<DeviceId> = r
+            .multipaths(&g, &states, v)
+            .iter()
+            .map(|m| match g.speakers[m.neighbor as usize].kind {
+                SpeakerKind::Device(d) => d,
+                SpeakerKind::DsfSystem(_) => unreachable!(),
+            })
+            .collect();
+        (best.local_pref, best.len, n)
+    };
+    // S1 drained by prepending 3: its path is 5 long, S2's 2: only S2.
+    assert_eq!(hops(&["r.b.z.ctsw0"]), (100, 2, vec![s2]));
+    // Both drained: both 5 long, both used, LOCAL_PREF untouched.
+    assert_eq!(
+        hops(&["r.b.z.ctsw0", "r.b.z.ctsw1"]),
+        (100, 5, vec![s1, s2])
+    );
+}

@@ -46,12 +46,16 @@ proptest! {
         soft in proptest::collection::vec(any::<u32>(), 0..3),
         repair in any::<bool>(),
         unique in any::<bool>(),
+        prepend in any::<bool>(),
     ) {
         let f = aifabric_spec::build_str("t.yaml", TWO_REGIONS).unwrap();
         // Unique ASNs allow valley paths: re-convergence after failures is less trivial.
         let plan = if unique { AsnPlan::Unique } else { AsnPlan::Rfc7938 };
         let g = BgpGraph::new(&f, plan);
-        let cfg = BgpConfig::default();
+        let cfg = BgpConfig {
+            soft_drain: if prepend { SoftDrain::Prepend(2) } else { SoftDrain::GracefulShutdown },
+            ..BgpConfig::default()
+        };
         // Only Ethernet links carry BGP sessions.
         let eth: Vec<LinkId> = (0..f.links().len() as u32)
             .map(LinkId)
@@ -75,10 +79,11 @@ proptest! {
                 prop_assert!(false, "not stable: {}", e);
             }
         }
-        // Without graceful shutdown, preference strictly grows with path length and the stable
-        // state is unique: the incremental one must be the from-scratch one. With it, several
-        // stable states may exist (RFC 4264) and history picks one.
-        if sd.is_empty() {
+        // Without graceful shutdown (no soft drain, or drains by prepending), preference
+        // strictly grows with path length and the stable state is unique: the incremental one
+        // must be the from-scratch one. With it, several stable states may exist (RFC 4264)
+        // and history picks one.
+        if sd.is_empty() || prepend {
             if let Err(e) = same(&g, &inc, &fresh) {
                 prop_assert!(false, "{}", e);
             }

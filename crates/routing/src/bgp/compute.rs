@@ -40,9 +40,23 @@ pub enum BandwidthMode {
     None,
 }
 
+/// How a soft drain makes routes less preferred (FACTS.md section 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SoftDrain {
+    /// Graceful shutdown, RFC 8326: the drained side tags its routes with 65535:0 and the
+    /// receiver sets LOCAL_PREF 0, so they are used only when nothing else is left.
+    GracefulShutdown,
+    /// The drained side prepends its ASN this many extra times, as eBGP Clos fabrics often
+    /// drain: the longer path loses to any alternative up to that many hops longer.
+    Prepend(u32),
+}
+
 /// Control-plane settings.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct BgpConfig {
+    /// How soft drains are signalled.
+    pub soft_drain: SoftDrain,
     /// Link-bandwidth community mode.
     pub bandwidth: BandwidthMode,
     /// Receivers' behaviour when a multipath lacks the community.
@@ -59,6 +73,7 @@ pub struct BgpConfig {
 impl Default for BgpConfig {
     fn default() -> Self {
         BgpConfig {
+            soft_drain: SoftDrain::GracefulShutdown,
             bandwidth: BandwidthMode::Cumulative,
             missing: MissingBandwidth::EcmpFallback,
             // J3 maximum ECMP width (FACTS.md section 2).
@@ -78,6 +93,9 @@ pub struct SessionState {
     pub links: u32,
     /// Every usable link is soft-drained: routes over it get LOCAL_PREF 0.
     pub soft: bool,
+    /// Which ends drain it (`[first, second]` speaker of the session): a drained device, or
+    /// both ends of a drained link. Prepending is done by the drained end, on what it sends.
+    pub drained_by: [bool; 2],
 }
 
 /// Sessions under a scenario. A failed or hard-drained link carries nothing; a soft-drained
@@ -88,6 +106,7 @@ pub fn session_states(f: &Fabric, g: &BgpGraph, s: &Scenario) -> Vec<SessionStat
     (0..g.sessions.len() as u32)
         .map(|sid| {
             let (mut normal, mut soft) = (SessionState::default(), SessionState::default());
+            let first = g.sessions[sid as usize].0;
             for &l in g.links(sid) {
                 if !f.link_up(l, &unusable) {
                     continue;
@@ -97,6 +116,16 @@ pub fn session_states(f: &Fabric, g: &BgpGraph, s: &Scenario) -> Vec<SessionStat
                 let st = if is_soft { &mut soft } else { &mut normal };
                 st.mbps += u64::from(link.capacity_mbps);
                 st.links += 1;
+                if is_soft {
+                    let link_drained = s.drained_soft.link_failed(l);
+                    for d in [link.a, link.b] {
+                        // Which side of the session is this link end on?
+                        let side = usize::from(g.speaker_of[d.idx()] != first);
+                        if link_drained || s.drained_soft.device_failed(d) {
+                            st.drained_by[side] = true;
+                        }
+                    }
+                }
             }
             if normal.links > 0 {
                 normal
@@ -238,6 +267,7 @@ impl RoutesTo {
     }
 
     /// Candidates of `v`: (adjacency position, neighbor, key) of every usable, loop-free route.
+    /// The key is (LOCAL_PREF, AS-path length) as `v` would hold the route.
     fn candidates(
         &self,
         g: &BgpGraph,
@@ -255,8 +285,15 @@ impl RoutesTo {
             if st.links == 0 || self.on_path(g, u, asn) {
                 continue;
             }
-            let lp = if st.soft { 0 } else { 100 };
-            out.push((pos, u, (lp, b.len + 1)));
+            // Does u, the sender, drain this session?
+            let u_side = usize::from(g.sessions[s as usize].0 != u);
+            let key = match (st.soft, self.cfg.soft_drain) {
+                (false, _) => (100, b.len + 1),
+                (true, SoftDrain::GracefulShutdown) => (0, b.len + 1),
+                (true, SoftDrain::Prepend(n)) if st.drained_by[u_side] => (100, b.len + 1 + n),
+                (true, SoftDrain::Prepend(_)) => (100, b.len + 1),
+            };
+            out.push((pos, u, key));
         }
     }
 
@@ -309,11 +346,15 @@ impl RoutesTo {
                 };
                 if take {
                     let parent_best = self.best[u as usize].expect("candidates have routes");
+                    // The path gains u's ASN once per hop it adds (prepends included).
+                    let asn = g.speakers[u as usize].asn;
+                    let hash = (0..key.1 - parent_best.len)
+                        .fold(parent_best.path_hash, |h, _| extend_hash(h, asn));
                     new = Some(Best {
                         local_pref: key.0,
                         len: key.1,
                         parent: u,
-                        path_hash: extend_hash(parent_best.path_hash, g.speakers[u as usize].asn),
+                        path_hash: hash,
                     });
                 }
             }

@@ -7,7 +7,7 @@ pub mod state;
 
 pub use compute::{
     routes_to, routes_to_many, session_states, BandwidthMode, Best, BgpConfig, Multipath,
-    NotConverged, RoutesTo, SessionState,
+    NotConverged, RoutesTo, SessionState, SoftDrain,
 };
 pub use graph::{AsnPlan, BgpGraph, Speaker, SpeakerId, SpeakerKind, PRIVATE_ASN_BASE};
 pub use state::{converge_all, ForwardingState};
