@@ -305,6 +305,7 @@ impl RoutesTo {
         states: &[SessionState],
         seeds: impl IntoIterator<Item = SpeakerId>,
         bandwidth_seeds: &[SpeakerId],
+        full: bool,
     ) -> Result<(), NotConverged> {
         let n = g.speakers.len();
         let mut queue: VecDeque<SpeakerId> = VecDeque::new();
@@ -358,6 +359,22 @@ impl RoutesTo {
                     });
                 }
             }
+            // The multipaths come from this evaluation: a speaker is evaluated again whenever
+            // a neighbor's route (or anything up its AS path, via the path hash) changes, so its
+            // last evaluation sees the final candidates.
+            let range = g.adj_range(v);
+            self.mp.remove_range(range);
+            if let Some(b) = new {
+                cands.retain(|c| c.2 == (b.local_pref, b.len));
+                if cands.len() > self.cfg.max_paths as usize {
+                    // Lowest (neighbor ASN, id) first, at most max_paths.
+                    cands.sort_by_key(|c| (g.speakers[c.1 as usize].asn, c.1, c.0));
+                    cands.truncate(self.cfg.max_paths as usize);
+                }
+                for c in &cands {
+                    self.mp.insert(c.0);
+                }
+            }
             if new != self.best[v as usize] {
                 self.best[v as usize] = new;
                 for &(_, u) in g.neighbors(v) {
@@ -368,30 +385,23 @@ impl RoutesTo {
                 }
             }
         }
-        // Multipaths of the evaluated speakers: every candidate tying with the best, lowest
-        // (neighbor ASN, id) first, at most max_paths.
-        for &v in &evaluated {
-            let range = g.adj_range(v);
-            self.mp.remove_range(range.clone());
-            let Some(b) = self.best[v as usize] else {
-                continue;
-            };
-            self.candidates(g, states, v, &mut cands);
-            cands.retain(|c| c.2 == (b.local_pref, b.len));
-            if cands.len() > self.cfg.max_paths as usize {
-                cands.sort_by_key(|c| (g.speakers[c.1 as usize].asn, c.1, c.0));
-                cands.truncate(self.cfg.max_paths as usize);
-            }
-            for c in &cands {
-                self.mp.insert(c.0);
-            }
-        }
         if self.cfg.bandwidth == BandwidthMode::None {
             return Ok(());
         }
         // Link bandwidth: a speaker's value is the sum of what its multipaths sent; they are
         // one hop closer to the origin, so shorter paths go first. A change moves up to every
         // neighbor that uses the changed speaker as a multipath.
+        if full {
+            // From scratch: one pass in path-length order sees every value before it is summed.
+            let mut order: Vec<SpeakerId> = (0..n as u32)
+                .filter(|&v| self.best[v as usize].is_some() && !self.is_origin[v as usize])
+                .collect();
+            order.sort_by_key(|&v| (self.best[v as usize].map(|b| b.len), v));
+            for v in order {
+                self.advertised[v as usize] = self.sum_received(g, states, v);
+            }
+            return Ok(());
+        }
         let mut heap: BinaryHeap<Reverse<(u32, SpeakerId)>> = BinaryHeap::new();
         let mut queued = vec![false; n];
         let len_of =
@@ -407,10 +417,7 @@ impl RoutesTo {
             let new = if self.best[v as usize].is_none() {
                 None
             } else {
-                self.multipaths(g, states, v)
-                    .iter()
-                    .filter_map(|m| m.received)
-                    .fold(None, |acc: Option<u64>, x| Some(acc.unwrap_or(0) + x))
+                self.sum_received(g, states, v)
             };
             if new == self.advertised[v as usize] {
                 continue;
@@ -418,22 +425,32 @@ impl RoutesTo {
             self.advertised[v as usize] = new;
             // Every neighbor that uses v as a multipath hears a new value: recompute it after
             // v (its path is longer, so the heap orders it later).
-            for &(_, u) in g.neighbors(v) {
+            for &(s, u) in g.neighbors(v) {
                 if self.is_origin[u as usize] || queued[u as usize] {
                     continue;
                 }
-                let uses_v = g
-                    .neighbors(u)
-                    .iter()
-                    .zip(g.adj_range(u))
-                    .any(|(&(_, w), i)| w == v && self.mp.contains(i));
-                if uses_v {
+                // u's adjacency is sorted by session id: find the entry for s.
+                let pos = g.neighbors(u).partition_point(|&(x, _)| x < s);
+                if self.mp.contains(g.adj_range(u).start + pos) {
                     queued[u as usize] = true;
                     heap.push(Reverse((len_of(&self.best, u), u)));
                 }
             }
         }
         Ok(())
+    }
+
+    /// The link-bandwidth value `v` re-advertises: the sum of what its multipaths sent.
+    fn sum_received(&self, g: &BgpGraph, states: &[SessionState], v: SpeakerId) -> Option<u64> {
+        let mut sum: Option<u64> = None;
+        for (&(s, u), i) in g.neighbors(v).iter().zip(g.adj_range(v)) {
+            if self.mp.contains(i) {
+                if let Some(x) = self.received(states, s, u) {
+                    sum = Some(sum.unwrap_or(0) + x);
+                }
+            }
+        }
+        sum
     }
 
     /// Check that this is a stable state of BGP: every speaker holds exactly the route it would
@@ -445,7 +462,7 @@ impl RoutesTo {
         let mut probe = self.clone();
         let all: Vec<SpeakerId> = (0..g.speakers.len() as u32).collect();
         probe
-            .settle(g, states, all.iter().copied(), &all)
+            .settle(g, states, all.iter().copied(), &all, false)
             .map_err(|e| e.to_string())?;
         for v in 0..g.speakers.len() {
             if probe.best[v] != self.best[v] {
@@ -475,7 +492,7 @@ impl RoutesTo {
             seeds.push(a);
             seeds.push(b);
         }
-        self.settle(g, states, seeds.iter().copied(), &seeds)
+        self.settle(g, states, seeds.iter().copied(), &seeds, false)
     }
 }
 
@@ -519,6 +536,6 @@ pub fn routes_to_many(
         .iter()
         .flat_map(|&o| g.neighbors(o).iter().map(|&(_, u)| u))
         .collect();
-    r.settle(g, states, seeds, &[])?;
+    r.settle(g, states, seeds, &[], true)?;
     Ok(r)
 }
