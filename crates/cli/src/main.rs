@@ -123,19 +123,30 @@ struct ScenarioArgs {
     /// Soft-drained (graceful shutdown: used only when nothing else is left).
     #[arg(long = "drain-soft", value_delimiter = ',', value_name = "SELECTOR")]
     drain_soft: Vec<String>,
+    /// A YAML file with `fail`, `drain` and `drain_soft` lists of selectors (added to the flags).
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<String>,
 }
 
 impl ScenarioArgs {
     fn resolve(&self, f: &Fabric) -> Result<Scenario, Failure> {
-        Scenario::from_selectors(f, &self.fail, &self.drain, &self.drain_soft)
-            .map_err(|e| Failure::BadArgument(e.to_string()))
+        let mut s = Scenario::from_selectors(f, &self.fail, &self.drain, &self.drain_soft)
+            .map_err(|e| Failure::BadArgument(e.to_string()))?;
+        if let Some(path) = &self.scenario {
+            let (file, src) =
+                aifabric_spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
+            aifabric_spec::scenario::apply_scenario(f, &file, &src, &mut s)
+                .map_err(Failure::BadInput)?;
+        }
+        Ok(s)
     }
 }
 
 /// Control-plane settings.
 #[derive(clap::Args, Debug)]
 struct BgpArgs {
-    /// ASN plan: `rfc7938` (tiers share ASNs, valleys rejected) or `unique`.
+    /// ASN plan: `rfc7938` (tiers share ASNs, valleys rejected), `per-plane` (spines and BAG
+    /// share per plane) or `unique`.
     #[arg(long, value_enum, default_value_t = AsnPlanArg::Rfc7938)]
     asn_plan: AsnPlanArg,
     /// Link-bandwidth community: `cumulative`, `multipaths` (path counts) or `none` (ECMP).
@@ -170,6 +181,7 @@ fn parse_soft_drain(s: &str) -> Result<SoftDrain, String> {
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 enum AsnPlanArg {
     Rfc7938,
+    PerPlane,
     Unique,
 }
 
@@ -184,6 +196,7 @@ impl BgpArgs {
     fn plan(&self) -> AsnPlan {
         match self.asn_plan {
             AsnPlanArg::Rfc7938 => AsnPlan::Rfc7938,
+            AsnPlanArg::PerPlane => AsnPlan::PerPlane,
             AsnPlanArg::Unique => AsnPlan::Unique,
         }
     }

@@ -297,3 +297,45 @@ fn ibm_reports_reduced_pairs() {
     let worst = v[0]["worst_fraction"].as_f64().unwrap();
     assert!((worst - 156.0 / 160.0).abs() < 1e-12, "{worst}");
 }
+
+#[test]
+fn scenarios_can_be_yaml_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("what-if.yaml");
+    std::fs::write(
+        &p,
+        "# lose two BAG planes in the east\nfail: [east.bag.plane3]\ndrain: [east.bag.plane4]\n",
+    )
+    .unwrap();
+    let v = json(&[
+        "capacity",
+        "prometheus",
+        "--json",
+        "--scenario",
+        p.to_str().unwrap(),
+    ]);
+    let per_dir = v["region_pairs"][0]["capacity_tbps_per_direction"]
+        .as_f64()
+        .unwrap();
+    assert!((per_dir - 8_192.0 * 14.0 / 16.0).abs() < 1e-6);
+    // A selector that matches nothing is located in the file.
+    std::fs::write(&p, "fail:\n  - east.bag.plane3\n  - east.bag.plane99\n").unwrap();
+    let out = aifabric()
+        .args(["capacity", "prometheus", "--scenario", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("what-if.yaml:3:5"), "{err}");
+    assert!(err.contains("east.bag.plane99"), "{err}");
+    // Unknown keys get a suggestion.
+    std::fs::write(&p, "drian: [east.bag.plane3]\n").unwrap();
+    let out = aifabric()
+        .args(["capacity", "prometheus", "--scenario", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr)
+        .unwrap()
+        .contains("did you mean `drain`?"));
+}

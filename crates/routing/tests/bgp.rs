@@ -239,3 +239,35 @@ fn prepend_drain_is_a_longer_path() {
         (100, 5, vec![s1, s2])
     );
 }
+
+#[test]
+fn per_plane_asn_plan_splits_spines_and_bag_by_plane() {
+    let f = aifabric_spec::load("nsf-l2").unwrap();
+    let distinct = |plan, role: Role| {
+        let g = BgpGraph::new(&f, plan);
+        let mut asns: Vec<u32> = f
+            .devices_with_role(role)
+            .map(|d| g.speakers[g.speaker_of[d.idx()] as usize].asn)
+            .collect();
+        asns.sort_unstable();
+        asns.dedup();
+        asns.len()
+    };
+    assert_eq!(distinct(AsnPlan::Rfc7938, Role::Stsw), 1);
+    assert_eq!(
+        distinct(AsnPlan::PerPlane, Role::Stsw),
+        8,
+        "one per spine plane"
+    );
+    assert_eq!(distinct(AsnPlan::Rfc7938, Role::Bag), 1);
+    assert_eq!(
+        distinct(AsnPlan::PerPlane, Role::Bag),
+        16,
+        "one per BAG plane"
+    );
+    assert_eq!(
+        distinct(AsnPlan::PerPlane, Role::Rtsw),
+        498,
+        "a private ASN per rack"
+    );
+}

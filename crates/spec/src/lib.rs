@@ -14,6 +14,7 @@
 pub mod build;
 pub mod builtin;
 pub mod error;
+pub mod scenario;
 pub mod spec;
 
 pub use error::{Source, SpecError};

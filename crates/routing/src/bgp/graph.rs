@@ -41,6 +41,9 @@ pub enum AsnPlan {
     /// an ASN per pod (FTSW, CTSW) or per zone (STSW, ATSW); BAG chassis share one per region.
     /// Valley paths repeat an ASN, so loop prevention rejects them.
     Rfc7938,
+    /// As `Rfc7938`, but spines (STSW) share an ASN per spine plane and BAG chassis per BAG
+    /// plane, so each plane is its own routing domain.
+    PerPlane,
     /// Every speaker its own ASN: loop prevention then rejects only true loops.
     Unique,
 }
@@ -105,7 +108,9 @@ impl BgpGraph {
             asn_key.push(match (plan, d.role) {
                 (AsnPlan::Unique, _) => (9, i as u32, 0),
                 (_, Role::Ftsw | Role::Ctsw) => (2, d.zone.0, d.pod),
+                (AsnPlan::PerPlane, Role::Stsw) => (3, d.zone.0, u32::from(d.plane) + 1),
                 (_, Role::Stsw | Role::Atsw) => (3, d.zone.0, 0),
+                (AsnPlan::PerPlane, Role::Bag) => (4, region, u32::from(d.plane) + 1),
                 (_, Role::Bag) => (4, region, 0),
                 (_, Role::Hub) => (5, region, 0),
                 // Rack switches and anything else: their own ASN.

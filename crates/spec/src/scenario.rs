@@ -1,0 +1,89 @@
+//! Scenarios in YAML: the same selectors as the CLI's `--fail`, `--drain`, `--drain-soft`.
+//!
+//! ```yaml
+//! # what-if: lose BAG plane 3 in the west while draining plane 1 gracefully
+//! fail: [west.bag.plane3]
+//! drain: []
+//! drain_soft: [west.bag.plane1]
+//! ```
+
+use crate::error::{Source, SpecError};
+use crate::spec::S;
+use aifabric_model::{Fabric, Scenario, Selection};
+use serde::Deserialize;
+
+/// A scenario file as written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Failed devices or links.
+    #[serde(default)]
+    pub fail: Vec<S<String>>,
+    /// Hard-drained.
+    #[serde(default)]
+    pub drain: Vec<S<String>>,
+    /// Soft-drained.
+    #[serde(default)]
+    pub drain_soft: Vec<S<String>>,
+}
+
+/// Parse a scenario file's text.
+pub fn parse_scenario(name: &str, text: &str) -> Result<(ScenarioFile, Source), SpecError> {
+    let src = Source {
+        name: name.to_owned(),
+        text: text.to_owned(),
+    };
+    let opts = serde_saphyr::options! { with_snippet: false };
+    match serde_saphyr::from_str_with_options::<ScenarioFile>(text, opts) {
+        Ok(s) => Ok((s, src)),
+        Err(e) => Err(src.from_yaml(&e)),
+    }
+}
+
+/// Read and parse a scenario file.
+pub fn load_scenario(path: &str) -> Result<(ScenarioFile, Source), SpecError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Source {
+            name: path.to_owned(),
+            text: String::new(),
+        }
+        .error(
+            serde_saphyr::Location::UNKNOWN,
+            format!("cannot read scenario: {e}"),
+            Some(
+                "give the path of a YAML file with `fail`, `drain`, `drain_soft` lists".to_owned(),
+            ),
+        )
+    })?;
+    parse_scenario(path, &text)
+}
+
+/// Add a scenario file's selections to `into`; a selector that matches nothing is an error
+/// at its place in the file.
+pub fn apply_scenario(
+    f: &Fabric,
+    file: &ScenarioFile,
+    src: &Source,
+    into: &mut Scenario,
+) -> Result<(), SpecError> {
+    for (list, mask) in [
+        (&file.fail, &mut into.failed),
+        (&file.drain, &mut into.drained_hard),
+        (&file.drain_soft, &mut into.drained_soft),
+    ] {
+        for sel in list {
+            match f.select(&sel.value) {
+                Ok(Selection::Devices(ds)) => ds.into_iter().for_each(|d| mask.fail_device(d)),
+                Ok(Selection::Links(ls)) => ls.into_iter().for_each(|l| mask.fail_link(l)),
+                Err(e) => {
+                    return Err(src.error(
+                        sel.referenced,
+                        format!("selector `{}`: {}", e.selector, e.problem),
+                        Some("selectors are name prefixes (`east.bag.plane3`), bundles `A--B[#n]` or `pd:NAME`".to_owned()),
+                    ))
+                }
+            }
+        }
+    }
+    Ok(())
+}
