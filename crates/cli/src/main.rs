@@ -9,7 +9,7 @@ mod render;
 mod routes;
 
 use aifabric_model::{Fabric, FabricView, Scenario};
-use aifabric_routing::aggregation::Aggregation;
+use aifabric_routing::aggregation::{Aggregation, AggregationTier};
 use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -80,6 +80,10 @@ enum Command {
         /// `unconditional`, `conditional` (all contributors) or `conditional:N`.
         #[arg(long, default_value = "unconditional", value_parser = parse_aggregation)]
         aggregation: Aggregation,
+        /// Where aggregates are made: `zone` (L2 zone -> BAG) or `region` (BAG -> other
+        /// regions).
+        #[arg(long, value_enum, default_value_t = TierArg::Zone)]
+        tier: TierArg,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -176,6 +180,12 @@ fn parse_soft_drain(s: &str) -> Result<SoftDrain, String> {
             _ => Err("use `gshut` or `prepend:N` with N from 1 to 32".to_owned()),
         },
     }
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum TierArg {
+    Zone,
+    Region,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -341,6 +351,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Blackholes {
             spec,
             aggregation,
+            tier,
             json,
             scenario,
             bgp,
@@ -356,6 +367,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 &scenario,
                 &bgp.config(),
                 aggregation,
+                match tier {
+                    TierArg::Zone => AggregationTier::Zone,
+                    TierArg::Region => AggregationTier::Region,
+                },
             )
             .map_err(|e| Failure::Runtime(e.to_string()))?;
             if json {

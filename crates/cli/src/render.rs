@@ -206,12 +206,18 @@ pub fn routes(views: &[aifabric_routing::fib::RouteView]) -> String {
 
 pub fn blackholes(r: &aifabric_routing::aggregation::BlackholeReport) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "Zone aggregates toward BAG ({:?})", r.aggregation);
-    for z in &r.zones {
+    let _ = writeln!(
+        s,
+        "Aggregates at the {:?} tier ({:?})",
+        r.tier, r.aggregation
+    );
+    for z in &r.scopes {
+        let agg = z.aggregate.as_deref().unwrap_or("-");
         let _ = writeln!(
             s,
-            "  {:<28} {:>6} racks  {:>4} borders advertising, {:>4} withdrawn, {:>5} racks unreachable",
-            z.zone,
+            "  {:<24} {:<20} {:>6} racks  {:>4} borders advertising, {:>4} withdrawn, {:>5} racks unreachable",
+            z.scope,
+            agg,
             z.covered,
             z.advertising.len(),
             z.withdrawn.len(),
@@ -235,7 +241,7 @@ pub fn blackholes(r: &aifabric_routing::aggregation::BlackholeReport) -> String 
             "  {} drops {} racks of {}: attracts {:.2}% of the aggregate's traffic, blackholes {:.3}%\n    {}{more}",
             b.device,
             b.prefixes.len(),
-            b.zone,
+            b.scope,
             100.0 * b.attracted_share,
             100.0 * b.blackholed_share,
             shown.join(", ")

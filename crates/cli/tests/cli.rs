@@ -274,7 +274,7 @@ fn blackholes_under_unconditional_but_not_conditional_aggregation() {
         "--json",
     ]);
     assert!(v["blackholes"].as_array().unwrap().is_empty());
-    assert_eq!(v["zones"][0]["withdrawn"][0], "east.dc1.nsf.stsw0");
+    assert_eq!(v["scopes"][0]["withdrawn"][0], "east.dc1.nsf.stsw0");
     aifabric()
         .args(["blackholes", "nsf-l2", "--aggregation", "sometimes"])
         .assert()

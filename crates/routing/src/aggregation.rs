@@ -1,10 +1,14 @@
-//! Aggregation at the L2 -> BAG border and the blackhole detector (RFC 7938 section 8.2).
+//! Aggregation at two tiers and the blackhole detector (RFC 7938 section 8.2).
 //!
-//! Each L2 zone's border speakers (NSF STSWs, the DSF system, ...) advertise one aggregate for
-//! the zone's rack prefixes to BAG instead of the specifics. Unconditionally, a border keeps
-//! advertising while it reaches at least one covered prefix, with a discard route behind the
-//! aggregate: traffic for a prefix it cannot reach is dropped there (a blackhole).
-//! Conditionally, it advertises only while it reaches all (or at least N) of them.
+//! - Zone tier: each L2 zone's border speakers (NSF STSWs, the DSF system, ...) advertise one
+//!   aggregate for the zone's rack prefixes to BAG instead of the specifics.
+//! - Region tier: each region's BAG chassis advertise one aggregate for the region's racks to
+//!   the other regions (the backbone side of BAG).
+//!
+//! Unconditionally, a border keeps advertising while it reaches at least one covered prefix,
+//! with a discard route behind the aggregate: traffic for a prefix it cannot reach is dropped
+//! there (a blackhole). Conditionally, it advertises only while it reaches all (or at least N)
+//! of them. Reachability inside the scope is computed with the specifics, which stay inside.
 
 use crate::bgp::{
     routes_to, routes_to_many, BgpConfig, BgpGraph, NotConverged, RoutesTo, SessionState,
@@ -27,12 +31,22 @@ pub enum Aggregation {
     },
 }
 
-/// One zone's aggregate.
+/// Where aggregates are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AggregationTier {
+    /// L2 zone -> BAG: the zone's borders advertise the zone.
+    Zone,
+    /// BAG -> other regions: a region's BAG chassis advertise the region.
+    Region,
+}
+
+/// One scope's aggregate (a zone or a region).
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ZoneAggregate {
-    /// The zone.
-    pub zone: String,
-    /// The aggregate (the zone's /48), when the fabric fits the addressing plan.
+pub struct ScopeAggregate {
+    /// The zone or region.
+    pub scope: String,
+    /// The aggregate (zone /48 or region /40), when the fabric fits the addressing plan.
     pub aggregate: Option<String>,
     /// Rack prefixes it covers.
     pub covered: usize,
@@ -50,11 +64,12 @@ pub struct ZoneAggregate {
 pub struct Blackhole {
     /// The advertising border speaker.
     pub device: String,
-    /// The zone whose aggregate it advertises.
-    pub zone: String,
+    /// The zone or region whose aggregate it advertises.
+    pub scope: String,
     /// Covered prefixes it cannot reach.
     pub prefixes: Vec<String>,
-    /// Share of the aggregate's traffic from the region's BAG that it attracts.
+    /// Share of the aggregate's traffic that it attracts, entering evenly at the BAG chassis
+    /// upstream (the region's own for the zone tier, the other regions' for the region tier).
     pub attracted_share: f64,
     /// Of that, the share dropped: `attracted_share x |prefixes| / covered` (uniform traffic
     /// per prefix).
@@ -66,9 +81,11 @@ pub struct Blackhole {
 pub struct BlackholeReport {
     /// The aggregation policy.
     pub aggregation: Aggregation,
-    /// Per zone under a BAG.
-    pub zones: Vec<ZoneAggregate>,
-    /// Blackholes, by zone then device.
+    /// The tier.
+    pub tier: AggregationTier,
+    /// Per scope with a border.
+    pub scopes: Vec<ScopeAggregate>,
+    /// Blackholes, by scope then device.
     pub blackholes: Vec<Blackhole>,
 }
 
@@ -91,7 +108,7 @@ fn name(f: &Fabric, g: &BgpGraph, v: SpeakerId) -> String {
     }
 }
 
-/// Run the detector over every L2 zone that has a BAG border.
+/// Run the detector over every scope of `tier` that has a border.
 pub fn blackholes(
     f: &Fabric,
     g: &BgpGraph,
@@ -99,42 +116,72 @@ pub fn blackholes(
     scenario: &Scenario,
     cfg: &BgpConfig,
     aggregation: Aggregation,
+    tier: AggregationTier,
 ) -> Result<BlackholeReport, NotConverged> {
     let zone_of_speaker: Vec<ZoneId> = (0..g.speakers.len() as u32)
         .map(|v| zone_of(f, g, v))
         .collect();
-    // Specifics stay inside their zone: no session across a zone boundary carries them.
-    let internal: Vec<SessionState> = g
-        .sessions
-        .iter()
-        .zip(states)
-        .map(|(&(a, b), &st)| {
-            if zone_of_speaker[a as usize] == zone_of_speaker[b as usize] {
-                st
-            } else {
-                SessionState::default()
-            }
-        })
-        .collect();
     let all_prefixes = prefixes(f);
     let plan = crate::addressing::AddressPlan::new(f).ok();
     let unusable = scenario.unusable();
+    // Racks of DSF zones cut off from their zone's cell fabric are unreachable whatever BGP
+    // says (the zone is one speaker); every other rack is fine here.
+    let mut rack_ok = vec![true; f.devices().len()];
+    for z in (0..f.zones.len() as u32).map(ZoneId) {
+        if let Some(ok) = dsf_reachable_racks(f, z, &unusable) {
+            for d in f.zone_devices(z).map(DeviceId) {
+                rack_ok[d.idx()] = ok[d.idx()];
+            }
+        }
+    }
+    // (scope id, name, aggregate) for every scope of the tier.
+    let scopes: Vec<(u32, String, Option<String>)> = match tier {
+        AggregationTier::Zone => f
+            .zones
+            .iter()
+            .enumerate()
+            .filter(|(_, z)| z.kind != ZoneKind::Bag)
+            .map(|(i, z)| {
+                let agg = plan
+                    .as_ref()
+                    .map(|p| p.zone_aggregate(f, ZoneId(i as u32)).to_string());
+                (i as u32, z.name.clone(), agg)
+            })
+            .collect(),
+        AggregationTier::Region => f
+            .regions
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let agg = plan
+                    .as_ref()
+                    .map(|p| p.region_aggregate(RegionId(i as u32)).to_string());
+                (i as u32, r.name.clone(), agg)
+            })
+            .collect(),
+    };
     let mut report = BlackholeReport {
         aggregation,
-        zones: Vec::new(),
+        tier,
+        scopes: Vec::new(),
         blackholes: Vec::new(),
     };
-    for (z, zone) in f.zones.iter().enumerate() {
-        let zid = ZoneId(z as u32);
-        if zone.kind == ZoneKind::Bag {
-            continue;
-        }
-        // Border speakers: those of the zone with a session to BAG (up or not: the border is
-        // a design fact; whether it can still advertise is decided below).
+    for (scope, scope_name, aggregate) in scopes {
+        let region_of = |z: ZoneId| f.zones[z.idx()].region.0;
+        let in_scope = |v: SpeakerId| {
+            let z = zone_of_speaker[v as usize];
+            match tier {
+                AggregationTier::Zone => z.0 == scope,
+                AggregationTier::Region => region_of(z) == scope,
+            }
+        };
+        // Borders: speakers of the scope with a session to BAG outside it.
         let borders: Vec<SpeakerId> = (0..g.speakers.len() as u32)
             .filter(|&v| {
-                zone_of_speaker[v as usize] == zid
-                    && g.neighbors(v).iter().any(|&(_, u)| is_bag(f, g, u))
+                in_scope(v)
+                    && g.neighbors(v)
+                        .iter()
+                        .any(|&(_, u)| is_bag(f, g, u) && !in_scope(u))
             })
             .collect();
         if borders.is_empty() {
@@ -142,49 +189,69 @@ pub fn blackholes(
         }
         let covered: Vec<&Prefix> = all_prefixes
             .iter()
-            .filter(|p| f.device(p.rack_switch).zone == zid)
+            .filter(|p| in_scope(g.speaker_of[p.rack_switch.idx()]))
             .collect();
-        // reach[b][i]: border b reaches covered prefix i inside the zone.
+        // Specifics stay inside the scope.
+        let internal: Vec<SessionState> = g
+            .sessions
+            .iter()
+            .zip(states)
+            .map(|(&(a, b), &st)| {
+                if in_scope(a) && in_scope(b) {
+                    st
+                } else {
+                    SessionState::default()
+                }
+            })
+            .collect();
+        // reach[b][i]: border b reaches covered prefix i inside the scope.
         let mut reach = vec![vec![false; covered.len()]; borders.len()];
-        let dsf_ok = dsf_reachable_racks(f, zid, &unusable);
+        let mut cache: Option<(SpeakerId, RoutesTo)> = None;
         for (i, p) in covered.iter().enumerate() {
             let origin = g.speaker_of[p.rack_switch.idx()];
-            let r: Option<RoutesTo> = if borders.contains(&origin) {
-                None
-            } else {
-                Some(routes_to(g, &internal, origin, cfg)?)
-            };
+            let ok = rack_ok[p.rack_switch.idx()];
+            if cache.as_ref().map(|c| c.0) != Some(origin) && !borders.contains(&origin) {
+                cache = Some((origin, routes_to(g, &internal, origin, cfg)?));
+            }
             for (k, &b) in borders.iter().enumerate() {
-                reach[k][i] = match &r {
-                    // The border is the prefix's own speaker: a DSF system.
-                    None => b == origin && dsf_ok.as_ref().is_none_or(|ok| ok[p.rack_switch.idx()]),
-                    Some(r) => r.best[b as usize].is_some(),
-                };
+                reach[k][i] = ok
+                    && (b == origin
+                        || cache
+                            .as_ref()
+                            .is_some_and(|c| c.0 == origin && c.1.best[b as usize].is_some()));
             }
         }
-        // A border can advertise only if its BAG sessions are up at all.
-        let bag_up = |b: SpeakerId| {
+        // A border can advertise only if it still has a session up toward the outside BAG.
+        let outside_up = |b: SpeakerId| {
             g.neighbors(b)
                 .iter()
-                .any(|&(s, u)| is_bag(f, g, u) && states[s as usize].links > 0)
+                .any(|&(s, u)| is_bag(f, g, u) && !in_scope(u) && states[s as usize].links > 0)
         };
-        let mut advertising = Vec::new();
-        let mut withdrawn = Vec::new();
+        let needed = match aggregation {
+            Aggregation::Unconditional => 1,
+            Aggregation::Conditional { min: None } => covered.len().max(1),
+            Aggregation::Conditional { min: Some(m) } => m as usize,
+        };
+        let (mut advertising, mut withdrawn) = (Vec::new(), Vec::new());
         for (k, &b) in borders.iter().enumerate() {
             let n = reach[k].iter().filter(|&&x| x).count();
-            let needed = match aggregation {
-                Aggregation::Unconditional => 1,
-                Aggregation::Conditional { min: None } => covered.len().max(1),
-                Aggregation::Conditional { min: Some(m) } => m as usize,
-            };
-            if n >= needed && bag_up(b) {
+            if n >= needed && outside_up(b) {
                 advertising.push(k);
             } else {
                 withdrawn.push(k);
             }
         }
         let advertisers: Vec<SpeakerId> = advertising.iter().map(|&k| borders[k]).collect();
-        let shares = attracted_shares(f, g, states, &zone_of_speaker, zid, &advertisers, cfg)?;
+        let is_source = |v: SpeakerId| {
+            is_bag(f, g, v)
+                && match tier {
+                    AggregationTier::Zone => {
+                        region_of(zone_of_speaker[v as usize]) == f.zones[scope as usize].region.0
+                    }
+                    AggregationTier::Region => !in_scope(v),
+                }
+        };
+        let shares = attracted_shares(g, states, &in_scope, &is_source, &advertisers, cfg)?;
         let unreachable_prefixes = (0..covered.len())
             .filter(|&i| !advertising.iter().any(|&k| reach[k][i]))
             .count();
@@ -198,16 +265,16 @@ pub fn blackholes(
             if !lost.is_empty() {
                 report.blackholes.push(Blackhole {
                     device: name(f, g, borders[k]),
-                    zone: zone.name.clone(),
+                    scope: scope_name.clone(),
                     blackholed_share: share * lost.len() as f64 / covered.len() as f64,
                     prefixes: lost,
                     attracted_share: share,
                 });
             }
         }
-        report.zones.push(ZoneAggregate {
-            zone: zone.name.clone(),
-            aggregate: plan.as_ref().map(|p| p.zone_aggregate(f, zid).to_string()),
+        report.scopes.push(ScopeAggregate {
+            scope: scope_name,
+            aggregate,
             covered: covered.len(),
             advertising: advertising
                 .iter()
@@ -246,14 +313,13 @@ fn dsf_reachable_racks(f: &Fabric, z: ZoneId, mask: &FailureMask) -> Option<Vec<
     Some(seen)
 }
 
-/// Share of the zone aggregate's traffic, entering evenly at the region's BAG speakers, that
+/// Share of the aggregate's traffic, entering evenly at the `is_source` BAG speakers, that
 /// reaches each advertiser (same order), following the UCMP weights of the aggregate's routes.
 fn attracted_shares(
-    f: &Fabric,
     g: &BgpGraph,
     states: &[SessionState],
-    zone_of_speaker: &[ZoneId],
-    zid: ZoneId,
+    in_scope: &dyn Fn(SpeakerId) -> bool,
+    is_source: &dyn Fn(SpeakerId) -> bool,
     advertisers: &[SpeakerId],
     cfg: &BgpConfig,
 ) -> Result<Vec<f64>, NotConverged> {
@@ -261,14 +327,14 @@ fn attracted_shares(
         return Ok(Vec::new());
     }
     // The aggregate is advertised outward only: sessions from an advertiser into its own
-    // zone do not carry it.
+    // scope do not carry it.
     let outward: Vec<SessionState> = g
         .sessions
         .iter()
         .zip(states)
         .map(|(&(a, b), &st)| {
-            let inward = (advertisers.contains(&a) && zone_of_speaker[b as usize] == zid)
-                || (advertisers.contains(&b) && zone_of_speaker[a as usize] == zid);
+            let inward = (advertisers.contains(&a) && in_scope(b))
+                || (advertisers.contains(&b) && in_scope(a));
             if inward {
                 SessionState::default()
             } else {
@@ -277,14 +343,8 @@ fn attracted_shares(
         })
         .collect();
     let routes = routes_to_many(g, &outward, advertisers, cfg)?;
-    let region = f.zones[zid.idx()].region;
     let sources: Vec<SpeakerId> = (0..g.speakers.len() as u32)
-        .filter(|&v| {
-            is_bag(f, g, v)
-                && f.zones[zone_of_speaker[v as usize].idx()].region == region
-                && routes.best[v as usize].is_some()
-                && !routes.is_origin(v)
-        })
+        .filter(|&v| is_source(v) && routes.best[v as usize].is_some() && !routes.is_origin(v))
         .collect();
     let mut mass = vec![0.0f64; g.speakers.len()];
     for &s in &sources {

@@ -1,18 +1,27 @@
 //! Aggregation and blackholes (RFC 7938 section 8.2; issue 3, item 10).
 
 use aifabric_model::*;
-use aifabric_routing::aggregation::{blackholes, Aggregation, BlackholeReport};
+use aifabric_routing::aggregation::{blackholes, Aggregation, AggregationTier, BlackholeReport};
 use aifabric_routing::bgp::*;
 
 /// An NSF zone under a 2-plane BAG: 3 pods x 2 racks, 2 spine planes x 2 STSWs.
 const NSF: &str = "name: n\nregions:\n  - name: a\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            nsf: {pods: 3, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\n";
 
 fn detect(f: &Fabric, fail: &[&str], agg: Aggregation) -> BlackholeReport {
+    detect_at(f, fail, agg, AggregationTier::Zone)
+}
+
+fn detect_at(
+    f: &Fabric,
+    fail: &[&str],
+    agg: Aggregation,
+    tier: AggregationTier,
+) -> BlackholeReport {
     let fail: Vec<String> = fail.iter().map(|s| s.to_string()).collect();
     let s = Scenario::from_selectors(f, &fail, &[], &[]).unwrap();
     let g = BgpGraph::new(f, AsnPlan::Rfc7938);
     let states = session_states(f, &g, &s);
-    blackholes(f, &g, &states, &s, &BgpConfig::default(), agg).unwrap()
+    blackholes(f, &g, &states, &s, &BgpConfig::default(), agg, tier).unwrap()
 }
 
 const ALL: Aggregation = Aggregation::Conditional { min: None };
@@ -22,10 +31,10 @@ fn healthy_fabric_has_no_blackholes_and_even_shares() {
     let f = aifabric_spec::build_str("n.yaml", NSF).unwrap();
     let r = detect(&f, &[], Aggregation::Unconditional);
     assert!(r.blackholes.is_empty());
-    assert_eq!(r.zones.len(), 1);
-    assert_eq!(r.zones[0].covered, 6);
-    assert_eq!(r.zones[0].advertising.len(), 4, "2 planes x 2 STSWs");
-    assert!(r.zones[0].withdrawn.is_empty());
+    assert_eq!(r.scopes.len(), 1);
+    assert_eq!(r.scopes[0].covered, 6);
+    assert_eq!(r.scopes[0].advertising.len(), 4, "2 planes x 2 STSWs");
+    assert!(r.scopes[0].withdrawn.is_empty());
 }
 
 #[test]
@@ -50,8 +59,8 @@ fn one_link_failure_blackholes_under_unconditional_aggregation_only() {
     // Conditional aggregation: stsw0 withdraws; nothing is blackholed, everything reachable.
     let r = detect(&f, &[cut], ALL);
     assert!(r.blackholes.is_empty());
-    assert_eq!(r.zones[0].withdrawn, vec!["a.b.z.stsw0"]);
-    assert_eq!(r.zones[0].unreachable_prefixes, 0);
+    assert_eq!(r.scopes[0].withdrawn, vec!["a.b.z.stsw0"]);
+    assert_eq!(r.scopes[0].unreachable_prefixes, 0);
     // Conditional on at least 4 of 6 contributors: stsw0 still reaches 4, keeps advertising.
     let r = detect(&f, &[cut], Aggregation::Conditional { min: Some(4) });
     assert_eq!(r.blackholes.len(), 1);
@@ -71,5 +80,46 @@ fn a_dsf_system_blackholes_an_isolated_rack() {
     // from BAG: no blackhole, but the price is every prefix.
     let r = detect(&f, &cut, ALL);
     assert!(r.blackholes.is_empty());
-    assert_eq!(r.zones[0].unreachable_prefixes, 4);
+    assert_eq!(r.scopes[0].unreachable_prefixes, 4);
+}
+
+/// Two regions, each an NSF zone under a 2-plane BAG, joined planar.
+const TWO: &str = "name: t\nregions:\n  - name: a\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            nsf: {pods: 3, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\n  - name: c\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            nsf: {pods: 3, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\ninter_bag:\n  - {between: [a, c], topology: planar, links_per_plane: 2, length_m: 40000}\n";
+
+#[test]
+fn region_tier_blackholes_when_a_bag_plane_loses_a_zone() {
+    let f = aifabric_spec::build_str("t.yaml", TWO).unwrap();
+    let healthy = detect_at(&f, &[], Aggregation::Unconditional, AggregationTier::Region);
+    assert!(healthy.blackholes.is_empty());
+    assert_eq!(healthy.scopes.len(), 2);
+    assert_eq!(healthy.scopes[0].covered, 6);
+    assert_eq!(healthy.scopes[0].aggregate.as_deref(), Some("fd00:a1::/40"));
+    // Pod 1 of region a loses its links to STSW 0 of both spine planes, the two STSWs under
+    // BAG plane 0: plane 0 can no longer reach pod 1's 2 racks but still reaches the other 4,
+    // so unconditionally it keeps advertising region a to region c, which sends it half its
+    // traffic (planar: c's plane 0 only talks to a's plane 0).
+    let cut = ["a.b.z.ftsw2--a.b.z.stsw0", "a.b.z.ftsw3--a.b.z.stsw2"];
+    let r = detect_at(
+        &f,
+        &cut,
+        Aggregation::Unconditional,
+        AggregationTier::Region,
+    );
+    assert_eq!(r.blackholes.len(), 1, "{r:?}");
+    let b = &r.blackholes[0];
+    assert_eq!(
+        (b.device.as_str(), b.scope.as_str()),
+        ("a.bag.plane0.c0", "a")
+    );
+    assert_eq!(b.prefixes, vec!["a.b.z.rack2", "a.b.z.rack3"]);
+    assert!(
+        (b.attracted_share - 0.5).abs() < 1e-12,
+        "{}",
+        b.attracted_share
+    );
+    // Conditionally, plane 0 withdraws and region c sends everything over plane 1.
+    let r = detect_at(&f, &cut, ALL, AggregationTier::Region);
+    assert!(r.blackholes.is_empty());
+    assert_eq!(r.scopes[0].withdrawn, vec!["a.bag.plane0.c0"]);
+    assert_eq!(r.scopes[0].unreachable_prefixes, 0);
 }
