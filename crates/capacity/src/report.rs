@@ -29,7 +29,7 @@ pub struct RegionPair {
     pub a: String,
     /// Second region.
     pub b: String,
-    /// Number of live links between them.
+    /// Number of live links between them (a pair is listed as long as links were built).
     pub links: u64,
     /// Capacity counted both ways, Tb/s: how Meta quotes "Pbps per region pair" (FACTS.md 1).
     pub capacity_tbps: f64,
@@ -293,13 +293,16 @@ fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
             }
         }
         let (ra, rb) = (f.zones[a.zone.idx()].region, f.zones[b.zone.idx()].region);
-        if ra != rb && live {
+        if ra != rb {
+            // Listed as built; links and capacity count what is up.
             let e = acc
                 .pairs
                 .entry((ra.0.min(rb.0), ra.0.max(rb.0)))
                 .or_default();
-            e.0 += 1;
-            e.1 += cap;
+            if live {
+                e.0 += 1;
+                e.1 += cap;
+            }
         }
     }
     acc

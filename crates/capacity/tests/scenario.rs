@@ -95,3 +95,40 @@ fn failing_an_rdsw_uplink_bundle_lowers_its_tier() {
     assert_eq!(up(&healthy) - up(&r), 4.0 * 106.25);
     assert_eq!(r.failed_links, 4);
 }
+
+const SRG_SPEC: &str = "name: s\nregions:\n  - name: a\n    bag: {planes: 2}\n  - name: c\n    bag: {planes: 2}\ninter_bag:\n  - {between: [a, c], topology: planar, links_per_plane: 4, length_m: 40000}\nsrgs:\n  - name: conduit-north\n    members: [a.bag.plane0.c0--c.bag.plane0.c0]\n  - name: both-conduits\n    members: [srg:conduit-north, a.bag.plane1.c0--c.bag.plane1.c0]\n";
+
+#[test]
+fn shared_risk_groups_from_the_spec_are_selectors() {
+    let f = aifabric_spec::build_str("s.yaml", SRG_SPEC).unwrap();
+    assert_eq!(f.srgs.len(), 2);
+    assert_eq!(f.srgs[0].links.len(), 4);
+    assert_eq!(
+        f.srgs[1].links.len(),
+        8,
+        "nested group: its own links and the child's"
+    );
+    let cap = |sel: &[&str]| {
+        let s = scenario(&f, sel, &[], &[]);
+        capacity_report(&f, &s.unusable()).region_pairs[0].capacity_tbps_per_direction
+    };
+    assert!((cap(&[]) - 6.4).abs() < 1e-9);
+    assert!(
+        (cap(&["srg:conduit-north"]) - 3.2).abs() < 1e-9,
+        "one conduit: half"
+    );
+    assert_eq!(cap(&["srg:both-conduits"]), 0.0);
+    let e = f.select("srg:nope").unwrap_err();
+    assert!(e.problem.contains("conduit-north"), "{e}");
+}
+
+#[test]
+fn a_bad_srg_member_is_located_in_the_spec() {
+    let bad = SRG_SPEC.replace("a.bag.plane1.c0--c.bag.plane1.c0", "a.bag.plane9");
+    let e = aifabric_spec::build_str("s.yaml", &bad).unwrap_err();
+    assert_eq!(e.line, 13);
+    assert!(e.message.contains("a.bag.plane9"), "{e}");
+    let dup = SRG_SPEC.replace("name: both-conduits", "name: conduit-north");
+    let e = aifabric_spec::build_str("s.yaml", &dup).unwrap_err();
+    assert!(e.message.contains("duplicate shared-risk group"), "{e}");
+}

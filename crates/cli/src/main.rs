@@ -11,6 +11,7 @@ mod routes;
 use aifabric_model::{Fabric, FabricView, Scenario};
 use aifabric_routing::aggregation::{Aggregation, AggregationTier};
 use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
+use aifabric_routing::ucmp::MissingBandwidth;
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -166,10 +167,26 @@ struct BgpArgs {
     /// toward the destination rack.
     #[arg(long)]
     nsf_pruning: bool,
+    /// What receivers do when a multipath lacks the link-bandwidth community (FRR):
+    /// `ecmp` (fall back to equal weights), `skip` (ignore such paths) or `default:N` (weight
+    /// them as N).
+    #[arg(long, default_value = "ecmp", value_parser = parse_missing)]
+    missing_bandwidth: MissingBandwidth,
     /// How soft drains are signalled: `gshut` (graceful shutdown, LOCAL_PREF 0) or
     /// `prepend:N` (the drained side prepends its ASN N times).
     #[arg(long, default_value = "gshut", value_parser = parse_soft_drain)]
     soft_drain: SoftDrain,
+}
+
+fn parse_missing(s: &str) -> Result<MissingBandwidth, String> {
+    match s {
+        "ecmp" => Ok(MissingBandwidth::EcmpFallback),
+        "skip" => Ok(MissingBandwidth::SkipMissing),
+        _ => match s.strip_prefix("default:").map(str::parse::<u64>) {
+            Some(Ok(n)) => Ok(MissingBandwidth::DefaultWeight(n)),
+            _ => Err("use `ecmp`, `skip` or `default:N`".to_owned()),
+        },
+    }
 }
 
 fn parse_soft_drain(s: &str) -> Result<SoftDrain, String> {
@@ -222,7 +239,7 @@ impl BgpArgs {
             group_size: self.group_size,
             nsf_pruning: self.nsf_pruning,
             soft_drain: self.soft_drain,
-            ..BgpConfig::default()
+            missing: self.missing_bandwidth,
         }
     }
 }

@@ -89,6 +89,7 @@ impl FabricBuilder {
                 buildings: Vec::new(),
                 zones: Vec::new(),
                 power_domains: Vec::new(),
+                srgs: Vec::new(),
                 devices: Vec::new(),
                 links: Vec::new(),
                 bundles: Vec::new(),

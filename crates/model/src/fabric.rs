@@ -40,6 +40,17 @@ pub struct Zone {
     pub building: Option<BuildingId>,
 }
 
+/// A shared-risk group: devices and links that fail together (e.g. a fiber conduit).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Srg {
+    /// Name, used in selectors as `srg:NAME`.
+    pub name: String,
+    /// Member devices.
+    pub devices: Vec<DeviceId>,
+    /// Member links (besides those of member devices).
+    pub links: Vec<LinkId>,
+}
+
 /// A power-distribution domain: devices that lose power together.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PowerDomain {
@@ -155,6 +166,8 @@ pub struct Fabric {
     pub zones: Vec<Zone>,
     /// Power-distribution domains.
     pub power_domains: Vec<PowerDomain>,
+    /// Named shared-risk groups defined in the spec.
+    pub srgs: Vec<Srg>,
     pub(crate) devices: Vec<Device>,
     pub(crate) links: Vec<Link>,
     pub(crate) bundles: Vec<Bundle>,

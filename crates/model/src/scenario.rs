@@ -5,7 +5,8 @@
 //!   `east.dc1.l2` (a zone), `east.bag.plane3` (a BAG plane), `east.dc1.l2.rdsw17` (a device),
 //!   `east.dc1.l2.rack5` (a rack's GPUs);
 //! - a link bundle `A--B` (every link between devices A and B), or one member `A--B#2`;
-//! - a power-distribution domain `pd:NAME`.
+//! - a power-distribution domain `pd:NAME`;
+//! - a shared-risk group defined in the spec, `srg:NAME`.
 //!
 //! A [`Scenario`] holds three masks: failed, hard-drained (removed from service, so for
 //! capacity the same as failed) and soft-drained (still usable, but only when nothing else is
@@ -22,6 +23,26 @@ pub enum Selection {
     Devices(Vec<DeviceId>),
     /// Individual links.
     Links(Vec<LinkId>),
+    /// Devices and links (a shared-risk group).
+    Group {
+        /// Member devices.
+        devices: Vec<DeviceId>,
+        /// Member links.
+        links: Vec<LinkId>,
+    },
+}
+
+impl Selection {
+    /// Mark everything selected in `mask`.
+    pub fn apply_to(self, mask: &mut FailureMask) {
+        let (devices, links) = match self {
+            Selection::Devices(d) => (d, Vec::new()),
+            Selection::Links(l) => (Vec::new(), l),
+            Selection::Group { devices, links } => (devices, links),
+        };
+        devices.into_iter().for_each(|d| mask.fail_device(d));
+        links.into_iter().for_each(|l| mask.fail_link(l));
+    }
 }
 
 /// A selector that matched nothing or is malformed.
@@ -47,6 +68,23 @@ impl Fabric {
         let s = selector.trim();
         if s.is_empty() {
             return Err(sel_err(selector, "empty selector"));
+        }
+        if let Some(name) = s.strip_prefix("srg:") {
+            let srg = self.srgs.iter().find(|g| g.name == name).ok_or_else(|| {
+                let names: Vec<&str> = self.srgs.iter().map(|g| g.name.as_str()).collect();
+                sel_err(
+                    selector,
+                    if names.is_empty() {
+                        "the spec defines no shared-risk groups (`srgs:`)".to_owned()
+                    } else {
+                        format!("no such shared-risk group; defined: {}", names.join(", "))
+                    },
+                )
+            })?;
+            return Ok(Selection::Group {
+                devices: srg.devices.clone(),
+                links: srg.links.clone(),
+            });
         }
         if let Some(pd) = s.strip_prefix("pd:") {
             let id = self
@@ -186,10 +224,7 @@ impl Scenario {
             (drain_soft, &mut s.drained_soft),
         ] {
             for sel in list {
-                match f.select(sel)? {
-                    Selection::Devices(ds) => ds.into_iter().for_each(|d| mask.fail_device(d)),
-                    Selection::Links(ls) => ls.into_iter().for_each(|l| mask.fail_link(l)),
-                }
+                f.select(sel)?.apply_to(mask);
             }
         }
         Ok(s)

@@ -95,12 +95,13 @@ impl Serialize for Links<'_> {
 impl Serialize for FabricView<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let f = self.0;
-        let mut st = s.serialize_struct("Fabric", 9)?;
+        let mut st = s.serialize_struct("Fabric", 10)?;
         st.serialize_field("name", &f.name)?;
         st.serialize_field("regions", &f.regions)?;
         st.serialize_field("buildings", &f.buildings)?;
         st.serialize_field("zones", &f.zones)?;
         st.serialize_field("power_domains", &f.power_domains)?;
+        st.serialize_field("srgs", &f.srgs)?;
         st.serialize_field("hardware", f.catalog.models())?;
         st.serialize_field("devices", &Devices(f))?;
         st.serialize_field("links", &Links(f))?;

@@ -9,7 +9,15 @@
 //! sources: d's cluster FDSWs (their direct links to d), the SDSWs, the other clusters'
 //! FDSWs, then the interface nodes. Every quantity only falls when links fail, so retained
 //! capacity never increases with failures; and what a source retains is always deliverable
-//! (it is at most the source-to-d max flow).
+//! (it is at most the source-to-d max flow). "Admits no more input than it can deliver" holds
+//! as shares: each node admits at most the fraction of its nominal input that it can still
+//! deliver of its nominal output ([`balances`]).
+//!
+//! The three failure cases of FACTS.md map onto this propagation: FDSW<->RDSW (the FDSW's
+//! delivery toward that RDSW falls, then everything upstream of it), FDSW<->SDSW (both
+//! directions: toward the FDSW's cluster through the SDSW, and out of it), and RDSW<->SDSW:
+//! the FBOSS dual-stage zone has no direct RDSW-SDSW links, so an RDSW's reduction reaches
+//! the SDSWs through its cluster's FDSWs and from them every remote RDSW.
 
 use aifabric_model::*;
 use serde::Serialize;
@@ -93,22 +101,19 @@ impl DsfFabric {
         }
     }
 
-    /// (delivered, nominal) capacity of every interface node toward interface node `d`, Mb/s.
-    fn toward(&self, d: usize, out: &mut Vec<(f64, f64)>) {
+    /// (delivered, nominal) capacity toward interface node `d`, Mb/s, of every FDSW, SDSW
+    /// and interface node (in their local orders).
+    fn layers(&self, d: usize) -> Layers {
         let c = self.if_cluster[d];
-        let n_fd = self.fd_cluster.len();
-        // (delivered, nominal) per FDSW and SDSW.
-        let mut fd = vec![(0.0f64, 0.0f64); n_fd];
+        let mut fd = vec![(0.0f64, 0.0f64); self.fd_cluster.len()];
         for &(f, nom, live) in &self.if_fd[d] {
             fd[f as usize] = (live as f64, nom as f64);
         }
-        let ratio = |x: (f64, f64)| if x.1 > 0.0 { x.0 / x.1 } else { 0.0 };
         let mut sd = vec![(0.0f64, 0.0f64); self.n_sd];
         for (s, links) in self.sd_fd.iter().enumerate() {
             for &(f, nom, live) in links {
                 if self.fd_cluster[f as usize] == c {
-                    let r = ratio(fd[f as usize]);
-                    sd[s].0 += (live as f64).min(r * nom as f64);
+                    sd[s].0 += admit(live, nom, fd[f as usize]);
                     sd[s].1 += nom as f64;
                 }
             }
@@ -119,23 +124,106 @@ impl DsfFabric {
             }
             let mut acc = (0.0, 0.0);
             for &(s, nom, live) in links {
-                let r = ratio(sd[s as usize]);
-                acc.0 += (live as f64).min(r * nom as f64);
+                acc.0 += admit(live, nom, sd[s as usize]);
                 acc.1 += nom as f64;
             }
             fd[f] = acc;
         }
-        out.clear();
-        for links in &self.if_fd {
-            let mut acc = (0.0, 0.0);
-            for &(f, nom, live) in links {
-                let r = ratio(fd[f as usize]);
-                acc.0 += (live as f64).min(r * nom as f64);
-                acc.1 += nom as f64;
-            }
-            out.push(acc);
-        }
+        let iface = self
+            .if_fd
+            .iter()
+            .map(|links| {
+                links.iter().fold((0.0, 0.0), |acc, &(f, nom, live)| {
+                    (acc.0 + admit(live, nom, fd[f as usize]), acc.1 + nom as f64)
+                })
+            })
+            .collect();
+        Layers { fd, sd, iface }
     }
+
+    /// (delivered, nominal) capacity of every interface node toward interface node `d`, Mb/s.
+    fn toward(&self, d: usize, out: &mut Vec<(f64, f64)>) {
+        *out = self.layers(d).iface;
+    }
+
+    /// For destination `d`: each fabric node's admitted and nominal input toward `d` from the
+    /// devices upstream of it, next to its delivered and nominal output.
+    fn balance(&self, d: usize) -> Vec<NodeBalance> {
+        let c = self.if_cluster[d];
+        let l = self.layers(d);
+        let mut input = vec![(0.0f64, 0.0f64); self.fd_cluster.len()];
+        let mut sd_in = vec![(0.0f64, 0.0f64); self.n_sd];
+        // Interface nodes feed their own cluster's FDSWs (d's cluster: directly toward d).
+        for (i, links) in self.if_fd.iter().enumerate() {
+            if i == d {
+                continue;
+            }
+            for &(f, nom, live) in links {
+                input[f as usize].0 += admit(live, nom, l.fd[f as usize]);
+                input[f as usize].1 += nom as f64;
+            }
+        }
+        // Remote FDSWs feed the SDSWs; the SDSWs feed d's cluster's FDSWs.
+        for (f, links) in self.fd_sd.iter().enumerate() {
+            for &(s, nom, live) in links {
+                if self.fd_cluster[f] == c {
+                    input[f].0 += admit(live, nom, l.fd[f]);
+                    input[f].1 += nom as f64;
+                } else {
+                    sd_in[s as usize].0 += admit(live, nom, l.sd[s as usize]);
+                    sd_in[s as usize].1 += nom as f64;
+                }
+            }
+        }
+        let fd = input.iter().zip(&l.fd).map(|(i, o)| NodeBalance {
+            admitted_in: i.0,
+            nominal_in: i.1,
+            delivered_out: o.0,
+            nominal_out: o.1,
+        });
+        let sd = sd_in.iter().zip(&l.sd).map(|(i, o)| NodeBalance {
+            admitted_in: i.0,
+            nominal_in: i.1,
+            delivered_out: o.0,
+            nominal_out: o.1,
+        });
+        fd.chain(sd).collect()
+    }
+}
+
+/// Per-destination capacities of every layer.
+struct Layers {
+    fd: Vec<(f64, f64)>,
+    sd: Vec<(f64, f64)>,
+    iface: Vec<(f64, f64)>,
+}
+
+/// What an upstream device may use over links (`live` of `nom`) toward a device that delivers
+/// `x = (delivered, nominal)`: its links, cut to the device's delivery ratio.
+fn admit(live: u64, nom: u64, x: (f64, f64)) -> f64 {
+    let ratio = if x.1 > 0.0 { x.0 / x.1 } else { 0.0 };
+    (live as f64).min(ratio * nom as f64)
+}
+
+/// One fabric node's input and output toward one destination, Mb/s.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct NodeBalance {
+    /// Input it admits from upstream devices.
+    pub admitted_in: f64,
+    /// Input upstream devices could send over its links when healthy.
+    pub nominal_in: f64,
+    /// Output it can still deliver.
+    pub delivered_out: f64,
+    /// Output when healthy.
+    pub nominal_out: f64,
+}
+
+/// For every destination interface node of zone `z` (zone order of interface nodes), the
+/// balance of every fabric node (FDSWs, then SDSWs): IBM keeps admitted / nominal input at or
+/// below delivered / nominal output.
+pub fn balances(f: &Fabric, z: ZoneId, mask: &FailureMask) -> Vec<Vec<NodeBalance>> {
+    let fab = DsfFabric::new(f, z, mask);
+    (0..fab.ifaces.len()).map(|d| fab.balance(d)).collect()
 }
 
 /// What one interface node keeps toward one destination cluster.

@@ -3,7 +3,7 @@
 
 use aifabric_capacity::maxflow::FlowNetworkBuilder;
 use aifabric_model::*;
-use aifabric_routing::ibm::{input_balanced, retained_matrix};
+use aifabric_routing::ibm::{balances, input_balanced, retained_matrix};
 use proptest::prelude::*;
 
 fn fail(f: &Fabric, sel: &[&str]) -> FailureMask {
@@ -130,6 +130,19 @@ proptest! {
         for x in &b { more.fail_link(fabric_links[*x as usize % fabric_links.len()]); }
         let (ifaces, m1) = retained_matrix(&f, z, &fewer);
         let (_, m2) = retained_matrix(&f, z, &more);
+        // No fabric node admits a larger share of its input toward a destination than the
+        // share of its output it can still deliver there.
+        for per_dest in balances(&f, z, &more) {
+            for b in per_dest {
+                if b.nominal_in > 0.0 && b.nominal_out > 0.0 {
+                    prop_assert!(
+                        b.admitted_in / b.nominal_in <= b.delivered_out / b.nominal_out + 1e-12,
+                        "{b:?}"
+                    );
+                }
+                prop_assert!(b.delivered_out <= b.nominal_out + 1e-9);
+            }
+        }
         for s in 0..ifaces.len() {
             for d in 0..ifaces.len() {
                 if s == d { continue; }

@@ -9,8 +9,12 @@
 
 use crate::error::{Source, SpecError};
 use crate::spec::S;
-use aifabric_model::{Fabric, Scenario, Selection};
+use aifabric_model::{Fabric, Scenario};
 use serde::Deserialize;
+
+/// What a selector may be, for hints.
+pub const SELECTOR_HINT: &str =
+    "selectors are name prefixes (`east.bag.plane3`), bundles `A--B[#n]`, `pd:NAME` or `srg:NAME`";
 
 /// A scenario file as written.
 #[derive(Debug, Default, Deserialize)]
@@ -73,13 +77,12 @@ pub fn apply_scenario(
     ] {
         for sel in list {
             match f.select(&sel.value) {
-                Ok(Selection::Devices(ds)) => ds.into_iter().for_each(|d| mask.fail_device(d)),
-                Ok(Selection::Links(ls)) => ls.into_iter().for_each(|l| mask.fail_link(l)),
+                Ok(selection) => selection.apply_to(mask),
                 Err(e) => {
                     return Err(src.error(
                         sel.referenced,
                         format!("selector `{}`: {}", e.selector, e.problem),
-                        Some("selectors are name prefixes (`east.bag.plane3`), bundles `A--B[#n]` or `pd:NAME`".to_owned()),
+                        Some(SELECTOR_HINT.to_owned()),
                     ))
                 }
             }

@@ -73,6 +73,20 @@ pub struct SpecFile {
     /// Links between the BAG layers of two regions.
     #[serde(default)]
     pub inter_bag: Vec<InterBagSpec>,
+    /// Named shared-risk groups: things that fail together (a conduit, a row of racks).
+    #[serde(default)]
+    pub srgs: Vec<SrgSpec>,
+}
+
+/// A named shared-risk group: the union of what its member selectors select (name prefixes,
+/// bundles `A--B[#n]`, `pd:NAME`, or `srg:NAME` of a group defined above it).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SrgSpec {
+    /// Group name.
+    pub name: S<String>,
+    /// Member selectors.
+    pub members: Vec<S<String>>,
 }
 
 /// Default cable lengths in metres per link class.

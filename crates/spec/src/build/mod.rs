@@ -45,7 +45,44 @@ pub fn build(spec: &SpecFile, src: &Source) -> Result<Fabric, SpecError> {
     for ib in &spec.inter_bag {
         cx.build_inter_bag(spec, ib)?;
     }
-    Ok(cx.fb.finish())
+    let mut fabric = cx.fb.finish();
+    check_unique(src, spec.srgs.iter().map(|g| &g.name), "shared-risk group")?;
+    for g in &spec.srgs {
+        let mut srg = Srg {
+            name: g.name.value.clone(),
+            ..Srg::default()
+        };
+        if g.members.is_empty() {
+            return Err(src.error(
+                g.name.referenced,
+                format!("shared-risk group `{}` has no members", g.name.value),
+                Some("list selectors under `members:`".to_owned()),
+            ));
+        }
+        for m in &g.members {
+            match fabric.select(&m.value) {
+                Ok(Selection::Devices(d)) => srg.devices.extend(d),
+                Ok(Selection::Links(l)) => srg.links.extend(l),
+                Ok(Selection::Group { devices, links }) => {
+                    srg.devices.extend(devices);
+                    srg.links.extend(links);
+                }
+                Err(e) => {
+                    return Err(src.error(
+                        m.referenced,
+                        format!("selector `{}`: {}", e.selector, e.problem),
+                        Some(crate::scenario::SELECTOR_HINT.to_owned()),
+                    ))
+                }
+            }
+        }
+        srg.devices.sort_unstable();
+        srg.devices.dedup();
+        srg.links.sort_unstable();
+        srg.links.dedup();
+        fabric.srgs.push(srg);
+    }
+    Ok(fabric)
 }
 
 /// Build context: the fabric under construction plus what builders share.
