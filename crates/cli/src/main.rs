@@ -288,6 +288,20 @@ fn load(spec: &str) -> Result<aifabric_model::Fabric, Failure> {
     aifabric_spec::load(spec).map_err(Failure::BadInput)
 }
 
+/// Print `v` as JSON with `--json`, else as the human table `human` makes of it.
+fn emit<T: serde::Serialize>(
+    json: bool,
+    v: &T,
+    human: impl FnOnce(&T) -> String,
+) -> Result<(), Failure> {
+    if json {
+        print_json(v)
+    } else {
+        print!("{}", human(v));
+        Ok(())
+    }
+}
+
 fn print_json<T: serde::Serialize>(v: &T) -> Result<(), Failure> {
     let s = serde_json::to_string_pretty(v).map_err(|e| Failure::Runtime(e.to_string()))?;
     println!("{s}");
@@ -317,11 +331,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             // Capacity counts what can carry traffic: soft-drained links still can.
             let mask = scenario.resolve(&f)?.unusable();
             let report = aifabric_capacity::capacity_report(&f, &mask);
-            if json {
-                print_json(&report)?;
-            } else {
-                print!("{}", render::capacity(&report));
-            }
+            emit(json, &report, render::capacity)?;
         }
         Command::Build { spec, json, out } => {
             let f = load(&spec)?;
@@ -359,11 +369,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 &device,
                 prefix.as_deref(),
             )?;
-            if json {
-                print_json(&views)?;
-            } else {
-                print!("{}", render::routes(&views));
-            }
+            emit(json, &views, |v| render::routes(v))?;
         }
         Command::Blackholes {
             spec,
@@ -390,11 +396,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 },
             )
             .map_err(|e| Failure::Runtime(e.to_string()))?;
-            if json {
-                print_json(&report)?;
-            } else {
-                print!("{}", render::blackholes(&report));
-            }
+            emit(json, &report, render::blackholes)?;
         }
         Command::Ibm {
             spec,
@@ -404,11 +406,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let f = load(&spec)?;
             let mask = scenario.resolve(&f)?.unusable();
             let zones = aifabric_routing::ibm::input_balanced(&f, &mask);
-            if json {
-                print_json(&zones)?;
-            } else {
-                print!("{}", render::ibm(&zones));
-            }
+            emit(json, &zones, |v| render::ibm(v))?;
         }
         Command::Validate { spec, json } => {
             let f = load(&spec)?;

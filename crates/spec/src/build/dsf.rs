@@ -2,7 +2,7 @@
 //! 16 EDSW; dual stage 4 x 128 RDSW + 128 EDSW, 5 x 40 FDSW, 128 SDSW, 4 parallel links per
 //! interface node and FDSW, 4 per FDSW and SDSW.
 
-use super::{add_gpus, device, mbps, size, Cx, Site};
+use super::{add_rack, device, mbps, size, Cx, Rack, Site};
 use crate::error::SpecError;
 use crate::spec::{DsfL1Spec, DsfL2Spec, DsfModels};
 use aifabric_model::*;
@@ -31,13 +31,16 @@ fn add_rdsw(
     hall: u16,
     gpus: u32,
 ) -> Result<DeviceId, SpecError> {
-    let pd = site.pd.next(&mut cx.fb, hall);
-    let mut d = device(Role::Rdsw, m.iface, site.zone, index, hall, pd);
-    d.rack = index;
-    d.pod = pod;
-    let id = cx.fb.add_device(d);
-    add_gpus(cx, site, id, gpus, m.gpu)?;
-    Ok(id)
+    let rack = Rack {
+        role: Role::Rdsw,
+        hw: m.iface,
+        rack: index,
+        pod,
+        hall,
+        gpus,
+        gpu_hw: m.gpu,
+    };
+    add_rack(cx, site, rack)
 }
 
 fn add_switch(

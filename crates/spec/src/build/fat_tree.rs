@@ -2,7 +2,7 @@
 //! edge switches (k/2 hosts each) and k/2 aggregation switches; aggregation switch i of every
 //! pod connects to core switches i*(k/2) .. (i+1)*(k/2)-1. Non-blocking by construction.
 
-use super::{add_gpus, device, mbps, size, Cx, Site};
+use super::{add_rack, device, mbps, size, Cx, Rack, Site};
 use crate::error::SpecError;
 use crate::spec::FatTreeSpec;
 use aifabric_model::*;
@@ -34,13 +34,16 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &FatTreeSpec) -> Result
         let mut edges = Vec::with_capacity(h as usize);
         for e in 0..h {
             let rack = pod * h + e;
-            let pd = site.pd.next(&mut cx.fb, hall);
-            let mut d = device(Role::Rtsw, sw, site.zone, rack, hall, pd);
-            d.rack = rack;
-            d.pod = pod;
-            let id = cx.fb.add_device(d);
-            add_gpus(cx, site, id, h, gpu)?;
-            edges.push(id);
+            let r = Rack {
+                role: Role::Rtsw,
+                hw: sw,
+                rack,
+                pod,
+                hall,
+                gpus: h,
+                gpu_hw: gpu,
+            };
+            edges.push(add_rack(cx, site, r)?);
         }
         for a in 0..h {
             let pd = site.pd.next(&mut cx.fb, hall);

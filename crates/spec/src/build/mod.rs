@@ -521,8 +521,37 @@ pub(crate) fn device(
     }
 }
 
+/// A rack: its switch and its GPUs.
+pub(crate) struct Rack {
+    /// Role of the rack switch (RDSW, RTSW).
+    pub role: Role,
+    /// Its hardware.
+    pub hw: HwId,
+    /// Rack number in the zone (also the switch's index).
+    pub rack: u32,
+    /// Pod (cluster, AI zone).
+    pub pod: u32,
+    /// Data hall.
+    pub hall: u16,
+    /// GPUs in the rack.
+    pub gpus: u32,
+    /// GPU hardware.
+    pub gpu_hw: HwId,
+}
+
+/// Add a rack: its switch in a new power-domain slot, then its GPUs sharing that domain.
+pub(crate) fn add_rack(cx: &mut Cx<'_>, site: &mut Site, r: Rack) -> Result<DeviceId, SpecError> {
+    let pd = site.pd.next(&mut cx.fb, r.hall);
+    let mut d = device(r.role, r.hw, site.zone, r.rack, r.hall, pd);
+    d.rack = r.rack;
+    d.pod = r.pod;
+    let id = cx.fb.add_device(d);
+    add_gpus(cx, site, id, r.gpus, r.gpu_hw)?;
+    Ok(id)
+}
+
 /// Add `gpus` GPUs under rack switch `tor` (rack `rack`), sharing its power domain.
-pub(crate) fn add_gpus(
+fn add_gpus(
     cx: &mut Cx<'_>,
     site: &Site,
     tor: DeviceId,

@@ -2,7 +2,7 @@
 //! of S spine planes; each FTSW links to every STSW of its plane; STSW i of every spine plane
 //! goes up to BAG plane i (Prometheus post; FBOSS defaults R = 6 racks per pod).
 
-use super::{add_gpus, device, mbps, size, Cx, Site};
+use super::{add_rack, device, mbps, size, Cx, Rack, Site};
 use crate::error::SpecError;
 use crate::spec::NsfSpec;
 use aifabric_model::*;
@@ -64,13 +64,16 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &NsfSpec) -> Result<(),
         let mut racks = Vec::with_capacity(rpp as usize);
         for r in 0..rpp {
             let rack = pod * rpp + r;
-            let pd = site.pd.next(&mut cx.fb, hall);
-            let mut d = device(Role::Rtsw, sw, site.zone, rack, hall, pd);
-            d.rack = rack;
-            d.pod = pod;
-            let id = cx.fb.add_device(d);
-            add_gpus(cx, site, id, gpr, gpu)?;
-            racks.push(id);
+            let r = Rack {
+                role: Role::Rtsw,
+                hw: sw,
+                rack,
+                pod,
+                hall,
+                gpus: gpr,
+                gpu_hw: gpu,
+            };
+            racks.push(add_rack(cx, site, r)?);
         }
         for plane in 0..planes {
             let pd = site.pd.next(&mut cx.fb, hall);

@@ -2,7 +2,7 @@
 //! on one RTSW, RTSW -> CTSW inside an AI zone (full bisection), CTSW -> ATSW across zones
 //! (oversubscribed).
 
-use super::{add_gpus, device, mbps, size, Cx, Site};
+use super::{add_rack, device, mbps, size, Cx, Rack, Site};
 use crate::error::SpecError;
 use crate::spec::RoceSpec;
 use aifabric_model::*;
@@ -42,13 +42,16 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &RoceSpec) -> Result<()
         let mut rtsws = Vec::with_capacity(racks as usize);
         for r in 0..racks {
             let rack = z * racks + r;
-            let pd = site.pd.next(&mut cx.fb, hall);
-            let mut d = device(Role::Rtsw, rtsw_hw, site.zone, rack, hall, pd);
-            d.rack = rack;
-            d.pod = z;
-            let id = cx.fb.add_device(d);
-            add_gpus(cx, site, id, gpr, gpu)?;
-            rtsws.push(id);
+            let r = Rack {
+                role: Role::Rtsw,
+                hw: rtsw_hw,
+                rack,
+                pod: z,
+                hall,
+                gpus: gpr,
+                gpu_hw: gpu,
+            };
+            rtsws.push(add_rack(cx, site, r)?);
         }
         for c in 0..cpz {
             let pd = site.pd.next(&mut cx.fb, hall);
