@@ -339,3 +339,41 @@ fn scenarios_can_be_yaml_files() {
         .unwrap()
         .contains("did you mean `drain`?"));
 }
+
+/// The README's YAML examples run as written.
+#[test]
+fn readme_examples_are_valid() {
+    let readme =
+        std::fs::read_to_string(format!("{}/../../README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let blocks: Vec<&str> = readme
+        .split("```yaml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec.yaml");
+    std::fs::write(
+        &spec,
+        blocks.iter().find(|b| b.contains("regions:")).unwrap(),
+    )
+    .unwrap();
+    let scn = dir.path().join("scenario.yaml");
+    std::fs::write(
+        &scn,
+        blocks.iter().find(|b| b.starts_with("fail:")).unwrap(),
+    )
+    .unwrap();
+    aifabric()
+        .args(["validate", spec.to_str().unwrap()])
+        .assert()
+        .success();
+    aifabric()
+        .args([
+            "capacity",
+            "prometheus",
+            "--scenario",
+            scn.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+}
