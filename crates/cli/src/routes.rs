@@ -18,6 +18,11 @@ pub fn compute(
             "--device `{device}`: no such device (`aifabric build SPEC --out model.json` lists them)"
         ))
     })?;
+    if f.device(dev).role == aifabric_model::Role::Gpu {
+        return Err(Failure::BadArgument(format!(
+            "--device `{device}` is a GPU: it does not forward; ask a switch"
+        )));
+    }
     let wanted = match prefix {
         Some(p) => vec![find_prefix(f, p).ok_or_else(|| {
             Failure::BadArgument(format!(

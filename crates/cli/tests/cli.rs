@@ -377,3 +377,21 @@ fn readme_examples_are_valid() {
         .assert()
         .success();
 }
+
+#[test]
+fn routes_from_fabric_nodes_and_gpus() {
+    let v = json(&[
+        "routes",
+        "dsf-l1-zone",
+        "--device",
+        "lab.dc1.l1.fdsw0",
+        "--prefix",
+        "lab.dc1.l1.rack3",
+        "--json",
+    ]);
+    assert_eq!(v[0]["kind"], "dsf_fabric");
+    aifabric()
+        .args(["routes", "dsf-l1-zone", "--device", "lab.dc1.l1.rack3.gpu0"])
+        .assert()
+        .code(2);
+}

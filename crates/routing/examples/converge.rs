@@ -30,14 +30,15 @@ fn main() {
         .map(LinkId)
         .find(|&l| f.link(l).kind == PortKind::Ethernet && f.device(f.link(l).a).role == Role::Rtsw)
         .expect("an NSF or RoCE rack uplink");
+    // A whole rack uplink bundle: the session goes down (timed with the state scan).
     let mut s = Scenario::healthy(&f);
-    s.failed.fail_link(link);
+    s.failed.fail_bundle(&f, f.link(link).bundle);
     let t = Instant::now();
     let n = state
         .update(&g, session_states(&f, &g, &s))
         .expect("converges");
     println!(
-        "one link failure ({}): {n} origins updated in {:.1} ms",
+        "session down ({} uplink bundle): {n} origins updated in {:.1} ms",
         f.device_name(f.link(link).a),
         t.elapsed().as_secs_f64() * 1e3
     );

@@ -133,6 +133,11 @@ pub fn route_view(
         return view;
     }
     if v == u32::MAX {
+        // Not a BGP speaker: a DSF fabric node sprays cells toward racks of its own zone.
+        let (d, r) = (f.device(device), f.device(prefix.rack_switch));
+        if matches!(d.role, Role::Fdsw | Role::Sdsw) && d.zone == r.zone {
+            view.kind = RouteKind::DsfFabric;
+        }
         return view;
     }
     if routes.is_origin(v) {
@@ -166,10 +171,14 @@ pub fn route_view(
                 })
                 .collect();
             let total: f64 = usable.iter().sum();
-            weights = usable
-                .iter()
-                .map(|u| if total > 0.0 { u / total } else { 0.0 })
-                .collect();
+            if total == 0.0 {
+                // Every plane pruned: nothing left toward this rack.
+                view.kind = RouteKind::Unreachable;
+                view.local_pref = None;
+                view.as_path.clear();
+                return view;
+            }
+            weights = usable.iter().map(|u| u / total).collect();
         }
     }
     // Quantize the ideal shares (scaled to integers) into the hardware group.

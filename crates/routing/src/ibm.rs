@@ -25,6 +25,9 @@ use serde::Serialize;
 /// A DSF zone's fabric as local indices with per-bundle lane capacities (nominal, live), Mb/s.
 struct DsfFabric {
     ifaces: Vec<DeviceId>,
+    /// FDSWs and SDSWs, in local order.
+    fd_dev: Vec<DeviceId>,
+    sd_dev: Vec<DeviceId>,
     /// Cluster of each interface node (the edge pod is its own cluster; L1: all 0).
     if_cluster: Vec<u32>,
     fd_cluster: Vec<u32>,
@@ -43,6 +46,7 @@ impl DsfFabric {
         let mut local = vec![u32::MAX; 0];
         local.resize(f.devices().len(), u32::MAX);
         let (mut ifaces, mut if_cluster, mut fd_cluster) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut fd_dev, mut sd_dev) = (Vec::new(), Vec::new());
         let mut n_sd = 0usize;
         for d in f.zone_devices(z).map(DeviceId) {
             let dev = f.device(d);
@@ -56,10 +60,12 @@ impl DsfFabric {
                 Role::Fdsw => {
                     local[d.idx()] = fd_cluster.len() as u32;
                     fd_cluster.push(cluster);
+                    fd_dev.push(d);
                 }
                 Role::Sdsw => {
                     local[d.idx()] = n_sd as u32;
                     n_sd += 1;
+                    sd_dev.push(d);
                 }
                 _ => {}
             }
@@ -92,6 +98,8 @@ impl DsfFabric {
         }
         DsfFabric {
             ifaces,
+            fd_dev,
+            sd_dev,
             if_cluster,
             fd_cluster,
             n_sd,
@@ -175,18 +183,28 @@ impl DsfFabric {
                 }
             }
         }
-        let fd = input.iter().zip(&l.fd).map(|(i, o)| NodeBalance {
-            admitted_in: i.0,
-            nominal_in: i.1,
-            delivered_out: o.0,
-            nominal_out: o.1,
-        });
-        let sd = sd_in.iter().zip(&l.sd).map(|(i, o)| NodeBalance {
-            admitted_in: i.0,
-            nominal_in: i.1,
-            delivered_out: o.0,
-            nominal_out: o.1,
-        });
+        let fd = input
+            .iter()
+            .zip(&l.fd)
+            .zip(&self.fd_dev)
+            .map(|((i, o), &device)| NodeBalance {
+                device,
+                admitted_in: i.0,
+                nominal_in: i.1,
+                delivered_out: o.0,
+                nominal_out: o.1,
+            });
+        let sd = sd_in
+            .iter()
+            .zip(&l.sd)
+            .zip(&self.sd_dev)
+            .map(|((i, o), &device)| NodeBalance {
+                device,
+                admitted_in: i.0,
+                nominal_in: i.1,
+                delivered_out: o.0,
+                nominal_out: o.1,
+            });
         fd.chain(sd).collect()
     }
 }
@@ -208,6 +226,8 @@ fn admit(live: u64, nom: u64, x: (f64, f64)) -> f64 {
 /// One fabric node's input and output toward one destination, Mb/s.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct NodeBalance {
+    /// The FDSW or SDSW.
+    pub device: DeviceId,
     /// Input it admits from upstream devices.
     pub admitted_in: f64,
     /// Input upstream devices could send over its links when healthy.
@@ -218,12 +238,17 @@ pub struct NodeBalance {
     pub nominal_out: f64,
 }
 
-/// For every destination interface node of zone `z` (zone order of interface nodes), the
-/// balance of every fabric node (FDSWs, then SDSWs): IBM keeps admitted / nominal input at or
-/// below delivered / nominal output.
-pub fn balances(f: &Fabric, z: ZoneId, mask: &FailureMask) -> Vec<Vec<NodeBalance>> {
+/// For every destination interface node of zone `z` (returned first, in zone order), the
+/// balance of every fabric node (FDSWs, then SDSWs). By construction IBM keeps the admitted
+/// share of a node's input at or below the delivered share of its output.
+pub fn balances(
+    f: &Fabric,
+    z: ZoneId,
+    mask: &FailureMask,
+) -> (Vec<DeviceId>, Vec<Vec<NodeBalance>>) {
     let fab = DsfFabric::new(f, z, mask);
-    (0..fab.ifaces.len()).map(|d| fab.balance(d)).collect()
+    let per_dest = (0..fab.ifaces.len()).map(|d| fab.balance(d)).collect();
+    (fab.ifaces, per_dest)
 }
 
 /// What one interface node keeps toward one destination cluster.

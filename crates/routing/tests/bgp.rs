@@ -271,3 +271,31 @@ fn per_plane_asn_plan_splits_spines_and_bag_by_plane() {
         "a private ASN per rack"
     );
 }
+
+#[test]
+fn graceful_shutdown_travels_with_the_route() {
+    // Region a's BAG plane 0 is soft-drained. An FTSW in region a reaching a rack in region c
+    // has two STSWs of its plane, one above each BAG plane: the route through plane 0 carries
+    // the graceful-shutdown community all the way down, so the FTSW uses plane 1 only.
+    let yaml = "name: two\nregions:\n  - name: a\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\n  - name: c\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\ninter_bag:\n  - {between: [a, c], topology: planar, links_per_plane: 4, length_m: 30000}\n";
+    let f = aifabric_spec::build_str("two.yaml", yaml).unwrap();
+    let rack = f.find_device("c.b.n.rtsw3").unwrap();
+    let ftsw = f.find_device("a.b.n.ftsw0").unwrap();
+    let healthy = run(&f, AsnPlan::Rfc7938, &Scenario::healthy(&f), rack);
+    assert_eq!(healthy.next_hops(ftsw).len(), 2);
+    let drained = select(&f, &[], &[], &["a.bag.plane0"]);
+    let r = run(&f, AsnPlan::Rfc7938, &drained, rack);
+    let hops = r.next_hops(ftsw);
+    assert_eq!(hops.len(), 1, "{hops:?}");
+    assert_eq!(f.device_name(hops[0].0), "a.b.n.stsw1");
+    assert_eq!(
+        r.routes.best[r.g.speaker_of[ftsw.idx()] as usize]
+            .unwrap()
+            .local_pref,
+        100
+    );
+    // The STSW above the drained plane still has a route, marked with the community.
+    let stsw0 = f.find_device("a.b.n.stsw0").unwrap();
+    let b = r.routes.best[r.g.speaker_of[stsw0.idx()] as usize].unwrap();
+    assert!(b.gshut && b.local_pref == 0);
+}

@@ -1,8 +1,11 @@
 //! Converged BGP state toward one origin, computed directly rather than message by message.
 //!
 //! Route preference is (LOCAL_PREF high, AS-path length low). A route learned over a session
-//! that is soft-drained (graceful shutdown community 65535:0, RFC 8326) gets LOCAL_PREF 0 at
-//! the receiver, so it is used only when nothing else is left; other eBGP routes get 100.
+//! that is soft-drained carries the graceful-shutdown community 65535:0 (RFC 8326) from then
+//! on, and every router holding it gives it LOCAL_PREF 0, so it is used only when nothing else
+//! is left; other eBGP routes get 100. (With drains by prepend instead, the drained side
+//! lengthens the AS path of what it sends.) Either way preference only worsens as a path
+//! grows, so the stable state is unique.
 //! Loop prevention: a speaker rejects a path that already holds its own ASN. Multipath-relax:
 //! every neighbor whose route ties with the best on (LOCAL_PREF, length) is a multipath, up to
 //! `max_paths`, whatever its neighbor ASN.
@@ -33,8 +36,10 @@ pub enum BandwidthMode {
     /// Originated with the session's link capacity; re-advertised as the sum of what the
     /// multipaths received (FRR `cumulative`).
     Cumulative,
-    /// Originated with the number of links; re-advertised as the sum over multipaths: weights
-    /// follow path counts rather than capacity.
+    /// Path counts: originated with the session's number of links and re-advertised as the sum
+    /// over multipaths, so weights follow the number of equal-cost paths below each next hop
+    /// (the per-hop path counts of NSF capacity-aware routing). FRR's `num-multipaths`
+    /// advertises only the local multipath count; this counts all the way down.
     NumMultipaths,
     /// No community: plain ECMP.
     None,
@@ -44,8 +49,9 @@ pub enum BandwidthMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SoftDrain {
-    /// Graceful shutdown, RFC 8326: the drained side tags its routes with 65535:0 and the
-    /// receiver sets LOCAL_PREF 0, so they are used only when nothing else is left.
+    /// Graceful shutdown, RFC 8326: routes over a drained session carry the transitive
+    /// community 65535:0, and every router that receives a route with it sets LOCAL_PREF 0,
+    /// so such routes are used only when nothing else is left, fabric-wide.
     GracefulShutdown,
     /// The drained side prepends its ASN this many extra times, as eBGP Clos fabrics often
     /// drain: the longer path loses to any alternative up to that many hops longer.
@@ -150,6 +156,9 @@ pub struct Best {
     pub parent: SpeakerId,
     /// Hash of the AS path (changes whenever any ASN on it does).
     pub path_hash: u64,
+    /// The route carries the graceful-shutdown community (learned over a soft-drained session
+    /// here or anywhere downstream).
+    pub gshut: bool,
 }
 
 /// One multipath next hop of a speaker.
@@ -267,7 +276,8 @@ impl RoutesTo {
     }
 
     /// Candidates of `v`: (adjacency position, neighbor, key) of every usable, loop-free route.
-    /// The key is (LOCAL_PREF, AS-path length) as `v` would hold the route.
+    /// The key is (LOCAL_PREF, AS-path length) as `v` would hold the route; LOCAL_PREF 0 marks
+    /// a route carrying the graceful-shutdown community.
     fn candidates(
         &self,
         g: &BgpGraph,
@@ -288,10 +298,10 @@ impl RoutesTo {
             // Does u, the sender, drain this session?
             let u_side = usize::from(g.sessions[s as usize].0 != u);
             let key = match (st.soft, self.cfg.soft_drain) {
-                (false, _) => (100, b.len + 1),
-                (true, SoftDrain::GracefulShutdown) => (0, b.len + 1),
+                // The community travels with the route: LOCAL_PREF 0 wherever it arrives.
+                (_, SoftDrain::GracefulShutdown) if st.soft || b.gshut => (0, b.len + 1),
                 (true, SoftDrain::Prepend(n)) if st.drained_by[u_side] => (100, b.len + 1 + n),
-                (true, SoftDrain::Prepend(_)) => (100, b.len + 1),
+                _ => (100, b.len + 1),
             };
             out.push((pos, u, key));
         }
@@ -356,6 +366,7 @@ impl RoutesTo {
                         len: key.1,
                         parent: u,
                         path_hash: hash,
+                        gshut: key.0 == 0,
                     });
                 }
             }
@@ -478,21 +489,86 @@ impl RoutesTo {
         Ok(())
     }
 
-    /// Bring the routes up to date after the sessions in `changed` changed state (failed,
-    /// drained, lost or regained links). `states` is the new state of every session.
+    /// Whether session `s` is one of the multipaths of either of its speakers.
+    pub fn uses_session(&self, g: &BgpGraph, s: u32) -> bool {
+        let (a, b) = g.sessions[s as usize];
+        [a, b].into_iter().any(|x| {
+            let pos = g.neighbors(x).partition_point(|&(y, _)| y < s);
+            self.mp.contains(g.adj_range(x).start + pos)
+        })
+    }
+
+    /// Bring the routes up to date after the sessions in `changed` went from `old` to `new`
+    /// states (failures, repairs, drains). As incremental SPF does: first withdraw every route
+    /// that depended on a session that got worse (down, or newly drained) - the speaker whose
+    /// best path crossed it and everything below it in the best-path tree - then settle from
+    /// the valid routes that remain. Without stale routes the search only improves, so it
+    /// ends in the same stable state as a computation from scratch.
     pub fn update(
         &mut self,
         g: &BgpGraph,
-        states: &[SessionState],
+        old: &[SessionState],
+        new: &[SessionState],
         changed: &[u32],
     ) -> Result<(), NotConverged> {
-        let mut seeds = Vec::with_capacity(2 * changed.len());
+        let n = g.speakers.len();
+        let mut invalid = vec![false; n];
+        let mut stack: Vec<SpeakerId> = Vec::new();
+        for &s in changed {
+            let (o, w) = (old[s as usize], new[s as usize]);
+            let worse = (o.links > 0 && w.links == 0)
+                || (!o.soft && w.soft)
+                || w.drained_by != o.drained_by;
+            if !worse {
+                continue;
+            }
+            let (a, b) = g.sessions[s as usize];
+            for (x, y) in [(a, b), (b, a)] {
+                if !self.is_origin[x as usize]
+                    && !invalid[x as usize]
+                    && self.best[x as usize].is_some_and(|bx| bx.parent == y)
+                {
+                    invalid[x as usize] = true;
+                    stack.push(x);
+                }
+            }
+        }
+        let mut seeds: Vec<SpeakerId> = stack.clone();
+        if !stack.is_empty() {
+            // Descendants in the best-path tree: speakers whose parent is withdrawn. Paths are
+            // short, so a few passes over the speakers find them without building the tree.
+            let mut grew = true;
+            while grew {
+                grew = false;
+                for v in 0..n as u32 {
+                    if invalid[v as usize] || self.is_origin[v as usize] {
+                        continue;
+                    }
+                    if let Some(b) = self.best[v as usize] {
+                        if b.parent != v && invalid[b.parent as usize] {
+                            invalid[v as usize] = true;
+                            seeds.push(v);
+                            grew = true;
+                        }
+                    }
+                }
+            }
+            for &x in &seeds {
+                self.best[x as usize] = None;
+                self.mp.remove_range(g.adj_range(x));
+            }
+            let withdrawn = seeds.len();
+            for i in 0..withdrawn {
+                let x = seeds[i];
+                seeds.extend(g.neighbors(x).iter().map(|&(_, u)| u));
+            }
+        }
         for &s in changed {
             let (a, b) = g.sessions[s as usize];
             seeds.push(a);
             seeds.push(b);
         }
-        self.settle(g, states, seeds.iter().copied(), &seeds, false)
+        self.settle(g, new, seeds.iter().copied(), &seeds, false)
     }
 }
 
@@ -530,6 +606,7 @@ pub fn routes_to_many(
             len: 0,
             parent: o,
             path_hash: 0,
+            gshut: false,
         });
     }
     let seeds: Vec<SpeakerId> = origins

@@ -46,9 +46,9 @@ pub fn converge_all(
 }
 
 impl ForwardingState {
-    /// Apply new session states (e.g. after a link failure or a drain) incrementally: only the
-    /// origins whose routes use a changed session, or could now, are updated, and each only
-    /// from the speakers next to the change. Returns how many origins were updated.
+    /// Apply new session states (e.g. after a link failure or a drain) incrementally: only
+    /// the origins that a change can matter to are updated, each from the speakers around the
+    /// change ([`RoutesTo::update`]). Returns how many origins were updated.
     pub fn update(
         &mut self,
         g: &BgpGraph,
@@ -57,17 +57,17 @@ impl ForwardingState {
         let changed: Vec<u32> = (0..new_states.len() as u32)
             .filter(|&s| new_states[s as usize] != self.states[s as usize])
             .collect();
-        self.states = new_states;
         if changed.is_empty() {
             return Ok(0);
         }
-        let states = &self.states;
+        let old = std::mem::replace(&mut self.states, new_states);
+        let new = &self.states;
         let updated: Vec<usize> = self
             .routes
             .par_iter_mut()
             .map(|r| {
-                if affected(g, r, &changed) {
-                    r.update(g, states, &changed).map(|()| 1)
+                if affected(g, r, &old, new, &changed) {
+                    r.update(g, &old, new, &changed).map(|()| 1)
                 } else {
                     Ok(0)
                 }
@@ -77,12 +77,25 @@ impl ForwardingState {
     }
 }
 
-/// Whether a session change can matter to routes `r`: the session joins a speaker with a
-/// route to one that is (or was) a candidate. A change where neither end has a route, or only
-/// one end does and the other cannot learn from it, cannot change anything.
-fn affected(g: &BgpGraph, r: &RoutesTo, changed: &[u32]) -> bool {
+/// Whether a session change can matter to routes `r`. A session that got better (came up,
+/// gained links, lost its drain) matters if either end has a route to offer over it; one that
+/// got worse matters only if it is a multipath of one of its ends (otherwise no best route,
+/// multipath set or link-bandwidth value involves it).
+fn affected(
+    g: &BgpGraph,
+    r: &RoutesTo,
+    old: &[SessionState],
+    new: &[SessionState],
+    changed: &[u32],
+) -> bool {
     changed.iter().any(|&s| {
-        let (a, b) = g.sessions[s as usize];
-        r.best[a as usize].is_some() || r.best[b as usize].is_some()
+        let (o, w) = (old[s as usize], new[s as usize]);
+        let better = w.links > o.links || w.mbps > o.mbps || (o.soft && !w.soft);
+        if better {
+            let (a, b) = g.sessions[s as usize];
+            r.best[a as usize].is_some() || r.best[b as usize].is_some()
+        } else {
+            r.uses_session(g, s)
+        }
     })
 }
