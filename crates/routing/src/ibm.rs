@@ -183,29 +183,22 @@ impl DsfFabric {
                 }
             }
         }
-        let fd = input
-            .iter()
-            .zip(&l.fd)
-            .zip(&self.fd_dev)
-            .map(|((i, o), &device)| NodeBalance {
-                device,
-                admitted_in: i.0,
-                nominal_in: i.1,
-                delivered_out: o.0,
-                nominal_out: o.1,
-            });
-        let sd = sd_in
-            .iter()
-            .zip(&l.sd)
-            .zip(&self.sd_dev)
-            .map(|((i, o), &device)| NodeBalance {
-                device,
-                admitted_in: i.0,
-                nominal_in: i.1,
-                delivered_out: o.0,
-                nominal_out: o.1,
-            });
-        fd.chain(sd).collect()
+        let nodes = |inp: &[(f64, f64)], out: &[(f64, f64)], devs: &[DeviceId]| {
+            inp.iter()
+                .zip(out)
+                .zip(devs)
+                .map(|((i, o), &device)| NodeBalance {
+                    device,
+                    admitted_in: i.0,
+                    nominal_in: i.1,
+                    delivered_out: o.0,
+                    nominal_out: o.1,
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut all = nodes(&input, &l.fd, &self.fd_dev);
+        all.extend(nodes(&sd_in, &l.sd, &self.sd_dev));
+        all
     }
 }
 
