@@ -132,3 +132,74 @@ fn a_bad_srg_member_is_located_in_the_spec() {
     let e = aifabric_spec::build_str("s.yaml", &dup).unwrap_err();
     assert!(e.message.contains("duplicate shared-risk group"), "{e}");
 }
+
+#[test]
+fn generated_failure_domains_are_enumerated_and_selectable() {
+    let f = fabric("prometheus");
+    let n = |c| f.failure_domains(c).len();
+    assert_eq!(n(DomainClass::Building), 12);
+    assert_eq!(n(DomainClass::Hall), 12 * 4);
+    assert_eq!(n(DomainClass::BagPlane), 2 * 16);
+    assert_eq!(n(DomainClass::BagChassis), 2 * 16 * 4);
+    assert_eq!(
+        n(DomainClass::LineCard),
+        2 * 16 * 4 * 12,
+        "12 line cards per J3 chassis"
+    );
+    assert_eq!(
+        n(DomainClass::Conduit),
+        12 + 1,
+        "one per building, one per region pair"
+    );
+    // Every listed domain resolves.
+    for c in DomainClass::ALL {
+        for name in f.failure_domains(c).iter().take(3) {
+            assert!(
+                f.select(&format!("{}:{name}", c.prefix())).is_ok(),
+                "{name}"
+            );
+        }
+    }
+    let cap = |sel: &str| {
+        let s = scenario(&f, &[sel], &[], &[]);
+        capacity_report(&f, &s.unusable())
+    };
+    // A building's conduit cuts its zone from BAG; its GPUs stay connected inside.
+    let r = cap("conduit:east.dc1");
+    let t = r
+        .tiers
+        .iter()
+        .find(|t| t.name == "l2_to_bag" && t.scope == "east.dc1.l2")
+        .unwrap();
+    assert_eq!((t.up_gbps, t.oversubscription), (0.0, None));
+    let b = r
+        .zones
+        .iter()
+        .find(|z| z.name == "east.dc1.l2")
+        .unwrap()
+        .bisection
+        .clone()
+        .unwrap();
+    assert_eq!(b.bisection_gbps, b.half_gpu_gbps);
+    // The region pair's conduit takes all inter-region capacity.
+    assert_eq!(cap("conduit:east--west").region_pairs[0].capacity_tbps, 0.0);
+    // A whole building takes its zone's GPUs down with it; a hall a quarter of them.
+    let hall = cap("hall:east.dc1.hall0");
+    let z = hall.zones.iter().find(|z| z.name == "east.dc1.l2").unwrap();
+    assert_eq!(
+        z.bisection.as_ref().unwrap().half_gpu_gbps,
+        128.0 * 36.0 * 400.0,
+        "cluster 0 down"
+    );
+    // A line card: 36 of the chassis's 432 ports.
+    let Selection::Links(l) = f.select("linecard:east.bag.plane0.c0.lc0").unwrap() else {
+        panic!("a line card selects links")
+    };
+    assert!(!l.is_empty() && l.len() <= 36);
+    assert!(
+        f.select("linecard:east.bag.plane0.c0.lc12").is_err(),
+        "only 12 line cards"
+    );
+    let e = f.select("building:east.dc9").unwrap_err();
+    assert!(e.problem.contains("12 in all"), "{e}");
+}

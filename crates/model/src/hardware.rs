@@ -66,6 +66,10 @@ pub struct HardwareModel {
     pub sram_bytes: u64,
     /// Typical power draw in watts.
     pub power_w: f64,
+    /// Line cards of a modular chassis (its Ethernet ports split evenly over them); 0 for
+    /// fixed switches.
+    #[serde(default)]
+    pub line_cards: u32,
 }
 
 impl HardwareModel {
@@ -108,7 +112,13 @@ fn model(
         hbm_bytes,
         sram_bytes,
         power_w,
+        line_cards: 0,
     }
+}
+
+/// A modular chassis: `model` with `line_cards` line cards.
+fn chassis(m: HardwareModel, line_cards: u32) -> HardwareModel {
+    HardwareModel { line_cards, ..m }
 }
 
 /// DSF fabric SerDes lane rate: 106.25 Gb/s raw (FACTS.md section 2).
@@ -186,7 +196,7 @@ impl Catalog {
                 0,
                 16_000.0,
             ),
-            model(
+            chassis(model(
                 "bag-j3-chassis",
                 "BAG modular chassis of Jericho3 line cards: 432x800G (12 line cards x 36x800G, \
                  Prometheus post) or 864x400G; HBM 24 x 12 GB; power estimated",
@@ -194,8 +204,8 @@ impl Catalog {
                 288 * GB,
                 24 * 128 * MB,
                 30_000.0,
-            ),
-            model(
+            ), 12),
+            chassis(model(
                 "bag-j3-hub-chassis",
                 "Larger hub BAG chassis (16 line cards x 36x800G = 576x800G) for many spokes and \
                  long links; an example configuration, power estimated",
@@ -203,7 +213,7 @@ impl Catalog {
                 384 * GB,
                 32 * 128 * MB,
                 40_000.0,
-            ),
+            ), 16),
         ];
         Catalog { models }
     }

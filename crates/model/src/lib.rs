@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 mod builder;
+mod domains;
 mod fabric;
 mod hardware;
 mod ids;
@@ -30,6 +31,7 @@ mod scenario;
 mod view;
 
 pub use builder::{port_group_kind, FabricBuilder, PortError};
+pub use domains::DomainClass;
 pub use fabric::*;
 pub use hardware::{Catalog, HardwareModel, PortGroup, PortMode, FABRIC_LANE_MBPS};
 pub use ids::*;

@@ -5,7 +5,8 @@
 //!   `east.dc1.l2` (a zone), `east.bag.plane3` (a BAG plane), `east.dc1.l2.rdsw17` (a device),
 //!   `east.dc1.l2.rack5` (a rack's GPUs);
 //! - a link bundle `A--B` (every link between devices A and B), or one member `A--B#2`;
-//! - a power-distribution domain `pd:NAME`;
+//! - a generated failure domain `building:`, `hall:`, `pd:`, `plane:`, `chassis:`,
+//!   `linecard:` or `conduit:` + NAME (see [`crate::DomainClass`]);
 //! - a shared-risk group defined in the spec, `srg:NAME`.
 //!
 //! A [`Scenario`] holds three masks: failed, hard-drained (removed from service, so for
@@ -86,17 +87,21 @@ impl Fabric {
                 links: srg.links.clone(),
             });
         }
-        if let Some(pd) = s.strip_prefix("pd:") {
-            let id = self
-                .power_domains
-                .iter()
-                .position(|p| p.name == pd)
-                .ok_or_else(|| sel_err(selector, "no power domain of that name"))?;
-            let devs: Vec<DeviceId> = (0..self.devices.len() as u32)
-                .map(DeviceId)
-                .filter(|&d| self.devices[d.idx()].power_domain.idx() == id)
-                .collect();
-            return Ok(Selection::Devices(devs));
+        if let Some((prefix, name)) = s.split_once(':') {
+            if let Some(class) = crate::domains::DomainClass::from_prefix(prefix) {
+                return self.select_domain(class, name).ok_or_else(|| {
+                    let known = self.failure_domains(class);
+                    let sample: Vec<&str> = known.iter().take(4).map(String::as_str).collect();
+                    sel_err(
+                        selector,
+                        format!(
+                            "no {prefix} of that name; e.g. {} ({} in all)",
+                            sample.join(", "),
+                            known.len()
+                        ),
+                    )
+                });
+            }
         }
         if let Some((a, rest)) = s.split_once("--") {
             let (b, member) = match rest.split_once('#') {

@@ -368,6 +368,7 @@ impl Cx<'_> {
                 hbm_bytes: h.hbm_bytes,
                 sram_bytes: h.sram_bytes,
                 power_w: h.power_w.value,
+                line_cards: 0,
             });
         }
         Ok(())
