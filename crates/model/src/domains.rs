@@ -124,24 +124,36 @@ impl Fabric {
                 })
                 .collect(),
             DomainClass::Conduit => {
-                let mut v: Vec<String> = (0..self.buildings.len())
-                    .filter(|&b| {
-                        !self
-                            .conduit_links(|x| self.building_of(x) == Some(b))
-                            .is_empty()
-                    })
-                    .map(|b| self.building_name(b))
-                    .collect();
-                for a in 0..self.regions.len() {
-                    for b in a + 1..self.regions.len() {
-                        if !self.region_pair_links(a, b).is_empty() {
-                            v.push(format!(
-                                "{}--{}",
-                                self.regions[a].name, self.regions[b].name
-                            ));
+                // One pass over the links: buildings with uplinks to BAG, region pairs with
+                // inter-BAG links.
+                let mut buildings = std::collections::BTreeSet::new();
+                let mut pairs = std::collections::BTreeSet::new();
+                for k in &self.links {
+                    let (ba, bb) = (
+                        is_bag(self.devices[k.a.idx()].role),
+                        is_bag(self.devices[k.b.idx()].role),
+                    );
+                    match (ba, bb) {
+                        (false, true) => buildings.extend(self.building_of(k.a)),
+                        (true, false) => buildings.extend(self.building_of(k.b)),
+                        (true, true) => {
+                            let (x, y) = (self.region_of(k.a).idx(), self.region_of(k.b).idx());
+                            if x != y {
+                                pairs.insert((x.min(y), x.max(y)));
+                            }
                         }
+                        (false, false) => {}
                     }
                 }
+                let mut v: Vec<String> = buildings
+                    .into_iter()
+                    .map(|b| self.building_name(b))
+                    .collect();
+                v.extend(
+                    pairs.into_iter().map(|(a, b)| {
+                        format!("{}--{}", self.regions[a].name, self.regions[b].name)
+                    }),
+                );
                 v
             }
         }

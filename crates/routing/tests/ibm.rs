@@ -13,6 +13,21 @@ fn fail(f: &Fabric, sel: &[&str]) -> FailureMask {
         .unusable()
 }
 
+/// The built-in DSF L2 zone after the failures `sel`: its interface nodes and the retained
+/// (delivered, nominal) capacity matrix.
+type Matrix = Vec<Vec<(f64, f64)>>;
+fn dsf_l2_after(sel: &[&str]) -> (Fabric, Vec<DeviceId>, Matrix) {
+    let f = aifabric_spec::load("dsf-l2-zone").unwrap();
+    let z = f
+        .zones
+        .iter()
+        .position(|z| z.kind == ZoneKind::DsfL2)
+        .unwrap();
+    let m = fail(&f, sel);
+    let (ifaces, mat) = retained_matrix(&f, ZoneId(z as u32), &m);
+    (f, ifaces, mat)
+}
+
 #[test]
 fn healthy_zone_keeps_everything() {
     let f = aifabric_spec::load("dsf-l1-zone").unwrap();
@@ -24,14 +39,7 @@ fn healthy_zone_keeps_everything() {
 
 #[test]
 fn fdsw_rdsw_failure_reduces_every_source_by_one_lane_in_160() {
-    let f = aifabric_spec::load("dsf-l2-zone").unwrap();
-    let z = f
-        .zones
-        .iter()
-        .position(|z| z.kind == ZoneKind::DsfL2)
-        .unwrap();
-    let m = fail(&f, &["east.dc1.l2a.rdsw0--east.dc1.l2a.fdsw0#0"]);
-    let (ifaces, mat) = retained_matrix(&f, ZoneId(z as u32), &m);
+    let (f, ifaces, mat) = dsf_l2_after(&["east.dc1.l2a.rdsw0--east.dc1.l2a.fdsw0#0"]);
     let d = ifaces
         .iter()
         .position(|&x| f.device_name(x) == "east.dc1.l2a.rdsw0")
@@ -65,15 +73,8 @@ fn fdsw_rdsw_failure_reduces_every_source_by_one_lane_in_160() {
 
 #[test]
 fn fdsw_sdsw_failure_reduces_both_directions() {
-    let f = aifabric_spec::load("dsf-l2-zone").unwrap();
-    let z = f
-        .zones
-        .iter()
-        .position(|z| z.kind == ZoneKind::DsfL2)
-        .unwrap();
     // FDSW 0 is in cluster 0; one of its 4 lanes to SDSW 0 fails.
-    let m = fail(&f, &["east.dc1.l2a.fdsw0--east.dc1.l2a.sdsw0#0"]);
-    let (ifaces, mat) = retained_matrix(&f, ZoneId(z as u32), &m);
+    let (f, ifaces, mat) = dsf_l2_after(&["east.dc1.l2a.fdsw0--east.dc1.l2a.sdsw0#0"]);
     let cluster = |i: usize| f.device(ifaces[i]).pod;
     // Toward cluster 0 from another cluster: SDSW 0 keeps 159/160 toward cluster 0, so each
     // remote FDSW keeps 1 - (1/160)/128 = 1 - 1/20480, and so does each remote source.

@@ -465,10 +465,8 @@ impl RoutesTo {
     }
 
     /// Check that this is a stable state of BGP: every speaker holds exactly the route it would
-    /// pick from what its neighbors advertise now, and its multipaths are the ties. With
-    /// graceful shutdown (LOCAL_PREF set by the receiver) more than one stable state can exist
-    /// and which one is reached depends on history (BGP "wedgies", RFC 4264); every one of
-    /// them passes this check.
+    /// pick from what its neighbors advertise now, its multipaths are the ties and its
+    /// link-bandwidth value is current. A diagnostic for tests and tools.
     pub fn check_stable(&self, g: &BgpGraph, states: &[SessionState]) -> Result<(), String> {
         let mut probe = self.clone();
         let all: Vec<SpeakerId> = (0..g.speakers.len() as u32).collect();
