@@ -227,15 +227,59 @@ struct Acc {
     by_optic: BTreeMap<(Optic, u32, bool), u64>,
 }
 
-fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
-    let zones = f.zones.len();
-    // The edge pod of each DSF L2 zone: the pod (cluster) its EDSWs are in.
-    let mut edge_pod = vec![u32::MAX; zones];
+/// The edge pod of each DSF L2 zone: the pod (cluster) its EDSWs are in.
+fn edge_pods(f: &Fabric) -> Vec<u32> {
+    let mut edge_pod = vec![u32::MAX; f.zones.len()];
     for d in f.devices() {
         if d.role == Role::Edsw && f.zones[d.zone.idx()].kind == ZoneKind::DsfL2 {
             edge_pod[d.zone.idx()] = d.pod;
         }
     }
+    edge_pod
+}
+
+/// Where one link's capacity counts among the tiers (zone indices, tier slots, pods).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Contribution {
+    RoleDown(usize, usize),
+    RoleUp(usize, usize),
+    Host(usize),
+    ToBag(usize),
+    AiHost(u32, u32),
+    AiUp(u32, u32),
+}
+
+/// Every tier a link counts in, from both ends: the one rule shared by the report and the
+/// [`TierLedger`].
+fn tier_contributions(f: &Fabric, edge_pod: &[u32], l: &Link, mut emit: impl FnMut(Contribution)) {
+    let (a, b) = (f.device(l.a), f.device(l.b));
+    for (x, y) in [(a, b), (b, a)] {
+        let (xs, xr) = slot_rank(x, edge_pod[x.zone.idx()]);
+        let (_, yr) = slot_rank(y, edge_pod[y.zone.idx()]);
+        let z = x.zone.idx();
+        if yr < xr {
+            emit(Contribution::RoleDown(z, xs));
+        } else if yr > xr || x.zone != y.zone {
+            emit(Contribution::RoleUp(z, xs));
+        }
+        if x.role == Role::Gpu {
+            emit(Contribution::Host(z));
+            if f.zones[z].kind == ZoneKind::Roce {
+                emit(Contribution::AiHost(x.zone.0, x.pod));
+            }
+        }
+        if matches!(y.role, Role::Bag | Role::Hub) && !matches!(x.role, Role::Bag | Role::Hub) {
+            emit(Contribution::ToBag(z));
+        }
+        if x.role == Role::Ctsw && y.role == Role::Atsw {
+            emit(Contribution::AiUp(x.zone.0, x.pod));
+        }
+    }
+}
+
+fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
+    let zones = f.zones.len();
+    let edge_pod = edge_pods(f);
     let mut acc = Acc {
         role_tier: vec![(Bw::default(), Bw::default()); zones * SLOTS],
         host: vec![Bw::default(); zones],
@@ -262,36 +306,16 @@ fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
         }
         let live = f.link_up(LinkId(i as u32), mask);
         let cap = u64::from(l.capacity_mbps);
-        for (x, y) in [(a, b), (b, a)] {
-            let (xs, xr) = slot_rank(x, edge_pod[x.zone.idx()]);
-            let (_, yr) = slot_rank(y, edge_pod[y.zone.idx()]);
-            let t = &mut acc.role_tier[x.zone.idx() * SLOTS + xs];
-            if yr < xr {
-                t.0.add(cap, live);
-            } else if yr > xr || x.zone != y.zone {
-                t.1.add(cap, live);
+        tier_contributions(f, &edge_pod, l, |c| match c {
+            Contribution::RoleDown(z, slot) => acc.role_tier[z * SLOTS + slot].0.add(cap, live),
+            Contribution::RoleUp(z, slot) => acc.role_tier[z * SLOTS + slot].1.add(cap, live),
+            Contribution::Host(z) => acc.host[z].add(cap, live),
+            Contribution::ToBag(z) => acc.to_bag[z].add(cap, live),
+            Contribution::AiHost(z, pod) => {
+                acc.ai_zone.entry((z, pod)).or_default().0.add(cap, live)
             }
-            if x.role == Role::Gpu {
-                acc.host[x.zone.idx()].add(cap, live);
-                if f.zones[x.zone.idx()].kind == ZoneKind::Roce {
-                    acc.ai_zone
-                        .entry((x.zone.0, x.pod))
-                        .or_default()
-                        .0
-                        .add(cap, live);
-                }
-            }
-            if matches!(y.role, Role::Bag | Role::Hub) && !matches!(x.role, Role::Bag | Role::Hub) {
-                acc.to_bag[x.zone.idx()].add(cap, live);
-            }
-            if x.role == Role::Ctsw && y.role == Role::Atsw {
-                acc.ai_zone
-                    .entry((x.zone.0, x.pod))
-                    .or_default()
-                    .1
-                    .add(cap, live);
-            }
-        }
+            Contribution::AiUp(z, pod) => acc.ai_zone.entry((z, pod)).or_default().1.add(cap, live),
+        });
         let (ra, rb) = (f.zones[a.zone.idx()].region, f.zones[b.zone.idx()].region);
         if ra != rb {
             // Listed as built; links and capacity count what is up.
@@ -470,5 +494,153 @@ fn transceivers(optic: Optic, fabric: bool, links: u64) -> u64 {
         (Optic::Dac, _) => 0,
         (_, true) => 2 * links.div_ceil(FABRIC_LANES_PER_MODULE),
         _ => 2 * links,
+    }
+}
+
+/// A tier whose oversubscription a failure changed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TierChange {
+    /// Tier name, as in [`Tier::name`].
+    pub tier: String,
+    /// Zone (or AI zone).
+    pub scope: String,
+    /// Oversubscription with nothing failed.
+    pub before: f64,
+    /// Oversubscription under the failure (`null`: no up capacity left).
+    pub after: Option<f64>,
+}
+
+/// The tiers of [`capacity_report`], recomputed for a failure scenario from its failed links
+/// alone: a sweep over thousands of scenarios pays for what each one breaks, not for the
+/// whole fabric.
+#[derive(Clone, Debug)]
+pub struct TierLedger {
+    edge_pod: Vec<u32>,
+    zones: usize,
+    ai: BTreeMap<(u32, u32), usize>,
+    /// Healthy Mb/s per accumulator.
+    healthy: Vec<u64>,
+    /// (name, scope, down accumulator, up accumulator), in report order.
+    tiers: Vec<(String, String, usize, usize)>,
+}
+
+impl TierLedger {
+    /// Index every tier of `f`.
+    pub fn new(f: &Fabric) -> Self {
+        let edge_pod = edge_pods(f);
+        let zones = f.zones.len();
+        let mut ai = BTreeMap::new();
+        for l in f.links() {
+            tier_contributions(f, &edge_pod, l, |c| {
+                if let Contribution::AiHost(z, p) | Contribution::AiUp(z, p) = c {
+                    let n = ai.len();
+                    ai.entry((z, p)).or_insert(n);
+                }
+            });
+        }
+        // BTreeMap order for the listing, insertion order for the slots: renumber.
+        for (i, v) in ai.values_mut().enumerate() {
+            *v = i;
+        }
+        let mut ledger = TierLedger {
+            healthy: vec![0; zones * SLOTS * 2 + zones * 2 + ai.len() * 2],
+            edge_pod,
+            zones,
+            ai,
+            tiers: Vec::new(),
+        };
+        for l in f.links() {
+            let cap = u64::from(l.capacity_mbps);
+            let mut keys = Vec::with_capacity(6);
+            tier_contributions(f, &ledger.edge_pod, l, |c| keys.push(ledger.key(c)));
+            for k in keys {
+                ledger.healthy[k] += cap;
+            }
+        }
+        let role = |z: usize, slot: usize| z * SLOTS * 2 + slot * 2;
+        let other = zones * SLOTS * 2;
+        for (z, zone) in f.zones.iter().enumerate() {
+            for slot in TIER_ORDER {
+                let (d, u) = (role(z, slot), role(z, slot) + 1);
+                if ledger.healthy[d] > 0 && ledger.healthy[u] > 0 {
+                    let name = slot_name(slot).to_owned();
+                    ledger.tiers.push((name, zone.name.clone(), d, u));
+                }
+            }
+            let (d, u) = (other + 2 * z, other + 2 * z + 1);
+            if zone.kind != ZoneKind::Bag && ledger.healthy[d] > 0 && ledger.healthy[u] > 0 {
+                ledger
+                    .tiers
+                    .push(("l2_to_bag".to_owned(), zone.name.clone(), d, u));
+            }
+        }
+        for (&(z, pod), &i) in &ledger.ai {
+            let (d, u) = (other + 2 * zones + 2 * i, other + 2 * zones + 2 * i + 1);
+            if ledger.healthy[d] > 0 && ledger.healthy[u] > 0 {
+                let scope = format!("{}.ai_zone{pod}", f.zones[z as usize].name);
+                ledger
+                    .tiers
+                    .push(("ai_zone_to_atsw".to_owned(), scope, d, u));
+            }
+        }
+        ledger
+    }
+
+    fn key(&self, c: Contribution) -> usize {
+        let other = self.zones * SLOTS * 2;
+        match c {
+            Contribution::RoleDown(z, s) => z * SLOTS * 2 + s * 2,
+            Contribution::RoleUp(z, s) => z * SLOTS * 2 + s * 2 + 1,
+            Contribution::Host(z) => other + 2 * z,
+            Contribution::ToBag(z) => other + 2 * z + 1,
+            Contribution::AiHost(z, p) => other + 2 * self.zones + 2 * self.ai[&(z, p)],
+            Contribution::AiUp(z, p) => other + 2 * self.zones + 2 * self.ai[&(z, p)] + 1,
+        }
+    }
+
+    /// The accumulators with `down` links (each given once) taken out.
+    pub fn without(&self, f: &Fabric, down: impl IntoIterator<Item = LinkId>) -> Vec<u64> {
+        let mut live = self.healthy.clone();
+        for l in down {
+            let link = f.link(l);
+            let cap = u64::from(link.capacity_mbps);
+            tier_contributions(f, &self.edge_pod, link, |c| live[self.key(c)] -= cap);
+        }
+        live
+    }
+
+    /// Tiers whose oversubscription differs between the healthy fabric and `live`.
+    pub fn changes(&self, live: &[u64]) -> Vec<TierChange> {
+        self.tiers
+            .iter()
+            .filter(|t| live[t.2] != self.healthy[t.2] || live[t.3] != self.healthy[t.3])
+            .map(|(name, scope, d, u)| {
+                let before = self.healthy[*d] as f64 / self.healthy[*u] as f64;
+                let after = (live[*u] > 0).then(|| live[*d] as f64 / live[*u] as f64);
+                // Equal ratios (down and up lost in proportion) are no change.
+                (name, scope, before, after)
+            })
+            .filter(|t| t.3.is_none_or(|a| (a - t.2).abs() > 1e-12 * t.2))
+            .map(|(name, scope, before, after)| TierChange {
+                tier: name.clone(),
+                scope: scope.clone(),
+                before,
+                after,
+            })
+            .collect()
+    }
+
+    /// The tiers as [`capacity_report`] lists them, from accumulators.
+    pub fn tiers(&self, live: &[u64]) -> Vec<Tier> {
+        self.tiers
+            .iter()
+            .map(|(name, scope, d, u)| Tier {
+                name: name.clone(),
+                scope: scope.clone(),
+                down_gbps: gbps(live[*d]),
+                up_gbps: gbps(live[*u]),
+                oversubscription: (live[*u] > 0).then(|| live[*d] as f64 / live[*u] as f64),
+            })
+            .collect()
     }
 }

@@ -203,3 +203,52 @@ fn generated_failure_domains_are_enumerated_and_selectable() {
     let e = f.select("building:east.dc9").unwrap_err();
     assert!(e.problem.contains("12 in all"), "{e}");
 }
+
+#[test]
+fn the_srg_catalog_resolves_every_domain_like_its_selector() {
+    let f = fabric("prometheus");
+    let cat = f.srg_catalog();
+    // Every generated domain is in the catalog unless it is empty (a spare line card), in
+    // which case its selector refuses it too.
+    for c in DomainClass::ALL {
+        for name in f.failure_domains(c) {
+            let sel = format!("{}:{name}", c.prefix());
+            assert_eq!(cat.find(&sel).is_some(), f.select(&sel).is_ok(), "{sel}");
+        }
+    }
+    // Spot-check members against the selector, one of each class and a few more.
+    for class in SrgClass::all() {
+        for &i in cat.of_class(class).iter().step_by(97).take(4) {
+            let mut by_catalog = FailureMask::none(&f);
+            cat.apply(i, &mut by_catalog);
+            let mut by_selector = FailureMask::none(&f);
+            f.select(&cat.names[i]).unwrap().apply_to(&mut by_selector);
+            assert_eq!(by_catalog, by_selector, "{}", cat.names[i]);
+        }
+    }
+}
+
+#[test]
+fn the_tier_ledger_matches_the_report_under_failures() {
+    let f = fabric("prometheus");
+    let ledger = aifabric_capacity::TierLedger::new(&f);
+    for sel in [
+        "hall:east.dc1.hall1",
+        "plane:east.bag.plane3",
+        "linecard:west.bag.plane0.c2.lc5",
+        "pd:east.dc6.nsf.hall0.pd3",
+    ] {
+        let s = scenario(&f, &[sel], &[], &[]);
+        let mask = s.unusable();
+        let down = (0..f.links().len() as u32)
+            .map(LinkId)
+            .filter(|&l| !f.link_up(l, &mask));
+        let live = ledger.without(&f, down);
+        assert_eq!(
+            ledger.tiers(&live),
+            capacity_report(&f, &mask).tiers,
+            "{sel}"
+        );
+        assert!(!ledger.changes(&live).is_empty(), "{sel} changes a tier");
+    }
+}

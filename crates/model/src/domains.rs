@@ -272,3 +272,283 @@ impl Fabric {
         (!empty).then_some(found)
     }
 }
+
+/// Which family a shared-risk group belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SrgClass {
+    /// A generated failure domain.
+    Domain(DomainClass),
+    /// A group defined in the spec (`srg:NAME`).
+    Custom,
+}
+
+impl SrgClass {
+    /// The selector prefix (`hall`, `srg`, ...).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            SrgClass::Domain(c) => c.prefix(),
+            SrgClass::Custom => "srg",
+        }
+    }
+
+    /// Every class, generated domains outermost first, then the spec's groups.
+    pub fn all() -> impl Iterator<Item = SrgClass> {
+        DomainClass::ALL
+            .into_iter()
+            .map(SrgClass::Domain)
+            .chain([SrgClass::Custom])
+    }
+
+    /// The class of a selector prefix.
+    pub fn from_prefix(p: &str) -> Option<SrgClass> {
+        SrgClass::all().find(|c| c.prefix() == p)
+    }
+}
+
+/// Every shared-risk group of a fabric with its members, resolved in one pass over the
+/// model (a sweep needs thousands; resolving each by name would scan the model each time).
+/// Members are stored flat (CSR): group `i` owns `devices[dev_off[i]..dev_off[i + 1]]` and
+/// likewise for links.
+#[derive(Clone, Debug)]
+pub struct SrgCatalog {
+    /// Selector of each group, e.g. `hall:east.dc1.hall2` (what `--fail` accepts).
+    pub names: Vec<String>,
+    /// Class of each group.
+    pub classes: Vec<SrgClass>,
+    dev_off: Vec<u32>,
+    devices: Vec<DeviceId>,
+    link_off: Vec<u32>,
+    links: Vec<LinkId>,
+}
+
+impl SrgCatalog {
+    /// Number of groups.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Member devices and links of group `i`.
+    pub fn members(&self, i: usize) -> (&[DeviceId], &[LinkId]) {
+        (
+            &self.devices[self.dev_off[i] as usize..self.dev_off[i + 1] as usize],
+            &self.links[self.link_off[i] as usize..self.link_off[i + 1] as usize],
+        )
+    }
+
+    /// Mark group `i` failed in `mask`.
+    pub fn apply(&self, i: usize, mask: &mut crate::FailureMask) {
+        let (d, l) = self.members(i);
+        d.iter().for_each(|&d| mask.fail_device(d));
+        l.iter().for_each(|&l| mask.fail_link(l));
+    }
+
+    /// Groups of one class, in catalog order.
+    pub fn of_class(&self, c: SrgClass) -> Vec<usize> {
+        (0..self.len()).filter(|&i| self.classes[i] == c).collect()
+    }
+
+    /// The group with this selector.
+    pub fn find(&self, selector: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == selector)
+    }
+}
+
+impl Fabric {
+    /// All shared-risk groups: the generated failure domains of every class (same names and
+    /// order as [`Fabric::failure_domains`]), then the spec's groups. Empty groups are left
+    /// out.
+    pub fn srg_catalog(&self) -> SrgCatalog {
+        let nd = self.devices.len();
+        // Group index of each device per device-keyed class (u32::MAX: none).
+        let mut dev_groups: Vec<(u32, DeviceId)> = Vec::with_capacity(nd * 3);
+        let mut names: Vec<String> = Vec::new();
+        let mut classes: Vec<SrgClass> = Vec::new();
+        let mut add = |names: &mut Vec<String>, c: DomainClass, v: Vec<String>| -> u32 {
+            let base = names.len() as u32;
+            for n in v {
+                names.push(format!("{}:{n}", c.prefix()));
+                classes.push(SrgClass::Domain(c));
+            }
+            base
+        };
+        let building_base = add(
+            &mut names,
+            DomainClass::Building,
+            self.failure_domains(DomainClass::Building),
+        );
+        let hall_base = add(
+            &mut names,
+            DomainClass::Hall,
+            self.failure_domains(DomainClass::Hall),
+        );
+        let mut hall_first = vec![0u32; self.buildings.len() + 1];
+        for (b, bl) in self.buildings.iter().enumerate() {
+            hall_first[b + 1] = hall_first[b] + u32::from(bl.data_halls);
+        }
+        let pd_base = add(
+            &mut names,
+            DomainClass::PowerDomain,
+            self.failure_domains(DomainClass::PowerDomain),
+        );
+        let plane_names = self.failure_domains(DomainClass::BagPlane);
+        let plane_base = add(&mut names, DomainClass::BagPlane, plane_names.clone());
+        let chassis_base = add(
+            &mut names,
+            DomainClass::BagChassis,
+            self.failure_domains(DomainClass::BagChassis),
+        );
+        let lc_base = add(
+            &mut names,
+            DomainClass::LineCard,
+            self.failure_domains(DomainClass::LineCard),
+        );
+        let conduits = self.failure_domains(DomainClass::Conduit);
+        let conduit_base = add(&mut names, DomainClass::Conduit, conduits.clone());
+        let custom_base = names.len() as u32;
+        for g in &self.srgs {
+            names.push(format!("srg:{}", g.name));
+            classes.push(SrgClass::Custom);
+        }
+        let n = names.len();
+
+        let mut plane_idx: std::collections::HashMap<&str, u32> = Default::default();
+        for (i, p) in plane_names.iter().enumerate() {
+            plane_idx.insert(p.as_str(), i as u32);
+        }
+        let mut chassis = 0u32;
+        let mut lc_first = Vec::new(); // per chassis: first line-card group
+        let mut lc = 0u32;
+        for (i, d) in self.devices.iter().enumerate() {
+            let id = DeviceId(i as u32);
+            if let Some(b) = self.building_of(id) {
+                dev_groups.push((building_base + b as u32, id));
+                if d.hall != crate::NONE_U16 && d.hall < self.buildings[b].data_halls {
+                    dev_groups.push((hall_base + hall_first[b] + u32::from(d.hall), id));
+                }
+            }
+            dev_groups.push((pd_base + d.power_domain.0, id));
+            if is_bag(d.role) {
+                let p = format!("{}.plane{}", self.zones[d.zone.idx()].name, d.plane);
+                if let Some(&p) = plane_idx.get(p.as_str()) {
+                    dev_groups.push((plane_base + p, id));
+                }
+                dev_groups.push((chassis_base + chassis, id));
+                chassis += 1;
+                lc_first.push((id, lc));
+                lc += self.line_cards(id).0;
+            }
+        }
+        for (k, g) in self.srgs.iter().enumerate() {
+            dev_groups.extend(g.devices.iter().map(|&d| (custom_base + k as u32, d)));
+        }
+        // Links: line cards, conduits, custom groups.
+        let mut link_groups: Vec<(u32, LinkId)> = Vec::new();
+        for &(c, first) in &lc_first {
+            let per = self.line_cards(c).1.max(1);
+            for &l in self.incident(c) {
+                let k = &self.links[l.idx()];
+                let port = if k.a == c { k.a_port } else { k.b_port };
+                link_groups.push((lc_base + first + u32::from(port) / per, l));
+            }
+        }
+        let mut conduit_idx: std::collections::HashMap<&str, u32> = Default::default();
+        for (i, c) in conduits.iter().enumerate() {
+            conduit_idx.insert(c.as_str(), conduit_base + i as u32);
+        }
+        let building_names: Vec<String> = (0..self.buildings.len())
+            .map(|b| self.building_name(b))
+            .collect();
+        let pair_names: Vec<Vec<String>> = (0..self.regions.len())
+            .map(|a| {
+                (0..self.regions.len())
+                    .map(|b| {
+                        let (x, y) = (a.min(b), a.max(b));
+                        format!("{}--{}", self.regions[x].name, self.regions[y].name)
+                    })
+                    .collect()
+            })
+            .collect();
+        for (i, k) in self.links.iter().enumerate() {
+            let (ba, bb) = (
+                is_bag(self.devices[k.a.idx()].role),
+                is_bag(self.devices[k.b.idx()].role),
+            );
+            let key = match (ba, bb) {
+                (false, true) => self.building_of(k.a).map(|b| building_names[b].as_str()),
+                (true, false) => self.building_of(k.b).map(|b| building_names[b].as_str()),
+                (true, true) => {
+                    let (x, y) = (self.region_of(k.a).idx(), self.region_of(k.b).idx());
+                    (x != y).then(|| pair_names[x][y].as_str())
+                }
+                (false, false) => None,
+            };
+            if let Some(&g) = key.and_then(|k| conduit_idx.get(k)) {
+                link_groups.push((g, LinkId(i as u32)));
+            }
+        }
+        for (k, g) in self.srgs.iter().enumerate() {
+            link_groups.extend(g.links.iter().map(|&l| (custom_base + k as u32, l)));
+        }
+        let csr = |mut v: Vec<(u32, u32)>| -> (Vec<u32>, Vec<u32>) {
+            v.sort_unstable();
+            v.dedup();
+            let mut off = vec![0u32; n + 1];
+            for &(g, _) in &v {
+                off[g as usize + 1] += 1;
+            }
+            for i in 0..n {
+                off[i + 1] += off[i];
+            }
+            (off, v.into_iter().map(|(_, m)| m).collect())
+        };
+        let (dev_off, devices) = csr(dev_groups.into_iter().map(|(g, d)| (g, d.0)).collect());
+        let (link_off, links) = csr(link_groups.into_iter().map(|(g, l)| (g, l.0)).collect());
+        let mut cat = SrgCatalog {
+            names,
+            classes,
+            dev_off,
+            devices: devices.into_iter().map(DeviceId).collect(),
+            link_off,
+            links: links.into_iter().map(LinkId).collect(),
+        };
+        cat.drop_empty();
+        cat
+    }
+}
+
+impl SrgCatalog {
+    fn drop_empty(&mut self) {
+        let keep: Vec<usize> = (0..self.len())
+            .filter(|&i| {
+                let (d, l) = self.members(i);
+                !d.is_empty() || !l.is_empty()
+            })
+            .collect();
+        if keep.len() == self.len() {
+            return;
+        }
+        let mut out = SrgCatalog {
+            names: Vec::new(),
+            classes: Vec::new(),
+            dev_off: vec![0],
+            devices: Vec::new(),
+            link_off: vec![0],
+            links: Vec::new(),
+        };
+        for i in keep {
+            let (d, l) = self.members(i);
+            out.devices.extend_from_slice(d);
+            out.links.extend_from_slice(l);
+            out.dev_off.push(out.devices.len() as u32);
+            out.link_off.push(out.links.len() as u32);
+            out.names.push(std::mem::take(&mut self.names[i]));
+            out.classes.push(self.classes[i]);
+        }
+        *self = out;
+    }
+}

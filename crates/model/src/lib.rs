@@ -31,7 +31,7 @@ mod scenario;
 mod view;
 
 pub use builder::{port_group_kind, FabricBuilder, PortError};
-pub use domains::DomainClass;
+pub use domains::{DomainClass, SrgCatalog, SrgClass};
 pub use fabric::*;
 pub use hardware::{Catalog, HardwareModel, PortGroup, PortMode, FABRIC_LANE_MBPS};
 pub use ids::*;
