@@ -148,8 +148,10 @@ impl FlowNetworkBuilder {
         let mut head = vec![0u32; num_arcs];
         let mut cap = vec![0u64; num_arcs];
         let mut rev = vec![0u32; num_arcs];
+        let mut link_arc = Vec::with_capacity(self.links.len());
         for l in &self.links {
             let a = next[l.u as usize];
+            link_arc.push(a);
             next[l.u as usize] += 1;
             let b = next[l.v as usize];
             next[l.v as usize] += 1;
@@ -163,6 +165,9 @@ impl FlowNetworkBuilder {
 
         FlowNetwork {
             res: cap.clone(),
+            link_arc,
+            built_total: total,
+            total,
             cap,
             offsets,
             head,
@@ -203,12 +208,39 @@ pub struct FlowNetwork {
     queue: Vec<u32>,
     /// Arcs of the partial s->x path of the iterative DFS.
     path: Vec<u32>,
+    /// Forward arc of each added link, in insertion order (its reverse is `rev`).
+    link_arc: Vec<u32>,
+    /// Sum of all capacities when built, and now: changes may not exceed the first, which
+    /// keeps every flow value within `u64`.
+    built_total: u64,
+    total: u64,
 }
 
 impl FlowNetwork {
     /// Number of nodes (node ids are `0..num_nodes()`).
     pub fn num_nodes(&self) -> usize {
         self.offsets.len() - 1
+    }
+
+    /// Change the capacities of the `link`-th arc or link added to the builder (0-based, in
+    /// insertion order): `fwd` from its first node to its second, `bwd` back. For scenarios
+    /// on one topology (failures set capacities to 0 and restore them) without rebuilding.
+    ///
+    /// # Panics
+    ///
+    /// Panics if `link` is out of range, or if the new capacities would make the sum of all
+    /// capacities exceed what it was when the network was built.
+    pub fn set_link_capacity(&mut self, link: usize, fwd: u64, bwd: u64) {
+        let a = self.link_arc[link] as usize;
+        let b = self.rev[a] as usize;
+        let total = (self.total - self.cap[a] - self.cap[b])
+            .checked_add(fwd)
+            .and_then(|t| t.checked_add(bwd))
+            .filter(|&t| t <= self.built_total)
+            .expect("set_link_capacity: capacities may not grow past the built total");
+        self.cap[a] = fwd;
+        self.cap[b] = bwd;
+        self.total = total;
     }
 
     /// Maximum flow value from `s` to `t`.
@@ -587,6 +619,29 @@ mod tests {
                     prop_assert_eq!(cut_capacity(&links, &side), f);
                 }
             }
+        }
+
+        #[test]
+        fn changed_capacities_match_a_rebuilt_network(
+            (n, links) in graphs(),
+            cut in proptest::collection::vec(any::<bool>(), 0..40),
+        ) {
+            // Zero some links in place, compare with a network built without them, restore.
+            let mut net = build(n, &links);
+            let mut reduced = links.clone();
+            for (i, l) in reduced.iter_mut().enumerate() {
+                if cut.get(i).copied().unwrap_or(false) {
+                    net.set_link_capacity(i, 0, 0);
+                    l.2 = 0;
+                }
+            }
+            let mut rebuilt = build(n, &reduced);
+            prop_assert_eq!(net.max_flow(0, n as u32 - 1), rebuilt.max_flow(0, n as u32 - 1));
+            for (i, l) in links.iter().enumerate() {
+                net.set_link_capacity(i, l.2, if l.3 { l.2 } else { 0 });
+            }
+            let mut original = build(n, &links);
+            prop_assert_eq!(net.max_flow(0, n as u32 - 1), original.max_flow(0, n as u32 - 1));
         }
     }
 

@@ -23,24 +23,34 @@ pub enum MissingBandwidth {
 /// Ideal UCMP weights (summing to 1) for next hops advertising `bandwidths` (`None` = no
 /// community). All-zero or all-missing input gives equal weights (ECMP).
 pub fn weights(bandwidths: &[Option<u64>], missing: MissingBandwidth) -> Vec<f64> {
+    let mut out = Vec::with_capacity(bandwidths.len());
+    weights_into(bandwidths, missing, &mut out);
+    out
+}
+
+/// [`weights`] into a reused buffer (hot loops: flow propagation over every speaker).
+pub fn weights_into(bandwidths: &[Option<u64>], missing: MissingBandwidth, out: &mut Vec<f64>) {
+    out.clear();
     let n = bandwidths.len();
     if n == 0 {
-        return Vec::new();
+        return;
     }
     let any_missing = bandwidths.iter().any(Option::is_none);
-    let bw: Vec<u64> = match missing {
-        MissingBandwidth::EcmpFallback if any_missing => vec![1; n],
-        MissingBandwidth::SkipMissing if bandwidths.iter().all(Option::is_none) => vec![1; n],
-        MissingBandwidth::SkipMissing | MissingBandwidth::EcmpFallback => {
-            bandwidths.iter().map(|b| b.unwrap_or(0)).collect()
+    let all_missing = bandwidths.iter().all(Option::is_none);
+    let bw = |b: Option<u64>| -> u64 {
+        match missing {
+            MissingBandwidth::EcmpFallback if any_missing => 1,
+            MissingBandwidth::SkipMissing if all_missing => 1,
+            MissingBandwidth::SkipMissing | MissingBandwidth::EcmpFallback => b.unwrap_or(0),
+            MissingBandwidth::DefaultWeight(d) => b.unwrap_or(d),
         }
-        MissingBandwidth::DefaultWeight(d) => bandwidths.iter().map(|b| b.unwrap_or(d)).collect(),
     };
-    let total: u128 = bw.iter().map(|&b| u128::from(b)).sum();
+    let total: u128 = bandwidths.iter().map(|&b| u128::from(bw(b))).sum();
     if total == 0 {
-        return vec![1.0 / n as f64; n];
+        out.resize(n, 1.0 / n as f64);
+        return;
     }
-    bw.iter().map(|&b| b as f64 / total as f64).collect()
+    out.extend(bandwidths.iter().map(|&b| bw(b) as f64 / total as f64));
 }
 
 /// Integer slots per next hop in a group of `slots` entries, by largest remainder (Hamilton):

@@ -258,6 +258,88 @@ impl RoutesTo {
         ucmp::weights(&received, self.cfg.missing)
     }
 
+    /// The multipaths of `v` with their ideal UCMP weights, into reused buffers: `out` gets
+    /// (adjacency position, neighbor, weight) in session order, the same split as
+    /// [`RoutesTo::weights`]; `scratch` holds the received link-bandwidth values. For flow
+    /// propagation, which visits every speaker on the way to a destination.
+    pub fn weighted_next_hops(
+        &self,
+        g: &BgpGraph,
+        states: &[SessionState],
+        v: SpeakerId,
+        scratch: &mut Vec<Option<u64>>,
+        weights: &mut Vec<f64>,
+        out: &mut Vec<(usize, SpeakerId, f64)>,
+    ) {
+        out.clear();
+        scratch.clear();
+        for (&(session, neighbor), pos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
+            if self.mp.contains(pos) {
+                scratch.push(self.received(states, session, neighbor));
+                out.push((pos, neighbor, 0.0));
+            }
+        }
+        ucmp::weights_into(scratch, self.cfg.missing, weights);
+        for (o, &w) in out.iter_mut().zip(weights.iter()) {
+            o.2 = w;
+        }
+    }
+
+    /// Speakers whose forwarding toward this prefix may differ between `before` (under
+    /// `old` session states) and `self` (under `new`): their best route or multipath set
+    /// changed, or a multipath neighbor's link-bandwidth value did (for an origin neighbor,
+    /// the session's own capacity). Everyone else splits traffic exactly as before.
+    pub fn changed_speakers(
+        &self,
+        before: &RoutesTo,
+        g: &BgpGraph,
+        old: &[SessionState],
+        new: &[SessionState],
+    ) -> FixedBitSet {
+        let n = g.speakers.len();
+        let mut out = FixedBitSet::with_capacity(n);
+        for v in 0..n {
+            if self.best[v] != before.best[v] {
+                out.insert(v);
+            }
+        }
+        // Multipath sets: the entries that differ, by owner.
+        let mut diff = self.mp.clone();
+        diff.symmetric_difference_with(&before.mp);
+        for pos in diff.ones() {
+            out.insert(g.owner(pos) as usize);
+        }
+        // Neighbors whose value changed, and the speakers using them as multipaths.
+        let uses = |u: SpeakerId, s: u32, out: &mut FixedBitSet| {
+            for &(s2, v) in g.neighbors(u) {
+                if s2 != s && s != u32::MAX {
+                    continue;
+                }
+                let pos = g.adj_range(v).start + g.neighbors(v).partition_point(|&(x, _)| x < s2);
+                if self.mp.contains(pos) {
+                    out.insert(v as usize);
+                }
+            }
+        };
+        for u in 0..n as u32 {
+            if self.advertised[u as usize] != before.advertised[u as usize] {
+                uses(u, u32::MAX, &mut out);
+            }
+        }
+        for (s, (o, w)) in old.iter().zip(new).enumerate() {
+            if o == w {
+                continue;
+            }
+            let (a, b) = g.sessions[s];
+            for u in [a, b] {
+                if self.is_origin[u as usize] {
+                    uses(u, s as u32, &mut out);
+                }
+            }
+        }
+        out
+    }
+
     /// Whether `asn` is on the AS path that speaker `u` advertises (u's ASN, then its parents').
     fn on_path(&self, g: &BgpGraph, u: SpeakerId, asn: u32) -> bool {
         let mut x = u;

@@ -197,6 +197,11 @@ impl BgpGraph {
         self.adj_off[v as usize] as usize..self.adj_off[v as usize + 1] as usize
     }
 
+    /// The speaker whose adjacency holds entry `pos`.
+    pub fn owner(&self, pos: usize) -> SpeakerId {
+        (self.adj_off.partition_point(|&o| o as usize <= pos) - 1) as SpeakerId
+    }
+
     /// Total adjacency entries (twice the sessions).
     pub fn adj_len(&self) -> usize {
         self.adj.len()

@@ -10,4 +10,4 @@ pub use compute::{
     NotConverged, RoutesTo, SessionState, SoftDrain,
 };
 pub use graph::{AsnPlan, BgpGraph, Speaker, SpeakerId, SpeakerKind, PRIVATE_ASN_BASE};
-pub use state::{converge_all, ForwardingState};
+pub use state::{affected, converge_all, ForwardingState};

@@ -77,11 +77,12 @@ impl ForwardingState {
     }
 }
 
-/// Whether a session change can matter to routes `r`. A session that got better (came up,
+/// Whether a session change (sessions `changed`, from `old` to `new` states) can matter to
+/// routes `r`. A session that got better (came up,
 /// gained links, lost its drain) matters if either end has a route to offer over it; one that
 /// got worse matters only if it is a multipath of one of its ends (otherwise no best route,
 /// multipath set or link-bandwidth value involves it).
-fn affected(
+pub fn affected(
     g: &BgpGraph,
     r: &RoutesTo,
     old: &[SessionState],
