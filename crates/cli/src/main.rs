@@ -4,6 +4,7 @@
 //! (spec or arguments).
 #![forbid(unsafe_code)]
 
+mod failures;
 mod output;
 mod render;
 mod routes;
@@ -103,6 +104,56 @@ enum Command {
         json: bool,
         #[command(flatten)]
         scenario: ScenarioArgs,
+    },
+    /// Failure-domain sweep: what the fabric loses when each shared-risk group fails (or
+    /// pairs of them, or random draws): routed capacity under BGP/UCMP, the max-flow bound,
+    /// GPUs cut off, blackholes, tier oversubscription. Worst first.
+    Failures {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// `single` (every group), `single:CLASS`, `pairs:CLASS` or `montecarlo`. Classes:
+        /// building, hall, pd, plane, chassis, linecard, conduit, srg.
+        #[arg(long, default_value = "single")]
+        sweep: String,
+        /// Monte Carlo draws.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+        samples: u64,
+        /// Monte Carlo seed (draw i uses a generator seeded from (seed, i)).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Monte Carlo failure probability of each group of a class, `CLASS=P` (replaces the
+        /// default model for that class; repeat or separate with commas).
+        #[arg(long, value_delimiter = ',', value_name = "CLASS=P")]
+        probability: Vec<String>,
+        /// Monte Carlo probability from reliability figures, `CLASS=MTBF_HOURS/MTTR_HOURS`
+        /// (P = MTTR / (MTBF + MTTR)).
+        #[arg(long, value_delimiter = ',', value_name = "CLASS=MTBF/MTTR")]
+        mtbf: Vec<String>,
+        /// Aggregate prefixes (`unconditional`, `conditional`, `conditional:N`) and report the
+        /// blackholes each scenario leaves; without it every border carries the specifics.
+        #[arg(long, value_parser = parse_aggregation)]
+        aggregation: Option<Aggregation>,
+        /// Aggregation tier: `zone` or `region`.
+        #[arg(long, value_enum, default_value_t = TierArg::Zone)]
+        tier: TierArg,
+        /// For the worst `--top` scenarios: drain the affected BAG plane, and conditional
+        /// aggregation, with the blackholes and capacity of each (needs `--aggregation`).
+        #[arg(long)]
+        mitigations: bool,
+        /// Run the same sweep on the spec built planar and built spread, and compare.
+        #[arg(long)]
+        compare_inter_bag: bool,
+        /// Rows in the table (and scenarios given mitigations).
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        /// Machine-readable output: every scenario and the summary.
+        #[arg(long)]
+        json: bool,
+        /// Also write the JSON report to this file (atomically).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        bgp: BgpArgs,
     },
     /// Check a spec; prints nothing but a summary when it is valid.
     Validate {
@@ -302,6 +353,14 @@ fn emit<T: serde::Serialize>(
     }
 }
 
+/// Write `v` as JSON to `path`, atomically.
+fn write_json<T: serde::Serialize>(path: &std::path::Path, v: &T) -> Result<(), Failure> {
+    output::write_atomic(path, |w| {
+        serde_json::to_writer_pretty(w, v).map_err(std::io::Error::other)
+    })
+    .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))
+}
+
 fn print_json<T: serde::Serialize>(v: &T) -> Result<(), Failure> {
     let s = serde_json::to_string_pretty(v).map_err(|e| Failure::Runtime(e.to_string()))?;
     println!("{s}");
@@ -310,6 +369,57 @@ fn print_json<T: serde::Serialize>(v: &T) -> Result<(), Failure> {
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
+        Command::Failures {
+            spec,
+            sweep,
+            samples,
+            seed,
+            probability,
+            mtbf,
+            aggregation,
+            tier,
+            mitigations,
+            compare_inter_bag,
+            top,
+            json,
+            out,
+            bgp,
+        } => {
+            let args = failures::Args {
+                sweep,
+                samples,
+                seed,
+                probability,
+                mtbf,
+                aggregation: aggregation.map(|a| aifabric_failures::mitigate::AggregationSetup {
+                    aggregation: a,
+                    tier: match tier {
+                        TierArg::Zone => AggregationTier::Zone,
+                        TierArg::Region => AggregationTier::Region,
+                    },
+                    cfg: bgp.config(),
+                }),
+                mitigations,
+                top,
+                plan: bgp.plan(),
+                cfg: bgp.config(),
+            };
+            if compare_inter_bag {
+                let (name, text) = aifabric_spec::read(&spec).map_err(Failure::BadInput)?;
+                let cmp = failures::compare(&name, &text, &args)?;
+                if let Some(path) = &out {
+                    write_json(path, &cmp)?;
+                }
+                emit(json, &cmp, render::comparison)?;
+            } else {
+                let f = load(&spec)?;
+                let report = failures::sweep(&f, &args)?;
+                if let Some(path) = &out {
+                    write_json(path, &report)?;
+                }
+                emit(json, &report, |r| render::failures(r, top))?;
+            }
+        }
         Command::Specs { json } => {
             let list: Vec<_> = aifabric_spec::builtin::list()
                 .map(|(name, description)| serde_json::json!({"name": name, "description": description}))

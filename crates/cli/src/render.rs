@@ -286,3 +286,142 @@ pub fn ibm(zones: &[aifabric_routing::ibm::ZoneIbm]) -> String {
     }
     s
 }
+
+fn share(x: f64) -> String {
+    format!("{:.4}", x)
+}
+
+pub fn failures(r: &aifabric_failures::report::FailureReport, top: usize) -> String {
+    let sm = &r.summary;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}: failure sweep `{}`, {} scenarios ({} draws)",
+        r.fabric, sm.sweep, sm.scenarios, sm.draws
+    );
+    for (pair, g) in &sm.healthy_maxflow_gbps {
+        let routed = sm.healthy_gbps.get(pair).copied().unwrap_or(0.0);
+        let _ = writeln!(
+            s,
+            "healthy {pair}: routed {} Tb/s per direction (max-flow bound {} Tb/s)",
+            tbps(routed),
+            tbps(*g)
+        );
+    }
+    let d = &sm.capacity_retained;
+    let _ = writeln!(
+        s,
+        "routed capacity retained: min {}  P1 {}  P50 {}  mean {}",
+        share(d.min),
+        share(d.p1),
+        share(d.p50),
+        share(d.mean)
+    );
+    let _ = writeln!(
+        s,
+        "{} scenarios lose capacity; at most {} GPUs cut off; {} with blackholes",
+        sm.scenarios_losing_capacity, sm.max_gpus_disconnected, sm.scenarios_with_blackholes
+    );
+    let _ = writeln!(s, "\nWorst per class");
+    for c in &sm.by_class {
+        let _ = writeln!(
+            s,
+            "  {:<9} {:>6} scenarios  worst {}  {}",
+            c.class,
+            c.scenarios,
+            share(c.min_capacity_retained),
+            c.worst
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nWorst {} scenarios (capacity retained: routed over region pairs, max-flow bound)",
+        top.min(r.scenarios.len())
+    );
+    let _ = writeln!(
+        s,
+        "  {:<44} {:>8} {:>8} {:>9} {:>11} {:>6} {:>6}",
+        "scenario", "routed", "maxflow", "GPUs cut", "blackholed", "tiers", "draws"
+    );
+    for rec in r.scenarios.iter().take(top) {
+        let maxflow = rec
+            .maxflow_retained
+            .values()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        let maxflow = if maxflow.is_finite() {
+            share(maxflow)
+        } else {
+            "-".to_owned()
+        };
+        let mut name = rec.scenario.clone();
+        if name.len() > 44 {
+            name.truncate(41);
+            name.push_str("...");
+        }
+        let _ = writeln!(
+            s,
+            "  {name:<44} {:>8} {maxflow:>8} {:>9} {:>11} {:>6} {:>6}",
+            share(rec.min_capacity_retained),
+            rec.gpus_disconnected,
+            rec.blackholed_prefixes,
+            rec.tiers.len(),
+            rec.draws
+        );
+        for m in &rec.mitigations {
+            let _ = writeln!(
+                s,
+                "    mitigation {:<24} -> routed {}, blackholed {} ({})",
+                m.mitigation,
+                share(m.min_capacity_retained),
+                m.blackholes.blackholed_prefixes,
+                m.acts_on.join(", ")
+            );
+        }
+    }
+    s
+}
+
+pub fn comparison(c: &aifabric_failures::compare::Comparison) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "planar vs spread inter-BAG wiring, {} scenarios each",
+        c.scenarios
+    );
+    let _ = writeln!(
+        s,
+        "  {:<8} {:>14} {:>8} {:>8} {:>8}  worst",
+        "wiring", "healthy Tb/s", "min", "P1", "P50"
+    );
+    for d in [&c.planar, &c.spread] {
+        let _ = writeln!(
+            s,
+            "  {:<8} {:>14} {:>8} {:>8} {:>8}  {}",
+            d.topology,
+            tbps(d.healthy_gbps),
+            share(d.capacity_retained.min),
+            share(d.capacity_retained.p1),
+            share(d.capacity_retained.p50),
+            d.worst.as_deref().unwrap_or("-")
+        );
+    }
+    let _ = writeln!(
+        s,
+        "spread keeps more in {} scenarios, planar in {}",
+        c.spread_better, c.planar_better
+    );
+    if !c.largest_differences.is_empty() {
+        let _ = writeln!(s, "\nLargest differences (capacity retained)");
+        for d in &c.largest_differences {
+            let _ = writeln!(
+                s,
+                "  {:<48} planar {}  spread {}",
+                d.scenario,
+                share(d.planar),
+                share(d.spread)
+            );
+        }
+    }
+    s
+}

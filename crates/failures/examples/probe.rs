@@ -3,7 +3,12 @@ use std::time::Instant;
 fn main() {
     let f = aifabric_spec::load(&std::env::args().nth(1).unwrap_or("prometheus".into())).unwrap();
     let t = Instant::now();
-    let ev = Evaluator::new(&f, Default::default()).unwrap();
+    let ev = Evaluator::new(
+        &f,
+        aifabric_routing::bgp::AsnPlan::Rfc7938,
+        Default::default(),
+    )
+    .unwrap();
     eprintln!("evaluator {:?}", t.elapsed());
     eprintln!("sites {:?}", ev.sites);
     eprintln!(

@@ -235,10 +235,10 @@ fn is_rack(r: Role) -> bool {
 }
 
 impl<'f> Evaluator<'f> {
-    /// Index `f`: BGP graph (RFC 7938 ASNs), healthy routes toward every site, unit loads of
-    /// every site pair, max-flow networks of every region pair.
-    pub fn new(f: &'f Fabric, cfg: BgpConfig) -> Result<Self, NotConverged> {
-        let g = BgpGraph::new(f, AsnPlan::Rfc7938);
+    /// Index `f`: BGP graph (ASNs by `plan`), healthy routes toward every site, unit loads
+    /// of every site pair, max-flow networks of every region pair.
+    pub fn new(f: &'f Fabric, plan: AsnPlan, cfg: BgpConfig) -> Result<Self, NotConverged> {
+        let g = BgpGraph::new(f, plan);
         let healthy = bgp::session_states(f, &g, &Scenario::healthy(f));
         let mut session_of_link = vec![u32::MAX; f.links().len()];
         for s in 0..g.sessions.len() as u32 {
@@ -465,19 +465,23 @@ impl<'f> Evaluator<'f> {
     /// The max-flow network of region pair `r`: speakers, sessions as full-duplex arcs, a
     /// super source feeding region a's rack speakers and a super sink fed by region b's.
     fn maxflow_net(&self, r: usize) -> MaxflowNet {
+        self.maxflow_net_with(r, &self.healthy, &self.speaker_mbps)
+    }
+
+    fn maxflow_net_with(&self, r: usize, states: &[SessionState], weights: &[u64]) -> MaxflowNet {
         let (ra, rb) = self.region_pairs[r];
         let n = self.g.speakers.len();
         let (s, t) = (n as u32, n as u32 + 1);
         let mut b = FlowNetworkBuilder::new(n + 2);
         for (sid, &(x, y)) in self.g.sessions.iter().enumerate() {
-            b.add_undirected(x, y, self.healthy[sid].mbps);
+            b.add_undirected(x, y, states[sid].mbps);
         }
         let mut next = self.g.sessions.len() as u32;
         let (mut src_arc, mut sink_arc) = (vec![u32::MAX; n], vec![u32::MAX; n]);
         for (site, spk) in self.site_speakers.iter().enumerate() {
             let region = self.site_region[site];
             for &v in spk {
-                let w = self.speaker_mbps[v as usize];
+                let w = weights[v as usize];
                 if region == ra {
                     b.add_arc(s, v, w);
                     src_arc[v as usize] = next;
@@ -733,6 +737,77 @@ impl<'f> Evaluator<'f> {
             gpus_disconnected: 0,
             tiers: Vec::new(),
         }
+    }
+
+    /// Evaluate one scenario from scratch, with none of the shortcuts of
+    /// [`Evaluator::evaluate`]: every session state, rack and GPU recomputed from the mask,
+    /// routes toward every site converged anew, every flow propagated, max-flow networks
+    /// rebuilt. Slow; the reference the incremental path is tested against.
+    pub fn evaluate_from_scratch(&self, down: &Down) -> Result<Outcome, NotConverged> {
+        let f = self.f;
+        let mut scenario = Scenario::healthy(f);
+        scenario.failed = down.mask.clone();
+        let states = bgp::session_states(f, &self.g, &scenario);
+        let mut weights = vec![0u64; self.g.speakers.len()];
+        let none = FailureMask::none(f);
+        let mut gpus_disconnected = 0;
+        for (i, d) in f.devices().iter().enumerate() {
+            let id = DeviceId(i as u32);
+            if is_rack(d.role) && self.g.speaker_of[i] != u32::MAX {
+                weights[self.g.speaker_of[i] as usize] += rack_weight(f, id, &down.mask);
+            }
+            if d.role == Role::Gpu
+                && gpu_connected(f, id, &none)
+                && !gpu_connected(f, id, &down.mask)
+            {
+                gpus_disconnected += 1;
+            }
+        }
+        let cfg = self.routes.first().map(|r| r.config()).unwrap_or_default();
+        let routes = self
+            .site_speakers
+            .iter()
+            .map(|o| routes_to_many(&self.g, &states, o, &cfg))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut ws = self.workspace();
+        let loads: Vec<[Loads; 2]> = self
+            .site_pairs
+            .iter()
+            .map(|&(a, b)| {
+                [
+                    self.flow(a, b, &routes[b as usize], &states, &weights, &mut ws),
+                    self.flow(b, a, &routes[a as usize], &states, &weights, &mut ws),
+                ]
+            })
+            .collect();
+        let site_pair_gbps = loads
+            .iter()
+            .map(|l| self.pair_capacity(l, &states, &mut ws))
+            .collect();
+        let region_pair_gbps = (0..self.region_pairs.len())
+            .map(|r| {
+                let refs: Vec<&[Loads; 2]> =
+                    self.region_members[r].iter().map(|&p| &loads[p]).collect();
+                self.region_capacity(r, &refs, &states, &weights, &mut ws).1
+            })
+            .collect();
+        let region_maxflow_gbps = (0..self.region_pairs.len())
+            .map(|r| {
+                let mut m = self.maxflow_net_with(r, &states, &weights);
+                let n = m.net.num_nodes() as u32;
+                mbps_to_gbps(m.net.max_flow(n - 2, n - 1) as f64)
+            })
+            .collect();
+        let down_links = down.down_links(f);
+        Ok(Outcome {
+            site_pair_gbps,
+            region_pair_gbps,
+            region_maxflow_gbps,
+            gpus_disconnected,
+            tiers: self
+                .ledger
+                .changes(&self.ledger.without(f, down_links.iter().copied())),
+        })
     }
 
     /// Evaluate one scenario (see the module docs).

@@ -5,6 +5,11 @@
 //!
 //! - [`eval`]: one scenario's metrics (routed capacity under BGP/UCMP, max-flow bound, GPUs
 //!   cut off, tier oversubscription), paying only for what the scenario breaks.
+//! - [`sweep`]: single, pairs and Monte Carlo sweeps, run in parallel and deterministic.
+//! - [`report`]: records sorted by impact and the summary (the JSON contract).
+//! - [`mitigate`]: blackholes under aggregation; draining the affected BAG plane and
+//!   conditional aggregation, with what each costs.
+//! - [`compare`]: planar vs spread inter-BAG wiring on the same failure set.
 //!
 //! Architecture invariant: a scenario is a mask over the one shared model, never a copy;
 //! results are collected in scenario order, so they do not depend on the thread count; no
@@ -12,6 +17,73 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod compare;
 pub mod eval;
+pub mod mitigate;
+pub mod report;
+pub mod sweep;
 
 pub use eval::{Down, Evaluator, Outcome, Workspace};
+
+use aifabric_model::{Fabric, SrgCatalog};
+use aifabric_routing::bgp::{AsnPlan, BgpConfig, NotConverged};
+use rayon::prelude::*;
+
+/// What to run and report.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The scenarios.
+    pub sweep: sweep::Sweep,
+    /// How the sweep is described in the summary (e.g. `single`, `pairs:plane`).
+    pub label: String,
+    /// Aggregation, for blackholes (none: every border carries the specifics).
+    pub aggregation: Option<mitigate::AggregationSetup>,
+    /// Apply the mitigations to the `top` worst scenarios (needs `aggregation`).
+    pub mitigations: bool,
+    /// How many of the worst scenarios get mitigations.
+    pub top: usize,
+    /// ASN plan.
+    pub plan: AsnPlan,
+    /// BGP settings.
+    pub cfg: BgpConfig,
+}
+
+/// Run a sweep on `f` and build its report: evaluate every scenario, add blackholes (with
+/// aggregation) and mitigations (for the worst `top`), sort by impact, summarize.
+pub fn analyze(
+    f: &Fabric,
+    catalog: &SrgCatalog,
+    opts: &Options,
+    progress: sweep::Progress,
+) -> Result<report::FailureReport, NotConverged> {
+    let ev = Evaluator::new(f, opts.plan, opts.cfg)?;
+    let recs = sweep::run(&ev, catalog, &opts.sweep, progress)?;
+    let mut records = report::records(&ev, catalog, &recs);
+    if let Some(setup) = &opts.aggregation {
+        let figures = recs
+            .par_iter()
+            .map(|r| mitigate::blackholes_of(&ev, &Down::of_srgs(f, catalog, &r.srgs), setup))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (rec, b) in records.iter_mut().zip(figures) {
+            rec.blackholed_prefixes = b.blackholed_prefixes;
+            rec.blackholed_share = b.blackholed_share;
+        }
+    }
+    let mut rep = report::report(&ev, &opts.label, records);
+    if let (true, Some(setup)) = (opts.mitigations, &opts.aggregation) {
+        let by_name: rustc_hash::FxHashMap<&str, &sweep::Record> =
+            recs.iter().map(|r| (r.scenario.as_str(), r)).collect();
+        let n = opts.top.min(rep.scenarios.len());
+        let results = rep.scenarios[..n]
+            .par_iter()
+            .map(|s| {
+                let r = by_name[s.scenario.as_str()];
+                mitigate::mitigations(&ev, catalog, &Down::of_srgs(f, catalog, &r.srgs), setup)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        for (s, m) in rep.scenarios.iter_mut().zip(results) {
+            s.mitigations = m;
+        }
+    }
+    Ok(rep)
+}

@@ -50,7 +50,8 @@ pub fn weights_into(bandwidths: &[Option<u64>], missing: MissingBandwidth, out: 
         out.resize(n, 1.0 / n as f64);
         return;
     }
-    out.extend(bandwidths.iter().map(|&b| bw(b) as f64 / total as f64));
+    let total = total as f64;
+    out.extend(bandwidths.iter().map(|&b| bw(b) as f64 / total));
 }
 
 /// Integer slots per next hop in a group of `slots` entries, by largest remainder (Hamilton):

@@ -84,6 +84,11 @@ impl Source {
         }
     }
 
+    /// An error about the spec as a whole (no place in the text to point at).
+    pub fn error_whole(&self, message: impl Into<String>, hint: Option<String>) -> SpecError {
+        self.error(Location::UNKNOWN, message, hint)
+    }
+
     /// Turn a YAML/serde error into a located [`SpecError`] with a hint.
     pub fn from_yaml(&self, e: &serde_saphyr::Error) -> SpecError {
         let loc = e.location().unwrap_or(Location::UNKNOWN);

@@ -209,6 +209,11 @@ fn extend_hash(h: u64, asn: u32) -> u64 {
 }
 
 impl RoutesTo {
+    /// The settings the routes were computed with.
+    pub fn config(&self) -> BgpConfig {
+        self.cfg
+    }
+
     /// Whether `v` originates the prefix.
     pub fn is_origin(&self, v: SpeakerId) -> bool {
         self.is_origin[v as usize]
@@ -234,8 +239,14 @@ impl RoutesTo {
             .collect()
     }
 
-    /// What a speaker hears from `neighbor` over `session`: the origin advertises the session's
-    /// own capacity (or link count); others re-advertise their cumulative value.
+    /// What a speaker hears from `neighbor` over `session`, summed over the session's live
+    /// links: eBGP runs per link (RFC 7938 section 5.2.1), so each link is a path of its own
+    /// and the neighbor counts once per link. The origin advertises each link's capacity (or
+    /// 1 per link, for path counts); others re-advertise their cumulative value on every link.
+    /// A bundle that loses links so loses weight in proportion, at every hop.
+    ///
+    /// Values multiply by the fan-in at each hop; sums saturate at `u64::MAX` Mb/s rather than
+    /// overflow (Prometheus peaks near 2e14).
     fn received(&self, states: &[SessionState], session: u32, neighbor: SpeakerId) -> Option<u64> {
         let st = states[session as usize];
         match self.cfg.bandwidth {
@@ -244,7 +255,7 @@ impl RoutesTo {
                 BandwidthMode::Cumulative => st.mbps,
                 _ => u64::from(st.links),
             }),
-            _ => self.advertised[neighbor as usize],
+            _ => self.advertised[neighbor as usize].map(|x| x.saturating_mul(u64::from(st.links))),
         }
     }
 
@@ -287,8 +298,9 @@ impl RoutesTo {
 
     /// Speakers whose forwarding toward this prefix may differ between `before` (under
     /// `old` session states) and `self` (under `new`): their best route or multipath set
-    /// changed, or a multipath neighbor's link-bandwidth value did (for an origin neighbor,
-    /// the session's own capacity). Everyone else splits traffic exactly as before.
+    /// changed, a multipath neighbor's link-bandwidth value did, or a multipath session's
+    /// links did (what is received scales with them). Everyone else splits traffic exactly
+    /// as before.
     pub fn changed_speakers(
         &self,
         before: &RoutesTo,
@@ -309,32 +321,27 @@ impl RoutesTo {
         for pos in diff.ones() {
             out.insert(g.owner(pos) as usize);
         }
-        // Neighbors whose value changed, and the speakers using them as multipaths.
-        let uses = |u: SpeakerId, s: u32, out: &mut FixedBitSet| {
-            for &(s2, v) in g.neighbors(u) {
-                if s2 != s && s != u32::MAX {
-                    continue;
-                }
-                let pos = g.adj_range(v).start + g.neighbors(v).partition_point(|&(x, _)| x < s2);
-                if self.mp.contains(pos) {
-                    out.insert(v as usize);
-                }
-            }
-        };
-        for u in 0..n as u32 {
-            if self.advertised[u as usize] != before.advertised[u as usize] {
-                uses(u, u32::MAX, &mut out);
+        // Multipaths whose received value may have changed: the neighbor re-advertises a new
+        // value, or the session's links changed (what crosses it scales with them).
+        let adv_changed: Vec<bool> = (0..n)
+            .map(|u| self.advertised[u] != before.advertised[u])
+            .collect();
+        let mut session_changed = FixedBitSet::with_capacity(old.len());
+        for (s, (o, w)) in old.iter().zip(new).enumerate() {
+            if o != w {
+                session_changed.insert(s);
             }
         }
-        for (s, (o, w)) in old.iter().zip(new).enumerate() {
-            if o == w {
-                continue;
+        let mut v = 0usize;
+        let mut range = g.adj_range(0);
+        for pos in self.mp.ones() {
+            while pos >= range.end {
+                v += 1;
+                range = g.adj_range(v as SpeakerId);
             }
-            let (a, b) = g.sessions[s];
-            for u in [a, b] {
-                if self.is_origin[u as usize] {
-                    uses(u, s as u32, &mut out);
-                }
+            let (s, u) = g.neighbors(v as SpeakerId)[pos - range.start];
+            if adv_changed[u as usize] || session_changed.contains(s as usize) {
+                out.insert(v);
             }
         }
         out
@@ -539,7 +546,7 @@ impl RoutesTo {
         for (&(s, u), i) in g.neighbors(v).iter().zip(g.adj_range(v)) {
             if self.mp.contains(i) {
                 if let Some(x) = self.received(states, s, u) {
-                    sum = Some(sum.unwrap_or(0) + x);
+                    sum = Some(sum.unwrap_or(0).saturating_add(x));
                 }
             }
         }

@@ -1,0 +1,270 @@
+//! The sweep report: one record per scenario, sorted by impact, and a summary.
+
+use crate::eval::Evaluator;
+use crate::sweep::{impact, retained, weighted_percentile, Record};
+use aifabric_capacity::TierChange;
+use aifabric_model::SrgCatalog;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Pairs whose figure moved by less than this share count as unchanged.
+const SAME: f64 = 1e-9;
+
+/// Blackholes of a scenario under aggregation (see [`crate::mitigate`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BlackholeFigures {
+    /// Covered prefixes dropped at some advertising border.
+    pub blackholed_prefixes: usize,
+    /// Share of the scope's traffic that is dropped, summed over blackholes.
+    pub blackholed_share: f64,
+}
+
+/// A mitigation applied to a scenario, and what it gives.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MitigationResult {
+    /// `drain_bag_plane` or `conditional_aggregation`.
+    pub mitigation: String,
+    /// What it drained or withdrew.
+    pub acts_on: Vec<String>,
+    /// Blackholes left.
+    pub blackholes: BlackholeFigures,
+    /// Headline capacity left with the mitigation (same measure as the scenario's).
+    pub min_capacity_retained: f64,
+}
+
+/// One scenario in the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScenarioRecord {
+    /// Scenario name.
+    pub scenario: String,
+    /// Shared-risk groups failed (selectors).
+    pub srgs: Vec<String>,
+    /// Monte Carlo draws that produced it (1 otherwise).
+    pub draws: u64,
+    /// Smallest share of routed capacity left over the region pairs (site pairs with one
+    /// region): the sort key.
+    pub min_capacity_retained: f64,
+    /// Routed capacity left per pair (region pairs always, site pairs when they changed;
+    /// pairs not listed keep 1.0).
+    pub capacity_retained: BTreeMap<String, f64>,
+    /// Max-flow bound left per region pair.
+    pub maxflow_retained: BTreeMap<String, f64>,
+    /// GPUs down or cut off from the fabric.
+    pub gpus_disconnected: u64,
+    /// Prefixes blackholed (0 without aggregation: every border then carries specifics).
+    pub blackholed_prefixes: usize,
+    /// Share of aggregate traffic dropped in blackholes.
+    pub blackholed_share: f64,
+    /// Tiers whose oversubscription changed.
+    pub tiers: Vec<TierChange>,
+    /// Mitigations, when asked for and the scenario has something to mitigate.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mitigations: Vec<MitigationResult>,
+}
+
+/// Distribution of the headline over a sweep (weighted by draws).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Distribution {
+    /// Smallest.
+    pub min: f64,
+    /// 1st percentile.
+    pub p1: f64,
+    /// Median.
+    pub p50: f64,
+    /// Mean.
+    pub mean: f64,
+}
+
+impl Distribution {
+    /// Of (value, weight) pairs.
+    pub fn of(values: &[(f64, u64)]) -> Self {
+        let total: u64 = values.iter().map(|v| v.1).sum();
+        let mean = values.iter().map(|v| v.0 * v.1 as f64).sum::<f64>() / total.max(1) as f64;
+        Distribution {
+            min: values.iter().map(|v| v.0).fold(f64::INFINITY, f64::min),
+            p1: weighted_percentile(values, 0.01),
+            p50: weighted_percentile(values, 0.5),
+            mean,
+        }
+    }
+}
+
+/// The worst scenario of one class.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassWorst {
+    /// Class prefix (`hall`, `linecard`, ...; `mixed` for multi-class scenarios).
+    pub class: String,
+    /// Scenarios of the class.
+    pub scenarios: usize,
+    /// Its worst scenario.
+    pub worst: String,
+    /// Capacity it leaves.
+    pub min_capacity_retained: f64,
+}
+
+/// What a sweep adds up to.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    /// Sweep description.
+    pub sweep: String,
+    /// Distinct scenarios evaluated.
+    pub scenarios: usize,
+    /// Draws (Monte Carlo) or scenarios.
+    pub draws: u64,
+    /// Healthy routed capacity per region pair and site pair, Gb/s per direction.
+    pub healthy_gbps: BTreeMap<String, f64>,
+    /// Healthy max-flow bound per region pair, Gb/s.
+    pub healthy_maxflow_gbps: BTreeMap<String, f64>,
+    /// The headline over all scenarios.
+    pub capacity_retained: Distribution,
+    /// The worst scenario.
+    pub worst: Option<String>,
+    /// Scenarios that lose any routed capacity.
+    pub scenarios_losing_capacity: usize,
+    /// Largest number of GPUs cut off by one scenario.
+    pub max_gpus_disconnected: u64,
+    /// Scenarios with blackholes.
+    pub scenarios_with_blackholes: usize,
+    /// Worst scenario per class.
+    pub by_class: Vec<ClassWorst>,
+}
+
+/// The whole report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FailureReport {
+    /// Fabric name.
+    pub fabric: String,
+    /// Summary.
+    pub summary: Summary,
+    /// Scenarios, worst first (ties in scenario order).
+    pub scenarios: Vec<ScenarioRecord>,
+}
+
+/// Turn a sweep's records into the report record of each, in the same order.
+pub fn records(ev: &Evaluator, catalog: &SrgCatalog, recs: &[Record]) -> Vec<ScenarioRecord> {
+    let site_names = ev.site_pair_names();
+    let region_names = ev.region_pair_names();
+    recs.iter()
+        .map(|r| {
+            let o = &r.outcome;
+            let mut capacity_retained = BTreeMap::new();
+            for (k, n) in region_names.iter().enumerate() {
+                capacity_retained.insert(
+                    n.clone(),
+                    retained(o.region_pair_gbps[k], ev.healthy_region_gbps[k]),
+                );
+            }
+            for (k, n) in site_names.iter().enumerate() {
+                let x = retained(o.site_pair_gbps[k], ev.healthy_site_gbps[k]);
+                if (x - 1.0).abs() > SAME {
+                    capacity_retained.insert(n.clone(), x);
+                }
+            }
+            let maxflow_retained = region_names
+                .iter()
+                .enumerate()
+                .map(|(k, n)| {
+                    (
+                        n.clone(),
+                        retained(o.region_maxflow_gbps[k], ev.healthy_maxflow_gbps[k]),
+                    )
+                })
+                .collect();
+            ScenarioRecord {
+                scenario: r.scenario.clone(),
+                srgs: r.srgs.iter().map(|&i| catalog.names[i].clone()).collect(),
+                draws: r.draws,
+                min_capacity_retained: impact(ev, o),
+                capacity_retained,
+                maxflow_retained,
+                gpus_disconnected: o.gpus_disconnected,
+                blackholed_prefixes: 0,
+                blackholed_share: 0.0,
+                tiers: o.tiers.clone(),
+                mitigations: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+/// Sort worst first (stable: ties keep scenario order) and summarize.
+pub fn report(ev: &Evaluator, sweep: &str, mut scenarios: Vec<ScenarioRecord>) -> FailureReport {
+    let values: Vec<(f64, u64)> = scenarios
+        .iter()
+        .map(|s| (s.min_capacity_retained, s.draws))
+        .collect();
+    scenarios.sort_by(|a, b| a.min_capacity_retained.total_cmp(&b.min_capacity_retained));
+    let mut healthy_gbps = BTreeMap::new();
+    for (n, &g) in ev.region_pair_names().iter().zip(&ev.healthy_region_gbps) {
+        healthy_gbps.insert(n.clone(), g);
+    }
+    for (n, &g) in ev.site_pair_names().iter().zip(&ev.healthy_site_gbps) {
+        healthy_gbps.insert(n.clone(), g);
+    }
+    let healthy_maxflow_gbps = ev
+        .region_pair_names()
+        .into_iter()
+        .zip(ev.healthy_maxflow_gbps.iter().copied())
+        .collect();
+    // Per class: scenarios whose groups are all of one class.
+    let class_of = |s: &ScenarioRecord| -> String {
+        let mut classes: Vec<&str> = s
+            .srgs
+            .iter()
+            .map(|n| n.split_once(':').map_or("", |x| x.0))
+            .collect();
+        classes.dedup();
+        match classes.as_slice() {
+            [] => "none".to_owned(),
+            [c] => (*c).to_owned(),
+            _ => "mixed".to_owned(),
+        }
+    };
+    let mut by_class: Vec<ClassWorst> = Vec::new();
+    for s in &scenarios {
+        let c = class_of(s);
+        match by_class.iter_mut().find(|w| w.class == c) {
+            Some(w) => w.scenarios += 1,
+            None => by_class.push(ClassWorst {
+                class: c,
+                scenarios: 1,
+                worst: s.scenario.clone(),
+                min_capacity_retained: s.min_capacity_retained,
+            }),
+        }
+    }
+    let prefix_order = |c: &str| {
+        aifabric_model::SrgClass::all()
+            .position(|k| k.prefix() == c)
+            .unwrap_or(usize::MAX)
+    };
+    by_class.sort_by_key(|w| prefix_order(&w.class));
+    let summary = Summary {
+        sweep: sweep.to_owned(),
+        scenarios: scenarios.len(),
+        draws: values.iter().map(|v| v.1).sum(),
+        healthy_gbps,
+        healthy_maxflow_gbps,
+        capacity_retained: Distribution::of(&values),
+        worst: scenarios.first().map(|s| s.scenario.clone()),
+        scenarios_losing_capacity: scenarios
+            .iter()
+            .filter(|s| s.min_capacity_retained < 1.0 - SAME)
+            .count(),
+        max_gpus_disconnected: scenarios
+            .iter()
+            .map(|s| s.gpus_disconnected)
+            .max()
+            .unwrap_or(0),
+        scenarios_with_blackholes: scenarios
+            .iter()
+            .filter(|s| s.blackholed_prefixes > 0)
+            .count(),
+        by_class,
+    };
+    FailureReport {
+        fabric: ev.fabric().name.clone(),
+        summary,
+        scenarios,
+    }
+}

@@ -1,0 +1,366 @@
+//! Sweeps: which scenarios to run, running them in parallel, and what they add up to.
+//!
+//! - **single**: every shared-risk group alone (optionally one class);
+//! - **pairs**: every pair of groups of one class;
+//! - **Monte Carlo**: each group of a class fails with a probability (given, or
+//!   `MTTR / (MTBF + MTTR)`, the share of time it is down), in one of its weighted failure
+//!   modes (a BAG chassis fails whole or loses one line card). Draw `i` uses its own random
+//!   generator seeded from `(seed, i)`, so a draw does not depend on the others, on the chunk
+//!   it ran in or on the thread count. Identical failure patterns (the same set of groups)
+//!   are evaluated once and counted `draws` times.
+//!
+//! Scenarios are evaluated in chunks: generate, deduplicate, evaluate the new patterns in
+//! parallel, collect in order. Memory holds one record per distinct pattern, never one per
+//! draw.
+
+use crate::eval::{Down, Evaluator, Outcome};
+use aifabric_model::{DomainClass, Fabric, SrgCatalog, SrgClass};
+use aifabric_routing::bgp::NotConverged;
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// How a component of a class fails in a Monte Carlo draw.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureMode {
+    /// The whole group fails.
+    Whole,
+    /// One of its BAG line cards, chosen uniformly (BAG chassis only).
+    OneLineCard,
+}
+
+/// The failure model of one class for Monte Carlo.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClassModel {
+    /// The class.
+    pub class: SrgClass,
+    /// Probability that a given group of the class is failed in a draw.
+    pub probability: f64,
+    /// Failure modes with relative weights.
+    pub modes: Vec<(FailureMode, f64)>,
+}
+
+/// Probability that a component is down at a random instant: `MTTR / (MTBF + MTTR)`.
+pub fn unavailability(mtbf_hours: f64, mttr_hours: f64) -> f64 {
+    mttr_hours / (mtbf_hours + mttr_hours)
+}
+
+/// The default Monte Carlo model. The MTBF and MTTR figures are illustrative assumptions,
+/// not published data (the sources give none); pass your own with `--probability` or
+/// `--mtbf`.
+pub fn default_model() -> Vec<ClassModel> {
+    let whole = vec![(FailureMode::Whole, 1.0)];
+    let c = |d: DomainClass, mtbf: f64, mttr: f64, modes: Vec<(FailureMode, f64)>| ClassModel {
+        class: SrgClass::Domain(d),
+        probability: unavailability(mtbf, mttr),
+        modes,
+    };
+    vec![
+        c(DomainClass::Building, 1_000_000.0, 24.0, whole.clone()),
+        c(DomainClass::Hall, 500_000.0, 8.0, whole.clone()),
+        c(DomainClass::PowerDomain, 50_000.0, 4.0, whole.clone()),
+        c(
+            DomainClass::BagChassis,
+            50_000.0,
+            4.0,
+            vec![(FailureMode::Whole, 0.2), (FailureMode::OneLineCard, 0.8)],
+        ),
+        c(DomainClass::Conduit, 17_520.0, 12.0, whole),
+    ]
+}
+
+/// Which scenarios a sweep runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Sweep {
+    /// Every group alone, or every group of one class.
+    Single(Option<SrgClass>),
+    /// Every pair of groups of one class.
+    Pairs(SrgClass),
+    /// Random draws.
+    MonteCarlo {
+        /// Number of draws.
+        samples: u64,
+        /// Seed of the whole sweep.
+        seed: u64,
+        /// Per-class failure model (classes not listed never fail).
+        model: Vec<ClassModel>,
+    },
+    /// Named scenarios: each a list of group selectors failed together.
+    Named(Vec<(String, Vec<usize>)>),
+}
+
+/// One evaluated scenario.
+#[derive(Clone, Debug)]
+pub struct Record {
+    /// Its name: the groups joined with ` + ` (`none` for the empty pattern).
+    pub scenario: String,
+    /// Catalog indices of the groups failed.
+    pub srgs: Vec<usize>,
+    /// How many draws produced it (1 outside Monte Carlo).
+    pub draws: u64,
+    /// Its metrics.
+    pub outcome: Outcome,
+}
+
+/// The random generator of draw `index` of a sweep seeded `seed`.
+pub fn draw_rng(seed: u64, index: u64) -> Xoshiro256PlusPlus {
+    // Mix (seed, index) into one 64-bit seed with the SplitMix64 finalizer (Steele, Lea and
+    // Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014); the generator
+    // expands it further.
+    let mut z = seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    Xoshiro256PlusPlus::seed_from_u64(z ^ (z >> 31))
+}
+
+/// A Monte Carlo sampler over a catalog.
+struct Sampler {
+    /// (group, probability, modes) of every group that can fail.
+    components: Vec<(usize, f64, usize)>,
+    /// Mode tables: cumulative weights.
+    modes: Vec<Vec<(FailureMode, f64)>>,
+    /// Line cards of each chassis group.
+    line_cards: FxHashMap<usize, Vec<usize>>,
+}
+
+impl Sampler {
+    fn new(catalog: &SrgCatalog, model: &[ClassModel]) -> Self {
+        let mut modes = Vec::new();
+        let mut components = Vec::new();
+        for m in model {
+            let total: f64 = m.modes.iter().map(|x| x.1).sum();
+            let mut acc = 0.0;
+            let cum: Vec<(FailureMode, f64)> = m
+                .modes
+                .iter()
+                .map(|&(mode, w)| {
+                    acc += w / total;
+                    (mode, acc)
+                })
+                .collect();
+            modes.push(cum);
+            for i in catalog.of_class(m.class) {
+                if m.probability > 0.0 {
+                    components.push((i, m.probability, modes.len() - 1));
+                }
+            }
+        }
+        components.sort_by_key(|c| c.0);
+        let mut line_cards: FxHashMap<usize, Vec<usize>> = FxHashMap::default();
+        let chassis: FxHashMap<&str, usize> = catalog
+            .of_class(SrgClass::Domain(DomainClass::BagChassis))
+            .into_iter()
+            .map(|i| (&catalog.names[i]["chassis:".len()..], i))
+            .collect();
+        for i in catalog.of_class(SrgClass::Domain(DomainClass::LineCard)) {
+            let name = &catalog.names[i]["linecard:".len()..];
+            if let Some((parent, _)) = name.rsplit_once('.') {
+                if let Some(&c) = chassis.get(parent) {
+                    line_cards.entry(c).or_default().push(i);
+                }
+            }
+        }
+        Sampler {
+            components,
+            modes,
+            line_cards,
+        }
+    }
+
+    /// The failure pattern of draw `index`: sorted, unique group indices.
+    fn draw(&self, seed: u64, index: u64) -> Vec<usize> {
+        let mut rng = draw_rng(seed, index);
+        let mut out = Vec::new();
+        for &(i, p, m) in &self.components {
+            if rng.random::<f64>() >= p {
+                continue;
+            }
+            let u: f64 = rng.random();
+            let mode = self.modes[m]
+                .iter()
+                .find(|x| u < x.1)
+                .or(self.modes[m].last())
+                .map_or(FailureMode::Whole, |x| x.0);
+            match (mode, self.line_cards.get(&i)) {
+                (FailureMode::OneLineCard, Some(cards)) if !cards.is_empty() => {
+                    out.push(cards[rng.random_range(0..cards.len())]);
+                }
+                _ => out.push(i),
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// Progress callback: called with (done, total) after each chunk.
+pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
+
+/// Draws per chunk: enough to keep two cores busy, small enough to report progress often.
+const CHUNK: u64 = 256;
+
+/// Run a sweep. Records come in scenario order (for Monte Carlo: order of first
+/// appearance); the result does not depend on the thread count.
+pub fn run(
+    ev: &Evaluator,
+    catalog: &SrgCatalog,
+    sweep: &Sweep,
+    progress: Progress,
+) -> Result<Vec<Record>, NotConverged> {
+    let f = ev.fabric();
+    let name = |srgs: &[usize]| -> String {
+        if srgs.is_empty() {
+            "none".to_owned()
+        } else {
+            srgs.iter()
+                .map(|&i| catalog.names[i].as_str())
+                .collect::<Vec<_>>()
+                .join(" + ")
+        }
+    };
+    let fixed: Vec<(String, Vec<usize>)> = match sweep {
+        Sweep::Single(class) => (0..catalog.len())
+            .filter(|&i| class.is_none_or(|c| catalog.classes[i] == c))
+            .map(|i| (catalog.names[i].clone(), vec![i]))
+            .collect(),
+        Sweep::Pairs(class) => {
+            let members = catalog.of_class(*class);
+            let mut v = Vec::new();
+            for (k, &a) in members.iter().enumerate() {
+                for &b in &members[k + 1..] {
+                    v.push((name(&[a, b]), vec![a, b]));
+                }
+            }
+            v
+        }
+        Sweep::Named(list) => list.clone(),
+        Sweep::MonteCarlo {
+            samples,
+            seed,
+            model,
+        } => return run_monte_carlo(ev, catalog, *samples, *seed, model, &name, progress),
+    };
+    let total = fixed.len() as u64;
+    let mut records = Vec::with_capacity(fixed.len());
+    for chunk in fixed.chunks(CHUNK as usize) {
+        let outcomes = chunk
+            .par_iter()
+            .map_init(
+                || ev.workspace(),
+                |ws, (_, srgs)| ev.evaluate(&Down::of_srgs(f, catalog, srgs), ws),
+            )
+            .collect::<Result<Vec<_>, _>>()?;
+        for ((scenario, srgs), outcome) in chunk.iter().zip(outcomes) {
+            records.push(Record {
+                scenario: scenario.clone(),
+                srgs: srgs.clone(),
+                draws: 1,
+                outcome,
+            });
+        }
+        progress(records.len() as u64, total);
+    }
+    Ok(records)
+}
+
+fn run_monte_carlo(
+    ev: &Evaluator,
+    catalog: &SrgCatalog,
+    samples: u64,
+    seed: u64,
+    model: &[ClassModel],
+    name: &dyn Fn(&[usize]) -> String,
+    progress: Progress,
+) -> Result<Vec<Record>, NotConverged> {
+    let f: &Fabric = ev.fabric();
+    let sampler = Sampler::new(catalog, model);
+    let mut seen: FxHashMap<Vec<usize>, usize> = FxHashMap::default();
+    let mut records: Vec<Record> = Vec::new();
+    let mut start = 0;
+    while start < samples {
+        let end = (start + CHUNK).min(samples);
+        let patterns: Vec<Vec<usize>> = (start..end)
+            .into_par_iter()
+            .map(|i| sampler.draw(seed, i))
+            .collect();
+        // Patterns not seen before, in order of first appearance, with their counts.
+        let mut distinct: Vec<(Vec<usize>, u64)> = Vec::new();
+        let mut in_chunk: FxHashMap<Vec<usize>, usize> = FxHashMap::default();
+        for p in patterns {
+            if let Some(&r) = seen.get(&p) {
+                records[r].draws += 1;
+            } else if let Some(&k) = in_chunk.get(&p) {
+                distinct[k].1 += 1;
+            } else {
+                in_chunk.insert(p.clone(), distinct.len());
+                distinct.push((p, 1));
+            }
+        }
+        let outcomes = distinct
+            .par_iter()
+            .map_init(
+                || ev.workspace(),
+                |ws, (srgs, _)| ev.evaluate(&Down::of_srgs(f, catalog, srgs), ws),
+            )
+            .collect::<Result<Vec<_>, _>>()?;
+        for ((srgs, draws), outcome) in distinct.into_iter().zip(outcomes) {
+            seen.insert(srgs.clone(), records.len());
+            records.push(Record {
+                scenario: name(&srgs),
+                srgs,
+                draws,
+                outcome,
+            });
+        }
+        start = end;
+        progress(start, samples);
+    }
+    Ok(records)
+}
+
+/// How much of the healthy figure is left, per pair: 1 when the healthy figure is 0.
+pub fn retained(now: f64, healthy: f64) -> f64 {
+    if healthy > 0.0 {
+        now / healthy
+    } else {
+        1.0
+    }
+}
+
+/// The headline of a scenario: the smallest share of routed capacity left over every region
+/// pair, or over every site pair when there is one region.
+pub fn impact(ev: &Evaluator, o: &Outcome) -> f64 {
+    let (now, healthy) = if ev.region_pairs.is_empty() {
+        (&o.site_pair_gbps, &ev.healthy_site_gbps)
+    } else {
+        (&o.region_pair_gbps, &ev.healthy_region_gbps)
+    };
+    now.iter()
+        .zip(healthy)
+        .map(|(&n, &h)| retained(n, h))
+        .fold(1.0, f64::min)
+}
+
+/// Weighted percentile (`q` in 0..=1) of values with weights, by the lower nearest rank on
+/// the cumulative weight.
+pub fn weighted_percentile(values: &[(f64, u64)], q: f64) -> f64 {
+    let mut v: Vec<(f64, u64)> = values.to_vec();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: u64 = v.iter().map(|x| x.1).sum();
+    if total == 0 {
+        return f64::NAN;
+    }
+    let rank = ((q * total as f64).ceil() as u64).max(1);
+    let mut acc = 0;
+    for (x, w) in &v {
+        acc += w;
+        if acc >= rank {
+            return *x;
+        }
+    }
+    v.last().map_or(f64::NAN, |x| x.0)
+}

@@ -1,0 +1,352 @@
+//! Failure sweeps: closed forms on small fabrics, the incremental evaluator against a
+//! from-scratch one, monotonicity, Monte Carlo against exact enumeration, determinism.
+
+use aifabric_failures::compare::{build_with, planar_vs_spread};
+use aifabric_failures::sweep::{self, impact, ClassModel, FailureMode, Sweep};
+use aifabric_failures::{analyze, Down, Evaluator, Options, Outcome};
+use aifabric_model::{DomainClass, Fabric, SrgCatalog, SrgClass};
+use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+use aifabric_spec::spec::InterBagTopology;
+use proptest::prelude::*;
+
+/// Two regions, each a BAG of `P` planes over two DSF buildings; inter-BAG is the bottleneck
+/// (32 x 800G per direction against 2 x 32 x 800G of building uplinks per region), and one
+/// spec group fails plane 0 of one side together with plane 1 of the other.
+fn two_regions(planes: u32, topology: &str) -> String {
+    let building = |name: &str| {
+        format!(
+            "      - name: {name}\n        zones:\n          - name: z\n            dsf_l1: {{rdsw: 8, \
+             fdsw: 4, edsw: 4, links_per_fdsw: 2, gpus_per_rdsw: 18, edsw_uplinks: {}}}\n",
+            2 * planes
+        )
+    };
+    let region = |name: &str| {
+        format!(
+            "  - name: {name}\n    bag: {{planes: {planes}}}\n    buildings:\n{}{}",
+            building("b1"),
+            building("b2")
+        )
+    };
+    format!(
+        "name: t\nregions:\n{}{}inter_bag:\n  - {{between: [a, c], topology: {topology}, \
+         links_per_plane: {}, length_m: 40000}}\nsrgs:\n  - name: a0-c1\n    members: \
+         [a.bag.plane0, c.bag.plane1]\n",
+        region("a"),
+        region("c"),
+        32 / planes
+    )
+}
+
+/// NSF and DSF zones in one region, NSF in the other, joined spread: many speakers per site,
+/// so flows, multipaths and rack weights all move under failures.
+const MIXED: &str = "name: t\nregions:\n  - name: a\n    bag: {planes: 2, chassis_per_plane: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 2, spine_planes: 2, rack_links_per_plane: 2, stsw_per_plane: 2, stsw_uplinks: 2}\n      - name: d\n        zones:\n          - name: d\n            dsf_l1: {rdsw: 2, fdsw: 2, edsw: 2, links_per_fdsw: 1, gpus_per_rdsw: 2, edsw_uplinks: 2}\n  - name: c\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 2, spine_planes: 2, rack_links_per_plane: 2, stsw_per_plane: 2, stsw_uplinks: 2}\ninter_bag:\n  - {between: [a, c], topology: spread, links_per_plane: 4, length_m: 9000}\n";
+
+fn build(text: &str) -> Fabric {
+    aifabric_spec::build_str("test", text).expect("test spec builds")
+}
+
+fn evaluator(f: &Fabric) -> Evaluator<'_> {
+    Evaluator::new(f, AsnPlan::Rfc7938, BgpConfig::default()).expect("converges")
+}
+
+fn outcome(ev: &Evaluator, cat: &SrgCatalog, srgs: &[usize]) -> Outcome {
+    let mut ws = ev.workspace();
+    ev.evaluate(&Down::of_srgs(ev.fabric(), cat, srgs), &mut ws)
+        .expect("converges")
+}
+
+fn region_retained(ev: &Evaluator, o: &Outcome) -> (f64, f64) {
+    (
+        o.region_pair_gbps[0] / ev.healthy_region_gbps[0],
+        o.region_maxflow_gbps[0] / ev.healthy_maxflow_gbps[0],
+    )
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+#[test]
+fn losing_one_of_p_planar_planes_leaves_p_minus_1_over_p() {
+    for planes in [2u32, 4, 8] {
+        let f = build(&two_regions(planes, "planar"));
+        let ev = evaluator(&f);
+        // Healthy: the inter-BAG links, 32 x 800G per direction, routed in full.
+        assert!(close(ev.healthy_region_gbps[0], 32.0 * 800.0));
+        assert!(close(ev.healthy_maxflow_gbps[0], 32.0 * 800.0));
+        let cat = f.srg_catalog();
+        for side in ["a", "c"] {
+            let plane = cat.find(&format!("plane:{side}.bag.plane1")).unwrap();
+            let (routed, maxflow) = region_retained(&ev, &outcome(&ev, &cat, &[plane]));
+            let want = f64::from(planes - 1) / f64::from(planes);
+            assert!(
+                close(routed, want),
+                "P={planes}: routed {routed}, want {want}"
+            );
+            assert!(close(maxflow, want), "P={planes}: max-flow {maxflow}");
+        }
+    }
+}
+
+#[test]
+fn spread_keeps_more_than_planar_when_different_planes_fail_on_each_side() {
+    // Plane 0 of a and plane 1 of c. Planar loses both plane pairs: (P - 2) / P. Spread
+    // loses the links touching either: (P - 1)^2 / P^2 are left.
+    let p = 4.0;
+    let name = "builtin-test";
+    let text = two_regions(4, "planar");
+    let planar = build_with(name, &text, InterBagTopology::Planar).unwrap();
+    let spread = build_with(name, &text, InterBagTopology::Spread).unwrap();
+    for (f, want) in [
+        (&planar, (p - 2.0) / p),
+        (&spread, (p - 1.0) * (p - 1.0) / (p * p)),
+    ] {
+        let ev = evaluator(f);
+        let cat = f.srg_catalog();
+        let g = cat.find("srg:a0-c1").unwrap();
+        let (routed, maxflow) = region_retained(&ev, &outcome(&ev, &cat, &[g]));
+        assert!(close(routed, want), "routed {routed}, want {want}");
+        assert!(close(maxflow, want), "max-flow {maxflow}, want {want}");
+    }
+    // The comparison names it as the largest difference, spread ahead.
+    let cmp = planar_vs_spread(
+        &planar,
+        &spread,
+        AsnPlan::Rfc7938,
+        BgpConfig::default(),
+        &Sweep::Single(None),
+        5,
+        &|_, _| {},
+    )
+    .unwrap();
+    let d = &cmp.largest_differences[0];
+    assert_eq!(d.scenario, "srg:a0-c1");
+    assert!(d.spread > d.planar);
+    assert!(cmp.spread_better >= 1);
+    assert_eq!(cmp.planar.worst.as_deref(), Some("conduit:a--c"));
+}
+
+#[test]
+fn a_spec_without_inter_bag_cannot_be_compared() {
+    let text = aifabric_spec::builtin::get("dsf-l2-zone").unwrap();
+    let e = build_with("builtin:dsf-l2-zone", text, InterBagTopology::Spread).unwrap_err();
+    assert!(e.message.contains("inter_bag"), "{e}");
+}
+
+fn assert_same(a: &Outcome, b: &Outcome, what: &str) {
+    let all = |o: &Outcome| {
+        let mut v = o.site_pair_gbps.clone();
+        v.extend(&o.region_pair_gbps);
+        v.extend(&o.region_maxflow_gbps);
+        v
+    };
+    for (x, y) in all(a).iter().zip(all(b)) {
+        assert!(close(*x, y), "{what}: incremental {x} vs from scratch {y}");
+    }
+    assert_eq!(a.gpus_disconnected, b.gpus_disconnected, "{what}");
+    assert_eq!(a.tiers, b.tiers, "{what}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn the_incremental_evaluator_matches_one_from_scratch(
+        picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..4),
+    ) {
+        let f = build(MIXED);
+        let ev = evaluator(&f);
+        let cat = f.srg_catalog();
+        let srgs: Vec<usize> = picks.iter().map(|i| i.index(cat.len())).collect();
+        let down = Down::of_srgs(&f, &cat, &srgs);
+        let mut ws = ev.workspace();
+        let inc = ev.evaluate(&down, &mut ws).unwrap();
+        let scratch = ev.evaluate_from_scratch(&down).unwrap();
+        assert_same(&inc, &scratch, &format!("{srgs:?}"));
+        // The workspace is left clean: the healthy fabric evaluates as healthy after it.
+        let healthy = ev.evaluate(&Down::none(&f), &mut ws).unwrap();
+        prop_assert_eq!(healthy, ev.healthy_outcome());
+    }
+
+    #[test]
+    fn capacity_never_increases_when_failures_are_added(
+        first in proptest::collection::vec(any::<prop::sample::Index>(), 0..3),
+        more in proptest::collection::vec(any::<prop::sample::Index>(), 1..3),
+        planar in any::<bool>(),
+    ) {
+        let f = build(&two_regions(4, if planar { "planar" } else { "spread" }));
+        let ev = evaluator(&f);
+        let cat = f.srg_catalog();
+        let a: Vec<usize> = first.iter().map(|i| i.index(cat.len())).collect();
+        let mut b = a.clone();
+        b.extend(more.iter().map(|i| i.index(cat.len())));
+        let (oa, ob) = (outcome(&ev, &cat, &a), outcome(&ev, &cat, &b));
+        let eps = 1e-9;
+        prop_assert!(impact(&ev, &ob) <= impact(&ev, &oa) + eps);
+        for (x, y) in ob.site_pair_gbps.iter().zip(&oa.site_pair_gbps) {
+            prop_assert!(*x <= y + eps * y.max(1.0), "site pair {} > {}", x, y);
+        }
+        for (x, y) in ob.region_maxflow_gbps.iter().zip(&oa.region_maxflow_gbps) {
+            prop_assert!(*x <= *y, "max-flow {} > {}", x, y);
+        }
+        prop_assert!(ob.gpus_disconnected >= oa.gpus_disconnected);
+    }
+}
+
+#[test]
+fn incremental_matches_from_scratch_on_prometheus() {
+    let f = aifabric_spec::load("prometheus").unwrap();
+    let ev = evaluator(&f);
+    let cat = f.srg_catalog();
+    for prefix in [
+        "linecard:east.bag.plane3.c1.lc1",
+        "pd:east.dc6.nsf.hall1.",
+        "pd:west.dc2.l2.hall2.",
+        "hall:west.dc2.hall0",
+        "chassis:west.bag.plane7.c2",
+        "conduit:west.dc6",
+    ] {
+        let i = (0..cat.len())
+            .find(|&i| cat.names[i].starts_with(prefix))
+            .unwrap_or_else(|| panic!("a group named {prefix}..."));
+        let name = &cat.names[i];
+        let down = Down::of_srgs(&f, &cat, &[i]);
+        let mut ws = ev.workspace();
+        assert_same(
+            &ev.evaluate(&down, &mut ws).unwrap(),
+            &ev.evaluate_from_scratch(&down).unwrap(),
+            name,
+        );
+    }
+}
+
+#[test]
+fn the_monte_carlo_mean_matches_exact_enumeration() {
+    // Every BAG plane fails independently with p = 0.2; enumerate all 2^8 patterns exactly.
+    let f = build(&two_regions(4, "spread"));
+    let ev = evaluator(&f);
+    let cat = f.srg_catalog();
+    let planes = cat.of_class(SrgClass::Domain(DomainClass::BagPlane));
+    assert_eq!(planes.len(), 8);
+    let p: f64 = 0.2;
+    let named: Vec<(String, Vec<usize>)> = (0u32..1 << planes.len())
+        .map(|m| {
+            let s: Vec<usize> = (0..planes.len())
+                .filter(|k| m >> k & 1 == 1)
+                .map(|k| planes[k])
+                .collect();
+            (format!("{m}"), s)
+        })
+        .collect();
+    let exact_recs = sweep::run(&ev, &cat, &Sweep::Named(named), &|_, _| {}).unwrap();
+    let exact: f64 = exact_recs
+        .iter()
+        .map(|r| {
+            let k = r.srgs.len() as i32;
+            p.powi(k) * (1.0 - p).powi(planes.len() as i32 - k) * impact(&ev, &r.outcome)
+        })
+        .sum();
+    let model = vec![ClassModel {
+        class: SrgClass::Domain(DomainClass::BagPlane),
+        probability: p,
+        modes: vec![(FailureMode::Whole, 1.0)],
+    }];
+    let samples = 4_000;
+    let mc = sweep::run(
+        &ev,
+        &cat,
+        &Sweep::MonteCarlo {
+            samples,
+            seed: 7,
+            model,
+        },
+        &|_, _| {},
+    )
+    .unwrap();
+    assert_eq!(mc.iter().map(|r| r.draws).sum::<u64>(), samples);
+    assert!(mc.len() <= 256, "identical patterns are evaluated once");
+    let values: Vec<(f64, u64)> = mc
+        .iter()
+        .map(|r| (impact(&ev, &r.outcome), r.draws))
+        .collect();
+    let n = samples as f64;
+    let mean = values.iter().map(|v| v.0 * v.1 as f64).sum::<f64>() / n;
+    let var = values
+        .iter()
+        .map(|v| (v.0 - mean).powi(2) * v.1 as f64)
+        .sum::<f64>()
+        / (n - 1.0);
+    let half_width = 3.0 * (var / n).sqrt();
+    assert!(
+        (mean - exact).abs() <= half_width,
+        "Monte Carlo mean {mean} vs exact {exact} (99.7% half-width {half_width})"
+    );
+}
+
+fn json_with_threads(threads: usize) -> String {
+    let f = build(MIXED);
+    let cat = f.srg_catalog();
+    let opts = Options {
+        sweep: Sweep::MonteCarlo {
+            samples: 600,
+            seed: 42,
+            model: vec![
+                ClassModel {
+                    class: SrgClass::Domain(DomainClass::PowerDomain),
+                    probability: 0.05,
+                    modes: vec![(FailureMode::Whole, 1.0)],
+                },
+                ClassModel {
+                    class: SrgClass::Domain(DomainClass::BagChassis),
+                    probability: 0.1,
+                    modes: vec![(FailureMode::Whole, 0.3), (FailureMode::OneLineCard, 0.7)],
+                },
+            ],
+        },
+        label: "montecarlo".to_owned(),
+        aggregation: None,
+        mitigations: false,
+        top: 10,
+        plan: AsnPlan::Rfc7938,
+        cfg: BgpConfig::default(),
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let report = pool.install(|| analyze(&f, &cat, &opts, &|_, _| {}).unwrap());
+    serde_json::to_string(&report).unwrap()
+}
+
+#[test]
+fn the_same_seed_gives_byte_identical_json_on_one_and_two_threads() {
+    let one = json_with_threads(1);
+    let two = json_with_threads(2);
+    assert!(one == two, "reports differ between 1 and 2 threads");
+    assert!(one.contains("\"draws\""));
+}
+
+#[test]
+fn draws_depend_only_on_seed_and_index() {
+    use rand::RngExt;
+    let a: u64 = sweep::draw_rng(5, 17).random();
+    let b: u64 = sweep::draw_rng(5, 17).random();
+    let c: u64 = sweep::draw_rng(5, 18).random();
+    let d: u64 = sweep::draw_rng(6, 17).random();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert_ne!(a, d);
+}
+
+#[test]
+fn unavailability_is_mttr_over_mtbf_plus_mttr() {
+    assert!(close(sweep::unavailability(99.0, 1.0), 0.01));
+}
+
+#[test]
+fn weighted_percentiles_follow_draw_counts() {
+    let v = [(0.5, 1), (0.9, 98), (1.0, 1)];
+    assert_eq!(sweep::weighted_percentile(&v, 0.01), 0.5);
+    assert_eq!(sweep::weighted_percentile(&v, 0.5), 0.9);
+    assert_eq!(sweep::weighted_percentile(&v, 1.0), 1.0);
+}
