@@ -395,3 +395,131 @@ fn routes_from_fabric_nodes_and_gpus() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn failures_json_contract() {
+    // Every BAG plane of Prometheus alone: 2 regions x 16 planes, planar inter-BAG.
+    let v = json(&[
+        "failures",
+        "prometheus",
+        "--sweep",
+        "single:plane",
+        "--json",
+    ]);
+    let s = &v["summary"];
+    assert_eq!(s["scenarios"], 32);
+    assert_eq!(s["draws"], 32);
+    assert!(s["healthy_gbps"]["east<->west"].as_f64().unwrap() > 8.0e6);
+    let recs = v["scenarios"].as_array().unwrap();
+    assert_eq!(recs.len(), 32);
+    for r in recs {
+        for key in [
+            "scenario",
+            "srgs",
+            "draws",
+            "min_capacity_retained",
+            "capacity_retained",
+            "maxflow_retained",
+            "gpus_disconnected",
+            "blackholed_prefixes",
+            "blackholed_share",
+            "tiers",
+        ] {
+            assert!(r.get(key).is_some(), "record lacks {key}: {r}");
+        }
+        // Planar inter-BAG: one plane of 16 leaves 15/16 of east<->west.
+        let x = r["capacity_retained"]["east<->west"].as_f64().unwrap();
+        assert!((x - 15.0 / 16.0).abs() < 1e-9, "{x}");
+    }
+    // Sorted by impact.
+    let keys: Vec<f64> = recs
+        .iter()
+        .map(|r| r["min_capacity_retained"].as_f64().unwrap())
+        .collect();
+    assert!(keys.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn failures_table_and_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("failures.json");
+    let o = aifabric()
+        .args([
+            "failures",
+            "prometheus",
+            "--sweep",
+            "single:conduit",
+            "--top",
+            "3",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("Worst 3 scenarios"), "{text}");
+    assert!(text
+        .lines()
+        .any(|l| l.contains("conduit:east--west") && l.contains("0.0000")));
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(file["summary"]["worst"], "conduit:east--west");
+    insta::assert_json_snapshot!("failures_prometheus_conduits", file);
+}
+
+#[test]
+fn failures_monte_carlo_is_reproducible() {
+    let args = [
+        "failures",
+        "dsf-l2-zone",
+        "--sweep",
+        "montecarlo",
+        "--samples",
+        "300",
+        "--seed",
+        "9",
+        "--probability",
+        "plane=0.1,pd=0.001",
+        "--json",
+    ];
+    let a = aifabric().args(args).output().unwrap();
+    let b = aifabric().args(args).output().unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert_eq!(a.stdout, b.stdout);
+    let v: Value = serde_json::from_slice(&a.stdout).unwrap();
+    assert_eq!(v["summary"]["draws"], 300);
+}
+
+#[test]
+fn failures_bad_arguments_exit_2_with_a_hint() {
+    for (args, hint) in [
+        (vec!["--sweep", "pairs"], "needs a class"),
+        (vec!["--sweep", "single:rack"], "classes are"),
+        (
+            vec!["--sweep", "montecarlo", "--probability", "pd=2"],
+            "between 0 and 1",
+        ),
+        (
+            vec!["--sweep", "montecarlo", "--mtbf", "pd=5"],
+            "MTBF_HOURS/MTTR_HOURS",
+        ),
+        (vec!["--sweep", "pairs:pd"], "montecarlo"),
+        (vec!["--mitigations"], "--aggregation"),
+        (vec!["--sweep", "everything"], "single, single:CLASS"),
+    ] {
+        let o = aifabric()
+            .args(["failures", "prometheus"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(hint), "{args:?}: {err}");
+    }
+    let o = aifabric()
+        .args(["failures", "dsf-l2-zone", "--compare-inter-bag"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("inter_bag"));
+}

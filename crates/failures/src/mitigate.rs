@@ -17,7 +17,7 @@ use crate::eval::{Down, Evaluator};
 use crate::report::{BlackholeFigures, MitigationResult};
 use crate::sweep::impact;
 use aifabric_model::*;
-use aifabric_routing::aggregation::{blackholes, Aggregation, AggregationTier, BlackholeReport};
+use aifabric_routing::aggregation::{blackholes_in, Aggregation, AggregationTier, BlackholeReport};
 use aifabric_routing::bgp::{self, BgpConfig, NotConverged, SpeakerKind};
 
 /// Aggregation settings of a sweep.
@@ -41,7 +41,24 @@ fn run_detector(
     let mut scenario = Scenario::healthy(f);
     scenario.failed = down.mask.clone();
     let states = bgp::session_states(f, &ev.g, &scenario);
-    blackholes(
+    // Scopes damaged inside: a down device, or a down link with both ends in the scope.
+    let scope_of = |d: DeviceId| -> u32 {
+        let z = f.device(d).zone;
+        match setup.tier {
+            AggregationTier::Zone => z.0,
+            AggregationTier::Region => f.zones[z.idx()].region.0,
+        }
+    };
+    let mut damaged: Vec<u32> = down.devices.iter().map(|&d| scope_of(d)).collect();
+    for l in down.down_links(f) {
+        let link = f.link(l);
+        if scope_of(link.a) == scope_of(link.b) {
+            damaged.push(scope_of(link.a));
+        }
+    }
+    damaged.sort_unstable();
+    damaged.dedup();
+    blackholes_in(
         f,
         &ev.g,
         &states,
@@ -49,13 +66,14 @@ fn run_detector(
         &setup.cfg,
         aggregation,
         setup.tier,
+        &|s| damaged.binary_search(&s).is_ok(),
     )
 }
 
 fn figures(r: &BlackholeReport) -> BlackholeFigures {
     BlackholeFigures {
         blackholed_prefixes: r.blackholes.iter().map(|b| b.prefixes.len()).sum(),
-        blackholed_share: r.blackholes.iter().map(|b| b.blackholed_share).sum(),
+        blackholed_share: r.blackholes.iter().fold(0.0, |a, b| a + b.blackholed_share),
     }
 }
 
@@ -74,10 +92,10 @@ pub fn blackholes_of(
     Ok(figures(&run_detector(ev, down, setup, setup.aggregation)?))
 }
 
-/// BAG planes (catalog indices) that a scenario touches: a chassis of the plane is down or
-/// has a down link.
+/// BAG planes (catalog indices) with a failed component: a chassis of the plane is down,
+/// or one of its links is itself marked down (a line card, a cut fiber). A plane whose
+/// links went down only because the far end failed is not counted.
 pub fn touched_planes(f: &Fabric, catalog: &SrgCatalog, down: &Down) -> Vec<usize> {
-    let down_links = down.down_links(f);
     catalog
         .of_class(SrgClass::Domain(DomainClass::BagPlane))
         .into_iter()
@@ -86,7 +104,7 @@ pub fn touched_planes(f: &Fabric, catalog: &SrgCatalog, down: &Down) -> Vec<usiz
                 down.devices.binary_search(&d).is_ok()
                     || f.incident(d)
                         .iter()
-                        .any(|l| down_links.binary_search(l).is_ok())
+                        .any(|l| down.links.binary_search(l).is_ok())
             })
         })
         .collect()

@@ -350,3 +350,78 @@ fn weighted_percentiles_follow_draw_counts() {
     assert_eq!(sweep::weighted_percentile(&v, 0.5), 0.9);
     assert_eq!(sweep::weighted_percentile(&v, 1.0), 1.0);
 }
+
+/// An NSF building and a DSF building under a 2-plane BAG; the spec names the cut of
+/// `ftsw2--stsw0`, after which stsw0 cannot reach pod 1's racks (routing's blackhole test).
+const BLACKHOLE: &str = "name: n\nregions:\n  - name: a\n    bag: {planes: 2, chassis_per_plane: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            nsf: {pods: 3, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\n      - name: d\n        zones:\n          - name: d\n            dsf_l1: {rdsw: 2, fdsw: 2, edsw: 2, links_per_fdsw: 1, gpus_per_rdsw: 4, edsw_uplinks: 2}\nsrgs:\n  - name: cut\n    members: [a.b.z.ftsw2--a.b.z.stsw0]\n";
+
+#[test]
+fn mitigations_remove_blackholes_and_say_what_they_cost() {
+    use aifabric_failures::mitigate::AggregationSetup;
+    use aifabric_routing::aggregation::{Aggregation, AggregationTier};
+    let f = build(BLACKHOLE);
+    let cat = f.srg_catalog();
+    let cut = cat.find("srg:cut").unwrap();
+    let card = (0..cat.len())
+        .find(|&i| cat.names[i].starts_with("linecard:a.bag.plane1."))
+        .unwrap();
+    let opts = Options {
+        sweep: Sweep::Named(vec![
+            ("cut".to_owned(), vec![cut]),
+            ("card".to_owned(), vec![card]),
+        ]),
+        label: "named".to_owned(),
+        aggregation: Some(AggregationSetup {
+            aggregation: Aggregation::Unconditional,
+            tier: AggregationTier::Zone,
+            cfg: BgpConfig::default(),
+        }),
+        mitigations: true,
+        top: 10,
+        plan: AsnPlan::Rfc7938,
+        cfg: BgpConfig::default(),
+    };
+    let rep = analyze(&f, &cat, &opts, &|_, _| {}).unwrap();
+    let rec = |n: &str| rep.scenarios.iter().find(|s| s.scenario == n).unwrap();
+    // stsw0 attracts a quarter of the zone's traffic and drops 2 of its 6 prefixes.
+    let c = rec("cut");
+    assert_eq!(c.blackholed_prefixes, 2);
+    assert!(close(c.blackholed_share, 0.25 * 2.0 / 6.0));
+    assert_eq!(rep.summary.scenarios_with_blackholes, 1);
+    // Conditional aggregation: stsw0 withdraws, nothing is dropped, and the pair loses the
+    // capacity of stsw0's BAG links on top of the cut.
+    let m = c
+        .mitigations
+        .iter()
+        .find(|m| m.mitigation == "conditional_aggregation")
+        .expect("conditional aggregation applies");
+    assert_eq!(m.acts_on, vec!["a.b.z.stsw0"]);
+    assert_eq!(m.blackholes.blackholed_prefixes, 0);
+    assert!(m.min_capacity_retained <= c.min_capacity_retained + 1e-12);
+    assert!(
+        c.mitigations
+            .iter()
+            .all(|m| m.mitigation != "drain_bag_plane"),
+        "no BAG plane is involved in the cut"
+    );
+    // A BAG line card (one of the plane's two chassis): draining its plane costs the whole
+    // plane's share, 1 of 2 planes.
+    let d = rec("card");
+    let drain = d
+        .mitigations
+        .iter()
+        .find(|m| m.mitigation == "drain_bag_plane")
+        .expect("the card's plane is drained");
+    assert_eq!(drain.acts_on, vec!["plane:a.bag.plane1"]);
+    assert!(
+        drain.min_capacity_retained < d.min_capacity_retained,
+        "{} vs {}: {d:?}",
+        drain.min_capacity_retained,
+        d.min_capacity_retained
+    );
+    assert!(
+        close(drain.min_capacity_retained, 0.5),
+        "{}",
+        drain.min_capacity_retained
+    );
+}

@@ -118,6 +118,23 @@ pub fn blackholes(
     aggregation: Aggregation,
     tier: AggregationTier,
 ) -> Result<BlackholeReport, NotConverged> {
+    blackholes_in(f, g, states, scenario, cfg, aggregation, tier, &|_| true)
+}
+
+/// [`blackholes`] over the scopes for which `scope` is true (zone or region ids). A sweep
+/// looks only at the scopes a scenario damages inside: reachability inside an untouched
+/// scope is the healthy one.
+#[allow(clippy::too_many_arguments)]
+pub fn blackholes_in(
+    f: &Fabric,
+    g: &BgpGraph,
+    states: &[SessionState],
+    scenario: &Scenario,
+    cfg: &BgpConfig,
+    aggregation: Aggregation,
+    tier: AggregationTier,
+    scope: &dyn Fn(u32) -> bool,
+) -> Result<BlackholeReport, NotConverged> {
     let zone_of_speaker: Vec<ZoneId> = (0..g.speakers.len() as u32)
         .map(|v| zone_of(f, g, v))
         .collect();
@@ -166,7 +183,7 @@ pub fn blackholes(
         scopes: Vec::new(),
         blackholes: Vec::new(),
     };
-    for (scope, scope_name, aggregate) in scopes {
+    for (scope, scope_name, aggregate) in scopes.into_iter().filter(|s| scope(s.0)) {
         let region_of = |z: ZoneId| f.zones[z.idx()].region.0;
         let in_scope = |v: SpeakerId| {
             let z = zone_of_speaker[v as usize];
