@@ -338,9 +338,18 @@ pub fn failures(r: &aifabric_failures::report::FailureReport, top: usize) -> Str
         "\nWorst {} scenarios (capacity retained: routed over region pairs, max-flow bound)",
         top.min(r.scenarios.len())
     );
+    // The scenario column fits the longest name shown (within reason).
+    let w = r
+        .scenarios
+        .iter()
+        .take(top)
+        .map(|x| x.scenario.len())
+        .max()
+        .unwrap_or(8)
+        .clamp(8, 90);
     let _ = writeln!(
         s,
-        "  {:<44} {:>8} {:>8} {:>9} {:>11} {:>6} {:>6}",
+        "  {:<w$} {:>8} {:>8} {:>9} {:>11} {:>6} {:>6}",
         "scenario", "routed", "maxflow", "GPUs cut", "blackholed", "tiers", "draws"
     );
     for rec in r.scenarios.iter().take(top) {
@@ -355,13 +364,17 @@ pub fn failures(r: &aifabric_failures::report::FailureReport, top: usize) -> Str
             "-".to_owned()
         };
         let mut name = rec.scenario.clone();
-        if name.len() > 44 {
-            name.truncate(41);
+        if name.len() > w {
+            let cut = (0..=w - 3)
+                .rev()
+                .find(|&i| name.is_char_boundary(i))
+                .unwrap_or(0);
+            name.truncate(cut);
             name.push_str("...");
         }
         let _ = writeln!(
             s,
-            "  {name:<44} {:>8} {maxflow:>8} {:>9} {:>11} {:>6} {:>6}",
+            "  {name:<w$} {:>8} {maxflow:>8} {:>9} {:>11} {:>6} {:>6}",
             share(rec.min_capacity_retained),
             rec.gpus_disconnected,
             rec.blackholed_prefixes,
@@ -369,13 +382,22 @@ pub fn failures(r: &aifabric_failures::report::FailureReport, top: usize) -> Str
             rec.draws
         );
         for m in &rec.mitigations {
+            let mut on = m
+                .acts_on
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if m.acts_on.len() > 3 {
+                on.push_str(&format!(" and {} more", m.acts_on.len() - 3));
+            }
             let _ = writeln!(
                 s,
-                "    mitigation {:<24} -> routed {}, blackholed {} ({})",
+                "    mitigation {:<24} -> routed {}, blackholed {} ({on})",
                 m.mitigation,
                 share(m.min_capacity_retained),
                 m.blackholes.blackholed_prefixes,
-                m.acts_on.join(", ")
             );
         }
     }

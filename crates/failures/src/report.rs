@@ -136,7 +136,7 @@ pub struct FailureReport {
     pub fabric: String,
     /// Summary.
     pub summary: Summary,
-    /// Scenarios, worst first (ties in scenario order).
+    /// Scenarios, worst first (see [`report`]).
     pub scenarios: Vec<ScenarioRecord>,
 }
 
@@ -187,13 +187,20 @@ pub fn records(ev: &Evaluator, catalog: &SrgCatalog, recs: &[Record]) -> Vec<Sce
         .collect()
 }
 
-/// Sort worst first (stable: ties keep scenario order) and summarize.
+/// Sort worst first (least capacity left, then most traffic blackholed, then most GPUs cut
+/// off; stable, so full ties keep scenario order) and summarize.
 pub fn report(ev: &Evaluator, sweep: &str, mut scenarios: Vec<ScenarioRecord>) -> FailureReport {
     let values: Vec<(f64, u64)> = scenarios
         .iter()
         .map(|s| (s.min_capacity_retained, s.draws))
         .collect();
-    scenarios.sort_by(|a, b| a.min_capacity_retained.total_cmp(&b.min_capacity_retained));
+    // Worst first: least capacity left, then most traffic blackholed, then most GPUs cut off.
+    scenarios.sort_by(|a, b| {
+        a.min_capacity_retained
+            .total_cmp(&b.min_capacity_retained)
+            .then(b.blackholed_share.total_cmp(&a.blackholed_share))
+            .then(b.gpus_disconnected.cmp(&a.gpus_disconnected))
+    });
     let mut healthy_gbps = BTreeMap::new();
     for (n, &g) in ev.region_pair_names().iter().zip(&ev.healthy_region_gbps) {
         healthy_gbps.insert(n.clone(), g);

@@ -334,12 +334,16 @@ impl RoutesTo {
         }
         let mut v = 0usize;
         let mut range = g.adj_range(0);
+        let mut nb = g.neighbors(0);
         for pos in self.mp.ones() {
-            while pos >= range.end {
-                v += 1;
-                range = g.adj_range(v as SpeakerId);
+            if pos >= range.end {
+                while pos >= range.end {
+                    v += 1;
+                    range = g.adj_range(v as SpeakerId);
+                }
+                nb = g.neighbors(v as SpeakerId);
             }
-            let (s, u) = g.neighbors(v as SpeakerId)[pos - range.start];
+            let (s, u) = nb[pos - range.start];
             if adv_changed[u as usize] || session_changed.contains(s as usize) {
                 out.insert(v);
             }
