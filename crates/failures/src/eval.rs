@@ -38,8 +38,8 @@ use aifabric_capacity::maxflow::{FlowNetwork, FlowNetworkBuilder};
 use aifabric_capacity::{TierChange, TierLedger};
 use aifabric_model::*;
 use aifabric_routing::bgp::{
-    self, routes_to_many, AsnPlan, BgpConfig, BgpGraph, NotConverged, RoutesTo, SessionState,
-    SpeakerId, SpeakerKind,
+    self, routes_to_many, AsnPlan, BgpConfig, BgpGraph, ChangeProbe, NotConverged, RoutesTo,
+    SessionState, SpeakerId, SpeakerKind,
 };
 use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
@@ -965,31 +965,44 @@ impl<'f> Evaluator<'f> {
         let states = std::mem::take(&mut ws.states);
         let result = (|| {
             // Routes toward each site, updated where the change can matter.
-            // With the speakers whose forwarding changed; `None` where nothing did.
-            let mut new_routes: Vec<Option<(RoutesTo, FixedBitSet)>> =
-                Vec::with_capacity(self.sites.len());
+            // `None` where the routes did not need updating.
+            let mut new_routes: Vec<Option<RoutesTo>> = Vec::with_capacity(self.sites.len());
             for r in &self.routes {
                 if !changed.is_empty() && bgp::affected(&self.g, r, &self.healthy, &states, changed)
                 {
                     let mut x = r.clone();
                     x.update(&self.g, &self.healthy, &states, changed)?;
-                    let diff = x.changed_speakers(r, &self.g, &self.healthy, &states);
-                    new_routes.push((!diff.is_clear()).then_some((x, diff)));
+                    new_routes.push(Some(x));
                 } else {
                     new_routes.push(None);
                 }
             }
+            // Who forwards differently, asked only about the speakers flows cross.
+            let mut changed_set = FixedBitSet::with_capacity(self.g.sessions.len());
+            for &s in changed {
+                changed_set.insert(s as usize);
+            }
+            let mut probes: Vec<Option<ChangeProbe>> = new_routes
+                .iter()
+                .zip(&self.routes)
+                .map(|(x, r)| {
+                    x.as_ref()
+                        .map(|x| ChangeProbe::new(x, r, &self.g, &changed_set))
+                })
+                .collect();
             let route = |s: u32| {
                 new_routes[s as usize]
                     .as_ref()
-                    .map_or(&self.routes[s as usize], |x| &x.0)
+                    .unwrap_or(&self.routes[s as usize])
             };
             // Does the flow from site `a` toward site `b` need propagating again?
-            let reflow = |p: usize, dir: usize, a: u32, b: u32| {
+            let mut reflow = |p: usize, dir: usize, a: u32, b: u32| {
                 dist_changed[a as usize]
-                    || new_routes[b as usize]
-                        .as_ref()
-                        .is_some_and(|x| !x.1.is_disjoint(&self.pair_speakers[p][dir]))
+                    || probes[b as usize].as_mut().is_some_and(|probe| {
+                        self.pair_speakers[p][dir]
+                            .ones()
+                            .any(|v| probe.changed(v as SpeakerId))
+                    })
             };
             let mut changed_pos: Vec<u32> = Vec::new();
             for &s in changed {

@@ -284,11 +284,35 @@ impl RoutesTo {
     ) {
         out.clear();
         scratch.clear();
-        for (&(session, neighbor), pos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
-            if self.mp.contains(pos) {
-                scratch.push(self.received(states, session, neighbor));
+        let range = g.adj_range(v);
+        let nb = g.neighbors(v);
+        // Walk the set bits of v's slice of the multipath bitset a block at a time.
+        let blocks = self.mp.as_slice();
+        let mut all_some = true;
+        let mut total: u128 = 0;
+        for_bits(range.clone(), |block, mask| {
+            let mut word = blocks[block] & mask;
+            while word != 0 {
+                let pos = block * usize::BITS as usize + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let (session, neighbor) = nb[pos - range.start];
+                let r = self.received(states, session, neighbor);
+                match r {
+                    Some(x) => total += u128::from(x),
+                    None => all_some = false,
+                }
+                scratch.push(r);
                 out.push((pos, neighbor, 0.0));
             }
+            false
+        });
+        if all_some && total > 0 {
+            // Every path carries the community: weight = bandwidth / sum (ucmp::weights).
+            let total = total as f64;
+            for (o, r) in out.iter_mut().zip(scratch.iter()) {
+                o.2 = r.unwrap_or(0) as f64 / total;
+            }
+            return;
         }
         ucmp::weights_into(scratch, self.cfg.missing, weights);
         for (o, &w) in out.iter_mut().zip(weights.iter()) {
@@ -297,10 +321,7 @@ impl RoutesTo {
     }
 
     /// Speakers whose forwarding toward this prefix may differ between `before` (under
-    /// `old` session states) and `self` (under `new`): their best route or multipath set
-    /// changed, a multipath neighbor's link-bandwidth value did, or a multipath session's
-    /// links did (what is received scales with them). Everyone else splits traffic exactly
-    /// as before.
+    /// `old` session states) and `self` (under `new`); see [`ChangeProbe`].
     pub fn changed_speakers(
         &self,
         before: &RoutesTo,
@@ -309,43 +330,12 @@ impl RoutesTo {
         new: &[SessionState],
     ) -> FixedBitSet {
         let n = g.speakers.len();
+        let sessions = ChangeProbe::sessions_changed(old, new);
+        let mut probe = ChangeProbe::new(self, before, g, &sessions);
         let mut out = FixedBitSet::with_capacity(n);
-        for v in 0..n {
-            if self.best[v] != before.best[v] {
-                out.insert(v);
-            }
-        }
-        // Multipath sets: the entries that differ, by owner.
-        let mut diff = self.mp.clone();
-        diff.symmetric_difference_with(&before.mp);
-        for pos in diff.ones() {
-            out.insert(g.owner(pos) as usize);
-        }
-        // Multipaths whose received value may have changed: the neighbor re-advertises a new
-        // value, or the session's links changed (what crosses it scales with them).
-        let adv_changed: Vec<bool> = (0..n)
-            .map(|u| self.advertised[u] != before.advertised[u])
-            .collect();
-        let mut session_changed = FixedBitSet::with_capacity(old.len());
-        for (s, (o, w)) in old.iter().zip(new).enumerate() {
-            if o != w {
-                session_changed.insert(s);
-            }
-        }
-        let mut v = 0usize;
-        let mut range = g.adj_range(0);
-        let mut nb = g.neighbors(0);
-        for pos in self.mp.ones() {
-            if pos >= range.end {
-                while pos >= range.end {
-                    v += 1;
-                    range = g.adj_range(v as SpeakerId);
-                }
-                nb = g.neighbors(v as SpeakerId);
-            }
-            let (s, u) = nb[pos - range.start];
-            if adv_changed[u as usize] || session_changed.contains(s as usize) {
-                out.insert(v);
+        for v in 0..n as SpeakerId {
+            if probe.changed(v) {
+                out.insert(v as usize);
             }
         }
         out
@@ -529,13 +519,11 @@ impl RoutesTo {
             self.advertised[v as usize] = new;
             // Every neighbor that uses v as a multipath hears a new value: recompute it after
             // v (its path is longer, so the heap orders it later).
-            for &(s, u) in g.neighbors(v) {
+            for (&(_, u), vpos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
                 if self.is_origin[u as usize] || queued[u as usize] {
                     continue;
                 }
-                // u's adjacency is sorted by session id: find the entry for s.
-                let pos = g.neighbors(u).partition_point(|&(x, _)| x < s);
-                if self.mp.contains(g.adj_range(u).start + pos) {
+                if self.mp.contains(g.reverse(vpos)) {
                     queued[u as usize] = true;
                     heap.push(Reverse((len_of(&self.best, u), u)));
                 }
@@ -660,6 +648,107 @@ impl RoutesTo {
             seeds.push(b);
         }
         self.settle(g, new, seeds.iter().copied(), &seeds, false)
+    }
+}
+
+/// Call `f(block, mask)` for each block of a bitset that overlaps `range`, with the mask of
+/// the range's bits in it, until `f` returns true; returns whether it did.
+fn for_bits(range: std::ops::Range<usize>, mut f: impl FnMut(usize, usize) -> bool) -> bool {
+    let bits = usize::BITS as usize;
+    let mut block = range.start / bits;
+    while block * bits < range.end {
+        let lo = block * bits;
+        let mut mask = !0usize;
+        if lo < range.start {
+            mask &= !0 << (range.start - lo);
+        }
+        if range.end < lo + bits {
+            mask &= (1 << (range.end - lo)) - 1;
+        }
+        if f(block, mask) {
+            return true;
+        }
+        block += 1;
+    }
+    false
+}
+
+/// Whether a speaker forwards differently toward a prefix after routes went from `before`
+/// (under `old` session states) to `now` (under `new`), asked speaker by speaker and
+/// remembered: a sweep asks only about the speakers its flows cross, and stops at the first
+/// that changed. A speaker's split changes when its multipath set does (which includes
+/// gaining or losing a route), when a multipath neighbor re-advertises a new link-bandwidth
+/// value, or when a multipath session's links change (what is received scales with them). A
+/// new best route alone moves no traffic.
+pub struct ChangeProbe<'a> {
+    now: &'a RoutesTo,
+    before: &'a RoutesTo,
+    g: &'a BgpGraph,
+    session_changed: &'a FixedBitSet,
+    /// 0 unknown, 1 changed, 2 unchanged.
+    memo: Vec<u8>,
+}
+
+impl<'a> ChangeProbe<'a> {
+    /// Set up for routes `now` against `before`; `session_changed` marks the sessions whose
+    /// state differs between the two (see [`ChangeProbe::sessions_changed`]).
+    pub fn new(
+        now: &'a RoutesTo,
+        before: &'a RoutesTo,
+        g: &'a BgpGraph,
+        session_changed: &'a FixedBitSet,
+    ) -> Self {
+        ChangeProbe {
+            now,
+            before,
+            g,
+            session_changed,
+            memo: vec![0; g.speakers.len()],
+        }
+    }
+
+    /// The sessions whose state differs between `old` and `new`, as a bitset.
+    pub fn sessions_changed(old: &[SessionState], new: &[SessionState]) -> FixedBitSet {
+        let mut b = FixedBitSet::with_capacity(old.len());
+        for (s, (o, w)) in old.iter().zip(new).enumerate() {
+            if o != w {
+                b.insert(s);
+            }
+        }
+        b
+    }
+
+    /// Whether `v` splits traffic differently.
+    pub fn changed(&mut self, v: SpeakerId) -> bool {
+        match self.memo[v as usize] {
+            1 => return true,
+            2 => return false,
+            _ => {}
+        }
+        let (g, now, before) = (self.g, self.now, self.before);
+        let range = g.adj_range(v);
+        let nb = g.neighbors(v);
+        let (a, b) = (now.mp.as_slice(), before.mp.as_slice());
+        let changed = for_bits(range.clone(), |block, mask| {
+            let (x, y) = (a[block] & mask, b[block] & mask);
+            if x != y {
+                return true;
+            }
+            let mut word = x;
+            while word != 0 {
+                let pos = block * usize::BITS as usize + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let (s, u) = nb[pos - range.start];
+                if now.advertised[u as usize] != before.advertised[u as usize]
+                    || self.session_changed.contains(s as usize)
+                {
+                    return true;
+                }
+            }
+            false
+        });
+        self.memo[v as usize] = if changed { 1 } else { 2 };
+        changed
     }
 }
 

@@ -66,6 +66,8 @@ pub struct BgpGraph {
     /// Sessions of speaker `v`: `adj[adj_off[v]..adj_off[v + 1]]` as (session, neighbor).
     adj_off: Vec<u32>,
     adj: Vec<(u32, SpeakerId)>,
+    /// For each adjacency entry (v -> u over s), the position of the entry u -> v.
+    rev: Vec<u32>,
 }
 
 fn speaks_bgp(r: Role) -> bool {
@@ -160,11 +162,15 @@ impl BgpGraph {
         }
         let mut fill = adj_off.clone();
         let mut adj = vec![(0u32, 0u32); adj_off[n] as usize];
+        let mut rev = vec![0u32; adj_off[n] as usize];
         for (s, &(a, b)) in sessions.iter().enumerate() {
-            for (x, y) in [(a, b), (b, a)] {
-                adj[fill[x as usize] as usize] = (s as u32, y);
-                fill[x as usize] += 1;
-            }
+            let (pa, pb) = (fill[a as usize], fill[b as usize]);
+            adj[pa as usize] = (s as u32, b);
+            adj[pb as usize] = (s as u32, a);
+            rev[pa as usize] = pb;
+            rev[pb as usize] = pa;
+            fill[a as usize] += 1;
+            fill[b as usize] += 1;
         }
         BgpGraph {
             speakers,
@@ -174,6 +180,7 @@ impl BgpGraph {
             session_links,
             adj_off,
             adj,
+            rev,
         }
     }
 
@@ -195,6 +202,13 @@ impl BgpGraph {
     /// Positions of `v`'s entries in the adjacency (for per-entry bitsets).
     pub fn adj_range(&self, v: SpeakerId) -> std::ops::Range<usize> {
         self.adj_off[v as usize] as usize..self.adj_off[v as usize + 1] as usize
+    }
+
+    /// The entry for the same session seen from the other end: if `pos` is v -> u, the
+    /// position of u -> v.
+    #[inline]
+    pub fn reverse(&self, pos: usize) -> usize {
+        self.rev[pos] as usize
     }
 
     /// The speaker whose adjacency holds entry `pos`.

@@ -6,8 +6,8 @@ pub mod graph;
 pub mod state;
 
 pub use compute::{
-    routes_to, routes_to_many, session_states, BandwidthMode, Best, BgpConfig, Multipath,
-    NotConverged, RoutesTo, SessionState, SoftDrain,
+    routes_to, routes_to_many, session_states, BandwidthMode, Best, BgpConfig, ChangeProbe,
+    Multipath, NotConverged, RoutesTo, SessionState, SoftDrain,
 };
 pub use graph::{AsnPlan, BgpGraph, Speaker, SpeakerId, SpeakerKind, PRIVATE_ASN_BASE};
 pub use state::{affected, converge_all, ForwardingState};
