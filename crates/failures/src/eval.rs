@@ -400,7 +400,8 @@ impl<'f> Evaluator<'f> {
                 .iter()
                 .map(|&p| &ev.pair_loads[p])
                 .collect();
-            let (entries, gbps) = ev.region_capacity(r, &refs, &ev.healthy, &weights, &mut ws);
+            let sw = ev.site_weights(&weights);
+            let (entries, gbps) = ev.region_capacity(r, &refs, &ev.healthy, &sw, true, &mut ws);
             region_loads.push(entries);
             region_gbps.push(gbps);
         }
@@ -663,25 +664,21 @@ impl<'f> Evaluator<'f> {
 
     /// Routed capacity of region pair `r` under a gravity matrix over its site pairs `loads`
     /// (same order as `region_members[r]`). Returns the summed unit loads and Gb/s.
+    #[allow(clippy::too_many_arguments)]
     fn region_capacity(
         &self,
         r: usize,
         loads: &[&[Loads; 2]],
         states: &[SessionState],
-        weights: &[u64],
+        site_weights: &[f64],
+        want_entries: bool,
         ws: &mut Workspace,
     ) -> (Vec<(u32, f64)>, f64) {
-        let site_w = |s: u32| -> f64 {
-            self.site_speakers[s as usize]
-                .iter()
-                .map(|&v| weights[v as usize] as f64)
-                .sum()
-        };
         let grav: Vec<f64> = self.region_members[r]
             .iter()
             .map(|&p| {
                 let (a, b) = self.site_pairs[p];
-                site_w(a) * site_w(b)
+                site_weights[a as usize] * site_weights[b as usize]
             })
             .collect();
         let total: f64 = grav.iter().sum();
@@ -695,11 +692,14 @@ impl<'f> Evaluator<'f> {
             Self::add_loads(ws, &l[1].entries, share);
             delivered += share * (l[0].delivered + l[1].delivered) / 2.0;
         }
-        let entries: Vec<(u32, f64)> = ws
-            .touched
-            .iter()
-            .map(|&p| (p, ws.load[p as usize]))
-            .collect();
+        let entries: Vec<(u32, f64)> = if want_entries {
+            ws.touched
+                .iter()
+                .map(|&p| (p, ws.load[p as usize]))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let lambda = self.lambda_of_touched(states, ws);
         let gbps = if delivered == 0.0 || !lambda.is_finite() {
             0.0
@@ -707,6 +707,14 @@ impl<'f> Evaluator<'f> {
             mbps_to_gbps(lambda * delivered)
         };
         (entries, gbps)
+    }
+
+    /// Live GPU-facing Mb/s of each site under speaker `weights`.
+    fn site_weights(&self, weights: &[u64]) -> Vec<f64> {
+        self.site_speakers
+            .iter()
+            .map(|spk| spk.iter().map(|&v| weights[v as usize] as f64).sum())
+            .collect()
     }
 
     /// `min capacity / load` of stored sparse loads under `states`, with their delivery.
@@ -788,7 +796,9 @@ impl<'f> Evaluator<'f> {
             .map(|r| {
                 let refs: Vec<&[Loads; 2]> =
                     self.region_members[r].iter().map(|&p| &loads[p]).collect();
-                self.region_capacity(r, &refs, &states, &weights, &mut ws).1
+                let sw = self.site_weights(&weights);
+                self.region_capacity(r, &refs, &states, &sw, false, &mut ws)
+                    .1
             })
             .collect();
         let region_maxflow_gbps = (0..self.region_pairs.len())
@@ -1047,7 +1057,8 @@ impl<'f> Evaluator<'f> {
                         .iter()
                         .map(|&p| fresh[p].as_ref().unwrap_or(&self.pair_loads[p]))
                         .collect();
-                    region_pair_gbps[r] = self.region_capacity(r, &refs, &states, weights, ws).1;
+                    let sw = self.site_weights(weights);
+                    region_pair_gbps[r] = self.region_capacity(r, &refs, &states, &sw, false, ws).1;
                 } else if self.region_footprint[r].hits(&changed_pos) {
                     let delivered = self.healthy_region_delivered(r);
                     region_pair_gbps[r] =
