@@ -101,6 +101,19 @@ fn losing_one_of_four_parallel_links_gives_3_to_4() {
 }
 
 #[test]
+fn losing_a_first_hop_link_moves_weight_too_since_ebgp_runs_per_link() {
+    // l1 keeps 3 of its 4 links to s1. Each link is a BGP path of its own (RFC 7938), each
+    // hearing s1's value for l2 (4 x 200G): s1 gets 3 x 800G of weight against 4 x 800G via s2.
+    let (f, [l1, l2, s1, s2]) = clos();
+    let s = select(&f, &["r.b.z.rtsw0--r.b.z.ctsw0#0"], &[], &[]);
+    let r = run(&f, AsnPlan::Rfc7938, &s, l2);
+    let hops = r.next_hops(l1);
+    assert_eq!(hops.iter().map(|h| h.0).collect::<Vec<_>>(), vec![s1, s2]);
+    assert!((hops[0].1 - 3.0 / 7.0).abs() < 1e-12, "{hops:?}");
+    assert!((hops[1].1 - 4.0 / 7.0).abs() < 1e-12, "{hops:?}");
+}
+
+#[test]
 fn valley_paths_are_rejected_by_shared_spine_asns() {
     let (f, [l1, l2, s1, s2]) = clos();
     let s = select(&f, &["r.b.z.rtsw1--r.b.z.ctsw0"], &[], &[]);
