@@ -136,6 +136,7 @@ pub struct Workspace {
     received: Vec<Option<u64>>,
     weights: Vec<f64>,
     hops: Vec<(usize, SpeakerId, f64)>,
+    mark: FixedBitSet,
     nets: Vec<FlowNetwork>,
 }
 
@@ -377,7 +378,7 @@ impl<'f> Evaluator<'f> {
                     ev.flow(a, b, rb, &ev.healthy, &weights, &mut ws),
                     ev.flow(b, a, ra, &ev.healthy, &weights, &mut ws),
                 ];
-                let gbps = ev.pair_capacity(&l, &ev.healthy, &mut ws);
+                let gbps = ev.pair_capacity([&l[0], &l[1]], &ev.healthy, &mut ws);
                 (l, gbps)
             })
             .unzip();
@@ -396,9 +397,9 @@ impl<'f> Evaluator<'f> {
         let mut region_loads = Vec::new();
         let mut region_gbps = Vec::new();
         for r in 0..ev.region_pairs.len() {
-            let refs: Vec<&[Loads; 2]> = ev.region_members[r]
+            let refs: Vec<[&Loads; 2]> = ev.region_members[r]
                 .iter()
-                .map(|&p| &ev.pair_loads[p])
+                .map(|&p| [&ev.pair_loads[p][0], &ev.pair_loads[p][1]])
                 .collect();
             let sw = ev.site_weights(&weights);
             let (entries, gbps) = ev.region_capacity(r, &refs, &ev.healthy, &sw, true, &mut ws);
@@ -438,6 +439,7 @@ impl<'f> Evaluator<'f> {
             received: Vec::new(),
             weights: Vec::new(),
             hops: Vec::new(),
+            mark: FixedBitSet::with_capacity(self.g.adj_len()),
             nets: self.nets.iter().map(|m| m.net.clone()).collect(),
         }
     }
@@ -651,11 +653,32 @@ impl<'f> Evaluator<'f> {
     }
 
     /// Routed capacity of a site pair from its two unit flows, Gb/s per direction.
-    fn pair_capacity(&self, l: &[Loads; 2], states: &[SessionState], ws: &mut Workspace) -> f64 {
-        Self::add_loads(ws, &l[0].entries, 1.0);
-        Self::add_loads(ws, &l[1].entries, 1.0);
-        let lambda = self.lambda_of_touched(states, ws);
+    fn pair_capacity(&self, l: [&Loads; 2], states: &[SessionState], ws: &mut Workspace) -> f64 {
         let delivered = (l[0].delivered + l[1].delivered) / 2.0;
+        // The two directions almost never share an entry (each is owned by its sender): take
+        // each one's minimum, marking the first's entries to catch a shared one.
+        let cap = |p: u32| states[self.session_of_pos[p as usize] as usize].mbps as f64;
+        let mut lambda = f64::INFINITY;
+        for &(p, x) in &l[0].entries {
+            ws.mark.insert(p as usize);
+            lambda = lambda.min(cap(p) / x);
+        }
+        let shared = l[1]
+            .entries
+            .iter()
+            .any(|&(p, _)| ws.mark.contains(p as usize));
+        for &(p, _) in &l[0].entries {
+            ws.mark.set(p as usize, false);
+        }
+        if shared {
+            Self::add_loads(ws, &l[0].entries, 1.0);
+            Self::add_loads(ws, &l[1].entries, 1.0);
+            lambda = self.lambda_of_touched(states, ws);
+        } else {
+            for &(p, x) in &l[1].entries {
+                lambda = lambda.min(cap(p) / x);
+            }
+        }
         if delivered == 0.0 || !lambda.is_finite() {
             return 0.0;
         }
@@ -668,7 +691,7 @@ impl<'f> Evaluator<'f> {
     fn region_capacity(
         &self,
         r: usize,
-        loads: &[&[Loads; 2]],
+        loads: &[[&Loads; 2]],
         states: &[SessionState],
         site_weights: &[f64],
         want_entries: bool,
@@ -707,6 +730,11 @@ impl<'f> Evaluator<'f> {
             mbps_to_gbps(lambda * delivered)
         };
         (entries, gbps)
+    }
+
+    /// The loads of site pair `p`: fresh where propagated again, else the healthy ones.
+    fn loads_of<'a>(&'a self, fresh: &'a [[Option<Loads>; 2]], p: usize) -> [&'a Loads; 2] {
+        [0, 1].map(|d| fresh[p][d].as_ref().unwrap_or(&self.pair_loads[p][d]))
     }
 
     /// Live GPU-facing Mb/s of each site under speaker `weights`.
@@ -790,12 +818,14 @@ impl<'f> Evaluator<'f> {
             .collect();
         let site_pair_gbps = loads
             .iter()
-            .map(|l| self.pair_capacity(l, &states, &mut ws))
+            .map(|l| self.pair_capacity([&l[0], &l[1]], &states, &mut ws))
             .collect();
         let region_pair_gbps = (0..self.region_pairs.len())
             .map(|r| {
-                let refs: Vec<&[Loads; 2]> =
-                    self.region_members[r].iter().map(|&p| &loads[p]).collect();
+                let refs: Vec<[&Loads; 2]> = self.region_members[r]
+                    .iter()
+                    .map(|&p| [&loads[p][0], &loads[p][1]])
+                    .collect();
                 let sw = self.site_weights(&weights);
                 self.region_capacity(r, &refs, &states, &sw, false, &mut ws)
                     .1
@@ -1022,28 +1052,19 @@ impl<'f> Evaluator<'f> {
                     changed_pos.push((self.g.adj_range(x).start + pos) as u32);
                 }
             }
-            let mut fresh: Vec<Option<[Loads; 2]>> = vec![None; self.site_pairs.len()];
+            let mut fresh: Vec<[Option<Loads>; 2]> = vec![[None, None]; self.site_pairs.len()];
             let mut site_pair_gbps = self.healthy_site_gbps.clone();
             for (p, &(a, b)) in self.site_pairs.iter().enumerate() {
-                let (ab, ba) = (reflow(p, 0, a, b), reflow(p, 1, b, a));
-                if ab || ba {
-                    let old = &self.pair_loads[p];
-                    let l = [
-                        if ab {
-                            self.flow(a, b, route(b), &states, weights, ws)
-                        } else {
-                            old[0].clone()
-                        },
-                        if ba {
-                            self.flow(b, a, route(a), &states, weights, ws)
-                        } else {
-                            old[1].clone()
-                        },
-                    ];
-                    site_pair_gbps[p] = self.pair_capacity(&l, &states, ws);
-                    fresh[p] = Some(l);
-                } else if self.pair_footprint[p].hits(&changed_pos) {
-                    site_pair_gbps[p] = self.pair_capacity(&self.pair_loads[p], &states, ws);
+                if reflow(p, 0, a, b) {
+                    fresh[p][0] = Some(self.flow(a, b, route(b), &states, weights, ws));
+                }
+                if reflow(p, 1, b, a) {
+                    fresh[p][1] = Some(self.flow(b, a, route(a), &states, weights, ws));
+                }
+                let moved = fresh[p][0].is_some() || fresh[p][1].is_some();
+                if moved || self.pair_footprint[p].hits(&changed_pos) {
+                    let l = self.loads_of(&fresh, p);
+                    site_pair_gbps[p] = self.pair_capacity(l, &states, ws);
                 }
             }
             let mut region_pair_gbps = self.healthy_region_gbps.clone();
@@ -1052,11 +1073,10 @@ impl<'f> Evaluator<'f> {
                     let (a, b) = self.site_pairs[p];
                     site_weight_changed[a as usize] || site_weight_changed[b as usize]
                 });
-                if gravity_moved || members.iter().any(|&p| fresh[p].is_some()) {
-                    let refs: Vec<&[Loads; 2]> = members
-                        .iter()
-                        .map(|&p| fresh[p].as_ref().unwrap_or(&self.pair_loads[p]))
-                        .collect();
+                let moved = |p: usize| fresh[p][0].is_some() || fresh[p][1].is_some();
+                if gravity_moved || members.iter().any(|&p| moved(p)) {
+                    let refs: Vec<[&Loads; 2]> =
+                        members.iter().map(|&p| self.loads_of(&fresh, p)).collect();
                     let sw = self.site_weights(weights);
                     region_pair_gbps[r] = self.region_capacity(r, &refs, &states, &sw, false, ws).1;
                 } else if self.region_footprint[r].hits(&changed_pos) {
