@@ -960,11 +960,11 @@ impl<'f> Evaluator<'f> {
             .collect();
 
         let out = if changed.is_empty() && weight_changes.is_empty() {
-            Outcome {
+            Ok(Outcome {
                 gpus_disconnected,
                 tiers,
                 ..self.healthy_outcome()
-            }
+            })
         } else {
             self.rerouted(
                 &changed,
@@ -974,12 +974,13 @@ impl<'f> Evaluator<'f> {
                 ws,
                 gpus_disconnected,
                 tiers,
-            )?
+            )
         };
+        // The workspace goes back to healthy whatever happened.
         for &s in &changed {
             ws.states[s as usize] = self.healthy[s as usize];
         }
-        Ok(out)
+        out
     }
 
     fn site_of_speaker(&self, v: SpeakerId) -> Option<u32> {

@@ -13,7 +13,7 @@
 //! parallel, collect in order. Memory holds one record per distinct pattern, never one per
 //! draw.
 
-use crate::eval::{Down, Evaluator, Outcome};
+use crate::eval::{Down, Evaluator, Outcome, Workspace};
 use aifabric_model::{DomainClass, Fabric, SrgCatalog, SrgClass};
 use aifabric_routing::bgp::NotConverged;
 use rand::{RngExt, SeedableRng};
@@ -197,6 +197,43 @@ impl Sampler {
     }
 }
 
+/// Workspaces handed to rayon jobs and given back when a job ends: a sweep makes about one
+/// per thread instead of one per job (each holds a few MB of per-fabric buffers).
+#[derive(Default)]
+struct Pool(std::sync::Mutex<Vec<Workspace>>);
+
+/// A workspace on loan from a [`Pool`].
+struct Loan<'p> {
+    ws: Option<Workspace>,
+    pool: &'p Pool,
+}
+
+impl Pool {
+    fn take(&self, ev: &Evaluator) -> Loan<'_> {
+        let ws = self.0.lock().ok().and_then(|mut v| v.pop());
+        Loan {
+            ws: Some(ws.unwrap_or_else(|| ev.workspace())),
+            pool: self,
+        }
+    }
+}
+
+impl Loan<'_> {
+    fn get(&mut self) -> &mut Workspace {
+        self.ws
+            .as_mut()
+            .expect("a loan holds its workspace until dropped")
+    }
+}
+
+impl Drop for Loan<'_> {
+    fn drop(&mut self) {
+        if let (Some(ws), Ok(mut v)) = (self.ws.take(), self.pool.0.lock()) {
+            v.push(ws);
+        }
+    }
+}
+
 /// Progress callback: called with (done, total) after each chunk.
 pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 
@@ -245,13 +282,14 @@ pub fn run(
         } => return run_monte_carlo(ev, catalog, *samples, *seed, model, &name, progress),
     };
     let total = fixed.len() as u64;
+    let pool = Pool::default();
     let mut records = Vec::with_capacity(fixed.len());
     for chunk in fixed.chunks(CHUNK as usize) {
         let outcomes = chunk
             .par_iter()
             .map_init(
-                || ev.workspace(),
-                |ws, (_, srgs)| ev.evaluate(&Down::of_srgs(f, catalog, srgs), ws),
+                || pool.take(ev),
+                |ws, (_, srgs)| ev.evaluate(&Down::of_srgs(f, catalog, srgs), ws.get()),
             )
             .collect::<Result<Vec<_>, _>>()?;
         for ((scenario, srgs), outcome) in chunk.iter().zip(outcomes) {
@@ -278,6 +316,7 @@ fn run_monte_carlo(
 ) -> Result<Vec<Record>, NotConverged> {
     let f: &Fabric = ev.fabric();
     let sampler = Sampler::new(catalog, model);
+    let pool = Pool::default();
     let mut seen: FxHashMap<Vec<usize>, usize> = FxHashMap::default();
     let mut records: Vec<Record> = Vec::new();
     let mut start = 0;
@@ -303,8 +342,8 @@ fn run_monte_carlo(
         let outcomes = distinct
             .par_iter()
             .map_init(
-                || ev.workspace(),
-                |ws, (srgs, _)| ev.evaluate(&Down::of_srgs(f, catalog, srgs), ws),
+                || pool.take(ev),
+                |ws, (srgs, _)| ev.evaluate(&Down::of_srgs(f, catalog, srgs), ws.get()),
             )
             .collect::<Result<Vec<_>, _>>()?;
         for ((srgs, draws), outcome) in distinct.into_iter().zip(outcomes) {
