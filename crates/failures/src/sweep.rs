@@ -11,7 +11,9 @@
 //!
 //! Scenarios are evaluated in chunks: generate, deduplicate, evaluate the new patterns in
 //! parallel, collect in order. Memory holds one record per distinct pattern, never one per
-//! draw.
+//! draw. In single and pairs sweeps, scenarios that take down the same devices and links (a
+//! BAG chassis and the power domain that feeds only it) are evaluated once and share the
+//! outcome under their own names.
 
 use crate::eval::{Down, Evaluator, Outcome, Workspace};
 use aifabric_model::{DomainClass, Fabric, SrgCatalog, SrgClass};
@@ -283,16 +285,40 @@ pub fn run(
     };
     let total = fixed.len() as u64;
     let pool = Pool::default();
-    let mut records = Vec::with_capacity(fixed.len());
+    // Scenarios with the same members fail the same things: evaluate the first, copy it.
+    let mut seen: FxHashMap<u128, usize> = FxHashMap::default();
+    let mut records: Vec<Record> = Vec::with_capacity(fixed.len());
     for chunk in fixed.chunks(CHUNK as usize) {
-        let outcomes = chunk
+        let keys: Vec<u128> = chunk
+            .par_iter()
+            .map(|(_, srgs)| pattern_key(catalog, srgs))
+            .collect();
+        let base = records.len();
+        let mut source: Vec<Option<usize>> = Vec::with_capacity(chunk.len());
+        let mut todo: Vec<usize> = Vec::new();
+        for (j, key) in keys.into_iter().enumerate() {
+            match seen.get(&key) {
+                Some(&r) => source.push(Some(r)),
+                None => {
+                    seen.insert(key, base + j);
+                    source.push(None);
+                    todo.push(j);
+                }
+            }
+        }
+        let mut outcomes = todo
             .par_iter()
             .map_init(
                 || pool.take(ev),
-                |ws, (_, srgs)| ev.evaluate(&Down::of_srgs(f, catalog, srgs), ws.get()),
+                |ws, &j| ev.evaluate(&Down::of_srgs(f, catalog, &chunk[j].1), ws.get()),
             )
-            .collect::<Result<Vec<_>, _>>()?;
-        for ((scenario, srgs), outcome) in chunk.iter().zip(outcomes) {
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter();
+        for ((scenario, srgs), src) in chunk.iter().zip(source) {
+            let outcome = match src {
+                Some(r) => records[r].outcome.clone(),
+                None => outcomes.next().expect("one outcome per new pattern"),
+            };
             records.push(Record {
                 scenario: scenario.clone(),
                 srgs: srgs.clone(),
@@ -303,6 +329,32 @@ pub fn run(
         progress(records.len() as u64, total);
     }
     Ok(records)
+}
+
+/// A 128-bit fingerprint of the devices and links a set of groups takes down (two passes of
+/// std's hasher, which has fixed keys, over the sorted member lists, each after a salt).
+/// Groups with the same members (a BAG chassis and the power domain that holds only it)
+/// collide on purpose; different member sets collide with probability ~2^-128.
+fn pattern_key(catalog: &SrgCatalog, srgs: &[usize]) -> u128 {
+    use std::hash::{Hash, Hasher};
+    let (mut devices, mut links) = (Vec::new(), Vec::new());
+    for &i in srgs {
+        let (d, l) = catalog.members(i);
+        devices.extend_from_slice(d);
+        links.extend_from_slice(l);
+    }
+    devices.sort_unstable();
+    devices.dedup();
+    links.sort_unstable();
+    links.dedup();
+    let half = |salt: u64| {
+        let mut h = std::hash::DefaultHasher::new();
+        h.write_u64(salt);
+        devices.hash(&mut h);
+        links.hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(0x6169_6661_6272_6963)) << 64) | u128::from(half(0x7372_6773_7765_6570))
 }
 
 fn run_monte_carlo(
