@@ -243,6 +243,15 @@ impl FlowNetwork {
         self.total = total;
     }
 
+    /// The flow the last [`max_flow`](FlowNetwork::max_flow) sent over the `link`-th arc or
+    /// link added to the builder, in absolute value (either direction). With it a caller can
+    /// tell that lowering some capacities leaves the maximum flow unchanged: if every lowered
+    /// arc still fits its flow, that flow is still feasible, and it cannot grow.
+    pub fn link_flow(&self, link: usize) -> u64 {
+        let a = self.link_arc[link] as usize;
+        (i128::from(self.cap[a]) - i128::from(self.res[a])).unsigned_abs() as u64
+    }
+
     /// Maximum flow value from `s` to `t`.
     ///
     /// Dinic's algorithm: repeatedly build BFS levels in the residual graph,

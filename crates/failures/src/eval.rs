@@ -173,6 +173,8 @@ impl Footprint {
 #[derive(Clone, Debug)]
 struct MaxflowNet {
     net: FlowNetwork,
+    /// Flow over each builder link in the healthy maximum flow.
+    healthy_flow: Vec<u64>,
     /// Builder link index of the source arc (region a) and sink arc (region b) per speaker.
     src_arc: Vec<u32>,
     sink_arc: Vec<u32>,
@@ -417,7 +419,16 @@ impl<'f> Evaluator<'f> {
             .iter_mut()
             .map(|m| {
                 let n = m.net.num_nodes() as u32;
-                mbps_to_gbps(m.net.max_flow(n - 2, n - 1) as f64)
+                let flow = m.net.max_flow(n - 2, n - 1);
+                let added = m
+                    .src_arc
+                    .iter()
+                    .chain(&m.sink_arc)
+                    .filter(|&&a| a != u32::MAX)
+                    .count()
+                    + ev.g.sessions.len();
+                m.healthy_flow = (0..added).map(|i| m.net.link_flow(i)).collect();
+                mbps_to_gbps(flow as f64)
             })
             .collect();
         Ok(ev)
@@ -498,6 +509,7 @@ impl<'f> Evaluator<'f> {
         }
         MaxflowNet {
             net: b.build(),
+            healthy_flow: Vec::new(),
             src_arc,
             sink_arc,
         }
@@ -1130,7 +1142,31 @@ impl<'f> Evaluator<'f> {
         ws: &mut Workspace,
     ) -> Vec<f64> {
         let mut out = Vec::with_capacity(self.nets.len());
-        for (m, net) in self.nets.iter().zip(ws.nets.iter_mut()) {
+        for ((m, net), &healthy) in self
+            .nets
+            .iter()
+            .zip(ws.nets.iter_mut())
+            .zip(&self.healthy_maxflow_gbps)
+        {
+            // Capacities only go down. If every lowered arc still fits its healthy flow, that
+            // flow is still feasible and still maximal.
+            let fits = changed
+                .iter()
+                .all(|&s| m.healthy_flow[s as usize] <= states[s as usize].mbps)
+                && weights
+                    .iter()
+                    .zip(&self.speaker_mbps)
+                    .enumerate()
+                    .filter(|(_, (w, h))| w != h)
+                    .all(|(v, (&w, _))| {
+                        [m.src_arc[v], m.sink_arc[v]]
+                            .iter()
+                            .all(|&a| a == u32::MAX || m.healthy_flow[a as usize] <= w)
+                    });
+            if fits {
+                out.push(healthy);
+                continue;
+            }
             let mut restore: Vec<(usize, u64, u64)> = Vec::new();
             for &s in changed {
                 let c = states[s as usize].mbps;
