@@ -220,6 +220,8 @@ pub struct Evaluator<'f> {
     region_members: Vec<Vec<usize>>,
     region_loads: Vec<Vec<(u32, f64)>>,
     region_footprint: Vec<Footprint>,
+    /// Healthy share of each region pair's demand that has a route.
+    region_delivered: Vec<f64>,
     /// Healthy routed capacity per region pair, Gb/s.
     pub healthy_region_gbps: Vec<f64>,
     /// Healthy max-flow bound per region pair, Gb/s.
@@ -359,6 +361,7 @@ impl<'f> Evaluator<'f> {
             region_members,
             region_loads: Vec::new(),
             region_footprint: Vec::new(),
+            region_delivered: Vec::new(),
             healthy_region_gbps: Vec::new(),
             healthy_maxflow_gbps: Vec::new(),
             nets: Vec::new(),
@@ -413,6 +416,9 @@ impl<'f> Evaluator<'f> {
             .map(|e| Footprint::of(len, [&e[..]]))
             .collect();
         ev.region_loads = region_loads;
+        ev.region_delivered = (0..ev.region_pairs.len())
+            .map(|r| ev.healthy_region_delivered(r))
+            .collect();
         ev.healthy_region_gbps = region_gbps;
         ev.healthy_maxflow_gbps = ev
             .nets
@@ -1093,7 +1099,7 @@ impl<'f> Evaluator<'f> {
                     let sw = self.site_weights(weights);
                     region_pair_gbps[r] = self.region_capacity(r, &refs, &states, &sw, false, ws).1;
                 } else if self.region_footprint[r].hits(&changed_pos) {
-                    let delivered = self.healthy_region_delivered(r);
+                    let delivered = self.region_delivered[r];
                     region_pair_gbps[r] =
                         self.capacity_of_entries(&self.region_loads[r], delivered, &states);
                 }
@@ -1111,18 +1117,13 @@ impl<'f> Evaluator<'f> {
         result
     }
 
+    /// Healthy delivery of a region pair's gravity mix (1 unless some rack has no route).
     fn healthy_region_delivered(&self, r: usize) -> f64 {
-        // Healthy delivery of a region pair's gravity mix (1 unless some rack has no route).
-        let site_w = |s: u32| -> f64 {
-            self.site_speakers[s as usize]
-                .iter()
-                .map(|&v| self.speaker_mbps[v as usize] as f64)
-                .sum()
-        };
+        let sw = self.site_weights(&self.speaker_mbps);
         let (mut num, mut den) = (0.0, 0.0);
         for &p in &self.region_members[r] {
             let (a, b) = self.site_pairs[p];
-            let g = site_w(a) * site_w(b);
+            let g = sw[a as usize] * sw[b as usize];
             let l = &self.pair_loads[p];
             num += g * (l[0].delivered + l[1].delivered) / 2.0;
             den += g;
