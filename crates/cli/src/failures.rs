@@ -4,9 +4,9 @@ use crate::Failure;
 use aifabric_failures::compare::{build_with, planar_vs_spread, Comparison};
 use aifabric_failures::mitigate::AggregationSetup;
 use aifabric_failures::report::FailureReport;
-use aifabric_failures::sweep::{default_model, unavailability, ClassModel, FailureMode, Sweep};
+use aifabric_failures::sweep::{default_model, default_modes, unavailability, ClassModel, Sweep};
 use aifabric_failures::{analyze, Options};
-use aifabric_model::{DomainClass, Fabric, SrgClass};
+use aifabric_model::{Fabric, SrgClass};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_spec::spec::InterBagTopology;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -48,17 +48,11 @@ fn class(s: &str, flag: &str) -> Result<SrgClass, Failure> {
 fn model(args: &Args) -> Result<Vec<ClassModel>, Failure> {
     let mut m = default_model();
     let mut set = |c: SrgClass, p: f64| {
-        let modes = match c {
-            SrgClass::Domain(DomainClass::BagChassis) => {
-                vec![(FailureMode::Whole, 0.2), (FailureMode::OneLineCard, 0.8)]
-            }
-            _ => vec![(FailureMode::Whole, 1.0)],
-        };
         m.retain(|x| x.class != c);
         m.push(ClassModel {
             class: c,
             probability: p,
-            modes,
+            modes: default_modes(c),
         });
     };
     for item in &args.probability {

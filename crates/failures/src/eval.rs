@@ -140,8 +140,8 @@ pub struct Workspace {
     nets: Vec<FlowNetwork>,
 }
 
-/// Unit-demand loads of one direction of a site pair: (adjacency position, load), sorted by
-/// position, and the share of demand delivered.
+/// Unit-demand loads of one direction of a site pair: (adjacency position, load) in
+/// propagation order, and the share of demand delivered.
 #[derive(Clone, Debug, Default)]
 struct Loads {
     entries: Vec<(u32, f64)>,
@@ -198,6 +198,8 @@ pub struct Evaluator<'f> {
     rack_mbps: Vec<u64>,
     /// Healthy source weight (Mb/s) per speaker.
     speaker_mbps: Vec<u64>,
+    /// GPUs connected in the healthy fabric.
+    gpu_ok: FixedBitSet,
     /// Site of each speaker (`u32::MAX`: none).
     speaker_site: Vec<u32>,
     /// Rack speakers of each site, ascending.
@@ -232,6 +234,16 @@ pub struct Evaluator<'f> {
 
 fn mbps_to_gbps(x: f64) -> f64 {
     x / 1000.0
+}
+
+/// Routed capacity, Gb/s per direction, from the largest scaling `lambda` (Mb/s per unit of
+/// demand) and the share of demand that has a route; 0 when nothing flows or nothing loads.
+fn routed_gbps(lambda: f64, delivered: f64) -> f64 {
+    if delivered == 0.0 || !lambda.is_finite() {
+        0.0
+    } else {
+        mbps_to_gbps(lambda * delivered)
+    }
 }
 
 /// Whether a device is a rack switch (originates a rack prefix, faces GPUs).
@@ -287,7 +299,11 @@ impl<'f> Evaluator<'f> {
         let none = FailureMask::none(f);
         let mut rack_mbps = vec![0u64; f.devices().len()];
         let mut speaker_mbps = vec![0u64; g.speakers.len()];
+        let mut gpu_ok = FixedBitSet::with_capacity(f.devices().len());
         for (i, d) in f.devices().iter().enumerate() {
+            if d.role == Role::Gpu && gpu_connected(f, DeviceId(i as u32), &none) {
+                gpu_ok.insert(i);
+            }
             if is_rack(d.role) {
                 let w = rack_weight(f, DeviceId(i as u32), &none);
                 rack_mbps[i] = w;
@@ -348,6 +364,7 @@ impl<'f> Evaluator<'f> {
             site_of_device,
             rack_mbps,
             speaker_mbps,
+            gpu_ok,
             site_speakers,
             speaker_site: Vec::new(),
             routes,
@@ -524,7 +541,6 @@ impl<'f> Evaluator<'f> {
     /// Propagate unit demand from site `from`'s rack speakers (weighted by `weights`) along
     /// `routes` (toward site `to`), adding loads into `ws.load`, until it enters site `to`.
     /// Returns the share delivered.
-    #[allow(clippy::too_many_arguments)]
     fn propagate(
         &self,
         from: u32,
@@ -532,7 +548,6 @@ impl<'f> Evaluator<'f> {
         routes: &RoutesTo,
         states: &[SessionState],
         weights: &[u64],
-        scale: f64,
         ws: &mut Workspace,
     ) -> f64 {
         let srcs = &self.site_speakers[from as usize];
@@ -559,7 +574,7 @@ impl<'f> Evaluator<'f> {
             if ws.flow[v as usize] == 0.0 {
                 ws.buckets[len].push(v);
             }
-            ws.flow[v as usize] += share * scale;
+            ws.flow[v as usize] += share;
             top = top.max(len);
         }
         for len in (1..=top).rev() {
@@ -627,7 +642,7 @@ impl<'f> Evaluator<'f> {
         weights: &[u64],
         ws: &mut Workspace,
     ) -> Loads {
-        let delivered = self.propagate(a, b, routes_b, states, weights, 1.0, ws);
+        let delivered = self.propagate(a, b, routes_b, states, weights, ws);
         Loads {
             entries: Self::drain_loads(ws),
             delivered,
@@ -697,10 +712,7 @@ impl<'f> Evaluator<'f> {
                 lambda = lambda.min(cap(p) / x);
             }
         }
-        if delivered == 0.0 || !lambda.is_finite() {
-            return 0.0;
-        }
-        mbps_to_gbps(lambda * delivered)
+        routed_gbps(lambda, delivered)
     }
 
     /// Routed capacity of region pair `r` under a gravity matrix over its site pairs `loads`
@@ -742,12 +754,7 @@ impl<'f> Evaluator<'f> {
             Vec::new()
         };
         let lambda = self.lambda_of_touched(states, ws);
-        let gbps = if delivered == 0.0 || !lambda.is_finite() {
-            0.0
-        } else {
-            mbps_to_gbps(lambda * delivered)
-        };
-        (entries, gbps)
+        (entries, routed_gbps(lambda, delivered))
     }
 
     /// The loads of site pair `p`: fresh where propagated again, else the healthy ones.
@@ -775,11 +782,7 @@ impl<'f> Evaluator<'f> {
             .filter(|e| e.1 > 0.0)
             .map(|&(p, x)| states[self.session_of_pos[p as usize] as usize].mbps as f64 / x)
             .fold(f64::INFINITY, f64::min);
-        if delivered == 0.0 || !lambda.is_finite() {
-            0.0
-        } else {
-            mbps_to_gbps(lambda * delivered)
-        }
+        routed_gbps(lambda, delivered)
     }
 
     /// The healthy outcome (nothing down).
@@ -937,10 +940,9 @@ impl<'f> Evaluator<'f> {
         }
         gpus.sort_unstable();
         gpus.dedup();
-        let none = FailureMask::none(f);
         let gpus_disconnected = gpus
             .iter()
-            .filter(|&&g| !gpu_connected(f, g, mask) && gpu_connected(f, g, &none))
+            .filter(|&&g| self.gpu_ok.contains(g.idx()) && !gpu_connected(f, g, mask))
             .count() as u64;
         let mut weight_changes: Vec<(SpeakerId, i64)> = Vec::new();
         for &r in &racks {

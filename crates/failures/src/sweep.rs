@@ -50,27 +50,33 @@ pub fn unavailability(mtbf_hours: f64, mttr_hours: f64) -> f64 {
     mttr_hours / (mtbf_hours + mttr_hours)
 }
 
+/// How a group of `class` fails in a draw: a BAG chassis fails whole (weight 0.2) or loses
+/// one line card (0.8); anything else fails whole. Illustrative weights, like the rates
+/// below.
+pub fn default_modes(class: SrgClass) -> Vec<(FailureMode, f64)> {
+    match class {
+        SrgClass::Domain(DomainClass::BagChassis) => {
+            vec![(FailureMode::Whole, 0.2), (FailureMode::OneLineCard, 0.8)]
+        }
+        _ => vec![(FailureMode::Whole, 1.0)],
+    }
+}
+
 /// The default Monte Carlo model. The MTBF and MTTR figures are illustrative assumptions,
 /// not published data (the sources give none); pass your own with `--probability` or
 /// `--mtbf`.
 pub fn default_model() -> Vec<ClassModel> {
-    let whole = vec![(FailureMode::Whole, 1.0)];
-    let c = |d: DomainClass, mtbf: f64, mttr: f64, modes: Vec<(FailureMode, f64)>| ClassModel {
+    let c = |d: DomainClass, mtbf: f64, mttr: f64| ClassModel {
         class: SrgClass::Domain(d),
         probability: unavailability(mtbf, mttr),
-        modes,
+        modes: default_modes(SrgClass::Domain(d)),
     };
     vec![
-        c(DomainClass::Building, 1_000_000.0, 24.0, whole.clone()),
-        c(DomainClass::Hall, 500_000.0, 8.0, whole.clone()),
-        c(DomainClass::PowerDomain, 50_000.0, 4.0, whole.clone()),
-        c(
-            DomainClass::BagChassis,
-            50_000.0,
-            4.0,
-            vec![(FailureMode::Whole, 0.2), (FailureMode::OneLineCard, 0.8)],
-        ),
-        c(DomainClass::Conduit, 17_520.0, 12.0, whole),
+        c(DomainClass::Building, 1_000_000.0, 24.0),
+        c(DomainClass::Hall, 500_000.0, 8.0),
+        c(DomainClass::PowerDomain, 50_000.0, 4.0),
+        c(DomainClass::BagChassis, 50_000.0, 4.0),
+        c(DomainClass::Conduit, 17_520.0, 12.0),
     ]
 }
 
