@@ -8,11 +8,14 @@ mod failures;
 mod output;
 mod render;
 mod routes;
+mod simulate;
 
+use aifabric_engine::{Lb, NetParams};
 use aifabric_model::{Fabric, FabricView, Scenario};
 use aifabric_routing::aggregation::{Aggregation, AggregationTier};
 use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
 use aifabric_routing::ucmp::MissingBandwidth;
+use aifabric_workload::{Algo, Op, Placement};
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -155,6 +158,63 @@ enum Command {
         #[command(flatten)]
         bgp: BgpArgs,
     },
+    /// Simulate one collective on the fabric for a range of sizes: an nccl-tests-like table
+    /// (size, time, algBW, busBW), link utilization per tier and the busiest links; with a
+    /// scenario, the slowdown against the healthy fabric.
+    Collective {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// all_reduce, all_gather, reduce_scatter or all_to_all.
+        #[arg(long, default_value = "all_reduce", value_parser = simulate::parse_op)]
+        op: Op,
+        /// ring, tree, hd (halving-doubling), direct or hierarchical; ring (direct for
+        /// all_to_all) if absent.
+        #[arg(long, value_parser = simulate::parse_algo)]
+        algo: Option<Algo>,
+        /// GPUs taking part.
+        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(2..))]
+        gpus: u32,
+        /// packed, spread, fragmented[:SEED] or topology-aware.
+        #[arg(long, default_value = "packed", value_parser = simulate::parse_placement)]
+        placement: Placement,
+        /// Sizes, nccl-tests style: MIN:MAX[:FACTOR] (binary K, M, G) or one size.
+        #[arg(long, default_value = "1M:1G:4", value_parser = simulate::parse_sizes)]
+        sizes: simulate::Sizes,
+        /// Per-step software latency, microseconds.
+        #[arg(long, default_value_t = 5.0)]
+        alpha_us: f64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        sim: SimArgs,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
+    /// Simulate one training iteration of a job (a YAML file): step time, its breakdown
+    /// (compute, bubble, exposed communication per collective) and, with a scenario, the
+    /// slowdown against the healthy fabric.
+    Job {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// The job file (see examples/jobs/).
+        #[arg(long)]
+        job: String,
+        /// Override the job's placement: packed, spread, fragmented[:SEED], topology-aware.
+        #[arg(long, value_parser = simulate::parse_placement)]
+        placement: Option<Placement>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        sim: SimArgs,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
     /// Check a spec; prints nothing but a summary when it is valid.
     Validate {
         /// Built-in spec name or YAML file.
@@ -163,6 +223,57 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// Load balancing and the engine's parameters.
+#[derive(clap::Args, Debug)]
+struct SimArgs {
+    /// ecmp, eecmp:N (N queue pairs per GPU pair), ucmp, spray or te.
+    #[arg(long, default_value = "ecmp", value_parser = simulate::parse_lb)]
+    lb: Lb,
+    /// Seed of the switches' ECMP hashes (and of fragmented placement draws).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Channels per collective (each an equal share, its own flows).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    channels: u32,
+    /// GPUs per scale-up (NVLink) domain (`collective`; a job file sets its own).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    scale_up: u32,
+    /// Scale-up bandwidth per GPU and direction, GB/s (`collective`).
+    #[arg(long, default_value_t = 450.0)]
+    scale_up_gbs: f64,
+    /// Forwarding latency per switch, microseconds.
+    #[arg(long, default_value_t = 1.0)]
+    switch_latency_us: f64,
+}
+
+impl SimArgs {
+    fn common(&self, bgp: &BgpArgs) -> Result<simulate::Common, Failure> {
+        for (v, flag) in [
+            (self.scale_up_gbs, "--scale-up-gbs"),
+            (self.switch_latency_us + 1.0, "--switch-latency-us"),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(Failure::BadArgument(format!(
+                    "{flag} must be a positive number"
+                )));
+            }
+        }
+        Ok(simulate::Common {
+            lb: self.lb,
+            seed: self.seed,
+            channels: self.channels,
+            plan: bgp.plan(),
+            cfg: bgp.config(),
+            params: NetParams {
+                scale_up_gpus: self.scale_up,
+                scale_up_bytes_per_s: self.scale_up_gbs * 1e9,
+                switch_latency_s: self.switch_latency_us * 1e-6,
+                ..NetParams::default()
+            },
+        })
+    }
 }
 
 /// What failed or is drained; the same flags on every command that takes a scenario.
@@ -517,6 +628,54 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let mask = scenario.resolve(&f)?.unusable();
             let zones = aifabric_routing::ibm::input_balanced(&f, &mask);
             emit(json, &zones, |v| render::ibm(v))?;
+        }
+        Command::Collective {
+            spec,
+            op,
+            algo,
+            gpus,
+            placement,
+            sizes,
+            alpha_us,
+            json,
+            sim,
+            scenario,
+            bgp,
+        } => {
+            if !(alpha_us.is_finite() && alpha_us >= 0.0) {
+                return Err(Failure::BadArgument("--alpha-us must be >= 0".into()));
+            }
+            let common = sim.common(&bgp)?;
+            let f = load(&spec)?;
+            let scenario = scenario.resolve(&f)?;
+            let report = simulate::collective(
+                &f,
+                &scenario,
+                op,
+                algo,
+                gpus,
+                placement,
+                &sizes.0,
+                alpha_us * 1e-6,
+                &common,
+            )?;
+            emit(json, &report, simulate::render_collective)?;
+        }
+        Command::Job {
+            spec,
+            job,
+            placement,
+            json,
+            sim,
+            scenario,
+            bgp,
+        } => {
+            let common = sim.common(&bgp)?;
+            let it = aifabric_workload::job::load(&job).map_err(Failure::BadInput)?;
+            let f = load(&spec)?;
+            let scenario = scenario.resolve(&f)?;
+            let report = simulate::job(&f, &scenario, &it, placement, &common)?;
+            emit(json, &report, simulate::render_job)?;
         }
         Command::Validate { spec, json } => {
             let f = load(&spec)?;

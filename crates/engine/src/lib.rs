@@ -1,17 +1,28 @@
 //! # aifabric-engine
 //!
-//! The flow-level engine of issue 5, built bottom up. So far: [`maxmin`], max-min fair rates
-//! for flows that each spread over links in fixed shares (a multipath flow split by its UCMP
-//! weights uses each link with the share of its traffic that crosses it); [`collective`], the
-//! closed forms the engine is checked against (nccl-tests bandwidths, alpha-beta times,
-//! ECMP as balls into bins).
+//! The flow-level engine: what a training job's collectives do on a fabric, healthy or failed.
+//! Layers, bottom up:
+//! - [`maxmin`]: max-min fair rates by progressive filling for flows that each spread over
+//!   resources in fixed shares (a flow split by UCMP weights uses each link with the share of
+//!   its traffic that crosses it);
+//! - [`net`]: the network of a scenario as resources with capacities, and the resources a
+//!   flow uses under a load-balancing mode, hop by hop along the control plane's routes;
+//! - [`te`]: centralized traffic engineering and its LP lower bound;
+//! - [`sim`]: collectives as phases of concurrent flows, simulated as an event-driven fluid;
+//! - [`job`]: one training iteration (compute + exposed communication), healthy vs failed.
 //!
-//! Architecture invariant: pure functions over index-based inputs (links and flows are `u32`
-//! ids into flat arrays); no I/O; deterministic.
+//! Architecture invariant: pure functions of (fabric, scenario, workload, seed); no I/O;
+//! deterministic whatever the thread count (phases are simulated in parallel and summed in
+//! order).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod collective;
+pub mod job;
 pub mod maxmin;
+pub mod net;
+pub mod sim;
+pub mod te;
 
-pub use maxmin::{max_min_rates, FlowSet};
+pub use maxmin::{max_min_rates, FlowSet, MaxMin};
+pub use net::{Lb, Net, NetParams};
+pub use sim::{simulate, Collective, CollectiveResult, RouteCache, SimError};

@@ -1,6 +1,6 @@
 //! Closed forms of REFERENCE.md, with expectations worked by hand.
 
-use aifabric_engine::collective::*;
+use aifabric_workload::collective::*;
 
 fn close(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs())

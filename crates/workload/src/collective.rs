@@ -6,7 +6,8 @@
 //! Units are explicit: bytes, seconds, bytes per second, and GB/s with GB = 10^9 bytes.
 
 /// A collective operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Op {
     /// All-reduce.
     AllReduce,
@@ -23,6 +24,34 @@ pub enum Op {
 }
 
 impl Op {
+    /// The operations, in CLI order.
+    pub const ALL: [Op; 6] = [
+        Op::AllReduce,
+        Op::AllGather,
+        Op::ReduceScatter,
+        Op::AllToAll,
+        Op::Broadcast,
+        Op::Reduce,
+    ];
+
+    /// snake_case name, as on the command line and in Chakra-style traces.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::AllReduce => "all_reduce",
+            Op::AllGather => "all_gather",
+            Op::ReduceScatter => "reduce_scatter",
+            Op::AllToAll => "all_to_all",
+            Op::Broadcast => "broadcast",
+            Op::Reduce => "reduce",
+        }
+    }
+
+    /// Parse [`Op::as_str`] (dashes accepted for underscores).
+    pub fn parse(s: &str) -> Option<Op> {
+        let s = s.replace('-', "_");
+        Op::ALL.into_iter().find(|o| o.as_str() == s)
+    }
+
     /// nccl-tests' bus-bandwidth factor for `n` ranks (`doc/PERFORMANCE.md`): busBW = algBW x
     /// factor, so that busBW compares with the hardware's link speed whatever `n` is.
     pub fn bus_factor(self, n: u32) -> f64 {

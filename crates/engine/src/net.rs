@@ -1,0 +1,594 @@
+//! The network as the engine sees it: resources with capacities, and the resources a flow
+//! from one GPU to another uses under a load-balancing mode.
+//!
+//! **Resources** are directed: each link in each direction; for a DSF zone, the sprayed cell
+//! fabric as aggregates (below); each GPU's scale-up (NVLink) port in and out. Ids:
+//! `2 l + dir` for link `l` (`dir` 0 from its `a` end to `b`), then interface nodes, cluster
+//! stages and NVLink ports. Capacities are bytes per second and come from the live links of
+//! the scenario (failed or hard-drained links carry nothing).
+//!
+//! **Forwarding** follows the control plane: at a BGP speaker, the multipath next hops of
+//! its converged route toward the destination rack (`aifabric-routing`), with their UCMP
+//! weights; eBGP runs per link (RFC 7938), so every live link of a multipath session is an
+//! ECMP member. The mode decides how a flow uses the members:
+//! - `ecmp`: one member per switch, by a seeded hash of the flow (the switch's own seed, as
+//!   ASICs do), every member equally likely;
+//! - `eecmp:N`: the same, but each GPU pair's traffic is N queue pairs and the hash covers the
+//!   destination QP (Meta's E-ECMP, FACTS.md section 4), so N flows per pair;
+//! - `ucmp`: one member by hash, weighted by the link-bandwidth UCMP weights;
+//! - `spray`: every member, traffic split by the UCMP weights (per-packet spraying / NSF
+//!   adaptive routing, as a fluid);
+//! - `te`: a central controller picks one of several candidate paths per flow to minimize
+//!   the busiest link (see [`crate::te`]).
+//!
+//! **DSF zones** are one BGP speaker; inside, cells are sprayed over every live fabric link
+//! (FACTS.md section 2) whatever the mode, so the zone behaves as a crossbar: a flow from
+//! interface node `v` to `w` uses `v`'s fabric uplinks (their live capacity summed), in a
+//! dual-stage zone its cluster's FDSW -> SDSW stage and the destination cluster's SDSW -> FDSW
+//! stage (when the clusters differ), and `w`'s fabric downlinks. Perfect spraying loads a
+//! stage's links evenly, so the sums are exact for it; what Input Balanced Mode adds under
+//! asymmetric failures is not modelled here.
+
+use aifabric_model::{DeviceId, Fabric, FailureMask, LinkId, PortKind, Role, Scenario, ZoneKind};
+use aifabric_routing::bgp::{
+    session_states, AsnPlan, BgpConfig, BgpGraph, RoutesTo, SessionState, SpeakerId,
+};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// Load balancing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lb {
+    /// Per-flow hash, equal members.
+    Ecmp,
+    /// Per-flow hash over N queue pairs per GPU pair.
+    Eecmp(u32),
+    /// Per-flow hash weighted by UCMP.
+    Ucmp,
+    /// Fluid split by UCMP weights.
+    Spray,
+    /// Central traffic engineering over candidate paths.
+    Te,
+}
+
+impl Lb {
+    /// Parse `ecmp`, `eecmp:N`, `ucmp`, `spray`, `te`.
+    pub fn parse(s: &str) -> Option<Lb> {
+        Some(match s {
+            "ecmp" => Lb::Ecmp,
+            "ucmp" => Lb::Ucmp,
+            "spray" => Lb::Spray,
+            "te" => Lb::Te,
+            "eecmp" => Lb::Eecmp(16),
+            _ => {
+                let n: u32 = s.strip_prefix("eecmp:")?.parse().ok()?;
+                if n == 0 {
+                    return None;
+                }
+                Lb::Eecmp(n)
+            }
+        })
+    }
+
+    /// Accepted spellings, for hints.
+    pub const HELP: &'static str =
+        "ecmp, eecmp:N (N queue pairs, e.g. eecmp:16), ucmp, spray or te";
+
+    /// Queue pairs (flows) per GPU pair and channel.
+    pub fn qps(self) -> u32 {
+        match self {
+            Lb::Eecmp(n) => n,
+            _ => 1,
+        }
+    }
+
+    /// Name as parsed.
+    pub fn name(self) -> String {
+        match self {
+            Lb::Ecmp => "ecmp".into(),
+            Lb::Eecmp(n) => format!("eecmp:{n}"),
+            Lb::Ucmp => "ucmp".into(),
+            Lb::Spray => "spray".into(),
+            Lb::Te => "te".into(),
+        }
+    }
+}
+
+/// Latency and scale-up parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct NetParams {
+    /// GPUs per scale-up (NVLink) domain.
+    pub scale_up_gpus: u32,
+    /// Scale-up bandwidth per GPU and direction, bytes/s.
+    pub scale_up_bytes_per_s: f64,
+    /// Forwarding latency per switch, seconds.
+    pub switch_latency_s: f64,
+    /// Latency of a scale-up transfer, seconds.
+    pub scale_up_latency_s: f64,
+}
+
+impl Default for NetParams {
+    fn default() -> Self {
+        NetParams {
+            scale_up_gpus: 8,
+            // H100 NVLink 4: 450 GB/s per direction.
+            scale_up_bytes_per_s: 450e9,
+            // Cut-through Ethernet ASICs forward in well under a microsecond; deep-buffer
+            // chassis take a few. One microsecond per switch is the middle ground.
+            switch_latency_s: 1e-6,
+            scale_up_latency_s: 1e-6,
+        }
+    }
+}
+
+/// Propagation in fiber: 5 ns per metre (REFERENCE.md formula 6).
+const NS_PER_M: f64 = 5.0;
+
+/// Why a flow has no path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoPath {
+    /// The GPU (or all its links) is down.
+    GpuDown,
+    /// A switch on the way has no route to the destination rack.
+    NoRoute,
+}
+
+/// Bits of a resource id, decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    /// Link, from `from`.
+    Link(LinkId, DeviceId),
+    /// DSF interface node's fabric side: `up` into the fabric or out of it.
+    Iface(DeviceId, bool),
+    /// DSF cluster stage: `up` FDSW -> SDSW, or SDSW -> FDSW.
+    Stage(u32, bool),
+    /// GPU scale-up port: `out` or in.
+    ScaleUp(DeviceId, bool),
+}
+
+/// The network of one scenario.
+pub struct Net<'f> {
+    /// The fabric.
+    pub f: &'f Fabric,
+    /// BGP view.
+    pub g: BgpGraph,
+    /// Session states under the scenario.
+    pub states: Vec<SessionState>,
+    /// Control-plane settings.
+    pub cfg: BgpConfig,
+    /// What carries nothing (failed or hard-drained).
+    pub down: FailureMask,
+    /// Latency and scale-up parameters.
+    pub params: NetParams,
+    base_iface: u32,
+    base_stage: u32,
+    base_nvl: u32,
+    total: u32,
+    /// Live fabric capacity per DSF interface node, bytes/s (0 elsewhere).
+    iface_bps: Vec<f64>,
+    /// Cluster stage of each DSF interface node (`u32::MAX`: none, single stage).
+    cluster: Vec<u32>,
+    /// Live capacity of each cluster stage, bytes/s, and its name.
+    stage_bps: Vec<f64>,
+    stage_name: Vec<String>,
+    /// Hops a crossbar crossing takes inside each zone (2 single stage, 4 dual stage) and the
+    /// length of its fabric links, metres.
+    zone_hops: Vec<(u32, f64)>,
+}
+
+fn mbps_to_bps(mbps: u64) -> f64 {
+    mbps as f64 * 1e6 / 8.0
+}
+
+impl<'f> Net<'f> {
+    /// The network of `f` under `scenario`.
+    pub fn new(
+        f: &'f Fabric,
+        scenario: &Scenario,
+        plan: AsnPlan,
+        cfg: BgpConfig,
+        params: NetParams,
+    ) -> Self {
+        let g = BgpGraph::new(f, plan);
+        let states = session_states(f, &g, scenario);
+        let down = scenario.unusable();
+        let nd = f.devices().len();
+        let mut iface_bps = vec![0.0; nd];
+        let mut cluster = vec![u32::MAX; nd];
+        let mut stage_ids: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+        let mut stage_bps = Vec::new();
+        let mut stage_name = Vec::new();
+        let mut zone_hops = vec![(0u32, 0.0f64); f.zones.len()];
+        let dual: Vec<bool> = f.zones.iter().map(|z| z.kind == ZoneKind::DsfL2).collect();
+        for (i, d) in f.devices().iter().enumerate() {
+            let z = &f.zones[d.zone.idx()];
+            if !matches!(z.kind, ZoneKind::DsfL1 | ZoneKind::DsfL2) {
+                continue;
+            }
+            let id = DeviceId(i as u32);
+            match d.role {
+                Role::Rdsw | Role::Edsw => {
+                    let mut bps = 0.0;
+                    for &l in f.incident(id) {
+                        let link = f.link(l);
+                        if link.kind == PortKind::Fabric {
+                            if zone_hops[d.zone.idx()].0 == 0 {
+                                let hops = if dual[d.zone.idx()] { 4 } else { 2 };
+                                zone_hops[d.zone.idx()] = (hops, link.length_m());
+                            }
+                            if f.link_up(l, &down) {
+                                bps += mbps_to_bps(u64::from(link.capacity_mbps));
+                            }
+                        }
+                    }
+                    iface_bps[i] = bps;
+                    if dual[d.zone.idx()] {
+                        let next = stage_ids.len() as u32;
+                        let c = *stage_ids.entry((d.zone.0, d.pod)).or_insert_with(|| {
+                            stage_bps.push(0.0);
+                            stage_name.push(format!("{}.cluster{}", z.name, d.pod));
+                            next
+                        });
+                        cluster[i] = c;
+                    }
+                }
+                Role::Fdsw if dual[d.zone.idx()] => {
+                    let next = stage_ids.len() as u32;
+                    let c = *stage_ids.entry((d.zone.0, d.pod)).or_insert_with(|| {
+                        stage_bps.push(0.0);
+                        stage_name.push(format!("{}.cluster{}", z.name, d.pod));
+                        next
+                    });
+                    for &l in f.incident(id) {
+                        let link = f.link(l);
+                        if f.device(link.other(id)).role == Role::Sdsw && f.link_up(l, &down) {
+                            stage_bps[c as usize] += mbps_to_bps(u64::from(link.capacity_mbps));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let nl = f.links().len() as u32;
+        let base_iface = 2 * nl;
+        let base_stage = base_iface + 2 * nd as u32;
+        let base_nvl = base_stage + 2 * stage_bps.len() as u32;
+        let total = base_nvl + 2 * nd as u32;
+        Net {
+            f,
+            g,
+            states,
+            cfg,
+            down,
+            params,
+            base_iface,
+            base_stage,
+            base_nvl,
+            total,
+            iface_bps,
+            cluster,
+            stage_bps,
+            stage_name,
+            zone_hops,
+        }
+    }
+
+    /// Number of resource ids.
+    pub fn resources(&self) -> u32 {
+        self.total
+    }
+
+    /// Decode a resource id.
+    pub fn resource(&self, r: u32) -> Resource {
+        if r < self.base_iface {
+            let l = LinkId(r / 2);
+            let link = self.f.link(l);
+            Resource::Link(l, if r.is_multiple_of(2) { link.a } else { link.b })
+        } else if r < self.base_stage {
+            let x = r - self.base_iface;
+            Resource::Iface(DeviceId(x / 2), x.is_multiple_of(2))
+        } else if r < self.base_nvl {
+            let x = r - self.base_stage;
+            Resource::Stage(x / 2, x.is_multiple_of(2))
+        } else {
+            let x = r - self.base_nvl;
+            Resource::ScaleUp(DeviceId(x / 2), x.is_multiple_of(2))
+        }
+    }
+
+    /// Capacity of a resource, bytes/s.
+    pub fn capacity_bps(&self, r: u32) -> f64 {
+        match self.resource(r) {
+            Resource::Link(l, _) => {
+                if self.f.link_up(l, &self.down) {
+                    mbps_to_bps(u64::from(self.f.link(l).capacity_mbps))
+                } else {
+                    0.0
+                }
+            }
+            Resource::Iface(d, _) => self.iface_bps[d.idx()],
+            Resource::Stage(c, _) => self.stage_bps[c as usize],
+            Resource::ScaleUp(d, _) => {
+                if self.down.device_failed(d) {
+                    0.0
+                } else {
+                    self.params.scale_up_bytes_per_s
+                }
+            }
+        }
+    }
+
+    /// Human name of a resource, e.g. `east.dc6.nsf.rtsw3 -> east.dc6.nsf.ftsw12 #1`.
+    pub fn resource_name(&self, r: u32) -> String {
+        let f = self.f;
+        match self.resource(r) {
+            Resource::Link(l, from) => {
+                let link = f.link(l);
+                let b = f.bundles()[link.bundle.idx()];
+                format!(
+                    "{} -> {} #{}",
+                    f.device_name(from),
+                    f.device_name(link.other(from)),
+                    l.0 - b.first.0
+                )
+            }
+            Resource::Iface(d, up) => format!(
+                "{} fabric {}",
+                f.device_name(d),
+                if up { "uplinks" } else { "downlinks" }
+            ),
+            Resource::Stage(c, up) => format!(
+                "{} {}",
+                self.stage_name[c as usize],
+                if up { "fdsw -> sdsw" } else { "sdsw -> fdsw" }
+            ),
+            Resource::ScaleUp(d, out) => format!(
+                "{} scale-up {}",
+                f.device_name(d),
+                if out { "out" } else { "in" }
+            ),
+        }
+    }
+
+    /// Tier of a resource for utilization reports, e.g. `gpu-rtsw`, `edsw-bag`, `nvlink`.
+    pub fn resource_tier(&self, r: u32) -> String {
+        let f = self.f;
+        match self.resource(r) {
+            Resource::Link(l, _) => {
+                let link = f.link(l);
+                format!(
+                    "{}-{}",
+                    f.device(link.a).role.as_str(),
+                    f.device(link.b).role.as_str()
+                )
+            }
+            Resource::Iface(d, _) => format!("{}-fabric", f.device(d).role.as_str()),
+            Resource::Stage(..) => "fdsw-sdsw".into(),
+            Resource::ScaleUp(..) => "nvlink".into(),
+        }
+    }
+
+    fn link_res(&self, l: LinkId, from: DeviceId) -> u32 {
+        2 * l.0 + u32::from(self.f.link(l).a != from)
+    }
+
+    /// The live host link of a GPU and the rack switch at its other end.
+    pub fn attach(&self, gpu: DeviceId) -> Option<(LinkId, DeviceId)> {
+        if self.down.device_failed(gpu) {
+            return None;
+        }
+        self.f.neighbors(gpu, &self.down).next()
+    }
+
+    /// The speaker whose routes a flow toward `gpu` follows.
+    pub fn dest_speaker(&self, gpu: DeviceId) -> Option<SpeakerId> {
+        let (_, tor) = self.attach(gpu)?;
+        Some(self.g.speaker_of[tor.idx()])
+    }
+
+    /// Whether two GPUs share a scale-up domain.
+    pub fn same_domain(&self, a: DeviceId, b: DeviceId) -> bool {
+        let (da, db) = (self.f.device(a), self.f.device(b));
+        let g = self.params.scale_up_gpus.max(1);
+        da.zone == db.zone && da.rack == db.rack && da.index / g == db.index / g
+    }
+
+    /// Add the crossbar crossing of a DSF zone from interface node `v` to `w`.
+    fn crossbar(&self, v: DeviceId, w: DeviceId, mass: f64, out: &mut Vec<(u32, f64)>) -> f64 {
+        out.push((self.base_iface + 2 * v.0, mass));
+        let (cv, cw) = (self.cluster[v.idx()], self.cluster[w.idx()]);
+        let (hops, len) = self.zone_hops[self.f.device(v).zone.idx()];
+        let mut hops = hops;
+        if cv != u32::MAX && cv != cw {
+            out.push((self.base_stage + 2 * cv, mass));
+            out.push((self.base_stage + 2 * cw + 1, mass));
+        } else {
+            // Same cluster (or single stage): interface -> FDSW -> interface.
+            hops = 2;
+        }
+        out.push((self.base_iface + 2 * w.0 + 1, mass));
+        f64::from(hops) * (self.params.switch_latency_s + len * NS_PER_M * 1e-9)
+    }
+
+    fn hop_latency(&self, l: LinkId) -> f64 {
+        self.params.switch_latency_s + self.f.link(l).length_m() * NS_PER_M * 1e-9
+    }
+
+    /// The resources a flow from GPU `src` to GPU `dst` uses, with the share of its rate on
+    /// each (appended to `out`), and its latency in seconds. `routes` must be the routes toward
+    /// [`Net::dest_speaker`] of `dst`. `flow_hash` identifies the flow (pair and QP) for
+    /// hashing; `seed` seeds every switch's hash.
+    #[allow(clippy::too_many_arguments)]
+    pub fn path(
+        &self,
+        routes: &RoutesTo,
+        src: DeviceId,
+        dst: DeviceId,
+        flow_hash: u64,
+        lb: Lb,
+        seed: u64,
+        ws: &mut PathWs,
+        out: &mut Vec<(u32, f64)>,
+    ) -> Result<f64, NoPath> {
+        if src == dst {
+            return Ok(0.0);
+        }
+        if self.same_domain(src, dst) {
+            if self.down.device_failed(src) || self.down.device_failed(dst) {
+                return Err(NoPath::GpuDown);
+            }
+            out.push((self.base_nvl + 2 * src.0, 1.0));
+            out.push((self.base_nvl + 2 * dst.0 + 1, 1.0));
+            return Ok(self.params.scale_up_latency_s);
+        }
+        let (l_src, tor_src) = self.attach(src).ok_or(NoPath::GpuDown)?;
+        let (l_dst, tor_dst) = self.attach(dst).ok_or(NoPath::GpuDown)?;
+        let target = self.g.speaker_of[tor_dst.idx()];
+        out.push((self.link_res(l_src, src), 1.0));
+        let base_latency = self.hop_latency(l_src) + self.hop_latency(l_dst);
+        ws.frontier.clear();
+        ws.frontier.push((tor_src, 1.0, 0.0));
+        let mut latency = 0.0f64;
+        let weighted = !matches!(lb, Lb::Ecmp | Lb::Eecmp(_));
+        for _hop in 0..64 {
+            if ws.frontier.is_empty() {
+                break;
+            }
+            ws.next.clear();
+            for i in 0..ws.frontier.len() {
+                let (v, mass, lat) = ws.frontier[i];
+                if v == tor_dst {
+                    latency = latency.max(lat);
+                    continue;
+                }
+                let sv = self.g.speaker_of[v.idx()];
+                if sv == target {
+                    let x = self.crossbar(v, tor_dst, mass, out);
+                    latency = latency.max(lat + x);
+                    continue;
+                }
+                if routes.best[sv as usize].is_none() {
+                    return Err(NoPath::NoRoute);
+                }
+                routes.weighted_next_hops(
+                    &self.g,
+                    &self.states,
+                    sv,
+                    &mut ws.scratch,
+                    &mut ws.weights,
+                    &mut ws.hops,
+                );
+                // Members: every live link of every multipath session.
+                ws.members.clear();
+                let range = self.g.adj_range(sv);
+                let nb = self.g.neighbors(sv);
+                for &(pos, _, w) in &ws.hops {
+                    let session = nb[pos - range.start].0;
+                    let links = self.g.links(session);
+                    let live: f64 = links
+                        .iter()
+                        .filter(|&&l| self.f.link_up(l, &self.down))
+                        .map(|&l| f64::from(self.f.link(l).capacity_mbps))
+                        .sum();
+                    if live <= 0.0 || w <= 0.0 {
+                        continue;
+                    }
+                    for &l in links {
+                        if self.f.link_up(l, &self.down) {
+                            let share = if weighted {
+                                w * f64::from(self.f.link(l).capacity_mbps) / live
+                            } else {
+                                1.0
+                            };
+                            ws.members.push((l, share));
+                        }
+                    }
+                }
+                if ws.members.is_empty() {
+                    return Err(NoPath::NoRoute);
+                }
+                let total: f64 = ws.members.iter().map(|m| m.1).sum();
+                let chosen: &[(LinkId, f64)] = if lb == Lb::Spray {
+                    &ws.members
+                } else {
+                    // The switch's hash of the flow picks one member.
+                    let h = mix(mix(seed ^ u64::from(v.0).wrapping_mul(0x9E37_79B9)) ^ flow_hash);
+                    let u = (h >> 11) as f64 / (1u64 << 53) as f64 * total;
+                    let mut acc = 0.0;
+                    let mut pick = ws.members.len() - 1;
+                    for (k, m) in ws.members.iter().enumerate() {
+                        acc += m.1;
+                        if u < acc {
+                            pick = k;
+                            break;
+                        }
+                    }
+                    ws.members.swap(0, pick);
+                    ws.members[0].1 = total;
+                    &ws.members[..1]
+                };
+                for &(l, share) in chosen {
+                    let m = mass * share / total;
+                    let link = self.f.link(l);
+                    // The near end belongs to v's speaker (for a DSF system, maybe an EDSW).
+                    let near = if self.g.speaker_of[link.a.idx()] == sv {
+                        link.a
+                    } else {
+                        link.b
+                    };
+                    let far = link.other(near);
+                    let mut lat2 = lat;
+                    if near != v {
+                        lat2 += self.crossbar(v, near, m, out);
+                    }
+                    out.push((self.link_res(l, near), m));
+                    ws.next.push((far, m, lat2 + self.hop_latency(l)));
+                }
+            }
+            // Merge mass arriving at the same device.
+            ws.next.sort_unstable_by_key(|e| e.0);
+            ws.frontier.clear();
+            for &(d, m, l) in &ws.next {
+                match ws.frontier.last_mut() {
+                    Some(last) if last.0 == d => {
+                        last.1 += m;
+                        last.2 = last.2.max(l);
+                    }
+                    _ => ws.frontier.push((d, m, l)),
+                }
+            }
+        }
+        if !ws.frontier.is_empty() {
+            return Err(NoPath::NoRoute);
+        }
+        out.push((self.link_res(l_dst, tor_dst), 1.0));
+        Ok(base_latency + latency)
+    }
+}
+
+/// Reusable buffers of [`Net::path`].
+#[derive(Default, Debug)]
+pub struct PathWs {
+    frontier: Vec<(DeviceId, f64, f64)>,
+    next: Vec<(DeviceId, f64, f64)>,
+    scratch: Vec<Option<u64>>,
+    weights: Vec<f64>,
+    hops: Vec<(usize, SpeakerId, f64)>,
+    members: Vec<(LinkId, f64)>,
+}
+
+/// SplitMix64's finalizer (Steele, Lea and Flood, OOPSLA 2014): a cheap, well-mixed hash.
+pub fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The hash of a flow: its endpoints and queue pair (what an RoCE 5-tuple varies by: the
+/// UDP source port follows the QP).
+pub fn flow_hash(src: DeviceId, dst: DeviceId, qp: u32) -> u64 {
+    mix((u64::from(src.0) << 32 | u64::from(dst.0)) ^ mix(u64::from(qp)))
+}

@@ -1,0 +1,488 @@
+//! Event-driven fluid simulation of collectives on a [`Net`].
+//!
+//! A collective is a [`Schedule`] of phases per group; all groups run at once, so phase `k`
+//! of the collective is the union of every group's phase `k`. Each transfer becomes
+//! `channels x QPs` flows. A phase is simulated as a fluid: flows get max-min fair rates
+//! ([`crate::maxmin`]); at the first completion the rates are recomputed for the flows
+//! left, and so on until all are done (the makespan). A phase repeated r times costs r x
+//! (per-step latency + its slowest path's latency + makespan): a ring step cannot start
+//! before the previous chunk arrived.
+//!
+//! Phases are independent, so they are simulated in parallel (rayon) and summed in order:
+//! the result does not depend on the thread count.
+
+use crate::maxmin::{FlowSet, MaxMin};
+use crate::net::{flow_hash, Lb, Net, NoPath, PathWs};
+use crate::te;
+use aifabric_model::DeviceId;
+use aifabric_routing::bgp::{routes_to, RoutesTo, SpeakerId};
+use aifabric_workload::collective::{alg_bw_gbs, bus_bw_gbs, Op};
+use aifabric_workload::schedule::{schedule, Algo, Phase, ScheduleError};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Collective {
+    /// Operation (`None`: point-to-point, each group a (src, dst) pair sending `bytes`).
+    pub op: Option<Op>,
+    /// Algorithm.
+    pub algo: Algo,
+    /// Groups of GPUs; all run at once. Groups of a collective have the same size.
+    pub groups: Vec<Vec<DeviceId>>,
+    /// Size, nccl-tests convention.
+    pub bytes: f64,
+    /// Channels (rings) per collective; each carries an equal share.
+    pub channels: u32,
+    /// Load balancing.
+    pub lb: Lb,
+    /// Seed of the switches' hashes.
+    pub seed: u64,
+    /// Per-step software latency, seconds.
+    pub alpha_s: f64,
+}
+
+/// A simulation that cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// The algorithm does not apply.
+    #[error(transparent)]
+    Schedule(#[from] ScheduleError),
+    /// BGP did not settle.
+    #[error("control plane: {0}")]
+    Routing(String),
+    /// Some transfers have no path.
+    #[error("{count} flows have no path (first: {first}): {why}")]
+    Unreachable {
+        /// Flows without a path.
+        count: u64,
+        /// The first, by name.
+        first: String,
+        /// Why.
+        why: String,
+    },
+    /// Bad request.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Utilization of one tier: over the resources of the tier that carried traffic.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TierUtil {
+    /// Tier, e.g. `rtsw-ftsw`.
+    pub tier: String,
+    /// Resources that carried traffic.
+    pub resources: u64,
+    /// Highest utilization, 0..=1.
+    pub max: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Mean.
+    pub mean: f64,
+}
+
+/// A busy resource.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Bottleneck {
+    /// Name.
+    pub resource: String,
+    /// Tier.
+    pub tier: String,
+    /// Utilization over the collective's transfer time, 0..=1.
+    pub utilization: f64,
+}
+
+/// Result of one collective.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CollectiveResult {
+    /// Bytes (nccl-tests convention).
+    pub bytes: f64,
+    /// Completion time, seconds.
+    pub time_s: f64,
+    /// Of which latency (per-step software latency and path latency), seconds.
+    pub latency_s: f64,
+    /// Algorithm bandwidth, GB/s (10^9 B).
+    pub alg_bw_gbs: f64,
+    /// Bus bandwidth, GB/s.
+    pub bus_bw_gbs: f64,
+    /// Latency-paying steps.
+    pub steps: u64,
+    /// Flows simulated (distinct phases x flows each).
+    pub flows: u64,
+    /// Utilization per tier, time-averaged over the transfer time.
+    pub tiers: Vec<TierUtil>,
+    /// The busiest resources.
+    pub bottlenecks: Vec<Bottleneck>,
+    /// Max link utilization of the TE assignment over the LP optimum minus 1 (TE on small
+    /// instances only).
+    pub te_gap: Option<f64>,
+}
+
+/// Routes toward every destination speaker a collective needs, computed in parallel.
+pub struct RouteCache {
+    map: FxHashMap<SpeakerId, RoutesTo>,
+}
+
+impl RouteCache {
+    /// Converged routes toward the rack of every GPU in `gpus`.
+    pub fn new(net: &Net<'_>, gpus: impl Iterator<Item = DeviceId>) -> Result<Self, SimError> {
+        let mut want: Vec<SpeakerId> = gpus.filter_map(|g| net.dest_speaker(g)).collect();
+        want.sort_unstable();
+        want.dedup();
+        let routes: Vec<RoutesTo> = want
+            .par_iter()
+            .map(|&s| routes_to(&net.g, &net.states, s, &net.cfg))
+            .collect::<Result<_, _>>()
+            .map_err(|e| SimError::Routing(e.to_string()))?;
+        Ok(RouteCache {
+            map: want.into_iter().zip(routes).collect(),
+        })
+    }
+
+    fn get(&self, s: SpeakerId) -> Option<&RoutesTo> {
+        self.map.get(&s)
+    }
+}
+
+/// One phase's flows on local (compacted) resources.
+#[derive(Default)]
+struct PhaseWs {
+    path: PathWs,
+    uses: Vec<(u32, f64)>,
+    local: FxHashMap<u32, u32>,
+    global: Vec<u32>,
+    cap: Vec<f64>,
+    flows: FlowSet,
+    bytes: Vec<f64>,
+    mm: MaxMin,
+    rate: Vec<f64>,
+    sub: FlowSet,
+}
+
+/// Result of one phase.
+struct PhaseOut {
+    makespan_s: f64,
+    latency_s: f64,
+    flows: u64,
+    /// (global resource, bytes carried in one repetition).
+    carried: Vec<(u32, f64)>,
+    te_gap: Option<f64>,
+    unreachable: Option<(u64, String, NoPath)>,
+}
+
+/// Fluid makespan of `flows` carrying `bytes` over resources of `cap`.
+pub fn makespan(
+    cap: &[f64],
+    flows: &FlowSet,
+    bytes: &[f64],
+    mm: &mut MaxMin,
+    rate: &mut Vec<f64>,
+    sub: &mut FlowSet,
+) -> f64 {
+    let mut left: Vec<f64> = bytes.to_vec();
+    let mut active: Vec<u32> = (0..flows.len() as u32)
+        .filter(|&i| bytes[i as usize] > 0.0)
+        .collect();
+    let mut t = 0.0;
+    while !active.is_empty() {
+        sub.clear();
+        for &i in &active {
+            sub.push_iter(flows.uses(i));
+        }
+        mm.solve(cap, sub, rate);
+        let mut dt = f64::INFINITY;
+        for (k, &i) in active.iter().enumerate() {
+            let r = rate[k];
+            if r > 0.0 {
+                dt = dt.min(left[i as usize] / r);
+            }
+        }
+        if !dt.is_finite() {
+            // Zero-rate flows (a resource of capacity 0) never finish.
+            return f64::INFINITY;
+        }
+        t += dt;
+        let mut k = 0;
+        active.retain(|&i| {
+            let r = rate[k];
+            k += 1;
+            let l = &mut left[i as usize];
+            *l -= r * dt;
+            // Done when what is left is rounding noise.
+            *l > bytes[i as usize] * 1e-9
+        });
+    }
+    t
+}
+
+fn run_phase(
+    net: &Net<'_>,
+    routes: &RouteCache,
+    c: &Collective,
+    phase: &Phase,
+    ws: &mut PhaseWs,
+) -> PhaseOut {
+    ws.local.clear();
+    ws.global.clear();
+    ws.cap.clear();
+    ws.flows.clear();
+    ws.bytes.clear();
+    let qps = c.lb.qps();
+    let per_pair = c.channels.max(1) * qps;
+    let mut latency = 0.0f64;
+    let mut unreachable: Option<(u64, String, NoPath)> = None;
+    let mut te_cands: Vec<Vec<Vec<(u32, f64)>>> = Vec::new();
+    let te_k: u32 = 8;
+    for grp in &c.groups {
+        for t in &phase.transfers {
+            let (src, dst) = (grp[t.src as usize], grp[t.dst as usize]);
+            let Some(r) = net.dest_speaker(dst).and_then(|s| routes.get(s)) else {
+                let u = unreachable.get_or_insert((0, pair_name(net, src, dst), NoPath::GpuDown));
+                u.0 += u64::from(per_pair);
+                continue;
+            };
+            let share = t.bytes / f64::from(per_pair);
+            for q in 0..per_pair {
+                let h = flow_hash(src, dst, q);
+                let mut cands = Vec::new();
+                let tries = if c.lb == Lb::Te { te_k } else { 1 };
+                let lb = if c.lb == Lb::Te { Lb::Ucmp } else { c.lb };
+                let mut failed = None;
+                for k in 0..tries {
+                    ws.uses.clear();
+                    let hk = if k == 0 {
+                        h
+                    } else {
+                        crate::net::mix(h ^ u64::from(k))
+                    };
+                    match net.path(r, src, dst, hk, lb, c.seed, &mut ws.path, &mut ws.uses) {
+                        Ok(lat) => {
+                            latency = latency.max(lat);
+                            if c.lb == Lb::Te {
+                                let mut u = ws.uses.clone();
+                                u.sort_unstable_by_key(|x| x.0);
+                                if !cands.contains(&u) {
+                                    cands.push(u);
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                }
+                if let Some(e) = failed {
+                    let u = unreachable.get_or_insert((0, pair_name(net, src, dst), e));
+                    u.0 += 1;
+                    continue;
+                }
+                if c.lb == Lb::Te {
+                    te_cands.push(cands);
+                    ws.bytes.push(share);
+                    continue;
+                }
+                push_flow(net, ws, share);
+            }
+        }
+    }
+    let mut te_gap = None;
+    if c.lb == Lb::Te && !te_cands.is_empty() {
+        let choice = te::assign(&te_cands, &ws.bytes, |r| net.capacity_bps(r));
+        let bytes = std::mem::take(&mut ws.bytes);
+        for (i, (cands, &k)) in te_cands.iter().zip(&choice.picks).enumerate() {
+            ws.uses.clear();
+            ws.uses.extend_from_slice(&cands[k]);
+            push_flow(net, ws, bytes[i]);
+        }
+        te_gap = te::lp_gap(&te_cands, &bytes, |r| net.capacity_bps(r), choice.max_util);
+    }
+    let n = ws.flows.len() as u64;
+    let t = makespan(
+        &ws.cap,
+        &ws.flows,
+        &ws.bytes,
+        &mut ws.mm,
+        &mut ws.rate,
+        &mut ws.sub,
+    );
+    // Bytes each resource carries in one repetition.
+    let mut carried = vec![0.0f64; ws.cap.len()];
+    for (i, &b) in ws.bytes.iter().enumerate() {
+        for (l, s) in ws.flows.uses(i as u32) {
+            carried[l as usize] += s * b;
+        }
+    }
+    PhaseOut {
+        makespan_s: if phase.transfers.is_empty() { 0.0 } else { t },
+        latency_s: latency,
+        flows: n,
+        carried: ws.global.iter().copied().zip(carried).collect(),
+        te_gap,
+        unreachable,
+    }
+}
+
+fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64) {
+    let PhaseWs {
+        uses,
+        local,
+        global,
+        cap,
+        flows,
+        bytes: b,
+        ..
+    } = ws;
+    for u in uses.iter_mut() {
+        let next = global.len() as u32;
+        let id = *local.entry(u.0).or_insert_with(|| {
+            global.push(u.0);
+            cap.push(net.capacity_bps(u.0));
+            next
+        });
+        u.0 = id;
+    }
+    flows.push(uses);
+    b.push(bytes);
+}
+
+fn pair_name(net: &Net<'_>, a: DeviceId, b: DeviceId) -> String {
+    format!("{} -> {}", net.f.device_name(a), net.f.device_name(b))
+}
+
+/// Simulate one collective.
+pub fn simulate(
+    net: &Net<'_>,
+    routes: &RouteCache,
+    c: &Collective,
+) -> Result<CollectiveResult, SimError> {
+    let n = c.groups.first().map_or(0, Vec::len) as u32;
+    if c.groups.iter().any(|g| g.len() as u32 != n) {
+        return Err(SimError::Invalid(
+            "groups of one collective must have the same size".into(),
+        ));
+    }
+    let sched = match c.op {
+        Some(op) => schedule(op, c.algo, n, c.bytes, net.params.scale_up_gpus)?,
+        None => aifabric_workload::Schedule {
+            phases: vec![Phase {
+                transfers: vec![aifabric_workload::Transfer {
+                    src: 0,
+                    dst: 1,
+                    bytes: c.bytes,
+                }],
+                repeat: 1,
+            }],
+        },
+    };
+    let outs: Vec<PhaseOut> = sched
+        .phases
+        .par_iter()
+        .map_init(PhaseWs::default, |ws, p| run_phase(net, routes, c, p, ws))
+        .collect();
+    if let Some((count, first, why)) = outs
+        .iter()
+        .filter_map(|o| o.unreachable.clone())
+        .reduce(|a, b| (a.0 + b.0, a.1, a.2))
+    {
+        return Err(SimError::Unreachable {
+            count,
+            first,
+            why: match why {
+                NoPath::GpuDown => "a GPU or its link is down".into(),
+                NoPath::NoRoute => "a switch on the way has no route".into(),
+            },
+        });
+    }
+    let mut time = 0.0;
+    let mut lat = 0.0;
+    let mut xfer = 0.0;
+    let mut flows = 0;
+    let mut carried: FxHashMap<u32, f64> = FxHashMap::default();
+    let mut te_gap: Option<f64> = None;
+    for (p, o) in sched.phases.iter().zip(&outs) {
+        let r = f64::from(p.repeat);
+        let step_lat = if p.transfers.is_empty() {
+            c.alpha_s
+        } else {
+            c.alpha_s + o.latency_s
+        };
+        time += r * (step_lat + o.makespan_s);
+        lat += r * step_lat;
+        xfer += r * o.makespan_s;
+        flows += o.flows;
+        for &(res, b) in &o.carried {
+            *carried.entry(res).or_default() += r * b;
+        }
+        if let Some(g) = o.te_gap {
+            te_gap = Some(te_gap.map_or(g, |x: f64| x.max(g)));
+        }
+    }
+    let (tiers, bottlenecks) = utilization(net, &carried, xfer);
+    let (alg, bus) = match c.op {
+        Some(op) if time > 0.0 => (alg_bw_gbs(c.bytes, time), bus_bw_gbs(op, n, c.bytes, time)),
+        None if time > 0.0 => (alg_bw_gbs(c.bytes, time), alg_bw_gbs(c.bytes, time)),
+        _ => (0.0, 0.0),
+    };
+    Ok(CollectiveResult {
+        bytes: c.bytes,
+        time_s: time,
+        latency_s: lat,
+        alg_bw_gbs: alg,
+        bus_bw_gbs: bus,
+        steps: sched.steps(),
+        flows,
+        tiers,
+        bottlenecks,
+        te_gap,
+    })
+}
+
+fn utilization(
+    net: &Net<'_>,
+    carried: &FxHashMap<u32, f64>,
+    xfer_s: f64,
+) -> (Vec<TierUtil>, Vec<Bottleneck>) {
+    if xfer_s <= 0.0 {
+        return (Vec::new(), Vec::new());
+    }
+    let mut per: Vec<(u32, f64)> = carried
+        .iter()
+        .filter(|(_, &b)| b > 0.0)
+        .map(|(&r, &b)| {
+            let cap = net.capacity_bps(r);
+            (r, if cap > 0.0 { b / (cap * xfer_s) } else { 0.0 })
+        })
+        .collect();
+    per.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut tiers: FxHashMap<String, Vec<f64>> = FxHashMap::default();
+    for &(r, u) in &per {
+        tiers.entry(net.resource_tier(r)).or_default().push(u);
+    }
+    let mut out: Vec<TierUtil> = tiers
+        .into_iter()
+        .map(|(tier, v)| {
+            // v is sorted high to low.
+            let k = ((v.len() as f64) * 0.01).floor() as usize;
+            TierUtil {
+                resources: v.len() as u64,
+                max: v[0],
+                p99: v[k.min(v.len() - 1)],
+                mean: v.iter().sum::<f64>() / v.len() as f64,
+                tier,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| a.tier.cmp(&b.tier));
+    let bottlenecks = per
+        .iter()
+        .take(5)
+        .map(|&(r, u)| Bottleneck {
+            resource: net.resource_name(r),
+            tier: net.resource_tier(r),
+            utilization: u,
+        })
+        .collect();
+    (out, bottlenecks)
+}

@@ -1,0 +1,212 @@
+//! Placement: which GPU runs which rank.
+//!
+//! GPUs are allocated in whole scale-up domains (the `g` GPUs of a rack that share NVLink:
+//! GPU `index / g` within its rack), the way schedulers hand out hosts; a rack's leftover
+//! GPUs that do not fill a domain (36 GPUs in domains of 8 leave 4) are not allocated, so a
+//! tensor-parallel group never straddles two domains. Ranks then follow the
+//! allocation order, `g` consecutive ranks per domain, so tensor parallelism stays inside a
+//! domain. Policies:
+//! - `packed`: domains in fabric order (rack after rack, zone after zone);
+//! - `spread`: round-robin over buildings, one domain at a time (a job across buildings);
+//! - `fragmented`: domains drawn at random (seeded) from the whole fabric, as left by other
+//!   jobs, then sorted in fabric order (a scheduler's host list is sorted);
+//! - `topology-aware`: the fewest L2 zones: the smallest zone that holds the job, otherwise the
+//!   largest zones first, each filled in order (minimizes cross-zone traffic).
+//!
+//! Failed GPUs (and GPUs of failed racks) are never allocated.
+
+use aifabric_model::{DeviceId, Fabric, FailureMask, Role};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Serialize;
+
+/// A placement policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Fabric order.
+    Packed,
+    /// Round-robin over buildings.
+    Spread,
+    /// Random domains, seeded.
+    Fragmented {
+        /// Seed of the draw.
+        seed: u64,
+    },
+    /// Fewest zones.
+    TopologyAware,
+}
+
+impl Placement {
+    /// Parse `packed`, `spread`, `fragmented[:SEED]`, `topology-aware`.
+    pub fn parse(s: &str) -> Option<Placement> {
+        Some(match s {
+            "packed" => Placement::Packed,
+            "spread" => Placement::Spread,
+            "fragmented" => Placement::Fragmented { seed: 1 },
+            "topology-aware" | "topology_aware" => Placement::TopologyAware,
+            _ => {
+                let seed = s.strip_prefix("fragmented:")?.parse().ok()?;
+                Placement::Fragmented { seed }
+            }
+        })
+    }
+
+    /// The accepted spellings, for hints.
+    pub const HELP: &'static str = "packed, spread, fragmented[:SEED] or topology-aware";
+}
+
+/// Not enough GPUs, or a bad domain size.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlacementError(pub String);
+
+/// The scale-up domains of a fabric: runs of live GPUs sharing a rack and `index / g`.
+#[derive(Clone, Debug)]
+pub struct Domains {
+    /// GPUs of domain `k`: `gpus[off[k]..off[k + 1]]`.
+    off: Vec<u32>,
+    gpus: Vec<DeviceId>,
+}
+
+impl Domains {
+    /// Group the live GPUs of `f` into domains of `g` (leftovers dropped).
+    pub fn new(f: &Fabric, g: u32, down: &FailureMask) -> Self {
+        let g = g.max(1);
+        let mut off = vec![0u32];
+        let mut gpus = Vec::new();
+        let mut key = None;
+        for (i, d) in f.devices().iter().enumerate() {
+            if d.role != Role::Gpu {
+                continue;
+            }
+            let id = DeviceId(i as u32);
+            // A GPU whose only links are down is as good as failed.
+            let live = !down.device_failed(id) && f.neighbors(id, down).next().is_some();
+            if !live {
+                continue;
+            }
+            let k = (d.zone, d.rack, d.index / g);
+            if key != Some(k) {
+                close(&mut off, &mut gpus, g);
+            }
+            key = Some(k);
+            gpus.push(id);
+        }
+        close(&mut off, &mut gpus, g);
+        Domains { off, gpus }
+    }
+
+    /// Number of domains.
+    pub fn len(&self) -> usize {
+        self.off.len() - 1
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// GPUs of domain `k`.
+    pub fn gpus(&self, k: usize) -> &[DeviceId] {
+        &self.gpus[self.off[k] as usize..self.off[k + 1] as usize]
+    }
+
+    /// Live GPUs in all.
+    pub fn total_gpus(&self) -> usize {
+        self.gpus.len()
+    }
+}
+
+/// End the open domain: keep it if it is full, else drop its GPUs.
+fn close(off: &mut Vec<u32>, gpus: &mut Vec<DeviceId>, g: u32) {
+    let start = *off.last().unwrap_or(&0) as usize;
+    if gpus.len() - start == g as usize {
+        off.push(gpus.len() as u32);
+    } else {
+        gpus.truncate(start);
+    }
+}
+
+/// Place `n` ranks on the live GPUs of `f`, in domains of `g`: rank `r` runs on the returned
+/// `[r]`.
+pub fn place(
+    f: &Fabric,
+    n: u32,
+    g: u32,
+    policy: Placement,
+    down: &FailureMask,
+) -> Result<Vec<DeviceId>, PlacementError> {
+    if n == 0 {
+        return Err(PlacementError("a job needs at least one GPU".into()));
+    }
+    let doms = Domains::new(f, g, down);
+    if doms.total_gpus() < n as usize {
+        return Err(PlacementError(format!(
+            "{n} GPUs asked, but {} has only {} live GPUs",
+            f.name,
+            doms.total_gpus()
+        )));
+    }
+    let zone_of = |k: usize| f.device(doms.gpus(k)[0]).zone;
+    let order: Vec<usize> = match policy {
+        Placement::Packed => (0..doms.len()).collect(),
+        Placement::Spread => {
+            let mut per: Vec<Vec<usize>> = vec![Vec::new(); f.buildings.len().max(1)];
+            for k in 0..doms.len() {
+                let b = f.zones[zone_of(k).idx()].building.map_or(0, |b| b.idx());
+                per[b].push(k);
+            }
+            let longest = per.iter().map(Vec::len).max().unwrap_or(0);
+            (0..longest)
+                .flat_map(|i| per.iter().filter_map(move |v| v.get(i).copied()))
+                .collect()
+        }
+        Placement::Fragmented { seed } => {
+            let mut all: Vec<usize> = (0..doms.len()).collect();
+            all.shuffle(&mut Xoshiro256PlusPlus::seed_from_u64(seed));
+            // Enough domains for n GPUs, then in fabric order.
+            let mut taken = Vec::new();
+            let mut have = 0usize;
+            for k in all {
+                if have >= n as usize {
+                    break;
+                }
+                have += doms.gpus(k).len();
+                taken.push(k);
+            }
+            taken.sort_unstable();
+            taken
+        }
+        Placement::TopologyAware => {
+            let mut per: Vec<(usize, Vec<usize>)> = Vec::new();
+            for k in 0..doms.len() {
+                let z = zone_of(k).idx();
+                match per.last_mut() {
+                    Some((zz, v)) if *zz == z => v.push(k),
+                    _ => per.push((z, vec![k])),
+                }
+            }
+            let size = |v: &Vec<usize>| v.iter().map(|&k| doms.gpus(k).len()).sum::<usize>();
+            // Best fit: the smallest zone that holds the whole job.
+            let fit = per
+                .iter()
+                .filter(|(_, v)| size(v) >= n as usize)
+                .min_by_key(|(z, v)| (size(v), *z));
+            match fit {
+                Some((_, v)) => v.clone(),
+                None => {
+                    per.sort_by_key(|(z, v)| (std::cmp::Reverse(size(v)), *z));
+                    per.into_iter().flat_map(|(_, v)| v).collect()
+                }
+            }
+        }
+    };
+    let gpus: Vec<DeviceId> = order
+        .into_iter()
+        .flat_map(|k| doms.gpus(k).iter().copied())
+        .take(n as usize)
+        .collect();
+    Ok(gpus)
+}

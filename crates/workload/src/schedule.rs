@@ -1,0 +1,304 @@
+//! Collective algorithms as phases of concurrent transfers between ranks.
+//!
+//! A [`Schedule`] is a list of [`Phase`]s run one after the other. A phase is a set of
+//! transfers that run at the same time (one communication step of every rank), repeated
+//! `repeat` times: the ring's 2(n - 1) steps all have the same pattern (rank i sends a chunk
+//! to rank i + 1), so the engine simulates the pattern once and multiplies. Each repetition
+//! pays the per-step latency once.
+//!
+//! Sizes follow nccl-tests (REFERENCE.md formula 1): `bytes` is the whole buffer of an
+//! all-reduce, the whole output of an all-gather, the whole input of a reduce-scatter and the
+//! per-rank send buffer of an all-to-all. Ranks are positions in a group, `0..n`.
+
+use crate::collective::Op;
+use serde::Serialize;
+
+/// One transfer: `bytes` from rank `src` to rank `dst` of a group.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Transfer {
+    /// Sending rank.
+    pub src: u32,
+    /// Receiving rank.
+    pub dst: u32,
+    /// Bytes carried.
+    pub bytes: f64,
+}
+
+/// Transfers that run concurrently, `repeat` times in a row.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Phase {
+    /// The transfers of one step.
+    pub transfers: Vec<Transfer>,
+    /// How many identical steps in a row.
+    pub repeat: u32,
+}
+
+/// A collective as phases.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Schedule {
+    /// Phases, in order.
+    pub phases: Vec<Phase>,
+}
+
+impl Schedule {
+    /// Number of latency-paying steps.
+    pub fn steps(&self) -> u64 {
+        self.phases.iter().map(|p| u64::from(p.repeat)).sum()
+    }
+
+    /// Bytes each rank sends in total, summed over ranks (for checks).
+    pub fn wire_bytes(&self) -> f64 {
+        self.phases
+            .iter()
+            .map(|p| f64::from(p.repeat) * p.transfers.iter().map(|t| t.bytes).sum::<f64>())
+            .sum()
+    }
+}
+
+/// How a collective is carried out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Algo {
+    /// Ring: n - 1 steps per phase (reduce-scatter, then all-gather for an all-reduce).
+    Ring,
+    /// NCCL's double binary tree (all-reduce): two complementary trees, each carrying half
+    /// the data, pipelined: a reduce up both trees, then a broadcast down.
+    Tree,
+    /// Recursive halving-doubling (all-reduce, reduce-scatter, all-gather; n a power of 2).
+    HalvingDoubling,
+    /// Direct all-to-all, scheduled as n - 1 pairwise-exchange rounds (round k: rank i sends
+    /// to i + k), the MPI pairwise algorithm.
+    Direct,
+    /// Hierarchical: the same operation inside each scale-up domain (ring), then across
+    /// domains on the NICs (ring), then inside again (all-reduce only).
+    Hierarchical,
+}
+
+impl Algo {
+    /// Parse a CLI / YAML name.
+    pub fn parse(s: &str) -> Option<Algo> {
+        Some(match s {
+            "ring" => Algo::Ring,
+            "tree" => Algo::Tree,
+            "hd" | "halving_doubling" | "halving-doubling" => Algo::HalvingDoubling,
+            "direct" => Algo::Direct,
+            "hierarchical" => Algo::Hierarchical,
+            _ => return None,
+        })
+    }
+
+    /// The default for an operation (NCCL's bandwidth-optimal choices).
+    pub fn default_for(op: Op) -> Algo {
+        match op {
+            Op::AllToAll => Algo::Direct,
+            _ => Algo::Ring,
+        }
+    }
+}
+
+/// A collective that cannot be scheduled as asked.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ScheduleError(pub String);
+
+fn ring(n: u32, chunk: f64, repeat: u32) -> Phase {
+    Phase {
+        transfers: (0..n)
+            .map(|i| Transfer {
+                src: i,
+                dst: (i + 1) % n,
+                bytes: chunk,
+            })
+            .collect(),
+        repeat,
+    }
+}
+
+/// The phases of `op` by `algo` over `n` ranks of `bytes` (nccl-tests sizes). `domain` is the
+/// scale-up domain size for [`Algo::Hierarchical`] (ranks `k*domain..(k+1)*domain` share one).
+pub fn schedule(
+    op: Op,
+    algo: Algo,
+    n: u32,
+    bytes: f64,
+    domain: u32,
+) -> Result<Schedule, ScheduleError> {
+    if n == 0 {
+        return Err(ScheduleError("a collective needs at least one rank".into()));
+    }
+    if !(bytes.is_finite() && bytes >= 0.0) {
+        return Err(ScheduleError(format!("message size {bytes} is not >= 0")));
+    }
+    if n == 1 {
+        return Ok(Schedule::default());
+    }
+    let nf = f64::from(n);
+    let phases = match (op, algo) {
+        (Op::AllReduce, Algo::Ring) => vec![ring(n, bytes / nf, 2 * (n - 1))],
+        (Op::ReduceScatter | Op::AllGather, Algo::Ring) => vec![ring(n, bytes / nf, n - 1)],
+        (Op::AllReduce, Algo::Tree) => tree(n, bytes),
+        (Op::AllReduce | Op::ReduceScatter | Op::AllGather, Algo::HalvingDoubling) => {
+            if !n.is_power_of_two() {
+                return Err(ScheduleError(format!(
+                    "recursive halving-doubling needs a power-of-two rank count, not {n}"
+                )));
+            }
+            halving_doubling(op, n, bytes)
+        }
+        (Op::AllToAll, Algo::Direct) => (1..n)
+            .map(|k| Phase {
+                transfers: (0..n)
+                    .map(|i| Transfer {
+                        src: i,
+                        dst: (i + k) % n,
+                        bytes: bytes / nf,
+                    })
+                    .collect(),
+                repeat: 1,
+            })
+            .collect(),
+        (Op::AllReduce | Op::ReduceScatter | Op::AllGather, Algo::Hierarchical) => {
+            return hierarchical(op, n, bytes, domain)
+        }
+        _ => {
+            return Err(ScheduleError(format!(
+                "{} has no {} algorithm here",
+                op.as_str(),
+                algo_name(algo)
+            )))
+        }
+    };
+    Ok(Schedule { phases })
+}
+
+fn algo_name(a: Algo) -> &'static str {
+    match a {
+        Algo::Ring => "ring",
+        Algo::Tree => "tree",
+        Algo::HalvingDoubling => "halving-doubling",
+        Algo::Direct => "direct",
+        Algo::Hierarchical => "hierarchical",
+    }
+}
+
+/// Double binary tree: tree A is the heap-shaped tree over ranks (parent of i is (i - 1) / 2),
+/// tree B the same over the reversed rank order, so most leaves of A are inner nodes of B.
+/// Each tree carries half the buffer; pipelining makes every edge of both trees busy at once,
+/// first upward (reduce), then downward (broadcast).
+fn tree(n: u32, bytes: f64) -> Vec<Phase> {
+    let half = bytes / 2.0;
+    let mut up = Vec::with_capacity(2 * n as usize);
+    for i in 1..n {
+        let p = (i - 1) / 2;
+        up.push(Transfer {
+            src: i,
+            dst: p,
+            bytes: half,
+        });
+        up.push(Transfer {
+            src: n - 1 - i,
+            dst: n - 1 - p,
+            bytes: half,
+        });
+    }
+    let down = up
+        .iter()
+        .map(|t| Transfer {
+            src: t.dst,
+            dst: t.src,
+            bytes: t.bytes,
+        })
+        .collect();
+    // Pipeline fill: the depth of the tree in latency-paying steps, up and down.
+    let depth = 32 - n.leading_zeros();
+    vec![
+        Phase {
+            transfers: up,
+            repeat: 1,
+        },
+        Phase {
+            transfers: down,
+            repeat: 1,
+        },
+        Phase {
+            transfers: Vec::new(),
+            repeat: 2 * depth.saturating_sub(1),
+        },
+    ]
+}
+
+/// Recursive halving (reduce-scatter): step k exchanges half of what is left with the rank
+/// at distance n / 2^(k+1); doubling (all-gather) runs the same steps in reverse order.
+fn halving_doubling(op: Op, n: u32, bytes: f64) -> Vec<Phase> {
+    let steps = n.trailing_zeros();
+    let per = |k: u32| Phase {
+        transfers: (0..n)
+            .map(|i| Transfer {
+                src: i,
+                dst: i ^ (n >> (k + 1)),
+                bytes: bytes / f64::from(1u32 << (k + 1)),
+            })
+            .collect(),
+        repeat: 1,
+    };
+    match op {
+        Op::ReduceScatter => (0..steps).map(per).collect(),
+        Op::AllGather => (0..steps).rev().map(per).collect(),
+        _ => (0..steps)
+            .map(|k| Phase {
+                repeat: 2,
+                ..per(k)
+            })
+            .collect(),
+    }
+}
+
+/// Hierarchical: ring inside every scale-up domain of `g` ranks, ring across domains among
+/// the ranks with the same local index (g rings side by side), ring inside again.
+fn hierarchical(op: Op, n: u32, bytes: f64, g: u32) -> Result<Schedule, ScheduleError> {
+    if g == 0 || !n.is_multiple_of(g) {
+        return Err(ScheduleError(format!(
+            "hierarchical needs whole scale-up domains: {n} ranks are not a multiple of {g}"
+        )));
+    }
+    let domains = n / g;
+    let gf = f64::from(g);
+    let df = f64::from(domains);
+    let inside = |chunk: f64, repeat: u32| Phase {
+        transfers: (0..n)
+            .map(|i| Transfer {
+                src: i,
+                dst: i - i % g + (i % g + 1) % g,
+                bytes: chunk,
+            })
+            .collect(),
+        repeat,
+    };
+    let across = |chunk: f64, repeat: u32| Phase {
+        transfers: (0..n)
+            .map(|i| Transfer {
+                src: i,
+                dst: (i + g) % n,
+                bytes: chunk,
+            })
+            .collect(),
+        repeat,
+    };
+    let mut phases = Vec::new();
+    // Inside: reduce-scatter (or all-gather) of the whole buffer over g ranks.
+    if g > 1 && matches!(op, Op::AllReduce | Op::ReduceScatter) {
+        phases.push(inside(bytes / gf, g - 1));
+    }
+    if domains > 1 {
+        // Across: each rank owns bytes / g; ring over the domains.
+        let (chunk, repeat) = match op {
+            Op::AllReduce => (bytes / gf / df, 2 * (domains - 1)),
+            _ => (bytes / gf / df, domains - 1),
+        };
+        phases.push(across(chunk, repeat));
+    }
+    if g > 1 && matches!(op, Op::AllReduce | Op::AllGather) {
+        phases.push(inside(bytes / gf, g - 1));
+    }
+    Ok(Schedule { phases })
+}
