@@ -267,7 +267,7 @@ pub fn render_collective(r: &CollectiveReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# {} ({}) over {} GPUs of {}, {} placement, lb {}, seed {}, {} channel(s)",
+        "# {} ({}) over {} GPUs of {}, {} placement, lb {}, seed {}, channels {}",
         r.op.as_str(),
         algo_name(r.algorithm),
         r.gpus,
@@ -275,7 +275,11 @@ pub fn render_collective(r: &CollectiveReport) -> String {
         placement_name(r.placement),
         r.lb,
         r.seed,
-        r.channels
+        if r.channels == 0 {
+            "auto".to_string()
+        } else {
+            r.channels.to_string()
+        }
     );
     let slow = r.rows.iter().any(|x| x.slowdown.is_some());
     let gap = r.rows.iter().any(|x| x.te_gap.is_some());

@@ -412,6 +412,7 @@ impl<'f> Net<'f> {
         f64::from(hops) * (self.params.switch_latency_s + len * NS_PER_M * 1e-9)
     }
 
+    /// One hop between switches: the cable, and the switch at its far end forwarding.
     fn hop_latency(&self, l: LinkId) -> f64 {
         self.params.switch_latency_s + self.f.link(l).length_m() * NS_PER_M * 1e-9
     }
@@ -447,7 +448,10 @@ impl<'f> Net<'f> {
         let (l_dst, tor_dst) = self.attach(dst).ok_or(NoPath::GpuDown)?;
         let target = self.g.speaker_of[tor_dst.idx()];
         out.push((self.link_res(l_src, src), 1.0));
-        let base_latency = self.hop_latency(l_src) + self.hop_latency(l_dst);
+        // Cables to and from the GPUs, and the source rack switch; every later hop adds the
+        // switch at its far end (see `hop_latency`).
+        let base_latency = self.params.switch_latency_s
+            + (self.f.link(l_src).length_m() + self.f.link(l_dst).length_m()) * NS_PER_M * 1e-9;
         ws.frontier.clear();
         ws.frontier.push((tor_src, 1.0, 0.0));
         let mut latency = 0.0f64;

@@ -33,7 +33,8 @@ pub struct Collective {
     pub groups: Vec<Vec<DeviceId>>,
     /// Size, nccl-tests convention.
     pub bytes: f64,
-    /// Channels (rings) per collective; each carries an equal share.
+    /// Channels per collective, each an equal share on its own connections (0: one per GPU
+    /// of the scale-up domain, NCCL's rail-aligned rings).
     pub channels: u32,
     /// Load balancing.
     pub lb: Lb,
@@ -229,7 +230,6 @@ fn run_phase(
     ws.flows.clear();
     ws.bytes.clear();
     let qps = c.lb.qps();
-    let per_pair = c.channels.max(1) * qps;
     let mut latency = 0.0f64;
     let mut unreachable: Option<(u64, String, NoPath)> = None;
     let mut te_cands: Vec<Vec<Vec<(u32, f64)>>> = Vec::new();
@@ -239,12 +239,12 @@ fn run_phase(
             let (src, dst) = (grp[t.src as usize], grp[t.dst as usize]);
             let Some(r) = net.dest_speaker(dst).and_then(|s| routes.get(s)) else {
                 let u = unreachable.get_or_insert((0, pair_name(net, src, dst), NoPath::GpuDown));
-                u.0 += u64::from(per_pair);
+                u.0 += u64::from(qps);
                 continue;
             };
-            let share = t.bytes / f64::from(per_pair);
-            for q in 0..per_pair {
-                let h = flow_hash(src, dst, q);
+            let share = t.bytes / f64::from(qps);
+            for q in 0..qps {
+                let h = flow_hash(src, dst, t.channel * qps + q);
                 let mut cands = Vec::new();
                 let tries = if c.lb == Lb::Te { te_k } else { 1 };
                 let lb = if c.lb == Lb::Te { Lb::Ucmp } else { c.lb };
@@ -347,6 +347,15 @@ fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64) {
     b.push(bytes);
 }
 
+/// Channels of a collective: as asked, or one per GPU of the scale-up domain.
+pub fn channels(net: &Net<'_>, c: &Collective) -> u32 {
+    if c.channels == 0 {
+        net.params.scale_up_gpus.max(1)
+    } else {
+        c.channels
+    }
+}
+
 fn pair_name(net: &Net<'_>, a: DeviceId, b: DeviceId) -> String {
     format!("{} -> {}", net.f.device_name(a), net.f.device_name(b))
 }
@@ -364,13 +373,21 @@ pub fn simulate(
         ));
     }
     let sched = match c.op {
-        Some(op) => schedule(op, c.algo, n, c.bytes, net.params.scale_up_gpus)?,
+        Some(op) => schedule(
+            op,
+            c.algo,
+            n,
+            c.bytes,
+            net.params.scale_up_gpus,
+            channels(net, c),
+        )?,
         None => aifabric_workload::Schedule {
             phases: vec![Phase {
                 transfers: vec![aifabric_workload::Transfer {
                     src: 0,
                     dst: 1,
                     bytes: c.bytes,
+                    channel: 0,
                 }],
                 repeat: 1,
             }],

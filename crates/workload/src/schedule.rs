@@ -9,6 +9,13 @@
 //! Sizes follow nccl-tests (REFERENCE.md formula 1): `bytes` is the whole buffer of an
 //! all-reduce, the whole output of an all-gather, the whole input of a reduce-scatter and the
 //! per-rank send buffer of an all-to-all. Ranks are positions in a group, `0..n`.
+//!
+//! **Channels.** NCCL splits a collective over channels, each an equal share with its own
+//! connections. Rings of different channels are rotated inside every scale-up domain, so
+//! channel c leaves a domain from its (c - 1)-th GPU and enters the next at its c-th: with as
+//! many channels as GPUs per domain, every GPU's NIC carries one ring (rail-aligned rings, as
+//! NCCL builds on 8-GPU servers with 8 NICs). Other algorithms run each channel on the same
+//! pattern with its share.
 
 use crate::collective::Op;
 use serde::Serialize;
@@ -22,6 +29,9 @@ pub struct Transfer {
     pub dst: u32,
     /// Bytes carried.
     pub bytes: f64,
+    /// Channel (NCCL ring / channel index): transfers of different channels are different
+    /// flows (connections) even between the same ranks.
+    pub channel: u32,
 }
 
 /// Transfers that run concurrently, `repeat` times in a row.
@@ -101,28 +111,59 @@ impl Algo {
 #[error("{0}")]
 pub struct ScheduleError(pub String);
 
-fn ring(n: u32, chunk: f64, repeat: u32) -> Phase {
-    Phase {
-        transfers: (0..n)
-            .map(|i| Transfer {
-                src: i,
-                dst: (i + 1) % n,
-                bytes: chunk,
-            })
-            .collect(),
-        repeat,
+/// Ring of channel `c`: position p holds rank `domain(p) * g + (p % g + c) % g` (rotated
+/// inside each domain of g ranks; no rotation when g does not divide n).
+fn ring(n: u32, chunk: f64, repeat: u32, g: u32, channels: u32) -> Phase {
+    let g = if g > 0 && n.is_multiple_of(g) { g } else { 1 };
+    let at = |p: u32, c: u32| p - p % g + (p % g + c) % g;
+    let mut transfers = Vec::with_capacity((n * channels) as usize);
+    for c in 0..channels {
+        for p in 0..n {
+            transfers.push(Transfer {
+                src: at(p, c),
+                dst: at((p + 1) % n, c),
+                bytes: chunk / f64::from(channels),
+                channel: c,
+            });
+        }
     }
+    Phase { transfers, repeat }
 }
 
-/// The phases of `op` by `algo` over `n` ranks of `bytes` (nccl-tests sizes). `domain` is the
-/// scale-up domain size for [`Algo::Hierarchical`] (ranks `k*domain..(k+1)*domain` share one).
+/// Every transfer of `phases` split over `channels`.
+fn split(phases: Vec<Phase>, channels: u32) -> Vec<Phase> {
+    if channels <= 1 {
+        return phases;
+    }
+    phases
+        .into_iter()
+        .map(|p| Phase {
+            transfers: (0..channels)
+                .flat_map(|c| {
+                    p.transfers.iter().map(move |t| Transfer {
+                        bytes: t.bytes / f64::from(channels),
+                        channel: c,
+                        ..*t
+                    })
+                })
+                .collect(),
+            repeat: p.repeat,
+        })
+        .collect()
+}
+
+/// The phases of `op` by `algo` over `n` ranks of `bytes` (nccl-tests sizes) on `channels`
+/// channels. `domain` is the scale-up domain size (ranks `k*domain..(k+1)*domain` share
+/// one), used by rings to rotate channels and by [`Algo::Hierarchical`].
 pub fn schedule(
     op: Op,
     algo: Algo,
     n: u32,
     bytes: f64,
     domain: u32,
+    channels: u32,
 ) -> Result<Schedule, ScheduleError> {
+    let channels = channels.max(1);
     if n == 0 {
         return Err(ScheduleError("a collective needs at least one rank".into()));
     }
@@ -134,31 +175,40 @@ pub fn schedule(
     }
     let nf = f64::from(n);
     let phases = match (op, algo) {
-        (Op::AllReduce, Algo::Ring) => vec![ring(n, bytes / nf, 2 * (n - 1))],
-        (Op::ReduceScatter | Op::AllGather, Algo::Ring) => vec![ring(n, bytes / nf, n - 1)],
-        (Op::AllReduce, Algo::Tree) => tree(n, bytes),
+        (Op::AllReduce, Algo::Ring) => vec![ring(n, bytes / nf, 2 * (n - 1), domain, channels)],
+        (Op::ReduceScatter | Op::AllGather, Algo::Ring) => {
+            vec![ring(n, bytes / nf, n - 1, domain, channels)]
+        }
+        (Op::AllReduce, Algo::Tree) => split(tree(n, bytes), channels),
         (Op::AllReduce | Op::ReduceScatter | Op::AllGather, Algo::HalvingDoubling) => {
             if !n.is_power_of_two() {
                 return Err(ScheduleError(format!(
                     "recursive halving-doubling needs a power-of-two rank count, not {n}"
                 )));
             }
-            halving_doubling(op, n, bytes)
+            split(halving_doubling(op, n, bytes), channels)
         }
-        (Op::AllToAll, Algo::Direct) => (1..n)
-            .map(|k| Phase {
-                transfers: (0..n)
-                    .map(|i| Transfer {
-                        src: i,
-                        dst: (i + k) % n,
-                        bytes: bytes / nf,
-                    })
-                    .collect(),
-                repeat: 1,
-            })
-            .collect(),
+        (Op::AllToAll, Algo::Direct) => split(
+            (1..n)
+                .map(|k| Phase {
+                    transfers: (0..n)
+                        .map(|i| Transfer {
+                            src: i,
+                            dst: (i + k) % n,
+                            bytes: bytes / nf,
+                            channel: 0,
+                        })
+                        .collect(),
+                    repeat: 1,
+                })
+                .collect(),
+            channels,
+        ),
         (Op::AllReduce | Op::ReduceScatter | Op::AllGather, Algo::Hierarchical) => {
-            return hierarchical(op, n, bytes, domain)
+            let h = hierarchical(op, n, bytes, domain)?;
+            return Ok(Schedule {
+                phases: split(h.phases, channels),
+            });
         }
         _ => {
             return Err(ScheduleError(format!(
@@ -194,11 +244,13 @@ fn tree(n: u32, bytes: f64) -> Vec<Phase> {
             src: i,
             dst: p,
             bytes: half,
+            channel: 0,
         });
         up.push(Transfer {
             src: n - 1 - i,
             dst: n - 1 - p,
             bytes: half,
+            channel: 0,
         });
     }
     let down = up
@@ -206,7 +258,7 @@ fn tree(n: u32, bytes: f64) -> Vec<Phase> {
         .map(|t| Transfer {
             src: t.dst,
             dst: t.src,
-            bytes: t.bytes,
+            ..*t
         })
         .collect();
     // Pipeline fill: the depth of the tree in latency-paying steps, up and down.
@@ -237,6 +289,7 @@ fn halving_doubling(op: Op, n: u32, bytes: f64) -> Vec<Phase> {
                 src: i,
                 dst: i ^ (n >> (k + 1)),
                 bytes: bytes / f64::from(1u32 << (k + 1)),
+                channel: 0,
             })
             .collect(),
         repeat: 1,
@@ -270,6 +323,7 @@ fn hierarchical(op: Op, n: u32, bytes: f64, g: u32) -> Result<Schedule, Schedule
                 src: i,
                 dst: i - i % g + (i % g + 1) % g,
                 bytes: chunk,
+                channel: 0,
             })
             .collect(),
         repeat,
@@ -280,6 +334,7 @@ fn hierarchical(op: Op, n: u32, bytes: f64, g: u32) -> Result<Schedule, Schedule
                 src: i,
                 dst: (i + g) % n,
                 bytes: chunk,
+                channel: 0,
             })
             .collect(),
         repeat,
