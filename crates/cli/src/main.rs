@@ -234,8 +234,9 @@ struct SimArgs {
     /// Seed of the switches' ECMP hashes (and of fragmented placement draws).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Channels per collective, each an equal share on its own connections; 0 = one per GPU
-    /// of the scale-up domain (rail-aligned rings, as NCCL on 8-GPU servers).
+    /// Channels per collective, each an equal share on its own connections; 0 = automatic:
+    /// for rings one per GPU of the scale-up domain (rail-aligned, as NCCL on 8-GPU servers),
+    /// else 1.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
     channels: u32,
     /// GPUs per scale-up (NVLink) domain (`collective`; a job file sets its own).

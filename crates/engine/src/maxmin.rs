@@ -9,14 +9,14 @@
 //! other flow has a higher rate (its bottleneck).
 //!
 //! Flows and their links are stored flat (CSR) in a [`FlowSet`]; the link -> flows transpose
-//! is built once per call. Links wait in a binary heap keyed by the level at which they would
-//! fill (`level0 + remaining / demand`, which does not move while the level rises); freezing
-//! a flow re-keys only the links it uses. A call costs O(E log E) for E (flow, link) uses,
-//! so 1M flows of a few hops each take well under a second, whatever the number of distinct
-//! bottleneck levels.
-
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+//! is built once per call. Links wait in an indexed binary heap keyed by the level at which
+//! they would fill (`level0 + remaining / demand`, which does not move while the level
+//! rises). When flows leave a link its fill level can only rise, so its key is a lower bound
+//! and is refreshed lazily, only when the link reaches the top. All links that fill at the
+//! same level are one round and their flows freeze together. A call costs
+//! O(E + (L + R) log L) for E (flow, link) uses, L links and R lazy re-keys (at most one per
+//! link per round it surfaces in); symmetric patterns (every NIC full at once) take a handful
+//! of rounds.
 
 /// Flows as lists of (link, share), stored flat: flow `f` owns
 /// `links[off[f]..off[f + 1]]` and the same range of `shares`.
@@ -128,14 +128,27 @@ pub fn max_min_rates(capacity: &[f64], flows: &FlowSet) -> Vec<f64> {
 #[derive(Default, Debug)]
 pub struct MaxMin {
     loff: Vec<u32>,
-    on_link: Vec<(u32, f64)>,
-    demand: Vec<f64>,
-    unfrozen: Vec<u32>,
-    remaining: Vec<f64>,
-    level0: Vec<f64>,
-    stamp: Vec<u32>,
+    on_link: Vec<u32>,
+    cursor: Vec<u32>,
+    demand0: Vec<f64>,
+    /// Per-link state, one cache line's worth together (updated at random per frozen flow).
+    st: Vec<LinkState>,
     frozen: Vec<bool>,
-    heap: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    round: Vec<u32>,
+    heap: IndexedHeap,
+}
+
+/// What progressive filling tracks per link.
+#[derive(Clone, Copy, Debug, Default)]
+struct LinkState {
+    /// Capacity left at level `level0`.
+    remaining: f64,
+    /// Level at which `remaining` was last brought up to date.
+    level0: f64,
+    /// Sum of the shares of the unfrozen flows.
+    demand: f64,
+    /// Unfrozen flows.
+    unfrozen: u32,
 }
 
 /// Heap key of a fill level: non-negative finite floats order like their bit patterns.
@@ -165,71 +178,211 @@ impl MaxMin {
         for l in 0..nl {
             self.loff[l + 1] += self.loff[l];
         }
-        self.unfrozen.clear();
-        self.unfrozen.resize(nl, 0);
+        // Fill the transpose with a cursor per link (a small array that stays in cache),
+        // then the per-link state from the counts and a sequential pass for the demands.
+        self.cursor.clear();
+        self.cursor.extend_from_slice(&self.loff[..nl]);
         self.on_link.clear();
-        self.on_link.resize(flows.links.len(), (0, 0.0));
-        for f in 0..flows.len() as u32 {
-            for (l, s) in flows.uses(f) {
-                let slot = self.loff[l as usize] + self.unfrozen[l as usize];
-                self.on_link[slot as usize] = (f, s);
-                self.unfrozen[l as usize] += 1;
+        self.on_link.resize(flows.links.len(), 0);
+        for f in 0..flows.len() {
+            for &l in &flows.links[flows.off[f] as usize..flows.off[f + 1] as usize] {
+                let c = &mut self.cursor[l as usize];
+                self.on_link[*c as usize] = f as u32;
+                *c += 1;
             }
         }
-        // Sum of the shares of unfrozen flows on each link.
-        self.demand.clear();
-        self.demand.resize(nl, 0.0);
+        self.demand0.clear();
+        self.demand0.resize(nl, 0.0);
         for (&l, &s) in flows.links.iter().zip(&flows.shares) {
-            self.demand[l as usize] += s;
+            self.demand0[l as usize] += s;
         }
-        self.remaining.clear();
-        self.remaining.extend_from_slice(capacity);
-        self.level0.clear();
-        self.level0.resize(nl, 0.0);
-        self.stamp.clear();
-        self.stamp.resize(nl, 0);
+        self.st.clear();
+        self.st.extend((0..nl).map(|l| LinkState {
+            remaining: capacity[l],
+            level0: 0.0,
+            // Sum of the shares of unfrozen flows on the link.
+            demand: self.demand0[l],
+            unfrozen: self.loff[l + 1] - self.loff[l],
+        }));
+        // Links by fill level in an indexed heap (a sorted array is a valid heap); a link
+        // whose flows leave gets its new, higher level in place, so the heap never holds
+        // more than one entry per link.
         self.heap.clear();
         for l in 0..nl {
-            if self.unfrozen[l] > 0 {
-                let fill = self.remaining[l] / self.demand[l];
-                self.heap.push(Reverse((key(fill), l as u32, 0)));
+            let st = &self.st[l];
+            if st.unfrozen > 0 {
+                let fill = st.remaining / st.demand;
+                self.heap.items.push((key(fill), l as u32));
             }
+        }
+        self.heap.items.sort_unstable();
+        self.heap.pos.clear();
+        self.heap.pos.resize(nl, u32::MAX);
+        for (i, &(_, l)) in self.heap.items.iter().enumerate() {
+            self.heap.pos[l as usize] = i as u32;
         }
         rate.clear();
         rate.resize(flows.len(), f64::INFINITY);
         self.frozen.clear();
         self.frozen.resize(flows.len(), false);
         let mut level = 0.0f64;
-        while let Some(Reverse((k, l, st))) = self.heap.pop() {
-            let li = l as usize;
-            if st != self.stamp[li] || self.unfrozen[li] == 0 {
+        loop {
+            // The top's key may be stale: flows that left a link since it was keyed only
+            // raise its fill level (fewer flows share what is left). Re-key it lazily, when it
+            // surfaces, until the top is current.
+            let Some(top) = self.heap.items.first().map(|e| e.1) else {
+                break;
+            };
+            let st = &self.st[top as usize];
+            if st.unfrozen == 0 {
+                self.heap.remove(top);
                 continue;
             }
+            let fill = key(st.level0 + st.remaining.max(0.0) / st.demand.max(f64::MIN_POSITIVE));
+            if fill > self.heap.items[0].0 {
+                self.heap.set(top, fill);
+                continue;
+            }
+            let next = self.heap.items[0].0;
             // Levels only rise; rounding may put a refreshed key a hair below the current one.
-            level = level.max(f64::from_bits(k));
-            let (a, b) = (self.loff[li] as usize, self.loff[li + 1] as usize);
-            for i in a..b {
-                let f = self.on_link[i].0 as usize;
-                if self.frozen[f] {
+            level = level.max(f64::from_bits(next));
+            // One round: every link whose current key is this level is full now (a link that
+            // shares flows with another filling at the same level still fills at it), so
+            // their unfrozen flows freeze together.
+            self.round.clear();
+            while let Some(&(k, l)) = self.heap.items.first() {
+                if k != next {
+                    break;
+                }
+                let st = &self.st[l as usize];
+                let fill =
+                    key(st.level0 + st.remaining.max(0.0) / st.demand.max(f64::MIN_POSITIVE));
+                if st.unfrozen > 0 && fill > k {
+                    self.heap.set(l, fill);
                     continue;
                 }
-                self.frozen[f] = true;
-                rate[f] = level;
-                for (k2, s) in flows.uses(f as u32) {
-                    let k2 = k2 as usize;
-                    // Bring the link to the current level, then drop the flow's demand.
-                    self.remaining[k2] -= self.demand[k2] * (level - self.level0[k2]);
-                    self.level0[k2] = level;
-                    self.demand[k2] -= s;
-                    self.unfrozen[k2] -= 1;
-                    self.stamp[k2] = self.stamp[k2].wrapping_add(1);
-                    if self.unfrozen[k2] > 0 && k2 != li {
-                        let d = self.demand[k2].max(f64::MIN_POSITIVE);
-                        let fill = level + self.remaining[k2].max(0.0) / d;
-                        self.heap
-                            .push(Reverse((key(fill), k2 as u32, self.stamp[k2])));
+                self.heap.pop();
+                self.round.push(l);
+            }
+            for ri in 0..self.round.len() {
+                let li = self.round[ri] as usize;
+                let (a, b) = (self.loff[li] as usize, self.loff[li + 1] as usize);
+                for i in a..b {
+                    let f = self.on_link[i] as usize;
+                    if self.frozen[f] {
+                        continue;
+                    }
+                    self.frozen[f] = true;
+                    rate[f] = level;
+                    for (k2, s) in flows.uses(f as u32) {
+                        let st = &mut self.st[k2 as usize];
+                        // Bring the link to the current level, then drop the flow's demand.
+                        st.remaining -= st.demand * (level - st.level0);
+                        st.level0 = level;
+                        st.demand -= s;
+                        st.unfrozen -= 1;
                     }
                 }
+            }
+        }
+    }
+}
+
+/// A binary min-heap of links by (key, link id), with each link's position so that a key can
+/// change in place.
+#[derive(Default, Debug)]
+struct IndexedHeap {
+    items: Vec<(u64, u32)>,
+    pos: Vec<u32>,
+}
+
+impl IndexedHeap {
+    fn clear(&mut self) {
+        self.items.clear();
+    }
+
+    fn place(&mut self, i: usize, e: (u64, u32)) {
+        self.items[i] = e;
+        self.pos[e.1 as usize] = i as u32;
+    }
+
+    fn up(&mut self, mut i: usize) {
+        let e = self.items[i];
+        while i > 0 {
+            let p = (i - 1) / 2;
+            if self.items[p] <= e {
+                break;
+            }
+            let pe = self.items[p];
+            self.place(i, pe);
+            i = p;
+        }
+        self.place(i, e);
+    }
+
+    fn down(&mut self, mut i: usize) {
+        let n = self.items.len();
+        let e = self.items[i];
+        loop {
+            let c = 2 * i + 1;
+            if c >= n {
+                break;
+            }
+            let c = if c + 1 < n && self.items[c + 1] < self.items[c] {
+                c + 1
+            } else {
+                c
+            };
+            if e <= self.items[c] {
+                break;
+            }
+            let ce = self.items[c];
+            self.place(i, ce);
+            i = c;
+        }
+        self.place(i, e);
+    }
+
+    /// Remove and return the link with the smallest key.
+    fn pop(&mut self) -> u32 {
+        let top = self.items[0].1;
+        self.remove(top);
+        top
+    }
+
+    /// Remove `l` if present.
+    fn remove(&mut self, l: u32) {
+        let i = self.pos[l as usize];
+        if i == u32::MAX {
+            return;
+        }
+        self.pos[l as usize] = u32::MAX;
+        let last = self.items.pop().expect("heap holds the link");
+        let i = i as usize;
+        if i < self.items.len() {
+            self.place(i, last);
+            self.up(i);
+            let j = self.pos[last.1 as usize] as usize;
+            self.down(j);
+        }
+    }
+
+    /// Give `l` key `k`, inserting it if absent.
+    fn set(&mut self, l: u32, k: u64) {
+        let i = self.pos[l as usize];
+        if i == u32::MAX {
+            self.items.push((k, l));
+            let n = self.items.len() - 1;
+            self.pos[l as usize] = n as u32;
+            self.up(n);
+        } else {
+            let i = i as usize;
+            let old = self.items[i].0;
+            self.items[i].0 = k;
+            if k < old {
+                self.up(i);
+            } else {
+                self.down(i);
             }
         }
     }

@@ -176,6 +176,8 @@ pub struct Net<'f> {
     /// Hops a crossbar crossing takes inside each zone (2 single stage, 4 dual stage) and the
     /// length of its fabric links, metres.
     zone_hops: Vec<(u32, f64)>,
+    /// Each GPU's live host link and rack switch (`u32::MAX` link: none).
+    attach: Vec<(LinkId, DeviceId)>,
 }
 
 fn mbps_to_bps(mbps: u64) -> f64 {
@@ -251,6 +253,14 @@ impl<'f> Net<'f> {
                 _ => {}
             }
         }
+        let mut attach = vec![(LinkId(u32::MAX), DeviceId(u32::MAX)); nd];
+        for g in f.devices_with_role(Role::Gpu) {
+            if !down.device_failed(g) {
+                if let Some(x) = f.neighbors(g, &down).next() {
+                    attach[g.idx()] = x;
+                }
+            }
+        }
         let nl = f.links().len() as u32;
         let base_iface = 2 * nl;
         let base_stage = base_iface + 2 * nd as u32;
@@ -272,6 +282,7 @@ impl<'f> Net<'f> {
             stage_bps,
             stage_name,
             zone_hops,
+            attach,
         }
     }
 
@@ -376,10 +387,8 @@ impl<'f> Net<'f> {
 
     /// The live host link of a GPU and the rack switch at its other end.
     pub fn attach(&self, gpu: DeviceId) -> Option<(LinkId, DeviceId)> {
-        if self.down.device_failed(gpu) {
-            return None;
-        }
-        self.f.neighbors(gpu, &self.down).next()
+        let a = *self.attach.get(gpu.idx())?;
+        (a.0 .0 != u32::MAX).then_some(a)
     }
 
     /// The speaker whose routes a flow toward `gpu` follows.

@@ -151,7 +151,9 @@ impl RouteCache {
 struct PhaseWs {
     path: PathWs,
     uses: Vec<(u32, f64)>,
-    local: FxHashMap<u32, u32>,
+    /// Dense map global resource -> local id + 1 (0: not seen in this phase); cleared by
+    /// walking `global` after each phase.
+    local: Vec<u32>,
     global: Vec<u32>,
     cap: Vec<f64>,
     flows: FlowSet,
@@ -224,7 +226,12 @@ fn run_phase(
     phase: &Phase,
     ws: &mut PhaseWs,
 ) -> PhaseOut {
-    ws.local.clear();
+    if ws.local.len() < net.resources() as usize {
+        ws.local = vec![0; net.resources() as usize];
+    }
+    for &g in &ws.global {
+        ws.local[g as usize] = 0;
+    }
     ws.global.clear();
     ws.cap.clear();
     ws.flows.clear();
@@ -335,24 +342,26 @@ fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64) {
         ..
     } = ws;
     for u in uses.iter_mut() {
-        let next = global.len() as u32;
-        let id = *local.entry(u.0).or_insert_with(|| {
+        let slot = &mut local[u.0 as usize];
+        if *slot == 0 {
             global.push(u.0);
             cap.push(net.capacity_bps(u.0));
-            next
-        });
-        u.0 = id;
+            *slot = global.len() as u32;
+        }
+        u.0 = *slot - 1;
     }
     flows.push(uses);
     b.push(bytes);
 }
 
-/// Channels of a collective: as asked, or one per GPU of the scale-up domain.
+/// Channels of a collective: as asked, or by default one per GPU of the scale-up domain for
+/// rings (rail-aligned) and one for the other algorithms (their channels would only split
+/// the same pattern).
 pub fn channels(net: &Net<'_>, c: &Collective) -> u32 {
-    if c.channels == 0 {
-        net.params.scale_up_gpus.max(1)
-    } else {
-        c.channels
+    match (c.channels, c.algo) {
+        (0, Algo::Ring) => net.params.scale_up_gpus.max(1),
+        (0, _) => 1,
+        (n, _) => n,
     }
 }
 
@@ -393,10 +402,22 @@ pub fn simulate(
             }],
         },
     };
+    // One workspace per chunk of phases (its dense resource map is large): a few chunks per
+    // thread balance the load.
+    let chunk = sched
+        .phases
+        .len()
+        .div_ceil(4 * rayon::current_num_threads())
+        .max(1);
     let outs: Vec<PhaseOut> = sched
         .phases
-        .par_iter()
-        .map_init(PhaseWs::default, |ws, p| run_phase(net, routes, c, p, ws))
+        .par_chunks(chunk)
+        .flat_map_iter(|ps| {
+            let mut ws = PhaseWs::default();
+            ps.iter()
+                .map(|p| run_phase(net, routes, c, p, &mut ws))
+                .collect::<Vec<_>>()
+        })
         .collect();
     if let Some((count, first, why)) = outs
         .iter()

@@ -74,14 +74,35 @@ fn instances() -> impl Strategy<Value = (Vec<f64>, Vec<Vec<(u32, f64)>>)> {
     })
 }
 
+/// Integer capacities and unit shares: many links fill at exactly the same level, which the
+/// filling handles as one round.
+fn instances_with_ties() -> impl Strategy<Value = (Vec<f64>, Vec<Vec<(u32, f64)>>)> {
+    (1usize..10).prop_flat_map(|nl| {
+        let caps = prop::collection::vec((1u32..5).prop_map(|c| f64::from(c) * 10.0), nl);
+        let flow = prop::collection::vec((0..nl as u32).prop_map(|l| (l, 1.0)), 1..4);
+        (caps, prop::collection::vec(flow, 1..30))
+    })
+}
+
 proptest! {
     #[test]
     fn no_link_is_overloaded_and_every_flow_has_a_bottleneck((caps, flows) in instances()) {
+        check(&caps, &flows)?;
+    }
+
+    #[test]
+    fn the_invariants_hold_when_levels_tie((caps, flows) in instances_with_ties()) {
+        check(&caps, &flows)?;
+    }
+}
+
+fn check(caps: &[f64], flows: &[Vec<(u32, f64)>]) -> Result<(), TestCaseError> {
+    {
         let mut fs = FlowSet::new();
-        for f in &flows {
+        for f in flows {
             fs.push(f);
         }
-        let r = max_min_rates(&caps, &fs);
+        let r = max_min_rates(caps, &fs);
         let mut load = vec![0.0; caps.len()];
         for f in 0..fs.len() as u32 {
             prop_assert!(r[f as usize].is_finite());
@@ -89,7 +110,7 @@ proptest! {
                 load[l as usize] += s * r[f as usize];
             }
         }
-        for (l, (&x, &c)) in load.iter().zip(&caps).enumerate() {
+        for (l, (&x, &c)) in load.iter().zip(caps).enumerate() {
             prop_assert!(x <= c * (1.0 + 1e-9), "link {} carries {} > {}", l, x, c);
         }
         // Bottleneck: a full link where no other flow has a higher rate.
@@ -105,4 +126,5 @@ proptest! {
             prop_assert!(has, "flow {} at {} has no bottleneck: {:?}", f, rf, r);
         }
     }
+    Ok(())
 }

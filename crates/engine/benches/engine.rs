@@ -1,0 +1,84 @@
+//! Issue 5 targets (release, this 2-core machine): ring all-reduce over 32,768 GPUs of
+//! builtin `prometheus`, one message size, ECMP, within 2 s; a progressive-filling step with
+//! 1M flows within 1 s; all-to-all among 4,096 GPUs within 5 s. The collective benches time
+//! what the CLI does after building the fabric: placement, the network of the scenario,
+//! routes toward every destination rack, and the simulation.
+//! Run: `cargo bench -p aifabric-engine --bench engine`.
+
+use aifabric_engine::sim::{simulate, Collective, RouteCache};
+use aifabric_engine::{max_min_rates, FlowSet, Lb, Net, NetParams};
+use aifabric_model::{Fabric, Scenario};
+use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+use aifabric_workload::{placement, Algo, Op, Placement};
+use criterion::{criterion_group, criterion_main, Criterion};
+use std::hint::black_box;
+use std::time::Duration;
+
+/// 1M flows of 6 links each over 200k links, from a fixed xorshift stream.
+fn million_flows() -> (Vec<f64>, FlowSet) {
+    let mut x = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let links = 200_000u64;
+    let caps: Vec<f64> = (0..links).map(|i| 50e9 * (1 + i % 4) as f64).collect();
+    let mut fs = FlowSet::new();
+    let mut uses = Vec::with_capacity(6);
+    for _ in 0..1_000_000 {
+        uses.clear();
+        for _ in 0..6 {
+            uses.push(((next() % links) as u32, 1.0));
+        }
+        fs.push(&uses);
+    }
+    (caps, fs)
+}
+
+fn collective(f: &Fabric, n: u32, op: Op, lb: Lb) -> f64 {
+    let healthy = Scenario::healthy(f);
+    let gpus = placement::place(f, n, 8, Placement::Packed, &healthy.unusable()).unwrap();
+    let net = Net::new(
+        f,
+        &healthy,
+        AsnPlan::Rfc7938,
+        BgpConfig::default(),
+        NetParams::default(),
+    );
+    let routes = RouteCache::new(&net, gpus.iter().copied()).unwrap();
+    let c = Collective {
+        op: Some(op),
+        algo: Algo::default_for(op),
+        groups: vec![gpus],
+        bytes: 1e9,
+        channels: 0,
+        lb,
+        seed: 1,
+        alpha_s: 5e-6,
+    };
+    simulate(&net, &routes, &c).unwrap().time_s
+}
+
+fn benches(c: &mut Criterion) {
+    let (caps, fs) = million_flows();
+    let mut grp = c.benchmark_group("engine");
+    grp.sample_size(10);
+    grp.measurement_time(Duration::from_secs(20));
+    grp.bench_function("maxmin_1m_flows", |b| {
+        b.iter(|| black_box(max_min_rates(&caps, &fs)))
+    });
+    let f = aifabric_spec::load("prometheus").unwrap();
+    grp.bench_function("ring_all_reduce_32768_gpus_prometheus_ecmp", |b| {
+        b.iter(|| black_box(collective(&f, 32_768, Op::AllReduce, Lb::Ecmp)))
+    });
+    grp.measurement_time(Duration::from_secs(40));
+    grp.bench_function("all_to_all_4096_gpus_prometheus_ecmp", |b| {
+        b.iter(|| black_box(collective(&f, 4_096, Op::AllToAll, Lb::Ecmp)))
+    });
+    grp.finish();
+}
+
+criterion_group!(engine, benches);
+criterion_main!(engine);
