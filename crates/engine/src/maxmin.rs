@@ -226,13 +226,10 @@ impl MaxMin {
         self.frozen.clear();
         self.frozen.resize(flows.len(), false);
         let mut level = 0.0f64;
-        loop {
-            // The top's key may be stale: flows that left a link since it was keyed only
-            // raise its fill level (fewer flows share what is left). Re-key it lazily, when it
-            // surfaces, until the top is current.
-            let Some(top) = self.heap.items.first().map(|e| e.1) else {
-                break;
-            };
+        // The top's key may be stale: flows that left a link since it was keyed only raise
+        // its fill level (fewer flows share what is left). Re-key it lazily, when it
+        // surfaces, until the top is current.
+        while let Some(top) = self.heap.items.first().map(|e| e.1) {
             let st = &self.st[top as usize];
             if st.unfrozen == 0 {
                 self.heap.remove(top);
