@@ -1,0 +1,239 @@
+//! Schedules, placement and job files.
+
+use aifabric_model::{DeviceId, Fabric, FailureMask, Role};
+use aifabric_workload::collective::{alpha_beta_seconds, Algorithm};
+use aifabric_workload::schedule::schedule;
+use aifabric_workload::{job, placement, Algo, Op, Placement, Schedule};
+use proptest::prelude::*;
+
+/// Bytes each rank sends over the whole schedule.
+fn sent_per_rank(s: &Schedule, n: u32) -> Vec<f64> {
+    let mut v = vec![0.0; n as usize];
+    for p in &s.phases {
+        for t in &p.transfers {
+            v[t.src as usize] += f64::from(p.repeat) * t.bytes;
+        }
+    }
+    v
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Every rank sends what the alpha-beta bandwidth term says (bytes x its coefficient),
+    /// and pays its latency term's number of steps, whatever the channel count.
+    #[test]
+    fn schedules_move_what_alpha_beta_counts(
+        log_n in 1u32..7,
+        channels in 1u32..5,
+        bytes in 1.0e3f64..1.0e9,
+    ) {
+        let n = 1u32 << log_n;
+        let cases = [
+            (Op::AllReduce, Algo::Ring, Algorithm::Ring),
+            (Op::ReduceScatter, Algo::Ring, Algorithm::Ring),
+            (Op::AllGather, Algo::Ring, Algorithm::Ring),
+            (Op::AllReduce, Algo::HalvingDoubling, Algorithm::HalvingDoubling),
+            (Op::AllToAll, Algo::Direct, Algorithm::Direct),
+        ];
+        for (op, algo, closed) in cases {
+            let s = schedule(op, algo, n, bytes, 2, channels).unwrap();
+            // Bandwidth 1 B/s and alpha 0 give the per-rank wire bytes; alpha 1 and
+            // bandwidth infinity give the steps.
+            let wire = alpha_beta_seconds(op, closed, n, bytes, 0.0, 1.0).unwrap();
+            let steps = alpha_beta_seconds(op, closed, n, bytes, 1.0, f64::INFINITY).unwrap();
+            for (r, &x) in sent_per_rank(&s, n).iter().enumerate() {
+                prop_assert!(close(x, wire), "{:?} {:?}: rank {} sends {} not {}", op, algo, r, x, wire);
+            }
+            prop_assert!(close(s.steps() as f64, steps), "{:?} {:?}: {} steps", op, algo, s.steps());
+            // Each step of a channel is a permutation: every rank sends once and receives once.
+            for p in &s.phases {
+                for c in 0..channels {
+                    let mut src = vec![0u32; n as usize];
+                    let mut dst = vec![0u32; n as usize];
+                    for t in p.transfers.iter().filter(|t| t.channel == c) {
+                        src[t.src as usize] += 1;
+                        dst[t.dst as usize] += 1;
+                        prop_assert!(t.src != t.dst);
+                    }
+                    prop_assert!(src.iter().all(|&x| x == 1) && dst.iter().all(|&x| x == 1));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn rail_aligned_rings_leave_each_domain_from_a_different_gpu() {
+    // 4 domains of 8 ranks, 8 channels: channel c crosses between domains from local rank
+    // (c - 1) mod 8 to local rank c, so every rank's NIC carries exactly one ring.
+    let s = schedule(Op::AllReduce, Algo::Ring, 32, 1e6, 8, 8).unwrap();
+    let mut crossings = vec![0u32; 32];
+    for t in &s.phases[0].transfers {
+        if t.src / 8 != t.dst / 8 {
+            crossings[t.src as usize] += 1;
+            assert_eq!(t.dst % 8, t.channel, "{t:?}");
+        }
+    }
+    assert!(crossings.iter().all(|&c| c == 1), "{crossings:?}");
+}
+
+#[test]
+fn hierarchical_all_reduce_moves_its_three_stages() {
+    // g = 4 GPUs per domain, 8 domains: inside reduce-scatter (g-1)/g S, across all-reduce of
+    // S/g over 8 domains 2(d-1)/d S/g, inside all-gather (g-1)/g S.
+    let (n, g, s) = (32u32, 4u32, 1e9);
+    let sched = schedule(Op::AllReduce, Algo::Hierarchical, n, s, g, 1).unwrap();
+    let d = f64::from(n / g);
+    let gf = f64::from(g);
+    let want = 2.0 * (gf - 1.0) / gf * s + 2.0 * (d - 1.0) / d * s / gf;
+    for x in sent_per_rank(&sched, n) {
+        assert!(close(x, want), "{x} vs {want}");
+    }
+    assert!(schedule(Op::AllReduce, Algo::Hierarchical, 30, s, 4, 1).is_err());
+}
+
+#[test]
+fn double_binary_tree_sends_the_buffer_up_and_down() {
+    let n = 16;
+    let s = schedule(Op::AllReduce, Algo::Tree, n, 1e6, 1, 1).unwrap();
+    // Each tree carries half; every rank but a tree's root sends its half to its parent in
+    // that tree: at most S up and S down per rank.
+    for x in sent_per_rank(&s, n) {
+        assert!(x <= 2e6 + 1e-6, "{x}");
+    }
+    assert!(schedule(Op::AllToAll, Algo::Tree, n, 1e6, 1, 1).is_err());
+    assert!(schedule(Op::AllReduce, Algo::HalvingDoubling, 12, 1e6, 1, 1).is_err());
+}
+
+fn two_buildings() -> Fabric {
+    let yaml = "name: two\nregions:\n  - name: r\n    buildings:\n      - name: a\n        zones:\n          - name: z\n            fat_tree: {k: 4}\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {k: 8}\n";
+    aifabric_spec::build_str("two.yaml", yaml).unwrap()
+}
+
+fn gpus_of(f: &Fabric) -> Vec<DeviceId> {
+    f.devices_with_role(Role::Gpu).collect()
+}
+
+#[test]
+fn placement_policies() {
+    let f = two_buildings();
+    let none = FailureMask::none(&f);
+    let all = gpus_of(&f);
+    assert_eq!(all.len(), 16 + 128);
+    // Packed: fabric order.
+    let p = placement::place(&f, 10, 2, Placement::Packed, &none).unwrap();
+    assert_eq!(p, all[..10].to_vec());
+    // Spread: whole domains alternating between the buildings.
+    let p = placement::place(&f, 8, 2, Placement::Spread, &none).unwrap();
+    let building = |d: DeviceId| f.zones[f.device(d).zone.idx()].building.unwrap().0;
+    let b: Vec<u32> = p.iter().map(|&d| building(d)).collect();
+    assert_eq!(b, vec![0, 0, 1, 1, 0, 0, 1, 1]);
+    // Fragmented: deterministic per seed, distinct GPUs, sorted domains, seeds differ.
+    let a = placement::place(&f, 40, 2, Placement::Fragmented { seed: 7 }, &none).unwrap();
+    let a2 = placement::place(&f, 40, 2, Placement::Fragmented { seed: 7 }, &none).unwrap();
+    let c = placement::place(&f, 40, 2, Placement::Fragmented { seed: 8 }, &none).unwrap();
+    assert_eq!(a, a2);
+    assert_ne!(a, c);
+    let mut u = a.clone();
+    u.sort();
+    u.dedup();
+    assert_eq!(u.len(), 40);
+    assert!(a.windows(2).all(|w| w[0] < w[1]));
+    // Topology-aware: the smallest zone that holds the job (the k = 4 zone holds 16).
+    let t = placement::place(&f, 16, 2, Placement::TopologyAware, &none).unwrap();
+    assert!(t.iter().all(|&d| building(d) == 0));
+    let t = placement::place(&f, 17, 2, Placement::TopologyAware, &none).unwrap();
+    assert!(t.iter().all(|&d| building(d) == 1));
+    // Too many GPUs, and failed GPUs skipped.
+    assert!(placement::place(&f, 145, 1, Placement::Packed, &none).is_err());
+    let mut down = FailureMask::none(&f);
+    down.fail_device(all[0]);
+    let p = placement::place(&f, 4, 2, Placement::Packed, &down).unwrap();
+    // all[0] and its domain partner: the domain is no longer whole.
+    assert_eq!(p, all[2..6].to_vec());
+}
+
+#[test]
+fn domains_never_straddle_racks_and_leftovers_are_not_allocated() {
+    // Domains of 3: a k = 4 edge switch has 2 hosts (no domain), a k = 8 one has 4 (one
+    // domain, one GPU left over). 32 edge switches of k = 8: 96 GPUs, no more.
+    let f = two_buildings();
+    let none = FailureMask::none(&f);
+    let p = placement::place(&f, 96, 3, Placement::Packed, &none).unwrap();
+    for d in p.chunks(3) {
+        let rack = |g: DeviceId| (f.device(g).zone, f.device(g).rack);
+        assert!(d.iter().all(|&g| rack(g) == rack(d[0])));
+        assert_eq!(f.device(d[0]).index, 0);
+    }
+    assert!(placement::place(&f, 97, 3, Placement::Packed, &none).is_err());
+}
+
+const LLAMA: &str = include_str!("../../../examples/jobs/llama3-405b-16k.yaml");
+
+#[test]
+fn the_llama_job_gives_the_roofline_and_megatron_counts() {
+    let it = job::parse("llama.yaml", LLAMA).unwrap();
+    assert_eq!(it.gpus, 16_384);
+    // 6 x 405e9 parameters x (2,048 x 8,192) tokens over 16,384 GPUs at 989 TF x 0.41.
+    let want = 6.0 * 405e9 * 2048.0 * 8192.0 / 16384.0 / (989e12 * 0.41);
+    assert!(close(it.compute_s, want), "{} vs {want}", it.compute_s);
+    // 16 micro-batches per replica, 16 stages: bubble (pp - 1) / m of the compute.
+    assert!(close(it.bubble_s, it.compute_s * 15.0 / 16.0));
+    let tp = it.comms.iter().find(|c| c.name == "tp all_reduce").unwrap();
+    // 4 all-reduces per layer per micro-batch, 128 / 16 = 8 layers per stage, 16 micro-batches.
+    assert_eq!(tp.count, 4 * 8 * 16);
+    assert_eq!(tp.groups.len(), 16_384 / 8);
+    assert!(close(tp.bytes, 8192.0 * 16384.0 * 2.0));
+    // TP groups are 8 consecutive ranks: one scale-up domain.
+    assert!(tp
+        .groups
+        .iter()
+        .all(|g| g.windows(2).all(|w| w[1] == w[0] + 1) && g[0] % 8 == 0));
+    let dp = it
+        .comms
+        .iter()
+        .find(|c| c.name == "dp reduce_scatter")
+        .unwrap();
+    assert_eq!(dp.groups.len(), 8 * 16);
+    assert_eq!(dp.groups[0].len(), 128);
+    assert!(close(dp.bytes, 405e9 / 128.0 * 2.0));
+    assert!(close(dp.exposed, 0.5));
+    let pp = it.comms.iter().find(|c| c.name == "pp send_recv").unwrap();
+    assert_eq!(pp.count, 2 * (16 + 16 - 1));
+    assert_eq!(pp.groups.len(), 15 * 128 * 8);
+    // Every rank appears once per dimension's groups.
+    let mut seen = vec![0u32; 16_384];
+    for g in &dp.groups {
+        for &r in g {
+            seen[r as usize] += 1;
+        }
+    }
+    assert!(seen.iter().all(|&x| x == 1));
+}
+
+#[test]
+fn bad_job_files_are_located_and_hinted() {
+    let wrong_product = LLAMA.replace("gpus: 16384", "gpus: 16000");
+    let e = job::parse("j.yaml", &wrong_product).unwrap_err();
+    assert!(e.line > 0 && e.message.contains("tp x pp x dp x cp"), "{e}");
+    let bad_placement = LLAMA.replace("placement: packed", "placement: everywhere");
+    let e = job::parse("j.yaml", &bad_placement).unwrap_err();
+    assert!(e.message.contains("everywhere") && e.hint.is_some(), "{e}");
+    let unknown = LLAMA.replace("micro_batch: 1", "micro_batch: 1\n  warp_speed: 9");
+    let e = job::parse("j.yaml", &unknown).unwrap_err();
+    assert!(e.line > 0 && e.message.contains("warp_speed"), "{e}");
+    let batch = LLAMA.replace("global_batch: 2048", "global_batch: 2000");
+    let e = job::parse("j.yaml", &batch).unwrap_err();
+    assert!(
+        e.message.contains("micro-batch") || e.message.contains("multiple"),
+        "{e}"
+    );
+    let eff = LLAMA.replace("efficiency: 0.41", "efficiency: 1.5");
+    assert!(job::parse("j.yaml", &eff).is_err());
+    assert!(job::load("/nonexistent/job.yaml").is_err());
+}
