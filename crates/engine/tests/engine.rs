@@ -1,0 +1,224 @@
+//! Traffic engineering, DSF spraying, failures, determinism and jobs.
+
+use aifabric_engine::job::{run, JobOptions};
+use aifabric_engine::sim::{simulate, Collective, RouteCache, SimError};
+use aifabric_engine::te::{assign, lp_optimum};
+use aifabric_engine::{Lb, Net, NetParams};
+use aifabric_model::{DeviceId, Fabric, FailureMask, Role, Scenario};
+use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+use aifabric_workload::{job, placement, Algo, Op, Placement};
+
+fn fat_tree(k: u32) -> Fabric {
+    let yaml = format!(
+        "name: ft\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {{k: {k}}}\n"
+    );
+    aifabric_spec::build_str("ft.yaml", &yaml).unwrap()
+}
+
+fn net<'f>(f: &'f Fabric, s: &Scenario, scale_up: u32) -> Net<'f> {
+    let p = NetParams {
+        scale_up_gpus: scale_up,
+        ..NetParams::default()
+    };
+    Net::new(f, s, AsnPlan::Rfc7938, BgpConfig::default(), p)
+}
+
+fn collective(
+    op: Option<Op>,
+    algo: Algo,
+    groups: Vec<Vec<DeviceId>>,
+    lb: Lb,
+    seed: u64,
+) -> Collective {
+    Collective {
+        op,
+        algo,
+        groups,
+        bytes: 1e9,
+        channels: 1,
+        lb,
+        seed,
+        alpha_s: 5e-6,
+    }
+}
+
+#[test]
+fn greedy_te_against_its_lp_bound_by_hand() {
+    // Three equal flows, two disjoint single-resource paths of equal capacity: any
+    // assignment puts two flows on one path (max 2), the fractional optimum splits 1.5 each.
+    let paths = vec![vec![(0u32, 1.0)], vec![(1u32, 1.0)]];
+    let cands = vec![paths.clone(), paths.clone(), paths];
+    let bytes = [1.0, 1.0, 1.0];
+    let a = assign(&cands, &bytes, |_| 1.0);
+    assert!((a.max_util - 2.0).abs() < 1e-12, "{a:?}");
+    let opt = lp_optimum(&cands, &bytes, |_| 1.0).unwrap();
+    assert!((opt - 1.5).abs() < 1e-6, "{opt}");
+}
+
+#[test]
+fn te_never_loses_to_ecmp_and_reports_its_lp_gap() {
+    // The balls-into-bins setup: 8 flows from one edge switch to another in the same pod of a
+    // k = 16 fat tree, 8 equal paths.
+    let f = fat_tree(16);
+    let s = Scenario::healthy(&f);
+    let n = net(&f, &s, 1);
+    let all: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
+    let pairs: Vec<Vec<DeviceId>> = (0..8).map(|i| vec![all[i], all[8 + i]]).collect();
+    let routes = RouteCache::new(&n, pairs.iter().flatten().copied()).unwrap();
+    for seed in 0..5 {
+        let e = simulate(
+            &n,
+            &routes,
+            &collective(None, Algo::Direct, pairs.clone(), Lb::Ecmp, seed),
+        )
+        .unwrap();
+        let t = simulate(
+            &n,
+            &routes,
+            &collective(None, Algo::Direct, pairs.clone(), Lb::Te, seed),
+        )
+        .unwrap();
+        assert!(
+            t.time_s <= e.time_s * (1.0 + 1e-9),
+            "seed {seed}: TE {} vs ECMP {}",
+            t.time_s,
+            e.time_s
+        );
+        let gap = t.te_gap.expect("small instance: LP solved");
+        assert!(gap >= -1e-6, "greedy below the LP bound: {gap}");
+    }
+}
+
+#[test]
+fn a_dsf_zone_sprays_cells_whatever_the_mode() {
+    let f = aifabric_spec::load("dsf-l1-zone").unwrap();
+    let s = Scenario::healthy(&f);
+    let n = net(&f, &s, 8);
+    let placed = placement::place(
+        &f,
+        512,
+        8,
+        Placement::Fragmented { seed: 3 },
+        &FailureMask::none(&f),
+    )
+    .unwrap();
+    let routes = RouteCache::new(&n, placed.iter().copied()).unwrap();
+    let mut c = collective(Some(Op::AllReduce), Algo::Ring, vec![placed], Lb::Ecmp, 1);
+    c.channels = 0;
+    let ecmp = simulate(&n, &routes, &c).unwrap();
+    c.lb = Lb::Spray;
+    let spray = simulate(&n, &routes, &c).unwrap();
+    assert_eq!(ecmp.time_s, spray.time_s);
+    assert!(
+        ecmp.tiers.iter().any(|t| t.tier == "rdsw-fabric"),
+        "{:?}",
+        ecmp.tiers
+    );
+}
+
+#[test]
+fn failures_slow_collectives_down_or_cut_them_off() {
+    let f = fat_tree(8);
+    let all: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
+    let healthy = Scenario::healthy(&f);
+    let h = net(&f, &healthy, 1);
+    // Pod 0's GPUs each talk to their peer in pod 1: everything crosses the core.
+    let pairs: Vec<Vec<DeviceId>> = (0..16).map(|i| vec![all[i], all[16 + i]]).collect();
+    let c = collective(None, Algo::Direct, pairs.clone(), Lb::Spray, 1);
+    let base = simulate(&h, &RouteCache::new(&h, all.iter().copied()).unwrap(), &c).unwrap();
+    // Lose half of pod 0's aggregation switches: half its up capacity.
+    let aggs: Vec<String> = f
+        .devices_with_role(Role::Ctsw)
+        .filter(|&d| f.device(d).pod == 0)
+        .take(2)
+        .map(|d| f.device_name(d))
+        .collect();
+    let hurt = Scenario::from_selectors(&f, &aggs, &[], &[]).unwrap();
+    let n = net(&f, &hurt, 1);
+    let r = simulate(&n, &RouteCache::new(&n, all.iter().copied()).unwrap(), &c).unwrap();
+    let slowdown = r.time_s / base.time_s;
+    assert!(
+        (slowdown - 2.0).abs() < 0.01,
+        "half the uplinks, slowdown {slowdown}"
+    );
+    // A dead GPU: its flows have no path, and the error says so.
+    let dead = Scenario::from_selectors(&f, &[f.device_name(all[0])], &[], &[]).unwrap();
+    let n = net(&f, &dead, 1);
+    let e = simulate(&n, &RouteCache::new(&n, all.iter().copied()).unwrap(), &c).unwrap_err();
+    assert!(matches!(e, SimError::Unreachable { count: 1, .. }), "{e}");
+}
+
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    let f = fat_tree(8);
+    let s = Scenario::healthy(&f);
+    let n = net(&f, &s, 4);
+    let placed = placement::place(
+        &f,
+        64,
+        4,
+        Placement::Fragmented { seed: 9 },
+        &FailureMask::none(&f),
+    )
+    .unwrap();
+    let routes = RouteCache::new(&n, placed.iter().copied()).unwrap();
+    let c = collective(Some(Op::AllToAll), Algo::Direct, vec![placed], Lb::Ecmp, 4);
+    let pool = |t| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(t)
+            .build()
+            .unwrap()
+    };
+    let one = pool(1).install(|| simulate(&n, &routes, &c).unwrap());
+    let two = pool(2).install(|| simulate(&n, &routes, &c).unwrap());
+    assert_eq!(one, two);
+    assert_eq!(one.time_s.to_bits(), two.time_s.to_bits());
+}
+
+#[test]
+fn a_job_step_is_compute_plus_its_exposed_communication() {
+    let yaml = "name: small\ngpus: 64\nparallelism: { tp: 4, pp: 2, dp: 8 }\nscale_up: { gpus: 4 }\nmodel:\n  parameters: 1.0e9\n  layers: 8\n  hidden: 2048\n  sequence_length: 2048\n  global_batch: 64\ncompute: { peak_tflops: 989, efficiency: 0.4 }\nplacement: packed\n";
+    let it = job::parse("small.yaml", yaml).unwrap();
+    let f = fat_tree(8);
+    let s = Scenario::healthy(&f);
+    let n = net(&f, &s, it.scale_up_gpus);
+    let placed = placement::place(
+        &f,
+        it.gpus,
+        it.scale_up_gpus,
+        it.placement,
+        &FailureMask::none(&f),
+    )
+    .unwrap();
+    let opts = JobOptions {
+        lb: Lb::Ecmp,
+        seed: 1,
+        channels: 0,
+    };
+    let r = run(&n, &it, &placed, opts).unwrap();
+    let exposed: f64 = r.comms.iter().map(|c| c.exposed_s).sum();
+    assert!((r.step_s - (it.compute_s + it.bubble_s + exposed)).abs() < 1e-12);
+    assert!(r.comms.iter().all(|c| c.time_s > 0.0));
+    // TP stays inside the scale-up domain: NVLink only.
+    let tp = r.comms.iter().find(|c| c.name == "tp all_reduce").unwrap();
+    assert!(
+        tp.detail.tiers.iter().all(|t| t.tier == "nvlink"),
+        "{:?}",
+        tp.detail.tiers
+    );
+    // Losing core switches can only slow the step.
+    let cores: Vec<String> = f
+        .devices_with_role(Role::Atsw)
+        .take(8)
+        .map(|d| f.device_name(d))
+        .collect();
+    let hurt = Scenario::from_selectors(&f, &cores, &[], &[]).unwrap();
+    let n2 = net(&f, &hurt, it.scale_up_gpus);
+    let r2 = run(&n2, &it, &placed, opts).unwrap();
+    assert!(
+        r2.step_s >= r.step_s * (1.0 - 1e-12),
+        "{} < {}",
+        r2.step_s,
+        r.step_s
+    );
+}
