@@ -523,3 +523,187 @@ fn failures_bad_arguments_exit_2_with_a_hint() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("inter_bag"));
 }
+
+#[test]
+fn collective_table_json_and_golden() {
+    let o = aifabric()
+        .args([
+            "collective",
+            "llama3-24k",
+            "--gpus",
+            "256",
+            "--sizes",
+            "1M:16M:4",
+            "--lb",
+            "eecmp:16",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("busbw GB/s") && text.contains("lb eecmp:16"),
+        "{text}"
+    );
+    for size in ["1048576", "4194304", "16777216"] {
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(size)),
+            "{text}"
+        );
+    }
+    assert!(text.contains("Busiest resources"), "{text}");
+    let v = json(&[
+        "collective",
+        "dsf-l1-zone",
+        "--gpus",
+        "64",
+        "--sizes",
+        "1M:4M",
+        "--json",
+    ]);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for r in rows {
+        let (alg, bus) = (
+            r["alg_bw_gbs"].as_f64().unwrap(),
+            r["bus_bw_gbs"].as_f64().unwrap(),
+        );
+        // nccl-tests: busBW = algBW x 2 (n - 1) / n for all-reduce.
+        assert!((bus - alg * 2.0 * 63.0 / 64.0).abs() < 1e-9 * bus, "{r}");
+        let t = r["time_us"].as_f64().unwrap();
+        let b = r["bytes"].as_f64().unwrap();
+        assert!((alg - b / (t * 1e-6) / 1e9).abs() < 1e-9 * alg);
+    }
+    insta::assert_json_snapshot!("collective_dsf_l1_zone", v);
+}
+
+#[test]
+fn collective_under_failure_reports_the_slowdown() {
+    // Half the ATSWs of a 1:7 fabric gone: cross-zone rings slow down.
+    let v = json(&[
+        "collective",
+        "llama3-24k",
+        "--gpus",
+        "6144",
+        "--sizes",
+        "256M",
+        "--lb",
+        "spray",
+        "--fail",
+        "east.dc1.llama.atsw1",
+        "--json",
+    ]);
+    let s = v["rows"][0]["slowdown"].as_f64().unwrap();
+    assert!(s >= 1.0, "{v}");
+}
+
+#[test]
+fn collective_output_is_identical_whatever_the_thread_count() {
+    let run = |threads: &str| {
+        let o = aifabric()
+            .env("RAYON_NUM_THREADS", threads)
+            .args([
+                "collective",
+                "llama3-24k",
+                "--gpus",
+                "512",
+                "--op",
+                "all_to_all",
+                "--placement",
+                "fragmented:5",
+                "--sizes",
+                "1M:4M",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        o.stdout
+    };
+    assert_eq!(run("1"), run("2"));
+}
+
+fn job_file() -> String {
+    format!(
+        "{}/../../examples/jobs/llama3-405b-16k.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn job_breakdown_and_slowdown() {
+    let v = json(&["job", "prometheus", "--job", &job_file(), "--json"]);
+    let r = &v["result"];
+    let parts = r["compute_s"].as_f64().unwrap()
+        + r["bubble_s"].as_f64().unwrap()
+        + r["exposed_comm_s"].as_f64().unwrap();
+    assert!((r["step_s"].as_f64().unwrap() - parts).abs() < 1e-9);
+    let names: Vec<&str> = r["comms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "tp all_reduce",
+            "pp send_recv",
+            "dp reduce_scatter",
+            "dp all_gather"
+        ]
+    );
+    // Spread over buildings, a BAG plane down: slower or equal, and said so.
+    let o = aifabric()
+        .args([
+            "job",
+            "prometheus",
+            "--job",
+            &job_file(),
+            "--placement",
+            "spread",
+        ])
+        .args(["--fail", "plane:east.bag.plane0"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("slowdown") && text.contains("exposed communication"),
+        "{text}"
+    );
+}
+
+#[test]
+fn simulation_bad_input_exits_2_with_a_hint() {
+    for args in [
+        vec!["collective", "prometheus", "--lb", "magic"],
+        vec!["collective", "prometheus", "--sizes", "8G:1M"],
+        vec!["collective", "prometheus", "--op", "gossip"],
+        vec!["collective", "prometheus", "--gpus", "99999999"],
+        vec!["collective", "prometheus", "--gpus", "12", "--algo", "hd"],
+        vec!["collective", "prometheus", "--placement", "everywhere"],
+        vec!["job", "prometheus", "--job", "/nonexistent/job.yaml"],
+    ] {
+        let o = aifabric().args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(!o.stderr.is_empty());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("job.yaml");
+    let text = std::fs::read_to_string(job_file())
+        .unwrap()
+        .replace("gpus: 16384", "gpus: 1000");
+    std::fs::write(&bad, text).unwrap();
+    let o = aifabric()
+        .args(["job", "prometheus", "--job"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.contains("job.yaml:4:") && err.contains("hint:"),
+        "{err}"
+    );
+}

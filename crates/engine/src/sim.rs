@@ -158,9 +158,7 @@ struct PhaseWs {
     cap: Vec<f64>,
     flows: FlowSet,
     bytes: Vec<f64>,
-    mm: MaxMin,
-    rate: Vec<f64>,
-    sub: FlowSet,
+    fluid: FluidWs,
 }
 
 /// Result of one phase.
@@ -174,26 +172,123 @@ struct PhaseOut {
     unreachable: Option<(u64, String, NoPath)>,
 }
 
-/// Fluid makespan of `flows` carrying `bytes` over resources of `cap`.
-pub fn makespan(
-    cap: &[f64],
-    flows: &FlowSet,
-    bytes: &[f64],
-    mm: &mut MaxMin,
-    rate: &mut Vec<f64>,
-    sub: &mut FlowSet,
-) -> f64 {
-    let mut left: Vec<f64> = bytes.to_vec();
-    let mut active: Vec<u32> = (0..flows.len() as u32)
-        .filter(|&i| bytes[i as usize] > 0.0)
-        .collect();
-    let mut t = 0.0;
-    while !active.is_empty() {
-        sub.clear();
-        for &i in &active {
-            sub.push_iter(flows.uses(i));
+/// Fluid makespan of `flows` carrying `bytes` over resources of `cap`: event-driven, max-min
+/// fair rates recomputed at every completion.
+///
+/// Flows that share no resource, directly or through other flows, cannot change each other's
+/// rates, so each connected component (union-find over resources) runs its own event
+/// sequence on its own compacted resources; the makespan is the latest component's. This is
+/// exact, and it keeps the NVLink rings of thousands of scale-up domains from forcing
+/// re-solves of the scale-out flows at every one of their completions.
+pub fn makespan(cap: &[f64], flows: &FlowSet, bytes: &[f64], ws: &mut FluidWs) -> f64 {
+    let nr = cap.len();
+    ws.parent.clear();
+    ws.parent.extend(0..nr as u32);
+    fn find(p: &mut [u32], mut x: u32) -> u32 {
+        while p[x as usize] != x {
+            let up = p[p[x as usize] as usize];
+            p[x as usize] = up;
+            x = up;
         }
-        mm.solve(cap, sub, rate);
+        x
+    }
+    for f in 0..flows.len() as u32 {
+        let mut it = flows.uses(f);
+        if let Some((first, _)) = it.next() {
+            let a = find(&mut ws.parent, first);
+            for (r, _) in it {
+                let b = find(&mut ws.parent, r);
+                if a != b {
+                    ws.parent[b as usize] = a;
+                }
+            }
+        }
+    }
+    // Flows grouped by component (flows on no resource finish at once and are skipped).
+    ws.order.clear();
+    for f in 0..flows.len() as u32 {
+        if bytes[f as usize] <= 0.0 {
+            continue;
+        }
+        if let Some((first, _)) = flows.uses(f).next() {
+            let root = find(&mut ws.parent, first);
+            ws.order.push((root, f));
+        }
+    }
+    ws.order.sort_unstable();
+    if ws.local.len() < nr {
+        ws.local.resize(nr, 0);
+    }
+    let mut worst = 0.0f64;
+    let mut i = 0;
+    while i < ws.order.len() {
+        let root = ws.order[i].0;
+        let mut j = i;
+        while j < ws.order.len() && ws.order[j].0 == root {
+            j += 1;
+        }
+        // Compact the component's resources.
+        ws.sub.clear();
+        ws.cap.clear();
+        ws.global.clear();
+        ws.bytes.clear();
+        for k in i..j {
+            let f = ws.order[k].1;
+            ws.uses.clear();
+            for (r, sh) in flows.uses(f) {
+                let slot = &mut ws.local[r as usize];
+                if *slot == 0 {
+                    ws.global.push(r);
+                    ws.cap.push(cap[r as usize]);
+                    *slot = ws.global.len() as u32;
+                }
+                ws.uses.push((*slot - 1, sh));
+            }
+            ws.sub.push(&ws.uses);
+            ws.bytes.push(bytes[f as usize]);
+        }
+        for &r in &ws.global {
+            ws.local[r as usize] = 0;
+        }
+        let t = component_makespan(ws);
+
+        worst = worst.max(t);
+        i = j;
+    }
+    worst
+}
+
+/// The event loop over one component (in `ws.sub`, `ws.cap`, `ws.bytes`).
+fn component_makespan(ws: &mut FluidWs) -> f64 {
+    let FluidWs {
+        sub,
+        cap,
+        bytes,
+        active_set,
+        mm,
+        rate,
+        left,
+        active,
+        ..
+    } = ws;
+    left.clear();
+    left.extend_from_slice(bytes);
+    active.clear();
+    active.extend(0..sub.len() as u32);
+    let mut t = 0.0;
+    let mut first = true;
+    while !active.is_empty() {
+        let set: &FlowSet = if first {
+            sub
+        } else {
+            active_set.clear();
+            for &i in active.iter() {
+                active_set.push_iter(sub.uses(i));
+            }
+            active_set
+        };
+        first = false;
+        mm.solve(cap, set, rate);
         let mut dt = f64::INFINITY;
         for (k, &i) in active.iter().enumerate() {
             let r = rate[k];
@@ -217,6 +312,24 @@ pub fn makespan(
         });
     }
     t
+}
+
+/// Buffers of [`makespan`], reused across phases.
+#[derive(Default)]
+pub struct FluidWs {
+    parent: Vec<u32>,
+    order: Vec<(u32, u32)>,
+    local: Vec<u32>,
+    global: Vec<u32>,
+    uses: Vec<(u32, f64)>,
+    sub: FlowSet,
+    cap: Vec<f64>,
+    bytes: Vec<f64>,
+    active_set: FlowSet,
+    mm: MaxMin,
+    rate: Vec<f64>,
+    left: Vec<f64>,
+    active: Vec<u32>,
 }
 
 fn run_phase(
@@ -306,14 +419,7 @@ fn run_phase(
         te_gap = te::lp_gap(&te_cands, &bytes, |r| net.capacity_bps(r), choice.max_util);
     }
     let n = ws.flows.len() as u64;
-    let t = makespan(
-        &ws.cap,
-        &ws.flows,
-        &ws.bytes,
-        &mut ws.mm,
-        &mut ws.rate,
-        &mut ws.sub,
-    );
+    let t = makespan(&ws.cap, &ws.flows, &ws.bytes, &mut ws.fluid);
     // Bytes each resource carries in one repetition.
     let mut carried = vec![0.0f64; ws.cap.len()];
     for (i, &b) in ws.bytes.iter().enumerate() {
@@ -355,11 +461,21 @@ fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64) {
 }
 
 /// Channels of a collective: as asked, or by default one per GPU of the scale-up domain for
-/// rings (rail-aligned) and one for the other algorithms (their channels would only split
-/// the same pattern).
+/// rings whose groups are made of whole domains (rail-aligned rings), and one otherwise
+/// (a group with one GPU per server, like a data-parallel group under tensor parallelism,
+/// already has every GPU on its own NIC; channels would only split the same flows).
 pub fn channels(net: &Net<'_>, c: &Collective) -> u32 {
+    let g = net.params.scale_up_gpus.max(1);
+    let aligned = || {
+        c.groups.iter().all(|grp| {
+            grp.len() % g as usize == 0
+                && grp
+                    .chunks(g as usize)
+                    .all(|d| d.iter().all(|&x| net.same_domain(x, d[0])))
+        })
+    };
     match (c.channels, c.algo) {
-        (0, Algo::Ring) => net.params.scale_up_gpus.max(1),
+        (0, Algo::Ring) if g > 1 && aligned() => g,
         (0, _) => 1,
         (n, _) => n,
     }
