@@ -155,7 +155,7 @@ fn options(f: &Fabric, args: &Args) -> Result<Options, Failure> {
 }
 
 /// A progress bar on stderr, hidden when stderr is not a terminal or under CI.
-fn progress_bar(what: &str) -> ProgressBar {
+pub(crate) fn progress_bar(what: &str) -> ProgressBar {
     let hidden = !std::io::stderr().is_terminal() || std::env::var_os("CI").is_some();
     let bar = ProgressBar::with_draw_target(
         Some(0),

@@ -172,7 +172,10 @@ pub fn collective(
     };
     let mut rows = Vec::new();
     let mut largest = None;
+    let bar = crate::failures::progress_bar("sizes");
+    bar.set_length(sizes.len() as u64);
     for &s in sizes {
+        bar.inc(1);
         let col = Collective {
             op: Some(op),
             algo,
@@ -201,6 +204,7 @@ pub fn collective(
         });
         largest = Some(r);
     }
+    bar.finish_and_clear();
     Ok(CollectiveReport {
         spec: f.name.clone(),
         op,
