@@ -40,8 +40,7 @@ pub struct CommTime {
     pub bus_bw_gbs: f64,
     /// Exposed time per iteration, seconds.
     pub exposed_s: f64,
-    /// The simulation of one instance.
-    #[serde(skip)]
+    /// The simulation of one instance (utilization per tier, bottlenecks).
     pub detail: CollectiveResult,
 }
 
