@@ -270,6 +270,9 @@ pub struct Iteration {
     pub tokens: f64,
 }
 
+/// Largest job accepted (its rank groups are materialized).
+pub const MAX_GPUS: u32 = 1 << 22;
+
 /// Parse and check a job file; `name` names it in errors.
 pub fn parse(name: &str, text: &str) -> Result<Iteration, SpecError> {
     let src = Source {
@@ -330,6 +333,13 @@ pub fn iteration(job: &JobFile, src: &Source) -> Result<Iteration, SpecError> {
     let cp = positive(src, &p.cp, "parallelism.cp")?;
     let ep = positive(src, &p.ep, "parallelism.ep")?;
     let gpus = positive(src, &job.gpus, "gpus")?;
+    if gpus > MAX_GPUS {
+        return Err(src.error(
+            job.gpus.referenced,
+            format!("gpus is {gpus}; at most {MAX_GPUS} are supported"),
+            Some("the largest built-in fabric has 216,192 GPUs".into()),
+        ));
+    }
     let product = u64::from(tp) * u64::from(pp) * u64::from(dp) * u64::from(cp);
     if product != u64::from(gpus) {
         return Err(src.error(

@@ -236,4 +236,9 @@ fn bad_job_files_are_located_and_hinted() {
     let eff = LLAMA.replace("efficiency: 0.41", "efficiency: 1.5");
     assert!(job::parse("j.yaml", &eff).is_err());
     assert!(job::load("/nonexistent/job.yaml").is_err());
+    let huge = LLAMA
+        .replace("gpus: 16384", "gpus: 4000000000")
+        .replace("dp: 128", "dp: 31250000");
+    let e = job::parse("j.yaml", &huge).unwrap_err();
+    assert!(e.message.contains("at most"), "{e}");
 }
