@@ -252,15 +252,15 @@ struct SimArgs {
 
 impl SimArgs {
     fn common(&self, bgp: &BgpArgs) -> Result<simulate::Common, Failure> {
-        for (v, flag) in [
-            (self.scale_up_gbs, "--scale-up-gbs"),
-            (self.switch_latency_us + 1.0, "--switch-latency-us"),
-        ] {
-            if !(v.is_finite() && v > 0.0) {
-                return Err(Failure::BadArgument(format!(
-                    "{flag} must be a positive number"
-                )));
-            }
+        if !(self.scale_up_gbs.is_finite() && self.scale_up_gbs > 0.0) {
+            return Err(Failure::BadArgument(
+                "--scale-up-gbs must be a positive number".into(),
+            ));
+        }
+        if !(self.switch_latency_us.is_finite() && self.switch_latency_us >= 0.0) {
+            return Err(Failure::BadArgument(
+                "--switch-latency-us must be a number >= 0".into(),
+            ));
         }
         Ok(simulate::Common {
             lb: self.lb,

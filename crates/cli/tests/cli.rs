@@ -683,6 +683,9 @@ fn simulation_bad_input_exits_2_with_a_hint() {
         vec!["collective", "prometheus", "--gpus", "99999999"],
         vec!["collective", "prometheus", "--gpus", "12", "--algo", "hd"],
         vec!["collective", "prometheus", "--placement", "everywhere"],
+        vec!["collective", "prometheus", "--lb", "eecmp:5000"],
+        vec!["collective", "prometheus", "--switch-latency-us=-0.5"],
+        vec!["collective", "prometheus", "--scale-up", "64"],
         vec!["job", "prometheus", "--job", "/nonexistent/job.yaml"],
     ] {
         let o = aifabric().args(&args).output().unwrap();

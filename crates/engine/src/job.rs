@@ -33,7 +33,7 @@ pub struct CommTime {
     /// Ranks per group.
     pub ranks: usize,
     /// Instances per iteration on the critical path.
-    pub count: u32,
+    pub count: u64,
     /// Time of one instance, seconds.
     pub time_s: f64,
     /// Bus bandwidth of one instance, GB/s.
@@ -106,7 +106,7 @@ pub fn run(
             count: c.count,
             time_s: r.time_s,
             bus_bw_gbs: r.bus_bw_gbs,
-            exposed_s: f64::from(c.count) * r.time_s * c.exposed,
+            exposed_s: c.count as f64 * r.time_s * c.exposed,
             detail: r,
         });
     }

@@ -131,6 +131,7 @@ pub struct MaxMin {
     on_link: Vec<u32>,
     cursor: Vec<u32>,
     demand0: Vec<f64>,
+    resum: Vec<u32>,
     /// Per-link state, one cache line's worth together (updated at random per frozen flow).
     st: Vec<LinkState>,
     frozen: Vec<bool>,
@@ -278,8 +279,27 @@ impl MaxMin {
                         st.level0 = level;
                         st.demand -= s;
                         st.unfrozen -= 1;
+                        if st.unfrozen > 0 && st.demand < 1e-7 * s {
+                            // Cancellation: what is left is tiny next to what left; sum the
+                            // remaining shares afresh instead of trusting the difference.
+                            self.resum.push(k2);
+                        }
                     }
                 }
+            }
+            while let Some(l) = self.resum.pop() {
+                let l = l as usize;
+                let mut d = 0.0;
+                for &f in &self.on_link[self.loff[l] as usize..self.loff[l + 1] as usize] {
+                    if !self.frozen[f as usize] {
+                        d += flows
+                            .uses(f)
+                            .filter(|&(k, _)| k as usize == l)
+                            .map(|(_, x)| x)
+                            .sum::<f64>();
+                    }
+                }
+                self.st[l].demand = d;
             }
         }
     }

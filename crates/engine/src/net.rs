@@ -63,7 +63,7 @@ impl Lb {
             "eecmp" => Lb::Eecmp(16),
             _ => {
                 let n: u32 = s.strip_prefix("eecmp:")?.parse().ok()?;
-                if n == 0 {
+                if n == 0 || n > MAX_QPS {
                     return None;
                 }
                 Lb::Eecmp(n)
@@ -94,6 +94,9 @@ impl Lb {
         }
     }
 }
+
+/// Most queue pairs per GPU pair `eecmp:N` accepts (NCCL uses a handful; Meta's E-ECMP 16).
+pub const MAX_QPS: u32 = 1024;
 
 /// Latency and scale-up parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -133,6 +136,9 @@ pub enum NoPath {
     GpuDown,
     /// A switch on the way has no route to the destination rack.
     NoRoute,
+    /// The path crosses a resource with no capacity left (e.g. a DSF zone whose cell fabric
+    /// is cut): the flow would never finish.
+    NoCapacity,
 }
 
 /// Bits of a resource id, decoded.
@@ -428,12 +434,13 @@ impl<'f> Net<'f> {
 
     /// The resources a flow from GPU `src` to GPU `dst` uses, with the share of its rate on
     /// each (appended to `out`), and its latency in seconds. `routes` must be the routes toward
-    /// [`Net::dest_speaker`] of `dst`. `flow_hash` identifies the flow (pair and QP) for
+    /// [`Net::dest_speaker`] of `dst` (`None` when it has none: only a scale-up transfer, which
+    /// needs no network, can then succeed). `flow_hash` identifies the flow (pair and QP) for
     /// hashing; `seed` seeds every switch's hash.
     #[allow(clippy::too_many_arguments)]
     pub fn path(
         &self,
-        routes: &RoutesTo,
+        routes: Option<&RoutesTo>,
         src: DeviceId,
         dst: DeviceId,
         flow_hash: u64,
@@ -455,6 +462,7 @@ impl<'f> Net<'f> {
         }
         let (l_src, tor_src) = self.attach(src).ok_or(NoPath::GpuDown)?;
         let (l_dst, tor_dst) = self.attach(dst).ok_or(NoPath::GpuDown)?;
+        let routes = routes.ok_or(NoPath::NoRoute)?;
         let target = self.g.speaker_of[tor_dst.idx()];
         out.push((self.link_res(l_src, src), 1.0));
         // Cables to and from the GPUs, and the source rack switch; every later hop adds the

@@ -353,19 +353,17 @@ fn run_phase(
     let mut latency = 0.0f64;
     let mut unreachable: Option<(u64, String, NoPath)> = None;
     let mut te_cands: Vec<Vec<Vec<(u32, f64)>>> = Vec::new();
+    let mut te_lat: Vec<Vec<f64>> = Vec::new();
     let te_k: u32 = 8;
     for grp in &c.groups {
         for t in &phase.transfers {
             let (src, dst) = (grp[t.src as usize], grp[t.dst as usize]);
-            let Some(r) = net.dest_speaker(dst).and_then(|s| routes.get(s)) else {
-                let u = unreachable.get_or_insert((0, pair_name(net, src, dst), NoPath::GpuDown));
-                u.0 += u64::from(qps);
-                continue;
-            };
+            let r = net.dest_speaker(dst).and_then(|s| routes.get(s));
             let share = t.bytes / f64::from(qps);
             for q in 0..qps {
                 let h = flow_hash(src, dst, t.channel * qps + q);
-                let mut cands = Vec::new();
+                let mut cands: Vec<(Vec<(u32, f64)>, f64)> = Vec::new();
+                let mut path_latency = 0.0f64;
                 let tries = if c.lb == Lb::Te { te_k } else { 1 };
                 let lb = if c.lb == Lb::Te { Lb::Ucmp } else { c.lb };
                 let mut failed = None;
@@ -377,13 +375,21 @@ fn run_phase(
                         crate::net::mix(h ^ u64::from(k))
                     };
                     match net.path(r, src, dst, hk, lb, c.seed, &mut ws.path, &mut ws.uses) {
+                        // A resource without capacity: the flow would never finish (for TE,
+                        // the candidate is dropped).
+                        Ok(_) if ws.uses.iter().any(|u| net.capacity_bps(u.0) <= 0.0) => {
+                            if c.lb != Lb::Te {
+                                failed = Some(NoPath::NoCapacity);
+                                break;
+                            }
+                        }
                         Ok(lat) => {
-                            latency = latency.max(lat);
+                            path_latency = lat;
                             if c.lb == Lb::Te {
                                 let mut u = ws.uses.clone();
                                 u.sort_unstable_by_key(|x| x.0);
-                                if !cands.contains(&u) {
-                                    cands.push(u);
+                                if !cands.iter().any(|c| c.0 == u) {
+                                    cands.push((u, lat));
                                 }
                             }
                         }
@@ -393,16 +399,21 @@ fn run_phase(
                         }
                     }
                 }
+                if c.lb == Lb::Te && failed.is_none() && cands.is_empty() {
+                    failed = Some(NoPath::NoCapacity);
+                }
                 if let Some(e) = failed {
                     let u = unreachable.get_or_insert((0, pair_name(net, src, dst), e));
                     u.0 += 1;
                     continue;
                 }
                 if c.lb == Lb::Te {
-                    te_cands.push(cands);
+                    te_lat.push(cands.iter().map(|c| c.1).collect());
+                    te_cands.push(cands.into_iter().map(|c| c.0).collect());
                     ws.bytes.push(share);
                     continue;
                 }
+                latency = latency.max(path_latency);
                 push_flow(net, ws, share);
             }
         }
@@ -414,9 +425,12 @@ fn run_phase(
         for (i, (cands, &k)) in te_cands.iter().zip(&choice.picks).enumerate() {
             ws.uses.clear();
             ws.uses.extend_from_slice(&cands[k]);
+            latency = latency.max(te_lat[i][k]);
             push_flow(net, ws, bytes[i]);
         }
-        te_gap = te::lp_gap(&te_cands, &bytes, |r| net.capacity_bps(r), choice.max_util);
+        // The LP optimum is a lower bound: a negative gap is the solver's tolerance.
+        te_gap = te::lp_gap(&te_cands, &bytes, |r| net.capacity_bps(r), choice.max_util)
+            .map(|g| g.max(0.0));
     }
     let n = ws.flows.len() as u64;
     let t = makespan(&ws.cap, &ws.flows, &ws.bytes, &mut ws.fluid);
@@ -466,19 +480,23 @@ fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64) {
 /// already has every GPU on its own NIC; channels would only split the same flows).
 pub fn channels(net: &Net<'_>, c: &Collective) -> u32 {
     let g = net.params.scale_up_gpus.max(1);
-    let aligned = || {
-        c.groups.iter().all(|grp| {
-            grp.len() % g as usize == 0
-                && grp
-                    .chunks(g as usize)
-                    .all(|d| d.iter().all(|&x| net.same_domain(x, d[0])))
-        })
-    };
     match (c.channels, c.algo) {
-        (0, Algo::Ring) if g > 1 && aligned() => g,
+        (0, Algo::Ring) if g > 1 && domain_aligned(net, &c.groups) => g,
         (0, _) => 1,
         (n, _) => n,
     }
+}
+
+/// Whether every group is made of whole scale-up domains, in order (positions
+/// `k*g..(k+1)*g` share one).
+pub fn domain_aligned(net: &Net<'_>, groups: &[Vec<DeviceId>]) -> bool {
+    let g = net.params.scale_up_gpus.max(1) as usize;
+    groups.iter().all(|grp| {
+        grp.len() % g == 0
+            && grp
+                .chunks(g)
+                .all(|d| d.iter().all(|&x| net.same_domain(x, d[0])))
+    })
 }
 
 fn pair_name(net: &Net<'_>, a: DeviceId, b: DeviceId) -> String {
@@ -496,6 +514,13 @@ pub fn simulate(
         return Err(SimError::Invalid(
             "groups of one collective must have the same size".into(),
         ));
+    }
+    if c.algo == Algo::Hierarchical && !domain_aligned(net, &c.groups) {
+        return Err(SimError::Invalid(format!(
+            "hierarchical needs groups made of whole scale-up domains of {} GPUs, in order; \
+             use ring or place the group in whole domains",
+            net.params.scale_up_gpus
+        )));
     }
     let sched = match c.op {
         Some(op) => schedule(
@@ -546,6 +571,7 @@ pub fn simulate(
             why: match why {
                 NoPath::GpuDown => "a GPU or its link is down".into(),
                 NoPath::NoRoute => "a switch on the way has no route".into(),
+                NoPath::NoCapacity => "the path crosses a resource with no capacity left".into(),
             },
         });
     }

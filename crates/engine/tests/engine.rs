@@ -222,3 +222,62 @@ fn a_job_step_is_compute_plus_its_exposed_communication() {
         r.step_s
     );
 }
+
+#[test]
+fn scale_up_transfers_need_no_network_and_a_cut_cell_fabric_is_an_error() {
+    let f = aifabric_spec::load("dsf-l1-zone").unwrap();
+    let placed = placement::place(&f, 8, 8, Placement::Packed, &FailureMask::none(&f)).unwrap();
+    let rdsw = f.device_name(f.devices_with_role(Role::Rdsw).next().unwrap());
+    // The rack switch of one whole domain fails: its GPUs still all-reduce over NVLink.
+    let s = Scenario::from_selectors(&f, &[rdsw], &[], &[]).unwrap();
+    let n = net(&f, &s, 8);
+    let routes = RouteCache::new(&n, placed.iter().copied()).unwrap();
+    let mut c = collective(Some(Op::AllReduce), Algo::Ring, vec![placed], Lb::Ecmp, 1);
+    c.channels = 0;
+    let r = simulate(&n, &routes, &c).unwrap();
+    assert!(r.tiers.iter().all(|t| t.tier == "nvlink"), "{:?}", r.tiers);
+    // Every FDSW gone: interface nodes have no fabric capacity; flows across it never finish.
+    let fdsws: Vec<String> = f
+        .devices_with_role(Role::Fdsw)
+        .map(|d| f.device_name(d))
+        .collect();
+    let s = Scenario::from_selectors(&f, &fdsws, &[], &[]).unwrap();
+    let n = net(&f, &s, 8);
+    let placed = placement::place(&f, 64, 8, Placement::Packed, &FailureMask::none(&f)).unwrap();
+    let routes = RouteCache::new(&n, placed.iter().copied()).unwrap();
+    let c = collective(Some(Op::AllReduce), Algo::Ring, vec![placed], Lb::Spray, 1);
+    let e = simulate(&n, &routes, &c).unwrap_err();
+    assert!(e.to_string().contains("no capacity"), "{e}");
+}
+
+#[test]
+fn hierarchical_needs_whole_domains() {
+    let f = fat_tree(8);
+    let s = Scenario::healthy(&f);
+    let n = net(&f, &s, 4);
+    let all: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
+    // One GPU from each of 8 domains: not whole domains.
+    let strided: Vec<DeviceId> = all.iter().step_by(4).take(8).copied().collect();
+    let routes = RouteCache::new(&n, strided.iter().copied()).unwrap();
+    let c = collective(
+        Some(Op::AllReduce),
+        Algo::Hierarchical,
+        vec![strided],
+        Lb::Spray,
+        1,
+    );
+    assert!(matches!(
+        simulate(&n, &routes, &c),
+        Err(SimError::Invalid(_))
+    ));
+    let whole = all[..32].to_vec();
+    let routes = RouteCache::new(&n, whole.iter().copied()).unwrap();
+    let c = collective(
+        Some(Op::AllReduce),
+        Algo::Hierarchical,
+        vec![whole],
+        Lb::Spray,
+        1,
+    );
+    assert!(simulate(&n, &routes, &c).is_ok());
+}

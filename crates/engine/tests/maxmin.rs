@@ -128,3 +128,19 @@ fn check(caps: &[f64], flows: &[Vec<(u32, f64)>]) -> Result<(), TestCaseError> {
     }
     Ok(())
 }
+
+#[test]
+fn a_tiny_share_left_on_a_link_is_not_lost_to_cancellation() {
+    // Link 1 (capacity 1e-3) freezes flow 0 at 1e-3; link 0 then holds only flow 1, with share
+    // 1e-9: its rate is (1 - 1e-3) / 1e-9 = 9.99e8 exactly, however the demand was tracked.
+    let mut fs = FlowSet::new();
+    fs.push(&[(0, 1.0), (1, 1.0)]);
+    let tiny = fs.push(&[(0, 1e-9)]);
+    let r = max_min_rates(&[1.0, 1e-3], &fs);
+    let want = (1.0 - 1e-3) / 1e-9;
+    assert!(
+        (r[tiny as usize] - want).abs() <= 1e-12 * want,
+        "{} vs {want}",
+        r[tiny as usize]
+    );
+}

@@ -16,8 +16,9 @@
 //! - pipeline parallelism: activations `b x s x h x dtype / (tp x cp)` sent to the next stage
 //!   per micro-batch forward and backward; on the critical path `2 (m + pp - 1)` times;
 //! - data parallelism: the gradients of a rank's shard, `parameters / (tp x pp) x dtype`, once
-//!   per iteration: an all-reduce, or reduce-scatter + all-gather (ZeRO / FSDP); a share
-//!   `dp_overlap` hides behind the backward pass.
+//!   per iteration over the dp x cp ranks that hold the same weights: an all-reduce, or
+//!   reduce-scatter + all-gather (ZeRO / FSDP); a share `dp_overlap` hides behind the
+//!   backward pass.
 //!
 //! Ranks are laid out tensor-fastest: `rank = t + tp (c + cp (d + dp p))`, the Megatron
 //! order (tp, cp, dp, pp), so a TP group is `tp` consecutive ranks, i.e. one scale-up domain
@@ -61,8 +62,8 @@ fn d_dp() -> S<String> {
 fn d_place() -> S<String> {
     sp("packed".into())
 }
-fn d_alpha() -> f64 {
-    5.0
+fn d_alpha() -> S<f64> {
+    sp(5.0)
 }
 
 /// Degrees of parallelism; their product is the GPU count.
@@ -169,7 +170,7 @@ pub struct Communication {
     pub dp_overlap: S<f64>,
     /// Per-step software latency of a collective, microseconds.
     #[serde(default = "d_alpha")]
-    pub alpha_us: f64,
+    pub alpha_us: S<f64>,
 }
 
 impl Default for Communication {
@@ -240,7 +241,7 @@ pub struct Comm {
     /// Size, nccl-tests convention (point-to-point: bytes per send).
     pub bytes: f64,
     /// Times per iteration on the critical path.
-    pub count: u32,
+    pub count: u64,
     /// Share of its time exposed (not hidden behind compute).
     pub exposed: f64,
 }
@@ -395,6 +396,13 @@ pub fn iteration(job: &JobFile, src: &Source) -> Result<Iteration, SpecError> {
         ));
     }
     let c = &job.communication;
+    if !(c.alpha_us.value.is_finite() && c.alpha_us.value >= 0.0) {
+        return Err(src.error(
+            c.alpha_us.referenced,
+            format!("alpha_us must be a number >= 0, not {}", c.alpha_us.value),
+            Some("the per-step software latency, e.g. 5 (microseconds)".into()),
+        ));
+    }
     let overlap = c.dp_overlap.value;
     if !(0.0..=1.0).contains(&overlap) {
         return Err(src.error(
@@ -435,7 +443,6 @@ pub fn iteration(job: &JobFile, src: &Source) -> Result<Iteration, SpecError> {
     let tokens = f64::from(gb) * f64::from(seq);
     let compute_s = 6.0 * params * tokens / f64::from(gpus) / (peak * eff);
     let bubble_s = compute_s * f64::from(pp - 1) / micro as f64;
-    let micro = micro as u32;
     let act = f64::from(mb) * f64::from(seq) * f64::from(hidden) * f64::from(dtype);
     let layers_per_stage = layers / pp;
     let rank = |t: u32, cc: u32, d: u32, s: u32| t + tp * (cc + cp * (d + dp * s));
@@ -462,11 +469,15 @@ pub fn iteration(job: &JobFile, src: &Source) -> Result<Iteration, SpecError> {
                 }
             }
             Dim::Dp => {
+                // Gradients are reduced over data and context parallelism together (every
+                // context-parallel rank holds the same weights), as Megatron-LM does.
                 for s in 0..pp {
-                    for cc in 0..cp {
-                        for t in 0..tp {
-                            out.push((0..dp).map(|d| rank(t, cc, d, s)).collect());
-                        }
+                    for t in 0..tp {
+                        out.push(
+                            (0..dp)
+                                .flat_map(|d| (0..cp).map(move |cc| rank(t, cc, d, s)))
+                                .collect(),
+                        );
                     }
                 }
             }
@@ -495,7 +506,8 @@ pub fn iteration(job: &JobFile, src: &Source) -> Result<Iteration, SpecError> {
         }
         out
     };
-    let per_layer = layers_per_stage * micro;
+    // Counts in u64: layers x micro-batches x 4 can pass u32 for absurd but valid files.
+    let per_layer = u64::from(layers_per_stage) * micro;
     if tp > 1 {
         comms.push(Comm {
             name: "tp all_reduce".into(),
@@ -545,7 +557,7 @@ pub fn iteration(job: &JobFile, src: &Source) -> Result<Iteration, SpecError> {
             algo: Algo::Direct,
             groups: groups_of(Dim::Pp),
             bytes: act / f64::from(tp * cp),
-            count: 2 * (micro + pp - 1),
+            count: 2 * (micro + u64::from(pp) - 1),
             exposed: 1.0,
         });
     }
@@ -580,7 +592,7 @@ pub fn iteration(job: &JobFile, src: &Source) -> Result<Iteration, SpecError> {
         comms,
         scale_up_gpus: g,
         scale_up_bytes_per_s: job.scale_up.gbs_per_direction * 1e9,
-        alpha_s: c.alpha_us * 1e-6,
+        alpha_s: c.alpha_us.value * 1e-6,
         placement,
         tokens,
     })

@@ -142,6 +142,16 @@ pub fn place(
         return Err(PlacementError("a job needs at least one GPU".into()));
     }
     let doms = Domains::new(f, g, down);
+    if doms.is_empty()
+        && f.devices_with_role(aifabric_model::Role::Gpu)
+            .next()
+            .is_some()
+    {
+        return Err(PlacementError(format!(
+            "no rack of {} holds a whole scale-up domain of {g} GPUs; use a smaller scale-up domain",
+            f.name
+        )));
+    }
     if doms.total_gpus() < n as usize {
         return Err(PlacementError(format!(
             "{n} GPUs asked, but {} has only {} live GPUs",

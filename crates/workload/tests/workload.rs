@@ -241,4 +241,40 @@ fn bad_job_files_are_located_and_hinted() {
         .replace("dp: 128", "dp: 31250000");
     let e = job::parse("j.yaml", &huge).unwrap_err();
     assert!(e.message.contains("at most"), "{e}");
+    let alpha = LLAMA.replace(
+        "dp_overlap: 0.5",
+        "dp_overlap: 0.5
+  alpha_us: -3",
+    );
+    let e = job::parse("j.yaml", &alpha).unwrap_err();
+    assert!(e.line > 0 && e.message.contains("alpha_us"), "{e}");
+}
+
+#[test]
+fn counts_do_not_wrap_and_data_parallel_groups_include_context_ranks() {
+    // 2^20 layers over 16 stages, 2^24 sequences over 128 replicas: 4 x 2^16 x 2^17 = 2^35
+    // TP all-reduces per step.
+    let big = LLAMA
+        .replace("layers: 128 ", "layers: 1048576 ")
+        .replace("global_batch: 2048 ", "global_batch: 16777216 ");
+    let it = job::parse("j.yaml", &big).unwrap();
+    let tp = it.comms.iter().find(|c| c.name == "tp all_reduce").unwrap();
+    assert_eq!(tp.count, 1u64 << 35);
+    assert!(tp.count > u64::from(u32::MAX));
+    // Context parallelism 2: gradients are reduced over dp x cp ranks.
+    let cp = LLAMA
+        .replace(
+            "{ tp: 8, pp: 16, dp: 128 }",
+            "{ tp: 8, pp: 16, dp: 64, cp: 2 }",
+        )
+        .replace("global_batch: 2048 ", "global_batch: 1024 ");
+    let it = job::parse("j.yaml", &cp).unwrap();
+    let dp = it
+        .comms
+        .iter()
+        .find(|c| c.name == "dp reduce_scatter")
+        .unwrap();
+    assert_eq!(dp.groups.len(), 8 * 16);
+    assert_eq!(dp.groups[0].len(), 128);
+    assert!(it.comms.iter().any(|c| c.name == "cp all_gather"));
 }
