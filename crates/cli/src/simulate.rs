@@ -147,6 +147,12 @@ fn place(
         .map_err(|e| Failure::BadArgument(e.to_string()))
 }
 
+/// Whether a scenario fails or drains anything (then results are compared with the healthy
+/// fabric's).
+fn damaged(s: &Scenario) -> bool {
+    !s.unusable().is_empty() || !s.drained_soft.is_empty()
+}
+
 /// Run `aifabric collective`.
 #[allow(clippy::too_many_arguments)]
 pub fn collective(
@@ -162,7 +168,7 @@ pub fn collective(
 ) -> Result<CollectiveReport, Failure> {
     let algo = algo.unwrap_or(Algo::default_for(op));
     let placed = place(f, gpus, policy, &c.params)?;
-    let damaged = !scenario.unusable().is_empty() || !scenario.drained_soft.is_empty();
+    let damaged = damaged(scenario);
     let net = Net::new(f, scenario, c.plan, c.cfg, c.params);
     let routes = RouteCache::new(&net, placed.iter().copied()).map_err(sim_failure)?;
     let healthy = damaged.then(|| Net::new(f, &Scenario::healthy(f), c.plan, c.cfg, c.params));
@@ -353,8 +359,7 @@ pub fn job(
     };
     let net = Net::new(f, scenario, c.plan, c.cfg, params);
     let result = run_job(&net, it, &placed, opts).map_err(sim_failure)?;
-    let damaged = !scenario.unusable().is_empty() || !scenario.drained_soft.is_empty();
-    let healthy = if damaged {
+    let healthy = if damaged(scenario) {
         let h = Net::new(f, &Scenario::healthy(f), c.plan, c.cfg, params);
         Some(run_job(&h, it, &placed, opts).map_err(sim_failure)?)
     } else {

@@ -44,21 +44,7 @@ impl FlowSet {
     ///
     /// Panics if a share is negative or not finite.
     pub fn push(&mut self, uses: &[(u32, f64)]) -> u32 {
-        if self.off.is_empty() {
-            self.off.push(0);
-        }
-        for &(l, s) in uses {
-            assert!(
-                s.is_finite() && s >= 0.0,
-                "share {s} of link {l} is not >= 0"
-            );
-            if s > 0.0 {
-                self.links.push(l);
-                self.shares.push(s);
-            }
-        }
-        self.off.push(self.links.len() as u32);
-        (self.off.len() - 2) as u32
+        self.push_iter(uses.iter().copied())
     }
 
     /// Remove every flow, keeping the buffers.
@@ -70,6 +56,10 @@ impl FlowSet {
     }
 
     /// [`FlowSet::push`] from an iterator.
+    ///
+    /// # Panics
+    ///
+    /// Panics if a share is negative or not finite.
     pub fn push_iter(&mut self, uses: impl Iterator<Item = (u32, f64)>) -> u32 {
         if self.off.is_empty() {
             self.off.push(0);
