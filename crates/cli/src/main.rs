@@ -215,6 +215,23 @@ enum Command {
         #[command(flatten)]
         bgp: BgpArgs,
     },
+    /// Export the fabric for other tools: NetBox bulk-import CSVs (devices, interfaces,
+    /// cables with lengths, IP addresses, ASNs), GraphML and node-link JSON for NetworkX, the
+    /// IP plan as CSV, or a DOT overview at zone / BAG-plane level. Files are written
+    /// atomically into DIR.
+    Export {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// netbox, graphml, nodelink, ipplan or dot.
+        #[arg(long, value_parser = parse_format)]
+        format: aifabric_report::export::Format,
+        /// Directory to write into (created if missing).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Machine-readable summary of the files written.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check a spec; prints nothing but a summary when it is valid.
     Validate {
         /// Built-in spec name or YAML file.
@@ -406,6 +423,15 @@ impl BgpArgs {
             missing: self.missing_bandwidth,
         }
     }
+}
+
+fn parse_format(s: &str) -> Result<aifabric_report::export::Format, String> {
+    aifabric_report::export::Format::parse(s).ok_or_else(|| {
+        format!(
+            "unknown format `{s}`; use {}",
+            aifabric_report::export::Format::HELP
+        )
+    })
 }
 
 fn parse_aggregation(s: &str) -> Result<Aggregation, String> {
@@ -678,6 +704,38 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let scenario = scenario.resolve(&f)?;
             let report = simulate::job(&f, &scenario, &it, placement, &common)?;
             emit(json, &report, simulate::render_job)?;
+        }
+        Command::Export {
+            spec,
+            format,
+            out,
+            json,
+        } => {
+            let f = load(&spec)?;
+            std::fs::create_dir_all(&out)
+                .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
+            let mut files = Vec::new();
+            for name in format.files() {
+                let path = out.join(name);
+                output::write_atomic(&path, |w| {
+                    aifabric_report::export::write(&f, format, name, w)
+                        .map_err(std::io::Error::other)
+                })
+                .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
+                let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                files.push(serde_json::json!({"file": name, "path": path, "bytes": bytes}));
+            }
+            if json {
+                print_json(&serde_json::json!({"spec": f.name, "files": files}))?;
+            } else {
+                for x in &files {
+                    println!(
+                        "{} ({} bytes)",
+                        x["path"].as_str().unwrap_or(""),
+                        x["bytes"]
+                    );
+                }
+            }
         }
         Command::Validate { spec, json } => {
             let f = load(&spec)?;

@@ -710,3 +710,60 @@ fn simulation_bad_input_exits_2_with_a_hint() {
         "{err}"
     );
 }
+
+#[test]
+fn export_writes_every_file_atomically_and_names_bad_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("netbox");
+    let v = json(&[
+        "export",
+        "dsf-l1-zone",
+        "--format",
+        "netbox",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+    ]);
+    let files = v["files"].as_array().unwrap();
+    assert_eq!(files.len(), 11);
+    for f in files {
+        let p = std::path::Path::new(f["path"].as_str().unwrap());
+        assert!(p.exists() && f["bytes"].as_u64().unwrap() > 0, "{f}");
+    }
+    // No temporary files left behind.
+    assert!(std::fs::read_dir(&out).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with('.')));
+    let head = std::fs::read_to_string(out.join("cables.csv")).unwrap();
+    insta::assert_snapshot!(
+        "netbox_csv_headers",
+        [
+            "devices.csv",
+            "interfaces.csv",
+            "cables.csv",
+            "ip-addresses.csv",
+            "asns.csv"
+        ]
+        .iter()
+        .map(|f| format!(
+            "{f}: {}",
+            std::fs::read_to_string(out.join(f))
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap()
+        ))
+        .collect::<Vec<_>>()
+        .join("\n")
+    );
+    assert!(head.lines().count() > 1);
+    let o = aifabric()
+        .args(["export", "dsf-l1-zone", "--format", "excel", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("netbox, graphml"));
+}
