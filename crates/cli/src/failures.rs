@@ -36,7 +36,7 @@ fn classes() -> String {
         .join(", ")
 }
 
-fn class(s: &str, flag: &str) -> Result<SrgClass, Failure> {
+pub(crate) fn class(s: &str, flag: &str) -> Result<SrgClass, Failure> {
     SrgClass::from_prefix(s).ok_or_else(|| {
         Failure::BadArgument(format!(
             "{flag}: unknown class `{s}`; classes are {}",

@@ -215,6 +215,27 @@ enum Command {
         #[command(flatten)]
         bgp: BgpArgs,
     },
+    /// One self-contained HTML report (inline SVG, opens from disk) and report.json with the
+    /// same data: fabric summary and hierarchy, oversubscription per tier, inter-BAG capacity,
+    /// a failure sweep (capacity-retained CDF, worst scenarios), collective busBW vs message
+    /// size per load-balancing mode, link-utilization histogram.
+    Report {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Directory to write report.html and report.json into (created if missing).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Failure classes swept: a class (building, hall, pd, plane, chassis, linecard,
+        /// conduit, srg) or `all`.
+        #[arg(long, default_value = "plane")]
+        sweep: String,
+        /// GPUs of the collective benchmark.
+        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(2..))]
+        gpus: u32,
+        /// Print report.json to stdout as well.
+        #[arg(long)]
+        json: bool,
+    },
     /// Export the fabric for other tools: NetBox bulk-import CSVs (devices, interfaces,
     /// cables with lengths, IP addresses, ASNs), GraphML and node-link JSON for NetworkX, the
     /// IP plan as CSV, or a DOT overview at zone / BAG-plane level. Files are written
@@ -704,6 +725,45 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let scenario = scenario.resolve(&f)?;
             let report = simulate::job(&f, &scenario, &it, placement, &common)?;
             emit(json, &report, simulate::render_job)?;
+        }
+        Command::Report {
+            spec,
+            out,
+            sweep,
+            gpus,
+            json,
+        } => {
+            let sweep = match sweep.as_str() {
+                "all" => None,
+                c => Some(failures::class(c, "--sweep")?),
+            };
+            let f = load(&spec)?;
+            let opts = aifabric_report::data::ReportOptions {
+                sweep,
+                gpus,
+                ..Default::default()
+            };
+            let bar = failures::progress_bar("report");
+            let data = aifabric_report::data::build(&f, &opts, &|i, n, what| {
+                bar.set_length(n);
+                bar.set_position(i);
+                bar.set_message(what.to_owned());
+            })
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+            bar.finish_and_clear();
+            let html = aifabric_report::html::render(&data)
+                .map_err(|e| Failure::Runtime(format!("rendering the report: {e}")))?;
+            std::fs::create_dir_all(&out)
+                .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
+            write_json(&out.join("report.json"), &data)?;
+            let page = out.join("report.html");
+            output::write_atomic(&page, |w| std::io::Write::write_all(w, html.as_bytes()))
+                .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", page.display())))?;
+            if json {
+                print_json(&data)?;
+            } else {
+                println!("report: {}", page.display());
+            }
         }
         Command::Export {
             spec,

@@ -115,6 +115,9 @@ pub struct CollectiveResult {
     pub tiers: Vec<TierUtil>,
     /// The busiest resources.
     pub bottlenecks: Vec<Bottleneck>,
+    /// Resources that carried traffic by utilization: bin k counts those in
+    /// [5k %, 5(k+1) %), the last bin includes 100%.
+    pub utilization_histogram: Vec<u64>,
     /// Max link utilization of the TE assignment over the LP optimum minus 1 (TE on small
     /// instances only).
     pub te_gap: Option<f64>,
@@ -599,7 +602,7 @@ pub fn simulate(
             te_gap = Some(te_gap.map_or(g, |x: f64| x.max(g)));
         }
     }
-    let (tiers, bottlenecks) = utilization(net, &carried, xfer);
+    let (tiers, bottlenecks, utilization_histogram) = utilization(net, &carried, xfer);
     let (alg, bus) = match c.op {
         Some(op) if time > 0.0 => (alg_bw_gbs(c.bytes, time), bus_bw_gbs(op, n, c.bytes, time)),
         None if time > 0.0 => (alg_bw_gbs(c.bytes, time), alg_bw_gbs(c.bytes, time)),
@@ -615,6 +618,7 @@ pub fn simulate(
         flows,
         tiers,
         bottlenecks,
+        utilization_histogram,
         te_gap,
     })
 }
@@ -623,9 +627,10 @@ fn utilization(
     net: &Net<'_>,
     carried: &FxHashMap<u32, f64>,
     xfer_s: f64,
-) -> (Vec<TierUtil>, Vec<Bottleneck>) {
+) -> (Vec<TierUtil>, Vec<Bottleneck>, Vec<u64>) {
+    let mut hist = vec![0u64; 20];
     if xfer_s <= 0.0 {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), hist);
     }
     let mut per: Vec<(u32, f64)> = carried
         .iter()
@@ -636,6 +641,9 @@ fn utilization(
         })
         .collect();
     per.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    for &(_, u) in &per {
+        hist[((u * 20.0) as usize).min(19)] += 1;
+    }
     let mut tiers: FxHashMap<String, Vec<f64>> = FxHashMap::default();
     for &(r, u) in &per {
         tiers.entry(net.resource_tier(r)).or_default().push(u);
@@ -664,5 +672,5 @@ fn utilization(
             utilization: u,
         })
         .collect();
-    (out, bottlenecks)
+    (out, bottlenecks, hist)
 }

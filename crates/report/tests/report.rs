@@ -1,0 +1,61 @@
+//! The HTML report and report.json.
+
+use aifabric_model::{DomainClass, SrgClass};
+use aifabric_report::data::{build, ReportOptions};
+use aifabric_report::html::{render, SECTIONS};
+
+#[test]
+fn the_report_has_every_section_and_its_data() {
+    let f = aifabric_spec::load("prometheus").unwrap();
+    let opts = ReportOptions {
+        sweep: Some(SrgClass::Domain(DomainClass::BagPlane)),
+        gpus: 256,
+        sizes: vec![1 << 20, 1 << 26],
+        ..Default::default()
+    };
+    let d = build(&f, &opts, &|_, _, _| {}).unwrap();
+    assert_eq!(d.gpus, 216_192);
+    // Losing one of 16 planar planes leaves 15/16 between the regions.
+    let cdf = &d.failures.cdf["east<->west"];
+    assert_eq!(cdf.len(), 32);
+    assert!(
+        cdf.iter().all(|&x| (x - 15.0 / 16.0).abs() < 1e-9),
+        "{cdf:?}"
+    );
+    assert_eq!(d.busbw.len(), 3);
+    assert!(d
+        .busbw
+        .iter()
+        .all(|b| b.points.len() == 2 && b.points[1].1 > b.points[0].1));
+    assert!(d.failures.scenarios > 0 && !d.failures.cdf.is_empty());
+    for v in d.failures.cdf.values() {
+        assert!(v.windows(2).all(|w| w[0] <= w[1]) && v.iter().all(|&x| (0.0..=1.0).contains(&x)));
+    }
+    // Every resource that carried traffic is in the histogram.
+    let hist: u64 = d.busbw[0].utilization_histogram.iter().sum();
+    assert!(hist > 0);
+    insta::assert_json_snapshot!("report_prometheus", d);
+
+    let html = render(&d).unwrap();
+    // Self-contained: no scripts, no external resources.
+    assert!(
+        !html.contains("<script") && !html.contains("http://cdn") && !html.contains("https://")
+    );
+    // Well-formed XML (the template is XHTML-compatible and plotters writes SVG), every section.
+    let doc = roxmltree::Document::parse_with_options(
+        &html,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for id in SECTIONS {
+        assert!(
+            doc.descendants().any(|n| n.attribute("id") == Some(id)),
+            "section {id} missing"
+        );
+    }
+    let svgs = doc.descendants().filter(|n| n.has_tag_name("svg")).count();
+    assert_eq!(svgs, 4, "hierarchy, CDF, busBW and utilization plots");
+}
