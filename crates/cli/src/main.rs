@@ -4,6 +4,7 @@
 //! (spec or arguments).
 #![forbid(unsafe_code)]
 
+mod demo;
 mod failures;
 mod output;
 mod render;
@@ -214,6 +215,20 @@ enum Command {
         scenario: ScenarioArgs,
         #[command(flatten)]
         bgp: BgpArgs,
+    },
+    /// The main job, end to end on the built-in `prometheus`: build it, print the capacity
+    /// summary, run the single-SRG failure sweep, simulate a reference training job healthy
+    /// and under the worst failure it survives, write the HTML report, say where it is.
+    Demo {
+        /// Directory for report.html and report.json.
+        #[arg(long, default_value = "aifabric-demo")]
+        out: std::path::PathBuf,
+        /// No progress bars.
+        #[arg(long)]
+        quiet: bool,
+        /// Machine-readable summary instead of the running commentary.
+        #[arg(long)]
+        json: bool,
     },
     /// One self-contained HTML report (inline SVG, opens from disk) and report.json with the
     /// same data: fabric summary and hierarchy, oversubscription per tier, inter-BAG capacity,
@@ -725,6 +740,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let scenario = scenario.resolve(&f)?;
             let report = simulate::job(&f, &scenario, &it, placement, &common)?;
             emit(json, &report, simulate::render_job)?;
+        }
+        Command::Demo { out, quiet, json } => {
+            let summary = demo::run(&out, quiet, json)?;
+            if json {
+                print_json(&summary)?;
+            }
         }
         Command::Report {
             spec,

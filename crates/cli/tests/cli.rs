@@ -767,3 +767,63 @@ fn export_writes_every_file_atomically_and_names_bad_formats() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("netbox, graphml"));
 }
+
+#[test]
+fn demo_runs_the_main_job_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = json(&[
+        "demo",
+        "--quiet",
+        "--json",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(v["gpus"], 216_192);
+    assert_eq!(v["scenarios"], 4837);
+    assert_eq!(v["worst"], "conduit:east--west");
+    assert!(v["job_step_s"].as_f64().unwrap() > 0.0);
+    // The worst failure the job survives can only slow it down.
+    assert!(v["job_slowdown"].as_f64().unwrap() >= 1.0 - 1e-12);
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    for id in [
+        "summary",
+        "hierarchy",
+        "tiers",
+        "inter-bag",
+        "failures",
+        "collectives",
+        "utilization",
+    ] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    let data: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(data["fabric"], "prometheus");
+}
+
+#[test]
+fn report_writes_html_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = aifabric()
+        .args([
+            "report",
+            "llama3-24k",
+            "--sweep",
+            "hall",
+            "--gpus",
+            "64",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.path().join("report.html").exists() && dir.path().join("report.json").exists());
+    let bad = aifabric()
+        .args(["report", "llama3-24k", "--sweep", "moon", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

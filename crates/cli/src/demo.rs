@@ -1,0 +1,181 @@
+//! `aifabric demo`: the main job on the built-in `prometheus`, end to end: build, capacity,
+//! the single-SRG failure sweep, a reference training job healthy and under the worst failure
+//! it survives, and the HTML report.
+
+use crate::{failures, output, simulate, Failure};
+use aifabric_engine::Lb;
+use aifabric_failures::sweep::Sweep;
+use aifabric_failures::{analyze, Options};
+use aifabric_model::Scenario;
+use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+use aifabric_workload::Placement;
+use serde::Serialize;
+use std::path::Path;
+
+/// The reference job: Llama-3-405B-like on 16,384 GPUs (examples/jobs/).
+const JOB: &str = include_str!("../../../examples/jobs/llama3-405b-16k.yaml");
+
+/// What `aifabric demo --json` prints.
+#[derive(Serialize)]
+pub struct DemoSummary {
+    pub spec: String,
+    pub gpus: u64,
+    pub switches: u64,
+    pub links: u64,
+    pub inter_region_tbps: f64,
+    pub scenarios: usize,
+    pub worst: Option<String>,
+    pub worst_capacity_retained: f64,
+    pub job: String,
+    pub job_step_s: f64,
+    pub job_failure: Option<String>,
+    pub job_step_under_failure_s: Option<f64>,
+    pub job_slowdown: Option<f64>,
+    pub report: String,
+}
+
+/// Run the demo, printing as it goes unless `json`.
+pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> {
+    let say = |s: String| {
+        if !json {
+            println!("{s}");
+        }
+    };
+    let hide = quiet || json;
+    let bar = |what: &str| {
+        let b = failures::progress_bar(what);
+        if hide {
+            b.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+        }
+        b
+    };
+    let f = aifabric_spec::load("prometheus").map_err(Failure::BadInput)?;
+    let cap = aifabric_capacity::capacity_report(&f, &aifabric_model::FailureMask::none(&f));
+    let inter: f64 = cap.region_pairs.iter().map(|p| p.capacity_tbps).sum();
+    say(format!(
+        "1/5 built prometheus: {} GPUs, {} switches, {} links, {:.1} MW; {:.1} Pb/s between the regions",
+        cap.gpus,
+        cap.switches,
+        cap.links,
+        cap.power_mw,
+        inter / 1000.0
+    ));
+    for t in cap.tiers.iter().filter(|t| t.name == "l2_to_bag").take(2) {
+        say(format!(
+            "    {} -> BAG {:.2}:1",
+            t.scope,
+            t.oversubscription.unwrap_or(f64::NAN)
+        ));
+    }
+
+    let opts = Options {
+        sweep: Sweep::Single(None),
+        label: "single".into(),
+        aggregation: None,
+        mitigations: false,
+        top: 10,
+        plan: AsnPlan::Rfc7938,
+        cfg: BgpConfig::default(),
+    };
+    let b = bar("failure sweep");
+    let tick = |done: u64, total: u64| {
+        b.set_length(total);
+        b.set_position(done);
+    };
+    let rep =
+        analyze(&f, &f.srg_catalog(), &opts, &tick).map_err(|e| Failure::Runtime(e.to_string()))?;
+    b.finish_and_clear();
+    let worst_cap = rep
+        .scenarios
+        .first()
+        .map_or(1.0, |s| s.min_capacity_retained);
+    say(format!(
+        "2/5 failure sweep: {} shared-risk groups; worst {} keeps {:.1}% of routed capacity",
+        rep.scenarios.len(),
+        rep.summary.worst.as_deref().unwrap_or("-"),
+        worst_cap * 100.0
+    ));
+
+    let it = aifabric_workload::job::parse("builtin:llama3-405b-16k.yaml", JOB)
+        .map_err(Failure::BadInput)?;
+    let common = simulate::Common {
+        lb: Lb::Ecmp,
+        seed: 1,
+        channels: 0,
+        plan: AsnPlan::Rfc7938,
+        cfg: BgpConfig::default(),
+        params: aifabric_engine::NetParams::default(),
+    };
+    // Spread over the buildings, so that BAG failures reach the job.
+    let healthy = simulate::job(
+        &f,
+        &Scenario::healthy(&f),
+        &it,
+        Some(Placement::Spread),
+        &common,
+    )?;
+    say(format!(
+        "3/5 {} on {} GPUs (spread over the buildings, ECMP): step {:.2} s, {:.0} tokens/s",
+        it.name, it.gpus, healthy.result.step_s, healthy.result.tokens_per_s
+    ));
+    // The worst scenario that leaves every GPU and region connected (one that takes GPUs
+    // away stops the job outright; that is the sweep's GPUs-cut-off column).
+    let mut under = None;
+    let survivable = rep
+        .scenarios
+        .iter()
+        .filter(|s| s.gpus_disconnected == 0 && s.capacity_retained.values().all(|&x| x > 0.0));
+    for s in survivable.take(3) {
+        let sc = Scenario::from_selectors(&f, std::slice::from_ref(&s.scenario), &[], &[])
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+        match simulate::job(&f, &sc, &it, Some(Placement::Spread), &common) {
+            Ok(r) => {
+                under = Some((s.scenario.clone(), r));
+                break;
+            }
+            Err(_) => say(format!("    {} cuts the job off", s.scenario)),
+        }
+    }
+    if let Some((name, r)) = &under {
+        say(format!(
+            "4/5 under {}: step {:.2} s, slowdown {:.3}x",
+            name,
+            r.result.step_s,
+            r.slowdown.unwrap_or(1.0)
+        ));
+    }
+
+    let b = bar("report");
+    let data = aifabric_report::data::build(&f, &Default::default(), &|i, n, what| {
+        b.set_length(n);
+        b.set_position(i);
+        b.set_message(what.to_owned());
+    })
+    .map_err(|e| Failure::Runtime(e.to_string()))?;
+    b.finish_and_clear();
+    let html = aifabric_report::html::render(&data)
+        .map_err(|e| Failure::Runtime(format!("rendering the report: {e}")))?;
+    std::fs::create_dir_all(out)
+        .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
+    let page = out.join("report.html");
+    output::write_atomic(&page, |w| std::io::Write::write_all(w, html.as_bytes()))
+        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", page.display())))?;
+    crate::write_json(&out.join("report.json"), &data)?;
+    say(format!("5/5 report: {}", page.display()));
+    Ok(DemoSummary {
+        spec: f.name.clone(),
+        gpus: cap.gpus,
+        switches: cap.switches,
+        links: cap.links,
+        inter_region_tbps: inter,
+        scenarios: rep.scenarios.len(),
+        worst: rep.summary.worst.clone(),
+        worst_capacity_retained: worst_cap,
+        job: it.name.clone(),
+        job_step_s: healthy.result.step_s,
+        job_failure: under.as_ref().map(|u| u.0.clone()),
+        job_step_under_failure_s: under.as_ref().map(|u| u.1.result.step_s),
+        job_slowdown: under.as_ref().and_then(|u| u.1.slowdown),
+        report: page.display().to_string(),
+    })
+}
