@@ -146,7 +146,12 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
     }
 
     let b = bar("report");
-    let data = aifabric_report::data::build(&f, &Default::default(), &|i, n, what| {
+    let (name, text) = aifabric_spec::read("prometheus").map_err(Failure::BadInput)?;
+    let opts = aifabric_report::data::ReportOptions {
+        spec_text: Some((name, text)),
+        ..Default::default()
+    };
+    let data = aifabric_report::data::build(&f, &opts, &|i, n, what| {
         b.set_length(n);
         b.set_position(i);
         b.set_message(what.to_owned());

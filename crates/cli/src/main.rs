@@ -758,10 +758,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 "all" => None,
                 c => Some(failures::class(c, "--sweep")?),
             };
-            let f = load(&spec)?;
+            let (name, text) = aifabric_spec::read(&spec).map_err(Failure::BadInput)?;
+            let f = aifabric_spec::build_str(&name, &text).map_err(Failure::BadInput)?;
             let opts = aifabric_report::data::ReportOptions {
                 sweep,
                 gpus,
+                spec_text: Some((name, text)),
                 ..Default::default()
             };
             let bar = failures::progress_bar("report");

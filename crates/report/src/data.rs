@@ -26,6 +26,9 @@ pub struct ReportOptions {
     pub lbs: Vec<Lb>,
     /// Hash seed.
     pub seed: u64,
+    /// The spec's name and text, to build it planar and spread and compare the two under
+    /// the same sweep (skipped when absent or the spec has no inter-BAG links).
+    pub spec_text: Option<(String, String)>,
 }
 
 impl Default for ReportOptions {
@@ -36,6 +39,7 @@ impl Default for ReportOptions {
             sizes: (0..6).map(|k| 1u64 << (20 + 2 * k)).collect(),
             lbs: vec![Lb::Ecmp, Lb::Eecmp(16), Lb::Spray],
             seed: 1,
+            spec_text: None,
         }
     }
 }
@@ -101,6 +105,8 @@ pub struct FailureSection {
     pub cdf: BTreeMap<String, Vec<f64>>,
     /// Worst scenarios, worst first: (scenario, smallest capacity retained).
     pub worst: Vec<(String, f64)>,
+    /// The same sweep on the spec built planar and built spread.
+    pub planar_vs_spread: Option<aifabric_failures::compare::Comparison>,
 }
 
 /// One load-balancing mode's bus bandwidth per size.
@@ -151,6 +157,31 @@ pub enum ReportError {
 
 fn stage(e: impl std::fmt::Display) -> ReportError {
     ReportError::Stage(e.to_string())
+}
+
+/// Planar vs spread under `sweep`, if the spec has inter-BAG links.
+fn compare(
+    name: &str,
+    text: &str,
+    sweep: &Sweep,
+) -> Result<Option<aifabric_failures::compare::Comparison>, ReportError> {
+    use aifabric_failures::compare::{build_with, planar_vs_spread};
+    use aifabric_spec::spec::InterBagTopology;
+    let Ok(planar) = build_with(name, text, InterBagTopology::Planar) else {
+        return Ok(None);
+    };
+    let spread = build_with(name, text, InterBagTopology::Spread).map_err(stage)?;
+    planar_vs_spread(
+        &planar,
+        &spread,
+        AsnPlan::Rfc7938,
+        BgpConfig::default(),
+        sweep,
+        5,
+        &|_, _| {},
+    )
+    .map(Some)
+    .map_err(stage)
 }
 
 /// Gather the report's data. `progress(step, of, what)` is called before each stage.
@@ -272,7 +303,12 @@ pub fn build(
         v.sort_by(f64::total_cmp);
         cdf.insert(pair.clone(), v);
     }
+    let planar_vs_spread = match &opts.spec_text {
+        Some((name, text)) => compare(name, text, &fopts.sweep)?,
+        None => None,
+    };
     let failures = FailureSection {
+        planar_vs_spread,
         sweep: fopts.label.clone(),
         scenarios: rep.scenarios.len(),
         cdf,

@@ -11,6 +11,7 @@ fn the_report_has_every_section_and_its_data() {
         sweep: Some(SrgClass::Domain(DomainClass::BagPlane)),
         gpus: 256,
         sizes: vec![1 << 20, 1 << 26],
+        spec_text: Some(aifabric_spec::read("prometheus").unwrap()),
         ..Default::default()
     };
     let d = build(&f, &opts, &|_, _, _| {}).unwrap();
@@ -31,6 +32,11 @@ fn the_report_has_every_section_and_its_data() {
     for v in d.failures.cdf.values() {
         assert!(v.windows(2).all(|w| w[0] <= w[1]) && v.iter().all(|&x| (0.0..=1.0).contains(&x)));
     }
+    // Planar vs spread: one plane of 16 lost either way leaves 15/16 (REFERENCE closed form).
+    let c = d.failures.planar_vs_spread.as_ref().unwrap();
+    assert_eq!(c.scenarios, 32);
+    assert!((c.planar.capacity_retained.min - 15.0 / 16.0).abs() < 1e-9);
+    assert!((c.spread.capacity_retained.min - 15.0 / 16.0).abs() < 1e-9);
     // Every resource that carried traffic is in the histogram.
     let hist: u64 = d.busbw[0].utilization_histogram.iter().sum();
     assert!(hist > 0);
