@@ -324,19 +324,19 @@ pub fn build(
     let params = NetParams::default();
     let gpus_avail = f.devices_with_role(Role::Gpu).count() as u32;
     let n = opts.gpus.min(gpus_avail);
-    let placed = placement::place(f, n, params.scale_up_gpus, Placement::Packed, &none)
-        .or_else(|_| placement::place(f, n, 1, Placement::Packed, &none))
-        .map_err(stage)?;
-    let params = if placed.len() as u32 == n
-        && placement::place(f, n, params.scale_up_gpus, Placement::Packed, &none).is_ok()
-    {
-        params
-    } else {
-        NetParams {
-            scale_up_gpus: 1,
-            ..params
-        }
-    };
+    // Whole scale-up domains if the racks have them, else one GPU per domain.
+    let (placed, params) =
+        match placement::place(f, n, params.scale_up_gpus, Placement::Packed, &none) {
+            Ok(p) => (p, params),
+            Err(_) => {
+                let one = NetParams {
+                    scale_up_gpus: 1,
+                    ..params
+                };
+                let p = placement::place(f, n, 1, Placement::Packed, &none).map_err(stage)?;
+                (p, one)
+            }
+        };
     let net = Net::new(f, &healthy, AsnPlan::Rfc7938, BgpConfig::default(), params);
     let routes = RouteCache::new(&net, placed.iter().copied()).map_err(stage)?;
     let mut busbw = Vec::new();

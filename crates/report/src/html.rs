@@ -3,6 +3,7 @@
 //! DejaVu Sans font shipped in `assets/` (plotters measures text with it).
 
 use crate::data::ReportData;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::fmt::Write;
 
@@ -36,13 +37,36 @@ const COLORS: [RGBColor; 6] = [
 
 type Plot = Result<(), Box<dyn std::error::Error>>;
 
-/// Capacity retained CDF: x = capacity retained, y = share of scenarios at or below it.
-fn cdf_svg(d: &ReportData) -> String {
+/// A 720 x 360 SVG plot on white drawn by `draw`, or a note saying why it failed.
+fn svg_plot(draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Plot) -> String {
     let mut s = String::new();
     let r: Plot = (|| {
         let root = SVGBackend::with_string(&mut s, (720, 360)).into_drawing_area();
         root.fill(&WHITE)?;
-        let mut c = ChartBuilder::on(&root)
+        draw(&root)?;
+        root.present()?;
+        Ok(())
+    })();
+    match r {
+        Ok(()) => s,
+        Err(e) => format!("<p>plot failed: {e}</p>"),
+    }
+}
+
+/// The series legend, boxed, upper left.
+fn legend<'a, CT: CoordTranslate>(c: &mut ChartContext<'a, SVGBackend<'a>, CT>) -> Plot {
+    c.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()?;
+    Ok(())
+}
+
+/// Capacity retained CDF: x = capacity retained, y = share of scenarios at or below it.
+fn cdf_svg(d: &ReportData) -> String {
+    svg_plot(|root| {
+        let mut c = ChartBuilder::on(root)
             .caption(
                 format!("Capacity retained, {} scenarios", d.failures.scenarios),
                 ("sans-serif", 16),
@@ -65,22 +89,13 @@ fn cdf_svg(d: &ReportData) -> String {
             .label(pair.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
         }
-        c.configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()?;
-        root.present()?;
-        Ok(())
-    })();
-    r.map(|_| s)
-        .unwrap_or_else(|e| format!("<p>plot failed: {e}</p>"))
+        legend(&mut c)
+    })
 }
 
 /// busBW vs message size per mode, log x.
 fn busbw_svg(d: &ReportData) -> String {
-    let mut s = String::new();
-    let r: Plot = (|| {
+    svg_plot(|root| {
         let (lo, hi) = d
             .busbw
             .iter()
@@ -92,9 +107,7 @@ fn busbw_svg(d: &ReportData) -> String {
             .flat_map(|b| b.points.iter().map(|p| p.1))
             .fold(1.0f64, f64::max)
             * 1.1;
-        let root = SVGBackend::with_string(&mut s, (720, 360)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut c = ChartBuilder::on(&root)
+        let mut c = ChartBuilder::on(root)
             .caption(format!("busBW, {}", d.collective), ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(35)
@@ -123,22 +136,13 @@ fn busbw_svg(d: &ReportData) -> String {
             .label(b.lb.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
         }
-        c.configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()?;
-        root.present()?;
-        Ok(())
-    })();
-    r.map(|_| s)
-        .unwrap_or_else(|e| format!("<p>plot failed: {e}</p>"))
+        legend(&mut c)
+    })
 }
 
 /// Link-utilization histogram of the largest size, one bar group per mode.
 fn utilization_svg(d: &ReportData) -> String {
-    let mut s = String::new();
-    let r: Plot = (|| {
+    svg_plot(|root| {
         let top = d
             .busbw
             .iter()
@@ -147,9 +151,7 @@ fn utilization_svg(d: &ReportData) -> String {
             .unwrap_or(1)
             .max(1) as f64
             * 1.1;
-        let root = SVGBackend::with_string(&mut s, (720, 360)).into_drawing_area();
-        root.fill(&WHITE)?;
-        let mut c = ChartBuilder::on(&root)
+        let mut c = ChartBuilder::on(root)
             .caption("Link utilization at the largest size", ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(35)
@@ -170,16 +172,8 @@ fn utilization_svg(d: &ReportData) -> String {
             .label(b.lb.clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
         }
-        c.configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()?;
-        root.present()?;
-        Ok(())
-    })();
-    r.map(|_| s)
-        .unwrap_or_else(|e| format!("<p>plot failed: {e}</p>"))
+        legend(&mut c)
+    })
 }
 
 fn esc(s: &str) -> String {
