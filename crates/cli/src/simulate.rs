@@ -225,25 +225,6 @@ pub fn collective(
     })
 }
 
-fn algo_name(a: Algo) -> &'static str {
-    match a {
-        Algo::Ring => "ring",
-        Algo::Tree => "tree",
-        Algo::HalvingDoubling => "hd",
-        Algo::Direct => "direct",
-        Algo::Hierarchical => "hierarchical",
-    }
-}
-
-fn placement_name(p: Placement) -> String {
-    match p {
-        Placement::Packed => "packed".into(),
-        Placement::Spread => "spread".into(),
-        Placement::Fragmented { seed } => format!("fragmented:{seed}"),
-        Placement::TopologyAware => "topology-aware".into(),
-    }
-}
-
 fn details(out: &mut String, r: &CollectiveResult) {
     let _ = writeln!(
         out,
@@ -279,10 +260,10 @@ pub fn render_collective(r: &CollectiveReport) -> String {
         out,
         "# {} ({}) over {} GPUs of {}, {} placement, lb {}, seed {}, channels {}",
         r.op.as_str(),
-        algo_name(r.algorithm),
+        r.algorithm.name(),
         r.gpus,
         r.spec,
-        placement_name(r.placement),
+        r.placement.name(),
         r.lb,
         r.seed,
         if r.channels == 0 {
@@ -391,7 +372,7 @@ pub fn render_job(r: &JobReport) -> String {
         s.job,
         s.gpus,
         r.spec,
-        placement_name(r.placement),
+        r.placement.name(),
         r.lb
     );
     let _ = writeln!(

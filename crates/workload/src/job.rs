@@ -269,6 +269,10 @@ pub struct Iteration {
     pub placement: Placement,
     /// Tokens per iteration.
     pub tokens: f64,
+    /// Peak FLOP/s per GPU.
+    pub peak_flops_per_s: f64,
+    /// Share of the peak reached.
+    pub efficiency: f64,
 }
 
 /// Largest job accepted (its rank groups are materialized).
@@ -595,5 +599,7 @@ pub fn iteration(job: &JobFile, src: &Source) -> Result<Iteration, SpecError> {
         alpha_s: c.alpha_us.value * 1e-6,
         placement,
         tokens,
+        peak_flops_per_s: peak,
+        efficiency: eff,
     })
 }

@@ -53,6 +53,16 @@ impl Placement {
         })
     }
 
+    /// The name [`Placement::parse`] reads back.
+    pub fn name(self) -> String {
+        match self {
+            Placement::Packed => "packed".into(),
+            Placement::Spread => "spread".into(),
+            Placement::Fragmented { seed } => format!("fragmented:{seed}"),
+            Placement::TopologyAware => "topology-aware".into(),
+        }
+    }
+
     /// The accepted spellings, for hints.
     pub const HELP: &'static str = "packed, spread, fragmented[:SEED] or topology-aware";
 }

@@ -97,6 +97,17 @@ impl Algo {
         })
     }
 
+    /// The name [`Algo::parse`] reads back.
+    pub fn name(self) -> &'static str {
+        match self {
+            Algo::Ring => "ring",
+            Algo::Tree => "tree",
+            Algo::HalvingDoubling => "halving-doubling",
+            Algo::Direct => "direct",
+            Algo::Hierarchical => "hierarchical",
+        }
+    }
+
     /// The default for an operation (NCCL's bandwidth-optimal choices).
     pub fn default_for(op: Op) -> Algo {
         match op {
@@ -214,21 +225,11 @@ pub fn schedule(
             return Err(ScheduleError(format!(
                 "{} has no {} algorithm here",
                 op.as_str(),
-                algo_name(algo)
+                algo.name()
             )))
         }
     };
     Ok(Schedule { phases })
-}
-
-fn algo_name(a: Algo) -> &'static str {
-    match a {
-        Algo::Ring => "ring",
-        Algo::Tree => "tree",
-        Algo::HalvingDoubling => "halving-doubling",
-        Algo::Direct => "direct",
-        Algo::Hierarchical => "hierarchical",
-    }
 }
 
 /// Double binary tree: tree A is the heap-shaped tree over ranks (parent of i is (i - 1) / 2),

@@ -1,0 +1,607 @@
+//! Reading and writing Chakra files: a stream of messages, each prefixed by its length as a
+//! varint (at most 32 bits), a [`GlobalMetadata`] first and then [`Node`]s, plain or gzip.
+//!
+//! The reader streams: it holds one message at a time, and it knows the byte offset of each
+//! (in the decompressed stream for gzip files), so a corrupt file is reported with its name,
+//! the offset and the node. Unknown fields and node types are counted, not fatal.
+
+use crate::proto::{GlobalMetadata, Node, METADATA_FIELDS, NODE_FIELDS};
+use flate2::read::MultiGzDecoder;
+use prost::Message;
+use serde::Serialize;
+use std::fmt;
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// Largest message accepted, bytes: a length prefix above it is corruption, not a node.
+pub const MAX_MESSAGE_BYTES: u64 = 64 << 20;
+
+/// Where in a file a problem is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum At {
+    /// The global metadata (the first message).
+    Metadata,
+    /// A node whose id could be read.
+    Node(u64),
+    /// The message after a node (its own id unreadable).
+    After(u64),
+    /// The first node (its id unreadable).
+    First,
+}
+
+impl fmt::Display for At {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            At::Metadata => write!(f, "the global metadata"),
+            At::Node(id) => write!(f, "node {id}"),
+            At::After(id) => write!(f, "the node after node {id}"),
+            At::First => write!(f, "the first node"),
+        }
+    }
+}
+
+/// What is wrong with a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// The file cannot be read.
+    Io(String),
+    /// The file ends inside a length prefix.
+    TruncatedVarint,
+    /// A length prefix longer than 5 bytes or above 32 bits.
+    BadVarint,
+    /// A length prefix larger than [`MAX_MESSAGE_BYTES`].
+    TooLarge(u64),
+    /// The file ends inside a message.
+    Truncated {
+        /// Bytes the prefix announced.
+        want: u64,
+        /// Bytes left in the file.
+        got: u64,
+    },
+    /// The message does not decode (wrong wire type, bad varint, bad UTF-8...).
+    Decode(String),
+    /// The file has no global metadata.
+    Empty,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Io(e) => write!(f, "cannot read: {e}"),
+            Problem::TruncatedVarint => write!(
+                f,
+                "truncated varint: the file ends inside a length prefix (it was cut short; \
+                 copy or export it again)"
+            ),
+            Problem::BadVarint => write!(
+                f,
+                "bad length prefix: a varint longer than 5 bytes or above 2^32 (this is not a \
+                 Chakra ET file, or it is corrupt)"
+            ),
+            Problem::TooLarge(n) => write!(
+                f,
+                "a message of {n} bytes announced, above the {MAX_MESSAGE_BYTES}-byte limit (the \
+                 length prefix is corrupt)"
+            ),
+            Problem::Truncated { want, got } => write!(
+                f,
+                "truncated message: {want} bytes announced, {got} left (the file was cut short; \
+                 copy or export it again)"
+            ),
+            Problem::Decode(e) => write!(
+                f,
+                "the protobuf message does not decode: {e} (the file is corrupt or not a Chakra \
+                 ET file)"
+            ),
+            Problem::Empty => write!(
+                f,
+                "empty file: a Chakra ET file starts with its GlobalMetadata message"
+            ),
+        }
+    }
+}
+
+/// A file that cannot be read as a Chakra trace.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: byte {offset}, {at}: {problem}")]
+pub struct TraceError {
+    /// The file.
+    pub file: String,
+    /// Byte offset of the message (of the decompressed stream for gzip files).
+    pub offset: u64,
+    /// The message.
+    pub at: At,
+    /// What is wrong.
+    pub problem: Problem,
+}
+
+/// Things skipped while reading, counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Warnings {
+    /// Fields of nodes or metadata with a number this reader does not know.
+    pub unknown_fields: u64,
+    /// Nodes of a type this reader does not know (replayed as no-ops).
+    pub unknown_node_types: u64,
+    /// Collectives of an unknown type (replayed as barriers).
+    pub unknown_collectives: u64,
+    /// Gathers, scatters, broadcasts and reduces, replayed as the reduce-scatter or
+    /// all-gather that moves the same data.
+    pub approximated_collectives: u64,
+}
+
+impl Warnings {
+    /// Add `o`'s counts.
+    pub fn add(&mut self, o: &Warnings) {
+        self.unknown_fields += o.unknown_fields;
+        self.unknown_node_types += o.unknown_node_types;
+        self.unknown_collectives += o.unknown_collectives;
+        self.approximated_collectives += o.approximated_collectives;
+    }
+
+    /// Whether anything was skipped.
+    pub fn any(&self) -> bool {
+        *self != Warnings::default()
+    }
+}
+
+/// A streaming reader of one Chakra file.
+pub struct Reader {
+    input: Box<dyn BufRead + Send>,
+    file: String,
+    offset: u64,
+    buf: Vec<u8>,
+    last_id: Option<u64>,
+    /// Counted skips so far.
+    pub warnings: Warnings,
+}
+
+/// Whether a file starts with the gzip magic bytes.
+fn is_gzip(input: &mut dyn BufRead) -> std::io::Result<bool> {
+    let head = input.fill_buf()?;
+    Ok(head.len() >= 2 && head[0] == 0x1f && head[1] == 0x8b)
+}
+
+impl Reader {
+    /// Open `path` (plain or gzip, told by its first bytes) and read its global metadata.
+    pub fn open(path: &Path) -> Result<(Reader, GlobalMetadata), TraceError> {
+        let name = path.display().to_string();
+        let file = std::fs::File::open(path).map_err(|e| TraceError {
+            file: name.clone(),
+            offset: 0,
+            at: At::Metadata,
+            problem: Problem::Io(e.to_string()),
+        })?;
+        Reader::new(name, BufReader::with_capacity(1 << 16, file))
+    }
+
+    /// Read from `input`, named `file` in errors.
+    pub fn new(
+        file: String,
+        mut input: impl BufRead + Send + 'static,
+    ) -> Result<(Reader, GlobalMetadata), TraceError> {
+        let gz = is_gzip(&mut input).map_err(|e| TraceError {
+            file: file.clone(),
+            offset: 0,
+            at: At::Metadata,
+            problem: Problem::Io(e.to_string()),
+        })?;
+        let input: Box<dyn BufRead + Send> = if gz {
+            Box::new(BufReader::with_capacity(
+                1 << 16,
+                MultiGzDecoder::new(input),
+            ))
+        } else {
+            Box::new(input)
+        };
+        let mut r = Reader {
+            input,
+            file,
+            offset: 0,
+            buf: Vec::new(),
+            last_id: None,
+            warnings: Warnings::default(),
+        };
+        let start = r.offset;
+        if !r.next_message(&At::Metadata)? {
+            return Err(r.error(start, At::Metadata, Problem::Empty));
+        }
+        let meta = GlobalMetadata::decode(&r.buf[..])
+            .map_err(|e| r.error(start, At::Metadata, Problem::Decode(e.to_string())))?;
+        r.warnings.unknown_fields += unknown_fields(&r.buf, METADATA_FIELDS);
+        Ok((r, meta))
+    }
+
+    /// The file's name.
+    pub fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// Offset of the next message, bytes.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    fn error(&self, offset: u64, at: At, problem: Problem) -> TraceError {
+        TraceError {
+            file: self.file.clone(),
+            offset,
+            at,
+            problem,
+        }
+    }
+
+    fn here(&self) -> At {
+        match self.last_id {
+            Some(id) => At::After(id),
+            None => At::First,
+        }
+    }
+
+    /// Read the next message into `self.buf`; `false` at a clean end of file.
+    fn next_message(&mut self, at: &At) -> Result<bool, TraceError> {
+        let start = self.offset;
+        let file = &self.file;
+        let io = |e: std::io::Error| TraceError {
+            file: file.clone(),
+            offset: start,
+            at: at.clone(),
+            problem: Problem::Io(e.to_string()),
+        };
+        // The varint32 length prefix, byte by byte from the buffer.
+        let mut len: u64 = 0;
+        let mut shift = 0;
+        loop {
+            let b = {
+                let avail = self.input.fill_buf().map_err(io)?;
+                match avail.first() {
+                    Some(&b) => b,
+                    None if shift == 0 => return Ok(false),
+                    None => return Err(self.error(start, at.clone(), Problem::TruncatedVarint)),
+                }
+            };
+            self.input.consume(1);
+            self.offset += 1;
+            if shift == 35 {
+                return Err(self.error(start, at.clone(), Problem::BadVarint));
+            }
+            len |= u64::from(b & 0x7f) << shift;
+            shift += 7;
+            if b & 0x80 == 0 {
+                break;
+            }
+        }
+        if len > u64::from(u32::MAX) {
+            return Err(self.error(start, at.clone(), Problem::BadVarint));
+        }
+        if len > MAX_MESSAGE_BYTES {
+            return Err(self.error(start, at.clone(), Problem::TooLarge(len)));
+        }
+        self.buf.clear();
+        let got = (&mut self.input)
+            .take(len)
+            .read_to_end(&mut self.buf)
+            .map_err(io)? as u64;
+        self.offset += got;
+        if got < len {
+            let at = match peek_id(&self.buf) {
+                Some(id) if *at != At::Metadata => At::Node(id),
+                _ => at.clone(),
+            };
+            return Err(self.error(start, at, Problem::Truncated { want: len, got }));
+        }
+        Ok(true)
+    }
+
+    /// Read the next node into `node` (its allocations are reused); `false` at the end.
+    pub fn next_into(&mut self, node: &mut Node) -> Result<bool, TraceError> {
+        let start = self.offset;
+        let here = self.here();
+        if !self.next_message(&here)? {
+            return Ok(false);
+        }
+        node.clear();
+        if let Err(e) = node.merge(&self.buf[..]) {
+            let at = peek_id(&self.buf).map_or(here, At::Node);
+            return Err(self.error(start, at, Problem::Decode(e.to_string())));
+        }
+        self.warnings.unknown_fields += unknown_fields(&self.buf, NODE_FIELDS);
+        if node.node_type().is_none() {
+            self.warnings.unknown_node_types += 1;
+        }
+        self.last_id = Some(node.id);
+        Ok(true)
+    }
+
+    /// Read the next node.
+    pub fn next_node(&mut self) -> Result<Option<Node>, TraceError> {
+        let mut n = Node::default();
+        Ok(self.next_into(&mut n)?.then_some(n))
+    }
+
+    /// Read all remaining nodes (tests and small traces; replay streams instead).
+    pub fn read_all(&mut self) -> Result<Vec<Node>, TraceError> {
+        let mut v = Vec::new();
+        while let Some(n) = self.next_node()? {
+            v.push(n);
+        }
+        Ok(v)
+    }
+}
+
+/// Decode one varint at the front of `b`: (value, bytes used).
+fn varint(b: &[u8]) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    for (i, &x) in b.iter().enumerate().take(10) {
+        v |= u64::from(x & 0x7f) << (7 * i);
+        if x & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
+}
+
+/// The id of a node message whose first field is its id (field 1, varint), as writers emit.
+fn peek_id(b: &[u8]) -> Option<u64> {
+    if b.first() == Some(&0x08) {
+        varint(&b[1..]).map(|(v, _)| v)
+    } else {
+        None
+    }
+}
+
+/// Top-level fields of an encoded message numbered above `known` (or 0).
+fn unknown_fields(mut b: &[u8], known: u32) -> u64 {
+    let mut n = 0;
+    while let Some((key, used)) = varint(b) {
+        b = &b[used..];
+        let field = key >> 3;
+        if field == 0 || field > u64::from(known) {
+            n += 1;
+        }
+        let skip = match key & 7 {
+            0 => match varint(b) {
+                Some((_, u)) => u,
+                None => return n,
+            },
+            1 => 8,
+            2 => match varint(b) {
+                Some((l, u)) => u + l as usize,
+                None => return n,
+            },
+            5 => 4,
+            _ => return n,
+        };
+        if skip > b.len() {
+            return n;
+        }
+        b = &b[skip..];
+    }
+    n
+}
+
+/// A Chakra file being written.
+pub struct Writer<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+}
+
+impl<W: Write> Writer<W> {
+    /// Start a file with its global metadata.
+    pub fn new(out: W, meta: &GlobalMetadata) -> std::io::Result<Self> {
+        let mut w = Writer {
+            out,
+            buf: Vec::with_capacity(256),
+        };
+        w.message(meta)?;
+        Ok(w)
+    }
+
+    fn message(&mut self, m: &impl Message) -> std::io::Result<()> {
+        self.buf.clear();
+        m.encode_length_delimited(&mut self.buf)
+            .map_err(std::io::Error::other)?;
+        self.out.write_all(&self.buf)
+    }
+
+    /// Append a node.
+    pub fn node(&mut self, n: &Node) -> std::io::Result<()> {
+        self.message(n)
+    }
+
+    /// Finish, returning the output.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Write `path` through `fill`, atomically: a temporary file next to it, then a rename, so an
+/// interrupted run never leaves a half-written file.
+pub fn write_atomic(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let file_name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("the output path has no file name"))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        file_name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut w = BufWriter::with_capacity(1 << 16, std::fs::File::create(&tmp)?);
+        fill(&mut w)?;
+        w.flush()?;
+        w.get_ref().sync_all()?;
+        drop(w);
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Write one rank's file atomically, gzip-compressed or plain.
+pub fn write_file(
+    path: &Path,
+    gzip: bool,
+    meta: &GlobalMetadata,
+    fill: impl FnOnce(&mut dyn FnMut(&Node) -> std::io::Result<()>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    write_atomic(path, |w| {
+        if gzip {
+            let gz = flate2::write::GzEncoder::new(w, flate2::Compression::fast());
+            let mut tw = Writer::new(gz, meta)?;
+            fill(&mut |n| tw.node(n))?;
+            tw.finish()?.finish()?;
+        } else {
+            let mut tw = Writer::new(w, meta)?;
+            fill(&mut |n| tw.node(n))?;
+            tw.finish()?;
+        }
+        Ok(())
+    })
+}
+
+/// The files of a trace: `<prefix>.<rank>.et` (or `.et.gz`), ranks 0..n.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceSet {
+    /// The directory.
+    pub dir: PathBuf,
+    /// The common prefix.
+    pub prefix: String,
+    /// File of each rank.
+    pub files: Vec<PathBuf>,
+}
+
+/// Process groups as `(pg_name, ranks)`.
+pub type GroupList = Vec<(String, Vec<u32>)>;
+
+/// The name ASTRA-sim gives its communicator-group file (`--comm-group-configuration`):
+/// `{"<pg_name>": [ranks...]}`.
+pub const COMM_GROUP_FILE: &str = "comm_group.json";
+
+impl TraceSet {
+    /// Find the files of a trace in `dir`.
+    pub fn discover(dir: &Path) -> Result<TraceSet, String> {
+        let entries = std::fs::read_dir(dir).map_err(|e| {
+            format!(
+                "cannot read the trace directory {}: {e}; give a directory of <prefix>.<rank>.et files",
+                dir.display()
+            )
+        })?;
+        let mut found: Vec<(String, u32, PathBuf)> = Vec::new();
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let stem = name
+                .strip_suffix(".et.gz")
+                .or_else(|| name.strip_suffix(".et"));
+            let Some(stem) = stem else { continue };
+            let Some((prefix, rank)) = stem.rsplit_once('.') else {
+                continue;
+            };
+            if let Ok(r) = rank.parse::<u32>() {
+                found.push((prefix.to_owned(), r, e.path()));
+            }
+        }
+        if found.is_empty() {
+            return Err(format!(
+                "no Chakra files in {}: expected <prefix>.<rank>.et or <prefix>.<rank>.et.gz \
+                 (e.g. `aifabric chakra synth --job JOB.yaml --out {}`)",
+                dir.display(),
+                dir.display()
+            ));
+        }
+        found.sort();
+        let prefix = found[0].0.clone();
+        if let Some(other) = found.iter().find(|f| f.0 != prefix) {
+            return Err(format!(
+                "{} holds two traces (prefixes `{prefix}` and `{}`); keep one trace per directory",
+                dir.display(),
+                other.0
+            ));
+        }
+        let mut files = Vec::with_capacity(found.len());
+        for (i, (_, r, path)) in found.into_iter().enumerate() {
+            if r as usize != i {
+                let what = if (r as usize) < i {
+                    format!("rank {r} has two files (.et and .et.gz)")
+                } else {
+                    format!("rank {i} is missing")
+                };
+                return Err(format!(
+                    "{}: {what}; a trace has one file per rank, ranks 0 to n-1",
+                    dir.display()
+                ));
+            }
+            files.push(path);
+        }
+        Ok(TraceSet {
+            dir: dir.to_owned(),
+            prefix,
+            files,
+        })
+    }
+
+    /// Ranks.
+    pub fn ranks(&self) -> u32 {
+        self.files.len() as u32
+    }
+
+    /// The communicator groups file, if the trace has one.
+    pub fn comm_groups(&self) -> Result<Option<GroupList>, String> {
+        let path = self.dir.join(COMM_GROUP_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
+            .map_err(|e| {
+                format!(
+                    "{}:{}:{}: {e}; the file maps each pg_name to its ranks, e.g. {{\"0\": [0, 1]}}",
+                    path.display(),
+                    e.line(),
+                    e.column()
+                )
+            })?;
+        let mut out = Vec::with_capacity(map.len());
+        for (k, v) in map {
+            let ranks: Vec<u32> = serde_json::from_value(v).map_err(|_| {
+                format!(
+                    "{}: group `{k}` is not a list of ranks; write e.g. \"{k}\": [0, 1, 2, 3]",
+                    path.display()
+                )
+            })?;
+            out.push((k, ranks));
+        }
+        Ok(Some(out))
+    }
+}
+
+/// Write the communicator groups file of a trace, atomically.
+pub fn write_comm_groups(dir: &Path, groups: &[(String, Vec<u32>)]) -> std::io::Result<()> {
+    let mut map = serde_json::Map::new();
+    for (k, v) in groups {
+        map.insert(k.clone(), serde_json::json!(v));
+    }
+    write_atomic(&dir.join(COMM_GROUP_FILE), |w| {
+        serde_json::to_writer(&mut *w, &map).map_err(std::io::Error::other)?;
+        w.write_all(b"\n")
+    })
+}
+
+/// The file name of a rank.
+pub fn rank_file(prefix: &str, rank: u32, gzip: bool) -> String {
+    if gzip {
+        format!("{prefix}.{rank}.et.gz")
+    } else {
+        format!("{prefix}.{rank}.et")
+    }
+}
