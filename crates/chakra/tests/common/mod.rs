@@ -67,7 +67,7 @@ pub fn write(dir: &Path, ranks: &[Vec<Node>], groups: Option<&[(String, Vec<u32>
             &dir.join(rank_file("t", r as u32, false)),
             false,
             &meta,
-            |w| nodes.iter().try_for_each(|n| w(n)),
+            |w| nodes.iter().try_for_each(w),
         )
         .unwrap();
     }
