@@ -8,6 +8,7 @@
 //! - [`scale`]: a trace rescaled to more ranks by replicating its data-parallel structure;
 //! - [`replay`]: the trace's DAG timed on a fabric, collectives on the flow-level engine.
 
+pub mod fabric;
 pub mod info;
 pub mod io;
 pub mod proto;

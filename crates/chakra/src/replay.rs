@@ -787,7 +787,7 @@ impl<'t, T: Timer> Sim<'t, T> {
         rk.by_id.remove(&id);
         rk.free.push(slot);
         rk.live -= 1;
-        if finish > rk.end.0 || rk.end.1 == NONE {
+        if finish >= rk.end.0 || rk.end.1 == NONE {
             let prev = std::mem::replace(&mut rk.end, (finish, NONE));
             self.links.release(prev.1);
             let l = self.links.retain(link);

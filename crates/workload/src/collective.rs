@@ -6,7 +6,7 @@
 //! Units are explicit: bytes, seconds, bytes per second, and GB/s with GB = 10^9 bytes.
 
 /// A collective operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Op {
     /// All-reduce.

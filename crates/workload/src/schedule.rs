@@ -66,7 +66,7 @@ impl Schedule {
 }
 
 /// How a collective is carried out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Algo {
     /// Ring: n - 1 steps per phase (reduce-scatter, then all-gather for an all-reduce).

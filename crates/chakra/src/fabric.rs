@@ -1,0 +1,337 @@
+//! Replay on a fabric: ranks placed on GPUs, communication timed by the flow-level engine.
+//!
+//! Each collective is timed as if every process group of its *family* ran it at the same
+//! moment: groups with the same shape (the same rank offsets from their first member, e.g.
+//! all tensor-parallel groups, or all data-parallel groups) are the replicas of one
+//! parallelism dimension, which move in lockstep in data-, tensor- and pipeline-parallel
+//! training. This is how `aifabric job` times a dimension's collectives, so a trace
+//! synthesized from a job replays to the job's step time. Traffic of different families
+//! that overlaps in time does not contend in this model. Results are memoized per (family,
+//! operation, algorithm, size): a trace repeats the same few collectives many times.
+
+use crate::info::TraceInfo;
+use crate::io::TraceSet;
+use crate::replay::{self, ps, Groups, Ps, Replay, ReplayConfig, ReplayError, Timer};
+use aifabric_engine::sim::{simulate, Collective, RouteCache};
+use aifabric_engine::{Lb, Net, NetParams};
+use aifabric_model::{DeviceId, Fabric, Scenario};
+use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+use aifabric_workload::{placement, Algo, Op, Placement};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// Communication timed on a [`Net`].
+pub struct FabricTimer<'a> {
+    net: &'a Net<'a>,
+    routes: RouteCache,
+    gpus: &'a [DeviceId],
+    groups: &'a Groups,
+    family: Vec<u32>,
+    families: Vec<Vec<u32>>,
+    memo: FxHashMap<(u32, Option<Op>, Algo, u64), Ps>,
+    p2p_memo: FxHashMap<(u32, u32, bool, u64), Ps>,
+    lb: Lb,
+    seed: u64,
+    channels: u32,
+    alpha_s: f64,
+    /// Engine simulations run (distinct collectives and transfers).
+    pub simulations: u64,
+}
+
+/// Group processes by shape: (size, offsets from the first member).
+fn families(groups: &Groups) -> (Vec<u32>, Vec<Vec<u32>>) {
+    let mut by_shape: FxHashMap<Vec<i64>, u32> = FxHashMap::default();
+    let mut family = Vec::with_capacity(groups.len());
+    let mut families: Vec<Vec<u32>> = Vec::new();
+    for (g, m) in groups.members.iter().enumerate() {
+        let first = m.first().map_or(0, |&x| i64::from(x));
+        let shape: Vec<i64> = m.iter().map(|&x| i64::from(x) - first).collect();
+        let next = families.len() as u32;
+        let f = *by_shape.entry(shape).or_insert(next);
+        if f == next {
+            families.push(Vec::new());
+        }
+        families[f as usize].push(g as u32);
+        family.push(f);
+    }
+    (family, families)
+}
+
+impl<'a> FabricTimer<'a> {
+    /// Time communication of `groups` with rank `r` on `gpus[r]`.
+    pub fn new(
+        net: &'a Net<'a>,
+        gpus: &'a [DeviceId],
+        groups: &'a Groups,
+        lb: Lb,
+        seed: u64,
+        channels: u32,
+        alpha_s: f64,
+    ) -> Result<FabricTimer<'a>, ReplayError> {
+        let routes = RouteCache::new(net, gpus.iter().copied())
+            .map_err(|e| ReplayError::Sim(e.to_string()))?;
+        let (family, families) = families(groups);
+        Ok(FabricTimer {
+            net,
+            routes,
+            gpus,
+            groups,
+            family,
+            families,
+            memo: FxHashMap::default(),
+            p2p_memo: FxHashMap::default(),
+            lb,
+            seed,
+            channels,
+            alpha_s,
+            simulations: 0,
+        })
+    }
+
+    fn run(
+        &mut self,
+        op: Option<Op>,
+        algo: Algo,
+        groups: Vec<Vec<DeviceId>>,
+        bytes: u64,
+        what: &str,
+    ) -> Result<Ps, ReplayError> {
+        self.simulations += 1;
+        let c = Collective {
+            op,
+            algo,
+            groups,
+            bytes: bytes as f64,
+            channels: self.channels,
+            lb: self.lb,
+            seed: self.seed,
+            alpha_s: self.alpha_s,
+        };
+        let r = simulate(self.net, &self.routes, &c)
+            .map_err(|e| ReplayError::Sim(format!("{what}: {e}")))?;
+        Ok(ps(r.time_s))
+    }
+}
+
+impl Timer for FabricTimer<'_> {
+    fn collective(
+        &mut self,
+        pg: u32,
+        op: Option<Op>,
+        algo: Option<Algo>,
+        bytes: u64,
+    ) -> Result<Ps, ReplayError> {
+        let Some(op) = op else {
+            // A barrier: one software latency.
+            return Ok(ps(self.alpha_s));
+        };
+        let algo = algo.unwrap_or(Algo::default_for(op));
+        let f = self.family[pg as usize];
+        if let Some(&t) = self.memo.get(&(f, Some(op), algo, bytes)) {
+            return Ok(t);
+        }
+        let groups: Vec<Vec<DeviceId>> = self.families[f as usize]
+            .iter()
+            .map(|&g| {
+                self.groups.members[g as usize]
+                    .iter()
+                    .map(|&r| self.gpus[r as usize])
+                    .collect()
+            })
+            .collect();
+        let what = format!(
+            "{} of {bytes} B on process group `{}`",
+            op.as_str(),
+            self.groups.names[pg as usize]
+        );
+        let t = self.run(Some(op), algo, groups, bytes, &what)?;
+        self.memo.insert((f, Some(op), algo, bytes), t);
+        Ok(t)
+    }
+
+    fn p2p(&mut self, src: u32, dst: u32, pg: Option<u32>, bytes: u64) -> Result<Ps, ReplayError> {
+        // On a two-rank group: with every pair of its family, in the same direction.
+        let pair = pg.and_then(|g| {
+            let m = &self.groups.members[g as usize];
+            match m.as_slice() {
+                [a, b] if (*a, *b) == (src, dst) => Some((g, true)),
+                [a, b] if (*a, *b) == (dst, src) => Some((g, false)),
+                _ => None,
+            }
+        });
+        let (key, groups) = match pair {
+            Some((g, fwd)) => {
+                let f = self.family[g as usize];
+                let key = (f, u32::MAX, fwd, bytes);
+                if let Some(&t) = self.p2p_memo.get(&key) {
+                    return Ok(t);
+                }
+                let groups = self.families[f as usize]
+                    .iter()
+                    .map(|&g| {
+                        let m = &self.groups.members[g as usize];
+                        let (a, b) = (self.gpus[m[0] as usize], self.gpus[m[1] as usize]);
+                        if fwd {
+                            vec![a, b]
+                        } else {
+                            vec![b, a]
+                        }
+                    })
+                    .collect();
+                (key, groups)
+            }
+            None => {
+                let key = (src, dst, true, bytes);
+                if let Some(&t) = self.p2p_memo.get(&key) {
+                    return Ok(t);
+                }
+                (
+                    key,
+                    vec![vec![self.gpus[src as usize], self.gpus[dst as usize]]],
+                )
+            }
+        };
+        let what = format!("transfer of {bytes} B from rank {src} to rank {dst}");
+        let t = self.run(None, Algo::Direct, groups, bytes, &what)?;
+        self.p2p_memo.insert(key, t);
+        Ok(t)
+    }
+}
+
+/// How to replay on a fabric.
+#[derive(Clone, Copy, Debug)]
+pub struct FabricOptions {
+    /// Placement (default: the trace's, else packed).
+    pub placement: Option<Placement>,
+    /// Load balancing.
+    pub lb: Lb,
+    /// Hash seed.
+    pub seed: u64,
+    /// Channels per collective (0: auto).
+    pub channels: u32,
+    /// ASN plan.
+    pub plan: AsnPlan,
+    /// BGP settings.
+    pub bgp: BgpConfig,
+    /// Network parameters (the scale-up domain is the trace's unless `scale_up_fixed`).
+    pub params: NetParams,
+    /// Keep `params`' scale-up domain even if the trace names one.
+    pub scale_up_fixed: bool,
+    /// Per-step collective latency, seconds (default: the trace's, else 5 us).
+    pub alpha_s: Option<f64>,
+    /// Peak FLOP/s and efficiency for `num_ops` (default: the trace's, else H100 at 40%).
+    pub roofline: Option<(f64, f64)>,
+    /// Window, nodes per rank.
+    pub window: u32,
+}
+
+/// A replay on a fabric, with the healthy fabric's when a scenario damages it.
+#[derive(Clone, Debug, Serialize)]
+pub struct FabricReplay {
+    /// Fabric name.
+    pub spec: String,
+    /// Placement used.
+    pub placement: String,
+    /// Load balancing.
+    pub lb: String,
+    /// Effective FLOP/s used for `num_ops`.
+    pub flops_per_s: f64,
+    /// Collective latency used, seconds.
+    pub alpha_s: f64,
+    /// What the trace's metadata said.
+    pub trace: TraceInfo,
+    /// The replay.
+    pub replay: Replay,
+    /// Engine simulations run.
+    pub simulations: u64,
+    /// The healthy fabric's replay, when the scenario damages something.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub healthy: Option<Replay>,
+    /// Iteration time over the healthy one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<f64>,
+}
+
+/// H100 SXM dense bf16 peak, FLOP/s, and a typical share of it (Llama 3: 38-43% MFU).
+pub const DEFAULT_ROOFLINE: (f64, f64) = (989e12, 0.4);
+/// Default per-step collective latency, seconds.
+pub const DEFAULT_ALPHA_S: f64 = 5e-6;
+
+/// Replay `set` on `f` under `scenario`.
+pub fn replay_on(
+    f: &Fabric,
+    scenario: &Scenario,
+    set: &TraceSet,
+    opts: &FabricOptions,
+    progress: &dyn Fn(u64),
+) -> Result<FabricReplay, ReplayError> {
+    let (_, meta) = crate::io::Reader::open(&set.files[0])?;
+    let info = TraceInfo::from_metadata(&meta);
+    let groups = replay::groups_of(set)?;
+    let mut params = opts.params;
+    if !opts.scale_up_fixed {
+        if let Some(g) = info.scale_up_gpus {
+            params.scale_up_gpus = g;
+        }
+        if let Some(b) = info.scale_up_bytes_per_s {
+            params.scale_up_bytes_per_s = b;
+        }
+    }
+    let policy = match (opts.placement, &info.placement) {
+        (Some(p), _) => p,
+        (None, Some(name)) => Placement::parse(name).unwrap_or(Placement::Packed),
+        (None, None) => Placement::Packed,
+    };
+    let healthy_scenario = Scenario::healthy(f);
+    let gpus = placement::place(
+        f,
+        set.ranks(),
+        params.scale_up_gpus,
+        policy,
+        &healthy_scenario.unusable(),
+    )
+    .map_err(|e| ReplayError::Input(format!("placing the trace's {} ranks: {e}", set.ranks())))?;
+    let (peak, eff) = opts.roofline.unwrap_or((
+        info.peak_flops_per_s.unwrap_or(DEFAULT_ROOFLINE.0),
+        info.efficiency.unwrap_or(DEFAULT_ROOFLINE.1),
+    ));
+    let alpha_s = opts.alpha_s.or(info.alpha_s).unwrap_or(DEFAULT_ALPHA_S);
+    let cfg = ReplayConfig {
+        flops_per_s: peak * eff,
+        window: opts.window,
+    };
+    let run = |s: &Scenario, progress: &dyn Fn(u64)| -> Result<(Replay, u64), ReplayError> {
+        let net = Net::new(f, s, opts.plan, opts.bgp, params);
+        let mut timer = FabricTimer::new(
+            &net,
+            &gpus,
+            &groups,
+            opts.lb,
+            opts.seed,
+            opts.channels,
+            alpha_s,
+        )?;
+        let r = replay::replay(set, &groups, &mut timer, cfg, progress)?;
+        Ok((r, timer.simulations))
+    };
+    let (replay, simulations) = run(scenario, progress)?;
+    let damaged = !scenario.unusable().is_empty() || !scenario.drained_soft.is_empty();
+    let healthy = if damaged {
+        Some(run(&healthy_scenario, &|_| {})?.0)
+    } else {
+        None
+    };
+    let slowdown = healthy.as_ref().map(|h| replay.iteration_s / h.iteration_s);
+    Ok(FabricReplay {
+        spec: f.name.clone(),
+        placement: policy.name(),
+        lb: opts.lb.name(),
+        flops_per_s: peak * eff,
+        alpha_s,
+        trace: info,
+        replay,
+        simulations,
+        healthy,
+        slowdown,
+    })
+}

@@ -1,0 +1,179 @@
+//! A trace synthesized from a job replays to the job's step time, and it is a valid trace.
+
+use aifabric_chakra::fabric::{replay_on, FabricOptions};
+use aifabric_chakra::io::{Reader, TraceSet};
+use aifabric_chakra::synth;
+use aifabric_chakra::NodeType;
+use aifabric_engine::job::{run, JobOptions};
+use aifabric_engine::{Lb, Net, NetParams};
+use aifabric_model::Scenario;
+use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+use aifabric_workload::{job, placement};
+
+const DENSE: &str = "
+name: dense-256
+gpus: 256
+parallelism: { tp: 8, pp: 4, dp: 8 }
+model:
+  parameters: 70.0e9
+  layers: 32
+  hidden: 8192
+  sequence_length: 4096
+  micro_batch: 1
+  global_batch: 64
+compute: { peak_tflops: 989, efficiency: 0.4 }
+communication: { dp: reduce_scatter_all_gather, dp_overlap: 0.5 }
+placement: spread
+";
+
+const MOE: &str = "
+name: moe-128
+gpus: 128
+parallelism: { tp: 4, pp: 2, dp: 16, ep: 8 }
+model:
+  parameters: 50.0e9
+  layers: 8
+  hidden: 4096
+  sequence_length: 2048
+  micro_batch: 1
+  global_batch: 64
+  moe: { experts: 64, top_k: 2 }
+compute: { peak_tflops: 989, efficiency: 0.3 }
+communication: { dp: all_reduce }
+placement: packed
+";
+
+fn opts(lb: Lb) -> FabricOptions {
+    FabricOptions {
+        placement: None,
+        lb,
+        seed: 1,
+        channels: 0,
+        plan: AsnPlan::Rfc7938,
+        bgp: BgpConfig::default(),
+        params: NetParams::default(),
+        scale_up_fixed: false,
+        alpha_s: None,
+        roofline: None,
+        window: 4096,
+    }
+}
+
+fn check(text: &str, spec: &str, lb: Lb) {
+    let it = job::parse("job.yaml", text).unwrap();
+    let f = aifabric_spec::load(spec).unwrap();
+    // The job, as `aifabric job` runs it.
+    let params = NetParams {
+        scale_up_gpus: it.scale_up_gpus,
+        scale_up_bytes_per_s: it.scale_up_bytes_per_s,
+        ..NetParams::default()
+    };
+    let healthy = Scenario::healthy(&f);
+    let gpus = placement::place(
+        &f,
+        it.gpus,
+        it.scale_up_gpus,
+        it.placement,
+        &healthy.unusable(),
+    )
+    .unwrap();
+    let net = Net::new(&f, &healthy, AsnPlan::Rfc7938, BgpConfig::default(), params);
+    let step = run(
+        &net,
+        &it,
+        &gpus,
+        JobOptions {
+            lb,
+            seed: 1,
+            channels: 0,
+        },
+    )
+    .unwrap();
+    // Its trace, replayed.
+    let dir = tempfile::tempdir().unwrap();
+    let w = synth::write(&it, dir.path(), "trace", true, &|_| {}).unwrap();
+    assert_eq!(w.ranks, it.gpus);
+    let set = TraceSet::discover(dir.path()).unwrap();
+    let r = replay_on(&f, &healthy, &set, &opts(lb), &|_| {}).unwrap();
+    let rel = (r.replay.iteration_s - step.step_s).abs() / step.step_s;
+    assert!(
+        rel < 0.01,
+        "{}: replay {} s vs job {} s ({:.3}%)",
+        it.name,
+        r.replay.iteration_s,
+        step.step_s,
+        rel * 100.0
+    );
+    assert_eq!(r.replay.ranks, it.gpus);
+    assert_eq!(r.replay.window_bound, 0);
+    assert!(!r.replay.warnings.any());
+    // Every rank computes the job's compute plus bubble.
+    for rt in &r.replay.per_rank {
+        let want = step.compute_s + step.bubble_s;
+        assert!((rt.compute_s - want).abs() < 1e-6 * want, "{rt:?}");
+    }
+    // The critical path runs from the first compute slice to the iteration end.
+    let path = &r.replay.critical_path;
+    assert_eq!(path.first().unwrap().name, "compute.0");
+    assert_eq!(path.last().unwrap().name, "iteration_end");
+    assert!((path.last().unwrap().end_s - r.replay.iteration_s).abs() < 1e-12);
+    // Collectives were simulated once per distinct (family, operation, size).
+    assert!(
+        r.simulations <= 2 * it.comms.len() as u64 + 2,
+        "{}",
+        r.simulations
+    );
+}
+
+#[test]
+fn a_dense_job_replays_to_its_step_time() {
+    check(DENSE, "llama3-24k", Lb::Ecmp);
+}
+
+#[test]
+fn a_moe_job_replays_to_its_step_time() {
+    check(MOE, "dsf-l1-zone", Lb::Spray);
+}
+
+#[test]
+fn synthesized_files_are_valid_chakra() {
+    let it = job::parse("job.yaml", DENSE).unwrap();
+    let s = synth::Synth::new(&it);
+    let mut nodes = Vec::new();
+    s.rank_nodes::<()>(9, &mut |n| {
+        nodes.push(n.clone());
+        Ok(())
+    })
+    .unwrap();
+    // Ids are 0..n in order, dependencies point backwards, and every type is known.
+    for (i, n) in nodes.iter().enumerate() {
+        assert_eq!(n.id, i as u64);
+        assert!(n.data_deps.iter().all(|&d| d < n.id));
+        assert!(n.node_type().is_some());
+    }
+    let count = |t: NodeType| nodes.iter().filter(|n| n.node_type() == Some(t)).count() as u64;
+    let tp = it.comms.iter().find(|c| c.name == "tp all_reduce").unwrap();
+    let pp = it.comms.iter().find(|c| c.name == "pp send_recv").unwrap();
+    // Rank 9 is in stage 0 of 4: it only sends.
+    assert_eq!(count(NodeType::CommSendNode), pp.count);
+    assert_eq!(count(NodeType::CommRecvNode), 0);
+    // TP all-reduces, plus 2 DP halves of each of reduce-scatter and all-gather.
+    assert_eq!(count(NodeType::CommCollNode), tp.count + 4);
+    assert_eq!(count(NodeType::CompNode), s.slices() + 1);
+    // Written and read back: the same nodes.
+    let dir = tempfile::tempdir().unwrap();
+    synth::write(&it, dir.path(), "trace", false, &|_| {}).unwrap();
+    let (mut rd, meta) = Reader::open(&dir.path().join("trace.9.et")).unwrap();
+    assert_eq!(rd.read_all().unwrap(), nodes);
+    let info = aifabric_chakra::info::TraceInfo::from_metadata(&meta);
+    assert_eq!(info.placement.as_deref(), Some("spread"));
+    assert_eq!(info.scale_up_gpus, Some(8));
+    assert_eq!(info.peak_flops_per_s, Some(989e12));
+    let groups = TraceSet::discover(dir.path())
+        .unwrap()
+        .comm_groups()
+        .unwrap()
+        .unwrap();
+    // 32 TP groups, 32 DP groups, 3 x 64 pipeline pairs.
+    assert_eq!(groups.len(), 32 + 32 + 3 * 64);
+}
