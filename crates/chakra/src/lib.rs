@@ -13,6 +13,7 @@ pub mod info;
 pub mod io;
 pub mod proto;
 pub mod replay;
+pub mod scale;
 pub mod synth;
 
 pub use io::{Reader, TraceError, TraceSet, Warnings, Writer};
