@@ -219,8 +219,10 @@ pub struct FabricOptions {
     pub scale_up_fixed: bool,
     /// Per-step collective latency, seconds (default: the trace's, else 5 us).
     pub alpha_s: Option<f64>,
-    /// Peak FLOP/s and efficiency for `num_ops` (default: the trace's, else H100 at 40%).
-    pub roofline: Option<(f64, f64)>,
+    /// Peak FLOP/s per GPU for `num_ops` (default: the trace's, else an H100's).
+    pub peak_flops_per_s: Option<f64>,
+    /// Share of the peak reached (default: the trace's, else 40%).
+    pub efficiency: Option<f64>,
     /// Window, nodes per rank.
     pub window: u32,
 }
@@ -291,10 +293,14 @@ pub fn replay_on(
         &healthy_scenario.unusable(),
     )
     .map_err(|e| ReplayError::Input(format!("placing the trace's {} ranks: {e}", set.ranks())))?;
-    let (peak, eff) = opts.roofline.unwrap_or((
-        info.peak_flops_per_s.unwrap_or(DEFAULT_ROOFLINE.0),
-        info.efficiency.unwrap_or(DEFAULT_ROOFLINE.1),
-    ));
+    let peak = opts
+        .peak_flops_per_s
+        .or(info.peak_flops_per_s)
+        .unwrap_or(DEFAULT_ROOFLINE.0);
+    let eff = opts
+        .efficiency
+        .or(info.efficiency)
+        .unwrap_or(DEFAULT_ROOFLINE.1);
     let alpha_s = opts.alpha_s.or(info.alpha_s).unwrap_or(DEFAULT_ALPHA_S);
     let cfg = ReplayConfig {
         flops_per_s: peak * eff,

@@ -5,7 +5,7 @@
 //! (in the decompressed stream for gzip files), so a corrupt file is reported with its name,
 //! the offset and the node. Unknown fields and node types are counted, not fatal.
 
-use crate::proto::{GlobalMetadata, Node, METADATA_FIELDS, NODE_FIELDS};
+use crate::proto::{GlobalMetadata, Node, NodeMessage, NodeType, METADATA_FIELDS, NODE_FIELDS};
 use flate2::read::MultiGzDecoder;
 use prost::Message;
 use serde::Serialize;
@@ -292,8 +292,9 @@ impl Reader {
         Ok(true)
     }
 
-    /// Read the next node into `node` (its allocations are reused); `false` at the end.
-    pub fn next_into(&mut self, node: &mut Node) -> Result<bool, TraceError> {
+    /// Read the next node into `node` (a [`Node`], or the [`crate::proto::NodeCore`] a
+    /// replay needs); `false` at the end.
+    pub fn next_into<M: NodeMessage>(&mut self, node: &mut M) -> Result<bool, TraceError> {
         let start = self.offset;
         let here = self.here();
         if !self.next_message(&here)? {
@@ -305,10 +306,10 @@ impl Reader {
             return Err(self.error(start, at, Problem::Decode(e.to_string())));
         }
         self.warnings.unknown_fields += unknown_fields(&self.buf, NODE_FIELDS);
-        if node.node_type().is_none() {
+        if NodeType::try_from(node.raw_type()).is_err() {
             self.warnings.unknown_node_types += 1;
         }
-        self.last_id = Some(node.id);
+        self.last_id = Some(node.node_id());
         Ok(true)
     }
 

@@ -241,6 +241,63 @@ pub struct Node {
     pub storage: Option<Vec<u8>>,
 }
 
+/// The fields of a [`Node`] a replay needs, decoded without the name, the I/O info and the
+/// storage detail (skipped undecoded: nothing allocated for them).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NodeCore {
+    /// Id.
+    #[prost(uint64, tag = "1")]
+    pub id: u64,
+    /// Type.
+    #[prost(enumeration = "NodeType", tag = "3")]
+    pub r#type: i32,
+    /// Control dependencies.
+    #[prost(uint64, repeated, tag = "4")]
+    pub ctrl_deps: Vec<u64>,
+    /// Data dependencies.
+    #[prost(uint64, repeated, tag = "5")]
+    pub data_deps: Vec<u64>,
+    /// Duration, microseconds.
+    #[prost(uint64, tag = "7")]
+    pub duration_micros: u64,
+    /// Attributes.
+    #[prost(message, repeated, tag = "10")]
+    pub attr: Vec<AttributeProto>,
+}
+
+/// What the reader needs of a node message.
+pub trait NodeMessage: Message + Default {
+    /// Its id.
+    fn node_id(&self) -> u64;
+    /// Its raw type.
+    fn raw_type(&self) -> i32;
+}
+
+impl NodeMessage for Node {
+    fn node_id(&self) -> u64 {
+        self.id
+    }
+    fn raw_type(&self) -> i32 {
+        self.r#type
+    }
+}
+
+impl NodeMessage for NodeCore {
+    fn node_id(&self) -> u64 {
+        self.id
+    }
+    fn raw_type(&self) -> i32 {
+        self.r#type
+    }
+}
+
+impl NodeCore {
+    /// The node type, if it is one this reader knows.
+    pub fn node_type(&self) -> Option<NodeType> {
+        NodeType::try_from(self.r#type).ok()
+    }
+}
+
 /// The highest field number of [`Node`] and [`GlobalMetadata`] this reader knows.
 pub const NODE_FIELDS: u32 = 11;
 /// Field numbers of [`GlobalMetadata`].

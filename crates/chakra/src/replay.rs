@@ -26,7 +26,7 @@
 //! silently lost.
 
 use crate::io::{Reader, TraceError, TraceSet, Warnings};
-use crate::proto::{attr, AttributeProto, CollectiveCommType, Node, NodeType};
+use crate::proto::{attr, AttributeProto, CollectiveCommType, Node, NodeCore, NodeType};
 use aifabric_workload::{Algo, Op};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
@@ -154,9 +154,13 @@ impl ReplayError {
 pub struct ReplayConfig {
     /// Effective FLOP/s of a GPU (peak x efficiency), for `num_ops`.
     pub flops_per_s: f64,
-    /// Unfinished nodes read ahead per rank, and finished nodes remembered per rank.
+    /// Finished nodes remembered per rank, and the most unfinished nodes read ahead per rank.
     pub window: u32,
 }
+
+/// Unfinished nodes a rank is first read ahead: reading further than where it waits for
+/// other ranks only fills memory. Doubled (up to the window) whenever no rank can progress.
+const LOOKAHEAD: u32 = 64;
 
 /// What a node does, compactly.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -312,15 +316,52 @@ struct Pending {
     waiting: u32,
     ready: Ps,
     link: u32,
+    /// Slots waiting for this node.
+    waiters: Waiters,
     /// The start so far comes from the window's bound on a forgotten dependency.
     bound: bool,
 }
 
-/// Slots waiting for a node id.
+/// Slots waiting for a node.
+#[derive(Default)]
 enum Waiters {
+    #[default]
+    None,
     One(u32),
+    Two(u32, u32),
     Many(Vec<u32>),
 }
+
+impl Waiters {
+    fn push(&mut self, slot: u32) {
+        match self {
+            Waiters::None => *self = Waiters::One(slot),
+            Waiters::One(s) => *self = Waiters::Two(*s, slot),
+            Waiters::Two(a, b) => *self = Waiters::Many(vec![*a, *b, slot]),
+            Waiters::Many(v) => v.push(slot),
+        }
+    }
+
+    fn first(&self) -> u32 {
+        match self {
+            Waiters::None => NONE,
+            Waiters::One(s) | Waiters::Two(s, _) => *s,
+            Waiters::Many(v) => v[0],
+        }
+    }
+
+    fn slots(&self) -> Vec<u32> {
+        match self {
+            Waiters::None => vec![],
+            Waiters::One(s) => vec![*s],
+            Waiters::Two(a, b) => vec![*a, *b],
+            Waiters::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// A finished node remembered: (id, finish, path link); id `u64::MAX` when empty.
+type Remembered = (u64, Ps, u32);
 
 struct Rank {
     reader: Option<Reader>,
@@ -329,9 +370,11 @@ struct Rank {
     free: Vec<u32>,
     live: u32,
     by_id: FxHashMap<u64, u32>,
-    waiters: FxHashMap<u64, Waiters>,
-    finished: FxHashMap<u64, (Ps, u32)>,
-    order: VecDeque<(u64, u64)>,
+    /// Waiters on ids not read yet (forward references).
+    forward: FxHashMap<u64, Waiters>,
+    /// Finished nodes, direct-mapped by id (a power-of-two table of at least `window`
+    /// entries): with ids numbered densely, the last `window` ids.
+    finished: Vec<Remembered>,
     seen: Seen,
     horizon: (Ps, u32),
     pos: u64,
@@ -447,7 +490,8 @@ struct Sim<'t, T: Timer> {
     window_bound: u64,
     collectives: u64,
     transfers: u64,
-    node: Node,
+    node: NodeCore,
+    lookahead: u32,
 }
 
 /// The operation of a Chakra collective type (`None`: a barrier); `approx` marks types
@@ -478,7 +522,7 @@ impl<'t, T: Timer> Sim<'t, T> {
     }
 
     /// Decode node `n` of rank `r` into a kind.
-    fn kind_of(&mut self, r: u32, n: &Node) -> Result<Kind, ReplayError> {
+    fn kind_of(&mut self, r: u32, n: &NodeCore) -> Result<Kind, ReplayError> {
         let num = |k: &str| attr(&n.attr, k).and_then(AttributeProto::as_u64);
         let pg_of = |s: &Self, name: Option<String>| -> Result<Option<u32>, ReplayError> {
             match name {
@@ -605,7 +649,7 @@ impl<'t, T: Timer> Sim<'t, T> {
         let mut any = false;
         loop {
             let rk = &mut self.ranks[r as usize];
-            if rk.live >= self.cfg.window {
+            if rk.live >= self.lookahead {
                 return Ok(any);
             }
             let Some(reader) = rk.reader.as_mut() else {
@@ -625,16 +669,11 @@ impl<'t, T: Timer> Sim<'t, T> {
     /// The file of rank `r` ended: any dependency still unknown is missing.
     fn finish_file(&mut self, r: u32) -> Result<(), ReplayError> {
         let rk = &self.ranks[r as usize];
-        let mut missing: Vec<(u64, u64)> = Vec::new();
-        for (&dep, w) in &rk.waiters {
-            if !rk.seen.contains(dep) {
-                let slot = match w {
-                    Waiters::One(s) => *s,
-                    Waiters::Many(v) => v[0],
-                };
-                missing.push((rk.pending[slot as usize].id, dep));
-            }
-        }
+        let mut missing: Vec<(u64, u64)> = rk
+            .forward
+            .iter()
+            .map(|(&dep, w)| (rk.pending[w.first() as usize].id, dep))
+            .collect();
         missing.sort_unstable();
         if let Some(&(node, dep)) = missing.first() {
             return Err(self.node_error(
@@ -661,7 +700,7 @@ impl<'t, T: Timer> Sim<'t, T> {
         res
     }
 
-    fn add(&mut self, r: u32, node: &Node) -> Result<(), ReplayError> {
+    fn add(&mut self, r: u32, node: &NodeCore) -> Result<(), ReplayError> {
         let id = node.id;
         let kind = self.kind_of(r, node)?;
         let rk = &mut self.ranks[r as usize];
@@ -683,6 +722,7 @@ impl<'t, T: Timer> Sim<'t, T> {
                     waiting: 0,
                     ready: 0,
                     link: NONE,
+                    waiters: Waiters::None,
                     bound: false,
                 });
                 (rk.pending.len() - 1) as u32
@@ -690,6 +730,11 @@ impl<'t, T: Timer> Sim<'t, T> {
         };
         rk.live += 1;
         rk.by_id.insert(id, slot);
+        let waiters = if rk.forward.is_empty() {
+            Waiters::None
+        } else {
+            rk.forward.remove(&id).unwrap_or_default()
+        };
         let mut ready: Ps = 0;
         let mut link = NONE;
         let mut waiting = 0u32;
@@ -713,19 +758,18 @@ impl<'t, T: Timer> Sim<'t, T> {
                 ));
             }
             let rk = &mut self.ranks[r as usize];
-            let (t, l, from_bound) = if let Some(&(t, l)) = rk.finished.get(&dep) {
-                (t, l, false)
-            } else if rk.by_id.contains_key(&dep) || !rk.seen.contains(dep) {
-                // Unfinished, or not read yet (a forward reference): wait for it.
-                match rk.waiters.get_mut(&dep) {
-                    None => {
-                        rk.waiters.insert(dep, Waiters::One(slot));
-                    }
-                    Some(w) => match w {
-                        Waiters::One(s) => *w = Waiters::Many(vec![*s, slot]),
-                        Waiters::Many(v) => v.push(slot),
-                    },
-                }
+            let mask = rk.finished.len() as u64 - 1;
+            let e = rk.finished[(dep & mask) as usize];
+            let (t, l, from_bound) = if e.0 == dep {
+                (e.1, e.2, false)
+            } else if let Some(&at) = rk.by_id.get(&dep) {
+                // Unfinished: wait for it.
+                rk.pending[at as usize].waiters.push(slot);
+                waiting += 1;
+                continue;
+            } else if !rk.seen.contains(dep) {
+                // Not read yet (a forward reference).
+                rk.forward.entry(dep).or_default().push(slot);
                 waiting += 1;
                 continue;
             } else {
@@ -748,6 +792,7 @@ impl<'t, T: Timer> Sim<'t, T> {
             waiting,
             ready,
             link,
+            waiters,
             bound,
         };
         if waiting == 0 {
@@ -779,11 +824,11 @@ impl<'t, T: Timer> Sim<'t, T> {
 
     /// Node `(r, slot)` finished at `finish`, on path `link` (a reference handed over).
     fn complete(&mut self, r: u32, slot: u32, finish: Ps, link: u32) {
-        let window = u64::from(self.cfg.window);
         let rk = &mut self.ranks[r as usize];
         let p = &mut rk.pending[slot as usize];
         let id = p.id;
         let old = std::mem::replace(&mut p.link, NONE);
+        let waiters = std::mem::take(&mut p.waiters);
         rk.by_id.remove(&id);
         rk.free.push(slot);
         rk.live -= 1;
@@ -794,29 +839,27 @@ impl<'t, T: Timer> Sim<'t, T> {
             self.ranks[r as usize].end.1 = l;
         }
         self.links.release(old);
+        // Remember it, forgetting the node whose place it takes (into the bound).
         let rk = &mut self.ranks[r as usize];
-        let waiters = rk.waiters.remove(&id);
-        rk.finished.insert(id, (finish, link));
-        rk.order.push_back((rk.pos, id));
-        // Forget finished nodes older than the window.
-        while let Some(&(pos, old_id)) = rk.order.front() {
-            if pos + window > rk.pos {
-                break;
-            }
-            rk.order.pop_front();
-            if let Some((t, l)) = rk.finished.remove(&old_id) {
-                if t > rk.horizon.0 || rk.horizon.1 == NONE {
-                    let prev = std::mem::replace(&mut rk.horizon, (t, l));
-                    self.links.release(prev.1);
-                } else {
-                    self.links.release(l);
-                }
+        let mask = rk.finished.len() as u64 - 1;
+        let (old_id, t, l) =
+            std::mem::replace(&mut rk.finished[(id & mask) as usize], (id, finish, link));
+        if old_id != u64::MAX {
+            if t > rk.horizon.0 || rk.horizon.1 == NONE {
+                let prev = std::mem::replace(&mut rk.horizon, (t, l));
+                self.links.release(prev.1);
+            } else {
+                self.links.release(l);
             }
         }
         match waiters {
-            None => {}
-            Some(Waiters::One(s)) => self.satisfy(r, s, finish, link),
-            Some(Waiters::Many(v)) => {
+            Waiters::None => {}
+            Waiters::One(s) => self.satisfy(r, s, finish, link),
+            Waiters::Two(a, b) => {
+                self.satisfy(r, a, finish, link);
+                self.satisfy(r, b, finish, link);
+            }
+            Waiters::Many(v) => {
                 for s in v {
                     self.satisfy(r, s, finish, link);
                 }
@@ -1044,15 +1087,8 @@ impl<'t, T: Timer> Sim<'t, T> {
             }
             // Edges: a waiting slot -> the unfinished slot it waits on.
             let mut edges: FxHashMap<u32, Vec<u32>> = FxHashMap::default();
-            for (dep, w) in &rk.waiters {
-                let Some(&to) = rk.by_id.get(dep) else {
-                    continue;
-                };
-                let slots: &[u32] = match w {
-                    Waiters::One(s) => std::slice::from_ref(s),
-                    Waiters::Many(v) => v,
-                };
-                for &s in slots {
+            for &to in rk.by_id.values() {
+                for s in rk.pending[to as usize].waiters.slots() {
                     edges.entry(s).or_default().push(to);
                 }
             }
@@ -1178,7 +1214,7 @@ impl<'t, T: Timer> Sim<'t, T> {
 /// collectives without one are on the world group. One pass over every file.
 pub fn infer_groups(set: &TraceSet) -> Result<Groups, ReplayError> {
     let mut map: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
-    let mut node = Node::default();
+    let mut node = NodeCore::default();
     for (r, f) in set.files.iter().enumerate() {
         let (mut rd, _) = Reader::open(f)?;
         let mut names: FxHashSet<String> = FxHashSet::default();
@@ -1248,9 +1284,8 @@ pub fn replay<T: Timer>(
             free: Vec::new(),
             live: 0,
             by_id: FxHashMap::default(),
-            waiters: FxHashMap::default(),
-            finished: FxHashMap::default(),
-            order: VecDeque::new(),
+            forward: FxHashMap::default(),
+            finished: vec![(u64::MAX, 0, NONE); cfg.window.next_power_of_two() as usize],
             seen: Seen::default(),
             horizon: (0, NONE),
             pos: 0,
@@ -1275,7 +1310,8 @@ pub fn replay<T: Timer>(
         window_bound: 0,
         collectives: 0,
         transfers: 0,
-        node: Node::default(),
+        node: NodeCore::default(),
+        lookahead: LOOKAHEAD.min(cfg.window),
     };
     for g in &mut sim.pgs {
         g.link = NONE;
@@ -1288,6 +1324,10 @@ pub fn replay<T: Timer>(
         }
         progress(sim.ranks.iter().map(|r| r.nodes).sum());
         if !any {
+            if sim.lookahead < cfg.window && sim.ranks.iter().any(|r| r.reader.is_some()) {
+                sim.lookahead = sim.lookahead.saturating_mul(2).min(cfg.window);
+                continue;
+            }
             break;
         }
     }

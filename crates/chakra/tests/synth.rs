@@ -54,7 +54,8 @@ fn opts(lb: Lb) -> FabricOptions {
         params: NetParams::default(),
         scale_up_fixed: false,
         alpha_s: None,
-        roofline: None,
+        peak_flops_per_s: None,
+        efficiency: None,
         window: 4096,
     }
 }

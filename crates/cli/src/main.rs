@@ -10,6 +10,7 @@ mod output;
 mod render;
 mod routes;
 mod simulate;
+mod trace;
 
 use aifabric_engine::{Lb, NetParams};
 use aifabric_model::{Fabric, FabricView, Scenario};
@@ -216,6 +217,48 @@ enum Command {
         #[command(flatten)]
         bgp: BgpArgs,
     },
+    /// MLCommons Chakra execution traces: synthesize one from a job file, or rescale one to
+    /// more ranks.
+    Chakra {
+        #[command(subcommand)]
+        command: ChakraCommand,
+    },
+    /// Replay a Chakra trace (a directory of `<prefix>.<rank>.et[.gz]` files) on the fabric:
+    /// ranks placed on GPUs, compute from durations or the roofline, collectives and
+    /// transfers on the flow-level engine. Prints the iteration time, per-rank compute and
+    /// exposed communication, the critical path and, with a scenario, the slowdown.
+    Replay {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// The trace directory.
+        #[arg(long)]
+        trace: std::path::PathBuf,
+        /// Placement: packed, spread, fragmented[:SEED], topology-aware (default: the
+        /// trace's, else packed).
+        #[arg(long, value_parser = simulate::parse_placement)]
+        placement: Option<Placement>,
+        /// Peak TFLOP/s per GPU for `num_ops` (default: the trace's, else 989, H100).
+        #[arg(long)]
+        peak_tflops: Option<f64>,
+        /// Share of the peak reached (default: the trace's, else 0.4).
+        #[arg(long)]
+        efficiency: Option<f64>,
+        /// Per-step collective latency, microseconds (default: the trace's, else 5).
+        #[arg(long)]
+        alpha_us: Option<f64>,
+        /// Unfinished nodes read ahead per rank, and finished nodes remembered per rank.
+        #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+        window: u32,
+        /// Machine-readable output (per-rank times and the whole critical path).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        sim: SimArgs,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
     /// The main job, end to end on the built-in `prometheus`: build it, print the capacity
     /// summary, run the single-SRG failure sweep, simulate a reference training job healthy
     /// and under the worst failure it survives, write the HTML report, say where it is.
@@ -272,6 +315,50 @@ enum Command {
     Validate {
         /// Built-in spec name or YAML file.
         spec: String,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `aifabric chakra ...`.
+#[derive(Subcommand)]
+enum ChakraCommand {
+    /// Write the trace of one iteration of a job file: one file per rank (the job model's
+    /// critical path as a DAG) and comm_group.json. Replaying it gives the job's step time.
+    Synth {
+        /// The job file (see examples/jobs/).
+        #[arg(long)]
+        job: String,
+        /// Directory to write into (created if missing).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// File name prefix: `<prefix>.<rank>.et.gz`.
+        #[arg(long, default_value = "trace")]
+        prefix: String,
+        /// Plain files (`.et`) instead of gzip.
+        #[arg(long)]
+        plain: bool,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rescale a trace of R ranks to N = f x R ranks: rank r + iR runs rank r's nodes,
+    /// data-parallel groups grow across the f replicas, other groups are copied per replica.
+    Scale {
+        /// The trace directory.
+        #[arg(long = "in")]
+        input: std::path::PathBuf,
+        /// Ranks of the new trace (a multiple of the trace's).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        ranks: u32,
+        /// Directory to write into (created if missing).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Data-parallel groups: `auto` (names starting with `dp`, and groups of all ranks)
+        /// or a comma-separated list of pg_names.
+        #[arg(long, default_value = "auto")]
+        dp_groups: String,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -740,6 +827,74 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let scenario = scenario.resolve(&f)?;
             let report = simulate::job(&f, &scenario, &it, placement, &common)?;
             emit(json, &report, simulate::render_job)?;
+        }
+        Command::Chakra { command } => match command {
+            ChakraCommand::Synth {
+                job,
+                out,
+                prefix,
+                plain,
+                json,
+            } => {
+                let w = trace::synth(&job, &out, &prefix, !plain)?;
+                emit(json, &w, |w| trace::render_written(w, &out))?;
+            }
+            ChakraCommand::Scale {
+                input,
+                ranks,
+                out,
+                dp_groups,
+                json,
+            } => {
+                let s = trace::rescale(&input, ranks, &out, &dp_groups)?;
+                emit(json, &s, |s| trace::render_scaled(s, &out))?;
+            }
+        },
+        Command::Replay {
+            spec,
+            trace: dir,
+            placement,
+            peak_tflops,
+            efficiency,
+            alpha_us,
+            window,
+            json,
+            sim,
+            scenario,
+            bgp,
+        } => {
+            let common = sim.common(&bgp)?;
+            let positive = |v: Option<f64>, what: &str| match v {
+                Some(x) if !(x.is_finite() && x > 0.0) => Err(Failure::BadArgument(format!(
+                    "{what} must be a positive number, not {x}"
+                ))),
+                _ => Ok(v),
+            };
+            let peak = positive(peak_tflops, "--peak-tflops")?;
+            let eff = positive(efficiency, "--efficiency")?;
+            if let Some(a) = alpha_us.filter(|a| !(a.is_finite() && *a >= 0.0)) {
+                return Err(Failure::BadArgument(format!(
+                    "--alpha-us must be a number >= 0, not {a}"
+                )));
+            }
+            let f = load(&spec)?;
+            let scenario = scenario.resolve(&f)?;
+            let opts = aifabric_chakra::fabric::FabricOptions {
+                placement,
+                lb: common.lb,
+                seed: common.seed,
+                channels: common.channels,
+                plan: common.plan,
+                bgp: common.cfg,
+                params: common.params,
+                scale_up_fixed: false,
+                alpha_s: alpha_us.map(|a| a * 1e-6),
+                peak_flops_per_s: peak.map(|p| p * 1e12),
+                efficiency: eff,
+                window,
+            };
+            let r = trace::replay(&f, &scenario, &dir, &opts)?;
+            emit(json, &r, trace::render_replay)?;
         }
         Command::Demo { out, quiet, json } => {
             let summary = demo::run(&out, quiet, json)?;

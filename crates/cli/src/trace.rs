@@ -1,0 +1,222 @@
+//! `aifabric chakra synth|scale` and `aifabric replay`: flags to library calls, results to
+//! tables.
+
+use crate::Failure;
+use aifabric_chakra::fabric::{replay_on, FabricOptions, FabricReplay};
+use aifabric_chakra::replay::ReplayError;
+use aifabric_chakra::scale::{scale, DpGroups, Scaled};
+use aifabric_chakra::synth::{self, Written};
+use aifabric_chakra::TraceSet;
+use aifabric_model::{Fabric, Scenario};
+use indicatif::ProgressStyle;
+use std::fmt::Write;
+use std::path::Path;
+
+fn replay_failure(e: ReplayError) -> Failure {
+    if e.is_input() {
+        Failure::BadArgument(e.to_string())
+    } else {
+        Failure::Runtime(e.to_string())
+    }
+}
+
+fn counter(what: &str) -> indicatif::ProgressBar {
+    let bar = crate::failures::progress_bar(what);
+    bar.set_style(
+        ProgressStyle::with_template("{msg} {pos} ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    bar
+}
+
+/// Run `aifabric chakra synth`.
+pub fn synth(job: &str, out: &Path, prefix: &str, gzip: bool) -> Result<Written, Failure> {
+    let it = aifabric_workload::job::load(job).map_err(Failure::BadInput)?;
+    let bar = crate::failures::progress_bar("ranks");
+    bar.set_length(u64::from(it.gpus));
+    let w = synth::write(&it, out, prefix, gzip, &|_| bar.inc(1))
+        .map_err(|e| Failure::Runtime(format!("writing the trace into {}: {e}", out.display())))?;
+    bar.finish_and_clear();
+    Ok(w)
+}
+
+/// What `aifabric chakra synth` prints.
+pub fn render_written(w: &Written, out: &Path) -> String {
+    format!(
+        "wrote {} ranks, {} nodes, {} process groups into {}\n",
+        w.ranks,
+        w.nodes,
+        w.groups,
+        out.display()
+    )
+}
+
+/// Run `aifabric chakra scale`.
+pub fn rescale(input: &Path, ranks: u32, out: &Path, dp: &str) -> Result<Scaled, Failure> {
+    let dp = if dp == "auto" {
+        DpGroups::Auto
+    } else {
+        DpGroups::Names(dp.split(',').map(|s| s.trim().to_owned()).collect())
+    };
+    let bar = crate::failures::progress_bar("ranks");
+    bar.set_length(u64::from(ranks));
+    let s = scale(input, ranks, out, &dp, &|_| bar.inc(1)).map_err(replay_failure)?;
+    bar.finish_and_clear();
+    Ok(s)
+}
+
+/// What `aifabric chakra scale` prints.
+pub fn render_scaled(s: &Scaled, out: &Path) -> String {
+    format!(
+        "wrote {} ranks ({}x the trace's {}), {} nodes, into {}\n\
+         data-parallel groups grown {}x: {}\nother groups copied per replica: {}\n",
+        s.ranks,
+        s.ranks / s.from_ranks.max(1),
+        s.from_ranks,
+        s.nodes,
+        out.display(),
+        s.ranks / s.from_ranks.max(1),
+        if s.dp_groups.is_empty() {
+            "none".to_string()
+        } else {
+            s.dp_groups.join(", ")
+        },
+        s.replicated_groups
+    )
+}
+
+/// Run `aifabric replay`.
+pub fn replay(
+    f: &Fabric,
+    scenario: &Scenario,
+    trace: &Path,
+    opts: &FabricOptions,
+) -> Result<FabricReplay, Failure> {
+    let set = TraceSet::discover(trace).map_err(Failure::BadArgument)?;
+    let bar = counter("nodes replayed");
+    let r = replay_on(f, scenario, &set, opts, &|n| bar.set_position(n)).map_err(replay_failure)?;
+    bar.finish_and_clear();
+    Ok(r)
+}
+
+fn ms(s: f64) -> String {
+    format!("{:.3}", s * 1e3)
+}
+
+/// The replay summary.
+pub fn render_replay(x: &FabricReplay) -> String {
+    let r = &x.replay;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} ranks, {} nodes on {}, {} placement, lb {}",
+        x.trace.job.as_deref().unwrap_or("trace"),
+        r.ranks,
+        r.nodes,
+        x.spec,
+        x.placement,
+        x.lb
+    );
+    let slowest = r.per_rank.iter().max_by(|a, b| {
+        a.iteration_s
+            .total_cmp(&b.iteration_s)
+            .then(b.rank.cmp(&a.rank))
+    });
+    let fastest = r
+        .per_rank
+        .iter()
+        .min_by(|a, b| a.iteration_s.total_cmp(&b.iteration_s));
+    let _ = writeln!(out, "iteration {} ms", ms(r.iteration_s));
+    if let (Some(s), Some(f)) = (slowest, fastest) {
+        let _ = writeln!(
+            out,
+            "  slowest rank {}: compute {} ms + exposed communication {} ms; fastest rank {} ends at {} ms",
+            s.rank,
+            ms(s.compute_s),
+            ms(s.exposed_comm_s),
+            f.rank,
+            ms(f.iteration_s)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  {} collectives, {} transfers, {} engine simulations; roofline {:.1} TFLOP/s, alpha {} us",
+        r.collectives,
+        r.transfers,
+        x.simulations,
+        x.flops_per_s / 1e12,
+        x.alpha_s * 1e6
+    );
+    if let (Some(h), Some(s)) = (&x.healthy, x.slowdown) {
+        let _ = writeln!(
+            out,
+            "healthy fabric: iteration {} ms; slowdown {:.3}x",
+            ms(h.iteration_s),
+            s
+        );
+    }
+    let w = &r.warnings;
+    if w.any() {
+        let _ = writeln!(
+            out,
+            "warnings: {} unknown fields, {} unknown node types (no-ops), {} unknown collectives \
+             (barriers), {} gathers/scatters/broadcasts/reduces approximated",
+            w.unknown_fields,
+            w.unknown_node_types,
+            w.unknown_collectives,
+            w.approximated_collectives
+        );
+    }
+    if r.window_bound > 0 {
+        let _ = writeln!(
+            out,
+            "note: {} node starts were bounded by the replay window (dependencies on nodes it \
+             forgot); raise --window for exact times",
+            r.window_bound
+        );
+    }
+    // The critical path: time per kind, then its first and last steps.
+    let path = &r.critical_path;
+    let _ = writeln!(out, "\nCritical path: {} nodes", path.len());
+    for kind in ["comp", "coll", "send", "recv", "other"] {
+        let (n, t) = path
+            .iter()
+            .filter(|p| p.kind == kind)
+            .fold((0u64, 0.0), |(n, t), p| (n + 1, t + p.end_s - p.start_s));
+        if n > 0 {
+            let _ = writeln!(out, "  {kind:<6} {n:>8} nodes {:>14} ms", ms(t));
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n  {:>12} {:>12} {:>6} {:>10}  {:<5} name",
+        "start (ms)", "end (ms)", "rank", "node", "kind"
+    );
+    let show = |out: &mut String, p: &aifabric_chakra::replay::PathStep| {
+        let _ = writeln!(
+            out,
+            "  {:>12} {:>12} {:>6} {:>10}  {:<5} {}",
+            ms(p.start_s),
+            ms(p.end_s),
+            p.rank,
+            p.id,
+            p.kind,
+            p.name
+        );
+    };
+    if path.len() <= 12 {
+        path.iter().for_each(|p| show(&mut out, p));
+    } else {
+        path[..6].iter().for_each(|p| show(&mut out, p));
+        let _ = writeln!(
+            out,
+            "  {:>12} ({} more; --json lists them all)",
+            "...",
+            path.len() - 12
+        );
+        path[path.len() - 6..]
+            .iter()
+            .for_each(|p| show(&mut out, p));
+    }
+    out
+}
