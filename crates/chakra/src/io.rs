@@ -6,12 +6,15 @@
 //! the offset and the node. Unknown fields and node types are counted, not fatal.
 
 use crate::proto::{GlobalMetadata, Node, NodeMessage, NodeType, METADATA_FIELDS, NODE_FIELDS};
-use flate2::read::MultiGzDecoder;
+use flate2::bufread::MultiGzDecoder;
 use prost::Message;
 use serde::Serialize;
 use std::fmt;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+
+/// Read buffers, bytes: a replay keeps every rank's file open, so they stay small.
+const READ_BUFFER: usize = 16 << 10;
 
 /// Largest message accepted, bytes: a length prefix above it is corruption, not a node.
 pub const MAX_MESSAGE_BYTES: u64 = 64 << 20;
@@ -171,7 +174,7 @@ impl Reader {
             at: At::Metadata,
             problem: Problem::Io(e.to_string()),
         })?;
-        Reader::new(name, BufReader::with_capacity(1 << 16, file))
+        Reader::new(name, BufReader::with_capacity(READ_BUFFER, file))
     }
 
     /// Read from `input`, named `file` in errors.
@@ -187,7 +190,7 @@ impl Reader {
         })?;
         let input: Box<dyn BufRead + Send> = if gz {
             Box::new(BufReader::with_capacity(
-                1 << 16,
+                READ_BUFFER,
                 MultiGzDecoder::new(input),
             ))
         } else {

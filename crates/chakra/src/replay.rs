@@ -28,6 +28,7 @@
 use crate::io::{Reader, TraceError, TraceSet, Warnings};
 use crate::proto::{attr, AttributeProto, CollectiveCommType, Node, NodeCore, NodeType};
 use aifabric_workload::{Algo, Op};
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use std::collections::VecDeque;
@@ -364,7 +365,6 @@ impl Waiters {
 type Remembered = (u64, Ps, u32);
 
 struct Rank {
-    reader: Option<Reader>,
     file: String,
     pending: Vec<Pending>,
     free: Vec<u32>,
@@ -379,7 +379,6 @@ struct Rank {
     horizon: (Ps, u32),
     pos: u64,
     last_comp: Option<u64>,
-    seq: FxHashMap<u32, u32>,
     end: (Ps, u32),
     compute: Ps,
     nodes: u64,
@@ -476,12 +475,217 @@ fn kind_name(k: u8) -> &'static str {
     }
 }
 
+/// One rank's file, decoded ahead in batches (in parallel over ranks).
+struct Feed {
+    reader: Option<Reader>,
+    file: String,
+    seq: FxHashMap<u32, u32>,
+    warnings: Warnings,
+    node: NodeCore,
+    ids: Vec<u64>,
+    kinds: Vec<Kind>,
+    dep_end: Vec<u32>,
+    deps: Vec<u64>,
+    next: usize,
+    failure: Option<ReplayError>,
+    ended: bool,
+}
+
+/// Nodes decoded ahead per rank.
+const BATCH: usize = 128;
+
+/// What the decoding of every rank shares.
+struct DecodeCx<'a> {
+    groups: &'a Groups,
+    world: Option<u32>,
+    flops_per_s: f64,
+    ranks: u32,
+}
+
+impl Feed {
+    fn error(&self, node: u64, what: String) -> ReplayError {
+        ReplayError::Node {
+            file: self.file.clone(),
+            node,
+            what,
+        }
+    }
+
+    /// Decode node `n` of rank `r` into a kind.
+    fn kind_of(&mut self, cx: &DecodeCx, r: u32, n: &NodeCore) -> Result<Kind, ReplayError> {
+        let num = |k: &str| attr(&n.attr, k).and_then(AttributeProto::as_u64);
+        let pg_of = |s: &Self, name: Option<String>| -> Result<Option<u32>, ReplayError> {
+            match name {
+                None => Ok(None),
+                Some(p) => cx.groups.find(&p).map(Some).ok_or_else(|| {
+                    s.error(
+                        n.id,
+                        format!(
+                            "process group `{p}` is not in the trace's comm_group.json; add it \
+                             there (\"{p}\": [ranks...]) or remove the file to infer groups"
+                        ),
+                    )
+                }),
+            }
+        };
+        let pg_name = attr(&n.attr, "pg_name").and_then(AttributeProto::as_text);
+        Ok(match n.node_type() {
+            Some(NodeType::CompNode) => {
+                let d = if n.duration_micros > 0 {
+                    n.duration_micros * 1_000_000
+                } else if let Some(ops) = num("num_ops") {
+                    ps(ops as f64 / cx.flops_per_s)
+                } else {
+                    0
+                };
+                Kind::Comp(d)
+            }
+            Some(NodeType::CommCollNode) => {
+                let t = num("comm_type")
+                    .and_then(|v| i32::try_from(v).ok())
+                    .and_then(|v| CollectiveCommType::try_from(v).ok());
+                let (op, approx) = match t {
+                    Some(t) => coll_op(t),
+                    None => {
+                        self.warnings.unknown_collectives += 1;
+                        (None, false)
+                    }
+                };
+                if approx {
+                    self.warnings.approximated_collectives += 1;
+                }
+                let bytes = num("comm_size").unwrap_or(0);
+                let pg = match pg_of(self, pg_name)? {
+                    Some(g) => g,
+                    None => cx.world.ok_or_else(|| {
+                        self.error(
+                            n.id,
+                            "a collective without pg_name, and comm_group.json has no world \
+                             group (\"\": [all ranks])"
+                                .into(),
+                        )
+                    })?,
+                };
+                if !cx.groups.contains(pg, r) {
+                    return Err(self.error(
+                        n.id,
+                        format!(
+                            "rank {r} runs a collective on process group `{}` but is not one of \
+                             its ranks {:?}; fix comm_group.json",
+                            cx.groups.names[pg as usize], cx.groups.members[pg as usize]
+                        ),
+                    ));
+                }
+                let algo = attr(&n.attr, "algorithm")
+                    .and_then(AttributeProto::as_text)
+                    .and_then(|a| Algo::parse(&a));
+                let seq = self.seq.entry(pg).or_insert(0);
+                let s = *seq;
+                *seq += 1;
+                Kind::Coll {
+                    pg,
+                    seq: s,
+                    op,
+                    algo,
+                    bytes,
+                }
+            }
+            Some(t @ (NodeType::CommSendNode | NodeType::CommRecvNode)) => {
+                let send = t == NodeType::CommSendNode;
+                let key = if send { "comm_dst" } else { "comm_src" };
+                let peer = num(key)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .filter(|&p| p < cx.ranks && p != r)
+                    .ok_or_else(|| {
+                        self.error(
+                            n.id,
+                            format!(
+                                "a {} without a valid `{key}` attribute (a rank other than {r}, \
+                                 below {})",
+                                if send { "COMM_SEND" } else { "COMM_RECV" },
+                                cx.ranks
+                            ),
+                        )
+                    })?;
+                let tag = num("comm_tag").unwrap_or(0);
+                let bytes = num("comm_size").unwrap_or(0);
+                let pg = pg_of(self, pg_name)?;
+                if send {
+                    Kind::Send {
+                        peer,
+                        tag,
+                        bytes,
+                        pg,
+                    }
+                } else {
+                    Kind::Recv {
+                        peer,
+                        tag,
+                        bytes,
+                        pg,
+                    }
+                }
+            }
+            _ => Kind::Nop,
+        })
+    }
+
+    /// Decode up to `n` more nodes; stops at the end of the file or at an error (kept to be
+    /// raised when the replay reaches it).
+    fn refill(&mut self, cx: &DecodeCx, r: u32, n: usize) {
+        self.ids.clear();
+        self.kinds.clear();
+        self.dep_end.clear();
+        self.deps.clear();
+        self.next = 0;
+        let mut node = std::mem::take(&mut self.node);
+        while self.ids.len() < n {
+            let Some(reader) = self.reader.as_mut() else {
+                break;
+            };
+            match reader.next_into(&mut node) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.warnings.add(&reader.warnings);
+                    self.reader = None;
+                    break;
+                }
+                Err(e) => {
+                    self.reader = None;
+                    self.failure = Some(e.into());
+                    break;
+                }
+            }
+            match self.kind_of(cx, r, &node) {
+                Ok(k) => {
+                    self.ids.push(node.id);
+                    self.kinds.push(k);
+                    self.deps.extend_from_slice(&node.data_deps);
+                    self.deps.extend_from_slice(&node.ctrl_deps);
+                    self.dep_end.push(self.deps.len() as u32);
+                }
+                Err(e) => {
+                    self.reader = None;
+                    self.failure = Some(e);
+                    break;
+                }
+            }
+        }
+        self.node = node;
+    }
+
+    /// Whether every decoded node was taken.
+    fn dry(&self) -> bool {
+        self.next == self.ids.len()
+    }
+}
+
 struct Sim<'t, T: Timer> {
     ranks: Vec<Rank>,
+    feeds: Vec<Feed>,
+    scratch: Vec<u64>,
     groups: &'t Groups,
-    world: Option<u32>,
     timer: &'t mut T,
-    cfg: ReplayConfig,
     links: Links,
     pgs: Vec<GroupState>,
     channels: FxHashMap<(u32, u32, u64), Channel>,
@@ -490,7 +694,6 @@ struct Sim<'t, T: Timer> {
     window_bound: u64,
     collectives: u64,
     transfers: u64,
-    node: NodeCore,
     lookahead: u32,
 }
 
@@ -521,147 +724,37 @@ impl<'t, T: Timer> Sim<'t, T> {
         }
     }
 
-    /// Decode node `n` of rank `r` into a kind.
-    fn kind_of(&mut self, r: u32, n: &NodeCore) -> Result<Kind, ReplayError> {
-        let num = |k: &str| attr(&n.attr, k).and_then(AttributeProto::as_u64);
-        let pg_of = |s: &Self, name: Option<String>| -> Result<Option<u32>, ReplayError> {
-            match name {
-                None => Ok(None),
-                Some(p) => s.groups.find(&p).map(Some).ok_or_else(|| {
-                    s.node_error(
-                        r,
-                        n.id,
-                        format!(
-                            "process group `{p}` is not in the trace's comm_group.json; add it \
-                             there (\"{p}\": [ranks...]) or remove the file to infer groups"
-                        ),
-                    )
-                }),
-            }
-        };
-        let pg_name = attr(&n.attr, "pg_name").and_then(AttributeProto::as_text);
-        Ok(match n.node_type() {
-            Some(NodeType::CompNode) => {
-                let d = if n.duration_micros > 0 {
-                    n.duration_micros * 1_000_000
-                } else if let Some(ops) = num("num_ops") {
-                    ps(ops as f64 / self.cfg.flops_per_s)
-                } else {
-                    0
-                };
-                Kind::Comp(d)
-            }
-            Some(NodeType::CommCollNode) => {
-                let t = num("comm_type")
-                    .and_then(|v| i32::try_from(v).ok())
-                    .and_then(|v| CollectiveCommType::try_from(v).ok());
-                let (op, approx) = match t {
-                    Some(t) => coll_op(t),
-                    None => {
-                        self.warnings.unknown_collectives += 1;
-                        (None, false)
-                    }
-                };
-                if approx {
-                    self.warnings.approximated_collectives += 1;
-                }
-                let bytes = num("comm_size").unwrap_or(0);
-                let pg = match pg_of(self, pg_name)? {
-                    Some(g) => g,
-                    None => self.world.ok_or_else(|| {
-                        self.node_error(
-                            r,
-                            n.id,
-                            "a collective without pg_name, and comm_group.json has no world \
-                             group (\"\": [all ranks])"
-                                .into(),
-                        )
-                    })?,
-                };
-                if !self.groups.contains(pg, r) {
-                    return Err(self.node_error(
-                        r,
-                        n.id,
-                        format!(
-                            "rank {r} runs a collective on process group `{}` but is not one of \
-                             its ranks {:?}; fix comm_group.json",
-                            self.groups.names[pg as usize], self.groups.members[pg as usize]
-                        ),
-                    ));
-                }
-                let algo = attr(&n.attr, "algorithm")
-                    .and_then(AttributeProto::as_text)
-                    .and_then(|a| Algo::parse(&a));
-                let seq = self.ranks[r as usize].seq.entry(pg).or_insert(0);
-                let s = *seq;
-                *seq += 1;
-                Kind::Coll {
-                    pg,
-                    seq: s,
-                    op,
-                    algo,
-                    bytes,
-                }
-            }
-            Some(t @ (NodeType::CommSendNode | NodeType::CommRecvNode)) => {
-                let send = t == NodeType::CommSendNode;
-                let key = if send { "comm_dst" } else { "comm_src" };
-                let peer = num(key)
-                    .and_then(|v| u32::try_from(v).ok())
-                    .filter(|&p| (p as usize) < self.ranks.len() && p != r)
-                    .ok_or_else(|| {
-                        self.node_error(
-                            r,
-                            n.id,
-                            format!(
-                                "a {} without a valid `{key}` attribute (a rank other than {r}, \
-                                 below {})",
-                                if send { "COMM_SEND" } else { "COMM_RECV" },
-                                self.ranks.len()
-                            ),
-                        )
-                    })?;
-                let tag = num("comm_tag").unwrap_or(0);
-                let bytes = num("comm_size").unwrap_or(0);
-                let pg = pg_of(self, pg_name)?;
-                if send {
-                    Kind::Send {
-                        peer,
-                        tag,
-                        bytes,
-                        pg,
-                    }
-                } else {
-                    Kind::Recv {
-                        peer,
-                        tag,
-                        bytes,
-                        pg,
-                    }
-                }
-            }
-            _ => Kind::Nop,
-        })
-    }
-
-    /// Read rank `r` until its window is full or its file ends; whether anything was read.
+    /// Take rank `r`'s decoded nodes until its window is full or they run out; whether
+    /// anything was taken.
     fn pump(&mut self, r: u32) -> Result<bool, ReplayError> {
         let mut any = false;
         loop {
-            let rk = &mut self.ranks[r as usize];
-            if rk.live >= self.lookahead {
+            if self.ranks[r as usize].live >= self.lookahead {
                 return Ok(any);
             }
-            let Some(reader) = rk.reader.as_mut() else {
+            let f = &mut self.feeds[r as usize];
+            if f.dry() {
+                if let Some(e) = f.failure.take() {
+                    return Err(e);
+                }
+                if f.reader.is_none() && !f.ended {
+                    f.ended = true;
+                    self.finish_file(r)?;
+                }
                 return Ok(any);
-            };
-            if !reader.next_into(&mut self.node)? {
-                self.warnings.add(&reader.warnings);
-                rk.reader = None;
-                return self.finish_file(r).map(|()| any);
             }
+            let i = f.next;
+            f.next += 1;
+            let (id, kind) = (f.ids[i], f.kinds[i]);
+            let lo = if i == 0 { 0 } else { f.dep_end[i - 1] as usize };
+            self.scratch.clear();
+            self.scratch
+                .extend_from_slice(&f.deps[lo..f.dep_end[i] as usize]);
             any = true;
-            self.add_node(r)?;
+            let deps = std::mem::take(&mut self.scratch);
+            let res = self.add(r, id, kind, &deps);
+            self.scratch = deps;
+            res?;
             self.drain()?;
         }
     }
@@ -693,16 +786,7 @@ impl<'t, T: Timer> Sim<'t, T> {
         Ok(())
     }
 
-    fn add_node(&mut self, r: u32) -> Result<(), ReplayError> {
-        let node = std::mem::take(&mut self.node);
-        let res = self.add(r, &node);
-        self.node = node;
-        res
-    }
-
-    fn add(&mut self, r: u32, node: &NodeCore) -> Result<(), ReplayError> {
-        let id = node.id;
-        let kind = self.kind_of(r, node)?;
+    fn add(&mut self, r: u32, id: u64, kind: Kind, deps: &[u64]) -> Result<(), ReplayError> {
         let rk = &mut self.ranks[r as usize];
         rk.nodes += 1;
         rk.pos += 1;
@@ -743,12 +827,7 @@ impl<'t, T: Timer> Sim<'t, T> {
             Kind::Comp(_) => rk.last_comp.replace(id),
             _ => None,
         };
-        let deps = node
-            .data_deps
-            .iter()
-            .chain(&node.ctrl_deps)
-            .copied()
-            .chain(stream);
+        let deps = deps.iter().copied().chain(stream);
         for dep in deps {
             if dep == id {
                 return Err(self.node_error(
@@ -1275,11 +1354,33 @@ pub fn replay<T: Timer>(
         ));
     }
     let mut ranks = Vec::with_capacity(set.files.len());
+    let mut feeds = Vec::with_capacity(set.files.len());
     for f in &set.files {
-        let (reader, _) = Reader::open(f)?;
-        ranks.push(Rank {
-            file: reader.file().to_owned(),
+        let (reader, _) = Reader::open(f).map_err(|e| match e.problem {
+            crate::io::Problem::Io(ref m) if m.contains("Too many open files") => {
+                ReplayError::Input(format!(
+                    "{e}: a replay keeps every rank's file open; raise the limit (ulimit -n)"
+                ))
+            }
+            _ => e.into(),
+        })?;
+        let file = reader.file().to_owned();
+        feeds.push(Feed {
             reader: Some(reader),
+            file: file.clone(),
+            seq: FxHashMap::default(),
+            warnings: Warnings::default(),
+            node: NodeCore::default(),
+            ids: Vec::new(),
+            kinds: Vec::new(),
+            dep_end: Vec::new(),
+            deps: Vec::new(),
+            next: 0,
+            failure: None,
+            ended: false,
+        });
+        ranks.push(Rank {
+            file,
             pending: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -1290,7 +1391,6 @@ pub fn replay<T: Timer>(
             horizon: (0, NONE),
             pos: 0,
             last_comp: None,
-            seq: FxHashMap::default(),
             end: (0, NONE),
             compute: 0,
             nodes: 0,
@@ -1298,10 +1398,10 @@ pub fn replay<T: Timer>(
     }
     let mut sim = Sim {
         ranks,
+        feeds,
+        scratch: Vec::new(),
         groups,
-        world: groups.find(WORLD),
         timer,
-        cfg,
         links: Links::default(),
         pgs: (0..groups.len()).map(|_| GroupState::default()).collect(),
         channels: FxHashMap::default(),
@@ -1310,28 +1410,46 @@ pub fn replay<T: Timer>(
         window_bound: 0,
         collectives: 0,
         transfers: 0,
-        node: NodeCore::default(),
         lookahead: LOOKAHEAD.min(cfg.window),
     };
     for g in &mut sim.pgs {
         g.link = NONE;
     }
     let n = sim.ranks.len() as u32;
+    let cx = DecodeCx {
+        groups,
+        world: groups.find(WORLD),
+        flops_per_s: cfg.flops_per_s,
+        ranks: n,
+    };
     loop {
-        let mut any = false;
+        // Decode ahead, in parallel, for the ranks that ran dry and can take more.
+        let lookahead = sim.lookahead;
+        let mut any = sim
+            .feeds
+            .par_iter_mut()
+            .zip(&sim.ranks)
+            .enumerate()
+            .filter(|(_, (f, rk))| f.dry() && f.reader.is_some() && rk.live < lookahead)
+            .map(|(r, (f, _))| {
+                f.refill(&cx, r as u32, BATCH);
+                1
+            })
+            .sum::<usize>()
+            > 0;
         for r in 0..n {
             any |= sim.pump(r)?;
         }
         progress(sim.ranks.iter().map(|r| r.nodes).sum());
         if !any {
-            if sim.lookahead < cfg.window && sim.ranks.iter().any(|r| r.reader.is_some()) {
+            if sim.lookahead < cfg.window && sim.feeds.iter().any(|f| f.reader.is_some()) {
                 sim.lookahead = sim.lookahead.saturating_mul(2).min(cfg.window);
                 continue;
             }
             break;
         }
     }
-    if sim.ranks.iter().any(|r| r.reader.is_some()) {
+    if sim.feeds.iter().any(|f| f.reader.is_some() || !f.dry()) {
         sim.check_cycles()?;
         return Err(ReplayError::Input(format!(
             "the replay window ({} nodes per rank) is full on every rank that still has nodes \
@@ -1390,7 +1508,10 @@ pub fn replay<T: Timer>(
         critical_path,
         collectives: sim.collectives,
         transfers: sim.transfers,
-        warnings: sim.warnings,
+        warnings: sim.feeds.iter().fold(sim.warnings, |mut w, f| {
+            w.add(&f.warnings);
+            w
+        }),
         window_bound: sim.window_bound,
     })
 }

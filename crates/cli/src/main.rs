@@ -246,8 +246,9 @@ enum Command {
         /// Per-step collective latency, microseconds (default: the trace's, else 5).
         #[arg(long)]
         alpha_us: Option<f64>,
-        /// Unfinished nodes read ahead per rank, and finished nodes remembered per rank.
-        #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+        /// Finished nodes remembered per rank (dependencies on older ones are bounded, and
+        /// counted), and the most unfinished nodes read ahead per rank.
+        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
         window: u32,
         /// Machine-readable output (per-rank times and the whole critical path).
         #[arg(long)]
