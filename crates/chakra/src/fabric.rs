@@ -38,11 +38,14 @@ pub struct FabricTimer<'a> {
     pub simulations: u64,
 }
 
-/// Group processes by shape: (size, offsets from the first member).
+/// Group processes by shape: (size, offsets from the first member). A group with the same
+/// members as one already in its family (e.g. the implied world group and a group of all
+/// ranks) joins the family but is not simulated twice.
 fn families(groups: &Groups) -> (Vec<u32>, Vec<Vec<u32>>) {
     let mut by_shape: FxHashMap<Vec<i64>, u32> = FxHashMap::default();
     let mut family = Vec::with_capacity(groups.len());
     let mut families: Vec<Vec<u32>> = Vec::new();
+    let mut seen: rustc_hash::FxHashSet<&[u32]> = rustc_hash::FxHashSet::default();
     for (g, m) in groups.members.iter().enumerate() {
         let first = m.first().map_or(0, |&x| i64::from(x));
         let shape: Vec<i64> = m.iter().map(|&x| i64::from(x) - first).collect();
@@ -51,7 +54,9 @@ fn families(groups: &Groups) -> (Vec<u32>, Vec<Vec<u32>>) {
         if f == next {
             families.push(Vec::new());
         }
-        families[f as usize].push(g as u32);
+        if seen.insert(m.as_slice()) {
+            families[f as usize].push(g as u32);
+        }
         family.push(f);
     }
     (family, families)
@@ -269,6 +274,8 @@ pub fn replay_on(
 ) -> Result<FabricReplay, ReplayError> {
     let (_, meta) = crate::io::Reader::open(&set.files[0])?;
     let info = TraceInfo::from_metadata(&meta);
+    info.check()
+        .map_err(|e| ReplayError::Input(format!("{}: metadata: {e}", set.files[0].display())))?;
     let groups = replay::groups_of(set)?;
     let mut params = opts.params;
     if !opts.scale_up_fixed {

@@ -52,6 +52,26 @@ impl TraceInfo {
         }
     }
 
+    /// Values a replay cannot use, with the fix.
+    pub fn check(&self) -> Result<(), String> {
+        let positive = |v: Option<f64>, what: &str| match v {
+            Some(x) if !(x.is_finite() && x > 0.0) => Err(format!(
+                "`{what}` is {x}; it must be a positive number (or override it with the flag)"
+            )),
+            _ => Ok(()),
+        };
+        positive(self.peak_flops_per_s, "peak_tflops")?;
+        positive(self.efficiency, "efficiency")?;
+        positive(self.scale_up_bytes_per_s, "scale_up_gbs")?;
+        if let Some(a) = self.alpha_s.filter(|a| !(a.is_finite() && *a >= 0.0)) {
+            return Err(format!("`alpha_us` is {}; it must be >= 0", a * 1e6));
+        }
+        if self.scale_up_gpus == Some(0) {
+            return Err("`scale_up_gpus` is 0; it must be at least 1".into());
+        }
+        Ok(())
+    }
+
     /// The metadata carrying it.
     pub fn to_metadata(&self) -> GlobalMetadata {
         let mut a = Vec::new();

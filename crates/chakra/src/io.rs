@@ -589,6 +589,26 @@ impl TraceSet {
     }
 }
 
+/// Create `dir` for a new trace, refusing one that already holds trace files (stale ranks
+/// of an earlier, larger trace would join the new one).
+pub fn prepare_out_dir(dir: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let held = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .flatten()
+        .any(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.ends_with(".et") || n.ends_with(".et.gz")
+        });
+    if held {
+        return Err(format!(
+            "{} already holds a trace; write into an empty directory (or remove its .et files)",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Write the communicator groups file of a trace, atomically.
 pub fn write_comm_groups(dir: &Path, groups: &[(String, Vec<u32>)]) -> std::io::Result<()> {
     let mut map = serde_json::Map::new();

@@ -159,6 +159,9 @@ pub struct ReplayConfig {
     pub window: u32,
 }
 
+/// Largest window, nodes per rank.
+pub const MAX_WINDOW: u32 = 1 << 24;
+
 /// Unfinished nodes a rank is first read ahead: reading further than where it waits for
 /// other ranks only fills memory. Doubled (up to the window) whenever no rank can progress.
 const LOOKAHEAD: u32 = 64;
@@ -177,12 +180,14 @@ enum Kind {
     Send {
         peer: u32,
         tag: u64,
+        seq: u32,
         bytes: u64,
         pg: Option<u32>,
     },
     Recv {
         peer: u32,
         tag: u64,
+        seq: u32,
         bytes: u64,
         pg: Option<u32>,
     },
@@ -361,7 +366,7 @@ impl Waiters {
     }
 }
 
-/// A finished node remembered: (id, finish, path link); id `u64::MAX` when empty.
+/// A finished node remembered: (id, finish, path link); link `NONE` when empty.
 type Remembered = (u64, Ps, u32);
 
 struct Rank {
@@ -384,38 +389,50 @@ struct Rank {
     nodes: u64,
 }
 
-/// Node ids met so far: a bitset for small ids, a set beyond.
+/// Node ids met so far: a bitset from the first id met (ids are usually dense), a set for
+/// ids outside it.
 #[derive(Default)]
 struct Seen {
+    base: Option<u64>,
     bits: Vec<u64>,
     big: FxHashSet<u64>,
 }
 
-const SEEN_BITS: u64 = 1 << 28;
+/// Span of the bitset, ids (2 MB per rank at most).
+const SEEN_BITS: u64 = 1 << 24;
 
 impl Seen {
+    fn index(&self, id: u64) -> Option<u64> {
+        let base = self.base?;
+        id.checked_sub(base).filter(|&i| i < SEEN_BITS)
+    }
+
     fn insert(&mut self, id: u64) -> bool {
-        if id < SEEN_BITS {
-            let w = (id / 64) as usize;
-            if w >= self.bits.len() {
-                self.bits.resize((w + 1).next_power_of_two(), 0);
+        if self.base.is_none() {
+            self.base = Some(id);
+        }
+        match self.index(id) {
+            Some(i) => {
+                let w = (i / 64) as usize;
+                if w >= self.bits.len() {
+                    self.bits.resize((w + 1).next_power_of_two(), 0);
+                }
+                let m = 1u64 << (i % 64);
+                let fresh = self.bits[w] & m == 0;
+                self.bits[w] |= m;
+                fresh
             }
-            let m = 1u64 << (id % 64);
-            let fresh = self.bits[w] & m == 0;
-            self.bits[w] |= m;
-            fresh
-        } else {
-            self.big.insert(id)
+            None => self.big.insert(id),
         }
     }
 
     fn contains(&self, id: u64) -> bool {
-        if id < SEEN_BITS {
-            self.bits
-                .get((id / 64) as usize)
-                .is_some_and(|w| w & (1 << (id % 64)) != 0)
-        } else {
-            self.big.contains(&id)
+        match self.index(id) {
+            Some(i) => self
+                .bits
+                .get((i / 64) as usize)
+                .is_some_and(|w| w & (1 << (i % 64)) != 0),
+            None => self.big.contains(&id),
         }
     }
 }
@@ -453,11 +470,15 @@ struct Side {
     pg: Option<u32>,
 }
 
+/// A transfer whose first side arrived: (source, destination, tag, k) for the k-th of its
+/// kind in the sender's and the receiver's files.
 #[derive(Default)]
 struct Channel {
-    sends: VecDeque<Side>,
-    recvs: VecDeque<Side>,
+    send: Option<Side>,
+    recv: Option<Side>,
 }
+
+type ChannelKey = (u32, u32, u64, u32);
 
 const K_COMP: u8 = 0;
 const K_COLL: u8 = 1;
@@ -480,6 +501,7 @@ struct Feed {
     reader: Option<Reader>,
     file: String,
     seq: FxHashMap<u32, u32>,
+    p2p_seq: FxHashMap<(u32, u64, bool), u32>,
     warnings: Warnings,
     node: NodeCore,
     ids: Vec<u64>,
@@ -532,7 +554,15 @@ impl Feed {
         Ok(match n.node_type() {
             Some(NodeType::CompNode) => {
                 let d = if n.duration_micros > 0 {
-                    n.duration_micros * 1_000_000
+                    n.duration_micros.checked_mul(1_000_000).ok_or_else(|| {
+                        self.error(
+                            n.id,
+                            format!(
+                                "duration_micros {} is beyond any iteration (over 200 days)",
+                                n.duration_micros
+                            ),
+                        )
+                    })?
                 } else if let Some(ops) = num("num_ops") {
                     ps(ops as f64 / cx.flops_per_s)
                 } else {
@@ -610,10 +640,14 @@ impl Feed {
                 let tag = num("comm_tag").unwrap_or(0);
                 let bytes = num("comm_size").unwrap_or(0);
                 let pg = pg_of(self, pg_name)?;
+                let seq = self.p2p_seq.entry((peer, tag, send)).or_insert(0);
+                let k = *seq;
+                *seq += 1;
                 if send {
                     Kind::Send {
                         peer,
                         tag,
+                        seq: k,
                         bytes,
                         pg,
                     }
@@ -621,6 +655,7 @@ impl Feed {
                     Kind::Recv {
                         peer,
                         tag,
+                        seq: k,
                         bytes,
                         pg,
                     }
@@ -688,7 +723,7 @@ struct Sim<'t, T: Timer> {
     timer: &'t mut T,
     links: Links,
     pgs: Vec<GroupState>,
-    channels: FxHashMap<(u32, u32, u64), Channel>,
+    channels: FxHashMap<ChannelKey, Channel>,
     ready: Vec<(u32, u32)>,
     warnings: Warnings,
     window_bound: u64,
@@ -729,9 +764,6 @@ impl<'t, T: Timer> Sim<'t, T> {
     fn pump(&mut self, r: u32) -> Result<bool, ReplayError> {
         let mut any = false;
         loop {
-            if self.ranks[r as usize].live >= self.lookahead {
-                return Ok(any);
-            }
             let f = &mut self.feeds[r as usize];
             if f.dry() {
                 if let Some(e) = f.failure.take() {
@@ -743,6 +775,10 @@ impl<'t, T: Timer> Sim<'t, T> {
                 }
                 return Ok(any);
             }
+            if self.ranks[r as usize].live >= self.lookahead {
+                return Ok(any);
+            }
+            let f = &mut self.feeds[r as usize];
             let i = f.next;
             f.next += 1;
             let (id, kind) = (f.ids[i], f.kinds[i]);
@@ -839,7 +875,7 @@ impl<'t, T: Timer> Sim<'t, T> {
             let rk = &mut self.ranks[r as usize];
             let mask = rk.finished.len() as u64 - 1;
             let e = rk.finished[(dep & mask) as usize];
-            let (t, l, from_bound) = if e.0 == dep {
+            let (t, l, from_bound) = if e.2 != NONE && e.0 == dep {
                 (e.1, e.2, false)
             } else if let Some(&at) = rk.by_id.get(&dep) {
                 // Unfinished: wait for it.
@@ -911,7 +947,10 @@ impl<'t, T: Timer> Sim<'t, T> {
         rk.by_id.remove(&id);
         rk.free.push(slot);
         rk.live -= 1;
-        if finish >= rk.end.0 || rk.end.1 == NONE {
+        let later = rk.end.1 == NONE
+            || finish > rk.end.0
+            || (finish == rk.end.0 && id > self.links.v[rk.end.1 as usize].id);
+        if later {
             let prev = std::mem::replace(&mut rk.end, (finish, NONE));
             self.links.release(prev.1);
             let l = self.links.retain(link);
@@ -921,9 +960,9 @@ impl<'t, T: Timer> Sim<'t, T> {
         // Remember it, forgetting the node whose place it takes (into the bound).
         let rk = &mut self.ranks[r as usize];
         let mask = rk.finished.len() as u64 - 1;
-        let (old_id, t, l) =
+        let (_, t, l) =
             std::mem::replace(&mut rk.finished[(id & mask) as usize], (id, finish, link));
-        if old_id != u64::MAX {
+        if l != NONE {
             if t > rk.horizon.0 || rk.horizon.1 == NONE {
                 let prev = std::mem::replace(&mut rk.horizon, (t, l));
                 self.links.release(prev.1);
@@ -976,15 +1015,17 @@ impl<'t, T: Timer> Sim<'t, T> {
                 Kind::Send {
                     peer,
                     tag,
+                    seq,
                     bytes,
                     pg,
-                } => self.p2p_side(r, slot, r, peer, tag, bytes, pg, true)?,
+                } => self.p2p_side(r, slot, (r, peer, tag, seq), bytes, pg, true)?,
                 Kind::Recv {
                     peer,
                     tag,
+                    seq,
                     bytes,
                     pg,
-                } => self.p2p_side(r, slot, peer, r, tag, bytes, pg, false)?,
+                } => self.p2p_side(r, slot, (peer, r, tag, seq), bytes, pg, false)?,
             }
         }
         Ok(())
@@ -1021,16 +1062,21 @@ impl<'t, T: Timer> Sim<'t, T> {
             first: (r, id),
             members: Vec::new(),
         });
-        if inst.op != op || inst.bytes != bytes {
+        if inst.op != op || inst.bytes != bytes || inst.algo != algo {
             let (fr, fid) = inst.first;
-            let what =
-                |o: Option<Op>, b: u64| format!("{} of {b} B", o.map_or("barrier", Op::as_str));
+            let what = |o: Option<Op>, b: u64, a: Option<Algo>| {
+                format!(
+                    "{} of {b} B{}",
+                    o.map_or("barrier", Op::as_str),
+                    a.map_or(String::new(), |a| format!(" ({})", a.name()))
+                )
+            };
             let msg = format!(
                 "collective #{seq} of process group `{}` is {} here but {} on rank {fr} (node \
                  {fid}); every member must issue the same collectives in the same order",
                 self.groups.names[pg as usize],
-                what(op, bytes),
-                what(inst.op, inst.bytes)
+                what(op, bytes, algo),
+                what(inst.op, inst.bytes, inst.algo)
             );
             self.links.release(link);
             return Err(self.node_error(r, id, msg));
@@ -1091,13 +1137,12 @@ impl<'t, T: Timer> Sim<'t, T> {
         &mut self,
         r: u32,
         slot: u32,
-        src: u32,
-        dst: u32,
-        tag: u64,
+        key: ChannelKey,
         bytes: u64,
         pg: Option<u32>,
         send: bool,
     ) -> Result<(), ReplayError> {
+        let (src, dst, tag, _) = key;
         let p = &self.ranks[r as usize].pending[slot as usize];
         let side = Side {
             rank: r,
@@ -1108,23 +1153,17 @@ impl<'t, T: Timer> Sim<'t, T> {
             bytes,
             pg,
         };
-        let ch = self.channels.entry((src, dst, tag)).or_default();
-        let other = if send {
-            ch.recvs.pop_front()
-        } else {
-            ch.sends.pop_front()
-        };
+        let ch = self.channels.entry(key).or_default();
+        let other = if send { ch.recv.take() } else { ch.send.take() };
         let Some(other) = other else {
             if send {
-                ch.sends.push_back(side);
+                ch.send = Some(side);
             } else {
-                ch.recvs.push_back(side);
+                ch.recv = Some(side);
             }
             return Ok(());
         };
-        if ch.sends.is_empty() && ch.recvs.is_empty() {
-            self.channels.remove(&(src, dst, tag));
-        }
+        self.channels.remove(&key);
         let (s, v) = if send { (side, other) } else { (other, side) };
         if s.bytes != v.bytes {
             self.links.release(s.link);
@@ -1260,8 +1299,10 @@ impl<'t, T: Timer> Sim<'t, T> {
                 ));
             }
         }
-        for ((src, dst, tag), ch) in &self.channels {
-            let (side, what) = match (ch.sends.front(), ch.recvs.front()) {
+        let mut open: Vec<(&ChannelKey, &Channel)> = self.channels.iter().collect();
+        open.sort_unstable_by_key(|(k, _)| **k);
+        for ((src, dst, tag, _), ch) in open {
+            let (side, what) = match (&ch.send, &ch.recv) {
                 (Some(s), _) => (s, format!("rank {dst} never receives it (tag {tag})")),
                 (None, Some(v)) => (v, format!("rank {src} never sends it (tag {tag})")),
                 _ => continue,
@@ -1348,10 +1389,17 @@ pub fn replay<T: Timer>(
     cfg: ReplayConfig,
     progress: &dyn Fn(u64),
 ) -> Result<Replay, ReplayError> {
-    if cfg.window == 0 {
-        return Err(ReplayError::Input(
-            "the window must be at least 1 node".into(),
-        ));
+    if cfg.window == 0 || cfg.window > MAX_WINDOW {
+        return Err(ReplayError::Input(format!(
+            "the window must be 1 to {MAX_WINDOW} nodes, not {}",
+            cfg.window
+        )));
+    }
+    if !(cfg.flops_per_s.is_finite() && cfg.flops_per_s > 0.0) {
+        return Err(ReplayError::Input(format!(
+            "the roofline must be a positive number of FLOP/s, not {}",
+            cfg.flops_per_s
+        )));
     }
     let mut ranks = Vec::with_capacity(set.files.len());
     let mut feeds = Vec::with_capacity(set.files.len());
@@ -1369,6 +1417,7 @@ pub fn replay<T: Timer>(
             reader: Some(reader),
             file: file.clone(),
             seq: FxHashMap::default(),
+            p2p_seq: FxHashMap::default(),
             warnings: Warnings::default(),
             node: NodeCore::default(),
             ids: Vec::new(),
@@ -1386,7 +1435,7 @@ pub fn replay<T: Timer>(
             live: 0,
             by_id: FxHashMap::default(),
             forward: FxHashMap::default(),
-            finished: vec![(u64::MAX, 0, NONE); cfg.window.next_power_of_two() as usize],
+            finished: vec![(0, 0, NONE); cfg.window.next_power_of_two() as usize],
             seen: Seen::default(),
             horizon: (0, NONE),
             pos: 0,
@@ -1442,7 +1491,9 @@ pub fn replay<T: Timer>(
         }
         progress(sim.ranks.iter().map(|r| r.nodes).sum());
         if !any {
-            if sim.lookahead < cfg.window && sim.feeds.iter().any(|f| f.reader.is_some()) {
+            if sim.lookahead < cfg.window
+                && sim.feeds.iter().any(|f| f.reader.is_some() || !f.dry())
+            {
                 sim.lookahead = sim.lookahead.saturating_mul(2).min(cfg.window);
                 continue;
             }
@@ -1450,6 +1501,10 @@ pub fn replay<T: Timer>(
         }
     }
     if sim.feeds.iter().any(|f| f.reader.is_some() || !f.dry()) {
+        // A damaged file or a missing dependency behind the full window says more.
+        if let Some(e) = sim.feeds.iter_mut().find_map(|f| f.failure.take()) {
+            return Err(e);
+        }
         sim.check_cycles()?;
         return Err(ReplayError::Input(format!(
             "the replay window ({} nodes per rank) is full on every rank that still has nodes \

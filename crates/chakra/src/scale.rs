@@ -64,7 +64,7 @@ fn rename(a: &mut AttributeProto, replica: u32) {
 
 fn shift(a: &mut AttributeProto, by: u32) {
     if let Some(v) = a.as_u64() {
-        a.value = Some(Value::Int64Val((v + u64::from(by)) as i64));
+        a.value = Some(Value::Int64Val(v.saturating_add(u64::from(by)) as i64));
     }
 }
 
@@ -145,8 +145,7 @@ pub fn scale(
             }
         }
     }
-    std::fs::create_dir_all(out)
-        .map_err(|e| ReplayError::Input(format!("cannot create {}: {e}", out.display())))?;
+    crate::io::prepare_out_dir(out).map_err(ReplayError::Input)?;
     let gzip = set
         .files
         .first()

@@ -341,7 +341,7 @@ pub fn write(
     progress: &(dyn Fn(u32) + Sync),
 ) -> std::io::Result<Written> {
     use rayon::prelude::*;
-    std::fs::create_dir_all(dir)?;
+    crate::io::prepare_out_dir(dir).map_err(std::io::Error::other)?;
     let s = Synth::new(it);
     let meta = s.metadata();
     let nodes = (0..it.gpus)

@@ -143,6 +143,27 @@ fn a_transfer_starts_when_both_sides_are_ready() {
 }
 
 #[test]
+fn transfers_match_by_their_order_in_each_file_not_by_readiness() {
+    // Rank 0 sends A (1,000 B, after 10 us of compute) then B (2,000 B, at once); rank 1
+    // receives A then B. B's transfer runs first (0-4 us), A's at 10-12 us.
+    let d = tempfile::tempdir().unwrap();
+    let r0 = vec![
+        comp(0, 10, &[]),
+        p2p(1, true, 1, 1_000, 0, &[0]),
+        p2p(2, true, 1, 2_000, 0, &[]),
+    ];
+    let r1 = vec![
+        p2p(0, false, 0, 1_000, 0, &[]),
+        p2p(1, false, 0, 2_000, 0, &[]),
+    ];
+    write(d.path(), &[r0, r1], None);
+    let r = run(d.path(), 64).unwrap();
+    assert_eq!(r.per_rank[1].iteration_s, secs(12 * US));
+    assert_eq!(path_ids(&r), vec![(0, 0), (0, 1)]);
+    assert_eq!(r.transfers, 2);
+}
+
+#[test]
 fn num_ops_go_through_the_roofline() {
     let d = tempfile::tempdir().unwrap();
     let mut n = comp(0, 0, &[]);

@@ -126,6 +126,51 @@ fn check(text: &str, spec: &str, lb: Lb) {
     );
 }
 
+const DP_ONLY: &str = "
+name: dp-16
+gpus: 16
+parallelism: { tp: 1, pp: 1, dp: 16 }
+model:
+  parameters: 1.0e9
+  layers: 8
+  hidden: 2048
+  sequence_length: 2048
+  micro_batch: 1
+  global_batch: 64
+compute: { peak_tflops: 989, efficiency: 0.4 }
+";
+
+#[test]
+fn a_data_parallel_job_over_all_ranks_replays_to_its_step_time() {
+    // Its one DP group has every rank, as the implied world group does: simulated once.
+    check(DP_ONLY, "llama3-24k", Lb::Ecmp);
+}
+
+#[test]
+fn synthesizing_into_a_directory_holding_a_trace_is_refused() {
+    let it = job::parse("job.yaml", DP_ONLY).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    synth::write(&it, dir.path(), "trace", true, &|_| {}).unwrap();
+    let e = synth::write(&it, dir.path(), "other", true, &|_| {}).unwrap_err();
+    assert!(e.to_string().contains("already holds a trace"), "{e}");
+}
+
+#[test]
+fn metadata_a_replay_cannot_use_is_refused() {
+    use aifabric_chakra::info::TraceInfo;
+    let bad = TraceInfo {
+        efficiency: Some(0.0),
+        ..TraceInfo::default()
+    };
+    assert!(bad.check().unwrap_err().contains("`efficiency` is 0"));
+    let bad = TraceInfo {
+        scale_up_gpus: Some(0),
+        ..TraceInfo::default()
+    };
+    assert!(bad.check().is_err());
+    assert!(TraceInfo::default().check().is_ok());
+}
+
 #[test]
 fn a_dense_job_replays_to_its_step_time() {
     check(DENSE, "llama3-24k", Lb::Ecmp);
