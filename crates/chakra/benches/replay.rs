@@ -6,9 +6,7 @@
 
 use aifabric_chakra::fabric::{replay_on, FabricOptions};
 use aifabric_chakra::{synth, TraceSet};
-use aifabric_engine::{Lb, NetParams};
 use aifabric_model::Scenario;
-use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::time::Duration;
 
@@ -35,20 +33,7 @@ communication: {{ dp: reduce_scatter_all_gather, dp_overlap: 0.5 }}
 fn bench(c: &mut Criterion) {
     let f = aifabric_spec::load("llama3-24k").unwrap();
     let healthy = Scenario::healthy(&f);
-    let opts = FabricOptions {
-        placement: None,
-        lb: Lb::Ecmp,
-        seed: 1,
-        channels: 0,
-        plan: AsnPlan::Rfc7938,
-        bgp: BgpConfig::default(),
-        params: NetParams::default(),
-        scale_up_fixed: false,
-        alpha_s: None,
-        peak_flops_per_s: None,
-        efficiency: None,
-        window: 1024,
-    };
+    let opts = FabricOptions::default();
     let mut g = c.benchmark_group("replay");
     g.sample_size(10);
     for gpus in [512u32, 4096] {

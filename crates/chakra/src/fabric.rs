@@ -232,6 +232,27 @@ pub struct FabricOptions {
     pub window: u32,
 }
 
+impl Default for FabricOptions {
+    /// ECMP, seed 1, automatic channels, RFC 7938 ASNs, default BGP and network, the trace's
+    /// placement, roofline and latency, a window of 1,024 nodes.
+    fn default() -> Self {
+        FabricOptions {
+            placement: None,
+            lb: Lb::Ecmp,
+            seed: 1,
+            channels: 0,
+            plan: AsnPlan::Rfc7938,
+            bgp: BgpConfig::default(),
+            params: NetParams::default(),
+            scale_up_fixed: false,
+            alpha_s: None,
+            peak_flops_per_s: None,
+            efficiency: None,
+            window: 1024,
+        }
+    }
+}
+
 /// A replay on a fabric, with the healthy fabric's when a scenario damages it.
 #[derive(Clone, Debug, Serialize)]
 pub struct FabricReplay {

@@ -6,7 +6,9 @@
 //!   node types counted) and an atomic writer, trace directories and communicator groups;
 //! - [`synth`]: a trace per rank from a job file's iteration;
 //! - [`scale`]: a trace rescaled to more ranks by replicating its data-parallel structure;
-//! - [`replay`]: the trace's DAG timed on a fabric, collectives on the flow-level engine.
+//! - [`info`]: what a trace's metadata says about its machine (roofline, latency, scale-up);
+//! - [`replay`]: the trace's DAG timed rank by rank, generic over a [`replay::Timer`];
+//! - [`fabric`]: the timer on the flow-level engine, and [`fabric::replay_on`] a fabric.
 
 pub mod fabric;
 pub mod info;

@@ -320,7 +320,7 @@ impl<'a> Synth<'a> {
     }
 }
 
-/// What [`write`] wrote.
+/// What [`write()`] wrote.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Written {
     /// Ranks (files).

@@ -45,18 +45,8 @@ placement: packed
 
 fn opts(lb: Lb) -> FabricOptions {
     FabricOptions {
-        placement: None,
         lb,
-        seed: 1,
-        channels: 0,
-        plan: AsnPlan::Rfc7938,
-        bgp: BgpConfig::default(),
-        params: NetParams::default(),
-        scale_up_fixed: false,
-        alpha_s: None,
-        peak_flops_per_s: None,
-        efficiency: None,
-        window: 4096,
+        ..FabricOptions::default()
     }
 }
 
