@@ -382,7 +382,6 @@ struct Rank {
     finished: Vec<Remembered>,
     seen: Seen,
     horizon: (Ps, u32),
-    pos: u64,
     last_comp: Option<u64>,
     end: (Ps, u32),
     compute: Ps,
@@ -725,7 +724,6 @@ struct Sim<'t, T: Timer> {
     pgs: Vec<GroupState>,
     channels: FxHashMap<ChannelKey, Channel>,
     ready: Vec<(u32, u32)>,
-    warnings: Warnings,
     window_bound: u64,
     collectives: u64,
     transfers: u64,
@@ -825,7 +823,6 @@ impl<'t, T: Timer> Sim<'t, T> {
     fn add(&mut self, r: u32, id: u64, kind: Kind, deps: &[u64]) -> Result<(), ReplayError> {
         let rk = &mut self.ranks[r as usize];
         rk.nodes += 1;
-        rk.pos += 1;
         if !rk.seen.insert(id) {
             return Err(self.node_error(
                 r,
@@ -1438,7 +1435,6 @@ pub fn replay<T: Timer>(
             finished: vec![(0, 0, NONE); cfg.window.next_power_of_two() as usize],
             seen: Seen::default(),
             horizon: (0, NONE),
-            pos: 0,
             last_comp: None,
             end: (0, NONE),
             compute: 0,
@@ -1455,7 +1451,6 @@ pub fn replay<T: Timer>(
         pgs: (0..groups.len()).map(|_| GroupState::default()).collect(),
         channels: FxHashMap::default(),
         ready: Vec::new(),
-        warnings: Warnings::default(),
         window_bound: 0,
         collectives: 0,
         transfers: 0,
@@ -1563,7 +1558,7 @@ pub fn replay<T: Timer>(
         critical_path,
         collectives: sim.collectives,
         transfers: sim.transfers,
-        warnings: sim.feeds.iter().fold(sim.warnings, |mut w, f| {
+        warnings: sim.feeds.iter().fold(Warnings::default(), |mut w, f| {
             w.add(&f.warnings);
             w
         }),
