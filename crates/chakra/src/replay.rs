@@ -383,6 +383,8 @@ struct Rank {
     seen: Seen,
     horizon: (Ps, u32),
     last_comp: Option<u64>,
+    /// Its file was read to the end and checked.
+    ended: bool,
     end: (Ps, u32),
     compute: Ps,
     nodes: u64,
@@ -503,13 +505,31 @@ struct Feed {
     p2p_seq: FxHashMap<(u32, u64, bool), u32>,
     warnings: Warnings,
     node: NodeCore,
+    /// The next batch, decoded while the replay takes the current one.
+    ahead: Option<Batch>,
+    /// A used batch, its buffers kept for the next decoding.
+    spare: Batch,
+}
+
+/// Decoded nodes of one rank, in file order.
+#[derive(Default)]
+struct Batch {
     ids: Vec<u64>,
     kinds: Vec<Kind>,
     dep_end: Vec<u32>,
     deps: Vec<u64>,
     next: usize,
+    /// Raised when the replay reaches it.
     failure: Option<ReplayError>,
-    ended: bool,
+    /// The file ends with this batch.
+    last: bool,
+}
+
+impl Batch {
+    /// Whether every node was taken.
+    fn dry(&self) -> bool {
+        self.next == self.ids.len()
+    }
 }
 
 /// Nodes decoded ahead per rank.
@@ -666,15 +686,19 @@ impl Feed {
 
     /// Decode up to `n` more nodes; stops at the end of the file or at an error (kept to be
     /// raised when the replay reaches it).
-    fn refill(&mut self, cx: &DecodeCx, r: u32, n: usize) {
-        self.ids.clear();
-        self.kinds.clear();
-        self.dep_end.clear();
-        self.deps.clear();
-        self.next = 0;
+    fn decode(&mut self, cx: &DecodeCx, r: u32, n: usize) -> Batch {
+        let mut b = std::mem::take(&mut self.spare);
+        b.ids.clear();
+        b.kinds.clear();
+        b.dep_end.clear();
+        b.deps.clear();
+        b.next = 0;
+        b.failure = None;
+        b.last = false;
         let mut node = std::mem::take(&mut self.node);
-        while self.ids.len() < n {
+        while b.ids.len() < n {
             let Some(reader) = self.reader.as_mut() else {
+                b.last = true;
                 break;
             };
             match reader.next_into(&mut node) {
@@ -682,41 +706,41 @@ impl Feed {
                 Ok(false) => {
                     self.warnings.add(&reader.warnings);
                     self.reader = None;
+                    b.last = true;
                     break;
                 }
                 Err(e) => {
                     self.reader = None;
-                    self.failure = Some(e.into());
+                    b.failure = Some(e.into());
+                    b.last = true;
                     break;
                 }
             }
             match self.kind_of(cx, r, &node) {
                 Ok(k) => {
-                    self.ids.push(node.id);
-                    self.kinds.push(k);
-                    self.deps.extend_from_slice(&node.data_deps);
-                    self.deps.extend_from_slice(&node.ctrl_deps);
-                    self.dep_end.push(self.deps.len() as u32);
+                    b.ids.push(node.id);
+                    b.kinds.push(k);
+                    b.deps.extend_from_slice(&node.data_deps);
+                    b.deps.extend_from_slice(&node.ctrl_deps);
+                    b.dep_end.push(b.deps.len() as u32);
                 }
                 Err(e) => {
                     self.reader = None;
-                    self.failure = Some(e);
+                    b.failure = Some(e);
+                    b.last = true;
                     break;
                 }
             }
         }
         self.node = node;
-    }
-
-    /// Whether every decoded node was taken.
-    fn dry(&self) -> bool {
-        self.next == self.ids.len()
+        b
     }
 }
 
 struct Sim<'t, T: Timer> {
     ranks: Vec<Rank>,
-    feeds: Vec<Feed>,
+    /// Each rank's current batch of decoded nodes.
+    batches: Vec<Batch>,
     scratch: Vec<u64>,
     groups: &'t Groups,
     timer: &'t mut T,
@@ -762,13 +786,13 @@ impl<'t, T: Timer> Sim<'t, T> {
     fn pump(&mut self, r: u32) -> Result<bool, ReplayError> {
         let mut any = false;
         loop {
-            let f = &mut self.feeds[r as usize];
+            let f = &mut self.batches[r as usize];
             if f.dry() {
                 if let Some(e) = f.failure.take() {
                     return Err(e);
                 }
-                if f.reader.is_none() && !f.ended {
-                    f.ended = true;
+                if f.last && !self.ranks[r as usize].ended {
+                    self.ranks[r as usize].ended = true;
                     self.finish_file(r)?;
                 }
                 return Ok(any);
@@ -776,7 +800,7 @@ impl<'t, T: Timer> Sim<'t, T> {
             if self.ranks[r as usize].live >= self.lookahead {
                 return Ok(any);
             }
-            let f = &mut self.feeds[r as usize];
+            let f = &mut self.batches[r as usize];
             let i = f.next;
             f.next += 1;
             let (id, kind) = (f.ids[i], f.kinds[i]);
@@ -1379,7 +1403,7 @@ pub fn groups_of(set: &TraceSet) -> Result<Groups, ReplayError> {
 }
 
 /// Replay the trace in `set` with `groups`, timing communication with `timer`.
-pub fn replay<T: Timer>(
+pub fn replay<T: Timer + Send>(
     set: &TraceSet,
     groups: &Groups,
     timer: &mut T,
@@ -1417,13 +1441,8 @@ pub fn replay<T: Timer>(
             p2p_seq: FxHashMap::default(),
             warnings: Warnings::default(),
             node: NodeCore::default(),
-            ids: Vec::new(),
-            kinds: Vec::new(),
-            dep_end: Vec::new(),
-            deps: Vec::new(),
-            next: 0,
-            failure: None,
-            ended: false,
+            ahead: None,
+            spare: Batch::default(),
         });
         ranks.push(Rank {
             file,
@@ -1436,14 +1455,15 @@ pub fn replay<T: Timer>(
             seen: Seen::default(),
             horizon: (0, NONE),
             last_comp: None,
+            ended: false,
             end: (0, NONE),
             compute: 0,
             nodes: 0,
         });
     }
     let mut sim = Sim {
+        batches: (0..ranks.len()).map(|_| Batch::default()).collect(),
         ranks,
-        feeds,
         scratch: Vec::new(),
         groups,
         timer,
@@ -1467,37 +1487,71 @@ pub fn replay<T: Timer>(
         ranks: n,
     };
     loop {
-        // Decode ahead, in parallel, for the ranks that ran dry and can take more.
-        let lookahead = sim.lookahead;
-        let mut any = sim
-            .feeds
-            .par_iter_mut()
-            .zip(&sim.ranks)
-            .enumerate()
-            .filter(|(_, (f, rk))| f.dry() && f.reader.is_some() && rk.live < lookahead)
-            .map(|(r, (f, _))| {
-                f.refill(&cx, r as u32, BATCH);
-                1
-            })
-            .sum::<usize>()
-            > 0;
-        for r in 0..n {
-            any |= sim.pump(r)?;
+        // Take the batches decoded ahead where the current one is used up.
+        let mut any = false;
+        for (b, f) in sim.batches.iter_mut().zip(&mut feeds) {
+            if b.dry() && b.failure.is_none() && !b.last {
+                if let Some(next) = f.ahead.take() {
+                    f.spare = std::mem::replace(b, next);
+                    any = true;
+                }
+            }
         }
+        // Replay what is decoded while the next batches are decoded (in parallel over
+        // ranks): each rank is always one batch ahead.
+        let (replayed, decoded) = rayon::join(
+            || -> Result<bool, ReplayError> {
+                let mut any = false;
+                for r in 0..n {
+                    any |= sim.pump(r)?;
+                }
+                Ok(any)
+            },
+            || {
+                feeds
+                    .par_iter_mut()
+                    .enumerate()
+                    .filter(|(_, f)| f.ahead.is_none() && f.reader.is_some())
+                    .map(|(r, f)| {
+                        f.ahead = Some(f.decode(&cx, r as u32, BATCH));
+                        1
+                    })
+                    .sum::<usize>()
+                    > 0
+            },
+        );
+        any |= replayed? | decoded;
         progress(sim.ranks.iter().map(|r| r.nodes).sum());
+        let unread = |sim: &Sim<T>, feeds: &[Feed]| {
+            feeds
+                .iter()
+                .any(|f| f.reader.is_some() || f.ahead.as_ref().is_some_and(|b| !b.dry()))
+                || sim.batches.iter().any(|b| !b.dry())
+        };
         if !any {
-            if sim.lookahead < cfg.window
-                && sim.feeds.iter().any(|f| f.reader.is_some() || !f.dry())
-            {
+            if sim.lookahead < cfg.window && unread(&sim, &feeds) {
                 sim.lookahead = sim.lookahead.saturating_mul(2).min(cfg.window);
                 continue;
             }
             break;
         }
     }
-    if sim.feeds.iter().any(|f| f.reader.is_some() || !f.dry()) {
-        // A damaged file or a missing dependency behind the full window says more.
-        if let Some(e) = sim.feeds.iter_mut().find_map(|f| f.failure.take()) {
+    let unread = feeds
+        .iter()
+        .any(|f| f.reader.is_some() || f.ahead.as_ref().is_some_and(|b| !b.dry()))
+        || sim.batches.iter().any(|b| !b.dry());
+    if unread {
+        // A damaged file behind the full window says more.
+        let failure = sim
+            .batches
+            .iter_mut()
+            .find_map(|b| b.failure.take())
+            .or_else(|| {
+                feeds
+                    .iter_mut()
+                    .find_map(|f| f.ahead.as_mut().and_then(|b| b.failure.take()))
+            });
+        if let Some(e) = failure {
             return Err(e);
         }
         sim.check_cycles()?;
@@ -1558,7 +1612,7 @@ pub fn replay<T: Timer>(
         critical_path,
         collectives: sim.collectives,
         transfers: sim.transfers,
-        warnings: sim.feeds.iter().fold(Warnings::default(), |mut w, f| {
+        warnings: feeds.iter().fold(Warnings::default(), |mut w, f| {
             w.add(&f.warnings);
             w
         }),
