@@ -77,10 +77,10 @@ pub fn render_scaled(s: &Scaled, out: &Path) -> String {
         s.nodes,
         out.display(),
         s.ranks / s.from_ranks.max(1),
-        if s.dp_groups.is_empty() {
-            "none".to_string()
-        } else {
-            s.dp_groups.join(", ")
+        match s.dp_groups.len() {
+            0 => "none".to_string(),
+            n if n <= 8 => s.dp_groups.join(", "),
+            n => format!("{} and {} more", s.dp_groups[..8].join(", "), n - 8),
         },
         s.replicated_groups
     )
@@ -129,15 +129,23 @@ pub fn render_replay(x: &FabricReplay) -> String {
         .min_by(|a, b| a.iteration_s.total_cmp(&b.iteration_s));
     let _ = writeln!(out, "iteration {} ms", ms(r.iteration_s));
     if let (Some(s), Some(f)) = (slowest, fastest) {
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "  slowest rank {}: compute {} ms + exposed communication {} ms; fastest rank {} ends at {} ms",
+            "  slowest rank {}: compute {} ms + exposed communication {} ms; ",
             s.rank,
             ms(s.compute_s),
-            ms(s.exposed_comm_s),
-            f.rank,
-            ms(f.iteration_s)
+            ms(s.exposed_comm_s)
         );
+        if f.iteration_s < s.iteration_s {
+            let _ = writeln!(
+                out,
+                "fastest rank {} ends at {} ms",
+                f.rank,
+                ms(f.iteration_s)
+            );
+        } else {
+            let _ = writeln!(out, "every rank ends together");
+        }
     }
     let _ = writeln!(
         out,
