@@ -400,11 +400,6 @@ impl Node {
     pub fn node_type(&self) -> Option<NodeType> {
         NodeType::try_from(self.r#type).ok()
     }
-
-    /// Encoded size, bytes (without its length prefix).
-    pub fn size(&self) -> usize {
-        self.encoded_len()
-    }
 }
 
 impl CollectiveCommType {

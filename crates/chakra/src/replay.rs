@@ -1364,9 +1364,7 @@ pub fn infer_groups(set: &TraceSet) -> Result<Groups, ReplayError> {
                 let name = attr(&node.attr, "pg_name")
                     .and_then(AttributeProto::as_text)
                     .unwrap_or_default();
-                if !names.contains(&name) {
-                    names.insert(name);
-                }
+                names.insert(name);
             }
         }
         for n in names {
@@ -1563,14 +1561,12 @@ pub fn replay<T: Timer + Send>(
     }
     sim.check_done()?;
     // The critical path: back from the last node to end (ties: the lowest rank).
-    let (mut last_rank, mut last) = (0u32, (0, NONE));
-    for (r, rk) in sim.ranks.iter().enumerate() {
+    let mut last = (0, NONE);
+    for rk in &sim.ranks {
         if rk.end.0 > last.0 || last.1 == NONE {
             last = rk.end;
-            last_rank = r as u32;
         }
     }
-    let _ = last_rank;
     let mut steps: Vec<(u32, u64, u8, Ps, Ps)> = Vec::new();
     let mut l = last.1;
     while l != NONE {
