@@ -4,13 +4,19 @@
 //! of the collective is the union of every group's phase `k`. Each transfer becomes
 //! `channels x QPs` flows. A phase is simulated as a fluid: flows get max-min fair rates
 //! ([`crate::maxmin`]); at the first completion the rates are recomputed for the flows
-//! left, and so on until all are done (the makespan). A phase repeated r times costs r x
-//! (per-step latency + its slowest path's latency + makespan): a ring step cannot start
-//! before the previous chunk arrived.
+//! left, and so on until all are done (the makespan).
 //!
-//! Phases are independent, so they are simulated in parallel (rayon) and summed in order:
-//! the result does not depend on the thread count.
+//! **Timing.** Steps are pipelined, not in lockstep ([`crate::chain`]): a collective takes
+//! the bandwidth term (each phase's makespan times its `repeat`), plus the per-step software
+//! latency times the steps, plus the longest chain of path latencies through the steps (a
+//! rank's step waits for its own previous step and for the data it depends on, which paid
+//! the path latency of its transfer). A ring over two regions pays the cross-region fibre on
+//! the steps whose chunk crosses it, not on every step.
+//!
+//! Phases are independent for bandwidth, so they are simulated in parallel (rayon) in
+//! windows and folded in order: the result does not depend on the thread count.
 
+use crate::chain::{Chain, Edge};
 use crate::maxmin::{FlowSet, MaxMin};
 use crate::net::{flow_hash, Lb, Net, NoPath, PathWs};
 use crate::te;
@@ -167,7 +173,9 @@ struct PhaseWs {
 /// Result of one phase.
 struct PhaseOut {
     makespan_s: f64,
-    latency_s: f64,
+    /// Path latency of each transfer of each group (group-major), seconds: the slowest of
+    /// its queue pairs and, when split, of its branches.
+    latency_s: Vec<f64>,
     flows: u64,
     /// (global resource, bytes carried in one repetition).
     carried: Vec<(u32, f64)>,
@@ -353,13 +361,16 @@ fn run_phase(
     ws.flows.clear();
     ws.bytes.clear();
     let qps = c.lb.qps();
-    let mut latency = 0.0f64;
+    let nt = phase.transfers.len();
+    let mut latency = vec![0.0f64; c.groups.len() * nt];
+    let mut te_transfer: Vec<usize> = Vec::new();
     let mut unreachable: Option<(u64, String, NoPath)> = None;
     let mut te_cands: Vec<Vec<Vec<(u32, f64)>>> = Vec::new();
     let mut te_lat: Vec<Vec<f64>> = Vec::new();
     let te_k: u32 = 8;
-    for grp in &c.groups {
-        for t in &phase.transfers {
+    for (gi, grp) in c.groups.iter().enumerate() {
+        for (ti, t) in phase.transfers.iter().enumerate() {
+            let tix = gi * nt + ti;
             let (src, dst) = (grp[t.src as usize], grp[t.dst as usize]);
             let r = net.dest_speaker(dst).and_then(|s| routes.get(s));
             let share = t.bytes / f64::from(qps);
@@ -413,10 +424,11 @@ fn run_phase(
                 if c.lb == Lb::Te {
                     te_lat.push(cands.iter().map(|c| c.1).collect());
                     te_cands.push(cands.into_iter().map(|c| c.0).collect());
+                    te_transfer.push(tix);
                     ws.bytes.push(share);
                     continue;
                 }
-                latency = latency.max(path_latency);
+                latency[tix] = latency[tix].max(path_latency);
                 push_flow(net, ws, share);
             }
         }
@@ -428,7 +440,8 @@ fn run_phase(
         for (i, (cands, &k)) in te_cands.iter().zip(&choice.picks).enumerate() {
             ws.uses.clear();
             ws.uses.extend_from_slice(&cands[k]);
-            latency = latency.max(te_lat[i][k]);
+            let tix = te_transfer[i];
+            latency[tix] = latency[tix].max(te_lat[i][k]);
             push_flow(net, ws, bytes[i]);
         }
         // The LP optimum is a lower bound: a negative gap is the solver's tolerance.
@@ -535,39 +548,85 @@ pub fn simulate(
             channels(net, c),
         )?,
         None => aifabric_workload::Schedule {
-            phases: vec![Phase {
-                transfers: vec![aifabric_workload::Transfer {
+            phases: vec![Phase::repeated(
+                vec![aifabric_workload::Transfer {
                     src: 0,
                     dst: 1,
                     bytes: c.bytes,
                     channel: 0,
                 }],
-                repeat: 1,
-            }],
+                1,
+            )],
         },
     };
-    // One workspace per chunk of phases (its dense resource map is large): a few chunks per
-    // thread balance the load.
-    let chunk = sched
-        .phases
-        .len()
-        .div_ceil(4 * rayon::current_num_threads())
-        .max(1);
-    let outs: Vec<PhaseOut> = sched
-        .phases
-        .par_chunks(chunk)
-        .flat_map_iter(|ps| {
-            let mut ws = PhaseWs::default();
-            ps.iter()
-                .map(|p| run_phase(net, routes, c, p, &mut ws))
-                .collect::<Vec<_>>()
-        })
+    // Phases run in parallel in windows, one workspace per chunk of a window (its dense
+    // resource map is large), and are folded in order: chains need the phases in sequence,
+    // and a window bounds the per-transfer latencies held at once.
+    let threads = rayon::current_num_threads();
+    let chunks = 4 * threads;
+    let window = (chunks * 16).max(1);
+    let mut wss: Vec<PhaseWs> = (0..chunks.min(sched.phases.len()))
+        .map(|_| PhaseWs::default())
         .collect();
-    if let Some((count, first, why)) = outs
+    let nch = sched
+        .phases
         .iter()
-        .filter_map(|o| o.unreachable.clone())
-        .reduce(|a, b| (a.0 + b.0, a.1, a.2))
-    {
+        .flat_map(|p| p.transfers.iter().map(|t| t.channel + 1))
+        .max()
+        .unwrap_or(1) as usize;
+    let slot = |g: usize, ch: u32, rank: u32| (g * nch + ch as usize) * n as usize + rank as usize;
+    let mut chain = Chain::new(c.groups.len() * nch * n as usize);
+    let mut edges: Vec<Edge> = Vec::new();
+    let mut unreachable: Option<(u64, String, NoPath)> = None;
+    let mut alpha_total = 0.0;
+    let mut xfer = 0.0;
+    let mut flows = 0;
+    let mut carried: FxHashMap<u32, f64> = FxHashMap::default();
+    let mut te_gap: Option<f64> = None;
+    for win in sched.phases.chunks(window) {
+        let chunk = win.len().div_ceil(chunks).max(1);
+        let outs: Vec<PhaseOut> = win
+            .par_chunks(chunk)
+            .zip(wss.par_iter_mut())
+            .flat_map_iter(|(ps, ws)| {
+                ps.iter()
+                    .map(|p| run_phase(net, routes, c, p, ws))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for (p, o) in win.iter().zip(outs) {
+            if let Some(u) = o.unreachable {
+                let e = unreachable.get_or_insert((0, u.1, u.2));
+                e.0 += u.0;
+            }
+            if unreachable.is_some() {
+                continue;
+            }
+            let r = f64::from(p.repeat);
+            alpha_total += f64::from(p.steps) * c.alpha_s;
+            xfer += r * o.makespan_s;
+            flows += o.flows;
+            for &(res, b) in &o.carried {
+                *carried.entry(res).or_default() += r * b;
+            }
+            if let Some(g) = o.te_gap {
+                te_gap = Some(te_gap.map_or(g, |x: f64| x.max(g)));
+            }
+            edges.clear();
+            let nt = p.transfers.len();
+            for gi in 0..c.groups.len() {
+                for (ti, t) in p.transfers.iter().enumerate() {
+                    edges.push((
+                        slot(gi, t.channel, t.src) as u32,
+                        slot(gi, t.channel, t.dst) as u32,
+                        o.latency_s[gi * nt + ti],
+                    ));
+                }
+            }
+            chain.apply(&edges, p.steps);
+        }
+    }
+    if let Some((count, first, why)) = unreachable {
         return Err(SimError::Unreachable {
             count,
             first,
@@ -578,30 +637,8 @@ pub fn simulate(
             },
         });
     }
-    let mut time = 0.0;
-    let mut lat = 0.0;
-    let mut xfer = 0.0;
-    let mut flows = 0;
-    let mut carried: FxHashMap<u32, f64> = FxHashMap::default();
-    let mut te_gap: Option<f64> = None;
-    for (p, o) in sched.phases.iter().zip(&outs) {
-        let r = f64::from(p.repeat);
-        let step_lat = if p.transfers.is_empty() {
-            c.alpha_s
-        } else {
-            c.alpha_s + o.latency_s
-        };
-        time += r * (step_lat + o.makespan_s);
-        lat += r * step_lat;
-        xfer += r * o.makespan_s;
-        flows += o.flows;
-        for &(res, b) in &o.carried {
-            *carried.entry(res).or_default() += r * b;
-        }
-        if let Some(g) = o.te_gap {
-            te_gap = Some(te_gap.map_or(g, |x: f64| x.max(g)));
-        }
-    }
+    let lat = alpha_total + chain.longest();
+    let time = xfer + lat;
     let (tiers, bottlenecks, utilization_histogram) = utilization(net, &carried, xfer);
     let (alg, bus) = match c.op {
         Some(op) if time > 0.0 => (alg_bw_gbs(c.bytes, time), bus_bw_gbs(op, n, c.bytes, time)),

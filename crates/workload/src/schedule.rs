@@ -3,8 +3,14 @@
 //! A [`Schedule`] is a list of [`Phase`]s run one after the other. A phase is a set of
 //! transfers that run at the same time (one communication step of every rank), repeated
 //! `repeat` times: the ring's 2(n - 1) steps all have the same pattern (rank i sends a chunk
-//! to rank i + 1), so the engine simulates the pattern once and multiplies. Each repetition
-//! pays the per-step latency once.
+//! to rank i + 1), so the engine simulates the pattern once and multiplies its bandwidth time.
+//!
+//! **Dependencies.** Each step of a phase is also a link in the chains of dependencies that
+//! set the latency of a pipelined collective: at step s, rank `dst` can go on once it has
+//! received what `src` sent at step s - 1. A phase is `steps` such steps in a row over its
+//! transfers (usually `steps == repeat`; a pipelined tree moves its data once but its chunks
+//! cross every level: `repeat` 1, `steps` the depth). Each step pays the per-step software
+//! latency once; the engine charges path latency only along the chains.
 //!
 //! Sizes follow nccl-tests (REFERENCE.md formula 1): `bytes` is the whole buffer of an
 //! all-reduce, the whole output of an all-gather, the whole input of a reduce-scatter and the
@@ -39,8 +45,22 @@ pub struct Transfer {
 pub struct Phase {
     /// The transfers of one step.
     pub transfers: Vec<Transfer>,
-    /// How many identical steps in a row.
+    /// How many times the transfers' bytes move (bandwidth term).
     pub repeat: u32,
+    /// How many dependency steps the pattern makes (latency term): each pays the per-step
+    /// software latency, and data crosses a transfer's path once per step.
+    pub steps: u32,
+}
+
+impl Phase {
+    /// A phase of `repeat` identical steps.
+    pub fn repeated(transfers: Vec<Transfer>, repeat: u32) -> Phase {
+        Phase {
+            transfers,
+            repeat,
+            steps: repeat,
+        }
+    }
 }
 
 /// A collective as phases.
@@ -53,7 +73,7 @@ pub struct Schedule {
 impl Schedule {
     /// Number of latency-paying steps.
     pub fn steps(&self) -> u64 {
-        self.phases.iter().map(|p| u64::from(p.repeat)).sum()
+        self.phases.iter().map(|p| u64::from(p.steps)).sum()
     }
 
     /// Bytes each rank sends in total, summed over ranks (for checks).
@@ -138,10 +158,11 @@ fn ring(n: u32, chunk: f64, repeat: u32, g: u32, channels: u32) -> Phase {
             });
         }
     }
-    Phase { transfers, repeat }
+    Phase::repeated(transfers, repeat)
 }
 
-/// Every transfer of `phases` split over `channels`.
+/// Every transfer of `phases` split over `channels`: a transfer of channel k goes to
+/// channels `k x channels .. (k + 1) x channels`.
 fn split(phases: Vec<Phase>, channels: u32) -> Vec<Phase> {
     if channels <= 1 {
         return phases;
@@ -153,12 +174,13 @@ fn split(phases: Vec<Phase>, channels: u32) -> Vec<Phase> {
                 .flat_map(|c| {
                     p.transfers.iter().map(move |t| Transfer {
                         bytes: t.bytes / f64::from(channels),
-                        channel: c,
+                        channel: t.channel * channels + c,
                         ..*t
                     })
                 })
                 .collect(),
             repeat: p.repeat,
+            steps: p.steps,
         })
         .collect()
 }
@@ -201,16 +223,18 @@ pub fn schedule(
         }
         (Op::AllToAll, Algo::Direct) => split(
             (1..n)
-                .map(|k| Phase {
-                    transfers: (0..n)
-                        .map(|i| Transfer {
-                            src: i,
-                            dst: (i + k) % n,
-                            bytes: bytes / nf,
-                            channel: 0,
-                        })
-                        .collect(),
-                    repeat: 1,
+                .map(|k| {
+                    Phase::repeated(
+                        (0..n)
+                            .map(|i| Transfer {
+                                src: i,
+                                dst: (i + k) % n,
+                                bytes: bytes / nf,
+                                channel: 0,
+                            })
+                            .collect(),
+                        1,
+                    )
                 })
                 .collect(),
             channels,
@@ -235,7 +259,11 @@ pub fn schedule(
 /// Double binary tree: tree A is the heap-shaped tree over ranks (parent of i is (i - 1) / 2),
 /// tree B the same over the reversed rank order, so most leaves of A are inner nodes of B.
 /// Each tree carries half the buffer; pipelining makes every edge of both trees busy at once,
-/// first upward (reduce), then downward (broadcast).
+/// first upward (reduce), then downward (broadcast). As in NCCL, the two trees run on
+/// different channels (A on channel 0, B on 1), so their chains never mix. The bytes move
+/// once per edge (`repeat` is 1) while the chunks cross every level of the tree (`steps` is
+/// its depth in levels), so a long edge's latency is paid once per direction on each chain
+/// that crosses it.
 fn tree(n: u32, bytes: f64) -> Vec<Phase> {
     let half = bytes / 2.0;
     let mut up = Vec::with_capacity(2 * n as usize);
@@ -251,7 +279,7 @@ fn tree(n: u32, bytes: f64) -> Vec<Phase> {
             src: n - 1 - i,
             dst: n - 1 - p,
             bytes: half,
-            channel: 0,
+            channel: 1,
         });
     }
     let down = up
@@ -262,20 +290,18 @@ fn tree(n: u32, bytes: f64) -> Vec<Phase> {
             ..*t
         })
         .collect();
-    // Pipeline fill: the depth of the tree in latency-paying steps, up and down.
+    // Pipeline fill: the depth of the heap in levels, up and down.
     let depth = 32 - n.leading_zeros();
     vec![
         Phase {
             transfers: up,
             repeat: 1,
+            steps: depth,
         },
         Phase {
             transfers: down,
             repeat: 1,
-        },
-        Phase {
-            transfers: Vec::new(),
-            repeat: 2 * depth.saturating_sub(1),
+            steps: depth,
         },
     ]
 }
@@ -284,16 +310,18 @@ fn tree(n: u32, bytes: f64) -> Vec<Phase> {
 /// at distance n / 2^(k+1); doubling (all-gather) runs the same steps in reverse order.
 fn halving_doubling(op: Op, n: u32, bytes: f64) -> Vec<Phase> {
     let steps = n.trailing_zeros();
-    let per = |k: u32| Phase {
-        transfers: (0..n)
-            .map(|i| Transfer {
-                src: i,
-                dst: i ^ (n >> (k + 1)),
-                bytes: bytes / f64::from(1u32 << (k + 1)),
-                channel: 0,
-            })
-            .collect(),
-        repeat: 1,
+    let per = |k: u32| {
+        Phase::repeated(
+            (0..n)
+                .map(|i| Transfer {
+                    src: i,
+                    dst: i ^ (n >> (k + 1)),
+                    bytes: bytes / f64::from(1u32 << (k + 1)),
+                    channel: 0,
+                })
+                .collect(),
+            1,
+        )
     };
     match op {
         Op::ReduceScatter => (0..steps).map(per).collect(),
@@ -301,6 +329,7 @@ fn halving_doubling(op: Op, n: u32, bytes: f64) -> Vec<Phase> {
         _ => (0..steps)
             .map(|k| Phase {
                 repeat: 2,
+                steps: 2,
                 ..per(k)
             })
             .collect(),
@@ -318,27 +347,31 @@ fn hierarchical(op: Op, n: u32, bytes: f64, g: u32) -> Result<Schedule, Schedule
     let domains = n / g;
     let gf = f64::from(g);
     let df = f64::from(domains);
-    let inside = |chunk: f64, repeat: u32| Phase {
-        transfers: (0..n)
-            .map(|i| Transfer {
-                src: i,
-                dst: i - i % g + (i % g + 1) % g,
-                bytes: chunk,
-                channel: 0,
-            })
-            .collect(),
-        repeat,
+    let inside = |chunk: f64, repeat: u32| {
+        Phase::repeated(
+            (0..n)
+                .map(|i| Transfer {
+                    src: i,
+                    dst: i - i % g + (i % g + 1) % g,
+                    bytes: chunk,
+                    channel: 0,
+                })
+                .collect(),
+            repeat,
+        )
     };
-    let across = |chunk: f64, repeat: u32| Phase {
-        transfers: (0..n)
-            .map(|i| Transfer {
-                src: i,
-                dst: (i + g) % n,
-                bytes: chunk,
-                channel: 0,
-            })
-            .collect(),
-        repeat,
+    let across = |chunk: f64, repeat: u32| {
+        Phase::repeated(
+            (0..n)
+                .map(|i| Transfer {
+                    src: i,
+                    dst: (i + g) % n,
+                    bytes: chunk,
+                    channel: 0,
+                })
+                .collect(),
+            repeat,
+        )
     };
     let mut phases = Vec::new();
     // Inside: reduce-scatter (or all-gather) of the whole buffer over g ranks.
