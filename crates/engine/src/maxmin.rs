@@ -20,11 +20,31 @@
 
 /// Flows as lists of (link, share), stored flat: flow `f` owns
 /// `links[off[f]..off[f + 1]]` and the same range of `shares`.
+///
+/// A flow may also use one shared **split**: a list of (link, share) stored once for every
+/// flow that spreads over the fabric the same way (sprayed flows between the same two rack
+/// switches). Its shares count for each flow that uses it, so memory stays linear in flows
+/// plus splits, whatever the number of links a split spreads over.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSet {
     off: Vec<u32>,
     links: Vec<u32>,
     shares: Vec<f64>,
+    /// Per flow: its split + 1, or 0 for none.
+    split: Vec<u32>,
+    soff: Vec<u32>,
+    slinks: Vec<u32>,
+    sshares: Vec<f64>,
+}
+
+fn checked(uses: impl Iterator<Item = (u32, f64)>) -> impl Iterator<Item = (u32, f64)> {
+    uses.filter(|&(l, s)| {
+        assert!(
+            s.is_finite() && s >= 0.0,
+            "share {s} of link {l} is not >= 0"
+        );
+        s > 0.0
+    })
 }
 
 impl FlowSet {
@@ -32,8 +52,8 @@ impl FlowSet {
     pub fn new() -> Self {
         FlowSet {
             off: vec![0],
-            links: Vec::new(),
-            shares: Vec::new(),
+            soff: vec![0],
+            ..FlowSet::default()
         }
     }
 
@@ -47,12 +67,22 @@ impl FlowSet {
         self.push_iter(uses.iter().copied())
     }
 
-    /// Remove every flow, keeping the buffers.
+    /// Remove every flow and split, keeping the buffers.
     pub fn clear(&mut self) {
+        self.clear_flows();
+        self.soff.clear();
+        self.soff.push(0);
+        self.slinks.clear();
+        self.sshares.clear();
+    }
+
+    /// Remove every flow but keep the splits (their ids stay valid).
+    pub fn clear_flows(&mut self) {
         self.off.clear();
         self.off.push(0);
         self.links.clear();
         self.shares.clear();
+        self.split.clear();
     }
 
     /// [`FlowSet::push`] from an iterator.
@@ -61,20 +91,49 @@ impl FlowSet {
     ///
     /// Panics if a share is negative or not finite.
     pub fn push_iter(&mut self, uses: impl Iterator<Item = (u32, f64)>) -> u32 {
+        self.push_split_flow(uses, None)
+    }
+
+    /// Add a shared split: (link, share) pairs that every flow using it puts on the links;
+    /// returns its id.
+    ///
+    /// # Panics
+    ///
+    /// Panics if a share is negative or not finite.
+    pub fn add_split(&mut self, uses: impl Iterator<Item = (u32, f64)>) -> u32 {
+        if self.soff.is_empty() {
+            self.soff.push(0);
+        }
+        for (l, s) in checked(uses) {
+            self.slinks.push(l);
+            self.sshares.push(s);
+        }
+        self.soff.push(self.slinks.len() as u32);
+        (self.soff.len() - 2) as u32
+    }
+
+    /// Add a flow using `uses` directly and, if given, the shared split `split` too.
+    ///
+    /// # Panics
+    ///
+    /// Panics if a share is negative or not finite, or the split does not exist.
+    pub fn push_split_flow(
+        &mut self,
+        uses: impl Iterator<Item = (u32, f64)>,
+        split: Option<u32>,
+    ) -> u32 {
         if self.off.is_empty() {
             self.off.push(0);
         }
-        for (l, s) in uses {
-            assert!(
-                s.is_finite() && s >= 0.0,
-                "share {s} of link {l} is not >= 0"
-            );
-            if s > 0.0 {
-                self.links.push(l);
-                self.shares.push(s);
-            }
+        for (l, s) in checked(uses) {
+            self.links.push(l);
+            self.shares.push(s);
         }
         self.off.push(self.links.len() as u32);
+        if let Some(sp) = split {
+            assert!((sp as usize) < self.splits(), "split {sp} does not exist");
+        }
+        self.split.push(split.map_or(0, |x| x + 1));
         (self.off.len() - 2) as u32
     }
 
@@ -88,8 +147,30 @@ impl FlowSet {
         self.len() == 0
     }
 
-    /// The (link, share) pairs of flow `f`.
-    pub fn uses(&self, f: u32) -> impl Iterator<Item = (u32, f64)> + '_ {
+    /// Number of splits.
+    pub fn splits(&self) -> usize {
+        self.soff.len().saturating_sub(1)
+    }
+
+    /// The split flow `f` uses, if any.
+    pub fn split_of(&self, f: u32) -> Option<u32> {
+        self.split[f as usize].checked_sub(1)
+    }
+
+    /// The (link, share) pairs of split `s`.
+    pub fn split_uses(&self, s: u32) -> impl Iterator<Item = (u32, f64)> + '_ {
+        let (a, b) = (
+            self.soff[s as usize] as usize,
+            self.soff[s as usize + 1] as usize,
+        );
+        self.slinks[a..b]
+            .iter()
+            .copied()
+            .zip(self.sshares[a..b].iter().copied())
+    }
+
+    /// The (link, share) pairs flow `f` uses directly (not through its split).
+    pub fn direct_uses(&self, f: u32) -> impl Iterator<Item = (u32, f64)> + '_ {
         let (a, b) = (
             self.off[f as usize] as usize,
             self.off[f as usize + 1] as usize,
@@ -98,6 +179,26 @@ impl FlowSet {
             .iter()
             .copied()
             .zip(self.shares[a..b].iter().copied())
+    }
+
+    /// All the (link, share) pairs of flow `f`: direct, then its split's.
+    pub fn uses(&self, f: u32) -> impl Iterator<Item = (u32, f64)> + '_ {
+        let split = self.split_of(f);
+        self.direct_uses(f)
+            .chain(split.into_iter().flat_map(move |s| self.split_uses(s)))
+    }
+
+    /// Copy flow `f` of `other`, whose splits this set shares (same ids), into this set.
+    pub fn push_from(&mut self, other: &FlowSet, f: u32) -> u32 {
+        let split = other.split_of(f);
+        self.push_split_flow(other.direct_uses(f), split)
+    }
+
+    /// Make this set's splits those of `other` (flows are kept; use on an empty set).
+    pub fn copy_splits_from(&mut self, other: &FlowSet) {
+        self.soff.clone_from(&other.soff);
+        self.slinks.clone_from(&other.slinks);
+        self.sshares.clone_from(&other.sshares);
     }
 }
 
@@ -127,6 +228,17 @@ pub struct MaxMin {
     frozen: Vec<bool>,
     round: Vec<u32>,
     heap: IndexedHeap,
+    /// Splits: their flows (CSR), the entries of splits on each link (CSR over entry
+    /// indices), unfrozen flows per split, flows frozen this round, splits touched.
+    sfoff: Vec<u32>,
+    sflows: Vec<u32>,
+    lsoff: Vec<u32>,
+    lsent: Vec<u32>,
+    ssplit: Vec<u32>,
+    sunf: Vec<u32>,
+    sfroze: Vec<u32>,
+    sdone: Vec<bool>,
+    touched: Vec<u32>,
 }
 
 /// What progressive filling tracks per link.
@@ -140,6 +252,16 @@ struct LinkState {
     demand: f64,
     /// Unfrozen flows.
     unfrozen: u32,
+}
+
+impl LinkState {
+    /// Bring the link to `level`, then take `share` of demand and `count` flows off it.
+    fn leave(&mut self, level: f64, share: f64, count: u32) {
+        self.remaining -= self.demand * (level - self.level0);
+        self.level0 = level;
+        self.demand -= share;
+        self.unfrozen -= count;
+    }
 }
 
 /// Heap key of a fill level: non-negative finite floats order like their bit patterns.
@@ -159,41 +281,17 @@ impl MaxMin {
             capacity.iter().all(|&c| c >= 0.0),
             "capacities must be >= 0"
         );
-        // Transpose: link -> (flow, share).
-        self.loff.clear();
-        self.loff.resize(nl + 1, 0);
-        for &l in &flows.links {
+        for &l in flows.links.iter().chain(&flows.slinks) {
             assert!((l as usize) < nl, "flow uses link {l}, but there are {nl}");
-            self.loff[l as usize + 1] += 1;
         }
-        for l in 0..nl {
-            self.loff[l + 1] += self.loff[l];
-        }
-        // Fill the transpose with a cursor per link (a small array that stays in cache),
-        // then the per-link state from the counts and a sequential pass for the demands.
-        self.cursor.clear();
-        self.cursor.extend_from_slice(&self.loff[..nl]);
-        self.on_link.clear();
-        self.on_link.resize(flows.links.len(), 0);
-        for f in 0..flows.len() {
-            for &l in &flows.links[flows.off[f] as usize..flows.off[f + 1] as usize] {
-                let c = &mut self.cursor[l as usize];
-                self.on_link[*c as usize] = f as u32;
-                *c += 1;
-            }
-        }
-        self.demand0.clear();
-        self.demand0.resize(nl, 0.0);
-        for (&l, &s) in flows.links.iter().zip(&flows.shares) {
-            self.demand0[l as usize] += s;
-        }
+        self.transpose(nl, flows);
         self.st.clear();
         self.st.extend((0..nl).map(|l| LinkState {
             remaining: capacity[l],
             level0: 0.0,
             // Sum of the shares of unfrozen flows on the link.
             demand: self.demand0[l],
-            unfrozen: self.loff[l + 1] - self.loff[l],
+            unfrozen: self.cursor[l],
         }));
         // Links by fill level in an indexed heap (a sorted array is a valid heap); a link
         // whose flows leave gets its new, higher level in place, so the heap never holds
@@ -254,26 +352,32 @@ impl MaxMin {
             }
             for ri in 0..self.round.len() {
                 let li = self.round[ri] as usize;
-                let (a, b) = (self.loff[li] as usize, self.loff[li + 1] as usize);
-                for i in a..b {
-                    let f = self.on_link[i] as usize;
-                    if self.frozen[f] {
+                for i in self.loff[li] as usize..self.loff[li + 1] as usize {
+                    let f = self.on_link[i];
+                    self.freeze(flows, f, level, rate);
+                }
+                for i in self.lsoff[li] as usize..self.lsoff[li + 1] as usize {
+                    let sp = self.ssplit[self.lsent[i] as usize] as usize;
+                    if self.sdone[sp] {
                         continue;
                     }
-                    self.frozen[f] = true;
-                    rate[f] = level;
-                    for (k2, s) in flows.uses(f as u32) {
-                        let st = &mut self.st[k2 as usize];
-                        // Bring the link to the current level, then drop the flow's demand.
-                        st.remaining -= st.demand * (level - st.level0);
-                        st.level0 = level;
-                        st.demand -= s;
-                        st.unfrozen -= 1;
-                        if st.unfrozen > 0 && st.demand < 1e-7 * s {
-                            // Cancellation: what is left is tiny next to what left; sum the
-                            // remaining shares afresh instead of trusting the difference.
-                            self.resum.push(k2);
-                        }
+                    self.sdone[sp] = true;
+                    for j in self.sfoff[sp] as usize..self.sfoff[sp + 1] as usize {
+                        let f = self.sflows[j];
+                        self.freeze(flows, f, level, rate);
+                    }
+                }
+            }
+            // Splits leave their links once per round, with every flow that froze.
+            while let Some(sp) = self.touched.pop() {
+                let k = std::mem::take(&mut self.sfroze[sp as usize]);
+                self.sunf[sp as usize] -= k;
+                for (l, s) in flows.split_uses(sp) {
+                    let share = s * f64::from(k);
+                    let st = &mut self.st[l as usize];
+                    st.leave(level, share, k);
+                    if st.unfrozen > 0 && st.demand < 1e-7 * share {
+                        self.resum.push(l);
                     }
                 }
             }
@@ -283,14 +387,144 @@ impl MaxMin {
                 for &f in &self.on_link[self.loff[l] as usize..self.loff[l + 1] as usize] {
                     if !self.frozen[f as usize] {
                         d += flows
-                            .uses(f)
+                            .direct_uses(f)
                             .filter(|&(k, _)| k as usize == l)
                             .map(|(_, x)| x)
                             .sum::<f64>();
                     }
                 }
+                for &e in &self.lsent[self.lsoff[l] as usize..self.lsoff[l + 1] as usize] {
+                    d += flows.sshares[e as usize]
+                        * f64::from(self.sunf[self.ssplit[e as usize] as usize]);
+                }
                 self.st[l].demand = d;
             }
+        }
+    }
+
+    /// Freeze flow `f` at `level`: its direct links now; its split's links at the end of
+    /// the round.
+    fn freeze(&mut self, flows: &FlowSet, f: u32, level: f64, rate: &mut [f64]) {
+        let fi = f as usize;
+        if self.frozen[fi] {
+            return;
+        }
+        self.frozen[fi] = true;
+        rate[fi] = level;
+        for (k2, s) in flows.direct_uses(f) {
+            let st = &mut self.st[k2 as usize];
+            st.leave(level, s, 1);
+            if st.unfrozen > 0 && st.demand < 1e-7 * s {
+                // Cancellation: what is left is tiny next to what left; sum the remaining
+                // shares afresh instead of trusting the difference.
+                self.resum.push(k2);
+            }
+        }
+        if let Some(sp) = flows.split_of(f) {
+            let c = &mut self.sfroze[sp as usize];
+            if *c == 0 {
+                self.touched.push(sp);
+            }
+            *c += 1;
+        }
+    }
+
+    /// Build the transposes (link -> direct flows, split -> flows, link -> split entries),
+    /// the initial demand of each link, and its flow count (left in `cursor`).
+    fn transpose(&mut self, nl: usize, flows: &FlowSet) {
+        let ns = flows.splits();
+        // Split -> flows.
+        self.sfoff.clear();
+        self.sfoff.resize(ns + 1, 0);
+        for &sp in &flows.split {
+            if sp > 0 {
+                self.sfoff[sp as usize] += 1;
+            }
+        }
+        for i in 0..ns {
+            self.sfoff[i + 1] += self.sfoff[i];
+        }
+        self.sunf.clear();
+        self.sunf
+            .extend((0..ns).map(|i| self.sfoff[i + 1] - self.sfoff[i]));
+        self.sflows.clear();
+        self.sflows.resize(self.sfoff[ns] as usize, 0);
+        self.sfroze.clear();
+        self.sfroze.extend_from_slice(&self.sfoff[..ns]);
+        for (f, &sp) in flows.split.iter().enumerate() {
+            if sp > 0 {
+                let c = &mut self.sfroze[sp as usize - 1];
+                self.sflows[*c as usize] = f as u32;
+                *c += 1;
+            }
+        }
+        self.sfroze.clear();
+        self.sfroze.resize(ns, 0);
+        self.sdone.clear();
+        self.sdone.resize(ns, false);
+        // The split of each split entry, and link -> split entries (only splits in use).
+        self.ssplit.clear();
+        self.ssplit.resize(flows.slinks.len(), 0);
+        for sp in 0..ns {
+            for e in flows.soff[sp]..flows.soff[sp + 1] {
+                self.ssplit[e as usize] = sp as u32;
+            }
+        }
+        self.lsoff.clear();
+        self.lsoff.resize(nl + 1, 0);
+        for (e, &l) in flows.slinks.iter().enumerate() {
+            if self.sunf[self.ssplit[e] as usize] > 0 {
+                self.lsoff[l as usize + 1] += 1;
+            }
+        }
+        for l in 0..nl {
+            self.lsoff[l + 1] += self.lsoff[l];
+        }
+        self.cursor.clear();
+        self.cursor.extend_from_slice(&self.lsoff[..nl]);
+        self.lsent.clear();
+        self.lsent.resize(self.lsoff[nl] as usize, 0);
+        self.demand0.clear();
+        self.demand0.resize(nl, 0.0);
+        // Flow counts per link, from splits (weighted by their flows) and direct uses.
+        let mut count = vec![0u32; nl];
+        for (e, (&l, &s)) in flows.slinks.iter().zip(&flows.sshares).enumerate() {
+            let k = self.sunf[self.ssplit[e] as usize];
+            if k > 0 {
+                let c = &mut self.cursor[l as usize];
+                self.lsent[*c as usize] = e as u32;
+                *c += 1;
+                self.demand0[l as usize] += s * f64::from(k);
+                count[l as usize] += k;
+            }
+        }
+        // Link -> direct flows.
+        self.loff.clear();
+        self.loff.resize(nl + 1, 0);
+        for &l in &flows.links {
+            self.loff[l as usize + 1] += 1;
+        }
+        for l in 0..nl {
+            self.loff[l + 1] += self.loff[l];
+        }
+        // Fill the transpose with a cursor per link (a small array that stays in cache).
+        self.cursor.clear();
+        self.cursor.extend_from_slice(&self.loff[..nl]);
+        self.on_link.clear();
+        self.on_link.resize(flows.links.len(), 0);
+        for f in 0..flows.len() {
+            for &l in &flows.links[flows.off[f] as usize..flows.off[f + 1] as usize] {
+                let c = &mut self.cursor[l as usize];
+                self.on_link[*c as usize] = f as u32;
+                *c += 1;
+            }
+        }
+        for (&l, &s) in flows.links.iter().zip(&flows.shares) {
+            self.demand0[l as usize] += s;
+        }
+        // Leave each link's flow count in `cursor`.
+        for (l, &k) in count.iter().enumerate() {
+            self.cursor[l] = self.loff[l + 1] - self.loff[l] + k;
         }
     }
 }

@@ -410,6 +410,35 @@ impl<'f> Net<'f> {
         da.zone == db.zone && da.rack == db.rack && da.index / g == db.index / g
     }
 
+    /// The rack switches a sprayed flow from `src` to `dst` runs between, when it leaves its
+    /// scale-up domain and both GPUs are attached: every such flow between the same two rack
+    /// switches spreads over the fabric the same way (the split depends on neither the flow's
+    /// hash nor its GPUs), so it can be computed and stored once.
+    pub fn spray_key(&self, src: DeviceId, dst: DeviceId) -> Option<(DeviceId, DeviceId)> {
+        if src == dst || self.same_domain(src, dst) {
+            return None;
+        }
+        Some((self.attach(src)?.1, self.attach(dst)?.1))
+    }
+
+    /// The resources of the host links a flow from `src` to `dst` leaves and enters by (the
+    /// first and last of [`Net::path`]'s), when both GPUs are attached.
+    pub fn host_resources(&self, src: DeviceId, dst: DeviceId) -> Option<(u32, u32)> {
+        let (l_src, _) = self.attach(src)?;
+        let (l_dst, tor_dst) = self.attach(dst)?;
+        Some((self.link_res(l_src, src), self.link_res(l_dst, tor_dst)))
+    }
+
+    /// Propagation over the host cables of `src` and `dst`, seconds (part of
+    /// [`Net::path`]'s latency that differs between GPUs of the same rack switches).
+    pub fn host_cables_s(&self, src: DeviceId, dst: DeviceId) -> f64 {
+        let len = |g: DeviceId| {
+            self.attach(g)
+                .map_or(0.0, |(l, _)| self.f.link(l).length_m())
+        };
+        (len(src) + len(dst)) * NS_PER_M * 1e-9
+    }
+
     /// Add the crossbar crossing of a DSF zone from interface node `v` to `w`.
     fn crossbar(&self, v: DeviceId, w: DeviceId, mass: f64, out: &mut Vec<(u32, f64)>) -> f64 {
         out.push((self.base_iface + 2 * v.0, mass));

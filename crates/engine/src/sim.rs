@@ -168,6 +168,10 @@ struct PhaseWs {
     flows: FlowSet,
     bytes: Vec<f64>,
     fluid: FluidWs,
+    /// Sprayed splits of this phase by (source, destination) rack switch: the split's id in
+    /// `flows` (none when the two GPUs share a rack switch) and its latency without the
+    /// host cables.
+    spray: FxHashMap<(DeviceId, DeviceId), (Option<u32>, f64)>,
 }
 
 /// Result of one phase.
@@ -203,17 +207,29 @@ pub fn makespan(cap: &[f64], flows: &FlowSet, bytes: &[f64], ws: &mut FluidWs) -
         }
         x
     }
-    for f in 0..flows.len() as u32 {
-        let mut it = flows.uses(f);
-        if let Some((first, _)) = it.next() {
-            let a = find(&mut ws.parent, first);
-            for (r, _) in it {
-                let b = find(&mut ws.parent, r);
+    fn union(p: &mut [u32], mut it: impl Iterator<Item = u32>) {
+        if let Some(first) = it.next() {
+            let a = find(p, first);
+            for r in it {
+                let b = find(p, r);
                 if a != b {
-                    ws.parent[b as usize] = a;
+                    p[b as usize] = a;
                 }
             }
         }
+    }
+    for sp in 0..flows.splits() as u32 {
+        union(&mut ws.parent, flows.split_uses(sp).map(|u| u.0));
+    }
+    for f in 0..flows.len() as u32 {
+        let split_first = flows
+            .split_of(f)
+            .and_then(|sp| flows.split_uses(sp).next())
+            .map(|u| u.0);
+        union(
+            &mut ws.parent,
+            flows.direct_uses(f).map(|u| u.0).chain(split_first),
+        );
     }
     // Flows grouped by component (flows on no resource finish at once and are skipped).
     ws.order.clear();
@@ -230,6 +246,8 @@ pub fn makespan(cap: &[f64], flows: &FlowSet, bytes: &[f64], ws: &mut FluidWs) -
     if ws.local.len() < nr {
         ws.local.resize(nr, 0);
     }
+    ws.local_split.clear();
+    ws.local_split.resize(flows.splits(), u32::MAX);
     let mut worst = 0.0f64;
     let mut i = 0;
     while i < ws.order.len() {
@@ -238,28 +256,53 @@ pub fn makespan(cap: &[f64], flows: &FlowSet, bytes: &[f64], ws: &mut FluidWs) -
         while j < ws.order.len() && ws.order[j].0 == root {
             j += 1;
         }
-        // Compact the component's resources.
+        // Compact the component's resources and splits.
         ws.sub.clear();
         ws.cap.clear();
         ws.global.clear();
         ws.bytes.clear();
-        for k in i..j {
-            let f = ws.order[k].1;
-            ws.uses.clear();
-            for (r, sh) in flows.uses(f) {
-                let slot = &mut ws.local[r as usize];
-                if *slot == 0 {
-                    ws.global.push(r);
-                    ws.cap.push(cap[r as usize]);
-                    *slot = ws.global.len() as u32;
-                }
-                ws.uses.push((*slot - 1, sh));
+        ws.split_seen.clear();
+        let FluidWs {
+            local,
+            global,
+            cap: lcap,
+            sub,
+            local_split,
+            split_seen,
+            order,
+            bytes: lbytes,
+            uses,
+            ..
+        } = &mut *ws;
+        let mut to_local = |r: u32| {
+            let slot = &mut local[r as usize];
+            if *slot == 0 {
+                global.push(r);
+                lcap.push(cap[r as usize]);
+                *slot = global.len() as u32;
             }
-            ws.sub.push(&ws.uses);
-            ws.bytes.push(bytes[f as usize]);
+            *slot - 1
+        };
+        for &(_, f) in &order[i..j] {
+            let split = flows.split_of(f).map(|sp| {
+                if local_split[sp as usize] == u32::MAX {
+                    uses.clear();
+                    uses.extend(flows.split_uses(sp).map(|(r, s)| (to_local(r), s)));
+                    local_split[sp as usize] = sub.add_split(uses.iter().copied());
+                    split_seen.push(sp);
+                }
+                local_split[sp as usize]
+            });
+            uses.clear();
+            uses.extend(flows.direct_uses(f).map(|(r, s)| (to_local(r), s)));
+            sub.push_split_flow(uses.iter().copied(), split);
+            lbytes.push(bytes[f as usize]);
         }
         for &r in &ws.global {
             ws.local[r as usize] = 0;
+        }
+        for &sp in &ws.split_seen {
+            ws.local_split[sp as usize] = u32::MAX;
         }
         let t = component_makespan(ws);
 
@@ -288,13 +331,15 @@ fn component_makespan(ws: &mut FluidWs) -> f64 {
     active.extend(0..sub.len() as u32);
     let mut t = 0.0;
     let mut first = true;
+    active_set.clear();
+    active_set.copy_splits_from(sub);
     while !active.is_empty() {
         let set: &FlowSet = if first {
             sub
         } else {
-            active_set.clear();
+            active_set.clear_flows();
             for &i in active.iter() {
-                active_set.push_iter(sub.uses(i));
+                active_set.push_from(sub, i);
             }
             active_set
         };
@@ -333,6 +378,8 @@ pub struct FluidWs {
     local: Vec<u32>,
     global: Vec<u32>,
     uses: Vec<(u32, f64)>,
+    local_split: Vec<u32>,
+    split_seen: Vec<u32>,
     sub: FlowSet,
     cap: Vec<f64>,
     bytes: Vec<f64>,
@@ -360,6 +407,7 @@ fn run_phase(
     ws.cap.clear();
     ws.flows.clear();
     ws.bytes.clear();
+    ws.spray.clear();
     let qps = c.lb.qps();
     let nt = phase.transfers.len();
     let mut latency = vec![0.0f64; c.groups.len() * nt];
@@ -374,6 +422,26 @@ fn run_phase(
             let (src, dst) = (grp[t.src as usize], grp[t.dst as usize]);
             let r = net.dest_speaker(dst).and_then(|s| routes.get(s));
             let share = t.bytes / f64::from(qps);
+            if c.lb == Lb::Spray {
+                if let Some(key) = net.spray_key(src, dst) {
+                    match sprayed(net, r, src, dst, key, c.seed, ws) {
+                        Ok((split, middle_s)) => {
+                            latency[tix] = middle_s + net.host_cables_s(src, dst);
+                            let (a, b) = net
+                                .host_resources(src, dst)
+                                .expect("a spray key means both GPUs are attached");
+                            ws.uses.clear();
+                            ws.uses.extend([(a, 1.0), (b, 1.0)]);
+                            push_flow(net, ws, t.bytes, split);
+                        }
+                        Err(e) => {
+                            let u = unreachable.get_or_insert((0, pair_name(net, src, dst), e));
+                            u.0 += 1;
+                        }
+                    }
+                    continue;
+                }
+            }
             for q in 0..qps {
                 let h = flow_hash(src, dst, t.channel * qps + q);
                 let mut cands: Vec<(Vec<(u32, f64)>, f64)> = Vec::new();
@@ -429,7 +497,7 @@ fn run_phase(
                     continue;
                 }
                 latency[tix] = latency[tix].max(path_latency);
-                push_flow(net, ws, share);
+                push_flow(net, ws, share, None);
             }
         }
     }
@@ -442,7 +510,7 @@ fn run_phase(
             ws.uses.extend_from_slice(&cands[k]);
             let tix = te_transfer[i];
             latency[tix] = latency[tix].max(te_lat[i][k]);
-            push_flow(net, ws, bytes[i]);
+            push_flow(net, ws, bytes[i], None);
         }
         // The LP optimum is a lower bound: a negative gap is the solver's tolerance.
         te_gap = te::lp_gap(&te_cands, &bytes, |r| net.capacity_bps(r), choice.max_util)
@@ -450,10 +518,19 @@ fn run_phase(
     }
     let n = ws.flows.len() as u64;
     let t = makespan(&ws.cap, &ws.flows, &ws.bytes, &mut ws.fluid);
-    // Bytes each resource carries in one repetition.
+    // Bytes each resource carries in one repetition (a split's once, for all its flows).
     let mut carried = vec![0.0f64; ws.cap.len()];
+    let mut split_bytes = vec![0.0f64; ws.flows.splits()];
     for (i, &b) in ws.bytes.iter().enumerate() {
-        for (l, s) in ws.flows.uses(i as u32) {
+        for (l, s) in ws.flows.direct_uses(i as u32) {
+            carried[l as usize] += s * b;
+        }
+        if let Some(sp) = ws.flows.split_of(i as u32) {
+            split_bytes[sp as usize] += b;
+        }
+    }
+    for (sp, &b) in split_bytes.iter().enumerate() {
+        for (l, s) in ws.flows.split_uses(sp as u32) {
             carried[l as usize] += s * b;
         }
     }
@@ -467,7 +544,76 @@ fn run_phase(
     }
 }
 
-fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64) {
+/// The sprayed split between the rack switches of `key` (computed from `src` -> `dst` the
+/// first time), cached per phase.
+fn sprayed(
+    net: &Net<'_>,
+    routes: Option<&RoutesTo>,
+    src: DeviceId,
+    dst: DeviceId,
+    key: (DeviceId, DeviceId),
+    seed: u64,
+    ws: &mut PhaseWs,
+) -> Result<(Option<u32>, f64), NoPath> {
+    if let Some(&x) = ws.spray.get(&key) {
+        return Ok(x);
+    }
+    ws.uses.clear();
+    let lat = net.path(
+        routes,
+        src,
+        dst,
+        0,
+        Lb::Spray,
+        seed,
+        &mut ws.path,
+        &mut ws.uses,
+    )?;
+    if ws.uses.iter().any(|u| net.capacity_bps(u.0) <= 0.0) {
+        return Err(NoPath::NoCapacity);
+    }
+    // The first and last uses are the host links; the split is what lies between.
+    let n = ws.uses.len();
+    let split = (n > 2).then(|| {
+        let PhaseWs {
+            uses,
+            local,
+            global,
+            cap,
+            flows,
+            ..
+        } = ws;
+        flows.add_split(
+            uses[1..n - 1]
+                .iter()
+                .map(|&(r, s)| (local_id(net, local, global, cap, r), s)),
+        )
+    });
+    let x = (split, lat - net.host_cables_s(src, dst));
+    ws.spray.insert(key, x);
+    Ok(x)
+}
+
+/// The phase-local id of global resource `r`, added on first sight.
+fn local_id(
+    net: &Net<'_>,
+    local: &mut [u32],
+    global: &mut Vec<u32>,
+    cap: &mut Vec<f64>,
+    r: u32,
+) -> u32 {
+    let slot = &mut local[r as usize];
+    if *slot == 0 {
+        global.push(r);
+        cap.push(net.capacity_bps(r));
+        *slot = global.len() as u32;
+    }
+    *slot - 1
+}
+
+/// Add a flow of `bytes` using `ws.uses` (global resources) and, if given, a split of
+/// `ws.flows`.
+fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64, split: Option<u32>) {
     let PhaseWs {
         uses,
         local,
@@ -478,15 +624,9 @@ fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64) {
         ..
     } = ws;
     for u in uses.iter_mut() {
-        let slot = &mut local[u.0 as usize];
-        if *slot == 0 {
-            global.push(u.0);
-            cap.push(net.capacity_bps(u.0));
-            *slot = global.len() as u32;
-        }
-        u.0 = *slot - 1;
+        u.0 = local_id(net, local, global, cap, u.0);
     }
-    flows.push(uses);
+    flows.push_split_flow(uses.iter().copied(), split);
     b.push(bytes);
 }
 

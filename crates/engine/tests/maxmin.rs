@@ -144,3 +144,64 @@ fn a_tiny_share_left_on_a_link_is_not_lost_to_cancellation() {
         r[tiny as usize]
     );
 }
+
+/// Instances where flows also use one of a few shared splits (a split spreads over several
+/// links with fractional shares, as sprayed traffic does).
+fn instances_with_splits() -> impl Strategy<Value = SplitInstance> {
+    (2usize..12).prop_flat_map(|nl| {
+        let caps = prop::collection::vec((1u32..6).prop_map(|c| f64::from(c) * 10.0), nl);
+        let split = prop::collection::vec((0..nl as u32, 1u32..4), 1..5).prop_map(|v| {
+            let total: u32 = v.iter().map(|x| x.1).sum();
+            v.into_iter()
+                .map(|(l, w)| (l, f64::from(w) / f64::from(total)))
+                .collect::<Vec<_>>()
+        });
+        let flow = (
+            prop::collection::vec((0..nl as u32).prop_map(|l| (l, 1.0)), 0..3),
+            prop::option::of(0usize..3),
+        );
+        (
+            caps,
+            prop::collection::vec(split, 3),
+            prop::collection::vec(flow, 1..25),
+        )
+    })
+}
+
+type SplitInstance = (
+    Vec<f64>,
+    Vec<Vec<(u32, f64)>>,
+    Vec<(Vec<(u32, f64)>, Option<usize>)>,
+);
+
+proptest! {
+    /// A split stored once gives every flow the same rate as the flows with the split's
+    /// shares written out, and the max-min invariants hold.
+    #[test]
+    fn shared_splits_equal_their_expansion((caps, splits, flows) in instances_with_splits()) {
+        let mut shared = FlowSet::new();
+        for s in &splits {
+            shared.add_split(s.iter().copied());
+        }
+        let mut expanded = FlowSet::new();
+        let mut lists = Vec::new();
+        for (direct, sp) in &flows {
+            if direct.is_empty() && sp.is_none() {
+                continue;
+            }
+            shared.push_split_flow(direct.iter().copied(), sp.map(|x| x as u32));
+            let mut all = direct.clone();
+            if let Some(x) = sp {
+                all.extend(splits[*x].iter().copied());
+            }
+            expanded.push(&all);
+            lists.push(all);
+        }
+        let a = max_min_rates(&caps, &shared);
+        let b = max_min_rates(&caps, &expanded);
+        for (x, y) in a.iter().zip(&b) {
+            prop_assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0), "{:?} vs {:?}", a, b);
+        }
+        check(&caps, &lists)?;
+    }
+}
