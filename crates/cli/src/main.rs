@@ -11,6 +11,7 @@ mod render;
 mod routes;
 mod simulate;
 mod trace;
+mod traffic;
 
 use aifabric_engine::{Lb, NetParams};
 use aifabric_model::{Fabric, FabricView, Scenario};
@@ -207,6 +208,42 @@ enum Command {
         /// Override the job's placement: packed, spread, fragmented[:SEED], topology-aware.
         #[arg(long, value_parser = simulate::parse_placement)]
         placement: Option<Placement>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        sim: SimArgs,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
+    /// Simulate a traffic matrix event by event: flows with sizes and start times between
+    /// GPUs (htsim's connection-matrix file, a CSV, or a generated pattern) arrive and leave,
+    /// rates max-min fair between events. Prints flow completion times (min, P50, P99, max,
+    /// the slowest flows), link utilization per tier and, with a scenario, the slowdown.
+    Traffic {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Traffic file: htsim's `.cm` format (`Nodes N`, `Connections C`, optional
+        /// `Triggers T`; `SRC->DST id I start PS size B`, `trigger K`, `send_done_trigger K`)
+        /// or a CSV (`src,dst,bytes,start_us`) when it ends in `.csv`. Node i is the i-th
+        /// placed GPU.
+        #[arg(long, required_unless_present = "pattern", conflicts_with = "pattern")]
+        tm: Option<String>,
+        /// Generate instead: permutation, incast:N (N senders to node 0), all-to-all or
+        /// random:N (N flows between random pairs), over --gpus GPUs, all starting at 0.
+        #[arg(long, value_parser = parse_pattern)]
+        pattern: Option<aifabric_workload::traffic::Pattern>,
+        /// Bytes per generated flow (binary K, M, G).
+        #[arg(long, default_value = "2M", value_parser = parse_size_arg)]
+        size: u64,
+        /// GPUs to place (default: the file's node count; 1024 for a pattern).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
+        gpus: Option<u32>,
+        /// packed, spread, fragmented[:SEED] or topology-aware.
+        #[arg(long, default_value = "packed", value_parser = simulate::parse_placement)]
+        placement: Placement,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -603,6 +640,21 @@ fn load(spec: &str) -> Result<aifabric_model::Fabric, Failure> {
 }
 
 /// Print `v` as JSON with `--json`, else as the human table `human` makes of it.
+fn parse_pattern(s: &str) -> Result<aifabric_workload::traffic::Pattern, String> {
+    aifabric_workload::traffic::Pattern::parse(s).ok_or_else(|| {
+        format!(
+            "unknown pattern `{s}`; use {}",
+            aifabric_workload::traffic::Pattern::HELP
+        )
+    })
+}
+
+fn parse_size_arg(s: &str) -> Result<u64, String> {
+    simulate::parse_size(s)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| format!("bad size `{s}`; use bytes like 4096, 256K, 2M or 1G"))
+}
+
 fn emit<T: serde::Serialize>(
     json: bool,
     v: &T,
@@ -812,6 +864,37 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 &common,
             )?;
             emit(json, &report, simulate::render_collective)?;
+        }
+        Command::Traffic {
+            spec,
+            tm,
+            pattern,
+            size,
+            gpus,
+            placement,
+            json,
+            sim,
+            scenario,
+            bgp,
+        } => {
+            let common = sim.common(&bgp)?;
+            let source = match (tm, pattern) {
+                (Some(path), _) => traffic::Source::File(path),
+                (None, Some(pattern)) => traffic::Source::Pattern {
+                    pattern,
+                    gpus: gpus.unwrap_or(1024),
+                    bytes: size,
+                },
+                (None, None) => {
+                    return Err(Failure::BadArgument(
+                        "give --tm FILE or --pattern; e.g. --pattern permutation".into(),
+                    ))
+                }
+            };
+            let f = load(&spec)?;
+            let scenario = scenario.resolve(&f)?;
+            let report = traffic::traffic(&f, &scenario, &source, gpus, placement, &common)?;
+            emit(json, &report, traffic::render)?;
         }
         Command::Job {
             spec,

@@ -2,7 +2,9 @@
 
 use crate::Failure;
 use aifabric_engine::job::{run as run_job, JobOptions, StepResult};
-use aifabric_engine::sim::{simulate, Collective, CollectiveResult, RouteCache, SimError};
+use aifabric_engine::sim::{
+    simulate, Bottleneck, Collective, CollectiveResult, RouteCache, SimError, TierUtil,
+};
 use aifabric_engine::{Lb, Net, NetParams};
 use aifabric_model::{DeviceId, Fabric, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
@@ -98,7 +100,7 @@ pub fn parse_sizes(s: &str) -> Result<Sizes, String> {
     Ok(Sizes(v))
 }
 
-fn sim_failure(e: SimError) -> Failure {
+pub fn sim_failure(e: SimError) -> Failure {
     match e {
         SimError::Schedule(_) | SimError::Invalid(_) => Failure::BadArgument(e.to_string()),
         _ => Failure::Runtime(e.to_string()),
@@ -135,7 +137,7 @@ pub struct CollectiveReport {
     pub largest: CollectiveResult,
 }
 
-fn place(
+pub fn place(
     f: &Fabric,
     n: u32,
     policy: Placement,
@@ -149,7 +151,7 @@ fn place(
 
 /// Whether a scenario fails or drains anything (then results are compared with the healthy
 /// fabric's).
-fn damaged(s: &Scenario) -> bool {
+pub fn damaged(s: &Scenario) -> bool {
     !s.unusable().is_empty() || !s.drained_soft.is_empty()
 }
 
@@ -226,17 +228,19 @@ pub fn collective(
 }
 
 fn details(out: &mut String, r: &CollectiveResult) {
-    let _ = writeln!(
-        out,
-        "\nLink utilization over the transfer time ({} B)",
-        r.bytes
-    );
+    let over = format!("the transfer time ({} B)", r.bytes);
+    tiers_table(out, &r.tiers, &r.bottlenecks, &over);
+}
+
+/// Link utilization per tier and the busiest resources, averaged over `over`.
+pub fn tiers_table(out: &mut String, tiers: &[TierUtil], bottlenecks: &[Bottleneck], over: &str) {
+    let _ = writeln!(out, "\nLink utilization over {over}");
     let _ = writeln!(
         out,
         "  {:<16} {:>10} {:>8} {:>8} {:>8}",
         "tier", "resources", "max", "p99", "mean"
     );
-    for t in &r.tiers {
+    for t in tiers {
         let _ = writeln!(
             out,
             "  {:<16} {:>10} {:>7.1}% {:>7.1}% {:>7.1}%",
@@ -248,7 +252,7 @@ fn details(out: &mut String, r: &CollectiveResult) {
         );
     }
     let _ = writeln!(out, "\nBusiest resources");
-    for b in &r.bottlenecks {
+    for b in bottlenecks {
         let _ = writeln!(out, "  {:>6.1}%  {}", b.utilization * 100.0, b.resource);
     }
 }

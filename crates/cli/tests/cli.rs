@@ -827,3 +827,99 @@ fn report_writes_html_and_json() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn traffic_reads_htsim_files_and_rejects_bad_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("ft8.yaml");
+    std::fs::write(
+        &spec,
+        "name: ft8\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {k: 8}\n",
+    )
+    .unwrap();
+    let spec = spec.to_str().unwrap();
+    let cm = dir.path().join("perm.cm");
+    let mut text = String::from("Nodes 128\nConnections 128\n");
+    for i in 0..128u32 {
+        text += &format!(
+            "{i}->{} id {} start 0 size 2097152\n",
+            (i + 37) % 128,
+            i + 1
+        );
+    }
+    std::fs::write(&cm, &text).unwrap();
+    let cm = cm.to_str().unwrap();
+    let v = json(&[
+        "traffic",
+        spec,
+        "--tm",
+        cm,
+        "--lb",
+        "spray",
+        "--scale-up",
+        "1",
+        "--json",
+    ]);
+    let r = &v["result"];
+    assert_eq!(r["flows"], 128);
+    // 2 MiB at 400 Gb/s is 41.9 us; every flow adds a few us of path latency.
+    let p50 = r["fct"]["p50_s"].as_f64().unwrap();
+    assert!(p50 > 41.9e-6 && p50 < 60e-6, "{p50}");
+    // ECMP collides some flows: a longer tail than spraying's.
+    let e = json(&[
+        "traffic",
+        spec,
+        "--tm",
+        cm,
+        "--lb",
+        "ecmp",
+        "--scale-up",
+        "1",
+        "--json",
+    ]);
+    assert!(e["result"]["fct"]["max_s"].as_f64().unwrap() > r["fct"]["max_s"].as_f64().unwrap());
+    // A bad line: exit 2, file:line and a hint.
+    let bad = dir.path().join("bad.cm");
+    std::fs::write(&bad, "Nodes 4\nConnections 1\n0->9 id 1 start 0 size 5\n").unwrap();
+    let out = aifabric()
+        .args(["traffic", spec, "--tm", bad.to_str().unwrap()])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("bad.cm:3:") && err.contains("hint"), "{err}");
+    // A pattern, and a scenario's slowdown against the healthy fabric: 3 of the 16 core
+    // switches down leave 13/16 of the core for a sprayed permutation.
+    let v = json(&[
+        "traffic",
+        spec,
+        "--pattern",
+        "permutation",
+        "--gpus",
+        "128",
+        "--scale-up",
+        "1",
+        "--lb",
+        "spray",
+        "--fail",
+        "r.b.z.atsw0,r.b.z.atsw1,r.b.z.atsw2",
+        "--json",
+    ]);
+    let s = v["slowdown"].as_f64().unwrap();
+    assert!(s > 1.05 && s < 16.0 / 13.0 + 0.01, "{s}");
+    // The receiver's rack cut off: no path, a runtime failure (exit 1) naming the flow.
+    aifabric()
+        .args([
+            "traffic",
+            spec,
+            "--pattern",
+            "incast:8",
+            "--gpus",
+            "16",
+            "--scale-up",
+            "1",
+            "--fail",
+            "r.b.z.rack0",
+        ])
+        .assert()
+        .code(1);
+}

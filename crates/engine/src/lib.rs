@@ -9,7 +9,8 @@
 //!   flow uses under a load-balancing mode, hop by hop along the control plane's routes;
 //! - [`te`]: centralized traffic engineering and its LP lower bound;
 //! - [`sim`]: collectives as phases of concurrent flows, simulated as an event-driven fluid;
-//! - [`job`]: one training iteration (compute + exposed communication), healthy vs failed.
+//! - [`job`]: one training iteration (compute + exposed communication), healthy vs failed;
+//! - [`traffic`]: traffic matrices (flows with start times, triggers), event by event.
 //!
 //! Architecture invariant: pure functions of (fabric, scenario, workload, seed); no I/O;
 //! deterministic whatever the thread count (phases are simulated in parallel and summed in
@@ -23,6 +24,7 @@ pub mod maxmin;
 pub mod net;
 pub mod sim;
 pub mod te;
+pub mod traffic;
 
 pub use maxmin::{max_min_rates, FlowSet, MaxMin};
 pub use net::{Lb, Net, NetParams};

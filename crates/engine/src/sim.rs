@@ -150,23 +150,23 @@ impl RouteCache {
         })
     }
 
-    fn get(&self, s: SpeakerId) -> Option<&RoutesTo> {
+    pub(crate) fn get(&self, s: SpeakerId) -> Option<&RoutesTo> {
         self.map.get(&s)
     }
 }
 
 /// One phase's flows on local (compacted) resources.
 #[derive(Default)]
-struct PhaseWs {
-    path: PathWs,
-    uses: Vec<(u32, f64)>,
+pub(crate) struct PhaseWs {
+    pub(crate) path: PathWs,
+    pub(crate) uses: Vec<(u32, f64)>,
     /// Dense map global resource -> local id + 1 (0: not seen in this phase); cleared by
     /// walking `global` after each phase.
     local: Vec<u32>,
-    global: Vec<u32>,
-    cap: Vec<f64>,
-    flows: FlowSet,
-    bytes: Vec<f64>,
+    pub(crate) global: Vec<u32>,
+    pub(crate) cap: Vec<f64>,
+    pub(crate) flows: FlowSet,
+    pub(crate) bytes: Vec<f64>,
     fluid: FluidWs,
     /// Sprayed splits of this phase by (source, destination) rack switch: the split's id in
     /// `flows` (none when the two GPUs share a rack switch) and its latency without the
@@ -390,6 +390,23 @@ pub struct FluidWs {
     active: Vec<u32>,
 }
 
+impl PhaseWs {
+    /// Forget the previous phase's flows, resources and splits.
+    pub(crate) fn reset(&mut self, net: &Net<'_>) {
+        if self.local.len() < net.resources() as usize {
+            self.local = vec![0; net.resources() as usize];
+        }
+        for &g in &self.global {
+            self.local[g as usize] = 0;
+        }
+        self.global.clear();
+        self.cap.clear();
+        self.flows.clear();
+        self.bytes.clear();
+        self.spray.clear();
+    }
+}
+
 fn run_phase(
     net: &Net<'_>,
     routes: &RouteCache,
@@ -397,17 +414,7 @@ fn run_phase(
     phase: &Phase,
     ws: &mut PhaseWs,
 ) -> PhaseOut {
-    if ws.local.len() < net.resources() as usize {
-        ws.local = vec![0; net.resources() as usize];
-    }
-    for &g in &ws.global {
-        ws.local[g as usize] = 0;
-    }
-    ws.global.clear();
-    ws.cap.clear();
-    ws.flows.clear();
-    ws.bytes.clear();
-    ws.spray.clear();
+    ws.reset(net);
     let qps = c.lb.qps();
     let nt = phase.transfers.len();
     let mut latency = vec![0.0f64; c.groups.len() * nt];
@@ -546,7 +553,7 @@ fn run_phase(
 
 /// The sprayed split between the rack switches of `key` (computed from `src` -> `dst` the
 /// first time), cached per phase.
-fn sprayed(
+pub(crate) fn sprayed(
     net: &Net<'_>,
     routes: Option<&RoutesTo>,
     src: DeviceId,
@@ -613,7 +620,7 @@ fn local_id(
 
 /// Add a flow of `bytes` using `ws.uses` (global resources) and, if given, a split of
 /// `ws.flows`.
-fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64, split: Option<u32>) {
+pub(crate) fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64, split: Option<u32>) {
     let PhaseWs {
         uses,
         local,
@@ -655,7 +662,16 @@ pub fn domain_aligned(net: &Net<'_>, groups: &[Vec<DeviceId>]) -> bool {
     })
 }
 
-fn pair_name(net: &Net<'_>, a: DeviceId, b: DeviceId) -> String {
+/// Why a flow has no path, in words.
+pub(crate) fn no_path_reason(why: NoPath) -> &'static str {
+    match why {
+        NoPath::GpuDown => "a GPU or its link is down",
+        NoPath::NoRoute => "a switch on the way has no route",
+        NoPath::NoCapacity => "the path crosses a resource with no capacity left",
+    }
+}
+
+pub(crate) fn pair_name(net: &Net<'_>, a: DeviceId, b: DeviceId) -> String {
     format!("{} -> {}", net.f.device_name(a), net.f.device_name(b))
 }
 
@@ -770,11 +786,7 @@ pub fn simulate(
         return Err(SimError::Unreachable {
             count,
             first,
-            why: match why {
-                NoPath::GpuDown => "a GPU or its link is down".into(),
-                NoPath::NoRoute => "a switch on the way has no route".into(),
-                NoPath::NoCapacity => "the path crosses a resource with no capacity left".into(),
-            },
+            why: no_path_reason(why).into(),
         });
     }
     let lat = alpha_total + chain.longest();
@@ -800,7 +812,7 @@ pub fn simulate(
     })
 }
 
-fn utilization(
+pub(crate) fn utilization(
     net: &Net<'_>,
     carried: &FxHashMap<u32, f64>,
     xfer_s: f64,

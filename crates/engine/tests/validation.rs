@@ -459,3 +459,88 @@ fn a_two_region_ring_on_prometheus_pays_the_long_fibre_per_crossing_not_per_step
     assert!(r.latency_s < 126.0 * alpha + 4.0 * hops[31] + 122.0 * 50e-6);
     assert!(r.latency_s > 4.0 * 300e-6);
 }
+
+fn traffic_on_fat_tree(
+    tm: &aifabric_workload::traffic::TrafficMatrix,
+    lb: Lb,
+) -> (Fabric, aifabric_engine::traffic::TrafficResult) {
+    let f = fat_tree(8);
+    let r = {
+        let n = net(&f, params(1, 1e-6));
+        let all = gpus(&f);
+        aifabric_engine::traffic::run(&n, tm, &all, lb, 1).unwrap()
+    };
+    (f, r)
+}
+
+#[test]
+fn a_sprayed_permutation_on_a_non_blocking_fat_tree_completes_at_line_rate() {
+    use aifabric_workload::traffic::Pattern;
+    let bytes = 2u64 << 20;
+    let tm = Pattern::Permutation.generate(128, bytes, 7);
+    let (f, r) = traffic_on_fat_tree(&tm, Lb::Spray);
+    let n = net(&f, params(1, 1e-6));
+    let all = gpus(&f);
+    let line = 400e9 / 8.0;
+    for (fl, &fct) in tm.flows.iter().zip(&r.fct_s) {
+        let want =
+            bytes as f64 / line + pair_latency(&n, all[fl.src as usize], all[fl.dst as usize]);
+        assert!(
+            (fct - want).abs() <= 1e-9 * want,
+            "flow {}: {fct} vs {want}",
+            fl.id
+        );
+    }
+    assert_eq!(r.events, 1, "every flow has the same rate: one solve");
+}
+
+#[test]
+fn an_incast_shares_the_receivers_link() {
+    use aifabric_workload::traffic::Pattern;
+    let bytes = 2u64 << 20;
+    let tm = Pattern::Incast(8).generate(128, bytes, 1);
+    for lb in [Lb::Spray, Lb::Ecmp] {
+        let (f, r) = traffic_on_fat_tree(&tm, lb);
+        let n = net(&f, params(1, 1e-6));
+        let all = gpus(&f);
+        let line = 400e9 / 8.0;
+        for (fl, &fct) in tm.flows.iter().zip(&r.fct_s) {
+            // 8 flows share the receiver's 400G link: each drains at line / 8.
+            let want = 8.0 * bytes as f64 / line
+                + pair_latency(&n, all[fl.src as usize], all[fl.dst as usize]);
+            assert!(
+                (fct - want).abs() <= 1e-9 * want,
+                "{lb:?} flow {}: {fct} vs {want}",
+                fl.id
+            );
+        }
+    }
+}
+
+#[test]
+fn triggered_flows_start_when_their_trigger_fires() {
+    // A 0->1 flow fires trigger 1 when done; 2->3 waits on it. A barrier of two flows
+    // starts 4->5 after both.
+    let text = "Nodes 128\nConnections 5\nTriggers 2\n\
+        0->1 id 1 start 0 size 1000000 send_done_trigger 1\n\
+        2->3 id 2 trigger 1 size 1000000\n\
+        6->7 id 3 start 0 size 1000000 send_done_trigger 2\n\
+        8->9 id 4 start 5000000 size 1000000 send_done_trigger 2\n\
+        4->5 id 5 trigger 2 size 1000000\n\
+        trigger id 1 oneshot\ntrigger id 2 barrier count 2\n";
+    let tm = aifabric_workload::traffic::parse_htsim("t.cm", text).unwrap();
+    let (f, r) = traffic_on_fat_tree(&tm, Lb::Spray);
+    let n = net(&f, params(1, 1e-6));
+    let all = gpus(&f);
+    let lat = |a: usize, b: usize| pair_latency(&n, all[a], all[b]);
+    let x = 1e6 / (400e9 / 8.0);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.max(1e-9);
+    assert!(close(r.fct_s[0], x + lat(0, 1)));
+    // Flow 2 starts when flow 1 completes and takes as long on its own.
+    assert!(close(r.fct_s[1], x + lat(2, 3)));
+    // The barrier fires when the later of flows 3 and 4 completes: 5 us + x + latency.
+    let barrier = (x + lat(6, 7)).max(5e-6 + x + lat(8, 9));
+    let end5 = barrier + x + lat(4, 5);
+    assert!(close(r.makespan_s, end5), "{} vs {end5}", r.makespan_s);
+    assert_eq!(r.never_started, 0);
+}

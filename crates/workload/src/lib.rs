@@ -19,6 +19,7 @@ pub mod collective;
 pub mod job;
 pub mod placement;
 pub mod schedule;
+pub mod traffic;
 
 pub use collective::Op;
 pub use placement::Placement;

@@ -278,3 +278,125 @@ fn counts_do_not_wrap_and_data_parallel_groups_include_context_ranks() {
     assert_eq!(dp.groups[0].len(), 128);
     assert!(it.comms.iter().any(|c| c.name == "cp all_gather"));
 }
+
+mod traffic {
+    use aifabric_workload::traffic::{parse_csv, parse_htsim, Pattern, Start, TriggerKind};
+
+    const HEAD: &str = "Nodes 8\nConnections 1\n";
+
+    fn err_at(text: &str) -> (usize, String) {
+        let e = parse_htsim("m.cm", text).unwrap_err();
+        assert!(
+            e.to_string().starts_with(&format!("m.cm:{}:", e.line)),
+            "{e}"
+        );
+        assert!(!e.hint.is_empty());
+        (e.line, e.message)
+    }
+
+    #[test]
+    fn htsim_format_reads_as_htsim_writes_it() {
+        let t = "# a comment\nNodes 8\nConnections 2\nTriggers 1\n\n\
+                 3->5 id 1 start 1000000 size 4096 send_done_trigger 7\n\
+                 5->3 size 10 trigger 7 id 2 prio 1\ntrigger id 7 multishot\n";
+        let tm = parse_htsim("m.cm", t).unwrap();
+        assert_eq!(tm.nodes, 8);
+        assert_eq!(tm.flows.len(), 2);
+        assert_eq!(
+            (tm.flows[0].src, tm.flows[0].dst, tm.flows[0].bytes),
+            (3, 5, 4096)
+        );
+        assert_eq!(tm.flows[0].start, Start::AtPs(1_000_000));
+        assert_eq!(tm.flows[0].done_trigger, Some(7));
+        assert_eq!(tm.flows[1].start, Start::Trigger(7));
+        assert_eq!(tm.triggers[&7], TriggerKind::Multishot);
+    }
+
+    #[test]
+    fn bad_htsim_lines_are_named_with_their_line() {
+        let cases = [
+            (
+                format!("{HEAD}1->9 id 1 start 0 size 5\n"),
+                3,
+                "out of range",
+            ),
+            (format!("{HEAD}1->1 id 1 start 0 size 5\n"), 3, "itself"),
+            (format!("{HEAD}1->2 id 1 start 0\n"), 3, "without `size`"),
+            (format!("{HEAD}1->2 id 1 size 5\n"), 3, "without `start`"),
+            (
+                format!("{HEAD}1->2 id 1 start x size 5\n"),
+                3,
+                "not a non-negative",
+            ),
+            (
+                format!("{HEAD}1->2 id 1 start 0 size 5 colour red\n"),
+                3,
+                "unknown key",
+            ),
+            (format!("{HEAD}hello\n"), 3, "unrecognized"),
+            ("1->2 id 1 start 0 size 5\n".to_string(), 1, "before `Nodes"),
+            (
+                "Nodes 8\nConnections 2\n1->2 id 1 start 0 size 5\n".to_string(),
+                2,
+                "Connections 2",
+            ),
+            (
+                "Nodes 8\nConnections 2\n1->2 id 1 start 0 size 5\n2->3 id 1 start 0 size 5\n"
+                    .to_string(),
+                4,
+                "already used on line 3",
+            ),
+            (
+                format!("{HEAD}1->2 id 1 trigger 4 size 5\n"),
+                3,
+                "no flow fires it",
+            ),
+            (
+                format!("{HEAD}1->2 id 1 start 0 size 5\ntrigger id 1 sometimes\n"),
+                4,
+                "unknown trigger type",
+            ),
+        ];
+        for (text, line, what) in cases {
+            let (l, m) = err_at(&text);
+            assert_eq!(l, line, "{text:?}: {m}");
+            assert!(m.contains(what), "{text:?}: `{m}` lacks `{what}`");
+        }
+    }
+
+    #[test]
+    fn csv_reads_and_rejects_by_line() {
+        let tm = parse_csv("t.csv", "src,dst,bytes,start_us\n0,3,100,0\n3,1,200,2.5\n").unwrap();
+        assert_eq!(tm.nodes, 4);
+        assert_eq!(tm.flows[1].start, Start::AtPs(2_500_000));
+        let e = parse_csv("t.csv", "src,dst,bytes,start_us\n0,3,100,0\n3,x,200,2.5\n").unwrap_err();
+        assert_eq!(e.line, 3, "{e}");
+        let e = parse_csv("t.csv", "a,b\n0,1\n").unwrap_err();
+        assert_eq!(e.line, 1, "{e}");
+    }
+
+    #[test]
+    fn generated_patterns_have_their_shape() {
+        let p = Pattern::Permutation.generate(64, 10, 3);
+        let mut rx = [0u32; 64];
+        for f in &p.flows {
+            assert_ne!(f.src, f.dst);
+            rx[f.dst as usize] += 1;
+        }
+        assert!(
+            rx.iter().all(|&x| x == 1),
+            "a permutation: every node receives once"
+        );
+        assert_eq!(p.flows.len(), 64);
+        assert_eq!(Pattern::AllToAll.generate(8, 1, 0).flows.len(), 56);
+        let inc = Pattern::Incast(5).generate(8, 1, 0);
+        assert!(inc.flows.iter().all(|f| f.dst == 0) && inc.flows.len() == 5);
+        // Same seed, same matrix.
+        assert_eq!(
+            Pattern::Random(100).generate(16, 1, 9),
+            Pattern::Random(100).generate(16, 1, 9)
+        );
+        assert_eq!(Pattern::parse("incast:4"), Some(Pattern::Incast(4)));
+        assert_eq!(Pattern::parse("incast:0"), None);
+    }
+}

@@ -1,0 +1,423 @@
+//! Traffic matrices on a [`Net`]: flows that arrive and leave, simulated event by event.
+//!
+//! Each flow takes its path under the load-balancing mode (sprayed flows between the same
+//! two rack switches share one split; hashed modes hash the flow's id, as htsim does). The
+//! fluid advances from event to event: a flow starting (at its time, or when a trigger it
+//! waits on fires), or flows draining their last byte. Between events, rates are max-min
+//! fair over the flows active. A flow completes one path latency after its last byte leaves
+//! (its completion time, FCT, is that minus its start); its `send_done_trigger` fires then.
+//!
+//! What the fluid cannot show: queues and their delay, ECN and congestion-control
+//! transients (a new flow gets its fair share at once), losses, trimming and retransmission
+//! under incast, PFC pauses. Those are the packet engine's.
+
+use crate::maxmin::{FlowSet, MaxMin};
+use crate::net::{flow_hash, mix, Lb, Net, NoPath};
+use crate::sim::{
+    pair_name, push_flow, sprayed, utilization, Bottleneck, PhaseWs, RouteCache, SimError, TierUtil,
+};
+use aifabric_model::DeviceId;
+use aifabric_workload::traffic::{Start, TrafficMatrix, TriggerKind};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// Distribution of flow completion times, seconds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FctStats {
+    /// Fastest.
+    pub min_s: f64,
+    /// Median (nearest rank).
+    pub p50_s: f64,
+    /// 99th percentile (nearest rank).
+    pub p99_s: f64,
+    /// Slowest.
+    pub max_s: f64,
+    /// Mean.
+    pub mean_s: f64,
+}
+
+/// One of the slowest flows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SlowFlow {
+    /// The flow's id.
+    pub id: u64,
+    /// Source and destination GPUs, by name.
+    pub pair: String,
+    /// Bytes.
+    pub bytes: u64,
+    /// Start, seconds.
+    pub start_s: f64,
+    /// Completion time, seconds.
+    pub fct_s: f64,
+}
+
+/// What a traffic matrix does on the fabric.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TrafficResult {
+    /// Flows.
+    pub flows: u64,
+    /// Bytes, all flows.
+    pub bytes: f64,
+    /// When the last flow completes, seconds.
+    pub makespan_s: f64,
+    /// Flow completion times.
+    pub fct: FctStats,
+    /// The slowest flows, slowest first.
+    pub slowest: Vec<SlowFlow>,
+    /// Rate recomputations (events).
+    pub events: u64,
+    /// Flows that never started (waiting on a trigger that never fired).
+    pub never_started: u64,
+    /// Utilization per tier over the makespan.
+    pub tiers: Vec<TierUtil>,
+    /// The busiest resources over the makespan.
+    pub bottlenecks: Vec<Bottleneck>,
+    /// Resources that carried traffic by utilization (bins of 5%).
+    pub utilization_histogram: Vec<u64>,
+    /// Each flow's completion time in file order, seconds (NaN: never started).
+    #[serde(skip)]
+    pub fct_s: Vec<f64>,
+}
+
+/// Most simulated flows (flows x queue pairs) one run takes: about 200 bytes each plus its
+/// path, so 20M stays within a few GB.
+pub const MAX_SUBFLOWS: u64 = 20_000_000;
+
+/// Simulate `tm` with node `i` on `gpus[i]`.
+pub fn run(
+    net: &Net<'_>,
+    tm: &TrafficMatrix,
+    gpus: &[DeviceId],
+    lb: Lb,
+    seed: u64,
+) -> Result<TrafficResult, SimError> {
+    if lb == Lb::Te {
+        return Err(SimError::Invalid(
+            "te assigns the flows of a collective; use ecmp, eecmp:N, ucmp or spray for a traffic matrix".into(),
+        ));
+    }
+    if (gpus.len() as u64) < u64::from(tm.nodes) {
+        return Err(SimError::Invalid(format!(
+            "the matrix has {} nodes but {} GPUs were placed",
+            tm.nodes,
+            gpus.len()
+        )));
+    }
+    let qps = lb.qps();
+    let subflows = tm.flows.len() as u64 * u64::from(qps);
+    if subflows > MAX_SUBFLOWS {
+        return Err(SimError::Invalid(format!(
+            "{} flows x {qps} queue pairs = {subflows} simulated flows, over the limit of {MAX_SUBFLOWS}; \
+             use fewer flows or queue pairs",
+            tm.flows.len()
+        )));
+    }
+    let routes = RouteCache::new(net, tm.flows.iter().map(|f| gpus[f.dst as usize]))?;
+    // Paths: subflow k of flow i is `i * qps + k`.
+    let mut ws = PhaseWs::default();
+    ws.reset(net);
+    let mut latency = vec![0.0f64; tm.flows.len()];
+    let mut unreachable: Option<(u64, String, NoPath)> = None;
+    for (i, fl) in tm.flows.iter().enumerate() {
+        let (src, dst) = (gpus[fl.src as usize], gpus[fl.dst as usize]);
+        let r = net.dest_speaker(dst).and_then(|s| routes.get(s));
+        let share = fl.bytes as f64 / f64::from(qps);
+        let fail = |e: NoPath, u: &mut Option<(u64, String, NoPath)>| {
+            u.get_or_insert((0, pair_name(net, src, dst), e)).0 += 1;
+        };
+        if lb == Lb::Spray {
+            if let Some(key) = net.spray_key(src, dst) {
+                match sprayed(net, r, src, dst, key, seed, &mut ws) {
+                    Ok((split, middle_s)) => {
+                        latency[i] = middle_s + net.host_cables_s(src, dst);
+                        let (a, b) = net
+                            .host_resources(src, dst)
+                            .expect("a spray key means both GPUs are attached");
+                        ws.uses.clear();
+                        ws.uses.extend([(a, 1.0), (b, 1.0)]);
+                        push_flow(net, &mut ws, share, split);
+                    }
+                    Err(e) => {
+                        fail(e, &mut unreachable);
+                        push_flow_empty(&mut ws);
+                    }
+                }
+                continue;
+            }
+        }
+        for q in 0..qps {
+            ws.uses.clear();
+            let h = mix(flow_hash(src, dst, q) ^ fl.id);
+            match net.path(r, src, dst, h, lb, seed, &mut ws.path, &mut ws.uses) {
+                Ok(_) if ws.uses.iter().any(|u| net.capacity_bps(u.0) <= 0.0) => {
+                    fail(NoPath::NoCapacity, &mut unreachable);
+                    push_flow_empty(&mut ws);
+                }
+                Ok(lat) => {
+                    latency[i] = latency[i].max(lat);
+                    push_flow(net, &mut ws, share, None);
+                }
+                Err(e) => {
+                    fail(e, &mut unreachable);
+                    push_flow_empty(&mut ws);
+                }
+            }
+        }
+    }
+    if let Some((count, first, why)) = unreachable {
+        return Err(SimError::Unreachable {
+            count,
+            first,
+            why: crate::sim::no_path_reason(why).into(),
+        });
+    }
+    let fct = fluid(&ws, tm, qps as usize, &latency);
+    // Bytes per resource.
+    let flows = &ws.flows;
+    let mut carried = vec![0.0f64; ws.cap.len()];
+    let mut split_bytes = vec![0.0f64; flows.splits()];
+    for (i, &b) in ws.bytes.iter().enumerate() {
+        for (l, s) in flows.direct_uses(i as u32) {
+            carried[l as usize] += s * b;
+        }
+        if let Some(sp) = flows.split_of(i as u32) {
+            split_bytes[sp as usize] += b;
+        }
+    }
+    for (sp, &b) in split_bytes.iter().enumerate() {
+        for (l, s) in flows.split_uses(sp as u32) {
+            carried[l as usize] += s * b;
+        }
+    }
+    let carried: FxHashMap<u32, f64> = ws.global.iter().copied().zip(carried).collect();
+    let makespan = fct
+        .end_s
+        .iter()
+        .copied()
+        .filter(|x| x.is_finite())
+        .fold(0.0, f64::max);
+    let (tiers, bottlenecks, utilization_histogram) = utilization(net, &carried, makespan);
+    let mut done: Vec<(f64, usize)> = fct
+        .fct_s
+        .iter()
+        .enumerate()
+        .filter(|(_, x)| x.is_finite())
+        .map(|(i, &x)| (x, i))
+        .collect();
+    done.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut sorted: Vec<f64> = done.iter().map(|x| x.0).collect();
+    sorted.reverse();
+    let rank = |p: f64| {
+        let k = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len().max(1));
+        sorted.get(k - 1).copied().unwrap_or(0.0)
+    };
+    let stats = FctStats {
+        min_s: sorted.first().copied().unwrap_or(0.0),
+        p50_s: rank(0.5),
+        p99_s: rank(0.99),
+        max_s: sorted.last().copied().unwrap_or(0.0),
+        mean_s: if sorted.is_empty() {
+            0.0
+        } else {
+            sorted.iter().sum::<f64>() / sorted.len() as f64
+        },
+    };
+    let slowest = done
+        .iter()
+        .take(5)
+        .map(|&(x, i)| {
+            let fl = &tm.flows[i];
+            SlowFlow {
+                id: fl.id,
+                pair: pair_name(net, gpus[fl.src as usize], gpus[fl.dst as usize]),
+                bytes: fl.bytes,
+                start_s: fct.start_s[i],
+                fct_s: x,
+            }
+        })
+        .collect();
+    Ok(TrafficResult {
+        flows: tm.flows.len() as u64,
+        bytes: tm.flows.iter().map(|f| f.bytes as f64).sum(),
+        makespan_s: makespan,
+        fct: stats,
+        slowest,
+        events: fct.events,
+        never_started: fct.fct_s.iter().filter(|x| x.is_nan()).count() as u64,
+        tiers,
+        bottlenecks,
+        utilization_histogram,
+        fct_s: fct.fct_s,
+    })
+}
+
+/// A placeholder for a subflow without a path (the run fails before simulating).
+fn push_flow_empty(ws: &mut PhaseWs) {
+    ws.flows.push(&[]);
+    ws.bytes.push(0.0);
+}
+
+struct Fct {
+    start_s: Vec<f64>,
+    end_s: Vec<f64>,
+    fct_s: Vec<f64>,
+    events: u64,
+}
+
+/// Picoseconds as seconds.
+fn ps_to_s(ps: u64) -> f64 {
+    ps as f64 * 1e-12
+}
+
+/// Order key of a time (non-negative finite floats order like their bits).
+fn tkey(t: f64) -> u64 {
+    t.max(0.0).to_bits()
+}
+
+/// The event loop: starts (timed or triggered), max-min rates between events, completions.
+fn fluid(ws: &PhaseWs, tm: &TrafficMatrix, qps: usize, latency: &[f64]) -> Fct {
+    let nf = tm.flows.len();
+    let all = &ws.flows;
+    let mut start_s = vec![f64::NAN; nf];
+    let mut end_s = vec![f64::NAN; nf];
+    let mut left: Vec<f64> = ws.bytes.clone();
+    let mut subs_left = vec![qps as u32; nf];
+    // Arrivals: (time, flow) in time then file order.
+    let mut arrivals: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut waiting: FxHashMap<u32, VecDeque<usize>> = FxHashMap::default();
+    for (i, f) in tm.flows.iter().enumerate() {
+        match f.start {
+            Start::AtPs(ps) => arrivals.push(Reverse((tkey(ps_to_s(ps)), i))),
+            Start::Trigger(k) => waiting.entry(k).or_default().push_back(i),
+        }
+    }
+    let mut activations: FxHashMap<u32, u32> = FxHashMap::default();
+    // Completions waiting for their path latency: (time, flow).
+    let mut completions: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut active: Vec<u32> = Vec::new();
+    let mut set = FlowSet::new();
+    set.copy_splits_from(all);
+    let mut mm = MaxMin::default();
+    let mut rate = Vec::new();
+    let mut t = 0.0f64;
+    let mut events = 0u64;
+    let mut dirty = true;
+    loop {
+        // Everything due now: completions fire triggers, arrivals join.
+        let next_due = arrivals
+            .peek()
+            .map(|r| f64::from_bits(r.0 .0))
+            .into_iter()
+            .chain(completions.peek().map(|r| f64::from_bits(r.0 .0)))
+            .fold(f64::INFINITY, f64::min);
+        // Time to the next drain at current rates.
+        if dirty && !active.is_empty() {
+            set.clear_flows();
+            for &s in &active {
+                set.push_from(all, s);
+            }
+            mm.solve(&ws.cap, &set, &mut rate);
+            events += 1;
+            dirty = false;
+        }
+        let mut dt_drain = f64::INFINITY;
+        for (k, &s) in active.iter().enumerate() {
+            if rate[k] > 0.0 && rate[k].is_finite() {
+                dt_drain = dt_drain.min(left[s as usize] / rate[k]);
+            }
+        }
+        if active.is_empty() && !next_due.is_finite() {
+            break;
+        }
+        if !dt_drain.is_finite() && !next_due.is_finite() {
+            // Active flows that can never finish (zero capacity): stop.
+            break;
+        }
+        let t_next = (t + dt_drain).min(next_due.max(t));
+        let dt = t_next - t;
+        // Drain.
+        if dt > 0.0 {
+            for (k, &s) in active.iter().enumerate() {
+                if rate[k].is_finite() {
+                    left[s as usize] -= rate[k] * dt;
+                }
+            }
+        }
+        t = t_next;
+        // Subflows done (within rounding of their size), or on no resource at all.
+        let mut k = 0;
+        let before = active.len();
+        active.retain(|&s| {
+            let r = rate[k];
+            k += 1;
+            let done = !r.is_finite() || left[s as usize] <= ws.bytes[s as usize] * 1e-9;
+            if done {
+                let f = s as usize / qps;
+                subs_left[f] -= 1;
+                if subs_left[f] == 0 {
+                    completions.push(Reverse((tkey(t + latency[f]), f)));
+                }
+            }
+            !done
+        });
+        if active.len() != before {
+            dirty = true;
+        }
+        // Completions due: record, fire triggers.
+        while let Some(&Reverse((tk, f))) = completions.peek() {
+            if f64::from_bits(tk) > t {
+                break;
+            }
+            completions.pop();
+            let te = f64::from_bits(tk);
+            end_s[f] = te;
+            if let Some(k) = tm.flows[f].done_trigger {
+                let kind = tm.triggers.get(&k).copied().unwrap_or(TriggerKind::Oneshot);
+                let n = activations.entry(k).or_default();
+                *n += 1;
+                let starts: Vec<usize> = match kind {
+                    TriggerKind::Oneshot if *n == 1 => {
+                        waiting.remove(&k).map(Vec::from).unwrap_or_default()
+                    }
+                    TriggerKind::Barrier(c) if *n == c => {
+                        waiting.remove(&k).map(Vec::from).unwrap_or_default()
+                    }
+                    TriggerKind::Multishot => waiting
+                        .get_mut(&k)
+                        .and_then(VecDeque::pop_front)
+                        .into_iter()
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                for s in starts {
+                    arrivals.push(Reverse((tkey(te), s)));
+                }
+            }
+        }
+        // Arrivals due.
+        while let Some(&Reverse((tk, f))) = arrivals.peek() {
+            if f64::from_bits(tk) > t {
+                break;
+            }
+            arrivals.pop();
+            start_s[f] = t;
+            for q in 0..qps {
+                active.push((f * qps + q) as u32);
+            }
+            dirty = true;
+        }
+    }
+    let fct_s = start_s
+        .iter()
+        .zip(&end_s)
+        .map(|(s, e)| if e.is_finite() { e - s } else { f64::NAN })
+        .collect();
+    Fct {
+        start_s,
+        end_s,
+        fct_s,
+        events,
+    }
+}
