@@ -405,6 +405,52 @@ impl PhaseWs {
         self.bytes.clear();
         self.spray.clear();
     }
+
+    /// Bytes each local resource carries when every flow moves its bytes once (a split's
+    /// links counted once for all its flows).
+    pub(crate) fn carried(&self) -> Vec<f64> {
+        let flows = &self.flows;
+        let mut carried = vec![0.0f64; self.cap.len()];
+        let mut split_bytes = vec![0.0f64; flows.splits()];
+        for (i, &b) in self.bytes.iter().enumerate() {
+            for (l, s) in flows.direct_uses(i as u32) {
+                carried[l as usize] += s * b;
+            }
+            if let Some(sp) = flows.split_of(i as u32) {
+                split_bytes[sp as usize] += b;
+            }
+        }
+        for (sp, &b) in split_bytes.iter().enumerate() {
+            for (l, s) in flows.split_uses(sp as u32) {
+                carried[l as usize] += s * b;
+            }
+        }
+        carried
+    }
+
+    /// Add a sprayed flow of `bytes` from `src` to `dst` (whose rack switches are `key`): its
+    /// host links, and the split between the rack switches, computed once per pair. Returns
+    /// its path latency.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn push_sprayed(
+        &mut self,
+        net: &Net<'_>,
+        routes: Option<&RoutesTo>,
+        src: DeviceId,
+        dst: DeviceId,
+        key: (DeviceId, DeviceId),
+        seed: u64,
+        bytes: f64,
+    ) -> Result<f64, NoPath> {
+        let (split, middle_s) = sprayed(net, routes, src, dst, key, seed, self)?;
+        let (a, b) = net
+            .host_resources(src, dst)
+            .expect("a spray key means both GPUs are attached");
+        self.uses.clear();
+        self.uses.extend([(a, 1.0), (b, 1.0)]);
+        push_flow(net, self, bytes, split);
+        Ok(middle_s + net.host_cables_s(src, dst))
+    }
 }
 
 fn run_phase(
@@ -431,16 +477,8 @@ fn run_phase(
             let share = t.bytes / f64::from(qps);
             if c.lb == Lb::Spray {
                 if let Some(key) = net.spray_key(src, dst) {
-                    match sprayed(net, r, src, dst, key, c.seed, ws) {
-                        Ok((split, middle_s)) => {
-                            latency[tix] = middle_s + net.host_cables_s(src, dst);
-                            let (a, b) = net
-                                .host_resources(src, dst)
-                                .expect("a spray key means both GPUs are attached");
-                            ws.uses.clear();
-                            ws.uses.extend([(a, 1.0), (b, 1.0)]);
-                            push_flow(net, ws, t.bytes, split);
-                        }
+                    match ws.push_sprayed(net, r, src, dst, key, c.seed, t.bytes) {
+                        Ok(lat) => latency[tix] = lat,
                         Err(e) => {
                             let u = unreachable.get_or_insert((0, pair_name(net, src, dst), e));
                             u.0 += 1;
@@ -525,22 +563,7 @@ fn run_phase(
     }
     let n = ws.flows.len() as u64;
     let t = makespan(&ws.cap, &ws.flows, &ws.bytes, &mut ws.fluid);
-    // Bytes each resource carries in one repetition (a split's once, for all its flows).
-    let mut carried = vec![0.0f64; ws.cap.len()];
-    let mut split_bytes = vec![0.0f64; ws.flows.splits()];
-    for (i, &b) in ws.bytes.iter().enumerate() {
-        for (l, s) in ws.flows.direct_uses(i as u32) {
-            carried[l as usize] += s * b;
-        }
-        if let Some(sp) = ws.flows.split_of(i as u32) {
-            split_bytes[sp as usize] += b;
-        }
-    }
-    for (sp, &b) in split_bytes.iter().enumerate() {
-        for (l, s) in ws.flows.split_uses(sp as u32) {
-            carried[l as usize] += s * b;
-        }
-    }
+    let carried = ws.carried();
     PhaseOut {
         makespan_s: if phase.transfers.is_empty() { 0.0 } else { t },
         latency_s: latency,
@@ -553,7 +576,7 @@ fn run_phase(
 
 /// The sprayed split between the rack switches of `key` (computed from `src` -> `dst` the
 /// first time), cached per phase.
-pub(crate) fn sprayed(
+fn sprayed(
     net: &Net<'_>,
     routes: Option<&RoutesTo>,
     src: DeviceId,

@@ -14,7 +14,7 @@
 use crate::maxmin::{FlowSet, MaxMin};
 use crate::net::{flow_hash, mix, Lb, Net, NoPath};
 use crate::sim::{
-    pair_name, push_flow, sprayed, utilization, Bottleneck, PhaseWs, RouteCache, SimError, TierUtil,
+    pair_name, push_flow, utilization, Bottleneck, PhaseWs, RouteCache, SimError, TierUtil,
 };
 use aifabric_model::DeviceId;
 use aifabric_workload::traffic::{Start, TrafficMatrix, TriggerKind};
@@ -129,16 +129,8 @@ pub fn run(
         };
         if lb == Lb::Spray {
             if let Some(key) = net.spray_key(src, dst) {
-                match sprayed(net, r, src, dst, key, seed, &mut ws) {
-                    Ok((split, middle_s)) => {
-                        latency[i] = middle_s + net.host_cables_s(src, dst);
-                        let (a, b) = net
-                            .host_resources(src, dst)
-                            .expect("a spray key means both GPUs are attached");
-                        ws.uses.clear();
-                        ws.uses.extend([(a, 1.0), (b, 1.0)]);
-                        push_flow(net, &mut ws, share, split);
-                    }
+                match ws.push_sprayed(net, r, src, dst, key, seed, share) {
+                    Ok(lat) => latency[i] = lat,
                     Err(e) => {
                         fail(e, &mut unreachable);
                         push_flow_empty(&mut ws);
@@ -174,24 +166,7 @@ pub fn run(
         });
     }
     let fct = fluid(&ws, tm, qps as usize, &latency);
-    // Bytes per resource.
-    let flows = &ws.flows;
-    let mut carried = vec![0.0f64; ws.cap.len()];
-    let mut split_bytes = vec![0.0f64; flows.splits()];
-    for (i, &b) in ws.bytes.iter().enumerate() {
-        for (l, s) in flows.direct_uses(i as u32) {
-            carried[l as usize] += s * b;
-        }
-        if let Some(sp) = flows.split_of(i as u32) {
-            split_bytes[sp as usize] += b;
-        }
-    }
-    for (sp, &b) in split_bytes.iter().enumerate() {
-        for (l, s) in flows.split_uses(sp as u32) {
-            carried[l as usize] += s * b;
-        }
-    }
-    let carried: FxHashMap<u32, f64> = ws.global.iter().copied().zip(carried).collect();
+    let carried: FxHashMap<u32, f64> = ws.global.iter().copied().zip(ws.carried()).collect();
     let makespan = fct
         .end_s
         .iter()
