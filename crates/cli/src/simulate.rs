@@ -395,6 +395,23 @@ pub fn render_job(r: &JobReport) -> String {
             ms(h.step_s),
             x
         );
+        if (x - 1.0).abs() < 1e-9 {
+            // Say why a failure changes nothing, rather than leave it silent.
+            let mut tiers: Vec<&str> = r
+                .result
+                .comms
+                .iter()
+                .filter_map(|c| c.detail.bottlenecks.first().map(|b| b.tier.as_str()))
+                .collect();
+            tiers.sort_unstable();
+            tiers.dedup();
+            let _ = writeln!(
+                out,
+                "  no collective got slower: the scenario may move paths, but each collective's \
+                 busiest links ({}) carry the same load as on the healthy fabric",
+                tiers.join(", ")
+            );
+        }
     }
     let _ = writeln!(
         out,

@@ -131,10 +131,7 @@ pub fn run(
             if let Some(key) = net.spray_key(src, dst) {
                 match ws.push_sprayed(net, r, src, dst, key, seed, share) {
                     Ok(lat) => latency[i] = lat,
-                    Err(e) => {
-                        fail(e, &mut unreachable);
-                        push_flow_empty(&mut ws);
-                    }
+                    Err(e) => fail(e, &mut unreachable),
                 }
                 continue;
             }
@@ -145,19 +142,17 @@ pub fn run(
             match net.path(r, src, dst, h, lb, seed, &mut ws.path, &mut ws.uses) {
                 Ok(_) if ws.uses.iter().any(|u| net.capacity_bps(u.0) <= 0.0) => {
                     fail(NoPath::NoCapacity, &mut unreachable);
-                    push_flow_empty(&mut ws);
                 }
                 Ok(lat) => {
                     latency[i] = latency[i].max(lat);
                     push_flow(net, &mut ws, share, None);
                 }
-                Err(e) => {
-                    fail(e, &mut unreachable);
-                    push_flow_empty(&mut ws);
-                }
+                Err(e) => fail(e, &mut unreachable),
             }
         }
     }
+    // Any flow without a path fails the run before simulating (so subflow k of flow i is
+    // always `i * qps + k` below).
     if let Some((count, first, why)) = unreachable {
         return Err(SimError::Unreachable {
             count,
@@ -226,12 +221,6 @@ pub fn run(
         utilization_histogram,
         fct_s: fct.fct_s,
     })
-}
-
-/// A placeholder for a subflow without a path (the run fails before simulating).
-fn push_flow_empty(ws: &mut PhaseWs) {
-    ws.flows.push(&[]);
-    ws.bytes.push(0.0);
 }
 
 struct Fct {

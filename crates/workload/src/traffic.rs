@@ -130,6 +130,8 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
     let mut ids: FxHashMap<u64, usize> = FxHashMap::default();
     let mut fired_by: FxHashMap<u32, usize> = FxHashMap::default();
     let mut used: Vec<(u32, usize)> = Vec::new();
+    // First line waiting on each trigger.
+    let mut waits: FxHashMap<u32, usize> = FxHashMap::default();
     for (i, raw) in text.lines().enumerate() {
         let ln = i + 1;
         let line = raw.trim();
@@ -224,6 +226,7 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
                 }
                 if let Start::Trigger(k) = start {
                     used.push((k, ln));
+                    waits.entry(k).or_insert(ln);
                 }
                 if let Some(k) = done {
                     used.push((k, ln));
@@ -256,10 +259,11 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
             ));
         }
     }
-    // Every trigger that starts a flow must be fired by some flow, or it never starts.
+    // Every trigger that starts a flow must be fired by some flow, or it never starts
+    // (checked at the first flow waiting on it).
     for &(k, ln) in &used {
         tm.triggers.entry(k).or_insert(TriggerKind::Oneshot);
-        if !fired_by.contains_key(&k) && text_waits_on(&tm, k) {
+        if waits.get(&k) == Some(&ln) && !fired_by.contains_key(&k) {
             return Err(cx.err(
                 ln,
                 format!("flows wait on trigger {k}, but no flow fires it"),
@@ -269,10 +273,6 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
     }
     tm.nodes = n;
     Ok(tm)
-}
-
-fn text_waits_on(tm: &TrafficMatrix, k: u32) -> bool {
-    tm.flows.iter().any(|f| f.start == Start::Trigger(k))
 }
 
 /// Parse a CSV with the header `src,dst,bytes,start_us` (`name` is used in errors).
