@@ -8,6 +8,8 @@
 //! - [`net`]: the network of a scenario as resources with capacities, and the resources a
 //!   flow uses under a load-balancing mode, hop by hop along the control plane's routes;
 //! - [`te`]: centralized traffic engineering and its LP lower bound;
+//! - [`fluid`]: the event-driven fluid: flows start and finish, and each event re-solves
+//!   only the flows it can change (those at or above the lowest rate that left);
 //! - [`sim`]: collectives as phases of concurrent flows, simulated as an event-driven fluid;
 //! - [`job`]: one training iteration (compute + exposed communication), healthy vs failed;
 //! - [`traffic`]: traffic matrices (flows with start times, triggers), event by event.
@@ -19,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod chain;
+pub mod fluid;
 pub mod job;
 pub mod maxmin;
 pub mod net;

@@ -17,7 +17,8 @@
 //! windows and folded in order: the result does not depend on the thread count.
 
 use crate::chain::{Chain, Edge};
-use crate::maxmin::{FlowSet, MaxMin};
+use crate::fluid::Fluid;
+use crate::maxmin::FlowSet;
 use crate::net::{flow_hash, Lb, Net, NoPath, PathWs};
 use crate::te;
 use aifabric_model::DeviceId;
@@ -188,7 +189,8 @@ struct PhaseOut {
 }
 
 /// Fluid makespan of `flows` carrying `bytes` over resources of `cap`: event-driven, max-min
-/// fair rates recomputed at every completion.
+/// fair rates recomputed at every completion (for the flows a completion can change: see
+/// [`crate::fluid`]).
 ///
 /// Flows that share no resource, directly or through other flows, cannot change each other's
 /// rates, so each connected component (union-find over resources) runs its own event
@@ -318,54 +320,22 @@ fn component_makespan(ws: &mut FluidWs) -> f64 {
         sub,
         cap,
         bytes,
-        active_set,
-        mm,
-        rate,
-        left,
+        fluid,
         active,
         ..
     } = ws;
-    left.clear();
-    left.extend_from_slice(bytes);
+    fluid.reset(sub, bytes, cap.len());
     active.clear();
     active.extend(0..sub.len() as u32);
+    fluid.start(sub, cap, 0.0, active);
     let mut t = 0.0;
-    let mut first = true;
-    active_set.clear();
-    active_set.copy_splits_from(sub);
-    while !active.is_empty() {
-        let set: &FlowSet = if first {
-            sub
-        } else {
-            active_set.clear_flows();
-            for &i in active.iter() {
-                active_set.push_from(sub, i);
-            }
-            active_set
-        };
-        first = false;
-        mm.solve(cap, set, rate);
-        let mut dt = f64::INFINITY;
-        for (k, &i) in active.iter().enumerate() {
-            let r = rate[k];
-            if r > 0.0 {
-                dt = dt.min(left[i as usize] / r);
-            }
-        }
-        if !dt.is_finite() {
+    while fluid.active() > 0 {
+        active.clear();
+        t = fluid.finish_next(sub, cap, active);
+        if !t.is_finite() {
             // Zero-rate flows (a resource of capacity 0) never finish.
             return f64::INFINITY;
         }
-        t += dt;
-        let mut k = 0;
-        active.retain(|&i| {
-            let r = rate[k];
-            k += 1;
-            let l = &mut left[i as usize];
-            *l -= r * dt;
-            // Done when what is left is rounding noise.
-            *l > bytes[i as usize] * 1e-9
-        });
     }
     t
 }
@@ -383,10 +353,7 @@ pub struct FluidWs {
     sub: FlowSet,
     cap: Vec<f64>,
     bytes: Vec<f64>,
-    active_set: FlowSet,
-    mm: MaxMin,
-    rate: Vec<f64>,
-    left: Vec<f64>,
+    fluid: Fluid,
     active: Vec<u32>,
 }
 

@@ -11,7 +11,7 @@
 //! transients (a new flow gets its fair share at once), losses, trimming and retransmission
 //! under incast, PFC pauses. Those are the packet engine's.
 
-use crate::maxmin::{FlowSet, MaxMin};
+use crate::fluid::Fluid;
 use crate::net::{flow_hash, mix, Lb, Net, NoPath};
 use crate::sim::{
     pair_name, push_flow, utilization, Bottleneck, PhaseWs, RouteCache, SimError, TierUtil,
@@ -246,7 +246,6 @@ fn fluid(ws: &PhaseWs, tm: &TrafficMatrix, qps: usize, latency: &[f64]) -> Fct {
     let all = &ws.flows;
     let mut start_s = vec![f64::NAN; nf];
     let mut end_s = vec![f64::NAN; nf];
-    let mut left: Vec<f64> = ws.bytes.clone();
     let mut subs_left = vec![qps as u32; nf];
     // Arrivals: (time, flow) in time then file order.
     let mut arrivals: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
@@ -260,75 +259,36 @@ fn fluid(ws: &PhaseWs, tm: &TrafficMatrix, qps: usize, latency: &[f64]) -> Fct {
     let mut activations: FxHashMap<u32, u32> = FxHashMap::default();
     // Completions waiting for their path latency: (time, flow).
     let mut completions: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
-    let mut active: Vec<u32> = Vec::new();
-    let mut set = FlowSet::new();
-    set.copy_splits_from(all);
-    let mut mm = MaxMin::default();
-    let mut rate = Vec::new();
-    let mut t = 0.0f64;
-    let mut events = 0u64;
-    let mut dirty = true;
+    let mut fl = Fluid::default();
+    fl.reset(all, &ws.bytes, ws.cap.len());
+    let mut done: Vec<u32> = Vec::new();
+    let mut starting: Vec<u32> = Vec::new();
     loop {
-        // Everything due now: completions fire triggers, arrivals join.
         let next_due = arrivals
             .peek()
             .map(|r| f64::from_bits(r.0 .0))
             .into_iter()
             .chain(completions.peek().map(|r| f64::from_bits(r.0 .0)))
             .fold(f64::INFINITY, f64::min);
-        // Time to the next drain at current rates.
-        if dirty && !active.is_empty() {
-            set.clear_flows();
-            for &s in &active {
-                set.push_from(all, s);
-            }
-            mm.solve(&ws.cap, &set, &mut rate);
-            events += 1;
-            dirty = false;
-        }
-        let mut dt_drain = f64::INFINITY;
-        for (k, &s) in active.iter().enumerate() {
-            if rate[k] > 0.0 && rate[k].is_finite() {
-                dt_drain = dt_drain.min(left[s as usize] / rate[k]);
-            }
-        }
-        if active.is_empty() && !next_due.is_finite() {
+        let drain = fl.next_finish();
+        if !drain.is_finite() && !next_due.is_finite() {
+            // Nothing left, or active flows that can never finish (zero capacity).
             break;
         }
-        if !dt_drain.is_finite() && !next_due.is_finite() {
-            // Active flows that can never finish (zero capacity): stop.
-            break;
-        }
-        let t_next = (t + dt_drain).min(next_due.max(t));
-        let dt = t_next - t;
-        // Drain.
-        if dt > 0.0 {
-            for (k, &s) in active.iter().enumerate() {
-                if rate[k].is_finite() {
-                    left[s as usize] -= rate[k] * dt;
-                }
-            }
-        }
-        t = t_next;
-        // Subflows done (within rounding of their size), or on no resource at all.
-        let mut k = 0;
-        let before = active.len();
-        active.retain(|&s| {
-            let r = rate[k];
-            k += 1;
-            let done = !r.is_finite() || left[s as usize] <= ws.bytes[s as usize] * 1e-9;
-            if done {
+        if drain <= next_due {
+            // Subflows drain their last byte; a flow is done with its last subflow.
+            done.clear();
+            let t = fl.finish_next(all, &ws.cap, &mut done);
+            for &s in &done {
                 let f = s as usize / qps;
                 subs_left[f] -= 1;
                 if subs_left[f] == 0 {
                     completions.push(Reverse((tkey(t + latency[f]), f)));
                 }
             }
-            !done
-        });
-        if active.len() != before {
-            dirty = true;
+            continue;
         }
+        let t = next_due;
         // Completions due: record, fire triggers.
         while let Some(&Reverse((tk, f))) = completions.peek() {
             if f64::from_bits(tk) > t {
@@ -360,19 +320,19 @@ fn fluid(ws: &PhaseWs, tm: &TrafficMatrix, qps: usize, latency: &[f64]) -> Fct {
                 }
             }
         }
-        // Arrivals due.
+        // Arrivals due join together.
+        starting.clear();
         while let Some(&Reverse((tk, f))) = arrivals.peek() {
             if f64::from_bits(tk) > t {
                 break;
             }
             arrivals.pop();
             start_s[f] = t;
-            for q in 0..qps {
-                active.push((f * qps + q) as u32);
-            }
-            dirty = true;
+            starting.extend((0..qps).map(|q| (f * qps + q) as u32));
         }
+        fl.start(all, &ws.cap, t, &starting);
     }
+    let events = fl.solves().0;
     let fct_s = start_s
         .iter()
         .zip(&end_s)

@@ -1,0 +1,169 @@
+//! The incremental fluid against the definition: every flow's finish time equals that of a
+//! naive event loop that re-solves every active flow's max-min rate at every event.
+
+use aifabric_engine::fluid::Fluid;
+use aifabric_engine::{max_min_rates, FlowSet};
+use proptest::prelude::*;
+
+/// Finish time of every flow started at `starts[f]` (sorted waves), by the definition.
+fn naive(caps: &[f64], flows: &FlowSet, bytes: &[f64], starts: &[f64]) -> Vec<f64> {
+    let n = flows.len();
+    let mut left = bytes.to_vec();
+    let mut end = vec![f64::NAN; n];
+    let mut started = vec![false; n];
+    let mut t = 0.0f64;
+    loop {
+        for f in 0..n {
+            if !started[f] && starts[f] <= t {
+                started[f] = true;
+            }
+        }
+        let active: Vec<usize> = (0..n).filter(|&f| started[f] && end[f].is_nan()).collect();
+        let next_start = (0..n)
+            .filter(|&f| !started[f])
+            .map(|f| starts[f])
+            .fold(f64::INFINITY, f64::min);
+        if active.is_empty() && !next_start.is_finite() {
+            return end;
+        }
+        let mut set = FlowSet::new();
+        set.copy_splits_from(flows);
+        for &f in &active {
+            set.push_from(flows, f as u32);
+        }
+        let rate = max_min_rates(caps, &set);
+        let mut dt = next_start - t;
+        for (k, &f) in active.iter().enumerate() {
+            if rate[k] > 0.0 {
+                dt = dt.min(left[f] / rate[k]);
+            }
+        }
+        assert!(dt.is_finite(), "instances have no zero capacities");
+        t += dt;
+        for (k, &f) in active.iter().enumerate() {
+            left[f] -= rate[k] * dt;
+            if left[f] <= bytes[f] * 1e-9 {
+                end[f] = t;
+            }
+        }
+    }
+}
+
+/// The same with [`Fluid`]: starts in waves, completions event by event.
+fn incremental(caps: &[f64], flows: &FlowSet, bytes: &[f64], starts: &[f64]) -> Vec<f64> {
+    let mut fl = Fluid::default();
+    fl.reset(flows, bytes, caps.len());
+    let mut order: Vec<u32> = (0..flows.len() as u32).collect();
+    order.sort_by(|&a, &b| starts[a as usize].total_cmp(&starts[b as usize]));
+    let mut end = vec![f64::NAN; flows.len()];
+    let mut next = 0;
+    let mut done = Vec::new();
+    while next < order.len() || fl.active() > 0 {
+        let ts = order
+            .get(next)
+            .map_or(f64::INFINITY, |&f| starts[f as usize]);
+        if fl.next_finish() <= ts {
+            done.clear();
+            let t = fl.finish_next(flows, caps, &mut done);
+            for &f in &done {
+                end[f as usize] = t;
+            }
+        } else {
+            let mut wave = Vec::new();
+            while next < order.len() && starts[order[next] as usize] == ts {
+                wave.push(order[next]);
+                next += 1;
+            }
+            fl.start(flows, caps, ts, &wave);
+        }
+    }
+    end
+}
+
+type Instance = (
+    Vec<f64>,
+    Vec<Vec<(u32, f64)>>,
+    Vec<(Vec<(u32, f64)>, Option<usize>, u32, u32)>,
+);
+
+/// Links of a few capacities, a few shared splits, flows of a few sizes (ties in rates and
+/// finish times are the hard cases) starting in a few waves.
+fn instances() -> impl Strategy<Value = Instance> {
+    (2usize..10).prop_flat_map(|nl| {
+        let caps = prop::collection::vec((1u32..5).prop_map(|c| f64::from(c) * 10.0), nl);
+        let split = prop::collection::vec((0..nl as u32, 1u32..4), 1..4).prop_map(|v| {
+            let total: u32 = v.iter().map(|x| x.1).sum();
+            v.into_iter()
+                .map(|(l, w)| (l, f64::from(w) / f64::from(total)))
+                .collect::<Vec<_>>()
+        });
+        let flow = (
+            prop::collection::vec((0..nl as u32).prop_map(|l| (l, 1.0)), 1..3),
+            prop::option::of(0usize..2),
+            1u32..4,
+            0u32..3,
+        );
+        (
+            caps,
+            prop::collection::vec(split, 2),
+            prop::collection::vec(flow, 1..40),
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+    #[test]
+    fn finish_times_equal_the_naive_event_loop((caps, splits, spec) in instances()) {
+        let mut flows = FlowSet::new();
+        for s in &splits {
+            flows.add_split(s.iter().copied());
+        }
+        let mut bytes = Vec::new();
+        let mut starts = Vec::new();
+        for (direct, sp, size, wave) in &spec {
+            flows.push_split_flow(direct.iter().copied(), sp.map(|x| x as u32));
+            bytes.push(f64::from(*size) * 100.0);
+            starts.push(f64::from(*wave) * 7.0);
+        }
+        let want = naive(&caps, &flows, &bytes, &starts);
+        let got = incremental(&caps, &flows, &bytes, &starts);
+        for (f, (a, b)) in want.iter().zip(&got).enumerate() {
+            prop_assert!((a - b).abs() <= 1e-6 * a.max(1.0), "flow {f}: {a} vs {b}\n{want:?}\n{got:?}");
+        }
+    }
+}
+
+/// Departures re-solve only the flows at or above the lowest departing rate: many flows on
+/// separate links of different capacities finish one by one, fastest first, and no re-solve
+/// takes all of them.
+#[test]
+fn departures_re_solve_only_faster_flows() {
+    let n = 200u32;
+    let caps: Vec<f64> = (0..n).map(|i| f64::from(i + 1)).collect();
+    let mut flows = FlowSet::new();
+    for i in 0..n {
+        // Each flow on its own link, plus a shared link big enough never to fill.
+        flows.push(&[(i, 1.0), (n, 1.0)]);
+    }
+    let mut caps = caps;
+    caps.push(1e9);
+    let bytes = vec![100.0; n as usize];
+    let starts = vec![0.0; n as usize];
+    let got = incremental(&caps, &flows, &bytes, &starts);
+    for (i, &t) in got.iter().enumerate() {
+        let want = 100.0 / (i as f64 + 1.0);
+        assert!((t - want).abs() <= 1e-9 * want, "{i}: {t}");
+    }
+    let mut fl = Fluid::default();
+    fl.reset(&flows, &bytes, caps.len());
+    let ids: Vec<u32> = (0..n).collect();
+    fl.start(&flows, &caps, 0.0, &ids);
+    let mut done = Vec::new();
+    while fl.active() > 0 {
+        fl.finish_next(&flows, &caps, &mut done);
+    }
+    let (solves, full) = fl.solves();
+    // The fastest flow leaves first, and every flow left is slower: nothing to re-solve.
+    assert_eq!((solves, full), (1, 1), "only the start solves");
+}
