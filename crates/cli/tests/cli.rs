@@ -923,3 +923,27 @@ fn traffic_reads_htsim_files_and_rejects_bad_lines() {
         .assert()
         .code(1);
 }
+
+#[test]
+fn a_collective_too_big_for_memory_is_refused_before_it_runs() {
+    // 131,072 GPUs x 8 channels x 1,024 queue pairs: a billion flows in one step.
+    let out = aifabric()
+        .args([
+            "collective",
+            "prometheus",
+            "--gpus",
+            "131072",
+            "--lb",
+            "eecmp:1024",
+            "--sizes",
+            "1G",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("1073741824 simulated flows") && err.contains("over the limit of 67108864"),
+        "{err}"
+    );
+}

@@ -665,6 +665,14 @@ pub(crate) fn pair_name(net: &Net<'_>, a: DeviceId, b: DeviceId) -> String {
     format!("{} -> {}", net.f.device_name(a), net.f.device_name(b))
 }
 
+/// Most flows the phases simulated at once may hold (a flow, its path and its solver state
+/// take about [`FLOW_BYTES`]: 64M is about 3.5 GB).
+pub const MAX_FLOWS_AT_ONCE: u64 = 64 << 20;
+
+/// Memory a simulated flow takes, bytes (measured: a 131,072-GPU ring with 64 queue pairs,
+/// 67M flows, peaks at 3.5 GB).
+pub const FLOW_BYTES: u64 = 52;
+
 /// Simulate one collective.
 pub fn simulate(
     net: &Net<'_>,
@@ -708,8 +716,28 @@ pub fn simulate(
     // Phases run in parallel in windows, one workspace per chunk of a window (its dense
     // resource map is large), and are folded in order: chains need the phases in sequence,
     // and a window bounds the per-transfer latencies held at once.
+    // Memory: refuse a phase too big to hold; run fewer phases at once when they are big.
+    let qps = u64::from(c.lb.qps());
+    let groups = c.groups.len() as u64;
+    let biggest = sched
+        .phases
+        .iter()
+        .map(|p| p.transfers.len() as u64 * groups * qps)
+        .max()
+        .unwrap_or(0);
+    if biggest > MAX_FLOWS_AT_ONCE {
+        return Err(SimError::Invalid(format!(
+            "one step of this collective is {biggest} simulated flows ({groups} group(s) x {} \
+             transfers x {qps} queue pair(s)), over the limit of {MAX_FLOWS_AT_ONCE} \
+             (about {:.1} GB at {FLOW_BYTES} B a flow); use fewer queue pairs (eecmp:N), \
+             channels or GPUs",
+            biggest / groups.max(1) / qps.max(1),
+            MAX_FLOWS_AT_ONCE as f64 * FLOW_BYTES as f64 / 1e9,
+        )));
+    }
     let threads = rayon::current_num_threads();
-    let chunks = 4 * threads;
+    let fit = (MAX_FLOWS_AT_ONCE / biggest.max(1)).max(1) as usize;
+    let chunks = (4 * threads).min(fit);
     let window = (chunks * 16).max(1);
     let mut wss: Vec<PhaseWs> = (0..chunks.min(sched.phases.len()))
         .map(|_| PhaseWs::default())
