@@ -701,17 +701,15 @@ pub fn simulate(
             net.params.scale_up_gpus,
             channels(net, c),
         )?,
-        None => aifabric_workload::Schedule {
-            phases: vec![Phase::repeated(
-                vec![aifabric_workload::Transfer {
-                    src: 0,
-                    dst: 1,
-                    bytes: c.bytes,
-                    channel: 0,
-                }],
-                1,
-            )],
-        },
+        None => aifabric_workload::Schedule::new(vec![Phase::repeated(
+            vec![aifabric_workload::Transfer {
+                src: 0,
+                dst: 1,
+                bytes: c.bytes,
+                channel: 0,
+            }],
+            1,
+        )]),
     };
     // Phases run in parallel in windows, one workspace per chunk of a window (its dense
     // resource map is large), and are folded in order: chains need the phases in sequence,
@@ -719,12 +717,7 @@ pub fn simulate(
     // Memory: refuse a phase too big to hold; run fewer phases at once when they are big.
     let qps = u64::from(c.lb.qps());
     let groups = c.groups.len() as u64;
-    let biggest = sched
-        .phases
-        .iter()
-        .map(|p| p.transfers.len() as u64 * groups * qps)
-        .max()
-        .unwrap_or(0);
+    let biggest = sched.widest() as u64 * groups * qps;
     if biggest > MAX_FLOWS_AT_ONCE {
         return Err(SimError::Invalid(format!(
             "one step of this collective is {biggest} simulated flows ({groups} group(s) x {} \
@@ -739,15 +732,10 @@ pub fn simulate(
     let fit = (MAX_FLOWS_AT_ONCE / biggest.max(1)).max(1) as usize;
     let chunks = (4 * threads).min(fit);
     let window = (chunks * 16).max(1);
-    let mut wss: Vec<PhaseWs> = (0..chunks.min(sched.phases.len()))
+    let mut wss: Vec<PhaseWs> = (0..chunks.min(sched.len()))
         .map(|_| PhaseWs::default())
         .collect();
-    let nch = sched
-        .phases
-        .iter()
-        .flat_map(|p| p.transfers.iter().map(|t| t.channel + 1))
-        .max()
-        .unwrap_or(1) as usize;
+    let nch = sched.channel_count() as usize;
     let slot = |g: usize, ch: u32, rank: u32| (g * nch + ch as usize) * n as usize + rank as usize;
     let mut chain = Chain::new(c.groups.len() * nch * n as usize);
     let mut edges: Vec<Edge> = Vec::new();
@@ -757,7 +745,10 @@ pub fn simulate(
     let mut flows = 0;
     let mut carried: FxHashMap<u32, f64> = FxHashMap::default();
     let mut te_gap: Option<f64> = None;
-    for win in sched.phases.chunks(window) {
+    for first in (0..sched.len()).step_by(window) {
+        let win: Vec<_> = (first..(first + window).min(sched.len()))
+            .map(|i| sched.phase(i))
+            .collect();
         let chunk = win.len().div_ceil(chunks).max(1);
         let outs: Vec<PhaseOut> = win
             .par_chunks(chunk)

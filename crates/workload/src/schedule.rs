@@ -63,23 +63,115 @@ impl Phase {
     }
 }
 
-/// A collective as phases.
+/// A collective as phases, made on demand: a pairwise all-to-all has n - 1 phases of n
+/// transfers each, too many to hold at 16k ranks (n^2 transfers), so its phases are
+/// generated when asked for.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Schedule {
-    /// Phases, in order.
-    pub phases: Vec<Phase>,
+    listed: Vec<Phase>,
+    /// Pairwise rounds (all-to-all): round k (1..n) sends `bytes` from rank i to i + k over
+    /// `channels` channels.
+    rounds: Option<Rounds>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+struct Rounds {
+    n: u32,
+    bytes: f64,
+    channels: u32,
 }
 
 impl Schedule {
+    /// A schedule of these phases.
+    pub fn new(phases: Vec<Phase>) -> Schedule {
+        Schedule {
+            listed: phases,
+            rounds: None,
+        }
+    }
+
+    /// Number of phases.
+    pub fn len(&self) -> usize {
+        self.rounds
+            .map_or(self.listed.len(), |r| r.n.saturating_sub(1) as usize)
+    }
+
+    /// Whether there is no phase.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Phase `i` (`0..len()`).
+    ///
+    /// # Panics
+    ///
+    /// Panics if `i` is out of range.
+    pub fn phase(&self, i: usize) -> std::borrow::Cow<'_, Phase> {
+        match self.rounds {
+            None => std::borrow::Cow::Borrowed(&self.listed[i]),
+            Some(r) => {
+                assert!(i < self.len(), "phase {i} of {}", self.len());
+                let k = i as u32 + 1;
+                let ch = f64::from(r.channels);
+                std::borrow::Cow::Owned(Phase::repeated(
+                    (0..r.channels)
+                        .flat_map(|c| {
+                            (0..r.n).map(move |src| Transfer {
+                                src,
+                                dst: (src + k) % r.n,
+                                bytes: r.bytes / ch,
+                                channel: c,
+                            })
+                        })
+                        .collect(),
+                    1,
+                ))
+            }
+        }
+    }
+
+    /// The phases in order.
+    pub fn phases(&self) -> impl Iterator<Item = std::borrow::Cow<'_, Phase>> + '_ {
+        (0..self.len()).map(|i| self.phase(i))
+    }
+
     /// Number of latency-paying steps.
     pub fn steps(&self) -> u64 {
-        self.phases.iter().map(|p| u64::from(p.steps)).sum()
+        match self.rounds {
+            Some(r) => u64::from(r.n.saturating_sub(1)),
+            None => self.listed.iter().map(|p| u64::from(p.steps)).sum(),
+        }
+    }
+
+    /// Channels used (one more than the highest channel index; 1 if no transfer).
+    pub fn channel_count(&self) -> u32 {
+        match self.rounds {
+            Some(r) => r.channels.max(1),
+            None => self
+                .listed
+                .iter()
+                .flat_map(|p| p.transfers.iter().map(|t| t.channel + 1))
+                .max()
+                .unwrap_or(1),
+        }
+    }
+
+    /// Transfers in the biggest phase.
+    pub fn widest(&self) -> usize {
+        match self.rounds {
+            Some(r) => (r.n * r.channels) as usize,
+            None => self
+                .listed
+                .iter()
+                .map(|p| p.transfers.len())
+                .max()
+                .unwrap_or(0),
+        }
     }
 
     /// Bytes each rank sends in total, summed over ranks (for checks).
     pub fn wire_bytes(&self) -> f64 {
-        self.phases
-            .iter()
+        self.phases()
             .map(|p| f64::from(p.repeat) * p.transfers.iter().map(|t| t.bytes).sum::<f64>())
             .sum()
     }
@@ -221,29 +313,19 @@ pub fn schedule(
             }
             split(halving_doubling(op, n, bytes), channels)
         }
-        (Op::AllToAll, Algo::Direct) => split(
-            (1..n)
-                .map(|k| {
-                    Phase::repeated(
-                        (0..n)
-                            .map(|i| Transfer {
-                                src: i,
-                                dst: (i + k) % n,
-                                bytes: bytes / nf,
-                                channel: 0,
-                            })
-                            .collect(),
-                        1,
-                    )
-                })
-                .collect(),
-            channels,
-        ),
+        (Op::AllToAll, Algo::Direct) => {
+            return Ok(Schedule {
+                listed: Vec::new(),
+                rounds: Some(Rounds {
+                    n,
+                    bytes: bytes / nf,
+                    channels,
+                }),
+            })
+        }
         (Op::AllReduce | Op::ReduceScatter | Op::AllGather, Algo::Hierarchical) => {
             let h = hierarchical(op, n, bytes, domain)?;
-            return Ok(Schedule {
-                phases: split(h.phases, channels),
-            });
+            return Ok(Schedule::new(split(h.listed, channels)));
         }
         _ => {
             return Err(ScheduleError(format!(
@@ -253,7 +335,7 @@ pub fn schedule(
             )))
         }
     };
-    Ok(Schedule { phases })
+    Ok(Schedule::new(phases))
 }
 
 /// Double binary tree: tree A is the heap-shaped tree over ranks (parent of i is (i - 1) / 2),
@@ -389,5 +471,5 @@ fn hierarchical(op: Op, n: u32, bytes: f64, g: u32) -> Result<Schedule, Schedule
     if g > 1 && matches!(op, Op::AllReduce | Op::AllGather) {
         phases.push(inside(bytes / gf, g - 1));
     }
-    Ok(Schedule { phases })
+    Ok(Schedule::new(phases))
 }

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 /// Bytes each rank sends over the whole schedule.
 fn sent_per_rank(s: &Schedule, n: u32) -> Vec<f64> {
     let mut v = vec![0.0; n as usize];
-    for p in &s.phases {
+    for p in s.phases() {
         for t in &p.transfers {
             v[t.src as usize] += f64::from(p.repeat) * t.bytes;
         }
@@ -51,7 +51,7 @@ proptest! {
             }
             prop_assert!(close(s.steps() as f64, steps), "{:?} {:?}: {} steps", op, algo, s.steps());
             // Each step of a channel is a permutation: every rank sends once and receives once.
-            for p in &s.phases {
+            for p in s.phases() {
                 for c in 0..channels {
                     let mut src = vec![0u32; n as usize];
                     let mut dst = vec![0u32; n as usize];
@@ -73,7 +73,7 @@ fn rail_aligned_rings_leave_each_domain_from_a_different_gpu() {
     // (c - 1) mod 8 to local rank c, so every rank's NIC carries exactly one ring.
     let s = schedule(Op::AllReduce, Algo::Ring, 32, 1e6, 8, 8).unwrap();
     let mut crossings = vec![0u32; 32];
-    for t in &s.phases[0].transfers {
+    for t in &s.phase(0).transfers {
         if t.src / 8 != t.dst / 8 {
             crossings[t.src as usize] += 1;
             assert_eq!(t.dst % 8, t.channel, "{t:?}");
