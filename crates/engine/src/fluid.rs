@@ -22,7 +22,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 
 /// Finish times within this fraction of the event's time finish in the event.
-const SAME_TIME: f64 = 1e-9;
+pub(crate) const SAME_TIME: f64 = 1e-9;
 
 /// `due` of a flow that has a rate but will not finish at it (a resource of capacity 0).
 const NEVER: u64 = u64::MAX - 1;

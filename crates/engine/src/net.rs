@@ -179,6 +179,8 @@ pub struct Net<'f> {
     /// Live capacity of each cluster stage, bytes/s, and its name.
     stage_bps: Vec<f64>,
     stage_name: Vec<String>,
+    /// Capacity of every resource, bytes/s.
+    cap_bps: Vec<f64>,
     /// Hops a crossbar crossing takes inside each zone (2 single stage, 4 dual stage) and the
     /// length of its fabric links, metres.
     zone_hops: Vec<(u32, f64)>,
@@ -272,7 +274,7 @@ impl<'f> Net<'f> {
         let base_stage = base_iface + 2 * nd as u32;
         let base_nvl = base_stage + 2 * stage_bps.len() as u32;
         let total = base_nvl + 2 * nd as u32;
-        Net {
+        let mut net = Net {
             f,
             g,
             states,
@@ -289,7 +291,10 @@ impl<'f> Net<'f> {
             stage_name,
             zone_hops,
             attach,
-        }
+            cap_bps: Vec::new(),
+        };
+        net.cap_bps = (0..total).map(|r| net.live_capacity_bps(r)).collect();
+        net
     }
 
     /// Number of resource ids.
@@ -315,8 +320,13 @@ impl<'f> Net<'f> {
         }
     }
 
-    /// Capacity of a resource, bytes/s.
+    /// Capacity of a resource, bytes/s (0 if failed or drained).
+    #[inline]
     pub fn capacity_bps(&self, r: u32) -> f64 {
+        self.cap_bps[r as usize]
+    }
+
+    fn live_capacity_bps(&self, r: u32) -> f64 {
         match self.resource(r) {
             Resource::Link(l, _) => {
                 if self.f.link_up(l, &self.down) {

@@ -2,6 +2,7 @@
 //! naive event loop that re-solves every active flow's max-min rate at every event.
 
 use aifabric_engine::fluid::Fluid;
+use aifabric_engine::sim::{makespan, FluidWs};
 use aifabric_engine::{max_min_rates, FlowSet};
 use proptest::prelude::*;
 
@@ -166,4 +167,42 @@ fn departures_re_solve_only_faster_flows() {
     let (solves, full) = fl.solves();
     // The fastest flow leaves first, and every flow left is slower: nothing to re-solve.
     assert_eq!((solves, full), (1, 1), "only the start solves");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+    /// The makespan of flows that start together (components, the lone-flow, uncontended and
+    /// finish-together shortcuts, then the fluid) is the naive loop's last finish time.
+    #[test]
+    fn makespan_equals_the_naive_event_loop((caps, splits, spec) in instances()) {
+        let mut flows = FlowSet::new();
+        for s in &splits {
+            flows.add_split(s.iter().copied());
+        }
+        let bytes: Vec<f64> = spec.iter().map(|x| f64::from(x.2) * 100.0).collect();
+        for (direct, sp, _, _) in &spec {
+            flows.push_split_flow(direct.iter().copied(), sp.map(|x| x as u32));
+        }
+        let starts = vec![0.0; bytes.len()];
+        let want = naive(&caps, &flows, &bytes, &starts).into_iter().fold(0.0, f64::max);
+        let got = makespan(&caps, &flows, &bytes, &mut FluidWs::default());
+        prop_assert!((want - got).abs() <= 1e-6 * want.max(1.0), "{want} vs {got}");
+    }
+}
+
+/// Flows on separate links, or within capacity everywhere, never share: the shortcut gives
+/// each its own rate, the slowest sets the makespan.
+#[test]
+fn uncontended_flows_take_their_own_tightest_rate() {
+    let caps = [10.0, 20.0, 100.0];
+    let mut flows = FlowSet::new();
+    flows.push(&[(0, 1.0), (2, 1.0)]);
+    flows.push(&[(1, 1.0), (2, 1.0)]);
+    let t = makespan(&caps, &flows, &[100.0, 100.0], &mut FluidWs::default());
+    assert!((t - 10.0).abs() < 1e-12, "{t}");
+    // A shared link of 15 cannot carry both at their own rates: max-min gives 7.5 each (below
+    // either own link), and both finish at 100 / 7.5 s.
+    let caps = [10.0, 20.0, 15.0];
+    let t = makespan(&caps, &flows, &[100.0, 100.0], &mut FluidWs::default());
+    assert!((t - 100.0 / 7.5).abs() < 1e-9, "{t}");
 }
