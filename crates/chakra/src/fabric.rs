@@ -12,7 +12,8 @@
 use crate::info::TraceInfo;
 use crate::io::TraceSet;
 use crate::replay::{self, ps, Groups, Ps, Replay, ReplayConfig, ReplayError, Timer};
-use aifabric_engine::sim::{simulate, Collective, RouteCache};
+use aifabric_engine::sim::{Collective, RouteCache};
+use aifabric_engine::tune::Tuner;
 use aifabric_engine::{Lb, Net, NetParams};
 use aifabric_model::{DeviceId, Fabric, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
@@ -34,6 +35,7 @@ pub struct FabricTimer<'a> {
     seed: u64,
     channels: u32,
     alpha_s: f64,
+    tuner: Tuner,
     /// Engine simulations run (distinct collectives and transfers).
     pub simulations: u64,
 }
@@ -89,6 +91,7 @@ impl<'a> FabricTimer<'a> {
             seed,
             channels,
             alpha_s,
+            tuner: Tuner::default(),
             simulations: 0,
         })
     }
@@ -112,7 +115,9 @@ impl<'a> FabricTimer<'a> {
             seed: self.seed,
             alpha_s: self.alpha_s,
         };
-        let r = simulate(self.net, &self.routes, &c)
+        let r = self
+            .tuner
+            .simulate(self.net, &self.routes, &c)
             .map_err(|e| ReplayError::Sim(format!("{what}: {e}")))?;
         Ok(ps(r.time_s))
     }
@@ -130,7 +135,8 @@ impl Timer for FabricTimer<'_> {
             // A barrier: one software latency.
             return Ok(ps(self.alpha_s));
         };
-        let algo = algo.unwrap_or(Algo::default_for(op));
+        // As NCCL: the tuner's choice unless the trace names an algorithm.
+        let algo = algo.unwrap_or(Algo::Auto);
         let f = self.family[pg as usize];
         if let Some(&t) = self.memo.get(&(f, Some(op), algo, bytes)) {
             return Ok(t);

@@ -3,8 +3,9 @@
 use crate::Failure;
 use aifabric_engine::job::{run as run_job, JobOptions, StepResult};
 use aifabric_engine::sim::{
-    simulate, Bottleneck, Collective, CollectiveResult, RouteCache, SimError, TierUtil,
+    Bottleneck, Collective, CollectiveResult, RouteCache, SimError, TierUtil,
 };
+use aifabric_engine::tune::Tuner;
 use aifabric_engine::{Lb, Net, NetParams};
 use aifabric_model::{DeviceId, Fabric, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
@@ -42,7 +43,7 @@ pub fn parse_op(s: &str) -> Result<Op, String> {
 
 pub fn parse_algo(s: &str) -> Result<Algo, String> {
     Algo::parse(s).ok_or_else(|| {
-        format!("unknown algorithm `{s}`; use ring, tree, hd, direct or hierarchical")
+        format!("unknown algorithm `{s}`; use auto, ring, tree, hd, direct or hierarchical")
     })
 }
 
@@ -119,6 +120,11 @@ pub struct Row {
     pub slowdown: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub te_gap: Option<f64>,
+    /// The algorithm simulated (the choice, with `--algo auto`).
+    pub algo: Algo,
+    /// With `--algo auto`: each candidate's predicted time, microseconds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub predicted_us: Vec<(Algo, f64)>,
 }
 
 /// What `aifabric collective --json` prints.
@@ -180,6 +186,8 @@ pub fn collective(
     };
     let mut rows = Vec::new();
     let mut largest = None;
+    // One tuner per fabric: `auto` calibrates each candidate once, then picks per size.
+    let (mut tuner, mut healthy_tuner) = (Tuner::default(), Tuner::default());
     let bar = crate::failures::progress_bar("sizes");
     bar.set_length(sizes.len() as u64);
     for &s in sizes {
@@ -194,10 +202,10 @@ pub fn collective(
             seed: c.seed,
             alpha_s,
         };
-        let r = simulate(&net, &routes, &col).map_err(sim_failure)?;
+        let r = tuner.simulate(&net, &routes, &col).map_err(sim_failure)?;
         let slowdown = match (&healthy, &healthy_routes) {
             (Some(h), Some(hr)) => {
-                let base = simulate(h, hr, &col).map_err(sim_failure)?;
+                let base = healthy_tuner.simulate(h, hr, &col).map_err(sim_failure)?;
                 Some(r.time_s / base.time_s)
             }
             _ => None,
@@ -209,6 +217,8 @@ pub fn collective(
             bus_bw_gbs: r.bus_bw_gbs,
             slowdown,
             te_gap: r.te_gap,
+            algo: r.algo,
+            predicted_us: r.tuned.iter().map(|&(a, t)| (a, t * 1e6)).collect(),
         });
         largest = Some(r);
     }
@@ -225,6 +235,54 @@ pub fn collective(
         rows,
         largest: largest.ok_or_else(|| Failure::BadArgument("no sizes given".into()))?,
     })
+}
+
+/// The algorithm a collective ran, and with `auto` the runner-up it beat.
+fn algo_note(r: &CollectiveResult) -> String {
+    let runner_up = r
+        .tuned
+        .iter()
+        .filter(|x| x.0 != r.algo)
+        .min_by(|a, b| a.1.total_cmp(&b.1));
+    match runner_up {
+        Some((a, t)) => format!(
+            "{} (auto; next best {} {:.1} us)",
+            r.algo.name(),
+            a.name(),
+            t * 1e6
+        ),
+        None if !r.tuned.is_empty() => {
+            format!("{} (auto; the only one that applies)", r.algo.name())
+        }
+        None => r.algo.name().to_string(),
+    }
+}
+
+/// Why `auto` chose what it chose: every candidate's predicted time per size.
+fn auto_choice(out: &mut String, rows: &[Row]) {
+    let _ = writeln!(
+        out,
+        "\nAuto: the lowest predicted time (latency + bandwidth terms calibrated on this fabric)"
+    );
+    for row in rows {
+        let others: Vec<String> = row
+            .predicted_us
+            .iter()
+            .filter(|x| x.0 != row.algo)
+            .map(|(a, t)| format!("{} {:.1}", a.name(), t))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {:>12} B  {} (others, us: {})",
+            row.bytes,
+            row.algo.name(),
+            if others.is_empty() {
+                "none applies".to_string()
+            } else {
+                others.join(", ")
+            }
+        );
+    }
 }
 
 fn details(out: &mut String, r: &CollectiveResult) {
@@ -278,6 +336,7 @@ pub fn render_collective(r: &CollectiveReport) -> String {
     );
     let slow = r.rows.iter().any(|x| x.slowdown.is_some());
     let gap = r.rows.iter().any(|x| x.te_gap.is_some());
+    let auto = r.algorithm == Algo::Auto;
     let _ = write!(
         out,
         "#{:>14} {:>14} {:>10} {:>10}",
@@ -288,6 +347,9 @@ pub fn render_collective(r: &CollectiveReport) -> String {
     }
     if gap {
         let _ = write!(out, " {:>9}", "TE gap");
+    }
+    if auto {
+        let _ = write!(out, "  {:<16}", "algo");
     }
     out.push('\n');
     for row in &r.rows {
@@ -302,7 +364,13 @@ pub fn render_collective(r: &CollectiveReport) -> String {
         if let Some(g) = row.te_gap {
             let _ = write!(out, " {:>8.1}%", g * 100.0);
         }
+        if auto {
+            let _ = write!(out, "  {:<16}", row.algo.name());
+        }
         out.push('\n');
+    }
+    if auto {
+        auto_choice(&mut out, &r.rows);
     }
     details(&mut out, &r.largest);
     out
@@ -415,7 +483,7 @@ pub fn render_job(r: &JobReport) -> String {
     }
     let _ = writeln!(
         out,
-        "\n  {:<20} {:>14} {:>7} {:>6} {:>6} {:>12} {:>10} {:>12}",
+        "\n  {:<20} {:>14} {:>7} {:>6} {:>6} {:>12} {:>10} {:>12}  algorithm",
         "collective",
         "size (B)",
         "groups",
@@ -423,12 +491,12 @@ pub fn render_job(r: &JobReport) -> String {
         "count",
         "time (us)",
         "busbw GB/s",
-        "exposed (ms)"
+        "exposed (ms)",
     );
     for c in &s.comms {
         let _ = writeln!(
             out,
-            "  {:<20} {:>14.0} {:>7} {:>6} {:>6} {:>12.1} {:>10.2} {:>12}",
+            "  {:<20} {:>14.0} {:>7} {:>6} {:>6} {:>12.1} {:>10.2} {:>12}  {}",
             c.name,
             c.bytes,
             c.groups,
@@ -436,7 +504,8 @@ pub fn render_job(r: &JobReport) -> String {
             c.count,
             c.time_s * 1e6,
             c.bus_bw_gbs,
-            ms(c.exposed_s)
+            ms(c.exposed_s),
+            algo_note(&c.detail)
         );
     }
     if let Some(worst) = s

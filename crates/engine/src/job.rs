@@ -5,7 +5,8 @@
 //! `count x time x exposed share` ([`aifabric_workload::job`] derives counts and sizes).
 
 use crate::net::{Lb, Net};
-use crate::sim::{simulate, Collective, CollectiveResult, RouteCache, SimError};
+use crate::sim::{Collective, CollectiveResult, RouteCache, SimError};
+use crate::tune::Tuner;
 use aifabric_model::DeviceId;
 use aifabric_workload::job::Iteration;
 use serde::Serialize;
@@ -81,6 +82,7 @@ pub fn run(
     }
     let routes = RouteCache::new(net, gpus.iter().copied())?;
     let mut comms = Vec::with_capacity(it.comms.len());
+    let mut tuner = Tuner::default();
     for c in &it.comms {
         let groups: Vec<Vec<DeviceId>> = c
             .groups
@@ -97,7 +99,7 @@ pub fn run(
             seed: opts.seed,
             alpha_s: it.alpha_s,
         };
-        let r = simulate(net, &routes, &col)?;
+        let r = tuner.simulate(net, &routes, &col)?;
         comms.push(CommTime {
             name: c.name.clone(),
             bytes: c.bytes,

@@ -11,6 +11,7 @@
 //! - [`fluid`]: the event-driven fluid: flows start and finish, and each event re-solves
 //!   only the flows it can change (those at or above the lowest rate that left);
 //! - [`sim`]: collectives as phases of concurrent flows, simulated as an event-driven fluid;
+//! - [`tune`]: `auto` algorithm choice, latency + bandwidth terms calibrated on the fabric;
 //! - [`job`]: one training iteration (compute + exposed communication), healthy vs failed;
 //! - [`traffic`]: traffic matrices (flows with start times, triggers), event by event.
 //!
@@ -28,6 +29,7 @@ pub mod net;
 pub mod sim;
 pub mod te;
 pub mod traffic;
+pub mod tune;
 
 pub use maxmin::{max_min_rates, FlowSet, MaxMin};
 pub use net::{Lb, Net, NetParams};

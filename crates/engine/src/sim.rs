@@ -128,6 +128,11 @@ pub struct CollectiveResult {
     /// Max link utilization of the TE assignment over the LP optimum minus 1 (TE on small
     /// instances only).
     pub te_gap: Option<f64>,
+    /// The algorithm simulated.
+    pub algo: Algo,
+    /// With `auto`: every candidate's predicted time at this size, seconds (the chosen one
+    /// is the lowest); empty when the algorithm was given.
+    pub tuned: Vec<(Algo, f64)>,
 }
 
 /// Routes toward every destination speaker a collective needs, computed in parallel.
@@ -734,12 +739,31 @@ pub const MAX_FLOWS_AT_ONCE: u64 = 64 << 20;
 /// 67M flows, peaks at 3.5 GB).
 pub const FLOW_BYTES: u64 = 52;
 
-/// Simulate one collective.
+/// Simulate one collective (with [`Algo::Auto`], the fastest applicable algorithm: see
+/// [`crate::tune`]; a [`crate::tune::Tuner`] kept across calls calibrates each collective
+/// shape once).
 pub fn simulate(
     net: &Net<'_>,
     routes: &RouteCache,
     c: &Collective,
 ) -> Result<CollectiveResult, SimError> {
+    crate::tune::Tuner::default().simulate(net, routes, c)
+}
+
+/// Simulate `c` with `algo` (not [`Algo::Auto`]).
+pub(crate) fn simulate_algo(
+    net: &Net<'_>,
+    routes: &RouteCache,
+    c: &Collective,
+    algo: Algo,
+) -> Result<CollectiveResult, SimError> {
+    let owned;
+    let c = if c.algo == algo {
+        c
+    } else {
+        owned = Collective { algo, ..c.clone() };
+        &owned
+    };
     let n = c.groups.first().map_or(0, Vec::len) as u32;
     if c.groups.iter().any(|g| g.len() as u32 != n) {
         return Err(SimError::Invalid(
@@ -879,6 +903,8 @@ pub fn simulate(
         bottlenecks,
         utilization_histogram,
         te_gap,
+        algo: c.algo,
+        tuned: Vec::new(),
     })
 }
 

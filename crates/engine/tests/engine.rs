@@ -281,3 +281,67 @@ fn hierarchical_needs_whole_domains() {
     );
     assert!(simulate(&n, &routes, &c).is_ok());
 }
+
+/// `auto` is the exact argmin of what the engine simulates: its time equals the fastest
+/// explicit algorithm's at every size (the bandwidth term is linear in the size, so one
+/// calibration serves every size), its prediction for the chosen one is the simulated time,
+/// and the choice moves from a few-step algorithm at small sizes (latency-bound: a ring's
+/// 2(n - 1) steps of alpha lose) to another at large ones.
+#[test]
+fn auto_picks_the_fastest_applicable_algorithm_at_every_size() {
+    let f = fat_tree(8);
+    let s = Scenario::healthy(&f);
+    let n = net(&f, &s, 4);
+    let placed: Vec<DeviceId> = f.devices_with_role(Role::Gpu).take(64).collect();
+    let routes = RouteCache::new(&n, placed.iter().copied()).unwrap();
+    let mut tuner = aifabric_engine::tune::Tuner::default();
+    let mut chosen = Vec::new();
+    for bytes in [1024.0, 1.0 * (1 << 20) as f64, 1.0 * (1u64 << 32) as f64] {
+        let mut c = collective(
+            Some(Op::AllReduce),
+            Algo::Auto,
+            vec![placed.clone()],
+            Lb::Ecmp,
+            1,
+        );
+        c.bytes = bytes;
+        let auto = tuner.simulate(&n, &routes, &c).unwrap();
+        let cands = aifabric_engine::tune::candidates(&n, &c);
+        assert_eq!(
+            cands,
+            [
+                Algo::Ring,
+                Algo::Tree,
+                Algo::HalvingDoubling,
+                Algo::Hierarchical
+            ],
+            "64 ranks in whole domains of 4: every all-reduce algorithm applies"
+        );
+        let best = cands
+            .iter()
+            .map(|&a| {
+                c.algo = a;
+                simulate(&n, &routes, &c).unwrap().time_s
+            })
+            .fold(f64::INFINITY, f64::min);
+        assert!(
+            (auto.time_s - best).abs() <= 1e-9 * best,
+            "{bytes} B: auto {} ({:?}) vs best {best}",
+            auto.time_s,
+            auto.algo
+        );
+        let predicted = auto.tuned.iter().find(|x| x.0 == auto.algo).unwrap().1;
+        assert!((predicted - auto.time_s).abs() <= 1e-9 * auto.time_s);
+        assert_eq!(auto.tuned.len(), 4);
+        chosen.push(auto.algo);
+    }
+    assert_ne!(
+        chosen[0],
+        Algo::Ring,
+        "1 KiB over 64 ranks is latency-bound"
+    );
+    assert_ne!(
+        chosen[0], chosen[2],
+        "small and large sizes pick differently: {chosen:?}"
+    );
+}

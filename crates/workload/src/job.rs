@@ -54,7 +54,7 @@ fn d_dtype() -> S<u32> {
     sp(2)
 }
 fn d_algo() -> S<String> {
-    sp("ring".into())
+    sp("auto".into())
 }
 fn d_dp() -> S<String> {
     sp("all_reduce".into())
@@ -162,7 +162,8 @@ pub struct Communication {
     /// Data-parallel gradient synchronization: `all_reduce` or `reduce_scatter_all_gather`.
     #[serde(default = "d_dp")]
     pub dp: S<String>,
-    /// Algorithm of the scale-out collectives (DP, CP): ring, tree, hd, hierarchical.
+    /// Algorithm of the scale-out collectives (DP, CP): auto (the fastest applicable, per
+    /// collective and size), ring, tree, hd, hierarchical.
     #[serde(default = "d_algo")]
     pub algorithm: S<String>,
     /// Share of the DP communication hidden behind the backward pass, 0..=1.
@@ -419,7 +420,7 @@ pub fn iteration(job: &JobFile, src: &Source) -> Result<Iteration, SpecError> {
         src.error(
             c.algorithm.referenced,
             format!("unknown algorithm `{}`", c.algorithm.value),
-            Some("use ring, tree, hd or hierarchical".into()),
+            Some("use auto, ring, tree, hd or hierarchical".into()),
         )
     })?;
     let rs_ag = match c.dp.value.as_str() {

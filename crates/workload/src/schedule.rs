@@ -194,6 +194,9 @@ pub enum Algo {
     /// Hierarchical: the same operation inside each scale-up domain (ring), then across
     /// domains on the NICs (ring), then inside again (all-reduce only).
     Hierarchical,
+    /// The fastest applicable algorithm for the collective and size, chosen by the engine's
+    /// tuner; has no schedule of its own.
+    Auto,
 }
 
 impl Algo {
@@ -205,6 +208,7 @@ impl Algo {
             "hd" | "halving_doubling" | "halving-doubling" => Algo::HalvingDoubling,
             "direct" => Algo::Direct,
             "hierarchical" => Algo::Hierarchical,
+            "auto" => Algo::Auto,
             _ => return None,
         })
     }
@@ -217,6 +221,7 @@ impl Algo {
             Algo::HalvingDoubling => "halving-doubling",
             Algo::Direct => "direct",
             Algo::Hierarchical => "hierarchical",
+            Algo::Auto => "auto",
         }
     }
 
@@ -326,6 +331,11 @@ pub fn schedule(
         (Op::AllReduce | Op::ReduceScatter | Op::AllGather, Algo::Hierarchical) => {
             let h = hierarchical(op, n, bytes, domain)?;
             return Ok(Schedule::new(split(h.listed, channels)));
+        }
+        (_, Algo::Auto) => {
+            return Err(ScheduleError(
+                "auto is a choice among algorithms, not a schedule: let the tuner pick one".into(),
+            ))
         }
         _ => {
             return Err(ScheduleError(format!(
