@@ -170,8 +170,9 @@ enum Command {
         /// all_reduce, all_gather, reduce_scatter or all_to_all.
         #[arg(long, default_value = "all_reduce", value_parser = simulate::parse_op)]
         op: Op,
-        /// ring, tree, hd (halving-doubling), direct or hierarchical; ring (direct for
-        /// all_to_all) if absent.
+        /// auto (the fastest applicable for each size, by latency + bandwidth terms calibrated
+        /// on the fabric), ring, tree, hd (halving-doubling), direct or hierarchical; ring
+        /// (direct for all_to_all) if absent, as nccl-tests runs one algorithm.
         #[arg(long, value_parser = simulate::parse_algo)]
         algo: Option<Algo>,
         /// GPUs taking part.

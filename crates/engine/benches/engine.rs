@@ -3,6 +3,8 @@
 //! 1M flows within 1 s; all-to-all among 4,096 GPUs within 5 s. The collective benches time
 //! what the CLI does after building the fabric: placement, the network of the scenario,
 //! routes toward every destination rack, and the simulation.
+//! Issue 14 adds a 65,536-flow permutation on `prometheus` (target 5 s) and a double-binary-
+//! tree all-reduce over 131,072 GPUs (target 10 s).
 //! Run: `cargo bench -p aifabric-engine --bench engine`.
 
 use aifabric_engine::sim::{simulate, Collective, RouteCache};
@@ -38,6 +40,10 @@ fn million_flows() -> (Vec<f64>, FlowSet) {
 }
 
 fn collective(f: &Fabric, n: u32, op: Op, lb: Lb) -> f64 {
+    collective_by(f, n, op, Algo::default_for(op), lb)
+}
+
+fn collective_by(f: &Fabric, n: u32, op: Op, algo: Algo, lb: Lb) -> f64 {
     let healthy = Scenario::healthy(f);
     let gpus = placement::place(f, n, 8, Placement::Packed, &healthy.unusable()).unwrap();
     let net = Net::new(
@@ -50,7 +56,7 @@ fn collective(f: &Fabric, n: u32, op: Op, lb: Lb) -> f64 {
     let routes = RouteCache::new(&net, gpus.iter().copied()).unwrap();
     let c = Collective {
         op: Some(op),
-        algo: Algo::default_for(op),
+        algo,
         groups: vec![gpus],
         bytes: 1e9,
         channels: 0,
@@ -59,6 +65,23 @@ fn collective(f: &Fabric, n: u32, op: Op, lb: Lb) -> f64 {
         alpha_s: 5e-6,
     };
     simulate(&net, &routes, &c).unwrap().time_s
+}
+
+/// A permutation of `n` flows of 2 MB among `n` packed GPUs, event by event.
+fn permutation(f: &Fabric, n: u32) -> f64 {
+    let healthy = Scenario::healthy(f);
+    let gpus = placement::place(f, n, 8, Placement::Packed, &healthy.unusable()).unwrap();
+    let net = Net::new(
+        f,
+        &healthy,
+        AsnPlan::Rfc7938,
+        BgpConfig::default(),
+        NetParams::default(),
+    );
+    let tm = aifabric_workload::traffic::Pattern::Permutation.generate(n, 2 << 20, 1);
+    aifabric_engine::traffic::run(&net, &tm, &gpus, Lb::Ecmp, 1)
+        .unwrap()
+        .makespan_s
 }
 
 fn benches(c: &mut Criterion) {
@@ -76,6 +99,22 @@ fn benches(c: &mut Criterion) {
     grp.measurement_time(Duration::from_secs(40));
     grp.bench_function("all_to_all_4096_gpus_prometheus_ecmp", |b| {
         b.iter(|| black_box(collective(&f, 4_096, Op::AllToAll, Lb::Ecmp)))
+    });
+    // Issue 14: the incremental fluid (events re-solve only the flows they can change).
+    grp.bench_function("permutation_65536_flows_prometheus_ecmp", |b| {
+        b.iter(|| black_box(permutation(&f, 65_536)))
+    });
+    grp.measurement_time(Duration::from_secs(60));
+    grp.bench_function("tree_all_reduce_131072_gpus_prometheus_ecmp", |b| {
+        b.iter(|| {
+            black_box(collective_by(
+                &f,
+                131_072,
+                Op::AllReduce,
+                Algo::Tree,
+                Lb::Ecmp,
+            ))
+        })
     });
     grp.finish();
 }
