@@ -9,7 +9,7 @@
 
 use aifabric_engine::sim::{simulate, Collective, RouteCache};
 use aifabric_engine::{max_min_rates, FlowSet, Lb, Net, NetParams};
-use aifabric_model::{Fabric, Scenario};
+use aifabric_model::{DeviceId, Fabric, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_workload::{placement, Algo, Op, Placement};
 use criterion::{criterion_group, criterion_main, Criterion};
@@ -39,11 +39,8 @@ fn million_flows() -> (Vec<f64>, FlowSet) {
     (caps, fs)
 }
 
-fn collective(f: &Fabric, n: u32, op: Op, lb: Lb) -> f64 {
-    collective_by(f, n, op, Algo::default_for(op), lb)
-}
-
-fn collective_by(f: &Fabric, n: u32, op: Op, algo: Algo, lb: Lb) -> f64 {
+/// `n` GPUs placed packed on the healthy fabric, and its network.
+fn healthy_net(f: &Fabric, n: u32) -> (Vec<DeviceId>, Net<'_>) {
     let healthy = Scenario::healthy(f);
     let gpus = placement::place(f, n, 8, Placement::Packed, &healthy.unusable()).unwrap();
     let net = Net::new(
@@ -53,6 +50,15 @@ fn collective_by(f: &Fabric, n: u32, op: Op, algo: Algo, lb: Lb) -> f64 {
         BgpConfig::default(),
         NetParams::default(),
     );
+    (gpus, net)
+}
+
+fn collective(f: &Fabric, n: u32, op: Op, lb: Lb) -> f64 {
+    collective_by(f, n, op, Algo::default_for(op), lb)
+}
+
+fn collective_by(f: &Fabric, n: u32, op: Op, algo: Algo, lb: Lb) -> f64 {
+    let (gpus, net) = healthy_net(f, n);
     let routes = RouteCache::new(&net, gpus.iter().copied()).unwrap();
     let c = Collective {
         op: Some(op),
@@ -69,15 +75,7 @@ fn collective_by(f: &Fabric, n: u32, op: Op, algo: Algo, lb: Lb) -> f64 {
 
 /// A permutation of `n` flows of 2 MB among `n` packed GPUs, event by event.
 fn permutation(f: &Fabric, n: u32) -> f64 {
-    let healthy = Scenario::healthy(f);
-    let gpus = placement::place(f, n, 8, Placement::Packed, &healthy.unusable()).unwrap();
-    let net = Net::new(
-        f,
-        &healthy,
-        AsnPlan::Rfc7938,
-        BgpConfig::default(),
-        NetParams::default(),
-    );
+    let (gpus, net) = healthy_net(f, n);
     let tm = aifabric_workload::traffic::Pattern::Permutation.generate(n, 2 << 20, 1);
     aifabric_engine::traffic::run(&net, &tm, &gpus, Lb::Ecmp, 1)
         .unwrap()

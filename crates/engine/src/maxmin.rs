@@ -194,6 +194,35 @@ impl FlowSet {
         self.push_split_flow(other.direct_uses(f), split)
     }
 
+    /// Per resource (ids `0..nres`), the sum over flows of share x `x[f]`: each split's
+    /// resources taken once for all its flows (with `x` the bytes, what every resource
+    /// carries; with rates, its load). `split_sums` is scratch.
+    pub fn resource_sums(
+        &self,
+        x: &[f64],
+        nres: usize,
+        split_sums: &mut Vec<f64>,
+        out: &mut Vec<f64>,
+    ) {
+        out.clear();
+        out.resize(nres, 0.0);
+        split_sums.clear();
+        split_sums.resize(self.splits(), 0.0);
+        for (f, &v) in x.iter().enumerate() {
+            for (l, s) in self.direct_uses(f as u32) {
+                out[l as usize] += s * v;
+            }
+            if let Some(sp) = self.split_of(f as u32) {
+                split_sums[sp as usize] += v;
+            }
+        }
+        for (sp, &v) in split_sums.iter().enumerate() {
+            for (l, s) in self.split_uses(sp as u32) {
+                out[l as usize] += s * v;
+            }
+        }
+    }
+
     /// Make this set's splits those of `other` (flows are kept; use on an empty set).
     pub fn copy_splits_from(&mut self, other: &FlowSet) {
         self.soff.clone_from(&other.soff);

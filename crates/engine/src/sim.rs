@@ -349,22 +349,7 @@ fn component_makespan(ws: &mut FluidWs) -> f64 {
             .map_or(f64::INFINITY, |sp| split_rate[sp as usize]);
         tight(&mut sub.direct_uses(f)).min(split)
     }));
-    load.clear();
-    load.resize(cap.len(), 0.0);
-    split_rate.iter_mut().for_each(|x| *x = 0.0);
-    for (f, &r) in rate.iter().enumerate() {
-        for (l, s) in sub.direct_uses(f as u32) {
-            load[l as usize] += s * r;
-        }
-        if let Some(sp) = sub.split_of(f as u32) {
-            split_rate[sp as usize] += r;
-        }
-    }
-    for (sp, &r) in split_rate.iter().enumerate() {
-        for (l, s) in sub.split_uses(sp as u32) {
-            load[l as usize] += s * r;
-        }
-    }
+    sub.resource_sums(rate, cap.len(), split_rate, load);
     let fits = load
         .iter()
         .zip(cap.iter())
@@ -442,22 +427,9 @@ impl PhaseWs {
     /// Bytes each local resource carries when every flow moves its bytes once (a split's
     /// links counted once for all its flows).
     pub(crate) fn carried(&self) -> Vec<f64> {
-        let flows = &self.flows;
-        let mut carried = vec![0.0f64; self.cap.len()];
-        let mut split_bytes = vec![0.0f64; flows.splits()];
-        for (i, &b) in self.bytes.iter().enumerate() {
-            for (l, s) in flows.direct_uses(i as u32) {
-                carried[l as usize] += s * b;
-            }
-            if let Some(sp) = flows.split_of(i as u32) {
-                split_bytes[sp as usize] += b;
-            }
-        }
-        for (sp, &b) in split_bytes.iter().enumerate() {
-            for (l, s) in flows.split_uses(sp as u32) {
-                carried[l as usize] += s * b;
-            }
-        }
+        let mut carried = Vec::new();
+        self.flows
+            .resource_sums(&self.bytes, self.cap.len(), &mut Vec::new(), &mut carried);
         carried
     }
 
