@@ -152,6 +152,11 @@ impl FlowSet {
         self.soff.len().saturating_sub(1)
     }
 
+    /// (link, share) entries held by all splits.
+    pub fn split_entries(&self) -> usize {
+        self.slinks.len()
+    }
+
     /// The split flow `f` uses, if any.
     pub fn split_of(&self, f: u32) -> Option<u32> {
         self.split[f as usize].checked_sub(1)

@@ -85,6 +85,11 @@ pub struct TrafficResult {
 /// path, so 20M stays within a few GB.
 pub const MAX_SUBFLOWS: u64 = 20_000_000;
 
+/// Most (link, share) entries the sprayed splits of one run may hold (12 bytes each, so
+/// about 3 GB): a split per distinct rack pair covers every link the spray reaches, ~25k
+/// across `prometheus`'s BAG.
+pub const MAX_SPLIT_ENTRIES: u64 = 256 << 20;
+
 /// Simulate `tm` with node `i` on `gpus[i]`.
 pub fn run(
     net: &Net<'_>,
@@ -132,6 +137,19 @@ pub fn run(
                 match ws.push_sprayed(net, r, src, dst, key, seed, share) {
                     Ok(lat) => latency[i] = lat,
                     Err(e) => fail(e, &mut unreachable),
+                }
+                let held = ws.flows.split_entries() as u64;
+                if held > MAX_SPLIT_ENTRIES {
+                    return Err(SimError::Invalid(format!(
+                        "sprayed flows between {} distinct rack pairs already spread over {held} \
+                         (link, share) entries after {} of {} flows, over the limit of \
+                         {MAX_SPLIT_ENTRIES} (about {:.1} GB): each rack pair's split covers \
+                         every link it can reach; use fewer flows or racks, or ecmp / eecmp:N",
+                        ws.flows.splits(),
+                        i + 1,
+                        tm.flows.len(),
+                        MAX_SPLIT_ENTRIES as f64 * 12.0 / 1e9
+                    )));
                 }
                 continue;
             }
