@@ -640,7 +640,6 @@ fn load(spec: &str) -> Result<aifabric_model::Fabric, Failure> {
     aifabric_spec::load(spec).map_err(Failure::BadInput)
 }
 
-/// Print `v` as JSON with `--json`, else as the human table `human` makes of it.
 fn parse_pattern(s: &str) -> Result<aifabric_workload::traffic::Pattern, String> {
     aifabric_workload::traffic::Pattern::parse(s).ok_or_else(|| {
         format!(
@@ -656,6 +655,7 @@ fn parse_size_arg(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("bad size `{s}`; use bytes like 4096, 256K, 2M or 1G"))
 }
 
+/// Print `v` as JSON with `--json`, else as the human table `human` makes of it.
 fn emit<T: serde::Serialize>(
     json: bool,
     v: &T,

@@ -135,7 +135,7 @@ pub fn render(r: &TrafficReport) -> String {
     );
     let _ = writeln!(
         o,
-        "{} flows, {:.3} GB; makespan {} us; {} rate recomputations",
+        "{} flows, {:.3} GB; makespan {} us; {} rate re-solves (a flow leaving re-solves only flows at least as fast)",
         x.flows,
         x.bytes / 1e9,
         us(x.makespan_s),

@@ -17,7 +17,7 @@
 //! flows that finish within a relative 1e-9 of the earliest (rounding noise), so flows that
 //! finish together are one event.
 
-use crate::maxmin::{FlowSet, MaxMin};
+use crate::maxmin::{key, FlowSet, MaxMin};
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap};
 
@@ -26,11 +26,6 @@ pub(crate) const SAME_TIME: f64 = 1e-9;
 
 /// `due` of a flow that has a rate but will not finish at it (a resource of capacity 0).
 const NEVER: u64 = u64::MAX - 1;
-
-/// Order key of a non-negative float (its bit pattern orders like the value).
-fn key(x: f64) -> u64 {
-    x.max(0.0).to_bits()
-}
 
 /// Flows of a [`FlowSet`] draining at max-min fair rates over resources of fixed capacity.
 #[derive(Default, Debug)]

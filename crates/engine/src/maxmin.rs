@@ -298,8 +298,9 @@ impl LinkState {
     }
 }
 
-/// Heap key of a fill level: non-negative finite floats order like their bit patterns.
-fn key(x: f64) -> u64 {
+/// Order key of a non-negative float (a fill level, a rate, a time): non-negative finite
+/// floats order like their bit patterns.
+pub(crate) fn key(x: f64) -> u64 {
     x.max(0.0).to_bits()
 }
 

@@ -12,6 +12,7 @@
 //! under incast, PFC pauses. Those are the packet engine's.
 
 use crate::fluid::Fluid;
+use crate::maxmin::key;
 use crate::net::{flow_hash, mix, Lb, Net, NoPath};
 use crate::sim::{
     pair_name, push_flow, utilization, Bottleneck, PhaseWs, RouteCache, SimError, TierUtil,
@@ -253,11 +254,6 @@ fn ps_to_s(ps: u64) -> f64 {
     ps as f64 * 1e-12
 }
 
-/// Order key of a time (non-negative finite floats order like their bits).
-fn tkey(t: f64) -> u64 {
-    t.max(0.0).to_bits()
-}
-
 /// The event loop: starts (timed or triggered), max-min rates between events, completions.
 fn fluid(ws: &PhaseWs, tm: &TrafficMatrix, qps: usize, latency: &[f64]) -> Fct {
     let nf = tm.flows.len();
@@ -270,7 +266,7 @@ fn fluid(ws: &PhaseWs, tm: &TrafficMatrix, qps: usize, latency: &[f64]) -> Fct {
     let mut waiting: FxHashMap<u32, VecDeque<usize>> = FxHashMap::default();
     for (i, f) in tm.flows.iter().enumerate() {
         match f.start {
-            Start::AtPs(ps) => arrivals.push(Reverse((tkey(ps_to_s(ps)), i))),
+            Start::AtPs(ps) => arrivals.push(Reverse((key(ps_to_s(ps)), i))),
             Start::Trigger(k) => waiting.entry(k).or_default().push_back(i),
         }
     }
@@ -301,7 +297,7 @@ fn fluid(ws: &PhaseWs, tm: &TrafficMatrix, qps: usize, latency: &[f64]) -> Fct {
                 let f = s as usize / qps;
                 subs_left[f] -= 1;
                 if subs_left[f] == 0 {
-                    completions.push(Reverse((tkey(t + latency[f]), f)));
+                    completions.push(Reverse((key(t + latency[f]), f)));
                 }
             }
             continue;
@@ -334,7 +330,7 @@ fn fluid(ws: &PhaseWs, tm: &TrafficMatrix, qps: usize, latency: &[f64]) -> Fct {
                     _ => Vec::new(),
                 };
                 for s in starts {
-                    arrivals.push(Reverse((tkey(te), s)));
+                    arrivals.push(Reverse((key(te), s)));
                 }
             }
         }
