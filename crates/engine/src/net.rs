@@ -33,6 +33,7 @@ use aifabric_model::{DeviceId, Fabric, FailureMask, LinkId, PortKind, Role, Scen
 use aifabric_routing::bgp::{
     session_states, AsnPlan, BgpConfig, BgpGraph, RoutesTo, SessionState, SpeakerId,
 };
+use fixedbitset::FixedBitSet;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
@@ -181,11 +182,21 @@ pub struct Net<'f> {
     stage_name: Vec<String>,
     /// Capacity of every resource, bytes/s.
     cap_bps: Vec<f64>,
+    /// Resources of capacity 0 (dead links), one bit each: small enough to stay in cache
+    /// when every flow's path is checked.
+    dead: FixedBitSet,
     /// Hops a crossbar crossing takes inside each zone (2 single stage, 4 dual stage) and the
     /// length of its fabric links, metres.
     zone_hops: Vec<(u32, f64)>,
     /// Each GPU's live host link and rack switch (`u32::MAX` link: none).
     attach: Vec<(LinkId, DeviceId)>,
+    /// Each GPU's host cable, metres (0: not attached): read for every flow, kept apart from
+    /// the link records.
+    host_cable_m: Vec<f64>,
+    /// Each device's zone, for the crossbar.
+    zone_of: Vec<u32>,
+    /// Each device's scale-up domain: (zone, rack, index / scale-up GPUs).
+    domain_of: Vec<(u32, u32, u32)>,
 }
 
 fn mbps_to_bps(mbps: u64) -> f64 {
@@ -290,10 +301,34 @@ impl<'f> Net<'f> {
             stage_bps,
             stage_name,
             zone_hops,
+            host_cable_m: attach
+                .iter()
+                .map(|a| {
+                    if a.0 .0 == u32::MAX {
+                        0.0
+                    } else {
+                        f.link(a.0).length_m()
+                    }
+                })
+                .collect(),
+            zone_of: (0..nd)
+                .map(|d| f.device(DeviceId(d as u32)).zone.0)
+                .collect(),
+            domain_of: (0..nd)
+                .map(|d| {
+                    let x = f.device(DeviceId(d as u32));
+                    (x.zone.0, x.rack, x.index / params.scale_up_gpus.max(1))
+                })
+                .collect(),
             attach,
             cap_bps: Vec::new(),
+            dead: FixedBitSet::new(),
         };
         net.cap_bps = (0..total).map(|r| net.live_capacity_bps(r)).collect();
+        net.dead = FixedBitSet::with_capacity(total as usize);
+        for (r, &c) in net.cap_bps.iter().enumerate() {
+            net.dead.set(r, c <= 0.0);
+        }
         net
     }
 
@@ -324,6 +359,11 @@ impl<'f> Net<'f> {
     #[inline]
     pub fn capacity_bps(&self, r: u32) -> f64 {
         self.cap_bps[r as usize]
+    }
+
+    /// Whether resource `r` has no capacity (a flow on it never finishes).
+    pub fn is_dead(&self, r: u32) -> bool {
+        self.dead.contains(r as usize)
     }
 
     fn live_capacity_bps(&self, r: u32) -> f64 {
@@ -415,9 +455,7 @@ impl<'f> Net<'f> {
 
     /// Whether two GPUs share a scale-up domain.
     pub fn same_domain(&self, a: DeviceId, b: DeviceId) -> bool {
-        let (da, db) = (self.f.device(a), self.f.device(b));
-        let g = self.params.scale_up_gpus.max(1);
-        da.zone == db.zone && da.rack == db.rack && da.index / g == db.index / g
+        self.domain_of[a.idx()] == self.domain_of[b.idx()]
     }
 
     /// The rack switches a sprayed flow from `src` to `dst` runs between, when it leaves its
@@ -442,10 +480,7 @@ impl<'f> Net<'f> {
     /// Propagation over the host cables of `src` and `dst`, seconds (part of
     /// [`Net::path`]'s latency that differs between GPUs of the same rack switches).
     pub fn host_cables_s(&self, src: DeviceId, dst: DeviceId) -> f64 {
-        let len = |g: DeviceId| {
-            self.attach(g)
-                .map_or(0.0, |(l, _)| self.f.link(l).length_m())
-        };
+        let len = |g: DeviceId| self.host_cable_m.get(g.idx()).copied().unwrap_or(0.0);
         (len(src) + len(dst)) * NS_PER_M * 1e-9
     }
 
@@ -453,7 +488,7 @@ impl<'f> Net<'f> {
     fn crossbar(&self, v: DeviceId, w: DeviceId, mass: f64, out: &mut Vec<(u32, f64)>) -> f64 {
         out.push((self.base_iface + 2 * v.0, mass));
         let (cv, cw) = (self.cluster[v.idx()], self.cluster[w.idx()]);
-        let (hops, len) = self.zone_hops[self.f.device(v).zone.idx()];
+        let (hops, len) = self.zone_hops[self.zone_of[v.idx()] as usize];
         let mut hops = hops;
         if cv != u32::MAX && cv != cw {
             out.push((self.base_stage + 2 * cv, mass));
@@ -507,7 +542,7 @@ impl<'f> Net<'f> {
         // Cables to and from the GPUs, and the source rack switch; every later hop adds the
         // switch at its far end (see `hop_latency`).
         let base_latency = self.params.switch_latency_s
-            + (self.f.link(l_src).length_m() + self.f.link(l_dst).length_m()) * NS_PER_M * 1e-9;
+            + (self.host_cable_m[src.idx()] + self.host_cable_m[dst.idx()]) * NS_PER_M * 1e-9;
         ws.frontier.clear();
         ws.frontier.push((tor_src, 1.0, 0.0));
         let mut latency = 0.0f64;

@@ -137,7 +137,9 @@ pub struct CollectiveResult {
 
 /// Routes toward every destination speaker a collective needs, computed in parallel.
 pub struct RouteCache {
-    map: FxHashMap<SpeakerId, RoutesTo>,
+    /// Speaker id -> index in `routes` (`u32::MAX`: not wanted).
+    index: Vec<u32>,
+    routes: Vec<RoutesTo>,
 }
 
 impl RouteCache {
@@ -151,13 +153,16 @@ impl RouteCache {
             .map(|&s| routes_to(&net.g, &net.states, s, &net.cfg))
             .collect::<Result<_, _>>()
             .map_err(|e| SimError::Routing(e.to_string()))?;
-        Ok(RouteCache {
-            map: want.into_iter().zip(routes).collect(),
-        })
+        let mut index = vec![u32::MAX; want.last().map_or(0, |&s| s as usize + 1)];
+        for (i, &s) in want.iter().enumerate() {
+            index[s as usize] = i as u32;
+        }
+        Ok(RouteCache { index, routes })
     }
 
     pub(crate) fn get(&self, s: SpeakerId) -> Option<&RoutesTo> {
-        self.map.get(&s)
+        let i = *self.index.get(s as usize)?;
+        self.routes.get(i as usize)
     }
 }
 
@@ -174,23 +179,37 @@ pub(crate) struct PhaseWs {
     pub(crate) flows: FlowSet,
     pub(crate) bytes: Vec<f64>,
     fluid: FluidWs,
+    /// Path latency of each transfer of each group (group-major), seconds: the slowest of
+    /// its queue pairs and, when split, of its branches.
+    latency: Vec<f64>,
     /// Sprayed splits of this phase by (source, destination) rack switch: the split's id in
     /// `flows` (none when the two GPUs share a rack switch) and its latency without the
     /// host cables.
     spray: FxHashMap<(DeviceId, DeviceId), (Option<u32>, f64)>,
+    /// Counting mode (every flow of the phase has the same bytes): flows are not stored,
+    /// only how many cross each local resource (`count`, shares summed) and each split
+    /// (`split_count`); [`equal_flows_makespan`] needs nothing else.
+    counting: bool,
+    count: Vec<f64>,
+    split_count: Vec<f64>,
+    counted: u64,
 }
 
 /// Result of one phase.
 struct PhaseOut {
     makespan_s: f64,
-    /// Path latency of each transfer of each group (group-major), seconds: the slowest of
-    /// its queue pairs and, when split, of its branches.
-    latency_s: Vec<f64>,
     flows: u64,
-    /// (global resource, bytes carried in one repetition).
-    carried: Vec<(u32, f64)>,
     te_gap: Option<f64>,
     unreachable: Option<(u64, String, NoPath)>,
+}
+
+/// The per-phase outputs too big to allocate at every phase, reused across windows.
+#[derive(Default)]
+struct PhaseBuf {
+    /// Every transfer as the chain sees it.
+    edges: Vec<Edge>,
+    /// (global resource, bytes carried in one repetition).
+    carried: Vec<(u32, f64)>,
 }
 
 /// Fluid makespan of `flows` carrying `bytes` over resources of `cap`: event-driven, max-min
@@ -203,6 +222,9 @@ struct PhaseOut {
 /// exact, and it keeps the NVLink rings of thousands of scale-up domains from forcing
 /// re-solves of the scale-out flows at every one of their completions.
 pub fn makespan(cap: &[f64], flows: &FlowSet, bytes: &[f64], ws: &mut FluidWs) -> f64 {
+    if let Some(t) = one_solve_makespan(cap, flows, bytes, ws) {
+        return t;
+    }
     let nr = cap.len();
     ws.parent.clear();
     ws.parent.extend(0..nr as u32);
@@ -319,6 +341,89 @@ pub fn makespan(cap: &[f64], flows: &FlowSet, bytes: &[f64], ws: &mut FluidWs) -
     worst
 }
 
+/// The makespan of a phase that needs no event loop, found on the whole flow set without
+/// splitting it into components, or `None`. Exact in two cases:
+/// - every flow has the same bytes `b` (a ring step, an all-to-all round): see
+///   [`equal_flows_makespan`];
+/// - every flow at its own tightest rate fits on every resource: those are the max-min
+///   rates, and they stay as flows leave; the makespan is the slowest flow's.
+fn one_solve_makespan(
+    cap: &[f64],
+    flows: &FlowSet,
+    bytes: &[f64],
+    ws: &mut FluidWs,
+) -> Option<f64> {
+    let FluidWs {
+        rate,
+        load,
+        split_rate,
+        split_sums,
+        ..
+    } = ws;
+    let nf = flows.len();
+    let Some(&b) = bytes.first() else {
+        return Some(0.0);
+    };
+    // Flows on no resource finish at once; the general case skips them.
+    if (0..nf as u32).any(|f| flows.uses(f).next().is_none()) {
+        return None;
+    }
+    if b > 0.0 && bytes.iter().all(|&x| x == b) {
+        rate.clear();
+        rate.resize(nf, 1.0);
+        flows.resource_sums(rate, cap.len(), split_sums, load);
+        return Some(equal_flows_makespan(b, cap, load));
+    }
+    // Tightest rate of each flow alone: its splits once each.
+    let tight = |it: &mut dyn Iterator<Item = (u32, f64)>| {
+        it.map(|(r, s)| cap[r as usize] / s)
+            .fold(f64::INFINITY, f64::min)
+    };
+    split_rate.clear();
+    split_rate.extend((0..flows.splits() as u32).map(|sp| tight(&mut flows.split_uses(sp))));
+    rate.clear();
+    rate.extend((0..nf as u32).map(|f| {
+        let split = flows
+            .split_of(f)
+            .map_or(f64::INFINITY, |sp| split_rate[sp as usize]);
+        tight(&mut flows.direct_uses(f)).min(split)
+    }));
+    if rate.iter().any(|r| !r.is_finite() || *r <= 0.0) {
+        return None;
+    }
+    flows.resource_sums(rate, cap.len(), split_sums, load);
+    if load.iter().zip(cap).all(|(&u, &c)| u <= c * (1.0 + 1e-12)) {
+        let t = bytes
+            .iter()
+            .zip(rate.iter())
+            .map(|(b, r)| b / r)
+            .fold(0.0f64, f64::max);
+        return Some(t);
+    }
+    None
+}
+
+/// Makespan of flows of `b` bytes each, all starting together, when `count[r]` of them (their
+/// shares summed) cross resource `r` of capacity `cap[r]`: `b` over the lowest `cap / count`,
+/// that is the busiest resource's bytes over its capacity. No event loop is needed:
+/// - no flow is slower than `lowest = min cap / count`: progressive filling raises every
+///   rate together until the first resource fills, at `lowest`; as flows leave, counts only
+///   fall, so at every instant the first level to fill, hence every rate, is still at least
+///   `lowest`, and every flow is done by `b / lowest`;
+/// - the resource where `lowest` is reached carries `count x b` bytes at `cap`, which takes
+///   `b / lowest`.
+///
+/// A resource of capacity 0 that carries a flow gives infinity (the flow never finishes).
+pub fn equal_flows_makespan(b: f64, cap: &[f64], count: &[f64]) -> f64 {
+    let busiest = cap
+        .iter()
+        .zip(count)
+        .filter(|(_, &n)| n > 0.0)
+        .map(|(&c, &n)| n / c)
+        .fold(0.0f64, f64::max);
+    b * busiest
+}
+
 /// The event loop over one component (in `ws.sub`, `ws.cap`, `ws.bytes`).
 fn component_makespan(ws: &mut FluidWs) -> f64 {
     let FluidWs {
@@ -405,6 +510,7 @@ pub struct FluidWs {
     rate: Vec<f64>,
     load: Vec<f64>,
     split_rate: Vec<f64>,
+    split_sums: Vec<f64>,
     active: Vec<u32>,
 }
 
@@ -422,6 +528,10 @@ impl PhaseWs {
         self.flows.clear();
         self.bytes.clear();
         self.spray.clear();
+        self.counting = false;
+        self.count.clear();
+        self.split_count.clear();
+        self.counted = 0;
     }
 
     /// Bytes each local resource carries when every flow moves its bytes once (a split's
@@ -464,11 +574,18 @@ fn run_phase(
     c: &Collective,
     phase: &Phase,
     ws: &mut PhaseWs,
+    buf: &mut PhaseBuf,
 ) -> PhaseOut {
     ws.reset(net);
     let qps = c.lb.qps();
     let nt = phase.transfers.len();
-    let mut latency = vec![0.0f64; c.groups.len() * nt];
+    // Transfers of one size (most phases): count flows per resource instead of storing them.
+    let same_bytes = phase.transfers.first().map(|t| t.bytes);
+    ws.counting = c.lb != Lb::Te
+        && same_bytes.is_some_and(|b| b > 0.0 && phase.transfers.iter().all(|t| t.bytes == b));
+    let mut latency = std::mem::take(&mut ws.latency);
+    latency.clear();
+    latency.resize(c.groups.len() * nt, 0.0);
     let mut te_transfer: Vec<usize> = Vec::new();
     let mut unreachable: Option<(u64, String, NoPath)> = None;
     let mut te_cands: Vec<Vec<Vec<(u32, f64)>>> = Vec::new();
@@ -509,7 +626,7 @@ fn run_phase(
                     match net.path(r, src, dst, hk, lb, c.seed, &mut ws.path, &mut ws.uses) {
                         // A resource without capacity: the flow would never finish (for TE,
                         // the candidate is dropped).
-                        Ok(_) if ws.uses.iter().any(|u| net.capacity_bps(u.0) <= 0.0) => {
+                        Ok(_) if ws.uses.iter().any(|u| net.is_dead(u.0)) => {
                             if c.lb != Lb::Te {
                                 failed = Some(NoPath::NoCapacity);
                                 break;
@@ -566,14 +683,31 @@ fn run_phase(
         te_gap = te::lp_gap(&te_cands, &bytes, |r| net.capacity_bps(r), choice.max_util)
             .map(|g| g.max(0.0));
     }
-    let n = ws.flows.len() as u64;
-    let t = makespan(&ws.cap, &ws.flows, &ws.bytes, &mut ws.fluid);
-    let carried = ws.carried();
+    buf.carried.clear();
+    let (n, t) = if ws.counting {
+        // Every split's links carry its flows.
+        ws.count.resize(ws.cap.len(), 0.0);
+        ws.split_count.resize(ws.flows.splits(), 0.0);
+        for (sp, &k) in ws.split_count.iter().enumerate() {
+            for (r, s) in ws.flows.split_uses(sp as u32) {
+                ws.count[r as usize] += s * k;
+            }
+        }
+        let b = same_bytes.unwrap_or(0.0) / f64::from(qps);
+        let t = equal_flows_makespan(b, &ws.cap, &ws.count);
+        buf.carried
+            .extend(ws.global.iter().zip(&ws.count).map(|(&r, &k)| (r, k * b)));
+        (ws.counted, t)
+    } else {
+        let t = makespan(&ws.cap, &ws.flows, &ws.bytes, &mut ws.fluid);
+        buf.carried
+            .extend(ws.global.iter().copied().zip(ws.carried()));
+        (ws.flows.len() as u64, t)
+    };
+    ws.latency = latency;
     PhaseOut {
         makespan_s: if phase.transfers.is_empty() { 0.0 } else { t },
-        latency_s: latency,
         flows: n,
-        carried: ws.global.iter().copied().zip(carried).collect(),
         te_gap,
         unreachable,
     }
@@ -604,7 +738,7 @@ fn sprayed(
         &mut ws.path,
         &mut ws.uses,
     )?;
-    if ws.uses.iter().any(|u| net.capacity_bps(u.0) <= 0.0) {
+    if ws.uses.iter().any(|u| net.is_dead(u.0)) {
         return Err(NoPath::NoCapacity);
     }
     // The first and last uses are the host links; the split is what lies between.
@@ -660,6 +794,18 @@ pub(crate) fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64, split: Opti
     } = ws;
     for u in uses.iter_mut() {
         u.0 = local_id(net, local, global, cap, u.0);
+    }
+    if ws.counting {
+        ws.count.resize(cap.len(), 0.0);
+        for &(r, s) in uses.iter() {
+            ws.count[r as usize] += s;
+        }
+        if let Some(sp) = split {
+            ws.split_count.resize(flows.splits(), 0.0);
+            ws.split_count[sp as usize] += 1.0;
+        }
+        ws.counted += 1;
+        return;
     }
     flows.push_split_flow(uses.iter().copied(), split);
     b.push(bytes);
@@ -795,28 +941,48 @@ pub(crate) fn simulate_algo(
     let nch = sched.channel_count() as usize;
     let slot = |g: usize, ch: u32, rank: u32| (g * nch + ch as usize) * n as usize + rank as usize;
     let mut chain = Chain::new(c.groups.len() * nch * n as usize);
-    let mut edges: Vec<Edge> = Vec::new();
     let mut unreachable: Option<(u64, String, NoPath)> = None;
     let mut alpha_total = 0.0;
     let mut xfer = 0.0;
     let mut flows = 0;
-    let mut carried: FxHashMap<u32, f64> = FxHashMap::default();
+    // Bytes per resource over the whole collective, dense: folded in phase order.
+    let mut carried = vec![0.0f64; net.resources() as usize];
     let mut te_gap: Option<f64> = None;
+    let mut bufs: Vec<PhaseBuf> = (0..window.min(sched.len()))
+        .map(|_| PhaseBuf::default())
+        .collect();
     for first in (0..sched.len()).step_by(window) {
-        let win: Vec<_> = (first..(first + window).min(sched.len()))
-            .map(|i| sched.phase(i))
-            .collect();
+        // Phases are made (all-to-all rounds on demand) and run in the parallel part.
+        let win: Vec<usize> = (first..(first + window).min(sched.len())).collect();
         let chunk = win.len().div_ceil(chunks).max(1);
-        let outs: Vec<PhaseOut> = win
+        let outs: Vec<(u32, u32, PhaseOut)> = win
             .par_chunks(chunk)
+            .zip(bufs[..win.len()].par_chunks_mut(chunk))
             .zip(wss.par_iter_mut())
-            .flat_map_iter(|(ps, ws)| {
+            .flat_map_iter(|((ps, bs), ws)| {
                 ps.iter()
-                    .map(|p| run_phase(net, routes, c, p, ws))
+                    .zip(bs.iter_mut())
+                    .map(|(&i, buf)| {
+                        let p = sched.phase(i);
+                        let o = run_phase(net, routes, c, &p, ws, buf);
+                        let nt = p.transfers.len();
+                        let lat = &ws.latency;
+                        buf.edges.clear();
+                        buf.edges.extend((0..c.groups.len()).flat_map(|gi| {
+                            p.transfers.iter().enumerate().map(move |(ti, t)| {
+                                (
+                                    slot(gi, t.channel, t.src) as u32,
+                                    slot(gi, t.channel, t.dst) as u32,
+                                    lat[gi * nt + ti],
+                                )
+                            })
+                        }));
+                        (p.repeat, p.steps, o)
+                    })
                     .collect::<Vec<_>>()
             })
             .collect();
-        for (p, o) in win.iter().zip(outs) {
+        for ((repeat, steps, o), buf) in outs.into_iter().zip(&bufs) {
             if let Some(u) = o.unreachable {
                 let e = unreachable.get_or_insert((0, u.1, u.2));
                 e.0 += u.0;
@@ -824,28 +990,17 @@ pub(crate) fn simulate_algo(
             if unreachable.is_some() {
                 continue;
             }
-            let r = f64::from(p.repeat);
-            alpha_total += f64::from(p.steps) * c.alpha_s;
+            let r = f64::from(repeat);
+            alpha_total += f64::from(steps) * c.alpha_s;
             xfer += r * o.makespan_s;
             flows += o.flows;
-            for &(res, b) in &o.carried {
-                *carried.entry(res).or_default() += r * b;
+            for &(res, b) in &buf.carried {
+                carried[res as usize] += r * b;
             }
             if let Some(g) = o.te_gap {
                 te_gap = Some(te_gap.map_or(g, |x: f64| x.max(g)));
             }
-            edges.clear();
-            let nt = p.transfers.len();
-            for gi in 0..c.groups.len() {
-                for (ti, t) in p.transfers.iter().enumerate() {
-                    edges.push((
-                        slot(gi, t.channel, t.src) as u32,
-                        slot(gi, t.channel, t.dst) as u32,
-                        o.latency_s[gi * nt + ti],
-                    ));
-                }
-            }
-            chain.apply(&edges, p.steps);
+            chain.apply(&buf.edges, steps);
         }
     }
     if let Some((count, first, why)) = unreachable {
@@ -857,7 +1012,12 @@ pub(crate) fn simulate_algo(
     }
     let lat = alpha_total + chain.longest();
     let time = xfer + lat;
-    let (tiers, bottlenecks, utilization_histogram) = utilization(net, &carried, xfer);
+    let carried = carried
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| b > 0.0)
+        .map(|(r, &b)| (r as u32, b));
+    let (tiers, bottlenecks, utilization_histogram) = utilization(net, carried, xfer);
     let (alg, bus) = match c.op {
         Some(op) if time > 0.0 => (alg_bw_gbs(c.bytes, time), bus_bw_gbs(op, n, c.bytes, time)),
         None if time > 0.0 => (alg_bw_gbs(c.bytes, time), alg_bw_gbs(c.bytes, time)),
@@ -882,7 +1042,7 @@ pub(crate) fn simulate_algo(
 
 pub(crate) fn utilization(
     net: &Net<'_>,
-    carried: &FxHashMap<u32, f64>,
+    carried: impl Iterator<Item = (u32, f64)>,
     xfer_s: f64,
 ) -> (Vec<TierUtil>, Vec<Bottleneck>, Vec<u64>) {
     let mut hist = vec![0u64; 20];
@@ -890,9 +1050,8 @@ pub(crate) fn utilization(
         return (Vec::new(), Vec::new(), hist);
     }
     let mut per: Vec<(u32, f64)> = carried
-        .iter()
-        .filter(|(_, &b)| b > 0.0)
-        .map(|(&r, &b)| {
+        .filter(|&(_, b)| b > 0.0)
+        .map(|(r, b)| {
             let cap = net.capacity_bps(r);
             (r, if cap > 0.0 { b / (cap * xfer_s) } else { 0.0 })
         })

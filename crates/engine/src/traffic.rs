@@ -159,7 +159,7 @@ pub fn run(
             ws.uses.clear();
             let h = mix(flow_hash(src, dst, q) ^ fl.id);
             match net.path(r, src, dst, h, lb, seed, &mut ws.path, &mut ws.uses) {
-                Ok(_) if ws.uses.iter().any(|u| net.capacity_bps(u.0) <= 0.0) => {
+                Ok(_) if ws.uses.iter().any(|u| net.is_dead(u.0)) => {
                     fail(NoPath::NoCapacity, &mut unreachable);
                 }
                 Ok(lat) => {
@@ -180,14 +180,14 @@ pub fn run(
         });
     }
     let fct = fluid(&ws, tm, qps as usize, &latency);
-    let carried: FxHashMap<u32, f64> = ws.global.iter().copied().zip(ws.carried()).collect();
+    let carried = ws.global.iter().copied().zip(ws.carried());
     let makespan = fct
         .end_s
         .iter()
         .copied()
         .filter(|x| x.is_finite())
         .fold(0.0, f64::max);
-    let (tiers, bottlenecks, utilization_histogram) = utilization(net, &carried, makespan);
+    let (tiers, bottlenecks, utilization_histogram) = utilization(net, carried, makespan);
     let mut done: Vec<(f64, usize)> = fct
         .fct_s
         .iter()

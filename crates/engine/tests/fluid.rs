@@ -190,6 +190,28 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+    /// Flows of equal size (a ring step, an all-to-all round) take the whole-phase shortcut
+    /// whenever each crosses a resource of the lowest capacity per flow; with or without it,
+    /// the makespan is the naive loop's.
+    #[test]
+    fn makespan_of_equal_flows_equals_the_naive_event_loop((caps, splits, spec) in instances()) {
+        let mut flows = FlowSet::new();
+        for s in &splits {
+            flows.add_split(s.iter().copied());
+        }
+        for (direct, sp, _, _) in &spec {
+            flows.push_split_flow(direct.iter().copied(), sp.map(|x| x as u32));
+        }
+        let bytes = vec![100.0; spec.len()];
+        let starts = vec![0.0; bytes.len()];
+        let want = naive(&caps, &flows, &bytes, &starts).into_iter().fold(0.0, f64::max);
+        let got = makespan(&caps, &flows, &bytes, &mut FluidWs::default());
+        prop_assert!((want - got).abs() <= 1e-6 * want.max(1.0), "{want} vs {got}");
+    }
+}
+
 /// Flows on separate links, or within capacity everywhere, never share: the shortcut gives
 /// each its own rate, the slowest sets the makespan.
 #[test]
