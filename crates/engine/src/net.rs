@@ -469,6 +469,19 @@ impl<'f> Net<'f> {
         Some((self.attach(src)?.1, self.attach(dst)?.1))
     }
 
+    /// Whether every flow from `src` to `dst` outside their scale-up domain takes the same
+    /// resources whatever its hash: both GPUs hang off rack switches of one speaker (one
+    /// rack switch, or the interface nodes of one DSF zone, whose cell fabric is always
+    /// sprayed), so the path is host link, crossbar (if any), host link.
+    pub fn hash_free(&self, src: DeviceId, dst: DeviceId) -> bool {
+        match (self.attach(src), self.attach(dst)) {
+            (Some((_, a)), Some((_, b))) => {
+                self.g.speaker_of[a.idx()] == self.g.speaker_of[b.idx()]
+            }
+            _ => false,
+        }
+    }
+
     /// The resources of the host links a flow from `src` to `dst` leaves and enters by (the
     /// first and last of [`Net::path`]'s), when both GPUs are attached.
     pub fn host_resources(&self, src: DeviceId, dst: DeviceId) -> Option<(u32, u32)> {

@@ -597,13 +597,17 @@ fn run_phase(
             let (src, dst) = (grp[t.src as usize], grp[t.dst as usize]);
             let r = net.dest_speaker(dst).and_then(|s| routes.get(s));
             let share = t.bytes / f64::from(qps);
-            if c.lb == Lb::Spray {
+            // Sprayed flows, and flows whose path no hash changes (inside one DSF zone), share
+            // one split per rack-switch pair: the same resources, found once.
+            if c.lb == Lb::Spray || (c.lb != Lb::Te && net.hash_free(src, dst)) {
                 if let Some(key) = net.spray_key(src, dst) {
-                    match ws.push_sprayed(net, r, src, dst, key, c.seed, t.bytes) {
-                        Ok(lat) => latency[tix] = lat,
-                        Err(e) => {
-                            let u = unreachable.get_or_insert((0, pair_name(net, src, dst), e));
-                            u.0 += 1;
+                    for _ in 0..qps {
+                        match ws.push_sprayed(net, r, src, dst, key, c.seed, share) {
+                            Ok(lat) => latency[tix] = lat,
+                            Err(e) => {
+                                let u = unreachable.get_or_insert((0, pair_name(net, src, dst), e));
+                                u.0 += 1;
+                            }
                         }
                     }
                     continue;
