@@ -3,7 +3,6 @@
 //! it survives, and the HTML report.
 
 use crate::{failures, output, simulate, Failure};
-use aifabric_engine::Lb;
 use aifabric_failures::sweep::Sweep;
 use aifabric_failures::{analyze, Options};
 use aifabric_model::Scenario;
@@ -98,22 +97,11 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
 
     let it = aifabric_workload::job::parse("builtin:llama3-405b-16k.yaml", JOB)
         .map_err(Failure::BadInput)?;
-    let common = simulate::Common {
-        lb: Lb::Ecmp,
-        seed: 1,
-        channels: 0,
-        plan: AsnPlan::Rfc7938,
-        cfg: BgpConfig::default(),
-        params: aifabric_engine::NetParams::default(),
-    };
+    let setup = aifabric::Setup::default();
     // Spread over the buildings, so that BAG failures reach the job.
-    let healthy = simulate::job(
-        &f,
-        &Scenario::healthy(&f),
-        &it,
-        Some(Placement::Spread),
-        &common,
-    )?;
+    let healthy = aifabric::Study::healthy(&f, setup)
+        .job(&it, Some(Placement::Spread))
+        .map_err(simulate::failure)?;
     say(format!(
         "3/5 {} on {} GPUs (spread over the buildings, ECMP): step {:.2} s, {:.0} tokens/s",
         it.name, it.gpus, healthy.result.step_s, healthy.result.tokens_per_s
@@ -128,7 +116,7 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
     for s in survivable.take(3) {
         let sc = Scenario::from_selectors(&f, std::slice::from_ref(&s.scenario), &[], &[])
             .map_err(|e| Failure::Runtime(e.to_string()))?;
-        match simulate::job(&f, &sc, &it, Some(Placement::Spread), &common) {
+        match aifabric::Study::new(&f, sc, setup).job(&it, Some(Placement::Spread)) {
             Ok(r) => {
                 under = Some((s.scenario.clone(), r));
                 break;

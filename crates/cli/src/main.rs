@@ -168,22 +168,22 @@ enum Command {
         /// Built-in spec name or YAML file.
         spec: String,
         /// all_reduce, all_gather, reduce_scatter or all_to_all.
-        #[arg(long, default_value = "all_reduce", value_parser = simulate::parse_op)]
+        #[arg(long, default_value = "all_reduce", value_parser = parse_op)]
         op: Op,
         /// auto (the fastest applicable for each size, by latency + bandwidth terms calibrated
         /// on the fabric), ring, tree, hd (halving-doubling), direct or hierarchical; ring
         /// (direct for all_to_all) if absent, as nccl-tests runs one algorithm.
-        #[arg(long, value_parser = simulate::parse_algo)]
+        #[arg(long)]
         algo: Option<Algo>,
         /// GPUs taking part.
         #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(2..))]
         gpus: u32,
         /// packed, spread, fragmented[:SEED] or topology-aware.
-        #[arg(long, default_value = "packed", value_parser = simulate::parse_placement)]
+        #[arg(long, default_value = "packed")]
         placement: Placement,
         /// Sizes, nccl-tests style: MIN:MAX[:FACTOR] (binary K, M, G) or one size.
-        #[arg(long, default_value = "1M:1G:4", value_parser = simulate::parse_sizes)]
-        sizes: simulate::Sizes,
+        #[arg(long, default_value = "1M:1G:4")]
+        sizes: aifabric::Sizes,
         /// Per-step software latency, microseconds.
         #[arg(long, default_value_t = 5.0)]
         alpha_us: f64,
@@ -207,7 +207,7 @@ enum Command {
         #[arg(long)]
         job: String,
         /// Override the job's placement: packed, spread, fragmented[:SEED], topology-aware.
-        #[arg(long, value_parser = simulate::parse_placement)]
+        #[arg(long)]
         placement: Option<Placement>,
         /// Machine-readable output.
         #[arg(long)]
@@ -234,7 +234,7 @@ enum Command {
         tm: Option<String>,
         /// Generate instead: permutation, incast:N (N senders to node 0), all-to-all or
         /// random:N (N flows between random pairs), over --gpus GPUs, all starting at 0.
-        #[arg(long, value_parser = parse_pattern)]
+        #[arg(long)]
         pattern: Option<aifabric_workload::traffic::Pattern>,
         /// Bytes per generated flow (binary K, M, G).
         #[arg(long, default_value = "2M", value_parser = parse_size_arg)]
@@ -243,7 +243,7 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
         gpus: Option<u32>,
         /// packed, spread, fragmented[:SEED] or topology-aware.
-        #[arg(long, default_value = "packed", value_parser = simulate::parse_placement)]
+        #[arg(long, default_value = "packed")]
         placement: Placement,
         /// Machine-readable output.
         #[arg(long)]
@@ -273,7 +273,7 @@ enum Command {
         trace: std::path::PathBuf,
         /// Placement: packed, spread, fragmented[:SEED], topology-aware (default: the
         /// trace's, else packed).
-        #[arg(long, value_parser = simulate::parse_placement)]
+        #[arg(long)]
         placement: Option<Placement>,
         /// Peak TFLOP/s per GPU for `num_ops` (default: the trace's, else 989, H100).
         #[arg(long)]
@@ -408,7 +408,7 @@ enum ChakraCommand {
 #[derive(clap::Args, Debug)]
 struct SimArgs {
     /// ecmp, eecmp:N (N queue pairs per GPU pair), ucmp, spray or te.
-    #[arg(long, default_value = "ecmp", value_parser = simulate::parse_lb)]
+    #[arg(long, default_value = "ecmp")]
     lb: Lb,
     /// Seed of the switches' ECMP hashes (and of fragmented placement draws).
     #[arg(long, default_value_t = 1)]
@@ -430,7 +430,7 @@ struct SimArgs {
 }
 
 impl SimArgs {
-    fn common(&self, bgp: &BgpArgs) -> Result<simulate::Common, Failure> {
+    fn setup(&self, bgp: &BgpArgs) -> Result<aifabric::Setup, Failure> {
         if !(self.scale_up_gbs.is_finite() && self.scale_up_gbs > 0.0) {
             return Err(Failure::BadArgument(
                 "--scale-up-gbs must be a positive number".into(),
@@ -441,13 +441,13 @@ impl SimArgs {
                 "--switch-latency-us must be a number >= 0".into(),
             ));
         }
-        Ok(simulate::Common {
+        Ok(aifabric::Setup {
             lb: self.lb,
             seed: self.seed,
             channels: self.channels,
             plan: bgp.plan(),
-            cfg: bgp.config(),
-            params: NetParams {
+            bgp: bgp.config(),
+            net: NetParams {
                 scale_up_gpus: self.scale_up,
                 scale_up_bytes_per_s: self.scale_up_gbs * 1e9,
                 switch_latency_s: self.switch_latency_us * 1e-6,
@@ -640,17 +640,18 @@ fn load(spec: &str) -> Result<aifabric_model::Fabric, Failure> {
     aifabric_spec::load(spec).map_err(Failure::BadInput)
 }
 
-fn parse_pattern(s: &str) -> Result<aifabric_workload::traffic::Pattern, String> {
-    aifabric_workload::traffic::Pattern::parse(s).ok_or_else(|| {
-        format!(
-            "unknown pattern `{s}`; use {}",
-            aifabric_workload::traffic::Pattern::HELP
-        )
-    })
+/// The operations `collective` runs (the library also knows broadcast and reduce, for traces).
+fn parse_op(s: &str) -> Result<Op, String> {
+    match s.parse::<Op>() {
+        Ok(op @ (Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::AllToAll)) => Ok(op),
+        _ => Err(format!(
+            "unknown operation `{s}`; use all_reduce, all_gather, reduce_scatter or all_to_all"
+        )),
+    }
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {
-    simulate::parse_size(s)
+    aifabric::size::parse_size(s)
         .filter(|&b| b > 0)
         .ok_or_else(|| format!("bad size `{s}`; use bytes like 4096, 256K, 2M or 1G"))
 }
@@ -850,20 +851,19 @@ fn run(cli: Cli) -> Result<(), Failure> {
             if !(alpha_us.is_finite() && alpha_us >= 0.0) {
                 return Err(Failure::BadArgument("--alpha-us must be >= 0".into()));
             }
-            let common = sim.common(&bgp)?;
+            let setup = sim.setup(&bgp)?;
             let f = load(&spec)?;
-            let scenario = scenario.resolve(&f)?;
-            let report = simulate::collective(
-                &f,
-                &scenario,
-                op,
-                algo,
-                gpus,
-                placement,
-                &sizes.0,
-                alpha_us * 1e-6,
-                &common,
-            )?;
+            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+            let report = study
+                .collective(&aifabric::CollectiveRequest {
+                    op,
+                    algo,
+                    gpus,
+                    placement,
+                    sizes: sizes.0,
+                    alpha_s: alpha_us * 1e-6,
+                })
+                .map_err(simulate::failure)?;
             emit(json, &report, simulate::render_collective)?;
         }
         Command::Traffic {
@@ -878,10 +878,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
             scenario,
             bgp,
         } => {
-            let common = sim.common(&bgp)?;
+            let setup = sim.setup(&bgp)?;
             let source = match (tm, pattern) {
-                (Some(path), _) => traffic::Source::File(path),
-                (None, Some(pattern)) => traffic::Source::Pattern {
+                (Some(path), _) => aifabric::TrafficSource::File(path),
+                (None, Some(pattern)) => aifabric::TrafficSource::Pattern {
                     pattern,
                     gpus: gpus.unwrap_or(1024),
                     bytes: size,
@@ -893,8 +893,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 }
             };
             let f = load(&spec)?;
-            let scenario = scenario.resolve(&f)?;
-            let report = traffic::traffic(&f, &scenario, &source, gpus, placement, &common)?;
+            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+            let report = study
+                .traffic(&source, gpus, placement)
+                .map_err(simulate::failure)?;
             emit(json, &report, traffic::render)?;
         }
         Command::Job {
@@ -906,11 +908,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             scenario,
             bgp,
         } => {
-            let common = sim.common(&bgp)?;
+            let setup = sim.setup(&bgp)?;
             let it = aifabric_workload::job::load(&job).map_err(Failure::BadInput)?;
             let f = load(&spec)?;
-            let scenario = scenario.resolve(&f)?;
-            let report = simulate::job(&f, &scenario, &it, placement, &common)?;
+            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+            let report = study.job(&it, placement).map_err(simulate::failure)?;
             emit(json, &report, simulate::render_job)?;
         }
         Command::Chakra { command } => match command {
@@ -948,7 +950,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             scenario,
             bgp,
         } => {
-            let common = sim.common(&bgp)?;
+            let setup = sim.setup(&bgp)?;
             let positive = |v: Option<f64>, what: &str| match v {
                 Some(x) if !(x.is_finite() && x > 0.0) => Err(Failure::BadArgument(format!(
                     "{what} must be a positive number, not {x}"
@@ -966,12 +968,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let scenario = scenario.resolve(&f)?;
             let opts = aifabric_chakra::fabric::FabricOptions {
                 placement,
-                lb: common.lb,
-                seed: common.seed,
-                channels: common.channels,
-                plan: common.plan,
-                bgp: common.cfg,
-                params: common.params,
+                lb: setup.lb,
+                seed: setup.seed,
+                channels: setup.channels,
+                plan: setup.plan,
+                bgp: setup.bgp,
+                params: setup.net,
                 scale_up_fixed: false,
                 alpha_s: alpha_us.map(|a| a * 1e-6),
                 peak_flops_per_s: peak.map(|p| p * 1e12),

@@ -96,6 +96,20 @@ impl Lb {
     }
 }
 
+impl std::str::FromStr for Lb {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Lb, String> {
+        Lb::parse(s).ok_or_else(|| format!("unknown load balancing `{s}`; use {}", Lb::HELP))
+    }
+}
+
+impl std::fmt::Display for Lb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
 /// Most queue pairs per GPU pair `eecmp:N` accepts (NCCL uses a handful; Meta's E-ECMP 16).
 pub const MAX_QPS: u32 = 1024;
 

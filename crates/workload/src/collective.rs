@@ -64,6 +64,25 @@ impl Op {
     }
 }
 
+impl std::str::FromStr for Op {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Op, String> {
+        Op::parse(s).ok_or_else(|| {
+            format!(
+                "unknown operation `{s}`; use {}",
+                Op::ALL.map(Op::as_str).join(", ")
+            )
+        })
+    }
+}
+
+impl std::fmt::Display for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Algorithm bandwidth in GB/s (10^9 B): size over time.
 pub fn alg_bw_gbs(bytes: f64, seconds: f64) -> f64 {
     bytes / seconds / 1e9

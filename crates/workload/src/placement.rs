@@ -67,6 +67,21 @@ impl Placement {
     pub const HELP: &'static str = "packed, spread, fragmented[:SEED] or topology-aware";
 }
 
+impl std::str::FromStr for Placement {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Placement, String> {
+        Placement::parse(s)
+            .ok_or_else(|| format!("unknown placement `{s}`; use {}", Placement::HELP))
+    }
+}
+
+impl std::fmt::Display for Placement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
 /// Not enough GPUs, or a bad domain size.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]

@@ -234,6 +234,22 @@ impl Algo {
     }
 }
 
+impl std::str::FromStr for Algo {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Algo, String> {
+        Algo::parse(s).ok_or_else(|| {
+            format!("unknown algorithm `{s}`; use auto, ring, tree, hd, direct or hierarchical")
+        })
+    }
+}
+
+impl std::fmt::Display for Algo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A collective that cannot be scheduled as asked.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]

@@ -499,3 +499,11 @@ impl Pattern {
         }
     }
 }
+
+impl std::str::FromStr for Pattern {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Pattern, String> {
+        Pattern::parse(s).ok_or_else(|| format!("unknown pattern `{s}`; use {}", Pattern::HELP))
+    }
+}

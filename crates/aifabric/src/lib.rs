@@ -1,0 +1,339 @@
+//! The aifabric library API: the pipeline (spec -> model -> control plane -> workload ->
+//! engine -> report) behind one type.
+//!
+//! A [`Study`] holds a fabric, a scenario (what failed or is drained) and a [`Setup`]
+//! (control-plane and engine options), and answers one question per method. When the
+//! scenario damages anything, every prediction is also made on the healthy fabric, with the
+//! same placement, and the result carries the slowdown. Results are the JSON contracts the
+//! CLI prints with `--json` ([`CollectiveReport`], [`JobReport`], [`TrafficReport`]).
+//!
+//! ```
+//! use aifabric::{CollectiveRequest, Setup, Study};
+//!
+//! let fabric = aifabric_spec::load("llama3-24k").unwrap();
+//! let study = Study::healthy(&fabric, Setup::default());
+//! let report = study
+//!     .collective(&CollectiveRequest {
+//!         gpus: 64,
+//!         sizes: vec![1 << 20],
+//!         ..CollectiveRequest::default()
+//!     })
+//!     .unwrap();
+//! assert_eq!(report.rows.len(), 1);
+//! assert!(report.rows[0].bus_bw_gbs > 0.0);
+//! ```
+
+mod compare;
+mod report;
+pub mod size;
+
+pub use aifabric_engine::{Lb, NetParams};
+pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+pub use aifabric_workload::traffic::Pattern;
+pub use aifabric_workload::{Algo, Op, Placement};
+pub use report::{CollectiveReport, CollectiveRow, JobReport, TrafficReport};
+pub use size::Sizes;
+
+use aifabric_engine::job::{run as run_job, JobOptions};
+use aifabric_engine::sim::{Collective, RouteCache, SimError};
+use aifabric_engine::tune::Tuner;
+use aifabric_model::{DeviceId, Fabric, Scenario};
+use aifabric_workload::job::Iteration;
+use aifabric_workload::placement;
+use aifabric_workload::traffic::TrafficMatrix;
+use compare::Both;
+
+/// Control-plane and engine options shared by every question.
+#[derive(Clone, Copy, Debug)]
+pub struct Setup {
+    /// ASN plan of the eBGP fabric.
+    pub plan: AsnPlan,
+    /// Control-plane settings (link-bandwidth community, multipath, drains).
+    pub bgp: BgpConfig,
+    /// Engine parameters (scale-up domain, switch latency).
+    pub net: NetParams,
+    /// Load balancing.
+    pub lb: Lb,
+    /// Seed of the switches' hashes (and of generated traffic and fragmented placement).
+    pub seed: u64,
+    /// Channels per collective; 0: automatic (rail-aligned rings).
+    pub channels: u32,
+}
+
+impl Default for Setup {
+    /// The CLI's defaults: RFC 7938 ASNs, cumulative link bandwidth, ECMP, seed 1, automatic
+    /// channels, 8-GPU NVLink domains.
+    fn default() -> Self {
+        Setup {
+            plan: AsnPlan::Rfc7938,
+            bgp: BgpConfig::default(),
+            net: NetParams::default(),
+            lb: Lb::Ecmp,
+            seed: 1,
+            channels: 0,
+        }
+    }
+}
+
+/// Why a question could not be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The request cannot be met as asked (too many GPUs, a bad algorithm for the group, a
+    /// step too big for memory, a bad traffic file): change the request. The CLI exits 2.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The fabric cannot carry it (GPUs cut off by the scenario). The CLI exits 1.
+    #[error("{0}")]
+    Runtime(String),
+}
+
+impl From<SimError> for Error {
+    fn from(e: SimError) -> Self {
+        match e {
+            SimError::Schedule(_) | SimError::Invalid(_) => Error::BadRequest(e.to_string()),
+            _ => Error::Runtime(e.to_string()),
+        }
+    }
+}
+
+/// One collective over a sweep of sizes.
+#[derive(Clone, Debug)]
+pub struct CollectiveRequest {
+    pub op: Op,
+    /// `None`: the operation's default (ring; direct for all-to-all).
+    pub algo: Option<Algo>,
+    pub gpus: u32,
+    pub placement: Placement,
+    /// Message sizes, bytes (nccl-tests' meaning per operation).
+    pub sizes: Vec<u64>,
+    /// Software latency per step, seconds.
+    pub alpha_s: f64,
+}
+
+impl Default for CollectiveRequest {
+    fn default() -> Self {
+        CollectiveRequest {
+            op: Op::AllReduce,
+            algo: None,
+            gpus: 1024,
+            placement: Placement::Packed,
+            sizes: vec![1 << 30],
+            alpha_s: 0.0,
+        }
+    }
+}
+
+/// Where a traffic matrix comes from.
+#[derive(Clone, Debug)]
+pub enum TrafficSource {
+    /// A file: htsim's connection matrix, or `.csv`.
+    File(String),
+    /// A generator over `gpus` GPUs, flows of `bytes`.
+    Pattern {
+        pattern: Pattern,
+        gpus: u32,
+        bytes: u64,
+    },
+}
+
+/// A fabric, a scenario and a setup: every prediction on them.
+pub struct Study<'f> {
+    fabric: &'f Fabric,
+    scenario: Scenario,
+    setup: Setup,
+}
+
+impl<'f> Study<'f> {
+    /// A study of `fabric` under `scenario`.
+    pub fn new(fabric: &'f Fabric, scenario: Scenario, setup: Setup) -> Self {
+        Study {
+            fabric,
+            scenario,
+            setup,
+        }
+    }
+
+    /// A study of the healthy `fabric`.
+    pub fn healthy(fabric: &'f Fabric, setup: Setup) -> Self {
+        Study::new(fabric, Scenario::healthy(fabric), setup)
+    }
+
+    pub fn fabric(&self) -> &Fabric {
+        self.fabric
+    }
+
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    pub fn setup(&self) -> &Setup {
+        &self.setup
+    }
+
+    /// Whether the scenario fails or drains anything (then results are compared with the
+    /// healthy fabric's).
+    pub fn damaged(&self) -> bool {
+        !self.scenario.unusable().is_empty() || !self.scenario.drained_soft.is_empty()
+    }
+
+    /// `n` GPUs placed by `policy` on the healthy fabric (a scenario then hits the job where
+    /// it runs), in domains of `scale_up` GPUs.
+    pub fn place(&self, n: u32, policy: Placement, scale_up: u32) -> Result<Vec<DeviceId>, Error> {
+        let healthy = Scenario::healthy(self.fabric);
+        placement::place(self.fabric, n, scale_up, policy, &healthy.unusable())
+            .map_err(|e| Error::BadRequest(e.to_string()))
+    }
+
+    /// A collective over `req.gpus` GPUs at every size of `req.sizes`: nccl-tests-style rows,
+    /// the detail of the largest size, and with a damaging scenario the slowdown per size.
+    pub fn collective(&self, req: &CollectiveRequest) -> Result<CollectiveReport, Error> {
+        let c = &self.setup;
+        let algo = req.algo.unwrap_or(Algo::default_for(req.op));
+        let placed = self.place(req.gpus, req.placement, c.net.scale_up_gpus)?;
+        let nets = Both::nets(self, c.net);
+        let routes = nets.try_map(|n| RouteCache::new(n, placed.iter().copied()))?;
+        // One tuner per fabric: `auto` calibrates each candidate once, then picks per size.
+        let mut tuners = nets.map(|_| Tuner::default());
+        let mut rows = Vec::new();
+        let mut largest = None;
+        for &s in &req.sizes {
+            let col = Collective {
+                op: Some(req.op),
+                algo,
+                groups: vec![placed.clone()],
+                bytes: s as f64,
+                channels: c.channels,
+                lb: c.lb,
+                seed: c.seed,
+                alpha_s: req.alpha_s,
+            };
+            let r = tuners.now.simulate(&nets.now, &routes.now, &col)?;
+            let slowdown = match (&mut tuners.healthy, &nets.healthy, &routes.healthy) {
+                (Some(t), Some(h), Some(hr)) => Some(r.time_s / t.simulate(h, hr, &col)?.time_s),
+                _ => None,
+            };
+            rows.push(CollectiveRow {
+                bytes: s,
+                time_us: r.time_s * 1e6,
+                alg_bw_gbs: r.alg_bw_gbs,
+                bus_bw_gbs: r.bus_bw_gbs,
+                slowdown,
+                te_gap: r.te_gap,
+                algo: r.algo,
+                predicted_us: r.tuned.iter().map(|&(a, t)| (a, t * 1e6)).collect(),
+            });
+            largest = Some(r);
+        }
+        Ok(CollectiveReport {
+            spec: self.fabric.name.clone(),
+            op: req.op,
+            algorithm: algo,
+            gpus: req.gpus,
+            placement: req.placement,
+            lb: c.lb.name(),
+            seed: c.seed,
+            channels: c.channels,
+            rows,
+            largest: largest.ok_or_else(|| Error::BadRequest("no sizes given".into()))?,
+        })
+    }
+
+    /// One training iteration of `it` (placed by `policy`, else the job's own placement): the
+    /// step-time breakdown, and with a damaging scenario the healthy step and the slowdown.
+    pub fn job(&self, it: &Iteration, policy: Option<Placement>) -> Result<JobReport, Error> {
+        let c = &self.setup;
+        let mut params = c.net;
+        params.scale_up_gpus = it.scale_up_gpus;
+        params.scale_up_bytes_per_s = it.scale_up_bytes_per_s;
+        let policy = policy.unwrap_or(it.placement);
+        let placed = self.place(it.gpus, policy, params.scale_up_gpus)?;
+        let opts = JobOptions {
+            lb: c.lb,
+            seed: c.seed,
+            channels: c.channels,
+        };
+        let steps = Both::nets(self, params).try_map(|n| run_job(n, it, &placed, opts))?;
+        let slowdown = steps.healthy.as_ref().map(|h| steps.now.step_s / h.step_s);
+        Ok(JobReport {
+            spec: self.fabric.name.clone(),
+            placement: policy,
+            lb: c.lb.name(),
+            seed: c.seed,
+            result: steps.now,
+            healthy: steps.healthy,
+            slowdown,
+        })
+    }
+
+    /// A traffic matrix event by event: flow completion times, utilization per tier, and with
+    /// a damaging scenario the makespan and P99 slowdowns. The matrix's nodes are the first
+    /// GPUs of the placement (`gpus` of them at least).
+    pub fn traffic(
+        &self,
+        source: &TrafficSource,
+        gpus: Option<u32>,
+        policy: Placement,
+    ) -> Result<TrafficReport, Error> {
+        let c = &self.setup;
+        let (tm, name) = matrix(source, c.seed)?;
+        let n = gpus.unwrap_or(tm.nodes).max(tm.nodes);
+        let placed = self.place(n, policy, c.net.scale_up_gpus)?;
+        let runs = Both::nets(self, c.net)
+            .try_map(|net| aifabric_engine::traffic::run(net, &tm, &placed, c.lb, c.seed))?;
+        let base = runs.healthy.as_ref();
+        Ok(TrafficReport {
+            spec: self.fabric.name.clone(),
+            source: name,
+            gpus: n,
+            placement: policy,
+            lb: c.lb.name(),
+            seed: c.seed,
+            slowdown: base.map(|b| runs.now.makespan_s / b.makespan_s),
+            p99_slowdown: base.map(|b| runs.now.fct.p99_s / b.fct.p99_s),
+            result: runs.now,
+        })
+    }
+}
+
+/// The matrix of `source` and how to name it.
+fn matrix(source: &TrafficSource, seed: u64) -> Result<(TrafficMatrix, String), Error> {
+    match source {
+        TrafficSource::File(path) => Ok((
+            aifabric_workload::traffic::load(path).map_err(|e| Error::BadRequest(e.to_string()))?,
+            path.clone(),
+        )),
+        TrafficSource::Pattern {
+            pattern,
+            gpus,
+            bytes,
+        } => {
+            if *gpus < pattern.min_nodes() {
+                return Err(Error::BadRequest(format!(
+                    "--pattern needs at least {} GPUs; raise --gpus",
+                    pattern.min_nodes()
+                )));
+            }
+            let n = pattern.flow_count(*gpus);
+            if n > aifabric_workload::traffic::MAX_FLOWS as u64 {
+                return Err(Error::BadRequest(format!(
+                    "the pattern makes {n} flows, over the limit of {}; use fewer GPUs",
+                    aifabric_workload::traffic::MAX_FLOWS
+                )));
+            }
+            Ok((
+                pattern.generate(*gpus, *bytes, seed),
+                pattern_name(*pattern, *bytes),
+            ))
+        }
+    }
+}
+
+fn pattern_name(p: Pattern, bytes: u64) -> String {
+    let kind = match p {
+        Pattern::Permutation => "permutation".to_string(),
+        Pattern::Incast(n) => format!("incast:{n}"),
+        Pattern::AllToAll => "all-to-all".to_string(),
+        Pattern::Random(n) => format!("random:{n}"),
+    };
+    format!("{kind}, {bytes} B per flow")
+}

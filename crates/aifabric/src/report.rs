@@ -1,0 +1,81 @@
+//! The JSON contracts: what `aifabric collective|job|traffic --json` print, and what the
+//! library returns.
+
+use aifabric_engine::job::StepResult;
+use aifabric_engine::sim::CollectiveResult;
+use aifabric_engine::traffic::TrafficResult;
+use aifabric_workload::{Algo, Op, Placement};
+use serde::Serialize;
+
+/// One size of a collective sweep (a row of the nccl-tests-style table).
+#[derive(Clone, Debug, Serialize)]
+pub struct CollectiveRow {
+    pub bytes: u64,
+    pub time_us: f64,
+    /// Algorithm bandwidth, GB/s (10^9 bytes per second).
+    pub alg_bw_gbs: f64,
+    /// Bus bandwidth, GB/s (nccl-tests' factor applied).
+    pub bus_bw_gbs: f64,
+    /// Time over the healthy fabric's time (only with a damaging scenario).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<f64>,
+    /// With `te`: the assignment's gap to the LP optimum.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub te_gap: Option<f64>,
+    /// The algorithm simulated (the choice, with `auto`).
+    pub algo: Algo,
+    /// With `auto`: each candidate's predicted time, microseconds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub predicted_us: Vec<(Algo, f64)>,
+}
+
+/// A collective over a sweep of sizes.
+#[derive(Clone, Debug, Serialize)]
+pub struct CollectiveReport {
+    pub spec: String,
+    pub op: Op,
+    pub algorithm: Algo,
+    pub gpus: u32,
+    pub placement: Placement,
+    pub lb: String,
+    pub seed: u64,
+    pub channels: u32,
+    pub rows: Vec<CollectiveRow>,
+    /// Detail of the largest size (tiers and bottlenecks).
+    pub largest: CollectiveResult,
+}
+
+/// One training iteration.
+#[derive(Clone, Debug, Serialize)]
+pub struct JobReport {
+    pub spec: String,
+    pub placement: Placement,
+    pub lb: String,
+    pub seed: u64,
+    pub result: StepResult,
+    /// The healthy fabric's step, when the scenario damages anything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub healthy: Option<StepResult>,
+    /// Step time over the healthy one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<f64>,
+}
+
+/// A traffic matrix, event by event.
+#[derive(Clone, Debug, Serialize)]
+pub struct TrafficReport {
+    pub spec: String,
+    /// The file, or the pattern.
+    pub source: String,
+    pub gpus: u32,
+    pub placement: Placement,
+    pub lb: String,
+    pub seed: u64,
+    pub result: TrafficResult,
+    /// Makespan over the healthy fabric's (only with a damaging scenario).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<f64>,
+    /// P99 FCT over the healthy fabric's (only with a damaging scenario).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_slowdown: Option<f64>,
+}

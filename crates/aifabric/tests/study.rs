@@ -1,0 +1,113 @@
+//! The facade's contracts: a damaging scenario is compared with the healthy fabric by the
+//! same placement, and the comparison equals two separate studies; a healthy study reports
+//! no comparison; bad requests are `BadRequest`.
+
+use aifabric::{CollectiveRequest, Error, Placement, Setup, Study, TrafficSource};
+use aifabric_model::{Fabric, Scenario};
+
+fn fabric() -> Fabric {
+    aifabric_spec::load("llama3-24k").expect("built-in spec")
+}
+
+fn atsw_down(f: &Fabric) -> Scenario {
+    Scenario::from_selectors(f, &["east.dc1.llama.atsw1".to_string()], &[], &[]).unwrap()
+}
+
+#[test]
+fn a_damaging_scenario_is_compared_with_the_healthy_fabric() {
+    let f = fabric();
+    let req = CollectiveRequest {
+        gpus: 256,
+        placement: Placement::Spread,
+        sizes: vec![1 << 20, 64 << 20],
+        ..CollectiveRequest::default()
+    };
+    let healthy = Study::healthy(&f, Setup::default())
+        .collective(&req)
+        .unwrap();
+    let study = Study::new(&f, atsw_down(&f), Setup::default());
+    assert!(study.damaged());
+    let failed = study.collective(&req).unwrap();
+    for (h, x) in healthy.rows.iter().zip(&failed.rows) {
+        assert!(
+            h.slowdown.is_none(),
+            "a healthy study compares with nothing"
+        );
+        let want = x.time_us / h.time_us;
+        let got = x.slowdown.expect("a damaging scenario gives the slowdown");
+        assert!((got - want).abs() <= 1e-12 * want, "{got} vs {want}");
+        assert!(got >= 1.0 - 1e-9, "a failure cannot speed a ring up: {got}");
+    }
+}
+
+#[test]
+fn a_job_under_a_scenario_carries_the_healthy_step_of_the_same_placement() {
+    let f = fabric();
+    let it = aifabric_workload::job::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/jobs/small-64.yaml"
+    ))
+    .unwrap();
+    let alone = Study::healthy(&f, Setup::default()).job(&it, None).unwrap();
+    assert!(alone.healthy.is_none() && alone.slowdown.is_none());
+    let r = Study::new(&f, atsw_down(&f), Setup::default())
+        .job(&it, None)
+        .unwrap();
+    let h = r.healthy.as_ref().expect("healthy step");
+    assert_eq!(h.step_s, alone.result.step_s);
+    assert_eq!(r.slowdown, Some(r.result.step_s / h.step_s));
+}
+
+#[test]
+fn requests_that_cannot_be_met_are_bad_requests() {
+    let f = fabric();
+    let study = Study::healthy(&f, Setup::default());
+    let too_many = CollectiveRequest {
+        gpus: 10_000_000,
+        ..CollectiveRequest::default()
+    };
+    assert!(matches!(
+        study.collective(&too_many),
+        Err(Error::BadRequest(_))
+    ));
+    let none = CollectiveRequest {
+        sizes: vec![],
+        gpus: 16,
+        ..CollectiveRequest::default()
+    };
+    assert!(matches!(study.collective(&none), Err(Error::BadRequest(_))));
+    let incast = TrafficSource::Pattern {
+        pattern: "incast:8".parse().unwrap(),
+        gpus: 4,
+        bytes: 1 << 20,
+    };
+    match study.traffic(&incast, None, Placement::Packed) {
+        Err(Error::BadRequest(m)) => assert!(m.contains("at least 9 GPUs"), "{m}"),
+        other => panic!("{:?}", other.map(|r| r.gpus)),
+    }
+}
+
+#[test]
+fn options_read_back_what_they_print() {
+    for s in ["ecmp", "eecmp:4", "ucmp", "spray", "te"] {
+        let lb: aifabric::Lb = s.parse().unwrap();
+        assert_eq!(lb.to_string(), s);
+    }
+    for s in ["packed", "spread", "fragmented:7", "topology-aware"] {
+        let p: Placement = s.parse().unwrap();
+        assert_eq!(p.to_string(), s);
+    }
+    for s in [
+        "ring",
+        "tree",
+        "halving-doubling",
+        "direct",
+        "hierarchical",
+        "auto",
+    ] {
+        let a: aifabric::Algo = s.parse().unwrap();
+        assert_eq!(a.to_string(), s);
+    }
+    let e = "wcmp".parse::<aifabric::Lb>().unwrap_err();
+    assert!(e.contains("use ecmp"), "{e}");
+}
