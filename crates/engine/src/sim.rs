@@ -374,20 +374,7 @@ fn one_solve_makespan(
         flows.resource_sums(rate, cap.len(), split_sums, load);
         return Some(equal_flows_makespan(b, cap, load));
     }
-    // Tightest rate of each flow alone: its splits once each.
-    let tight = |it: &mut dyn Iterator<Item = (u32, f64)>| {
-        it.map(|(r, s)| cap[r as usize] / s)
-            .fold(f64::INFINITY, f64::min)
-    };
-    split_rate.clear();
-    split_rate.extend((0..flows.splits() as u32).map(|sp| tight(&mut flows.split_uses(sp))));
-    rate.clear();
-    rate.extend((0..nf as u32).map(|f| {
-        let split = flows
-            .split_of(f)
-            .map_or(f64::INFINITY, |sp| split_rate[sp as usize]);
-        tight(&mut flows.direct_uses(f)).min(split)
-    }));
+    tightest_rates(cap, flows, split_rate, rate);
     if rate.iter().any(|r| !r.is_finite() || *r <= 0.0) {
         return None;
     }
@@ -401,6 +388,24 @@ fn one_solve_makespan(
         return Some(t);
     }
     None
+}
+
+/// The rate each flow of `flows` would get alone (its tightest resource), into `rate`; the
+/// splits' are computed once each, into `split_rate`.
+fn tightest_rates(cap: &[f64], flows: &FlowSet, split_rate: &mut Vec<f64>, rate: &mut Vec<f64>) {
+    let tight = |it: &mut dyn Iterator<Item = (u32, f64)>| {
+        it.map(|(r, s)| cap[r as usize] / s)
+            .fold(f64::INFINITY, f64::min)
+    };
+    split_rate.clear();
+    split_rate.extend((0..flows.splits() as u32).map(|sp| tight(&mut flows.split_uses(sp))));
+    rate.clear();
+    rate.extend((0..flows.len() as u32).map(|f| {
+        let split = flows
+            .split_of(f)
+            .map_or(f64::INFINITY, |sp| split_rate[sp as usize]);
+        tight(&mut flows.direct_uses(f)).min(split)
+    }));
 }
 
 /// Makespan of flows of `b` bytes each, all starting together, when `count[r]` of them (their
@@ -440,20 +445,7 @@ fn component_makespan(ws: &mut FluidWs) -> f64 {
     } = ws;
     // Uncontended: if every flow at its own tightest rate fits on every resource, those
     // are the max-min rates, and they never change as flows leave.
-    // Splits are taken once each, not once per flow.
-    let tight = |it: &mut dyn Iterator<Item = (u32, f64)>| {
-        it.map(|(r, s)| cap[r as usize] / s)
-            .fold(f64::INFINITY, f64::min)
-    };
-    split_rate.clear();
-    split_rate.extend((0..sub.splits() as u32).map(|sp| tight(&mut sub.split_uses(sp))));
-    rate.clear();
-    rate.extend((0..sub.len() as u32).map(|f| {
-        let split = sub
-            .split_of(f)
-            .map_or(f64::INFINITY, |sp| split_rate[sp as usize]);
-        tight(&mut sub.direct_uses(f)).min(split)
-    }));
+    tightest_rates(cap, sub, split_rate, rate);
     sub.resource_sums(rate, cap.len(), split_rate, load);
     let fits = load
         .iter()
