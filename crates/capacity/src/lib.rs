@@ -1,6 +1,6 @@
 //! # aifabric-capacity
 //!
-//! The capacity report of a [`Fabric`] under a [`FailureMask`]: per tier and zone the down and
+//! The capacity report of a [`Fabric`](aifabric_model::Fabric) under a [`FailureMask`](aifabric_model::FailureMask): per tier and zone the down and
 //! up bandwidth and their ratio, inter-region capacity, inventories, port use, power, and each
 //! zone's bisection bandwidth by max-flow.
 //!
