@@ -69,6 +69,14 @@ impl Format {
     }
 }
 
+impl std::str::FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Format, String> {
+        Format::parse(s).ok_or_else(|| format!("unknown format `{s}`; use {}", Format::HELP))
+    }
+}
+
 /// Export failures.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {

@@ -15,4 +15,5 @@ pub mod bgp;
 pub mod fib;
 pub mod ibm;
 pub mod nsf;
+mod options;
 pub mod ucmp;

@@ -21,7 +21,7 @@ fn replay_failure(e: ReplayError) -> Failure {
 }
 
 fn counter(what: &str) -> indicatif::ProgressBar {
-    let bar = crate::failures::progress_bar(what);
+    let bar = crate::commands::failures::progress_bar(what);
     bar.set_style(
         ProgressStyle::with_template("{msg} {pos} ({elapsed})")
             .unwrap_or_else(|_| ProgressStyle::default_spinner()),
@@ -33,7 +33,7 @@ fn counter(what: &str) -> indicatif::ProgressBar {
 pub fn synth(job: &str, out: &Path, prefix: &str, gzip: bool) -> Result<Written, Failure> {
     let it = aifabric_workload::job::load(job).map_err(Failure::BadInput)?;
     aifabric_chakra::io::prepare_out_dir(out).map_err(Failure::BadArgument)?;
-    let bar = crate::failures::progress_bar("ranks");
+    let bar = crate::commands::failures::progress_bar("ranks");
     bar.set_length(u64::from(it.gpus));
     let w = synth::write(&it, out, prefix, gzip, &|_| bar.inc(1))
         .map_err(|e| Failure::Runtime(format!("writing the trace into {}: {e}", out.display())))?;
@@ -59,7 +59,7 @@ pub fn rescale(input: &Path, ranks: u32, out: &Path, dp: &str) -> Result<Scaled,
     } else {
         DpGroups::Names(dp.split(',').map(|s| s.trim().to_owned()).collect())
     };
-    let bar = crate::failures::progress_bar("ranks");
+    let bar = crate::commands::failures::progress_bar("ranks");
     bar.set_length(u64::from(ranks));
     let s = scale(input, ranks, out, &dp, &|_| bar.inc(1)).map_err(replay_failure)?;
     bar.finish_and_clear();

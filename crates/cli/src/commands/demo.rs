@@ -2,7 +2,8 @@
 //! the single-SRG failure sweep, a reference training job healthy and under the worst failure
 //! it survives, and the HTML report.
 
-use crate::{failures, output, simulate, Failure};
+use crate::commands::{failures, simulate};
+use crate::{output, Failure};
 use aifabric_failures::sweep::Sweep;
 use aifabric_failures::{analyze, Options};
 use aifabric_model::Scenario;
@@ -12,7 +13,7 @@ use serde::Serialize;
 use std::path::Path;
 
 /// The reference job: Llama-3-405B-like on 16,384 GPUs (examples/jobs/).
-const JOB: &str = include_str!("../../../examples/jobs/llama3-405b-16k.yaml");
+const JOB: &str = include_str!("../../../../examples/jobs/llama3-405b-16k.yaml");
 
 /// What `aifabric demo --json` prints.
 #[derive(Serialize)]

@@ -70,6 +70,6 @@ pub fn render(r: &TrafficReport) -> String {
             us(s.start_s)
         );
     }
-    crate::simulate::tiers_table(&mut o, &x.tiers, &x.bottlenecks, "the makespan");
+    crate::commands::simulate::tiers_table(&mut o, &x.tiers, &x.bottlenecks, "the makespan");
     o
 }

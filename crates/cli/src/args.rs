@@ -1,0 +1,542 @@
+//! The command line as clap sees it: every command and its flags. Options are library types
+//! that parse with `FromStr` (load balancing, placement, algorithms, BGP settings, formats).
+
+use crate::Failure;
+use aifabric_engine::{Lb, NetParams};
+use aifabric_model::{Fabric, Scenario};
+use aifabric_routing::aggregation::{Aggregation, AggregationTier};
+use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
+use aifabric_routing::ucmp::MissingBandwidth;
+use aifabric_workload::{Algo, Op, Placement};
+use clap::{Parser, Subcommand};
+
+/// aifabric: design, verify and predict gigawatt-scale AI training networks.
+#[derive(Parser)]
+#[command(version, about, long_about = None)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// List the built-in specs (usable wherever SPEC is asked for).
+    Specs {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Capacity report: oversubscription per tier, inter-region capacity, inventory, power,
+    /// bisection by max-flow.
+    Capacity {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Machine-readable output (the JSON contract in README.md).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+    },
+    /// Build the model and print its inventory; `--out` writes the whole model as JSON.
+    Build {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// Write the whole model (devices, links, bundles) as JSON to this file.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// What a device forwards toward one prefix (or every prefix): BGP next hops with ideal and
+    /// quantized UCMP weights, under failures and drains.
+    Routes {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// The device asking (a switch name; see `aifabric build SPEC --out model.json`).
+        #[arg(long)]
+        device: String,
+        /// A rack prefix `<zone>.rack<N>` (or its rack switch's name); all prefixes if absent.
+        #[arg(long)]
+        prefix: Option<String>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
+    /// Aggregation at the L2 -> BAG border and the blackholes it leaves under failures:
+    /// borders that advertise a zone aggregate but cannot reach some of its racks.
+    Blackholes {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// `unconditional`, `conditional` (all contributors) or `conditional:N`.
+        #[arg(long, default_value = "unconditional")]
+        aggregation: Aggregation,
+        /// Where aggregates are made: `zone` (L2 zone -> BAG) or `region` (BAG -> other
+        /// regions).
+        #[arg(long, default_value = "zone")]
+        tier: AggregationTier,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
+    /// DSF Input Balanced Mode: what each interface node keeps toward each destination
+    /// cluster once remote failures have propagated.
+    Ibm {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Machine-readable output (every reduced source / cluster pair).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+    },
+    /// Failure-domain sweep: what the fabric loses when each shared-risk group fails (or
+    /// pairs of them, or random draws): routed capacity under BGP/UCMP, the max-flow bound,
+    /// GPUs cut off, blackholes, tier oversubscription. Worst first.
+    Failures {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// `single` (every group), `single:CLASS`, `pairs:CLASS` or `montecarlo`. Classes:
+        /// building, hall, pd, plane, chassis, linecard, conduit, srg.
+        #[arg(long, default_value = "single")]
+        sweep: String,
+        /// Monte Carlo draws.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+        samples: u64,
+        /// Monte Carlo seed (draw i uses a generator seeded from (seed, i)).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Monte Carlo failure probability of each group of a class, `CLASS=P` (replaces the
+        /// default model for that class; repeat or separate with commas).
+        #[arg(long, value_delimiter = ',', value_name = "CLASS=P")]
+        probability: Vec<String>,
+        /// Monte Carlo probability from reliability figures, `CLASS=MTBF_HOURS/MTTR_HOURS`
+        /// (P = MTTR / (MTBF + MTTR)).
+        #[arg(long, value_delimiter = ',', value_name = "CLASS=MTBF/MTTR")]
+        mtbf: Vec<String>,
+        /// Aggregate prefixes (`unconditional`, `conditional`, `conditional:N`) and report the
+        /// blackholes each scenario leaves; without it every border carries the specifics.
+        #[arg(long)]
+        aggregation: Option<Aggregation>,
+        /// Aggregation tier: `zone` or `region`.
+        #[arg(long, default_value = "zone")]
+        tier: AggregationTier,
+        /// For the worst `--top` scenarios: drain the affected BAG plane, and conditional
+        /// aggregation, with the blackholes and capacity of each (needs `--aggregation`).
+        #[arg(long)]
+        mitigations: bool,
+        /// Run the same sweep on the spec built planar and built spread, and compare.
+        #[arg(long)]
+        compare_inter_bag: bool,
+        /// Rows in the table (and scenarios given mitigations).
+        #[arg(long, default_value_t = 20)]
+        top: usize,
+        /// Machine-readable output: every scenario and the summary.
+        #[arg(long)]
+        json: bool,
+        /// Also write the JSON report to this file (atomically).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
+    /// Simulate one collective on the fabric for a range of sizes: an nccl-tests-like table
+    /// (size, time, algBW, busBW), link utilization per tier and the busiest links; with a
+    /// scenario, the slowdown against the healthy fabric.
+    Collective {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// all_reduce, all_gather, reduce_scatter or all_to_all.
+        #[arg(long, default_value = "all_reduce", value_parser = parse_op)]
+        op: Op,
+        /// auto (the fastest applicable for each size, by latency + bandwidth terms calibrated
+        /// on the fabric), ring, tree, hd (halving-doubling), direct or hierarchical; ring
+        /// (direct for all_to_all) if absent, as nccl-tests runs one algorithm.
+        #[arg(long)]
+        algo: Option<Algo>,
+        /// GPUs taking part.
+        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(2..))]
+        gpus: u32,
+        /// packed, spread, fragmented[:SEED] or topology-aware.
+        #[arg(long, default_value = "packed")]
+        placement: Placement,
+        /// Sizes, nccl-tests style: MIN:MAX[:FACTOR] (binary K, M, G) or one size.
+        #[arg(long, default_value = "1M:1G:4")]
+        sizes: aifabric::Sizes,
+        /// Per-step software latency, microseconds.
+        #[arg(long, default_value_t = 5.0)]
+        alpha_us: f64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        sim: SimArgs,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
+    /// Simulate one training iteration of a job (a YAML file): step time, its breakdown
+    /// (compute, bubble, exposed communication per collective) and, with a scenario, the
+    /// slowdown against the healthy fabric.
+    Job {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// The job file (see examples/jobs/).
+        #[arg(long)]
+        job: String,
+        /// Override the job's placement: packed, spread, fragmented[:SEED], topology-aware.
+        #[arg(long)]
+        placement: Option<Placement>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        sim: SimArgs,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
+    /// Simulate a traffic matrix event by event: flows with sizes and start times between
+    /// GPUs (htsim's connection-matrix file, a CSV, or a generated pattern) arrive and leave,
+    /// rates max-min fair between events. Prints flow completion times (min, P50, P99, max,
+    /// the slowest flows), link utilization per tier and, with a scenario, the slowdown.
+    Traffic {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Traffic file: htsim's `.cm` format (`Nodes N`, `Connections C`, optional
+        /// `Triggers T`; `SRC->DST id I start PS size B`, `trigger K`, `send_done_trigger K`)
+        /// or a CSV (`src,dst,bytes,start_us`) when it ends in `.csv`. Node i is the i-th
+        /// placed GPU.
+        #[arg(long, required_unless_present = "pattern", conflicts_with = "pattern")]
+        tm: Option<String>,
+        /// Generate instead: permutation, incast:N (N senders to node 0), all-to-all or
+        /// random:N (N flows between random pairs), over --gpus GPUs, all starting at 0.
+        #[arg(long)]
+        pattern: Option<aifabric_workload::traffic::Pattern>,
+        /// Bytes per generated flow (binary K, M, G).
+        #[arg(long, default_value = "2M", value_parser = parse_size_arg)]
+        size: u64,
+        /// GPUs to place (default: the file's node count; 1024 for a pattern).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
+        gpus: Option<u32>,
+        /// packed, spread, fragmented[:SEED] or topology-aware.
+        #[arg(long, default_value = "packed")]
+        placement: Placement,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        sim: SimArgs,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
+    /// MLCommons Chakra execution traces: synthesize one from a job file, or rescale one to
+    /// more ranks.
+    Chakra {
+        #[command(subcommand)]
+        command: ChakraCommand,
+    },
+    /// Replay a Chakra trace (a directory of `<prefix>.<rank>.et[.gz]` files) on the fabric:
+    /// ranks placed on GPUs, compute from durations or the roofline, collectives and
+    /// transfers on the flow-level engine. Prints the iteration time, per-rank compute and
+    /// exposed communication, the critical path and, with a scenario, the slowdown.
+    Replay {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// The trace directory.
+        #[arg(long)]
+        trace: std::path::PathBuf,
+        /// Placement: packed, spread, fragmented[:SEED], topology-aware (default: the
+        /// trace's, else packed).
+        #[arg(long)]
+        placement: Option<Placement>,
+        /// Peak TFLOP/s per GPU for `num_ops` (default: the trace's, else 989, H100).
+        #[arg(long)]
+        peak_tflops: Option<f64>,
+        /// Share of the peak reached (default: the trace's, else 0.4).
+        #[arg(long)]
+        efficiency: Option<f64>,
+        /// Per-step collective latency, microseconds (default: the trace's, else 5).
+        #[arg(long)]
+        alpha_us: Option<f64>,
+        /// Finished nodes remembered per rank (dependencies on older ones are bounded, and
+        /// counted), and the most unfinished nodes read ahead per rank.
+        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
+        window: u32,
+        /// Machine-readable output (per-rank times and the whole critical path).
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        sim: SimArgs,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
+    /// The main job, end to end on the built-in `prometheus`: build it, print the capacity
+    /// summary, run the single-SRG failure sweep, simulate a reference training job healthy
+    /// and under the worst failure it survives, write the HTML report, say where it is.
+    Demo {
+        /// Directory for report.html and report.json.
+        #[arg(long, default_value = "aifabric-demo")]
+        out: std::path::PathBuf,
+        /// No progress bars.
+        #[arg(long)]
+        quiet: bool,
+        /// Machine-readable summary instead of the running commentary.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One self-contained HTML report (inline SVG, opens from disk) and report.json with the
+    /// same data: fabric summary and hierarchy, oversubscription per tier, inter-BAG capacity,
+    /// a failure sweep (capacity-retained CDF, worst scenarios), collective busBW vs message
+    /// size per load-balancing mode, link-utilization histogram.
+    Report {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Directory to write report.html and report.json into (created if missing).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Failure classes swept: a class (building, hall, pd, plane, chassis, linecard,
+        /// conduit, srg) or `all`.
+        #[arg(long, default_value = "plane")]
+        sweep: String,
+        /// GPUs of the collective benchmark.
+        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(2..))]
+        gpus: u32,
+        /// Print report.json to stdout as well.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Export the fabric for other tools: NetBox bulk-import CSVs (devices, interfaces,
+    /// cables with lengths, IP addresses, ASNs), GraphML and node-link JSON for NetworkX, the
+    /// IP plan as CSV, or a DOT overview at zone / BAG-plane level. Files are written
+    /// atomically into DIR.
+    Export {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// netbox, graphml, nodelink, ipplan or dot.
+        #[arg(long)]
+        format: aifabric_report::export::Format,
+        /// Directory to write into (created if missing).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Machine-readable summary of the files written.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a spec; prints nothing but a summary when it is valid.
+    Validate {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `aifabric chakra ...`.
+#[derive(Subcommand)]
+pub(crate) enum ChakraCommand {
+    /// Write the trace of one iteration of a job file: one file per rank (the job model's
+    /// critical path as a DAG) and comm_group.json. Replaying it gives the job's step time.
+    Synth {
+        /// The job file (see examples/jobs/).
+        #[arg(long)]
+        job: String,
+        /// Directory to write into (created if missing).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// File name prefix: `<prefix>.<rank>.et.gz`.
+        #[arg(long, default_value = "trace")]
+        prefix: String,
+        /// Plain files (`.et`) instead of gzip.
+        #[arg(long)]
+        plain: bool,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rescale a trace of R ranks to N = f x R ranks: rank r + iR runs rank r's nodes,
+    /// data-parallel groups grow across the f replicas, other groups are copied per replica.
+    Scale {
+        /// The trace directory.
+        #[arg(long = "in")]
+        input: std::path::PathBuf,
+        /// Ranks of the new trace (a multiple of the trace's).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        ranks: u32,
+        /// Directory to write into (created if missing).
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Data-parallel groups: `auto` (names starting with `dp`, and groups of all ranks)
+        /// or a comma-separated list of pg_names.
+        #[arg(long, default_value = "auto")]
+        dp_groups: String,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Load balancing and the engine's parameters.
+#[derive(clap::Args, Debug)]
+pub(crate) struct SimArgs {
+    /// ecmp, eecmp:N (N queue pairs per GPU pair), ucmp, spray or te.
+    #[arg(long, default_value = "ecmp")]
+    lb: Lb,
+    /// Seed of the switches' ECMP hashes (and of fragmented placement draws).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Channels per collective, each an equal share on its own connections; 0 = automatic:
+    /// for rings one per GPU of the scale-up domain (rail-aligned, as NCCL on 8-GPU servers),
+    /// else 1.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
+    channels: u32,
+    /// GPUs per scale-up (NVLink) domain (`collective`; a job file sets its own).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    scale_up: u32,
+    /// Scale-up bandwidth per GPU and direction, GB/s (`collective`).
+    #[arg(long, default_value_t = 450.0)]
+    scale_up_gbs: f64,
+    /// Forwarding latency per switch, microseconds.
+    #[arg(long, default_value_t = 1.0)]
+    switch_latency_us: f64,
+}
+
+impl SimArgs {
+    pub(crate) fn setup(&self, bgp: &BgpArgs) -> Result<aifabric::Setup, Failure> {
+        if !(self.scale_up_gbs.is_finite() && self.scale_up_gbs > 0.0) {
+            return Err(Failure::BadArgument(
+                "--scale-up-gbs must be a positive number".into(),
+            ));
+        }
+        if !(self.switch_latency_us.is_finite() && self.switch_latency_us >= 0.0) {
+            return Err(Failure::BadArgument(
+                "--switch-latency-us must be a number >= 0".into(),
+            ));
+        }
+        Ok(aifabric::Setup {
+            lb: self.lb,
+            seed: self.seed,
+            channels: self.channels,
+            plan: bgp.plan(),
+            bgp: bgp.config(),
+            net: NetParams {
+                scale_up_gpus: self.scale_up,
+                scale_up_bytes_per_s: self.scale_up_gbs * 1e9,
+                switch_latency_s: self.switch_latency_us * 1e-6,
+                ..NetParams::default()
+            },
+        })
+    }
+}
+
+/// What failed or is drained; the same flags on every command that takes a scenario.
+/// Selectors: a name prefix (`east.bag.plane3`, `east.dc1`, a device name), a bundle
+/// `A--B` or one member `A--B#2`, or `pd:NAME`. Repeat a flag or separate with commas.
+#[derive(clap::Args, Debug, Default)]
+pub(crate) struct ScenarioArgs {
+    /// Failed devices or links.
+    #[arg(long, value_delimiter = ',', value_name = "SELECTOR")]
+    fail: Vec<String>,
+    /// Hard-drained (removed from service).
+    #[arg(long, value_delimiter = ',', value_name = "SELECTOR")]
+    drain: Vec<String>,
+    /// Soft-drained (graceful shutdown: used only when nothing else is left).
+    #[arg(long = "drain-soft", value_delimiter = ',', value_name = "SELECTOR")]
+    drain_soft: Vec<String>,
+    /// A YAML file with `fail`, `drain` and `drain_soft` lists of selectors (added to the flags).
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<String>,
+}
+
+impl ScenarioArgs {
+    pub(crate) fn resolve(&self, f: &Fabric) -> Result<Scenario, Failure> {
+        let mut s = Scenario::from_selectors(f, &self.fail, &self.drain, &self.drain_soft)
+            .map_err(|e| Failure::BadArgument(e.to_string()))?;
+        if let Some(path) = &self.scenario {
+            let (file, src) =
+                aifabric_spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
+            aifabric_spec::scenario::apply_scenario(f, &file, &src, &mut s)
+                .map_err(Failure::BadInput)?;
+        }
+        Ok(s)
+    }
+}
+
+/// Control-plane settings.
+#[derive(clap::Args, Debug)]
+pub(crate) struct BgpArgs {
+    /// ASN plan: `rfc7938` (tiers share ASNs, valleys rejected), `per-plane` (spines and BAG
+    /// share per plane) or `unique`.
+    #[arg(long, default_value = "rfc7938")]
+    asn_plan: AsnPlan,
+    /// Link-bandwidth community: `cumulative`, `multipaths` (path counts) or `none` (ECMP).
+    #[arg(long, default_value = "cumulative")]
+    bandwidth: BandwidthMode,
+    /// Hardware next-hop group size for quantized weights.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    group_size: u32,
+    /// Maximum multipaths.
+    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u32).range(1..))]
+    max_paths: u32,
+    /// NSF capacity-aware pruning: weight a rack switch's planes by the links left usable
+    /// toward the destination rack.
+    #[arg(long)]
+    nsf_pruning: bool,
+    /// What receivers do when a multipath lacks the link-bandwidth community (FRR):
+    /// `ecmp` (fall back to equal weights), `skip` (ignore such paths) or `default:N` (weight
+    /// them as N).
+    #[arg(long, default_value = "ecmp")]
+    missing_bandwidth: MissingBandwidth,
+    /// How soft drains are signalled: `gshut` (graceful shutdown, LOCAL_PREF 0) or
+    /// `prepend:N` (the drained side prepends its ASN N times).
+    #[arg(long, default_value = "gshut")]
+    soft_drain: SoftDrain,
+}
+
+impl BgpArgs {
+    pub(crate) fn plan(&self) -> AsnPlan {
+        self.asn_plan
+    }
+
+    pub(crate) fn config(&self) -> BgpConfig {
+        BgpConfig {
+            bandwidth: self.bandwidth,
+            max_paths: self.max_paths,
+            group_size: self.group_size,
+            nsf_pruning: self.nsf_pruning,
+            soft_drain: self.soft_drain,
+            missing: self.missing_bandwidth,
+        }
+    }
+}
+
+/// The operations `collective` runs (the library also knows broadcast and reduce, for traces).
+pub(crate) fn parse_op(s: &str) -> Result<Op, String> {
+    match s.parse::<Op>() {
+        Ok(op @ (Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::AllToAll)) => Ok(op),
+        _ => Err(format!(
+            "unknown operation `{s}`; use all_reduce, all_gather, reduce_scatter or all_to_all"
+        )),
+    }
+}
+
+pub(crate) fn parse_size_arg(s: &str) -> Result<u64, String> {
+    aifabric::size::parse_size(s)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| format!("bad size `{s}`; use bytes like 4096, 256K, 2M or 1G"))
+}

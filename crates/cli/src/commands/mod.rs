@@ -1,0 +1,400 @@
+//! One function per command: arguments in, a library call, the rendering out.
+
+pub(crate) mod demo;
+pub(crate) mod failures;
+pub(crate) mod routes;
+pub(crate) mod simulate;
+pub(crate) mod trace;
+pub(crate) mod traffic;
+
+use crate::args::{ChakraCommand, Cli, Command};
+use crate::{emit, load, output, print_json, render, write_json, Failure};
+use aifabric_model::FabricView;
+
+pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Failures {
+            spec,
+            sweep,
+            samples,
+            seed,
+            probability,
+            mtbf,
+            aggregation,
+            tier,
+            mitigations,
+            compare_inter_bag,
+            top,
+            json,
+            out,
+            bgp,
+        } => {
+            let args = failures::Args {
+                sweep,
+                samples,
+                seed,
+                probability,
+                mtbf,
+                aggregation: aggregation.map(|a| aifabric_failures::mitigate::AggregationSetup {
+                    aggregation: a,
+                    tier,
+                    cfg: bgp.config(),
+                }),
+                mitigations,
+                top,
+                plan: bgp.plan(),
+                cfg: bgp.config(),
+            };
+            if compare_inter_bag {
+                let (name, text) = aifabric_spec::read(&spec).map_err(Failure::BadInput)?;
+                let cmp = failures::compare(&name, &text, &args)?;
+                if let Some(path) = &out {
+                    write_json(path, &cmp)?;
+                }
+                emit(json, &cmp, render::comparison)?;
+            } else {
+                let f = load(&spec)?;
+                let report = failures::sweep(&f, &args)?;
+                if let Some(path) = &out {
+                    write_json(path, &report)?;
+                }
+                emit(json, &report, |r| render::failures(r, top))?;
+            }
+        }
+        Command::Specs { json } => {
+            let list: Vec<_> = aifabric_spec::builtin::list()
+                .map(|(name, description)| serde_json::json!({"name": name, "description": description}))
+                .collect();
+            if json {
+                print_json(&list)?;
+            } else {
+                for (name, d) in aifabric_spec::builtin::list() {
+                    println!("{name:<14} {d}");
+                }
+            }
+        }
+        Command::Capacity {
+            spec,
+            json,
+            scenario,
+        } => {
+            let f = load(&spec)?;
+            // Capacity counts what can carry traffic: soft-drained links still can.
+            let mask = scenario.resolve(&f)?.unusable();
+            let report = aifabric_capacity::capacity_report(&f, &mask);
+            emit(json, &report, render::capacity)?;
+        }
+        Command::Build { spec, json, out } => {
+            let f = load(&spec)?;
+            let inv = render::Inventory::of(&f);
+            if let Some(path) = &out {
+                output::write_atomic(path, |w| {
+                    serde_json::to_writer(w, &FabricView(&f)).map_err(std::io::Error::other)
+                })
+                .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
+            }
+            if json {
+                print_json(&inv)?;
+            } else {
+                print!("{}", render::inventory(&inv));
+                if let Some(path) = &out {
+                    println!("model written to {}", path.display());
+                }
+            }
+        }
+        Command::Routes {
+            spec,
+            device,
+            prefix,
+            json,
+            scenario,
+            bgp,
+        } => {
+            let f = load(&spec)?;
+            let scenario = scenario.resolve(&f)?;
+            let views = routes::compute(
+                &f,
+                &scenario,
+                &bgp.plan(),
+                &bgp.config(),
+                &device,
+                prefix.as_deref(),
+            )?;
+            emit(json, &views, |v| render::routes(v))?;
+        }
+        Command::Blackholes {
+            spec,
+            aggregation,
+            tier,
+            json,
+            scenario,
+            bgp,
+        } => {
+            let f = load(&spec)?;
+            let scenario = scenario.resolve(&f)?;
+            let g = aifabric_routing::bgp::BgpGraph::new(&f, bgp.plan());
+            let states = aifabric_routing::bgp::session_states(&f, &g, &scenario);
+            let report = aifabric_routing::aggregation::blackholes(
+                &f,
+                &g,
+                &states,
+                &scenario,
+                &bgp.config(),
+                aggregation,
+                tier,
+            )
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+            emit(json, &report, render::blackholes)?;
+        }
+        Command::Ibm {
+            spec,
+            json,
+            scenario,
+        } => {
+            let f = load(&spec)?;
+            let mask = scenario.resolve(&f)?.unusable();
+            let zones = aifabric_routing::ibm::input_balanced(&f, &mask);
+            emit(json, &zones, |v| render::ibm(v))?;
+        }
+        Command::Collective {
+            spec,
+            op,
+            algo,
+            gpus,
+            placement,
+            sizes,
+            alpha_us,
+            json,
+            sim,
+            scenario,
+            bgp,
+        } => {
+            if !(alpha_us.is_finite() && alpha_us >= 0.0) {
+                return Err(Failure::BadArgument("--alpha-us must be >= 0".into()));
+            }
+            let setup = sim.setup(&bgp)?;
+            let f = load(&spec)?;
+            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+            let report = study
+                .collective(&aifabric::CollectiveRequest {
+                    op,
+                    algo,
+                    gpus,
+                    placement,
+                    sizes: sizes.0,
+                    alpha_s: alpha_us * 1e-6,
+                })
+                .map_err(simulate::failure)?;
+            emit(json, &report, simulate::render_collective)?;
+        }
+        Command::Traffic {
+            spec,
+            tm,
+            pattern,
+            size,
+            gpus,
+            placement,
+            json,
+            sim,
+            scenario,
+            bgp,
+        } => {
+            let setup = sim.setup(&bgp)?;
+            let source = match (tm, pattern) {
+                (Some(path), _) => aifabric::TrafficSource::File(path),
+                (None, Some(pattern)) => aifabric::TrafficSource::Pattern {
+                    pattern,
+                    gpus: gpus.unwrap_or(1024),
+                    bytes: size,
+                },
+                (None, None) => {
+                    return Err(Failure::BadArgument(
+                        "give --tm FILE or --pattern; e.g. --pattern permutation".into(),
+                    ))
+                }
+            };
+            let f = load(&spec)?;
+            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+            let report = study
+                .traffic(&source, gpus, placement)
+                .map_err(simulate::failure)?;
+            emit(json, &report, traffic::render)?;
+        }
+        Command::Job {
+            spec,
+            job,
+            placement,
+            json,
+            sim,
+            scenario,
+            bgp,
+        } => {
+            let setup = sim.setup(&bgp)?;
+            let it = aifabric_workload::job::load(&job).map_err(Failure::BadInput)?;
+            let f = load(&spec)?;
+            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+            let report = study.job(&it, placement).map_err(simulate::failure)?;
+            emit(json, &report, simulate::render_job)?;
+        }
+        Command::Chakra { command } => match command {
+            ChakraCommand::Synth {
+                job,
+                out,
+                prefix,
+                plain,
+                json,
+            } => {
+                let w = trace::synth(&job, &out, &prefix, !plain)?;
+                emit(json, &w, |w| trace::render_written(w, &out))?;
+            }
+            ChakraCommand::Scale {
+                input,
+                ranks,
+                out,
+                dp_groups,
+                json,
+            } => {
+                let s = trace::rescale(&input, ranks, &out, &dp_groups)?;
+                emit(json, &s, |s| trace::render_scaled(s, &out))?;
+            }
+        },
+        Command::Replay {
+            spec,
+            trace: dir,
+            placement,
+            peak_tflops,
+            efficiency,
+            alpha_us,
+            window,
+            json,
+            sim,
+            scenario,
+            bgp,
+        } => {
+            let setup = sim.setup(&bgp)?;
+            let positive = |v: Option<f64>, what: &str| match v {
+                Some(x) if !(x.is_finite() && x > 0.0) => Err(Failure::BadArgument(format!(
+                    "{what} must be a positive number, not {x}"
+                ))),
+                _ => Ok(v),
+            };
+            let peak = positive(peak_tflops, "--peak-tflops")?;
+            let eff = positive(efficiency, "--efficiency")?;
+            if let Some(a) = alpha_us.filter(|a| !(a.is_finite() && *a >= 0.0)) {
+                return Err(Failure::BadArgument(format!(
+                    "--alpha-us must be a number >= 0, not {a}"
+                )));
+            }
+            let f = load(&spec)?;
+            let scenario = scenario.resolve(&f)?;
+            let opts = aifabric_chakra::fabric::FabricOptions {
+                placement,
+                lb: setup.lb,
+                seed: setup.seed,
+                channels: setup.channels,
+                plan: setup.plan,
+                bgp: setup.bgp,
+                params: setup.net,
+                scale_up_fixed: false,
+                alpha_s: alpha_us.map(|a| a * 1e-6),
+                peak_flops_per_s: peak.map(|p| p * 1e12),
+                efficiency: eff,
+                window,
+            };
+            let r = trace::replay(&f, &scenario, &dir, &opts)?;
+            emit(json, &r, trace::render_replay)?;
+        }
+        Command::Demo { out, quiet, json } => {
+            let summary = demo::run(&out, quiet, json)?;
+            if json {
+                print_json(&summary)?;
+            }
+        }
+        Command::Report {
+            spec,
+            out,
+            sweep,
+            gpus,
+            json,
+        } => {
+            let sweep = match sweep.as_str() {
+                "all" => None,
+                c => Some(failures::class(c, "--sweep")?),
+            };
+            let (name, text) = aifabric_spec::read(&spec).map_err(Failure::BadInput)?;
+            let f = aifabric_spec::build_str(&name, &text).map_err(Failure::BadInput)?;
+            let opts = aifabric_report::data::ReportOptions {
+                sweep,
+                gpus,
+                spec_text: Some((name, text)),
+                ..Default::default()
+            };
+            let bar = failures::progress_bar("report");
+            let data = aifabric_report::data::build(&f, &opts, &|i, n, what| {
+                bar.set_length(n);
+                bar.set_position(i);
+                bar.set_message(what.to_owned());
+            })
+            .map_err(|e| Failure::Runtime(e.to_string()))?;
+            bar.finish_and_clear();
+            let html = aifabric_report::html::render(&data)
+                .map_err(|e| Failure::Runtime(format!("rendering the report: {e}")))?;
+            std::fs::create_dir_all(&out)
+                .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
+            write_json(&out.join("report.json"), &data)?;
+            let page = out.join("report.html");
+            output::write_atomic(&page, |w| std::io::Write::write_all(w, html.as_bytes()))
+                .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", page.display())))?;
+            if json {
+                print_json(&data)?;
+            } else {
+                println!("report: {}", page.display());
+            }
+        }
+        Command::Export {
+            spec,
+            format,
+            out,
+            json,
+        } => {
+            let f = load(&spec)?;
+            std::fs::create_dir_all(&out)
+                .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
+            let mut files = Vec::new();
+            for name in format.files() {
+                let path = out.join(name);
+                output::write_atomic(&path, |w| {
+                    aifabric_report::export::write(&f, format, name, w)
+                        .map_err(std::io::Error::other)
+                })
+                .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
+                let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+                files.push(serde_json::json!({"file": name, "path": path, "bytes": bytes}));
+            }
+            if json {
+                print_json(&serde_json::json!({"spec": f.name, "files": files}))?;
+            } else {
+                for x in &files {
+                    println!(
+                        "{} ({} bytes)",
+                        x["path"].as_str().unwrap_or(""),
+                        x["bytes"]
+                    );
+                }
+            }
+        }
+        Command::Validate { spec, json } => {
+            let f = load(&spec)?;
+            let inv = render::Inventory::of(&f);
+            if json {
+                print_json(&serde_json::json!({"valid": true, "inventory": inv}))?;
+            } else {
+                println!(
+                    "{spec}: valid ({} GPUs, {} switches, {} links)",
+                    inv.gpus, inv.switches, inv.links
+                );
+            }
+        }
+    }
+    Ok(())
+}
