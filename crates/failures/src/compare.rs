@@ -1,17 +1,16 @@
 //! Planar vs spread inter-BAG wiring on the same failure set (FACTS.md section 1: planar is
 //! simple but concentrates failure domains; spread gives more path diversity).
 //!
-//! The spec is built twice, once with every `inter_bag` entry planar and once spread; the
-//! two fabrics have the same shared-risk groups (only the inter-BAG wiring differs), so the
-//! same sweep runs on both and scenario `i` is the same failure on each.
+//! The caller builds the spec twice, once with every `inter_bag` entry planar and once spread
+//! (`aifabric_spec::build_inter_bag`); the two fabrics have the same shared-risk groups (only
+//! the inter-BAG wiring differs), so the same sweep runs on both and scenario `i` is the same
+//! failure on each.
 
 use crate::eval::Evaluator;
 use crate::report::Distribution;
 use crate::sweep::{impact, run, Progress, Sweep};
 use aifabric_model::Fabric;
 use aifabric_routing::bgp::{AsnPlan, BgpConfig, NotConverged};
-use aifabric_spec::spec::InterBagTopology;
-use aifabric_spec::SpecError;
 use serde::Serialize;
 
 /// One design's results.
@@ -53,21 +52,6 @@ pub struct Comparison {
     pub planar_better: usize,
     /// The largest differences either way, biggest first.
     pub largest_differences: Vec<Difference>,
-}
-
-/// Build `text` with every inter-BAG entry set to `topology`. Errors if the spec has none.
-pub fn build_with(name: &str, text: &str, topology: InterBagTopology) -> Result<Fabric, SpecError> {
-    let (mut spec, src) = aifabric_spec::parse(name, text)?;
-    if spec.inter_bag.is_empty() {
-        return Err(src.error_whole(
-            "the spec has no `inter_bag` links, so planar and spread are the same fabric",
-            Some("compare on a spec with two or more regions joined by `inter_bag`".to_owned()),
-        ));
-    }
-    for ib in &mut spec.inter_bag {
-        ib.topology = topology;
-    }
-    aifabric_spec::build::build(&spec, &src)
 }
 
 /// Run `sweep` on the planar and the spread build of a spec.

@@ -1,11 +1,12 @@
 //! Failure sweeps: closed forms on small fabrics, the incremental evaluator against a
 //! from-scratch one, monotonicity, Monte Carlo against exact enumeration, determinism.
 
-use aifabric_failures::compare::{build_with, planar_vs_spread};
+use aifabric_failures::compare::planar_vs_spread;
 use aifabric_failures::sweep::{self, impact, ClassModel, FailureMode, Sweep};
 use aifabric_failures::{analyze, Down, Evaluator, Options, Outcome};
 use aifabric_model::{DomainClass, Fabric, SrgCatalog, SrgClass};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+use aifabric_spec::build_inter_bag;
 use aifabric_spec::spec::InterBagTopology;
 use proptest::prelude::*;
 
@@ -95,8 +96,8 @@ fn spread_keeps_more_than_planar_when_different_planes_fail_on_each_side() {
     let p = 4.0;
     let name = "builtin-test";
     let text = two_regions(4, "planar");
-    let planar = build_with(name, &text, InterBagTopology::Planar).unwrap();
-    let spread = build_with(name, &text, InterBagTopology::Spread).unwrap();
+    let planar = build_inter_bag(name, &text, InterBagTopology::Planar).unwrap();
+    let spread = build_inter_bag(name, &text, InterBagTopology::Spread).unwrap();
     for (f, want) in [
         (&planar, (p - 2.0) / p),
         (&spread, (p - 1.0) * (p - 1.0) / (p * p)),
@@ -129,7 +130,7 @@ fn spread_keeps_more_than_planar_when_different_planes_fail_on_each_side() {
 #[test]
 fn a_spec_without_inter_bag_cannot_be_compared() {
     let text = aifabric_spec::builtin::get("dsf-l2-zone").unwrap();
-    let e = build_with("builtin:dsf-l2-zone", text, InterBagTopology::Spread).unwrap_err();
+    let e = build_inter_bag("builtin:dsf-l2-zone", text, InterBagTopology::Spread).unwrap_err();
     assert!(e.message.contains("inter_bag"), "{e}");
 }
 

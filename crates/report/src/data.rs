@@ -165,12 +165,13 @@ fn compare(
     text: &str,
     sweep: &Sweep,
 ) -> Result<Option<aifabric_failures::compare::Comparison>, ReportError> {
-    use aifabric_failures::compare::{build_with, planar_vs_spread};
+    use aifabric_failures::compare::planar_vs_spread;
+    use aifabric_spec::build_inter_bag;
     use aifabric_spec::spec::InterBagTopology;
-    let Ok(planar) = build_with(name, text, InterBagTopology::Planar) else {
+    let Ok(planar) = build_inter_bag(name, text, InterBagTopology::Planar) else {
         return Ok(None);
     };
-    let spread = build_with(name, text, InterBagTopology::Spread).map_err(stage)?;
+    let spread = build_inter_bag(name, text, InterBagTopology::Spread).map_err(stage)?;
     planar_vs_spread(
         &planar,
         &spread,

@@ -40,6 +40,26 @@ pub fn build_str(name: &str, text: &str) -> Result<Fabric, SpecError> {
     build::build(&spec, &src)
 }
 
+/// Build `text` with every inter-BAG entry set to `topology` (planar vs spread comparisons:
+/// the two fabrics differ only in that wiring). Errors if the spec has no `inter_bag` links.
+pub fn build_inter_bag(
+    name: &str,
+    text: &str,
+    topology: spec::InterBagTopology,
+) -> Result<Fabric, SpecError> {
+    let (mut spec, src) = parse(name, text)?;
+    if spec.inter_bag.is_empty() {
+        return Err(src.error_whole(
+            "the spec has no `inter_bag` links, so planar and spread are the same fabric",
+            Some("compare on a spec with two or more regions joined by `inter_bag`".to_owned()),
+        ));
+    }
+    for ib in &mut spec.inter_bag {
+        ib.topology = topology;
+    }
+    build::build(&spec, &src)
+}
+
 /// Load a spec by built-in name (see [`builtin::names`]) or file path, and build it.
 pub fn load(spec: &str) -> Result<Fabric, SpecError> {
     let (name, text) = read(spec)?;

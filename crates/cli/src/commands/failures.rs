@@ -1,13 +1,14 @@
 //! `aifabric failures`: turn the flags into a sweep, run it with a progress bar.
 
 use crate::Failure;
-use aifabric_failures::compare::{build_with, planar_vs_spread, Comparison};
+use aifabric_failures::compare::{planar_vs_spread, Comparison};
 use aifabric_failures::mitigate::AggregationSetup;
 use aifabric_failures::report::FailureReport;
 use aifabric_failures::sweep::{default_model, default_modes, unavailability, ClassModel, Sweep};
 use aifabric_failures::{analyze, Options};
 use aifabric_model::{Fabric, SrgClass};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+use aifabric_spec::build_inter_bag;
 use aifabric_spec::spec::InterBagTopology;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -192,8 +193,10 @@ pub fn sweep(f: &Fabric, args: &Args) -> Result<FailureReport, Failure> {
 
 /// Run the sweep on the planar and the spread build of a spec.
 pub fn compare(name: &str, text: &str, args: &Args) -> Result<Comparison, Failure> {
-    let planar = build_with(name, text, InterBagTopology::Planar).map_err(Failure::BadInput)?;
-    let spread = build_with(name, text, InterBagTopology::Spread).map_err(Failure::BadInput)?;
+    let planar =
+        build_inter_bag(name, text, InterBagTopology::Planar).map_err(Failure::BadInput)?;
+    let spread =
+        build_inter_bag(name, text, InterBagTopology::Spread).map_err(Failure::BadInput)?;
     let opts = options(&planar, args)?;
     let bar = progress_bar("scenarios (planar, then spread)");
     let tick = |done: u64, total: u64| {
