@@ -43,7 +43,7 @@ fn a_damaging_scenario_is_compared_with_the_healthy_fabric() {
 #[test]
 fn a_job_under_a_scenario_carries_the_healthy_step_of_the_same_placement() {
     let f = fabric();
-    let it = aifabric_workload::job::load(concat!(
+    let it = aifabric_spec::job::load(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/jobs/small-64.yaml"
     ))

@@ -37,7 +37,7 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("replay");
     g.sample_size(10);
     for gpus in [512u32, 4096] {
-        let it = aifabric_workload::job::parse("bench.yaml", &job(gpus)).unwrap();
+        let it = aifabric_spec::job::parse("bench.yaml", &job(gpus)).unwrap();
         let dir = tempfile::tempdir().unwrap();
         synth::write(&it, dir.path(), "trace", true, &|_| {}).unwrap();
         let set = TraceSet::discover(dir.path()).unwrap();

@@ -4,7 +4,7 @@ use aifabric_chakra::io::{Reader, TraceSet};
 use aifabric_chakra::proto::{attr, AttributeProto, Node};
 use aifabric_chakra::scale::{scale, DpGroups};
 use aifabric_chakra::{info::TraceInfo, synth};
-use aifabric_workload::job;
+use aifabric_spec::job;
 use rustc_hash::FxHashMap;
 
 mod common;

@@ -8,7 +8,8 @@ use aifabric_engine::job::{run, JobOptions};
 use aifabric_engine::{Lb, Net, NetParams};
 use aifabric_model::Scenario;
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
-use aifabric_workload::{job, placement};
+use aifabric_spec::job;
+use aifabric_workload::placement;
 
 const DENSE: &str = "
 name: dense-256

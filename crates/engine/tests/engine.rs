@@ -6,7 +6,8 @@ use aifabric_engine::te::{assign, lp_optimum};
 use aifabric_engine::{Lb, Net, NetParams};
 use aifabric_model::{DeviceId, Fabric, FailureMask, Role, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
-use aifabric_workload::{job, placement, Algo, Op, Placement};
+use aifabric_spec::job;
+use aifabric_workload::{placement, Algo, Op, Placement};
 
 fn fat_tree(k: u32) -> Fabric {
     let yaml = format!(

@@ -14,6 +14,7 @@
 pub mod build;
 pub mod builtin;
 pub mod error;
+pub mod job;
 pub mod scenario;
 pub mod spec;
 

@@ -1,7 +1,7 @@
 //! # aifabric-workload
 //!
 //! What a training job asks of the network, independent of any fabric's forwarding:
-//! - [`job`]: job files (model, parallelism, scale-up domain, roofline) and one iteration's
+//! - [`job`]: a checked job plan (model, parallelism, scale-up domain, roofline) and one iteration's
 //!   compute time and collectives, sized from the model;
 //! - [`placement`]: ranks onto GPUs (packed, spread, fragmented, topology-aware), in whole
 //!   scale-up domains;
@@ -10,8 +10,9 @@
 //! - [`collective`]: their closed forms (nccl-tests bandwidths, alpha-beta times, ECMP as
 //!   balls into bins), the expectations the engine is tested against.
 //!
-//! Architecture invariant: no I/O except [`job::load`] reading the one job file asked for;
-//! deterministic (placement draws are seeded).
+//! Architecture invariant: no I/O except [`traffic::load`] reading the one traffic matrix
+//! asked for (job files are read by `aifabric_spec::job`); deterministic (placement draws are
+//! seeded).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

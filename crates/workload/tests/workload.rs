@@ -1,9 +1,10 @@
 //! Schedules, placement and job files.
 
 use aifabric_model::{DeviceId, Fabric, FailureMask, Role};
+use aifabric_spec::job;
 use aifabric_workload::collective::{alpha_beta_seconds, Algorithm};
 use aifabric_workload::schedule::schedule;
-use aifabric_workload::{job, placement, Algo, Op, Placement, Schedule};
+use aifabric_workload::{placement, Algo, Op, Placement, Schedule};
 use proptest::prelude::*;
 
 /// Bytes each rank sends over the whole schedule.

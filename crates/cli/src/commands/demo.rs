@@ -96,7 +96,7 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         worst_cap * 100.0
     ));
 
-    let it = aifabric_workload::job::parse("builtin:llama3-405b-16k.yaml", JOB)
+    let it = aifabric_spec::job::parse("builtin:llama3-405b-16k.yaml", JOB)
         .map_err(Failure::BadInput)?;
     let setup = aifabric::Setup::default();
     // Spread over the buildings, so that BAG failures reach the job.

@@ -230,7 +230,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             bgp,
         } => {
             let setup = sim.setup(&bgp)?;
-            let it = aifabric_workload::job::load(&job).map_err(Failure::BadInput)?;
+            let it = aifabric_spec::job::load(&job).map_err(Failure::BadInput)?;
             let f = load(&spec)?;
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
             let report = study.job(&it, placement).map_err(simulate::failure)?;

@@ -31,7 +31,7 @@ fn counter(what: &str) -> indicatif::ProgressBar {
 
 /// Run `aifabric chakra synth`.
 pub fn synth(job: &str, out: &Path, prefix: &str, gzip: bool) -> Result<Written, Failure> {
-    let it = aifabric_workload::job::load(job).map_err(Failure::BadInput)?;
+    let it = aifabric_spec::job::load(job).map_err(Failure::BadInput)?;
     aifabric_chakra::io::prepare_out_dir(out).map_err(Failure::BadArgument)?;
     let bar = crate::commands::failures::progress_bar("ranks");
     bar.set_length(u64::from(it.gpus));

@@ -1,0 +1,382 @@
+//! Job files: the YAML description of a training job (model, parallelism plan, scale-up
+//! domain, compute roofline, communication choices), read with located errors and checked
+//! into an `aifabric_workload::job::JobPlan`, whose `iteration()` says what one step does.
+
+use crate::error::{Source, SpecError};
+use aifabric_workload::job::{Iteration, JobPlan, MAX_GPUS};
+use aifabric_workload::{Algo, Placement};
+use serde::Deserialize;
+use serde_saphyr::{Location, Spanned};
+
+type S<T> = Spanned<T>;
+
+fn sp<T>(v: T) -> S<T> {
+    Spanned::new(v, Location::UNKNOWN, Location::UNKNOWN)
+}
+
+fn zero() -> S<f64> {
+    sp(0.0)
+}
+fn one() -> S<u32> {
+    sp(1)
+}
+fn d_domain() -> S<u32> {
+    sp(8)
+}
+fn d_nvlink() -> f64 {
+    // H100 NVLink 4: 900 GB/s bidirectional, 450 GB/s per direction.
+    450.0
+}
+fn d_dtype() -> S<u32> {
+    sp(2)
+}
+fn d_algo() -> S<String> {
+    sp("auto".into())
+}
+fn d_dp() -> S<String> {
+    sp("all_reduce".into())
+}
+fn d_place() -> S<String> {
+    sp("packed".into())
+}
+fn d_alpha() -> S<f64> {
+    sp(5.0)
+}
+
+/// Degrees of parallelism; their product is the GPU count.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Parallelism {
+    /// Tensor parallel.
+    #[serde(default = "one")]
+    pub tp: S<u32>,
+    /// Pipeline parallel (stages).
+    #[serde(default = "one")]
+    pub pp: S<u32>,
+    /// Data parallel (replicas).
+    #[serde(default = "one")]
+    pub dp: S<u32>,
+    /// Context parallel.
+    #[serde(default = "one")]
+    pub cp: S<u32>,
+    /// Expert parallel (a divisor of dp).
+    #[serde(default = "one")]
+    pub ep: S<u32>,
+}
+
+/// The scale-up (NVLink) domain.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScaleUp {
+    /// GPUs per domain.
+    #[serde(default = "d_domain")]
+    pub gpus: S<u32>,
+    /// Bandwidth per GPU and direction, GB/s (10^9 B).
+    #[serde(default = "d_nvlink")]
+    pub gbs_per_direction: f64,
+}
+
+impl Default for ScaleUp {
+    fn default() -> Self {
+        ScaleUp {
+            gpus: d_domain(),
+            gbs_per_direction: d_nvlink(),
+        }
+    }
+}
+
+/// Mixture of experts.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Moe {
+    /// Experts per MoE layer (0: dense model).
+    #[serde(default)]
+    pub experts: u32,
+    /// Experts each token goes to.
+    #[serde(default)]
+    pub top_k: u32,
+}
+
+/// The model.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Model {
+    /// Parameters.
+    pub parameters: S<f64>,
+    /// Transformer layers.
+    pub layers: S<u32>,
+    /// Hidden size.
+    pub hidden: S<u32>,
+    /// Sequence length, tokens.
+    pub sequence_length: S<u32>,
+    /// Sequences per micro-batch.
+    #[serde(default = "one")]
+    pub micro_batch: S<u32>,
+    /// Sequences per iteration (all replicas).
+    pub global_batch: S<u32>,
+    /// Bytes per value of activations and gradients (2: bf16).
+    #[serde(default = "d_dtype")]
+    pub dtype_bytes: S<u32>,
+    /// Mixture of experts, if any.
+    #[serde(default)]
+    pub moe: Moe,
+}
+
+/// The compute roofline.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compute {
+    /// Peak dense FLOP/s per GPU, in TFLOP/s (H100 SXM bf16: 989).
+    pub peak_tflops: S<f64>,
+    /// Share of the peak reached (model FLOPs utilization).
+    pub efficiency: S<f64>,
+}
+
+/// How the job communicates.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Communication {
+    /// Data-parallel gradient synchronization: `all_reduce` or `reduce_scatter_all_gather`.
+    #[serde(default = "d_dp")]
+    pub dp: S<String>,
+    /// Algorithm of the scale-out collectives (DP, CP): auto (the fastest applicable, per
+    /// collective and size), ring, tree, hd, hierarchical.
+    #[serde(default = "d_algo")]
+    pub algorithm: S<String>,
+    /// Share of the DP communication hidden behind the backward pass, 0..=1.
+    #[serde(default = "zero")]
+    pub dp_overlap: S<f64>,
+    /// Per-step software latency of a collective, microseconds.
+    #[serde(default = "d_alpha")]
+    pub alpha_us: S<f64>,
+}
+
+impl Default for Communication {
+    fn default() -> Self {
+        Communication {
+            dp: d_dp(),
+            algorithm: d_algo(),
+            dp_overlap: sp(0.0),
+            alpha_us: d_alpha(),
+        }
+    }
+}
+
+/// A job file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobFile {
+    /// Name, for reports.
+    pub name: String,
+    /// GPUs (= tp x pp x dp x cp).
+    pub gpus: S<u32>,
+    /// Parallelism plan.
+    pub parallelism: Parallelism,
+    /// Scale-up domain.
+    #[serde(default)]
+    pub scale_up: ScaleUp,
+    /// The model.
+    pub model: Model,
+    /// Roofline.
+    pub compute: Compute,
+    /// Communication choices.
+    #[serde(default)]
+    pub communication: Communication,
+    /// Placement policy (see [`Placement::parse`]).
+    #[serde(default = "d_place")]
+    pub placement: S<String>,
+}
+
+/// Parse and check a job file; `name` names it in errors.
+pub fn parse(name: &str, text: &str) -> Result<Iteration, SpecError> {
+    let src = Source {
+        name: name.to_owned(),
+        text: text.to_owned(),
+    };
+    let opts = serde_saphyr::options! { with_snippet: false };
+    let job: JobFile =
+        serde_saphyr::from_str_with_options(text, opts).map_err(|e| src.from_yaml(&e))?;
+    plan(&job, &src).map(|p| p.iteration())
+}
+
+/// Read a job file from disk and parse it.
+pub fn load(path: &str) -> Result<Iteration, SpecError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Source {
+            name: path.to_owned(),
+            text: String::new(),
+        }
+        .error_whole(
+            format!("cannot read the job file: {e}"),
+            Some(
+                "give the path of a job YAML file, e.g. examples/jobs/llama3-405b-16k.yaml".into(),
+            ),
+        )
+    })?;
+    parse(path, &text)
+}
+
+fn positive(src: &Source, v: &S<u32>, what: &str) -> Result<u32, SpecError> {
+    if v.value == 0 {
+        return Err(src.error(
+            v.referenced,
+            format!("{what} must be at least 1"),
+            Some(format!("set {what} to a positive integer")),
+        ));
+    }
+    Ok(v.value)
+}
+
+fn positive_f(src: &Source, v: &S<f64>, what: &str) -> Result<f64, SpecError> {
+    if !(v.value.is_finite() && v.value > 0.0) {
+        return Err(src.error(
+            v.referenced,
+            format!("{what} must be a positive number, not {}", v.value),
+            None,
+        ));
+    }
+    Ok(v.value)
+}
+
+/// Check a parsed job file into a plan.
+pub fn plan(job: &JobFile, src: &Source) -> Result<JobPlan, SpecError> {
+    let p = &job.parallelism;
+    let tp = positive(src, &p.tp, "parallelism.tp")?;
+    let pp = positive(src, &p.pp, "parallelism.pp")?;
+    let dp = positive(src, &p.dp, "parallelism.dp")?;
+    let cp = positive(src, &p.cp, "parallelism.cp")?;
+    let ep = positive(src, &p.ep, "parallelism.ep")?;
+    let gpus = positive(src, &job.gpus, "gpus")?;
+    if gpus > MAX_GPUS {
+        return Err(src.error(
+            job.gpus.referenced,
+            format!("gpus is {gpus}; at most {MAX_GPUS} are supported"),
+            Some("the largest built-in fabric has 216,192 GPUs".into()),
+        ));
+    }
+    let product = u64::from(tp) * u64::from(pp) * u64::from(dp) * u64::from(cp);
+    if product != u64::from(gpus) {
+        return Err(src.error(
+            job.gpus.referenced,
+            format!(
+                "gpus is {gpus}, but tp x pp x dp x cp = {tp} x {pp} x {dp} x {cp} = {product}"
+            ),
+            Some("make gpus the product of the parallelism degrees".into()),
+        ));
+    }
+    if !dp.is_multiple_of(ep) {
+        return Err(src.error(
+            p.ep.referenced,
+            format!("ep = {ep} does not divide dp = {dp}"),
+            Some(
+                "expert-parallel groups are made of data-parallel ranks: pick a divisor of dp"
+                    .into(),
+            ),
+        ));
+    }
+    let g = positive(src, &job.scale_up.gpus, "scale_up.gpus")?;
+    let m = &job.model;
+    let params = positive_f(src, &m.parameters, "model.parameters")?;
+    let layers = positive(src, &m.layers, "model.layers")?;
+    let hidden = positive(src, &m.hidden, "model.hidden")?;
+    let seq = positive(src, &m.sequence_length, "model.sequence_length")?;
+    let mb = positive(src, &m.micro_batch, "model.micro_batch")?;
+    let gb = positive(src, &m.global_batch, "model.global_batch")?;
+    let dtype = positive(src, &m.dtype_bytes, "model.dtype_bytes")?;
+    if !layers.is_multiple_of(pp) {
+        return Err(src.error(
+            m.layers.referenced,
+            format!("{layers} layers do not split evenly over pp = {pp} stages"),
+            Some("pick pp dividing the layer count".into()),
+        ));
+    }
+    let per_step = u64::from(dp) * u64::from(mb);
+    if !u64::from(gb).is_multiple_of(per_step) {
+        return Err(src.error(
+            m.global_batch.referenced,
+            format!("global_batch {gb} is not a multiple of dp x micro_batch = {per_step}"),
+            Some("each replica needs a whole number of micro-batches".into()),
+        ));
+    }
+    let peak = positive_f(src, &job.compute.peak_tflops, "compute.peak_tflops")? * 1e12;
+    let eff = positive_f(src, &job.compute.efficiency, "compute.efficiency")?;
+    if eff > 1.0 {
+        return Err(src.error(
+            job.compute.efficiency.referenced,
+            format!("efficiency {eff} is above 1"),
+            Some("efficiency is a share of the peak, e.g. 0.4".into()),
+        ));
+    }
+    let c = &job.communication;
+    if !(c.alpha_us.value.is_finite() && c.alpha_us.value >= 0.0) {
+        return Err(src.error(
+            c.alpha_us.referenced,
+            format!("alpha_us must be a number >= 0, not {}", c.alpha_us.value),
+            Some("the per-step software latency, e.g. 5 (microseconds)".into()),
+        ));
+    }
+    let overlap = c.dp_overlap.value;
+    if !(0.0..=1.0).contains(&overlap) {
+        return Err(src.error(
+            c.dp_overlap.referenced,
+            format!("dp_overlap {overlap} is not within 0..=1"),
+            None,
+        ));
+    }
+    let algo = Algo::parse(&c.algorithm.value).ok_or_else(|| {
+        src.error(
+            c.algorithm.referenced,
+            format!("unknown algorithm `{}`", c.algorithm.value),
+            Some("use auto, ring, tree, hd or hierarchical".into()),
+        )
+    })?;
+    let rs_ag = match c.dp.value.as_str() {
+        "all_reduce" => false,
+        "reduce_scatter_all_gather" => true,
+        other => {
+            return Err(src.error(
+                c.dp.referenced,
+                format!("unknown data-parallel synchronization `{other}`"),
+                Some("use all_reduce or reduce_scatter_all_gather".into()),
+            ))
+        }
+    };
+    let placement = Placement::parse(&job.placement.value).ok_or_else(|| {
+        src.error(
+            job.placement.referenced,
+            format!("unknown placement `{}`", job.placement.value),
+            Some(format!("use {}", Placement::HELP)),
+        )
+    })?;
+    if !(job.scale_up.gbs_per_direction.is_finite() && job.scale_up.gbs_per_direction > 0.0) {
+        return Err(src.error_whole("scale_up.gbs_per_direction must be a positive number", None));
+    }
+
+    Ok(JobPlan {
+        name: job.name.clone(),
+        gpus,
+        tp,
+        pp,
+        dp,
+        cp,
+        ep,
+        scale_up_gpus: g,
+        scale_up_bytes_per_s: job.scale_up.gbs_per_direction * 1e9,
+        parameters: params,
+        layers,
+        hidden,
+        sequence_length: seq,
+        micro_batch: mb,
+        global_batch: gb,
+        dtype_bytes: dtype,
+        experts: m.moe.experts,
+        top_k: m.moe.top_k,
+        peak_flops_per_s: peak,
+        efficiency: eff,
+        alpha_s: c.alpha_us.value * 1e-6,
+        dp_overlap: overlap,
+        algorithm: algo,
+        dp_reduce_scatter_all_gather: rs_ag,
+        placement,
+    })
+}
