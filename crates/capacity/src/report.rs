@@ -31,7 +31,8 @@ pub struct RegionPair {
     pub b: String,
     /// Number of live links between them (a pair is listed as long as links were built).
     pub links: u64,
-    /// Capacity counted both ways, Tb/s: how Meta quotes "Pbps per region pair" (FACTS.md 1).
+    /// Capacity counted both ways, Tb/s: how Meta quotes "Pbps per region pair" (Meta,
+    /// "Building Prometheus ..." 2026).
     pub capacity_tbps: f64,
     /// Capacity in one direction, Tb/s.
     pub capacity_tbps_per_direction: f64,

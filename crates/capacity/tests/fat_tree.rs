@@ -1,4 +1,4 @@
-//! k-ary fat tree against its closed forms (REFERENCE.md formula 4, Al-Fares et al. 2008).
+//! k-ary fat tree against its closed forms (Al-Fares et al. 2008).
 
 use aifabric_capacity::capacity_report;
 use aifabric_model::*;

@@ -1,4 +1,5 @@
-//! The capacity report against published figures (shared/domain/REFERENCE.md) and closed forms.
+//! The capacity report against published figures (FBOSS DSF counts, Llama 3 paper section
+//! 3.3.1, Meta's "Building Prometheus ..." post) and closed forms.
 
 use aifabric_capacity::{capacity_report, CapacityReport, Tier};
 use aifabric_model::*;
@@ -88,7 +89,7 @@ fn prometheus_region_pair_is_inside_16_to_48_pbps() {
     assert!(dsf
         .iter()
         .all(|t| format!("{:.2}", t.oversubscription.unwrap()) == "4.50"));
-    // Five zones per region give 8.19 Pb/s per direction into BAG (FACTS.md 1).
+    // Five zones per region give 8.19 Pb/s per direction into BAG (from FBOSS's DSF counts).
     let east: f64 = dsf
         .iter()
         .filter(|t| t.scope.starts_with("east."))

@@ -14,7 +14,7 @@
 //! - `ecmp`: one member per switch, by a seeded hash of the flow (the switch's own seed, as
 //!   ASICs do), every member equally likely;
 //! - `eecmp:N`: the same, but each GPU pair's traffic is N queue pairs and the hash covers the
-//!   destination QP (Meta's E-ECMP, FACTS.md section 4), so N flows per pair;
+//!   destination QP (Meta's E-ECMP; Gangidi et al., SIGCOMM 2024), so N flows per pair;
 //! - `ucmp`: one member by hash, weighted by the link-bandwidth UCMP weights;
 //! - `spray`: every member, traffic split by the UCMP weights (per-packet spraying / NSF
 //!   adaptive routing, as a fluid);
@@ -22,12 +22,12 @@
 //!   the busiest link (see [`crate::te`]).
 //!
 //! **DSF zones** are one BGP speaker; inside, cells are sprayed over every live fabric link
-//! (FACTS.md section 2) whatever the mode, so the zone behaves as a crossbar: a flow from
-//! interface node `v` to `w` uses `v`'s fabric uplinks (their live capacity summed), in a
-//! dual-stage zone its cluster's FDSW -> SDSW stage and the destination cluster's SDSW -> FDSW
-//! stage (when the clusters differ), and `w`'s fabric downlinks. Perfect spraying loads a
-//! stage's links evenly, so the sums are exact for it; what Input Balanced Mode adds under
-//! asymmetric failures is not modelled here.
+//! (Meta, "Disaggregated Scheduled Fabric ..." 2025) whatever the mode, so the zone behaves
+//! as a crossbar: a flow from interface node `v` to `w` uses `v`'s fabric uplinks (their live
+//! capacity summed), in a dual-stage zone its cluster's FDSW -> SDSW stage and the
+//! destination cluster's SDSW -> FDSW stage (when the clusters differ), and `w`'s fabric
+//! downlinks. Perfect spraying loads a stage's links evenly, so the sums are exact for it;
+//! what Input Balanced Mode adds under asymmetric failures is not modelled here.
 
 use aifabric_model::{DeviceId, Fabric, FailureMask, LinkId, PortKind, Role, Scenario, ZoneKind};
 use aifabric_routing::bgp::{
@@ -140,7 +140,7 @@ impl Default for NetParams {
     }
 }
 
-/// Propagation in fiber: 5 ns per metre (REFERENCE.md formula 6).
+/// Propagation in fiber: 5 ns per metre (light in glass travels at about two thirds of c).
 const NS_PER_M: f64 = 5.0;
 
 /// Why a flow has no path.

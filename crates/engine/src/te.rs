@@ -1,7 +1,7 @@
 //! Centralized traffic engineering: a controller that knows every flow and its candidate
 //! paths assigns each flow to one path so as to minimize the busiest link (the min-max
 //! multicommodity problem restricted to candidate paths, as Meta's RoCE controller places
-//! flows from topology and job placement; FACTS.md section 4).
+//! flows from topology and job placement; Gangidi et al., SIGCOMM 2024).
 //!
 //! [`assign`] is greedy: largest flows first, each on the candidate whose busiest resource
 //! would be least loaded afterwards (the classic LPT-style heuristic). [`lp_gap`] solves the

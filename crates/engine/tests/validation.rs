@@ -1,4 +1,4 @@
-//! The engine against closed forms and published behaviour (issue 5, item 6).
+//! The engine against closed forms and published behaviour.
 
 use aifabric_capacity::capacity_report;
 use aifabric_engine::sim::{simulate, Collective, RouteCache};

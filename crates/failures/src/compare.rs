@@ -1,5 +1,5 @@
-//! Planar vs spread inter-BAG wiring on the same failure set (FACTS.md section 1: planar is
-//! simple but concentrates failure domains; spread gives more path diversity).
+//! Planar vs spread inter-BAG wiring on the same failure set (Meta, "Building Prometheus ..."
+//! 2026: planar is simple but concentrates failure domains; spread gives more path diversity).
 //!
 //! The caller builds the spec twice, once with every `inter_bag` entry planar and once spread
 //! (`aifabric_spec::build_inter_bag`); the two fabrics have the same shared-risk groups (only

@@ -1,6 +1,6 @@
 //! # aifabric-failures
 //!
-//! Failure-domain analysis (issue 4): what a fabric loses when a shared-risk group fails,
+//! Failure-domain analysis: what a fabric loses when a shared-risk group fails,
 //! for every group, every pair within a class, or thousands of Monte Carlo draws.
 //!
 //! - [`eval`]: one scenario's metrics (routed capacity under BGP/UCMP, max-flow bound, GPUs

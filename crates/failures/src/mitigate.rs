@@ -1,5 +1,5 @@
-//! Blackholes under aggregation, and the two mitigations of the BAG design (FACTS.md
-//! section 6): draining the affected BAG plane, and conditional aggregation.
+//! Blackholes under aggregation, and the two mitigations of the BAG design (Meta, "Building
+//! Prometheus ..." 2026): draining the affected BAG plane, and conditional aggregation.
 //!
 //! - **Blackholes** come from [`aifabric_routing::aggregation::blackholes`] run on the
 //!   scenario: a border that keeps advertising an aggregate while it cannot reach some of

@@ -1,6 +1,6 @@
-//! Failure domains generated from the model (issue 4, item 1): every building, data hall,
-//! power-distribution domain, BAG plane, BAG chassis, BAG line card and fiber conduit, named
-//! so that any command can select one (`class:NAME`) and a sweep can enumerate them all.
+//! Failure domains generated from the model: every building, data hall, power-distribution
+//! domain, BAG plane, BAG chassis, BAG line card and fiber conduit, named so that any command
+//! can select one (`class:NAME`) and a sweep can enumerate them all.
 //!
 //! Nesting follows from membership: a building holds its halls, a hall its power domains, a
 //! plane its chassis, a chassis its line cards, so failing a parent fails its children.

@@ -1,7 +1,8 @@
 //! The hardware catalog: what a device model offers (ports, buffers, power).
 //!
-//! Built-in entries carry the published figures of `shared/domain/FACTS.md`; power draws are
-//! typical-load estimates (marked so in their description) so that reports can total megawatts.
+//! Built-in entries carry published figures, each description naming its source (FBOSS, the
+//! OCP Summit 2025 post, Meta's "Building Prometheus ..." post); power draws are typical-load
+//! estimates (marked so in their description) so that reports can total megawatts.
 //! A spec can add models of its own (see `aifabric-spec`).
 
 use crate::role::PortKind;
@@ -121,7 +122,7 @@ fn chassis(m: HardwareModel, line_cards: u32) -> HardwareModel {
     HardwareModel { line_cards, ..m }
 }
 
-/// DSF fabric SerDes lane rate: 106.25 Gb/s raw (FACTS.md section 2).
+/// DSF fabric SerDes lane rate: 106.25 Gb/s raw (FBOSS, Meru800BIA fabric ports).
 pub const FABRIC_LANE_MBPS: u32 = 106_250;
 
 impl Catalog {
@@ -260,7 +261,7 @@ mod tests {
     fn jericho3_budgets_match_facts() {
         let c = Catalog::builtin();
         let j3 = c.get(c.find("meru800bia").unwrap());
-        // 18 x 800G = 36 x 400G = 14.4 Tb/s Ethernet; 160 x 106.25G = 17 Tb/s fabric (FACTS.md 2).
+        // 18 x 800G = 36 x 400G = 14.4 Tb/s Ethernet; 160 x 106.25G = 17 Tb/s fabric (FBOSS).
         assert_eq!(
             j3.group(PortKind::Ethernet).unwrap().budget_mbps(),
             14_400_000

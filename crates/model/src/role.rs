@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// What a device does in the network. Names follow Meta's (see `shared/domain/FACTS.md`).
+/// What a device does in the network. Names follow Meta's (FBOSS role names; Llama 3 paper
+/// section 3.3.1 for the RoCE tiers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[repr(u8)]

@@ -1,4 +1,4 @@
-//! One way to say what failed or is drained, shared by every command (issue 3, item 7).
+//! One way to say what failed or is drained, shared by every command.
 //!
 //! A selector is text:
 //! - a name prefix on dot boundaries: `east` (a region), `east.dc1` (a building),

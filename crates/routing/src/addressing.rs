@@ -1,4 +1,4 @@
-//! The IPv6 addressing plan, deterministic from the fabric (issue 3, item 1).
+//! The IPv6 addressing plan, deterministic from the fabric.
 //!
 //! Unique-local space (RFC 4193), one /32 per purpose:
 //! - GPU subnets: `fd00:a1::/32` + region (8 bits) + zone within the region (8 bits) + rack

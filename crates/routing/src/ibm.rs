@@ -1,5 +1,6 @@
-//! DSF Input Balanced Mode (FACTS.md section 2): after remote link failures, no device admits
-//! more input toward a destination than it can deliver, so congestion does not spread.
+//! DSF Input Balanced Mode (Meta, "Disaggregated Scheduled Fabric ..." 2025): after remote
+//! link failures, no device admits more input toward a destination than it can deliver, so
+//! congestion does not spread.
 //!
 //! Model (fluid, per destination interface node d). A device x that can deliver a fraction
 //! `r_x = delivered_x / nominal_x` of its nominal capacity toward d advertises d on that
@@ -13,8 +14,8 @@
 //! as shares: each node admits at most the fraction of its nominal input that it can still
 //! deliver of its nominal output ([`balances`]).
 //!
-//! The three failure cases of FACTS.md map onto this propagation: FDSW<->RDSW (the FDSW's
-//! delivery toward that RDSW falls, then everything upstream of it), FDSW<->SDSW (both
+//! The three failure cases Meta's DSF post lists map onto this propagation: FDSW<->RDSW (the
+//! FDSW's delivery toward that RDSW falls, then everything upstream of it), FDSW<->SDSW (both
 //! directions: toward the FDSW's cluster through the SDSW, and out of it), and RDSW<->SDSW:
 //! the FBOSS dual-stage zone has no direct RDSW-SDSW links, so an RDSW's reduction reaches
 //! the SDSWs through its cluster's FDSWs and from them every remote RDSW.

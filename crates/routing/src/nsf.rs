@@ -1,8 +1,8 @@
-//! NSF capacity-aware path pruning (OCP talk "Capacity-Aware Adaptive Routing"; FBOSS; FACTS.md
-//! section 3). In each spine plane a rack switch has P parallel links to its pod's FTSW. When
-//! links fail at the destination rack or its pod's FTSW, the source stops using (weight 0) as
-//! many of its own links in that plane, so congestion moves back to the source instead of
-//! piling up at the failure:
+//! NSF capacity-aware path pruning (OCP talk "Capacity-Aware Adaptive Routing"; FBOSS). In
+//! each spine plane a rack switch has P parallel links to its pod's FTSW. When links fail at
+//! the destination rack or its pod's FTSW, the source stops using (weight 0) as many of its
+//! own links in that plane, so congestion moves back to the source instead of piling up at
+//! the failure:
 //!
 //! ```text
 //! rack_failures  = P - live links between the destination rack and its FTSW of the plane

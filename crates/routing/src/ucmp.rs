@@ -1,9 +1,9 @@
 //! Unequal-cost multipath from the BGP link-bandwidth extended community
-//! (draft-ietf-idr-link-bandwidth; FACTS.md section 6).
+//! (draft-ietf-idr-link-bandwidth).
 //!
 //! A receiver weights each multipath next hop by the bandwidth it advertises over the sum of
 //! all of them. Hardware cannot program real numbers: it replicates next hops in a group of
-//! fixed size M, so the split is quantized (largest remainder, REFERENCE.md formula 7).
+//! fixed size M, so the split is quantized (largest remainder: 50/25/25 in 16 slots -> 8/4/4).
 
 use serde::Serialize;
 
@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn reference_example_50_25_25_in_16_slots() {
-        // REFERENCE.md formula 7.
+        // Weights 50/25/25 replicated into a 16-slot group: 8/4/4 by largest remainder.
         let s = split(&[50, 25, 25], 16);
         assert_eq!(s.slots, vec![8, 4, 4]);
         assert_eq!(s.ideal, vec![0.5, 0.25, 0.25]);

@@ -1,4 +1,4 @@
-//! eBGP on small hand-checked fabrics (issue 3, item 10).
+//! eBGP on small hand-checked fabrics.
 
 use aifabric_model::*;
 use aifabric_routing::bgp::*;

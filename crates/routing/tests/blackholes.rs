@@ -1,4 +1,4 @@
-//! Aggregation and blackholes (RFC 7938 section 8.2; issue 3, item 10).
+//! Aggregation and blackholes (RFC 7938 section 8.2).
 
 use aifabric_model::*;
 use aifabric_routing::aggregation::{blackholes, Aggregation, AggregationTier, BlackholeReport};

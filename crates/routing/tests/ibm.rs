@@ -1,5 +1,5 @@
-//! DSF Input Balanced Mode: closed forms for the failure cases of FACTS.md section 2, and
-//! properties against independent bounds.
+//! DSF Input Balanced Mode: closed forms for the failure cases of Meta's DSF post (Meta,
+//! "Disaggregated Scheduled Fabric ..." 2025), and properties against independent bounds.
 
 use aifabric_capacity::maxflow::FlowNetworkBuilder;
 use aifabric_model::*;

@@ -1,4 +1,5 @@
-//! NSF capacity-aware pruning (FACTS.md section 3) on a small pod fabric, by hand.
+//! NSF capacity-aware pruning (OCP talk "Capacity-Aware Adaptive Routing"; FBOSS) on a small
+//! pod fabric, by hand.
 
 use aifabric_model::*;
 use aifabric_routing::bgp::*;

@@ -1,5 +1,6 @@
 //! The raw spec: exactly what the YAML says, with source locations on every value that
-//! validation may need to point at. Defaults follow `shared/domain/FACTS.md`.
+//! validation may need to point at. Defaults follow the published figures (FBOSS counts for
+//! DSF and NSF, Llama 3 paper section 3.3.1 for RoCE zones).
 //!
 //! Nothing here is trusted yet: [`crate::build`] validates it while building the model.
 

@@ -1,5 +1,5 @@
-//! Exact counts of every builder against the published configurations
-//! (shared/domain/REFERENCE.md, "Published configurations").
+//! Exact counts of every builder against the published configurations (FBOSS DSF counts,
+//! Llama 3 paper section 3.3.1, Meta's "Building Prometheus ..." post).
 
 use aifabric_model::*;
 

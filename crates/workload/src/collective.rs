@@ -1,7 +1,7 @@
-//! Collective operations in closed form: the nccl-tests bandwidth definitions and the
-//! alpha-beta lower bounds on a non-blocking fabric (REFERENCE.md formulas 1 and 2), and
-//! the balls-into-bins statistics of ECMP hashing (formula 3). The flow engine is checked
-//! against these; they are also the analytic answer when no fabric is involved.
+//! Collective operations in closed form: the nccl-tests bandwidth definitions (nccl-tests,
+//! doc/PERFORMANCE.md) and the alpha-beta lower bounds on a non-blocking fabric, and the
+//! balls-into-bins statistics of ECMP hashing. The flow engine is checked against these;
+//! they are also the analytic answer when no fabric is involved.
 //!
 //! Units are explicit: bytes, seconds, bytes per second, and GB/s with GB = 10^9 bytes.
 
@@ -111,7 +111,7 @@ pub struct NoClosedForm(pub String);
 
 /// The alpha-beta time, seconds, of `op` by `algo` over `n` ranks on a non-blocking fabric:
 /// `bytes` as nccl-tests counts them, per-step latency `alpha_s`, per-rank injection
-/// bandwidth `bytes_per_s` (REFERENCE.md formula 2).
+/// bandwidth `bytes_per_s`.
 pub fn alpha_beta_seconds(
     op: Op,
     algo: Algorithm,
@@ -155,7 +155,7 @@ pub struct Level {
 
 /// Hierarchical all-reduce over `domains` scale-up domains of `g` GPUs: ring reduce-scatter
 /// inside each domain, ring all-reduce of `bytes / g` across domains on the NICs, ring
-/// all-gather inside the domain (REFERENCE.md formula 2, last item). Seconds.
+/// all-gather inside the domain. Seconds.
 pub fn hierarchical_all_reduce_seconds(
     domains: u32,
     g: u32,
@@ -193,7 +193,7 @@ pub fn hierarchical_all_reduce_seconds(
 /// and independently (balls into bins): `P[max load < k]` for k = 1..=m+1, computed exactly.
 ///
 /// `P[every path gets < k] = m! [x^m] (sum_{j<k} x^j / (j! n^j))^n`, evaluated by convolving
-/// one path at a time (REFERENCE.md formula 3).
+/// one path at a time.
 fn max_load_below(m: u32, n: u32, k: u32) -> f64 {
     let m = m as usize;
     let n_f = f64::from(n);

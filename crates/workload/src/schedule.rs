@@ -12,7 +12,7 @@
 //! cross every level: `repeat` 1, `steps` the depth). Each step pays the per-step software
 //! latency once; the engine charges path latency only along the chains.
 //!
-//! Sizes follow nccl-tests (REFERENCE.md formula 1): `bytes` is the whole buffer of an
+//! Sizes follow nccl-tests (doc/PERFORMANCE.md): `bytes` is the whole buffer of an
 //! all-reduce, the whole output of an all-gather, the whole input of a reduce-scatter and the
 //! per-rank send buffer of an all-to-all. Ranks are positions in a group, `0..n`.
 //!

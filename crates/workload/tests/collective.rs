@@ -1,4 +1,5 @@
-//! Closed forms of REFERENCE.md, with expectations worked by hand.
+//! Closed forms (nccl-tests bandwidths, alpha-beta bounds, ECMP as balls into bins), with
+//! expectations worked by hand.
 
 use aifabric_workload::collective::*;
 
@@ -79,7 +80,7 @@ fn hierarchical_all_reduce_adds_its_three_stages() {
 
 #[test]
 fn ecmp_balls_into_bins_matches_the_published_values() {
-    // REFERENCE.md formula 3: expected busiest path for m = n flows.
+    // Balls into bins: expected busiest path for m = n flows.
     for (n, want) in [(8, 2.597), (16, 3.078), (128, 4.379)] {
         let got = ecmp_expected_max_load(n, n);
         assert!((got - want).abs() < 5e-4, "n = {n}: {got} vs {want}");

@@ -45,7 +45,8 @@ pub enum BandwidthMode {
     None,
 }
 
-/// How a soft drain makes routes less preferred (FACTS.md section 6).
+/// How a soft drain makes routes less preferred (RFC 8326 graceful shutdown, or AS-path
+/// prepending as eBGP Clos fabrics often do).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SoftDrain {
@@ -82,7 +83,7 @@ impl Default for BgpConfig {
             soft_drain: SoftDrain::GracefulShutdown,
             bandwidth: BandwidthMode::Cumulative,
             missing: MissingBandwidth::EcmpFallback,
-            // J3 maximum ECMP width (FACTS.md section 2).
+            // J3 maximum ECMP width (FBOSS).
             max_paths: 2_048,
             group_size: 64,
             nsf_pruning: false,

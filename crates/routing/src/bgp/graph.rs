@@ -1,9 +1,10 @@
 //! The BGP view of a fabric: speakers, sessions, ASNs.
 //!
 //! Speakers are the switches that run BGP. A DSF zone's interface nodes (RDSW, EDSW) form one
-//! system: the cell fabric between them is not BGP ("outside, the whole fabric looks like one
-//! big switch", FACTS.md section 2), so the zone is one speaker whose sessions are its EDSWs'
-//! Ethernet links. FDSW and SDSW do not speak BGP; GPUs are hosts.
+//! system: the cell fabric between them is not BGP (outside, the whole fabric looks like one
+//! big switch: Meta, "Disaggregated Scheduled Fabric ..." 2025), so the zone is one speaker
+//! whose sessions are its EDSWs' Ethernet links. FDSW and SDSW do not speak BGP; GPUs are
+//! hosts.
 //!
 //! A session joins two speakers that share at least one Ethernet link; its links are all of
 //! them (BGP runs per link, but every link between two speakers carries the same routes).

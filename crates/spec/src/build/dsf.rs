@@ -1,6 +1,6 @@
-//! DSF builders. Counts from FBOSS (FACTS.md section 2): single stage 128 RDSW / 40 FDSW /
-//! 16 EDSW; dual stage 4 x 128 RDSW + 128 EDSW, 5 x 40 FDSW, 128 SDSW, 4 parallel links per
-//! interface node and FDSW, 4 per FDSW and SDSW.
+//! DSF builders. Counts from FBOSS: single stage 128 RDSW / 40 FDSW / 16 EDSW; dual stage
+//! 4 x 128 RDSW + 128 EDSW, 5 x 40 FDSW, 128 SDSW, 4 parallel links per interface node and
+//! FDSW, 4 per FDSW and SDSW.
 
 use super::{add_rack, device, mbps, size, Cx, Rack, Site};
 use crate::error::SpecError;
