@@ -11,7 +11,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod build;
+pub mod lower;
 pub mod builtin;
 pub mod error;
 pub mod job;
@@ -38,7 +38,7 @@ pub fn parse(name: &str, text: &str) -> Result<(spec::SpecFile, Source), SpecErr
 /// Parse and build a spec text.
 pub fn build_str(name: &str, text: &str) -> Result<Fabric, SpecError> {
     let (spec, src) = parse(name, text)?;
-    build::build(&spec, &src)
+    lower::build(&spec, &src)
 }
 
 /// Build `text` with every inter-BAG entry set to `topology` (planar vs spread comparisons:
@@ -58,7 +58,7 @@ pub fn build_inter_bag(
     for ib in &mut spec.inter_bag {
         ib.topology = topology;
     }
-    build::build(&spec, &src)
+    lower::build(&spec, &src)
 }
 
 /// Load a spec by built-in name (see [`builtin::names`]) or file path, and build it.

@@ -2,7 +2,7 @@
 //! validation may need to point at. Defaults follow the published figures (FBOSS counts for
 //! DSF and NSF, Llama 3 paper section 3.3.1 for RoCE zones).
 //!
-//! Nothing here is trusted yet: [`crate::build`] validates it while building the model.
+//! Nothing here is trusted yet: [`crate::lower`] validates it while building the model.
 
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
