@@ -11,10 +11,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod lower;
 pub mod builtin;
 pub mod error;
 pub mod job;
+pub mod lower;
 pub mod scenario;
 pub mod spec;
 
