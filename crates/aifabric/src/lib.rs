@@ -99,10 +99,13 @@ impl From<SimError> for Error {
 /// One collective over a sweep of sizes.
 #[derive(Clone, Debug)]
 pub struct CollectiveRequest {
+    /// The operation.
     pub op: Op,
     /// `None`: the operation's default (ring; direct for all-to-all).
     pub algo: Option<Algo>,
+    /// GPUs in the group.
     pub gpus: u32,
+    /// How they are placed (on the healthy fabric).
     pub placement: Placement,
     /// Message sizes, bytes (nccl-tests' meaning per operation).
     pub sizes: Vec<u64>,
@@ -130,8 +133,11 @@ pub enum TrafficSource {
     File(String),
     /// A generator over `gpus` GPUs, flows of `bytes`.
     Pattern {
+        /// The generator.
         pattern: Pattern,
+        /// Nodes it spans.
         gpus: u32,
+        /// Bytes per flow.
         bytes: u64,
     },
 }
@@ -158,14 +164,17 @@ impl<'f> Study<'f> {
         Study::new(fabric, Scenario::healthy(fabric), setup)
     }
 
+    /// The fabric studied.
     pub fn fabric(&self) -> &Fabric {
         self.fabric
     }
 
+    /// What failed or is drained.
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
     }
 
+    /// The options every question uses.
     pub fn setup(&self) -> &Setup {
         &self.setup
     }

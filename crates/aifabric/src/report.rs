@@ -10,7 +10,9 @@ use serde::Serialize;
 /// One size of a collective sweep (a row of the nccl-tests-style table).
 #[derive(Clone, Debug, Serialize)]
 pub struct CollectiveRow {
+    /// Message size, bytes (nccl-tests' meaning per operation).
     pub bytes: u64,
+    /// Time of the collective, microseconds.
     pub time_us: f64,
     /// Algorithm bandwidth, GB/s (10^9 bytes per second).
     pub alg_bw_gbs: f64,
@@ -32,14 +34,23 @@ pub struct CollectiveRow {
 /// A collective over a sweep of sizes.
 #[derive(Clone, Debug, Serialize)]
 pub struct CollectiveReport {
+    /// The fabric's name.
     pub spec: String,
+    /// The operation.
     pub op: Op,
+    /// The algorithm asked for (`auto`: chosen per size, see each row).
     pub algorithm: Algo,
+    /// GPUs in the group.
     pub gpus: u32,
+    /// How they were placed.
     pub placement: Placement,
+    /// Load balancing, as parsed.
     pub lb: String,
+    /// Hash seed.
     pub seed: u64,
+    /// Channels asked for (0: automatic).
     pub channels: u32,
+    /// One row per size.
     pub rows: Vec<CollectiveRow>,
     /// Detail of the largest size (tiers and bottlenecks).
     pub largest: CollectiveResult,
@@ -48,10 +59,15 @@ pub struct CollectiveReport {
 /// One training iteration.
 #[derive(Clone, Debug, Serialize)]
 pub struct JobReport {
+    /// The fabric's name.
     pub spec: String,
+    /// How the job was placed.
     pub placement: Placement,
+    /// Load balancing, as parsed.
     pub lb: String,
+    /// Hash seed.
     pub seed: u64,
+    /// The step under the study's scenario.
     pub result: StepResult,
     /// The healthy fabric's step, when the scenario damages anything.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -64,13 +80,19 @@ pub struct JobReport {
 /// A traffic matrix, event by event.
 #[derive(Clone, Debug, Serialize)]
 pub struct TrafficReport {
+    /// The fabric's name.
     pub spec: String,
     /// The file, or the pattern.
     pub source: String,
+    /// GPUs placed (the matrix's nodes are the first of them).
     pub gpus: u32,
+    /// How they were placed.
     pub placement: Placement,
+    /// Load balancing, as parsed.
     pub lb: String,
+    /// Hash seed (also of generated matrices).
     pub seed: u64,
+    /// Flow completion times and utilization under the study's scenario.
     pub result: TrafficResult,
     /// Makespan over the healthy fabric's (only with a damaging scenario).
     #[serde(skip_serializing_if = "Option::is_none")]

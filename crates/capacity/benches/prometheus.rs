@@ -1,5 +1,6 @@
 //! Issue target: build + capacity of builtin `prometheus` within 1 s (release, 2 cores).
 //! Run: `cargo bench -p aifabric-capacity --bench prometheus`.
+#![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
 use aifabric_capacity::capacity_report;
 use aifabric_model::FailureMask;

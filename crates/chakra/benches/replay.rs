@@ -1,8 +1,9 @@
 //! Replay throughput: a trace synthesized from a dense job (TP 8, PP 4; ~10,350 nodes per
-//! rank), replayed on llama3-24k. The target: 4,096 ranks within 30 s.
+//! rank), replayed on llama3-24k. Target: 4,096 ranks within 30 s.
 //!
 //! `cargo bench -p aifabric-chakra --bench replay` (the 4,096-rank trace is 42M nodes, 377 MB
 //! gzip; writing it takes about half a minute, once).
+#![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
 use aifabric_chakra::fabric::{replay_on, FabricOptions};
 use aifabric_chakra::{synth, TraceSet};

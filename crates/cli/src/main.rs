@@ -2,7 +2,6 @@
 //!
 //! Exit codes: 0 ok, 1 runtime failure (e.g. an output file cannot be written), 2 bad input
 //! (spec or arguments).
-#![forbid(unsafe_code)]
 
 mod args;
 mod commands;

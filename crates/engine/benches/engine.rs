@@ -6,6 +6,7 @@
 //! Issue 14 adds a 65,536-flow permutation on `prometheus` (target 5 s) and a double-binary-
 //! tree all-reduce over 131,072 GPUs (target 10 s).
 //! Run: `cargo bench -p aifabric-engine --bench engine`.
+#![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
 use aifabric_engine::sim::{simulate, Collective, RouteCache};
 use aifabric_engine::{max_min_rates, FlowSet, Lb, Net, NetParams};

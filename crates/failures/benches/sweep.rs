@@ -2,6 +2,7 @@
 //! `prometheus` within 10 s; 10,000 Monte Carlo draws within 60 s, memory flat in the number
 //! of draws. Both timed from a built fabric and catalog, evaluator included (as the CLI runs).
 //! Run: `cargo bench -p aifabric-failures --bench sweep`.
+#![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
 use aifabric_failures::sweep::{default_model, run, Sweep};
 use aifabric_failures::Evaluator;

@@ -2,6 +2,7 @@
 //! `prometheus` within 5 s; one link failure applied incrementally within 50 ms (timed with
 //! the session-state scan it needs).
 //! Run: `cargo bench -p aifabric-routing --bench forwarding`.
+#![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
 use aifabric_model::{Fabric, LinkId, PortKind, Role, Scenario};
 use aifabric_routing::bgp::*;
