@@ -1,13 +1,24 @@
 //! # aifabric-spec
 //!
-//! Fabric specs in YAML -> a validated [`aifabric_model::Fabric`].
+//! Every input file, read with located errors: fabric specs in YAML -> a validated
+//! [`aifabric_model::Fabric`], scenario files, job files.
 //!
 //! - [`spec`]: the raw, deserialized form (values keep their source location).
-//! - [`build`]: validation and the builders (DSF L1/L2, NSF, RoCE, BAG, inter-BAG).
+//! - [`lower`]: validation and the builders (DSF L1/L2, NSF, RoCE, BAG, inter-BAG).
 //! - [`builtin`]: specs shipped in `specs/` and embedded in the binary.
+//! - [`scenario`]: scenario files (what failed or is drained).
+//! - [`job`]: job files, checked into the workload's plan.
 //!
-//! Architecture invariant: no I/O beyond reading the one spec file asked for; every input
-//! problem is a [`SpecError`] naming file, line, column and a fix, never a panic.
+//! Architecture invariant: no I/O beyond reading the one file asked for; every input problem
+//! is a [`SpecError`] naming file, line, column and a fix, never a panic.
+//!
+//! ```
+//! let fabric = aifabric_spec::load("dsf-l1-zone").unwrap();
+//! assert!(fabric.devices().len() > 0);
+//! let err = aifabric_spec::build_str("my.yaml", "regions: [").unwrap_err();
+//! assert_eq!(err.file, "my.yaml");
+//! assert!(err.line > 0);
+//! ```
 
 pub mod builtin;
 pub mod error;
