@@ -27,6 +27,8 @@ mod compare;
 mod report;
 pub mod size;
 
+pub use aifabric_chakra::fabric::FabricReplay as ReplayReport;
+pub use aifabric_chakra::io::TraceSet;
 pub use aifabric_engine::{Lb, NetParams};
 pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;
@@ -87,6 +89,16 @@ pub enum Error {
     Runtime(String),
 }
 
+impl From<aifabric_chakra::replay::ReplayError> for Error {
+    fn from(e: aifabric_chakra::replay::ReplayError) -> Self {
+        if e.is_input() {
+            Error::BadRequest(e.to_string())
+        } else {
+            Error::Runtime(e.to_string())
+        }
+    }
+}
+
 impl From<SimError> for Error {
     fn from(e: SimError) -> Self {
         match e {
@@ -122,6 +134,34 @@ impl Default for CollectiveRequest {
             placement: Placement::Packed,
             sizes: vec![1 << 30],
             alpha_s: 0.0,
+        }
+    }
+}
+
+/// How to replay a Chakra trace; `None` takes the trace's own metadata, else the defaults
+/// (packed placement, an H100's peak at 40%, 5 us per collective step).
+#[derive(Clone, Debug)]
+pub struct ReplayRequest {
+    /// Placement of the ranks.
+    pub placement: Option<Placement>,
+    /// Per-step collective latency, seconds.
+    pub alpha_s: Option<f64>,
+    /// Peak FLOP/s per GPU for compute nodes' `num_ops`.
+    pub peak_flops_per_s: Option<f64>,
+    /// Share of the peak reached.
+    pub efficiency: Option<f64>,
+    /// Nodes per rank held at once.
+    pub window: u32,
+}
+
+impl Default for ReplayRequest {
+    fn default() -> Self {
+        ReplayRequest {
+            placement: None,
+            alpha_s: None,
+            peak_flops_per_s: None,
+            efficiency: None,
+            window: 1024,
         }
     }
 }
@@ -301,6 +341,47 @@ impl<'f> Study<'f> {
             p99_slowdown: base.map(|b| runs.now.fct.p99_s / b.fct.p99_s),
             result: runs.now,
         })
+    }
+}
+
+impl Study<'_> {
+    /// Replay the Chakra trace `set` rank by rank, its collectives and transfers on the
+    /// engine; with a damaging scenario also on the healthy fabric (same placement), and the
+    /// slowdown. `progress` gets the nodes replayed so far (scenario run only).
+    pub fn replay(
+        &self,
+        set: &TraceSet,
+        req: &ReplayRequest,
+        progress: &dyn Fn(u64),
+    ) -> Result<ReplayReport, Error> {
+        let c = &self.setup;
+        let opts = aifabric_chakra::fabric::FabricOptions {
+            placement: req.placement,
+            lb: c.lb,
+            seed: c.seed,
+            channels: c.channels,
+            plan: c.plan,
+            bgp: c.bgp,
+            params: c.net,
+            scale_up_fixed: false,
+            alpha_s: req.alpha_s,
+            peak_flops_per_s: req.peak_flops_per_s,
+            efficiency: req.efficiency,
+            window: req.window,
+        };
+        let prepared = aifabric_chakra::fabric::Prepared::new(self.fabric, set, &opts)?;
+        let nets = Both::nets(self, prepared.params());
+        let mut first = true;
+        let runs = nets.try_map(|net| {
+            let quiet: &dyn Fn(u64) = &|_| {};
+            let p = if std::mem::take(&mut first) {
+                progress
+            } else {
+                quiet
+            };
+            prepared.run(net, set, &opts, p)
+        })?;
+        Ok(prepared.report(self.fabric, &opts, runs.now, runs.healthy.map(|h| h.0)))
     }
 }
 

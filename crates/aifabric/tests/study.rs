@@ -111,3 +111,29 @@ fn options_read_back_what_they_print() {
     let e = "wcmp".parse::<aifabric::Lb>().unwrap_err();
     assert!(e.contains("use ecmp"), "{e}");
 }
+
+#[test]
+fn a_replay_under_a_scenario_carries_the_healthy_replay_of_the_same_placement() {
+    let f = fabric();
+    let it = aifabric_spec::job::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/jobs/small-64.yaml"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    aifabric_chakra::synth::write(&it, dir.path(), "trace", true, &|_| {}).unwrap();
+    let set = aifabric::TraceSet::discover(dir.path()).unwrap();
+    let req = aifabric::ReplayRequest::default();
+    let alone = Study::healthy(&f, Setup::default())
+        .replay(&set, &req, &|_| {})
+        .unwrap();
+    assert!(alone.healthy.is_none() && alone.slowdown.is_none());
+    let r = Study::new(&f, atsw_down(&f), Setup::default())
+        .replay(&set, &req, &|_| {})
+        .unwrap();
+    let h = r.healthy.as_ref().expect("healthy replay");
+    assert_eq!(h.iteration_s, alone.replay.iteration_s);
+    assert_eq!(r.slowdown, Some(r.replay.iteration_s / h.iteration_s));
+    // The trace's ranks are the job's GPUs, and the replay ends after the job's compute.
+    assert!(r.replay.iteration_s >= it.compute_s);
+}

@@ -5,9 +5,8 @@
 //! gzip; writing it takes about half a minute, once).
 #![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
-use aifabric_chakra::fabric::{replay_on, FabricOptions};
+use aifabric_chakra::fabric::{replay_healthy, FabricOptions};
 use aifabric_chakra::{synth, TraceSet};
-use aifabric_model::Scenario;
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::time::Duration;
 
@@ -33,7 +32,6 @@ communication: {{ dp: reduce_scatter_all_gather, dp_overlap: 0.5 }}
 
 fn bench(c: &mut Criterion) {
     let f = aifabric_spec::load("llama3-24k").unwrap();
-    let healthy = Scenario::healthy(&f);
     let opts = FabricOptions::default();
     let mut g = c.benchmark_group("replay");
     g.sample_size(10);
@@ -44,7 +42,7 @@ fn bench(c: &mut Criterion) {
         let set = TraceSet::discover(dir.path()).unwrap();
         g.measurement_time(Duration::from_secs(if gpus > 1024 { 240 } else { 30 }));
         g.bench_function(format!("{gpus} ranks x 10k nodes"), |b| {
-            b.iter(|| replay_on(&f, &healthy, &set, &opts, &|_| {}).unwrap())
+            b.iter(|| replay_healthy(&f, &set, &opts, &|_| {}).unwrap())
         });
     }
     g.finish();

@@ -291,87 +291,136 @@ pub const DEFAULT_ROOFLINE: (f64, f64) = (989e12, 0.4);
 /// Default per-step collective latency, seconds.
 pub const DEFAULT_ALPHA_S: f64 = 5e-6;
 
-/// Replay `set` on `f` under `scenario`.
-pub fn replay_on(
+/// A trace set placed on a fabric, ready to replay on its network under any scenario: the
+/// metadata checked, the communicator groups, the ranks placed on the healthy fabric (a
+/// scenario then hits the job where it runs), the engine parameters and the roofline.
+pub struct Prepared {
+    info: TraceInfo,
+    groups: Groups,
+    gpus: Vec<DeviceId>,
+    params: NetParams,
+    policy: Placement,
+    cfg: ReplayConfig,
+    alpha_s: f64,
+}
+
+impl Prepared {
+    /// Read `set`'s metadata and groups and place its ranks on `f` as `opts` says.
+    pub fn new(f: &Fabric, set: &TraceSet, opts: &FabricOptions) -> Result<Self, ReplayError> {
+        let (_, meta) = crate::io::Reader::open(&set.files[0])?;
+        let info = TraceInfo::from_metadata(&meta);
+        info.check().map_err(|e| {
+            ReplayError::Input(format!("{}: metadata: {e}", set.files[0].display()))
+        })?;
+        let groups = replay::groups_of(set)?;
+        let mut params = opts.params;
+        if !opts.scale_up_fixed {
+            if let Some(g) = info.scale_up_gpus {
+                params.scale_up_gpus = g;
+            }
+            if let Some(b) = info.scale_up_bytes_per_s {
+                params.scale_up_bytes_per_s = b;
+            }
+        }
+        let policy = match (opts.placement, &info.placement) {
+            (Some(p), _) => p,
+            (None, Some(name)) => Placement::parse(name).unwrap_or(Placement::Packed),
+            (None, None) => Placement::Packed,
+        };
+        let gpus = placement::place(
+            f,
+            set.ranks(),
+            params.scale_up_gpus,
+            policy,
+            &Scenario::healthy(f).unusable(),
+        )
+        .map_err(|e| {
+            ReplayError::Input(format!("placing the trace's {} ranks: {e}", set.ranks()))
+        })?;
+        let peak = opts
+            .peak_flops_per_s
+            .or(info.peak_flops_per_s)
+            .unwrap_or(DEFAULT_ROOFLINE.0);
+        let eff = opts
+            .efficiency
+            .or(info.efficiency)
+            .unwrap_or(DEFAULT_ROOFLINE.1);
+        let alpha_s = opts.alpha_s.or(info.alpha_s).unwrap_or(DEFAULT_ALPHA_S);
+        Ok(Prepared {
+            info,
+            groups,
+            gpus,
+            params,
+            policy,
+            cfg: ReplayConfig {
+                flops_per_s: peak * eff,
+                window: opts.window,
+            },
+            alpha_s,
+        })
+    }
+
+    /// The engine parameters the replay runs with (the trace's scale-up domain, unless fixed).
+    pub fn params(&self) -> NetParams {
+        self.params
+    }
+
+    /// Replay `set` on `net` (built with [`Prepared::params`]); the replay and the engine
+    /// simulations it ran.
+    pub fn run(
+        &self,
+        net: &Net<'_>,
+        set: &TraceSet,
+        opts: &FabricOptions,
+        progress: &dyn Fn(u64),
+    ) -> Result<(Replay, u64), ReplayError> {
+        let mut timer = FabricTimer::new(
+            net,
+            &self.gpus,
+            &self.groups,
+            opts.lb,
+            opts.seed,
+            opts.channels,
+            self.alpha_s,
+        )?;
+        let r = replay::replay(set, &self.groups, &mut timer, self.cfg, progress)?;
+        Ok((r, timer.simulations))
+    }
+
+    /// The report of a replay on `f` (and of the healthy fabric's, when there was one).
+    pub fn report(
+        self,
+        f: &Fabric,
+        opts: &FabricOptions,
+        (replay, simulations): (Replay, u64),
+        healthy: Option<Replay>,
+    ) -> FabricReplay {
+        let slowdown = healthy.as_ref().map(|h| replay.iteration_s / h.iteration_s);
+        FabricReplay {
+            spec: f.name.clone(),
+            placement: self.policy.name(),
+            lb: opts.lb.name(),
+            flops_per_s: self.cfg.flops_per_s,
+            alpha_s: self.alpha_s,
+            trace: self.info,
+            replay,
+            simulations,
+            healthy,
+            slowdown,
+        }
+    }
+}
+
+/// Replay `set` on the healthy `f` (the `aifabric` facade's `Study::replay` adds scenarios
+/// and the comparison with the healthy fabric).
+pub fn replay_healthy(
     f: &Fabric,
-    scenario: &Scenario,
     set: &TraceSet,
     opts: &FabricOptions,
     progress: &dyn Fn(u64),
 ) -> Result<FabricReplay, ReplayError> {
-    let (_, meta) = crate::io::Reader::open(&set.files[0])?;
-    let info = TraceInfo::from_metadata(&meta);
-    info.check()
-        .map_err(|e| ReplayError::Input(format!("{}: metadata: {e}", set.files[0].display())))?;
-    let groups = replay::groups_of(set)?;
-    let mut params = opts.params;
-    if !opts.scale_up_fixed {
-        if let Some(g) = info.scale_up_gpus {
-            params.scale_up_gpus = g;
-        }
-        if let Some(b) = info.scale_up_bytes_per_s {
-            params.scale_up_bytes_per_s = b;
-        }
-    }
-    let policy = match (opts.placement, &info.placement) {
-        (Some(p), _) => p,
-        (None, Some(name)) => Placement::parse(name).unwrap_or(Placement::Packed),
-        (None, None) => Placement::Packed,
-    };
-    let healthy_scenario = Scenario::healthy(f);
-    let gpus = placement::place(
-        f,
-        set.ranks(),
-        params.scale_up_gpus,
-        policy,
-        &healthy_scenario.unusable(),
-    )
-    .map_err(|e| ReplayError::Input(format!("placing the trace's {} ranks: {e}", set.ranks())))?;
-    let peak = opts
-        .peak_flops_per_s
-        .or(info.peak_flops_per_s)
-        .unwrap_or(DEFAULT_ROOFLINE.0);
-    let eff = opts
-        .efficiency
-        .or(info.efficiency)
-        .unwrap_or(DEFAULT_ROOFLINE.1);
-    let alpha_s = opts.alpha_s.or(info.alpha_s).unwrap_or(DEFAULT_ALPHA_S);
-    let cfg = ReplayConfig {
-        flops_per_s: peak * eff,
-        window: opts.window,
-    };
-    let run = |s: &Scenario, progress: &dyn Fn(u64)| -> Result<(Replay, u64), ReplayError> {
-        let net = Net::new(f, s, opts.plan, opts.bgp, params);
-        let mut timer = FabricTimer::new(
-            &net,
-            &gpus,
-            &groups,
-            opts.lb,
-            opts.seed,
-            opts.channels,
-            alpha_s,
-        )?;
-        let r = replay::replay(set, &groups, &mut timer, cfg, progress)?;
-        Ok((r, timer.simulations))
-    };
-    let (replay, simulations) = run(scenario, progress)?;
-    let damaged = !scenario.unusable().is_empty() || !scenario.drained_soft.is_empty();
-    let healthy = if damaged {
-        Some(run(&healthy_scenario, &|_| {})?.0)
-    } else {
-        None
-    };
-    let slowdown = healthy.as_ref().map(|h| replay.iteration_s / h.iteration_s);
-    Ok(FabricReplay {
-        spec: f.name.clone(),
-        placement: policy.name(),
-        lb: opts.lb.name(),
-        flops_per_s: peak * eff,
-        alpha_s,
-        trace: info,
-        replay,
-        simulations,
-        healthy,
-        slowdown,
-    })
+    let p = Prepared::new(f, set, opts)?;
+    let net = Net::new(f, &Scenario::healthy(f), opts.plan, opts.bgp, p.params());
+    let r = p.run(&net, set, opts, progress)?;
+    Ok(p.report(f, opts, r, None))
 }

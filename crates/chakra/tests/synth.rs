@@ -1,6 +1,6 @@
 //! A trace synthesized from a job replays to the job's step time, and it is a valid trace.
 
-use aifabric_chakra::fabric::{replay_on, FabricOptions};
+use aifabric_chakra::fabric::{replay_healthy, FabricOptions};
 use aifabric_chakra::io::{Reader, TraceSet};
 use aifabric_chakra::synth;
 use aifabric_chakra::NodeType;
@@ -86,7 +86,7 @@ fn check(text: &str, spec: &str, lb: Lb) {
     let w = synth::write(&it, dir.path(), "trace", true, &|_| {}).unwrap();
     assert_eq!(w.ranks, it.gpus);
     let set = TraceSet::discover(dir.path()).unwrap();
-    let r = replay_on(&f, &healthy, &set, &opts(lb), &|_| {}).unwrap();
+    let r = replay_healthy(&f, &set, &opts(lb), &|_| {}).unwrap();
     let rel = (r.replay.iteration_s - step.step_s).abs() / step.step_s;
     assert!(
         rel < 0.01,

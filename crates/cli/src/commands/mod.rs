@@ -286,22 +286,15 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 )));
             }
             let f = load(&spec)?;
-            let scenario = scenario.resolve(&f)?;
-            let opts = aifabric_chakra::fabric::FabricOptions {
+            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+            let req = aifabric::ReplayRequest {
                 placement,
-                lb: setup.lb,
-                seed: setup.seed,
-                channels: setup.channels,
-                plan: setup.plan,
-                bgp: setup.bgp,
-                params: setup.net,
-                scale_up_fixed: false,
                 alpha_s: alpha_us.map(|a| a * 1e-6),
                 peak_flops_per_s: peak.map(|p| p * 1e12),
                 efficiency: eff,
                 window,
             };
-            let r = trace::replay(&f, &scenario, &dir, &opts)?;
+            let r = trace::replay(&study, &dir, &req)?;
             emit(json, &r, trace::render_replay)?;
         }
         Command::Demo { out, quiet, json } => {

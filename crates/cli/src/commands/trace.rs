@@ -2,12 +2,11 @@
 //! tables.
 
 use crate::Failure;
-use aifabric_chakra::fabric::{replay_on, FabricOptions, FabricReplay};
+use aifabric_chakra::fabric::FabricReplay;
 use aifabric_chakra::replay::ReplayError;
 use aifabric_chakra::scale::{scale, DpGroups, Scaled};
 use aifabric_chakra::synth::{self, Written};
 use aifabric_chakra::TraceSet;
-use aifabric_model::{Fabric, Scenario};
 use indicatif::ProgressStyle;
 use std::fmt::Write;
 use std::path::Path;
@@ -86,16 +85,17 @@ pub fn render_scaled(s: &Scaled, out: &Path) -> String {
     )
 }
 
-/// Run `aifabric replay`.
+/// Run `aifabric replay` through the library's study (healthy comparison included).
 pub fn replay(
-    f: &Fabric,
-    scenario: &Scenario,
+    study: &aifabric::Study<'_>,
     trace: &Path,
-    opts: &FabricOptions,
+    req: &aifabric::ReplayRequest,
 ) -> Result<FabricReplay, Failure> {
     let set = TraceSet::discover(trace).map_err(Failure::BadArgument)?;
     let bar = counter("nodes replayed");
-    let r = replay_on(f, scenario, &set, opts, &|n| bar.set_position(n)).map_err(replay_failure)?;
+    let r = study
+        .replay(&set, req, &|n| bar.set_position(n))
+        .map_err(crate::commands::simulate::failure)?;
     bar.finish_and_clear();
     Ok(r)
 }
