@@ -26,6 +26,7 @@
 mod compare;
 mod report;
 pub mod size;
+mod verify;
 
 pub use aifabric_chakra::fabric::FabricReplay as ReplayReport;
 pub use aifabric_chakra::io::TraceSet;

@@ -509,6 +509,15 @@ pub(crate) struct BgpArgs {
 }
 
 impl BgpArgs {
+    /// The library setup these flags give, engine options at their defaults.
+    pub(crate) fn setup(&self) -> aifabric::Setup {
+        aifabric::Setup {
+            plan: self.plan(),
+            bgp: self.config(),
+            ..aifabric::Setup::default()
+        }
+    }
+
     pub(crate) fn plan(&self) -> AsnPlan {
         self.asn_plan
     }

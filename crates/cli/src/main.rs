@@ -20,6 +20,16 @@ pub(crate) enum Failure {
     Runtime(String),
 }
 
+/// A library error as the CLI reports it: a bad request exits 2, anything else 1.
+impl From<aifabric::Error> for Failure {
+    fn from(e: aifabric::Error) -> Self {
+        match e {
+            aifabric::Error::BadRequest(m) => Failure::BadArgument(m),
+            aifabric::Error::Runtime(m) => Failure::Runtime(m),
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match commands::run(cli) {

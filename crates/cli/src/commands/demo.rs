@@ -2,7 +2,7 @@
 //! the single-SRG failure sweep, a reference training job healthy and under the worst failure
 //! it survives, and the HTML report.
 
-use crate::commands::{failures, simulate};
+use crate::commands::failures;
 use crate::{output, Failure};
 use aifabric_failures::sweep::Sweep;
 use aifabric_failures::{analyze, Options};
@@ -100,9 +100,7 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         .map_err(Failure::BadInput)?;
     let setup = aifabric::Setup::default();
     // Spread over the buildings, so that BAG failures reach the job.
-    let healthy = aifabric::Study::healthy(&f, setup)
-        .job(&it, Some(Placement::Spread))
-        .map_err(simulate::failure)?;
+    let healthy = aifabric::Study::healthy(&f, setup).job(&it, Some(Placement::Spread))?;
     say(format!(
         "3/5 {} on {} GPUs (spread over the buildings, ECMP): step {:.2} s, {:.0} tokens/s",
         it.name, it.gpus, healthy.result.step_s, healthy.result.tokens_per_s

@@ -2,7 +2,6 @@
 
 pub(crate) mod demo;
 pub(crate) mod failures;
-pub(crate) mod routes;
 pub(crate) mod simulate;
 pub(crate) mod trace;
 pub(crate) mod traffic;
@@ -79,10 +78,8 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             scenario,
         } => {
             let f = load(&spec)?;
-            // Capacity counts what can carry traffic: soft-drained links still can.
-            let mask = scenario.resolve(&f)?.unusable();
-            let report = aifabric_capacity::capacity_report(&f, &mask);
-            emit(json, &report, render::capacity)?;
+            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default());
+            emit(json, &study.capacity(), render::capacity)?;
         }
         Command::Build { spec, json, out } => {
             let f = load(&spec)?;
@@ -111,15 +108,8 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             bgp,
         } => {
             let f = load(&spec)?;
-            let scenario = scenario.resolve(&f)?;
-            let views = routes::compute(
-                &f,
-                &scenario,
-                &bgp.plan(),
-                &bgp.config(),
-                &device,
-                prefix.as_deref(),
-            )?;
+            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, bgp.setup());
+            let views = study.routes(&device, prefix.as_deref())?;
             emit(json, &views, |v| render::routes(v))?;
         }
         Command::Blackholes {
@@ -131,19 +121,8 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             bgp,
         } => {
             let f = load(&spec)?;
-            let scenario = scenario.resolve(&f)?;
-            let g = aifabric_routing::bgp::BgpGraph::new(&f, bgp.plan());
-            let states = aifabric_routing::bgp::session_states(&f, &g, &scenario);
-            let report = aifabric_routing::aggregation::blackholes(
-                &f,
-                &g,
-                &states,
-                &scenario,
-                &bgp.config(),
-                aggregation,
-                tier,
-            )
-            .map_err(|e| Failure::Runtime(e.to_string()))?;
+            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, bgp.setup());
+            let report = study.blackholes(aggregation, tier)?;
             emit(json, &report, render::blackholes)?;
         }
         Command::Ibm {
@@ -152,9 +131,8 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             scenario,
         } => {
             let f = load(&spec)?;
-            let mask = scenario.resolve(&f)?.unusable();
-            let zones = aifabric_routing::ibm::input_balanced(&f, &mask);
-            emit(json, &zones, |v| render::ibm(v))?;
+            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default());
+            emit(json, &study.ibm(), |v| render::ibm(v))?;
         }
         Command::Collective {
             spec,
@@ -175,16 +153,14 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             let setup = sim.setup(&bgp)?;
             let f = load(&spec)?;
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
-            let report = study
-                .collective(&aifabric::CollectiveRequest {
-                    op,
-                    algo,
-                    gpus,
-                    placement,
-                    sizes: sizes.0,
-                    alpha_s: alpha_us * 1e-6,
-                })
-                .map_err(simulate::failure)?;
+            let report = study.collective(&aifabric::CollectiveRequest {
+                op,
+                algo,
+                gpus,
+                placement,
+                sizes: sizes.0,
+                alpha_s: alpha_us * 1e-6,
+            })?;
             emit(json, &report, simulate::render_collective)?;
         }
         Command::Traffic {
@@ -215,9 +191,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             };
             let f = load(&spec)?;
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
-            let report = study
-                .traffic(&source, gpus, placement)
-                .map_err(simulate::failure)?;
+            let report = study.traffic(&source, gpus, placement)?;
             emit(json, &report, traffic::render)?;
         }
         Command::Job {
@@ -233,7 +207,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             let it = aifabric_spec::job::load(&job).map_err(Failure::BadInput)?;
             let f = load(&spec)?;
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
-            let report = study.job(&it, placement).map_err(simulate::failure)?;
+            let report = study.job(&it, placement)?;
             emit(json, &report, simulate::render_job)?;
         }
         Command::Chakra { command } => match command {

@@ -1,19 +1,10 @@
 //! `aifabric collective` and `aifabric job`: their reports (from the `aifabric` library) as
 //! tables.
 
-use crate::Failure;
 use aifabric::{CollectiveReport, CollectiveRow, JobReport};
 use aifabric_engine::sim::{Bottleneck, CollectiveResult, TierUtil};
 use aifabric_workload::Algo;
 use std::fmt::Write;
-
-/// A library error as the CLI reports it: a bad request exits 2, anything else 1.
-pub fn failure(e: aifabric::Error) -> Failure {
-    match e {
-        aifabric::Error::BadRequest(m) => Failure::BadArgument(m),
-        aifabric::Error::Runtime(m) => Failure::Runtime(m),
-    }
-}
 
 /// The algorithm a collective ran, and with `auto` the runner-up it beat.
 fn algo_note(r: &CollectiveResult) -> String {

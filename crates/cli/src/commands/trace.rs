@@ -93,9 +93,7 @@ pub fn replay(
 ) -> Result<FabricReplay, Failure> {
     let set = TraceSet::discover(trace).map_err(Failure::BadArgument)?;
     let bar = counter("nodes replayed");
-    let r = study
-        .replay(&set, req, &|n| bar.set_position(n))
-        .map_err(crate::commands::simulate::failure)?;
+    let r = study.replay(&set, req, &|n| bar.set_position(n))?;
     bar.finish_and_clear();
     Ok(r)
 }

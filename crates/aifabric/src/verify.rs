@@ -1,0 +1,78 @@
+//! Design and verify questions on a study: capacity, routes, blackholes, Input Balanced Mode.
+
+use crate::{Error, Study};
+use aifabric_capacity::{capacity_report, CapacityReport};
+use aifabric_routing::aggregation::{blackholes, Aggregation, AggregationTier, BlackholeReport};
+use aifabric_routing::bgp::{routes_to, session_states, BgpGraph, RoutesTo};
+use aifabric_routing::fib::{find_prefix, prefixes, route_view, RouteView};
+use aifabric_routing::ibm::{input_balanced, ZoneIbm};
+
+impl Study<'_> {
+    /// The capacity report under the scenario (soft-drained links still carry traffic, so
+    /// only what is unusable counts as down).
+    pub fn capacity(&self) -> CapacityReport {
+        capacity_report(self.fabric, &self.scenario.unusable())
+    }
+
+    /// DSF Input Balanced Mode per zone under the scenario.
+    pub fn ibm(&self) -> Vec<ZoneIbm> {
+        input_balanced(self.fabric, &self.scenario.unusable())
+    }
+
+    /// Aggregates and blackholes under the scenario, with `aggregation` made at `tier`.
+    pub fn blackholes(
+        &self,
+        aggregation: Aggregation,
+        tier: AggregationTier,
+    ) -> Result<BlackholeReport, Error> {
+        let (f, s) = (self.fabric, &self.setup);
+        let g = BgpGraph::new(f, s.plan);
+        let states = session_states(f, &g, &self.scenario);
+        blackholes(f, &g, &states, &self.scenario, &s.bgp, aggregation, tier)
+            .map_err(|e| Error::Runtime(e.to_string()))
+    }
+
+    /// The converged routes at switch `device` toward `prefix` (a rack, `<zone>.rack<N>`), or
+    /// toward every rack.
+    pub fn routes(&self, device: &str, prefix: Option<&str>) -> Result<Vec<RouteView>, Error> {
+        let (f, s) = (self.fabric, &self.setup);
+        let dev = f.find_device(device).ok_or_else(|| {
+            Error::BadRequest(format!(
+                "--device `{device}`: no such device (`aifabric build SPEC --out model.json` lists them)"
+            ))
+        })?;
+        if f.device(dev).role == aifabric_model::Role::Gpu {
+            return Err(Error::BadRequest(format!(
+                "--device `{device}` is a GPU: it does not forward; ask a switch"
+            )));
+        }
+        let wanted = match prefix {
+            Some(p) => vec![find_prefix(f, p).ok_or_else(|| {
+                Error::BadRequest(format!(
+                    "--prefix `{p}`: no such prefix; prefixes are `<zone>.rack<N>`, e.g. `{}`",
+                    prefixes(f).first().map_or("", |x| x.name.as_str())
+                ))
+            })?],
+            None => prefixes(f),
+        };
+        let g = BgpGraph::new(f, s.plan);
+        let states = session_states(f, &g, &self.scenario);
+        let unusable = self.scenario.unusable();
+        let mut out = Vec::with_capacity(wanted.len());
+        // Prefixes of one DSF zone share their origin speaker: compute its routes once.
+        let mut cached: Option<(u32, RoutesTo)> = None;
+        for p in &wanted {
+            let origin = g.speaker_of[p.rack_switch.idx()];
+            if cached.as_ref().map(|c| c.0) != Some(origin) {
+                let r = routes_to(&g, &states, origin, &s.bgp)
+                    .map_err(|e| Error::Runtime(e.to_string()))?;
+                cached = Some((origin, r));
+            }
+            let routes = &cached.as_ref().expect("just set").1;
+            out.push(route_view(
+                f, &g, &states, routes, &s.bgp, &unusable, dev, p,
+            ));
+        }
+        Ok(out)
+    }
+}
