@@ -18,6 +18,27 @@
 //! Architecture invariant: pure functions of (fabric, scenario, workload, seed); no I/O;
 //! deterministic whatever the thread count (phases are simulated in parallel and summed in
 //! order).
+//!
+//! ```
+//! use aifabric_engine::{simulate, Collective, Lb, Net, NetParams, RouteCache};
+//! use aifabric_model::Scenario;
+//! use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+//! use aifabric_workload::{placement, Algo, Op, Placement};
+//!
+//! let f = aifabric_spec::load("dsf-l1-zone").unwrap();
+//! let healthy = Scenario::healthy(&f);
+//! // One GPU per scale-up domain: every ring hop crosses the network.
+//! let params = NetParams { scale_up_gpus: 1, ..NetParams::default() };
+//! let net = Net::new(&f, &healthy, AsnPlan::Rfc7938, BgpConfig::default(), params);
+//! let gpus = placement::place(&f, 64, 1, Placement::Packed, &healthy.unusable()).unwrap();
+//! let routes = RouteCache::new(&net, gpus.iter().copied()).unwrap();
+//! let c = Collective { op: Some(Op::AllReduce), algo: Algo::Ring, groups: vec![gpus.clone()],
+//!     bytes: 1e9, channels: 1, lb: Lb::Spray, seed: 1, alpha_s: 5e-6 };
+//! let r = simulate(&net, &routes, &c).unwrap();
+//! // On a non-blocking zone, bus bandwidth approaches the GPU's link rate, never exceeds it.
+//! let nic = f.link(f.incident(gpus[0])[0]).capacity_mbps as f64 / 8e3; // GB/s
+//! assert!(r.bus_bw_gbs <= nic && r.bus_bw_gbs > 0.95 * nic, "{} vs {nic}", r.bus_bw_gbs);
+//! ```
 
 pub mod chain;
 pub mod fluid;

@@ -14,6 +14,32 @@
 //! Architecture invariant: a scenario is a mask over the one shared model, never a copy;
 //! results are collected in scenario order, so they do not depend on the thread count; no
 //! I/O.
+//!
+//! ```
+//! use aifabric_failures::{analyze, sweep::Sweep, Options};
+//! use aifabric_model::{DomainClass, SrgClass};
+//! use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+//!
+//! // One DSF L2 zone under a 16-plane BAG: fail each BAG plane alone.
+//! let f = aifabric_spec::load("dsf-l2-zone").unwrap();
+//! let opts = Options {
+//!     sweep: Sweep::Single(Some(SrgClass::Domain(DomainClass::BagPlane))),
+//!     label: "single:plane".into(),
+//!     aggregation: None,
+//!     mitigations: false,
+//!     top: 0,
+//!     plan: AsnPlan::Rfc7938,
+//!     cfg: BgpConfig::default(),
+//! };
+//! let rep = analyze(&f, &f.srg_catalog(), &opts, &|_, _| {}).unwrap();
+//! assert_eq!(rep.scenarios.len(), 16);
+//! for s in &rep.scenarios {
+//!     assert!((0.0..=1.0).contains(&s.min_capacity_retained));
+//!     // The zone keeps 15 of its 16 uplink planes: oversubscription to BAG grows by 16/15.
+//!     let t = s.tiers.iter().find(|t| t.tier == "l2_to_bag").unwrap();
+//!     assert!((t.after.unwrap() / t.before - 16.0 / 15.0).abs() < 1e-9);
+//! }
+//! ```
 
 pub mod compare;
 pub mod eval;

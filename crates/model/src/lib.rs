@@ -17,6 +17,30 @@
 //! Invariants: devices of a zone are contiguous and zones are in id order; the links of a
 //! bundle are contiguous; port indices on a device are unique within each port group; all
 //! capacities are integers in Mb/s, lengths in decimetres.
+//!
+//! ```
+//! use aifabric_model::*;
+//!
+//! // Two Minipack2 switches in one zone, cabled with every 400G port they have.
+//! let mut b = FabricBuilder::new("pair", Catalog::builtin());
+//! let r = b.add_region("r");
+//! let (z, pd) = (b.add_zone("z", ZoneKind::Bag, r, None), b.add_power_domain("pd", None));
+//! let hw = b.catalog().find("minipack2").unwrap();
+//! let ports = b.catalog().get(hw).group(PortKind::Ethernet).unwrap().ports_at(400_000);
+//! let sw = |index| Device { role: Role::Rtsw, hw, zone: z, index, plane: NONE_U16,
+//!     hall: NONE_U16, pod: u32::MAX, rack: u32::MAX, power_domain: pd };
+//! let (x, y) = (b.add_device(sw(0)), b.add_device(sw(1)));
+//! b.add_bundle(x, y, ports, PortKind::Ethernet, 400_000, 1.0, 0, false).unwrap();
+//! // The port budget is checked as links are added: one more does not fit.
+//! let extra = b.add_bundle(x, y, 1, PortKind::Ethernet, 400_000, 1.0, 0, false);
+//! assert!(matches!(extra, Err(PortError::Exhausted { .. })));
+//! let f = b.finish();
+//! // Failures are a mask over the immutable fabric: one failed link costs one link's capacity.
+//! let mut mask = FailureMask::none(&f);
+//! assert_eq!(f.capacity_toward_mbps(x, Role::Rtsw, &mask), u64::from(ports) * 400_000);
+//! mask.fail_link(f.incident(x)[0]);
+//! assert_eq!(f.capacity_toward_mbps(x, Role::Rtsw, &mask), u64::from(ports - 1) * 400_000);
+//! ```
 
 mod builder;
 mod domains;

@@ -7,6 +7,22 @@
 //!
 //! Architecture invariant: writes only into the `Write`s it is given (files are the CLI's
 //! business); deterministic (output order is id order).
+//!
+//! ```
+//! use aifabric_report::export::{self, Format};
+//!
+//! let f = aifabric_spec::load("dsf-l1-zone").unwrap();
+//! let mut files = std::collections::HashMap::new();
+//! for &name in Format::Netbox.files() {
+//!     let mut out = Vec::new();
+//!     export::write(&f, Format::Netbox, name, &mut out).unwrap();
+//!     files.insert(name, String::from_utf8(out).unwrap());
+//! }
+//! // Every file it lists is written; under a header row, one row per device and per cable.
+//! assert!(files.values().all(|text| text.lines().count() > 1));
+//! assert_eq!(files["devices.csv"].lines().count(), 1 + f.devices().len());
+//! assert_eq!(files["cables.csv"].lines().count(), 1 + f.links().len());
+//! ```
 
 pub mod data;
 pub mod export;

@@ -2,10 +2,30 @@
 //!
 //! The control plane: what every switch forwards, given the fabric and a scenario.
 //!
-//! Built so far: [`ucmp`] (link-bandwidth weights, the FRR behaviours for paths without the
-//! community, and quantization into hardware next-hop groups).
+//! - [`bgp`]: eBGP as converged state (no messages): ASN plans (RFC 7938), sessions per
+//!   bundle, loop prevention, multipath-relax, soft drains, the link-bandwidth community;
+//!   routes toward a destination speaker, and the whole forwarding state with incremental
+//!   updates;
+//! - [`ucmp`]: link-bandwidth weights (draft-ietf-idr-link-bandwidth), the FRR behaviours for
+//!   paths without the community, and quantization into hardware next-hop groups;
+//! - [`aggregation`]: zone and region aggregates, and the blackholes they make;
+//! - [`fib`]: per-device route views; [`addressing`]: the IPv6 plan; [`ibm`]: DSF Input
+//!   Balanced Mode; [`nsf`]: NSF capacity-aware pruning.
 //!
 //! Architecture invariant: pure functions of (`Fabric`, `Scenario`); no I/O.
+//!
+//! ```
+//! use aifabric_routing::ucmp::{quantize, weights, MissingBandwidth};
+//!
+//! // Two paths of 100 and 300 Gb/s: traffic splits 1:3 by link bandwidth...
+//! let w = weights(&[Some(100), Some(300)], MissingBandwidth::EcmpFallback);
+//! assert_eq!(w, vec![0.25, 0.75]);
+//! // ...and into a 16-entry hardware group as 4 and 12 members, the same ratio.
+//! assert_eq!(quantize(&[100, 300], 16), vec![4, 12]);
+//! // A path without the community falls back to equal weights for all (FRR's default).
+//! let w = weights(&[Some(100), None], MissingBandwidth::EcmpFallback);
+//! assert_eq!(w, vec![0.5, 0.5]);
+//! ```
 
 pub mod addressing;
 pub mod aggregation;

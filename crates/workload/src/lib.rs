@@ -13,6 +13,23 @@
 //! Architecture invariant: no I/O except [`traffic::load`] reading the one traffic matrix
 //! asked for (job files are read by `aifabric_spec::job`); deterministic (placement draws are
 //! seeded).
+//!
+//! ```
+//! use aifabric_workload::collective::{alpha_beta_seconds, bus_bw_gbs, Algorithm};
+//! use aifabric_workload::schedule::schedule;
+//! use aifabric_workload::{Algo, Op};
+//!
+//! let (n, bytes) = (8u32, 1e9);
+//! // A ring all-reduce: a reduce-scatter then an all-gather, 2(n - 1) steps in all.
+//! let ring = schedule(Op::AllReduce, Algo::Ring, n, bytes, 1, 1).unwrap();
+//! assert_eq!(ring.steps(), 2 * u64::from(n - 1));
+//! // Each rank sends 2(n - 1)/n of the buffer: nccl-tests' bus factor.
+//! let per_rank = ring.wire_bytes() / f64::from(n);
+//! assert!((per_rank - Op::AllReduce.bus_factor(n) * bytes).abs() < 1e-3);
+//! // So with no latency, at 50 GB/s per rank, the bus bandwidth is the link's 50 GB/s.
+//! let t = alpha_beta_seconds(Op::AllReduce, Algorithm::Ring, n, bytes, 0.0, 50e9).unwrap();
+//! assert!((bus_bw_gbs(Op::AllReduce, n, bytes, t) - 50.0).abs() < 1e-9);
+//! ```
 
 pub mod collective;
 pub mod job;
