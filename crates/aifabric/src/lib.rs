@@ -24,6 +24,7 @@
 //! ```
 
 mod compare;
+pub mod failures;
 mod report;
 pub mod size;
 mod verify;
@@ -34,6 +35,7 @@ pub use aifabric_engine::{Lb, NetParams};
 pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement};
+pub use failures::FailureRequest;
 pub use report::{CollectiveReport, CollectiveRow, JobReport, TrafficReport};
 pub use size::Sizes;
 

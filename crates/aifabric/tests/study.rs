@@ -137,3 +137,46 @@ fn a_replay_under_a_scenario_carries_the_healthy_replay_of_the_same_placement() 
     // The trace's ranks are the job's GPUs, and the replay ends after the job's compute.
     assert!(r.replay.iteration_s >= it.compute_s);
 }
+
+#[test]
+fn a_single_failure_sweep_covers_every_group_and_refuses_a_damaged_start() {
+    let f = aifabric_spec::load("dsf-l2-zone").unwrap();
+    let req = aifabric::FailureRequest {
+        sweep: "single:plane".into(),
+        ..Default::default()
+    };
+    let r = Study::healthy(&f, Setup::default())
+        .failures(&req, &|_, _| {})
+        .unwrap();
+    let planes = f
+        .srg_catalog()
+        .of_class(aifabric_model::SrgClass::from_prefix("plane").unwrap())
+        .len();
+    assert!(planes > 1);
+    assert_eq!(r.scenarios.len(), planes);
+    for s in &r.scenarios {
+        assert!(
+            (0.0..=1.0).contains(&s.min_capacity_retained),
+            "{}",
+            s.scenario
+        );
+    }
+    let bad = aifabric::FailureRequest {
+        sweep: "pairs".into(),
+        ..Default::default()
+    };
+    assert!(matches!(
+        Study::healthy(&f, Setup::default()).failures(&bad, &|_, _| {}),
+        Err(Error::BadRequest(m)) if m.contains("pairs needs a class")
+    ));
+    // A maintenance state (one switch drained) is not a start a sweep takes yet.
+    let switch = f
+        .devices_with_role(aifabric_model::Role::Fdsw)
+        .next()
+        .expect("a DSF zone has fabric switches");
+    let drained = Scenario::from_selectors(&f, &[], &[f.device_name(switch)], &[]).unwrap();
+    assert!(matches!(
+        Study::new(&f, drained, Setup::default()).failures(&req, &|_, _| {}),
+        Err(Error::BadRequest(_))
+    ));
+}

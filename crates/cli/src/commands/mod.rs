@@ -28,32 +28,27 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             out,
             bgp,
         } => {
-            let args = failures::Args {
+            let setup = bgp.setup();
+            let req = aifabric::FailureRequest {
                 sweep,
                 samples,
                 seed,
                 probability,
                 mtbf,
-                aggregation: aggregation.map(|a| aifabric_failures::mitigate::AggregationSetup {
-                    aggregation: a,
-                    tier,
-                    cfg: bgp.config(),
-                }),
+                aggregation: aggregation.map(|a| (a, tier)),
                 mitigations,
                 top,
-                plan: bgp.plan(),
-                cfg: bgp.config(),
             };
             if compare_inter_bag {
                 let (name, text) = aifabric_spec::read(&spec).map_err(Failure::BadInput)?;
-                let cmp = failures::compare(&name, &text, &args)?;
+                let cmp = failures::compare(&name, &text, &setup, &req)?;
                 if let Some(path) = &out {
                     write_json(path, &cmp)?;
                 }
                 emit(json, &cmp, render::comparison)?;
             } else {
                 let f = load(&spec)?;
-                let report = failures::sweep(&f, &args)?;
+                let report = failures::sweep(&f, setup, &req)?;
                 if let Some(path) = &out {
                     write_json(path, &report)?;
                 }
@@ -286,7 +281,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let sweep = match sweep.as_str() {
                 "all" => None,
-                c => Some(failures::class(c, "--sweep")?),
+                c => Some(aifabric::failures::class(c, "--sweep")?),
             };
             let (name, text) = aifabric_spec::read(&spec).map_err(Failure::BadInput)?;
             let f = aifabric_spec::build_str(&name, &text).map_err(Failure::BadInput)?;

@@ -1,0 +1,226 @@
+//! Failure-domain sweeps on a study: what the fabric loses when each shared-risk group fails
+//! (or pairs of them, or Monte Carlo draws), and planar vs spread inter-BAG wiring.
+
+use crate::{Error, Setup, Study};
+use aifabric_failures::compare::{planar_vs_spread, Comparison};
+use aifabric_failures::mitigate::AggregationSetup;
+use aifabric_failures::report::FailureReport;
+use aifabric_failures::sweep::{default_model, default_modes, unavailability, ClassModel, Sweep};
+use aifabric_failures::{analyze, Options};
+use aifabric_model::{Fabric, SrgClass};
+use aifabric_routing::aggregation::{Aggregation, AggregationTier};
+
+/// What to sweep, as the command line says it.
+#[derive(Clone, Debug)]
+pub struct FailureRequest {
+    /// `single`, `single:CLASS`, `pairs:CLASS` or `montecarlo`.
+    pub sweep: String,
+    /// Monte Carlo draws.
+    pub samples: u64,
+    /// Monte Carlo seed.
+    pub seed: u64,
+    /// Per-class failure probabilities, `CLASS=P`.
+    pub probability: Vec<String>,
+    /// Per-class MTBF/MTTR in hours, `CLASS=MTBF/MTTR`.
+    pub mtbf: Vec<String>,
+    /// Aggregation to check for blackholes, and at which tier.
+    pub aggregation: Option<(Aggregation, AggregationTier)>,
+    /// Compare the BAG design's mitigations (needs `aggregation`).
+    pub mitigations: bool,
+    /// Worst scenarios kept in the report.
+    pub top: usize,
+}
+
+impl Default for FailureRequest {
+    fn default() -> Self {
+        FailureRequest {
+            sweep: "single".into(),
+            samples: 1000,
+            seed: 1,
+            probability: Vec::new(),
+            mtbf: Vec::new(),
+            aggregation: None,
+            mitigations: false,
+            top: 10,
+        }
+    }
+}
+
+/// Pairs sweeps beyond this many scenarios are refused (use Monte Carlo instead).
+const MAX_PAIRS: usize = 2_000_000;
+
+fn classes() -> String {
+    SrgClass::all()
+        .map(|c| c.prefix())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A failure class by its prefix (`building`, `hall`, `pd`, `plane`, ...); `flag` names where
+/// it was given, for the error.
+pub fn class(s: &str, flag: &str) -> Result<SrgClass, Error> {
+    SrgClass::from_prefix(s).ok_or_else(|| {
+        Error::BadRequest(format!(
+            "{flag}: unknown class `{s}`; classes are {}",
+            classes()
+        ))
+    })
+}
+
+fn model(args: &FailureRequest) -> Result<Vec<ClassModel>, Error> {
+    let mut m = default_model();
+    let mut set = |c: SrgClass, p: f64| {
+        m.retain(|x| x.class != c);
+        m.push(ClassModel {
+            class: c,
+            probability: p,
+            modes: default_modes(c),
+        });
+    };
+    for item in &args.probability {
+        let bad = || {
+            Error::BadRequest(format!(
+                "--probability `{item}`: write CLASS=P with P between 0 and 1, e.g. pd=0.001"
+            ))
+        };
+        let (c, p) = item.split_once('=').ok_or_else(bad)?;
+        let p: f64 = p.trim().parse().map_err(|_| bad())?;
+        if !(0.0..=1.0).contains(&p) {
+            return Err(bad());
+        }
+        set(class(c.trim(), "--probability")?, p);
+    }
+    for item in &args.mtbf {
+        let bad = || {
+            Error::BadRequest(format!(
+                "--mtbf `{item}`: write CLASS=MTBF_HOURS/MTTR_HOURS with positive hours, \
+                 e.g. pd=50000/4"
+            ))
+        };
+        let (c, v) = item.split_once('=').ok_or_else(bad)?;
+        let (a, b) = v.split_once('/').ok_or_else(bad)?;
+        let (a, b): (f64, f64) = (
+            a.trim().parse().map_err(|_| bad())?,
+            b.trim().parse().map_err(|_| bad())?,
+        );
+        if !(a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite()) {
+            return Err(bad());
+        }
+        set(class(c.trim(), "--mtbf")?, unavailability(a, b));
+    }
+    // Catalog order of classes, whatever the order of the flags.
+    m.sort_by_key(|x| SrgClass::all().position(|c| c == x.class));
+    Ok(m)
+}
+
+fn parse_sweep(f: &Fabric, args: &FailureRequest) -> Result<Sweep, Error> {
+    let s = args.sweep.trim();
+    let (kind, arg) = match s.split_once(':') {
+        Some((k, a)) => (k, Some(a)),
+        None => (s, None),
+    };
+    match (kind, arg) {
+        ("single", None) => Ok(Sweep::Single(None)),
+        ("single", Some(c)) => Ok(Sweep::Single(Some(class(c, "--sweep single")?))),
+        ("pairs", Some(c)) => {
+            let c = class(c, "--sweep pairs")?;
+            let n = f.srg_catalog().of_class(c).len();
+            if n * n.saturating_sub(1) / 2 > MAX_PAIRS {
+                return Err(Error::BadRequest(format!(
+                    "--sweep pairs:{}: {n} groups make {} pairs; sweep a smaller class, or \
+                     sample combinations with --sweep montecarlo",
+                    c.prefix(),
+                    n * (n - 1) / 2
+                )));
+            }
+            Ok(Sweep::Pairs(c))
+        }
+        ("pairs", None) => Err(Error::BadRequest(format!(
+            "--sweep pairs needs a class, e.g. pairs:plane; classes are {}",
+            classes()
+        ))),
+        ("montecarlo", None) => Ok(Sweep::MonteCarlo {
+            samples: args.samples,
+            seed: args.seed,
+            model: model(args)?,
+        }),
+        _ => Err(Error::BadRequest(format!(
+            "--sweep `{s}`: use single, single:CLASS, pairs:CLASS or montecarlo"
+        ))),
+    }
+}
+
+fn options(f: &Fabric, args: &FailureRequest, setup: &Setup) -> Result<Options, Error> {
+    if args.mitigations && args.aggregation.is_none() {
+        return Err(Error::BadRequest(
+            "--mitigations compares blackholes, which need --aggregation \
+             (e.g. --aggregation unconditional)"
+                .to_owned(),
+        ));
+    }
+    let sweep = parse_sweep(f, args)?;
+    let label = match &sweep {
+        Sweep::MonteCarlo { samples, seed, .. } => {
+            format!("montecarlo ({samples} draws, seed {seed})")
+        }
+        _ => args.sweep.trim().to_owned(),
+    };
+    Ok(Options {
+        sweep,
+        label,
+        aggregation: args
+            .aggregation
+            .map(|(aggregation, tier)| AggregationSetup {
+                aggregation,
+                tier,
+                cfg: setup.bgp,
+            }),
+        mitigations: args.mitigations,
+        top: args.top,
+        plan: setup.plan,
+        cfg: setup.bgp,
+    })
+}
+
+impl Study<'_> {
+    /// Sweep the fabric's shared-risk groups as `req` says, from the healthy fabric.
+    /// `progress` gets (scenarios done, total).
+    pub fn failures(
+        &self,
+        req: &FailureRequest,
+        progress: &(dyn Fn(u64, u64) + Sync),
+    ) -> Result<FailureReport, Error> {
+        if self.damaged() {
+            return Err(Error::BadRequest(
+                "failure sweeps start from the healthy fabric; sweeping from a maintenance \
+                 state (a scenario) is not supported yet"
+                    .into(),
+            ));
+        }
+        let opts = options(self.fabric, req, &self.setup)?;
+        analyze(self.fabric, &self.fabric.srg_catalog(), &opts, progress)
+            .map_err(|e| Error::Runtime(e.to_string()))
+    }
+}
+
+/// The same sweep on the planar and the spread build of one spec (same shared-risk groups,
+/// only the inter-BAG wiring differs; `aifabric_spec::build_inter_bag` builds both).
+pub fn planar_vs_spread_sweep(
+    planar: &Fabric,
+    spread: &Fabric,
+    setup: &Setup,
+    req: &FailureRequest,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<Comparison, Error> {
+    let opts = options(planar, req, setup)?;
+    planar_vs_spread(
+        planar,
+        spread,
+        opts.plan,
+        opts.cfg,
+        &opts.sweep,
+        req.top,
+        progress,
+    )
+    .map_err(|e| Error::Runtime(e.to_string()))
+}
