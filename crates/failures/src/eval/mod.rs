@@ -1,0 +1,359 @@
+//! What one failure scenario costs: routed capacity between sites and regions under the
+//! converged BGP/UCMP state, the max-flow bound, GPUs cut off and tier oversubscription.
+//!
+//! The [`Evaluator`] is built once per fabric: the BGP graph, the healthy session states, the
+//! routes toward every site (a site is a building, or a zone outside any building) and, for
+//! every site pair, the load each session carries per unit of demand. A scenario then pays
+//! only for what it breaks:
+//!
+//! 1. the links it takes down are its members plus every link of its member devices; their
+//!    sessions get new states (nothing else changes);
+//! 2. routes toward a site are updated incrementally ([`RoutesTo::update`]) only when a
+//!    changed session can matter to them ([`bgp::affected`]);
+//! 3. the unit flow of a site pair is propagated again only if the routes toward either end
+//!    or the demand of either end changed; otherwise the healthy loads are reused, with the
+//!    new session capacities.
+//!
+//! **Routed capacity.** Demand leaves a site from its rack speakers in proportion to their
+//! live GPU-facing bandwidth (GPUs alive, rack switch alive with a live uplink), split at
+//! every speaker by its UCMP weights (the split ratios of the control plane, fixed) and
+//! absorbed where it enters the destination site (the routes are those toward all of the
+//! site's rack speakers at once; inside the destination the flow is not followed further:
+//! with demand both ways, a site's own links are loaded by what leaves it). With unit demand in both directions of a pair, the routed
+//! capacity is the largest scaling `lambda` that fits every session in both directions
+//! (`min capacity / load`), times the share of demand whose source has a route at all.
+//! A region pair uses a gravity matrix over its cross-region site pairs (demand between
+//! sites `a` and `b` proportional to their live GPU bandwidth product), so its capacity is
+//! what all of them can send at once in those proportions.
+//!
+//! **Max-flow bound.** For each region pair, the maximum flow from one region's rack
+//! speakers (each capped at its live GPU bandwidth) to the other's over the live sessions:
+//! what any routing could achieve, for comparison with the routed figure.
+//!
+//! Approximations, stated: the cell fabric of a DSF zone is one BGP speaker, so failures
+//! inside it (FDSW, SDSW) show in the tier figures and in GPUs cut off, not in routed
+//! capacity; NSF capacity-aware pruning is not applied (plain link-bandwidth UCMP).
+
+mod capacity;
+mod down;
+mod loads;
+mod maxflow;
+mod outcome;
+mod scratch;
+mod standing;
+mod workspace;
+
+pub use down::Down;
+pub use outcome::Outcome;
+pub use workspace::Workspace;
+
+use aifabric_capacity::TierLedger;
+use aifabric_model::*;
+use aifabric_routing::bgp::{
+    self, routes_to_many, AsnPlan, BgpConfig, BgpGraph, NotConverged, RoutesTo, SessionState,
+    SpeakerId, SpeakerKind,
+};
+use fixedbitset::FixedBitSet;
+use rayon::prelude::*;
+
+use loads::{Footprint, Loads};
+use maxflow::MaxflowNet;
+use standing::{gpu_connected, is_rack, rack_weight};
+
+/// Everything a sweep needs to evaluate scenarios on one fabric (see the module docs).
+pub struct Evaluator<'f> {
+    f: &'f Fabric,
+    /// The BGP view.
+    pub g: BgpGraph,
+    healthy: Vec<SessionState>,
+    session_of_link: Vec<u32>,
+    session_of_pos: Vec<u32>,
+    owner_of_pos: Vec<u32>,
+    /// Site names (`region.building`, or a zone's name).
+    pub sites: Vec<String>,
+    site_region: Vec<u32>,
+    /// Site of each device (`u32::MAX`: none, e.g. BAG).
+    site_of_device: Vec<u32>,
+    /// Healthy live GPU-facing Mb/s of each rack switch (0 for other devices).
+    rack_mbps: Vec<u64>,
+    /// Healthy source weight (Mb/s) per speaker.
+    speaker_mbps: Vec<u64>,
+    /// GPUs connected in the healthy fabric.
+    gpu_ok: FixedBitSet,
+    /// Site of each speaker (`u32::MAX`: none).
+    speaker_site: Vec<u32>,
+    /// Rack speakers of each site, ascending.
+    site_speakers: Vec<Vec<SpeakerId>>,
+    routes: Vec<RoutesTo>,
+    /// Unordered site pairs (a < b).
+    pub site_pairs: Vec<(u32, u32)>,
+    /// Loads of each site pair: [a -> b, b -> a].
+    pair_loads: Vec<[Loads; 2]>,
+    pair_footprint: Vec<Footprint>,
+    /// Speakers each direction's flow passes through.
+    pair_speakers: Vec<[FixedBitSet; 2]>,
+    /// Healthy routed capacity per site pair, Gb/s.
+    pub healthy_site_gbps: Vec<f64>,
+    /// Region names.
+    pub regions: Vec<String>,
+    /// Unordered region pairs (a < b).
+    pub region_pairs: Vec<(u32, u32)>,
+    /// Site pairs across each region pair.
+    region_members: Vec<Vec<usize>>,
+    region_loads: Vec<Vec<(u32, f64)>>,
+    region_footprint: Vec<Footprint>,
+    /// Healthy share of each region pair's demand that has a route.
+    region_delivered: Vec<f64>,
+    /// Healthy routed capacity per region pair, Gb/s.
+    pub healthy_region_gbps: Vec<f64>,
+    /// Healthy max-flow bound per region pair, Gb/s.
+    pub healthy_maxflow_gbps: Vec<f64>,
+    nets: Vec<MaxflowNet>,
+    ledger: TierLedger,
+}
+
+fn mbps_to_gbps(x: f64) -> f64 {
+    x / 1000.0
+}
+
+impl<'f> Evaluator<'f> {
+    /// Index `f`: BGP graph (ASNs by `plan`), healthy routes toward every site, unit loads
+    /// of every site pair, max-flow networks of every region pair.
+    pub fn new(f: &'f Fabric, plan: AsnPlan, cfg: BgpConfig) -> Result<Self, NotConverged> {
+        let g = BgpGraph::new(f, plan);
+        let healthy = bgp::session_states(f, &g, &Scenario::healthy(f));
+        let mut session_of_link = vec![u32::MAX; f.links().len()];
+        for s in 0..g.sessions.len() as u32 {
+            for &l in g.links(s) {
+                session_of_link[l.idx()] = s;
+            }
+        }
+        let mut session_of_pos = vec![0u32; g.adj_len()];
+        let mut owner_of_pos = vec![0u32; g.adj_len()];
+        for v in 0..g.speakers.len() as u32 {
+            for (&(s, _), pos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
+                session_of_pos[pos] = s;
+                owner_of_pos[pos] = v;
+            }
+        }
+        // Sites: buildings, then zones outside any building that have racks.
+        let mut sites: Vec<String> = f
+            .buildings
+            .iter()
+            .map(|b| format!("{}.{}", f.regions[b.region.idx()].name, b.name))
+            .collect();
+        let mut site_region: Vec<u32> = f.buildings.iter().map(|b| b.region.0).collect();
+        let mut site_of_zone = vec![u32::MAX; f.zones.len()];
+        for (z, zone) in f.zones.iter().enumerate() {
+            if let Some(b) = zone.building {
+                site_of_zone[z] = b.0;
+            } else if zone.kind != ZoneKind::Bag
+                && f.zone_devices(ZoneId(z as u32))
+                    .any(|d| is_rack(f.devices()[d as usize].role))
+            {
+                site_of_zone[z] = sites.len() as u32;
+                sites.push(zone.name.clone());
+                site_region.push(zone.region.0);
+            }
+        }
+        let site_of_device: Vec<u32> = f
+            .devices()
+            .iter()
+            .map(|d| site_of_zone[d.zone.idx()])
+            .collect();
+        let none = FailureMask::none(f);
+        let mut rack_mbps = vec![0u64; f.devices().len()];
+        let mut speaker_mbps = vec![0u64; g.speakers.len()];
+        let mut gpu_ok = FixedBitSet::with_capacity(f.devices().len());
+        for (i, d) in f.devices().iter().enumerate() {
+            if d.role == Role::Gpu && gpu_connected(f, DeviceId(i as u32), &none) {
+                gpu_ok.insert(i);
+            }
+            if is_rack(d.role) {
+                let w = rack_weight(f, DeviceId(i as u32), &none);
+                rack_mbps[i] = w;
+                let v = g.speaker_of[i];
+                if v != u32::MAX {
+                    speaker_mbps[v as usize] += w;
+                }
+            }
+        }
+        let mut site_speakers = vec![Vec::new(); sites.len()];
+        for (i, d) in f.devices().iter().enumerate() {
+            let (site, v) = (site_of_device[i], g.speaker_of[i]);
+            if is_rack(d.role) && site != u32::MAX && v != u32::MAX {
+                site_speakers[site as usize].push(v);
+            }
+        }
+        for s in &mut site_speakers {
+            s.sort_unstable();
+            s.dedup();
+        }
+        let routes = site_speakers
+            .par_iter()
+            .map(|origins| routes_to_many(&g, &healthy, origins, &cfg))
+            .collect::<Result<Vec<_>, _>>()?;
+        let n = sites.len() as u32;
+        let site_pairs: Vec<(u32, u32)> = (0..n)
+            .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+            .filter(|&(a, b)| {
+                !site_speakers[a as usize].is_empty() && !site_speakers[b as usize].is_empty()
+            })
+            .collect();
+        let regions: Vec<String> = f.regions.iter().map(|r| r.name.clone()).collect();
+        let nr = regions.len() as u32;
+        let region_pairs: Vec<(u32, u32)> = (0..nr)
+            .flat_map(|a| (a + 1..nr).map(move |b| (a, b)))
+            .collect();
+        let region_members: Vec<Vec<usize>> = region_pairs
+            .iter()
+            .map(|&(ra, rb)| {
+                (0..site_pairs.len())
+                    .filter(|&p| {
+                        let (a, b) = site_pairs[p];
+                        let (x, y) = (site_region[a as usize], site_region[b as usize]);
+                        (x, y) == (ra, rb) || (x, y) == (rb, ra)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut ev = Evaluator {
+            f,
+            g,
+            healthy,
+            session_of_link,
+            session_of_pos,
+            owner_of_pos,
+            sites,
+            site_region,
+            site_of_device,
+            rack_mbps,
+            speaker_mbps,
+            gpu_ok,
+            site_speakers,
+            speaker_site: Vec::new(),
+            routes,
+            site_pairs,
+            pair_loads: Vec::new(),
+            pair_footprint: Vec::new(),
+            pair_speakers: Vec::new(),
+            healthy_site_gbps: Vec::new(),
+            regions,
+            region_pairs,
+            region_members,
+            region_loads: Vec::new(),
+            region_footprint: Vec::new(),
+            region_delivered: Vec::new(),
+            healthy_region_gbps: Vec::new(),
+            healthy_maxflow_gbps: Vec::new(),
+            nets: Vec::new(),
+            ledger: TierLedger::new(f),
+        };
+        ev.speaker_site = (0..ev.g.speakers.len() as u32)
+            .map(|v| ev.site_of_speaker(v).unwrap_or(u32::MAX))
+            .collect();
+        ev.nets = (0..ev.region_pairs.len())
+            .map(|r| ev.maxflow_net(r))
+            .collect();
+        let mut ws = ev.workspace();
+        let weights = ev.speaker_mbps.clone();
+        let (loads, gbps): (Vec<[Loads; 2]>, Vec<f64>) = (0..ev.site_pairs.len())
+            .map(|p| {
+                let (a, b) = ev.site_pairs[p];
+                let (ra, rb) = (&ev.routes[a as usize], &ev.routes[b as usize]);
+                let l = [
+                    ev.flow(a, b, rb, &ev.healthy, &weights, &mut ws),
+                    ev.flow(b, a, ra, &ev.healthy, &weights, &mut ws),
+                ];
+                let gbps = ev.pair_capacity([&l[0], &l[1]], &ev.healthy, &mut ws);
+                (l, gbps)
+            })
+            .unzip();
+        let len = ev.g.adj_len();
+        ev.pair_footprint = loads
+            .iter()
+            .map(|l| Footprint::of(len, [&l[0].entries[..], &l[1].entries[..]]))
+            .collect();
+        ev.pair_speakers = loads
+            .iter()
+            .zip(&ev.site_pairs)
+            .map(|(l, &(a, b))| [ev.speakers_of(a, &l[0]), ev.speakers_of(b, &l[1])])
+            .collect();
+        ev.pair_loads = loads;
+        ev.healthy_site_gbps = gbps;
+        let mut region_loads = Vec::new();
+        let mut region_gbps = Vec::new();
+        for r in 0..ev.region_pairs.len() {
+            let refs: Vec<[&Loads; 2]> = ev.region_members[r]
+                .iter()
+                .map(|&p| [&ev.pair_loads[p][0], &ev.pair_loads[p][1]])
+                .collect();
+            let sw = ev.site_weights(&weights);
+            let (entries, gbps) = ev.region_capacity(r, &refs, &ev.healthy, &sw, true, &mut ws);
+            region_loads.push(entries);
+            region_gbps.push(gbps);
+        }
+        ev.region_footprint = region_loads
+            .iter()
+            .map(|e| Footprint::of(len, [&e[..]]))
+            .collect();
+        ev.region_loads = region_loads;
+        ev.region_delivered = (0..ev.region_pairs.len())
+            .map(|r| ev.healthy_region_delivered(r))
+            .collect();
+        ev.healthy_region_gbps = region_gbps;
+        ev.healthy_maxflow_gbps = ev
+            .nets
+            .iter_mut()
+            .map(|m| {
+                let n = m.net.num_nodes() as u32;
+                let flow = m.net.max_flow(n - 2, n - 1);
+                let added = m
+                    .src_arc
+                    .iter()
+                    .chain(&m.sink_arc)
+                    .filter(|&&a| a != u32::MAX)
+                    .count()
+                    + ev.g.sessions.len();
+                m.healthy_flow = (0..added).map(|i| m.net.link_flow(i)).collect();
+                mbps_to_gbps(flow as f64)
+            })
+            .collect();
+        Ok(ev)
+    }
+
+    /// The fabric.
+    pub fn fabric(&self) -> &'f Fabric {
+        self.f
+    }
+
+    /// Site pair names, `a<->b`.
+    pub fn site_pair_names(&self) -> Vec<String> {
+        self.site_pairs
+            .iter()
+            .map(|&(a, b)| format!("{}<->{}", self.sites[a as usize], self.sites[b as usize]))
+            .collect()
+    }
+
+    /// Region pair names, `a<->b`.
+    pub fn region_pair_names(&self) -> Vec<String> {
+        self.region_pairs
+            .iter()
+            .map(|&(a, b)| {
+                format!(
+                    "{}<->{}",
+                    self.regions[a as usize], self.regions[b as usize]
+                )
+            })
+            .collect()
+    }
+
+    fn site_of_speaker(&self, v: SpeakerId) -> Option<u32> {
+        let d = match self.g.speakers[v as usize].kind {
+            SpeakerKind::Device(d) => d,
+            SpeakerKind::DsfSystem(z) => DeviceId(self.f.zone_devices(z).start),
+        };
+        let s = self.site_of_device[d.idx()];
+        (s != u32::MAX).then_some(s)
+    }
+}

@@ -1,0 +1,278 @@
+//! One scenario's [`Outcome`], evaluated incrementally from the healthy state.
+
+use aifabric_capacity::TierChange;
+use aifabric_model::*;
+use aifabric_routing::bgp::{self, ChangeProbe, NotConverged, RoutesTo, SpeakerId};
+use fixedbitset::FixedBitSet;
+
+use super::loads::Loads;
+use super::standing::{gpu_connected, is_rack, rack_weight, session_state};
+use super::{Down, Evaluator, Workspace};
+
+/// The metrics of one scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// Routed capacity per site pair ([`Evaluator::site_pairs`] order), Gb/s per direction.
+    pub site_pair_gbps: Vec<f64>,
+    /// Routed capacity per region pair ([`Evaluator::region_pairs`] order), Gb/s per
+    /// direction.
+    pub region_pair_gbps: Vec<f64>,
+    /// Max-flow bound per region pair, Gb/s per direction.
+    pub region_maxflow_gbps: Vec<f64>,
+    /// GPUs down or without a live path to a live rack switch with a live uplink.
+    pub gpus_disconnected: u64,
+    /// Tiers whose oversubscription changed.
+    pub tiers: Vec<TierChange>,
+}
+
+impl<'f> Evaluator<'f> {
+    /// The healthy outcome (nothing down).
+    pub fn healthy_outcome(&self) -> Outcome {
+        Outcome {
+            site_pair_gbps: self.healthy_site_gbps.clone(),
+            region_pair_gbps: self.healthy_region_gbps.clone(),
+            region_maxflow_gbps: self.healthy_maxflow_gbps.clone(),
+            gpus_disconnected: 0,
+            tiers: Vec::new(),
+        }
+    }
+
+    /// Evaluate one scenario (see the module docs).
+    pub fn evaluate(&self, down: &Down, ws: &mut Workspace) -> Result<Outcome, NotConverged> {
+        let f = self.f;
+        let mask = &down.mask;
+        let down_links = down.down_links(f);
+        let tiers = self
+            .ledger
+            .changes(&self.ledger.without(f, down_links.iter().copied()));
+
+        // Sessions whose state changed.
+        let mut sids: Vec<u32> = down_links
+            .iter()
+            .map(|l| self.session_of_link[l.idx()])
+            .filter(|&s| s != u32::MAX)
+            .collect();
+        sids.sort_unstable();
+        sids.dedup();
+        let mut changed: Vec<u32> = Vec::new();
+        for s in sids {
+            let st = session_state(f, &self.g, s, mask);
+            if st != self.healthy[s as usize] {
+                ws.states[s as usize] = st;
+                changed.push(s);
+            }
+        }
+
+        // Rack switches and GPUs whose standing may have changed.
+        let mut racks: Vec<DeviceId> = Vec::new();
+        let mut gpus: Vec<DeviceId> = Vec::new();
+        let note = |d: DeviceId, racks: &mut Vec<DeviceId>, gpus: &mut Vec<DeviceId>| match f
+            .device(d)
+            .role
+        {
+            r if is_rack(r) => racks.push(d),
+            Role::Gpu => gpus.push(d),
+            _ => {}
+        };
+        for &d in &down.devices {
+            note(d, &mut racks, &mut gpus);
+            for &l in f.incident(d) {
+                note(f.link(l).other(d), &mut racks, &mut gpus);
+            }
+        }
+        for &l in &down.links {
+            let link = f.link(l);
+            note(link.a, &mut racks, &mut gpus);
+            note(link.b, &mut racks, &mut gpus);
+        }
+        // A GPU's rack may have changed; a rack's GPUs may have.
+        for &g in &gpus.clone() {
+            for &l in f.incident(g) {
+                let o = f.link(l).other(g);
+                if is_rack(f.device(o).role) {
+                    racks.push(o);
+                }
+            }
+        }
+        racks.sort_unstable();
+        racks.dedup();
+        for &r in &racks {
+            for &l in f.incident(r) {
+                let o = f.link(l).other(r);
+                if f.device(o).role == Role::Gpu {
+                    gpus.push(o);
+                }
+            }
+        }
+        gpus.sort_unstable();
+        gpus.dedup();
+        let gpus_disconnected = gpus
+            .iter()
+            .filter(|&&g| self.gpu_ok.contains(g.idx()) && !gpu_connected(f, g, mask))
+            .count() as u64;
+        let mut weight_changes: Vec<(SpeakerId, i64)> = Vec::new();
+        for &r in &racks {
+            let w = rack_weight(f, r, mask) as i64 - self.rack_mbps[r.idx()] as i64;
+            let v = self.g.speaker_of[r.idx()];
+            if w != 0 && v != u32::MAX {
+                weight_changes.push((v, w));
+            }
+        }
+        let mut site_weight_changed = vec![false; self.sites.len()];
+        let weights_owned;
+        let weights: &[u64] = if weight_changes.is_empty() {
+            &self.speaker_mbps
+        } else {
+            let mut w = self.speaker_mbps.clone();
+            for &(v, d) in &weight_changes {
+                w[v as usize] = (w[v as usize] as i64 + d) as u64;
+            }
+            weights_owned = w;
+            &weights_owned
+        };
+        for &(v, _) in &weight_changes {
+            if let Some(site) = self.site_of_speaker(v) {
+                site_weight_changed[site as usize] = true;
+            }
+        }
+        // Whether a site's demand is spread over its rack speakers differently (a site with
+        // one speaker only changes when that speaker loses all demand).
+        let dist_changed: Vec<bool> = (0..self.sites.len())
+            .map(|s| {
+                let spk = &self.site_speakers[s];
+                site_weight_changed[s]
+                    && (spk.len() > 1 || spk.iter().any(|&v| weights[v as usize] == 0))
+            })
+            .collect();
+
+        let out = if changed.is_empty() && weight_changes.is_empty() {
+            Ok(Outcome {
+                gpus_disconnected,
+                tiers,
+                ..self.healthy_outcome()
+            })
+        } else {
+            self.rerouted(
+                &changed,
+                weights,
+                &site_weight_changed,
+                &dist_changed,
+                ws,
+                gpus_disconnected,
+                tiers,
+            )
+        };
+        // The workspace goes back to healthy whatever happened.
+        for &s in &changed {
+            ws.states[s as usize] = self.healthy[s as usize];
+        }
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn rerouted(
+        &self,
+        changed: &[u32],
+        weights: &[u64],
+        site_weight_changed: &[bool],
+        dist_changed: &[bool],
+        ws: &mut Workspace,
+        gpus_disconnected: u64,
+        tiers: Vec<TierChange>,
+    ) -> Result<Outcome, NotConverged> {
+        let states = std::mem::take(&mut ws.states);
+        let result = (|| {
+            // Routes toward each site, updated where the change can matter.
+            // `None` where the routes did not need updating.
+            let mut new_routes: Vec<Option<RoutesTo>> = Vec::with_capacity(self.sites.len());
+            for r in &self.routes {
+                if !changed.is_empty() && bgp::affected(&self.g, r, &self.healthy, &states, changed)
+                {
+                    let mut x = r.clone();
+                    x.update(&self.g, &self.healthy, &states, changed)?;
+                    new_routes.push(Some(x));
+                } else {
+                    new_routes.push(None);
+                }
+            }
+            // Who forwards differently, asked only about the speakers flows cross.
+            let mut changed_set = FixedBitSet::with_capacity(self.g.sessions.len());
+            for &s in changed {
+                changed_set.insert(s as usize);
+            }
+            let mut probes: Vec<Option<ChangeProbe>> = new_routes
+                .iter()
+                .zip(&self.routes)
+                .map(|(x, r)| {
+                    x.as_ref()
+                        .map(|x| ChangeProbe::new(x, r, &self.g, &changed_set))
+                })
+                .collect();
+            let route = |s: u32| {
+                new_routes[s as usize]
+                    .as_ref()
+                    .unwrap_or(&self.routes[s as usize])
+            };
+            // Does the flow from site `a` toward site `b` need propagating again?
+            let mut reflow = |p: usize, dir: usize, a: u32, b: u32| {
+                dist_changed[a as usize]
+                    || probes[b as usize].as_mut().is_some_and(|probe| {
+                        self.pair_speakers[p][dir]
+                            .ones()
+                            .any(|v| probe.changed(v as SpeakerId))
+                    })
+            };
+            let mut changed_pos: Vec<u32> = Vec::new();
+            for &s in changed {
+                let (a, b) = self.g.sessions[s as usize];
+                for x in [a, b] {
+                    let pos = self.g.neighbors(x).partition_point(|&(y, _)| y < s);
+                    changed_pos.push((self.g.adj_range(x).start + pos) as u32);
+                }
+            }
+            let mut fresh: Vec<[Option<Loads>; 2]> = vec![[None, None]; self.site_pairs.len()];
+            let mut site_pair_gbps = self.healthy_site_gbps.clone();
+            for (p, &(a, b)) in self.site_pairs.iter().enumerate() {
+                if reflow(p, 0, a, b) {
+                    fresh[p][0] = Some(self.flow(a, b, route(b), &states, weights, ws));
+                }
+                if reflow(p, 1, b, a) {
+                    fresh[p][1] = Some(self.flow(b, a, route(a), &states, weights, ws));
+                }
+                let moved = fresh[p][0].is_some() || fresh[p][1].is_some();
+                if moved || self.pair_footprint[p].hits(&changed_pos) {
+                    let l = self.loads_of(&fresh, p);
+                    site_pair_gbps[p] = self.pair_capacity(l, &states, ws);
+                }
+            }
+            let mut region_pair_gbps = self.healthy_region_gbps.clone();
+            for (r, members) in self.region_members.iter().enumerate() {
+                let gravity_moved = members.iter().any(|&p| {
+                    let (a, b) = self.site_pairs[p];
+                    site_weight_changed[a as usize] || site_weight_changed[b as usize]
+                });
+                let moved = |p: usize| fresh[p][0].is_some() || fresh[p][1].is_some();
+                if gravity_moved || members.iter().any(|&p| moved(p)) {
+                    let refs: Vec<[&Loads; 2]> =
+                        members.iter().map(|&p| self.loads_of(&fresh, p)).collect();
+                    let sw = self.site_weights(weights);
+                    region_pair_gbps[r] = self.region_capacity(r, &refs, &states, &sw, false, ws).1;
+                } else if self.region_footprint[r].hits(&changed_pos) {
+                    let delivered = self.region_delivered[r];
+                    region_pair_gbps[r] =
+                        self.capacity_of_entries(&self.region_loads[r], delivered, &states);
+                }
+            }
+            let region_maxflow_gbps = self.maxflows(changed, weights, &states, ws);
+            Ok(Outcome {
+                site_pair_gbps,
+                region_pair_gbps,
+                region_maxflow_gbps,
+                gpus_disconnected,
+                tiers,
+            })
+        })();
+        ws.states = states;
+        result
+    }
+}

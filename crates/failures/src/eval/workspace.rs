@@ -1,0 +1,39 @@
+//! Per-thread scratch memory ([`Workspace`]), reused across scenarios.
+
+use aifabric_capacity::maxflow::FlowNetwork;
+use aifabric_routing::bgp::{SessionState, SpeakerId};
+use fixedbitset::FixedBitSet;
+
+use super::Evaluator;
+
+/// Per-thread working memory, reused across scenarios.
+pub struct Workspace {
+    pub(super) states: Vec<SessionState>,
+    pub(super) flow: Vec<f64>,
+    pub(super) load: Vec<f64>,
+    pub(super) touched: Vec<u32>,
+    pub(super) buckets: Vec<Vec<SpeakerId>>,
+    pub(super) received: Vec<Option<u64>>,
+    pub(super) weights: Vec<f64>,
+    pub(super) hops: Vec<(usize, SpeakerId, f64)>,
+    pub(super) mark: FixedBitSet,
+    pub(super) nets: Vec<FlowNetwork>,
+}
+
+impl<'f> Evaluator<'f> {
+    /// Working memory for one thread.
+    pub fn workspace(&self) -> Workspace {
+        Workspace {
+            states: self.healthy.clone(),
+            flow: vec![0.0; self.g.speakers.len()],
+            load: vec![0.0; self.g.adj_len()],
+            touched: Vec::new(),
+            buckets: Vec::new(),
+            received: Vec::new(),
+            weights: Vec::new(),
+            hops: Vec::new(),
+            mark: FixedBitSet::with_capacity(self.g.adj_len()),
+            nets: self.nets.iter().map(|m| m.net.clone()).collect(),
+        }
+    }
+}
