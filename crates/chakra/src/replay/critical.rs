@@ -1,0 +1,92 @@
+//! The critical path: an arena of reference-counted links, each a node on some path with
+//! the link it came from, and the kinds of their steps.
+
+use super::{Ps, NONE};
+
+/// A node on some path: the arena of critical-path links (reference counted, so only the
+/// links some live node can still reach are kept).
+#[derive(Clone, Copy)]
+pub(super) struct Link {
+    pub(super) rank: u32,
+    pub(super) id: u64,
+    pub(super) kind: u8,
+    pub(super) start: Ps,
+    pub(super) finish: Ps,
+    pub(super) prev: u32,
+    refs: u32,
+}
+
+#[derive(Default)]
+pub(super) struct Links {
+    pub(super) v: Vec<Link>,
+    free: Vec<u32>,
+}
+
+impl Links {
+    pub(super) fn new_link(
+        &mut self,
+        rank: u32,
+        id: u64,
+        kind: u8,
+        start: Ps,
+        finish: Ps,
+        prev: u32,
+    ) -> u32 {
+        // `prev`'s reference moves into the new link.
+        let l = Link {
+            rank,
+            id,
+            kind,
+            start,
+            finish,
+            prev,
+            refs: 1,
+        };
+        match self.free.pop() {
+            Some(i) => {
+                self.v[i as usize] = l;
+                i
+            }
+            None => {
+                self.v.push(l);
+                (self.v.len() - 1) as u32
+            }
+        }
+    }
+
+    pub(super) fn retain(&mut self, l: u32) -> u32 {
+        if l != NONE {
+            self.v[l as usize].refs += 1;
+        }
+        l
+    }
+
+    pub(super) fn release(&mut self, mut l: u32) {
+        while l != NONE {
+            let x = &mut self.v[l as usize];
+            x.refs -= 1;
+            if x.refs > 0 {
+                return;
+            }
+            let prev = x.prev;
+            self.free.push(l);
+            l = prev;
+        }
+    }
+}
+
+pub(super) const K_COMP: u8 = 0;
+pub(super) const K_COLL: u8 = 1;
+pub(super) const K_SEND: u8 = 2;
+pub(super) const K_RECV: u8 = 3;
+pub(super) const K_OTHER: u8 = 4;
+
+pub(super) fn kind_name(k: u8) -> &'static str {
+    match k {
+        K_COMP => "comp",
+        K_COLL => "coll",
+        K_SEND => "send",
+        K_RECV => "recv",
+        _ => "other",
+    }
+}

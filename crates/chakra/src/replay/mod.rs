@@ -1,0 +1,306 @@
+//! Replay: the times of a trace's nodes, streamed rank by rank.
+//!
+//! Semantics (each node starts when all its inputs have finished):
+//! - inputs are the node's data and control dependencies (ids of its own file);
+//! - `COMP` nodes also wait for the previous `COMP` node of their file: one compute stream
+//!   per rank, in file order (kernels of a stream run in launch order). A compute node lasts
+//!   `duration_micros`, else `num_ops` at the roofline, else nothing;
+//! - `COMM_COLL` nodes of a process group are matched across ranks by their order in each
+//!   file (the k-th collective of `pg_name` on every member is one collective); it starts
+//!   when every member has reached it and the group's previous collective has finished
+//!   (collectives of one group serialize), lasts what the [`Timer`] says, and ends on every
+//!   member at once;
+//! - `COMM_SEND` / `COMM_RECV` pairs are matched by (source, destination, `comm_tag`) in file
+//!   order; the transfer starts when both sides are ready;
+//! - other known types take no time; unknown types too, counted as warnings.
+//!
+//! A node's time is then a pure function of its inputs' times (a longest path through the
+//! DAG of all ranks), so the order in which ranks are read does not change any time.
+//! Times are integer picoseconds: durations in microseconds add up exactly.
+//!
+//! Memory is bounded by a window of nodes per rank, not by the files: a rank is read ahead
+//! at most `window` unfinished nodes, and the finish times of the last `window` finished
+//! nodes are kept. A dependency on an older node (rare: e.g. an optimizer step on a gradient
+//! collective) takes the latest finish time of all forgotten nodes, an upper bound; when
+//! that bound decides a node's start, it is counted (`window_bound`) so exactness is never
+//! silently lost.
+
+mod collectives;
+mod critical;
+mod diagnose;
+mod error;
+mod feed;
+mod groups;
+mod rank;
+mod report;
+mod sim;
+mod time;
+mod transfers;
+
+pub use error::ReplayError;
+pub use groups::{groups_of, infer_groups, Groups, WORLD};
+pub use report::{PathStep, RankTime, Replay};
+pub use time::{ps, secs, Ps};
+
+use crate::io::{Reader, TraceSet, Warnings};
+use crate::proto::NodeCore;
+use aifabric_workload::{Algo, Op};
+use collectives::GroupState;
+use critical::{kind_name, Links};
+use feed::{Batch, DecodeCx, Feed, BATCH};
+use rank::{Rank, Seen};
+use rayon::prelude::*;
+use report::node_names;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use sim::Sim;
+
+/// Durations of communication.
+pub trait Timer {
+    /// One collective of `bytes` (nccl-tests convention) on process group `pg`; `op` `None`
+    /// is a barrier.
+    fn collective(
+        &mut self,
+        pg: u32,
+        op: Option<Op>,
+        algo: Option<Algo>,
+        bytes: u64,
+    ) -> Result<Ps, ReplayError>;
+
+    /// One point-to-point transfer from rank `src` to rank `dst` (on `pg` if the trace says).
+    fn p2p(&mut self, src: u32, dst: u32, pg: Option<u32>, bytes: u64) -> Result<Ps, ReplayError>;
+}
+
+/// How to replay.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ReplayConfig {
+    /// Effective FLOP/s of a GPU (peak x efficiency), for `num_ops`.
+    pub flops_per_s: f64,
+    /// Finished nodes remembered per rank, and the most unfinished nodes read ahead per rank.
+    pub window: u32,
+}
+
+/// Largest window, nodes per rank.
+pub const MAX_WINDOW: u32 = 1 << 24;
+
+/// Unfinished nodes a rank is first read ahead: reading further than where it waits for
+/// other ranks only fills memory. Doubled (up to the window) whenever no rank can progress.
+const LOOKAHEAD: u32 = 64;
+
+const NONE: u32 = u32::MAX;
+
+/// Replay the trace in `set` with `groups`, timing communication with `timer`.
+pub fn replay<T: Timer + Send>(
+    set: &TraceSet,
+    groups: &Groups,
+    timer: &mut T,
+    cfg: ReplayConfig,
+    progress: &dyn Fn(u64),
+) -> Result<Replay, ReplayError> {
+    if cfg.window == 0 || cfg.window > MAX_WINDOW {
+        return Err(ReplayError::Input(format!(
+            "the window must be 1 to {MAX_WINDOW} nodes, not {}",
+            cfg.window
+        )));
+    }
+    if !(cfg.flops_per_s.is_finite() && cfg.flops_per_s > 0.0) {
+        return Err(ReplayError::Input(format!(
+            "the roofline must be a positive number of FLOP/s, not {}",
+            cfg.flops_per_s
+        )));
+    }
+    let mut ranks = Vec::with_capacity(set.files.len());
+    let mut feeds = Vec::with_capacity(set.files.len());
+    for f in &set.files {
+        let (reader, _) = Reader::open(f).map_err(|e| match e.problem {
+            crate::io::Problem::Io(ref m) if m.contains("Too many open files") => {
+                ReplayError::Input(format!(
+                    "{e}: a replay keeps every rank's file open; raise the limit (ulimit -n)"
+                ))
+            }
+            _ => e.into(),
+        })?;
+        let file = reader.file().to_owned();
+        feeds.push(Feed {
+            reader: Some(reader),
+            file: file.clone(),
+            seq: FxHashMap::default(),
+            p2p_seq: FxHashMap::default(),
+            warnings: Warnings::default(),
+            node: NodeCore::default(),
+            ahead: None,
+            spare: Batch::default(),
+        });
+        ranks.push(Rank {
+            file,
+            pending: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            by_id: FxHashMap::default(),
+            forward: FxHashMap::default(),
+            finished: vec![(0, 0, NONE); cfg.window.next_power_of_two() as usize],
+            seen: Seen::default(),
+            horizon: (0, NONE),
+            last_comp: None,
+            ended: false,
+            end: (0, NONE),
+            compute: 0,
+            nodes: 0,
+        });
+    }
+    let mut sim = Sim {
+        batches: (0..ranks.len()).map(|_| Batch::default()).collect(),
+        ranks,
+        scratch: Vec::new(),
+        groups,
+        timer,
+        links: Links::default(),
+        pgs: (0..groups.len()).map(|_| GroupState::default()).collect(),
+        channels: FxHashMap::default(),
+        ready: Vec::new(),
+        window_bound: 0,
+        collectives: 0,
+        transfers: 0,
+        lookahead: LOOKAHEAD.min(cfg.window),
+    };
+    for g in &mut sim.pgs {
+        g.link = NONE;
+    }
+    let n = sim.ranks.len() as u32;
+    let cx = DecodeCx {
+        groups,
+        world: groups.find(WORLD),
+        flops_per_s: cfg.flops_per_s,
+        ranks: n,
+    };
+    loop {
+        // Take the batches decoded ahead where the current one is used up.
+        let mut any = false;
+        for (b, f) in sim.batches.iter_mut().zip(&mut feeds) {
+            if b.dry() && b.failure.is_none() && !b.last {
+                if let Some(next) = f.ahead.take() {
+                    f.spare = std::mem::replace(b, next);
+                    any = true;
+                }
+            }
+        }
+        // Replay what is decoded while the next batches are decoded (in parallel over
+        // ranks): each rank is always one batch ahead.
+        let (replayed, decoded) = rayon::join(
+            || -> Result<bool, ReplayError> {
+                let mut any = false;
+                for r in 0..n {
+                    any |= sim.pump(r)?;
+                }
+                Ok(any)
+            },
+            || {
+                feeds
+                    .par_iter_mut()
+                    .enumerate()
+                    .filter(|(_, f)| f.ahead.is_none() && f.reader.is_some())
+                    .map(|(r, f)| {
+                        f.ahead = Some(f.decode(&cx, r as u32, BATCH));
+                        1
+                    })
+                    .sum::<usize>()
+                    > 0
+            },
+        );
+        any |= replayed? | decoded;
+        progress(sim.ranks.iter().map(|r| r.nodes).sum());
+        let unread = |sim: &Sim<T>, feeds: &[Feed]| {
+            feeds
+                .iter()
+                .any(|f| f.reader.is_some() || f.ahead.as_ref().is_some_and(|b| !b.dry()))
+                || sim.batches.iter().any(|b| !b.dry())
+        };
+        if !any {
+            if sim.lookahead < cfg.window && unread(&sim, &feeds) {
+                sim.lookahead = sim.lookahead.saturating_mul(2).min(cfg.window);
+                continue;
+            }
+            break;
+        }
+    }
+    let unread = feeds
+        .iter()
+        .any(|f| f.reader.is_some() || f.ahead.as_ref().is_some_and(|b| !b.dry()))
+        || sim.batches.iter().any(|b| !b.dry());
+    if unread {
+        // A damaged file behind the full window says more.
+        let failure = sim
+            .batches
+            .iter_mut()
+            .find_map(|b| b.failure.take())
+            .or_else(|| {
+                feeds
+                    .iter_mut()
+                    .find_map(|f| f.ahead.as_mut().and_then(|b| b.failure.take()))
+            });
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        sim.check_cycles()?;
+        return Err(ReplayError::Input(format!(
+            "the replay window ({} nodes per rank) is full on every rank that still has nodes \
+             to read, and nothing can finish; raise --window",
+            cfg.window
+        )));
+    }
+    sim.check_done()?;
+    // The critical path: back from the last node to end (ties: the lowest rank).
+    let mut last = (0, NONE);
+    for rk in &sim.ranks {
+        if rk.end.0 > last.0 || last.1 == NONE {
+            last = rk.end;
+        }
+    }
+    let mut steps: Vec<(u32, u64, u8, Ps, Ps)> = Vec::new();
+    let mut l = last.1;
+    while l != NONE {
+        let x = sim.links.v[l as usize];
+        steps.push((x.rank, x.id, x.kind, x.start, x.finish));
+        l = x.prev;
+    }
+    steps.reverse();
+    let names = node_names(set, &steps)?;
+    let critical_path = steps
+        .iter()
+        .zip(names)
+        .map(|(&(rank, id, kind, s, f), name)| PathStep {
+            rank,
+            id,
+            name,
+            kind: kind_name(kind),
+            start_s: secs(s),
+            end_s: secs(f),
+        })
+        .collect();
+    let per_rank: Vec<RankTime> = sim
+        .ranks
+        .iter()
+        .enumerate()
+        .map(|(r, rk)| RankTime {
+            rank: r as u32,
+            iteration_s: secs(rk.end.0),
+            compute_s: secs(rk.compute),
+            exposed_comm_s: secs(rk.end.0.saturating_sub(rk.compute)),
+            nodes: rk.nodes,
+        })
+        .collect();
+    Ok(Replay {
+        ranks: n,
+        nodes: sim.ranks.iter().map(|r| r.nodes).sum(),
+        iteration_s: secs(last.0),
+        per_rank,
+        critical_path,
+        collectives: sim.collectives,
+        transfers: sim.transfers,
+        warnings: feeds.iter().fold(Warnings::default(), |mut w, f| {
+            w.add(&f.warnings);
+            w
+        }),
+        window_bound: sim.window_bound,
+    })
+}
