@@ -7,8 +7,6 @@ use aifabric_chakra::{info::TraceInfo, synth};
 use aifabric_spec::job;
 use rustc_hash::FxHashMap;
 
-mod common;
-
 const SMALL: &str = "
 name: small-8
 gpus: 8
@@ -81,8 +79,8 @@ fn rescaling_8_to_1024_replicates_the_replica_and_grows_data_parallel_groups() {
     assert_eq!(g["tp.0@127"], vec![1016, 1017]);
     assert_eq!(g.keys().filter(|k| k.starts_with("tp.")).count(), 4 * 128);
     // The rescaled trace replays: compute per rank as before, every collective matched.
-    let before = common::run(a.path(), 4096).unwrap();
-    let after = common::run(b.path(), 4096).unwrap();
+    let before = crate::common::run(a.path(), 4096).unwrap();
+    let after = crate::common::run(b.path(), 4096).unwrap();
     assert_eq!(after.ranks, 1024);
     assert_eq!(after.per_rank[1000].compute_s, before.per_rank[0].compute_s);
     // Tensor-parallel collectives are copied per replica; the 4 DP groups still run their

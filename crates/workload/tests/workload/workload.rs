@@ -174,7 +174,7 @@ fn domains_never_straddle_racks_and_leftovers_are_not_allocated() {
     assert!(placement::place(&f, 97, 3, Placement::Packed, &none).is_err());
 }
 
-const LLAMA: &str = include_str!("../../../examples/jobs/llama3-405b-16k.yaml");
+const LLAMA: &str = include_str!("../../../../examples/jobs/llama3-405b-16k.yaml");
 
 #[test]
 fn the_llama_job_gives_the_roofline_and_megatron_counts() {

@@ -1,9 +1,8 @@
 //! Hand-built DAGs with known critical paths replay to the expected times exactly, and each
 //! kind of broken trace gets its own error.
 
-mod common;
+use crate::common::*;
 use aifabric_chakra::replay::secs;
-use common::*;
 
 const AR: i64 = 0;
 const AG: i64 = 2;

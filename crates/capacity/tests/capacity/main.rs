@@ -1,0 +1,5 @@
+//! The integration tests of `aifabric-capacity`, one binary (each module was its own binary).
+
+mod fat_tree;
+mod reference;
+mod scenario;

@@ -1,0 +1,4 @@
+//! The integration tests of `aifabric-cli`, one binary (each module was its own binary).
+
+mod chakra;
+mod cli;

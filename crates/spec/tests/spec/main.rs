@@ -1,0 +1,5 @@
+//! The integration tests of `aifabric-spec`, one binary (each module was its own binary).
+
+mod bad_input;
+mod builders;
+mod never_panics;

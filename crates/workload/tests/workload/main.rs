@@ -1,0 +1,4 @@
+//! The integration tests of `aifabric-workload`, one binary (each module was its own binary).
+
+mod collective;
+mod workload;
