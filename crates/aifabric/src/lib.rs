@@ -20,7 +20,7 @@
 //!     })
 //!     .unwrap();
 //! assert_eq!(report.rows.len(), 1);
-//! assert!(report.rows[0].bus_bw_gbs > 0.0);
+//! assert!(report.rows[0].bus_bw_gbytes_per_s > 0.0);
 //! ```
 
 mod compare;
@@ -29,14 +29,15 @@ mod report;
 pub mod size;
 mod verify;
 
-pub use aifabric_chakra::fabric::FabricReplay as ReplayReport;
 pub use aifabric_chakra::io::TraceSet;
 pub use aifabric_engine::{Lb, NetParams};
 pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement};
 pub use failures::FailureRequest;
-pub use report::{CollectiveReport, CollectiveRow, JobReport, TrafficReport};
+pub use report::{
+    CollectiveReport, CollectiveRow, JobReport, ReplayReport, TrafficReport, SCHEMA_VERSION,
+};
 pub use size::Sizes;
 
 use aifabric_engine::job::{run as run_job, JobOptions};
@@ -267,8 +268,8 @@ impl<'f> Study<'f> {
             rows.push(CollectiveRow {
                 bytes: s,
                 time_us: r.time_s * 1e6,
-                alg_bw_gbs: r.alg_bw_gbs,
-                bus_bw_gbs: r.bus_bw_gbs,
+                alg_bw_gbytes_per_s: r.alg_bw_gbytes_per_s,
+                bus_bw_gbytes_per_s: r.bus_bw_gbytes_per_s,
                 slowdown,
                 te_gap: r.te_gap,
                 algo: r.algo,
@@ -277,6 +278,7 @@ impl<'f> Study<'f> {
             largest = Some(r);
         }
         Ok(CollectiveReport {
+            schema_version: SCHEMA_VERSION,
             spec: self.fabric.name.clone(),
             op: req.op,
             algorithm: algo,
@@ -307,6 +309,7 @@ impl<'f> Study<'f> {
         let steps = Both::nets(self, params).try_map(|n| run_job(n, it, &placed, opts))?;
         let slowdown = steps.healthy.as_ref().map(|h| steps.now.step_s / h.step_s);
         Ok(JobReport {
+            schema_version: SCHEMA_VERSION,
             spec: self.fabric.name.clone(),
             placement: policy,
             lb: c.lb.name(),
@@ -334,6 +337,7 @@ impl<'f> Study<'f> {
             .try_map(|net| aifabric_engine::traffic::run(net, &tm, &placed, c.lb, c.seed))?;
         let base = runs.healthy.as_ref();
         Ok(TrafficReport {
+            schema_version: SCHEMA_VERSION,
             spec: self.fabric.name.clone(),
             source: name,
             gpus: n,
@@ -384,7 +388,21 @@ impl Study<'_> {
             };
             prepared.run(net, set, &opts, p)
         })?;
-        Ok(prepared.report(self.fabric, &opts, runs.now, runs.healthy.map(|h| h.0)))
+        let (replay, simulations) = runs.now;
+        let healthy = runs.healthy.map(|h| h.0);
+        Ok(ReplayReport {
+            schema_version: SCHEMA_VERSION,
+            spec: self.fabric.name.clone(),
+            placement: prepared.placement().name(),
+            lb: c.lb.name(),
+            flops_per_s: prepared.flops_per_s(),
+            alpha_s: prepared.alpha_s(),
+            trace: prepared.info().clone(),
+            slowdown: healthy.as_ref().map(|h| replay.iteration_s / h.iteration_s),
+            replay,
+            simulations,
+            healthy,
+        })
     }
 }
 

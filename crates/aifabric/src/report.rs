@@ -1,11 +1,17 @@
 //! The JSON contracts: what `aifabric collective|job|traffic --json` print, and what the
 //! library returns.
 
+use aifabric_chakra::info::TraceInfo;
+use aifabric_chakra::replay::Replay;
 use aifabric_engine::job::StepResult;
 use aifabric_engine::sim::CollectiveResult;
 use aifabric_engine::traffic::TrafficResult;
 use aifabric_workload::{Algo, Op, Placement};
 use serde::Serialize;
+
+/// Version of these JSON contracts; raised when a field changes meaning or name. 1: the first
+/// versioned contracts (bandwidths in `*_gbytes_per_s`, 10^9 bytes per second).
+pub const SCHEMA_VERSION: u32 = 1;
 
 /// One size of a collective sweep (a row of the nccl-tests-style table).
 #[derive(Clone, Debug, Serialize)]
@@ -15,9 +21,9 @@ pub struct CollectiveRow {
     /// Time of the collective, microseconds.
     pub time_us: f64,
     /// Algorithm bandwidth, GB/s (10^9 bytes per second).
-    pub alg_bw_gbs: f64,
+    pub alg_bw_gbytes_per_s: f64,
     /// Bus bandwidth, GB/s (nccl-tests' factor applied).
-    pub bus_bw_gbs: f64,
+    pub bus_bw_gbytes_per_s: f64,
     /// Time over the healthy fabric's time (only with a damaging scenario).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slowdown: Option<f64>,
@@ -34,6 +40,8 @@ pub struct CollectiveRow {
 /// A collective over a sweep of sizes.
 #[derive(Clone, Debug, Serialize)]
 pub struct CollectiveReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
     /// The fabric's name.
     pub spec: String,
     /// The operation.
@@ -59,6 +67,8 @@ pub struct CollectiveReport {
 /// One training iteration.
 #[derive(Clone, Debug, Serialize)]
 pub struct JobReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
     /// The fabric's name.
     pub spec: String,
     /// How the job was placed.
@@ -80,6 +90,8 @@ pub struct JobReport {
 /// A traffic matrix, event by event.
 #[derive(Clone, Debug, Serialize)]
 pub struct TrafficReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
     /// The fabric's name.
     pub spec: String,
     /// The file, or the pattern.
@@ -100,4 +112,34 @@ pub struct TrafficReport {
     /// P99 FCT over the healthy fabric's (only with a damaging scenario).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p99_slowdown: Option<f64>,
+}
+
+/// A Chakra trace replayed on a fabric, with the healthy fabric's replay when the scenario
+/// damages it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplayReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Fabric name.
+    pub spec: String,
+    /// Placement used.
+    pub placement: String,
+    /// Load balancing.
+    pub lb: String,
+    /// Effective FLOP/s used for `num_ops`.
+    pub flops_per_s: f64,
+    /// Collective latency used, seconds.
+    pub alpha_s: f64,
+    /// What the trace's metadata said.
+    pub trace: TraceInfo,
+    /// The replay.
+    pub replay: Replay,
+    /// Engine simulations run.
+    pub simulations: u64,
+    /// The healthy fabric's replay, when the scenario damages something.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub healthy: Option<Replay>,
+    /// Iteration time over the healthy one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown: Option<f64>,
 }

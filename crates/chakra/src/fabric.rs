@@ -19,7 +19,6 @@ use aifabric_model::{DeviceId, Fabric, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_workload::{placement, Algo, Op, Placement};
 use rustc_hash::FxHashMap;
-use serde::Serialize;
 
 /// Communication timed on a [`Net`].
 pub struct FabricTimer<'a> {
@@ -259,33 +258,6 @@ impl Default for FabricOptions {
     }
 }
 
-/// A replay on a fabric, with the healthy fabric's when a scenario damages it.
-#[derive(Clone, Debug, Serialize)]
-pub struct FabricReplay {
-    /// Fabric name.
-    pub spec: String,
-    /// Placement used.
-    pub placement: String,
-    /// Load balancing.
-    pub lb: String,
-    /// Effective FLOP/s used for `num_ops`.
-    pub flops_per_s: f64,
-    /// Collective latency used, seconds.
-    pub alpha_s: f64,
-    /// What the trace's metadata said.
-    pub trace: TraceInfo,
-    /// The replay.
-    pub replay: Replay,
-    /// Engine simulations run.
-    pub simulations: u64,
-    /// The healthy fabric's replay, when the scenario damages something.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub healthy: Option<Replay>,
-    /// Iteration time over the healthy one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slowdown: Option<f64>,
-}
-
 /// H100 SXM dense bf16 peak, FLOP/s, and a typical share of it (Llama 3: 38-43% MFU).
 pub const DEFAULT_ROOFLINE: (f64, f64) = (989e12, 0.4);
 /// Default per-step collective latency, seconds.
@@ -387,40 +359,36 @@ impl Prepared {
         Ok((r, timer.simulations))
     }
 
-    /// The report of a replay on `f` (and of the healthy fabric's, when there was one).
-    pub fn report(
-        self,
-        f: &Fabric,
-        opts: &FabricOptions,
-        (replay, simulations): (Replay, u64),
-        healthy: Option<Replay>,
-    ) -> FabricReplay {
-        let slowdown = healthy.as_ref().map(|h| replay.iteration_s / h.iteration_s);
-        FabricReplay {
-            spec: f.name.clone(),
-            placement: self.policy.name(),
-            lb: opts.lb.name(),
-            flops_per_s: self.cfg.flops_per_s,
-            alpha_s: self.alpha_s,
-            trace: self.info,
-            replay,
-            simulations,
-            healthy,
-            slowdown,
-        }
+    /// The placement the ranks took.
+    pub fn placement(&self) -> Placement {
+        self.policy
+    }
+
+    /// Effective FLOP/s a compute node's `num_ops` runs at.
+    pub fn flops_per_s(&self) -> f64 {
+        self.cfg.flops_per_s
+    }
+
+    /// Per-step collective latency, seconds.
+    pub fn alpha_s(&self) -> f64 {
+        self.alpha_s
+    }
+
+    /// What the trace's metadata said.
+    pub fn info(&self) -> &TraceInfo {
+        &self.info
     }
 }
 
-/// Replay `set` on the healthy `f` (the `aifabric` facade's `Study::replay` adds scenarios
+/// Replay `set` on the healthy `f`: the replay and the engine simulations it ran (the `aifabric` facade's `Study::replay` adds scenarios
 /// and the comparison with the healthy fabric).
 pub fn replay_healthy(
     f: &Fabric,
     set: &TraceSet,
     opts: &FabricOptions,
     progress: &dyn Fn(u64),
-) -> Result<FabricReplay, ReplayError> {
+) -> Result<(Replay, u64), ReplayError> {
     let p = Prepared::new(f, set, opts)?;
     let net = Net::new(f, &Scenario::healthy(f), opts.plan, opts.bgp, p.params());
-    let r = p.run(&net, set, opts, progress)?;
-    Ok(p.report(f, opts, r, None))
+    p.run(&net, set, opts, progress)
 }

@@ -38,7 +38,7 @@ pub struct CommTime {
     /// Time of one instance, seconds.
     pub time_s: f64,
     /// Bus bandwidth of one instance, GB/s.
-    pub bus_bw_gbs: f64,
+    pub bus_bw_gbytes_per_s: f64,
     /// Exposed time per iteration, seconds.
     pub exposed_s: f64,
     /// The simulation of one instance (utilization per tier, bottlenecks).
@@ -107,7 +107,7 @@ pub fn run(
             ranks: c.groups.first().map_or(0, Vec::len),
             count: c.count,
             time_s: r.time_s,
-            bus_bw_gbs: r.bus_bw_gbs,
+            bus_bw_gbytes_per_s: r.bus_bw_gbytes_per_s,
             exposed_s: c.count as f64 * r.time_s * c.exposed,
             detail: r,
         });

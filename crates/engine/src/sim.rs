@@ -23,7 +23,7 @@ use crate::net::{flow_hash, Lb, Net, NoPath, PathWs};
 use crate::te;
 use aifabric_model::DeviceId;
 use aifabric_routing::bgp::{routes_to, RoutesTo, SpeakerId};
-use aifabric_workload::collective::{alg_bw_gbs, bus_bw_gbs, Op};
+use aifabric_workload::collective::{alg_bw_gbytes_per_s, bus_bw_gbytes_per_s, Op};
 use aifabric_workload::schedule::{schedule, Algo, Phase, ScheduleError};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -111,9 +111,9 @@ pub struct CollectiveResult {
     /// Of which latency (per-step software latency and path latency), seconds.
     pub latency_s: f64,
     /// Algorithm bandwidth, GB/s (10^9 B).
-    pub alg_bw_gbs: f64,
+    pub alg_bw_gbytes_per_s: f64,
     /// Bus bandwidth, GB/s.
-    pub bus_bw_gbs: f64,
+    pub bus_bw_gbytes_per_s: f64,
     /// Latency-paying steps.
     pub steps: u64,
     /// Flows simulated (distinct phases x flows each).
@@ -1015,16 +1015,22 @@ pub(crate) fn simulate_algo(
         .map(|(r, &b)| (r as u32, b));
     let (tiers, bottlenecks, utilization_histogram) = utilization(net, carried, xfer);
     let (alg, bus) = match c.op {
-        Some(op) if time > 0.0 => (alg_bw_gbs(c.bytes, time), bus_bw_gbs(op, n, c.bytes, time)),
-        None if time > 0.0 => (alg_bw_gbs(c.bytes, time), alg_bw_gbs(c.bytes, time)),
+        Some(op) if time > 0.0 => (
+            alg_bw_gbytes_per_s(c.bytes, time),
+            bus_bw_gbytes_per_s(op, n, c.bytes, time),
+        ),
+        None if time > 0.0 => (
+            alg_bw_gbytes_per_s(c.bytes, time),
+            alg_bw_gbytes_per_s(c.bytes, time),
+        ),
         _ => (0.0, 0.0),
     };
     Ok(CollectiveResult {
         bytes: c.bytes,
         time_s: time,
         latency_s: lat,
-        alg_bw_gbs: alg,
-        bus_bw_gbs: bus,
+        alg_bw_gbytes_per_s: alg,
+        bus_bw_gbytes_per_s: bus,
         steps: sched.steps(),
         flows,
         tiers,

@@ -357,7 +357,7 @@ pub fn build(
                 alpha_s: 5e-6,
             };
             let r = simulate(&net, &routes, &c).map_err(stage)?;
-            points.push((bytes, r.bus_bw_gbs));
+            points.push((bytes, r.bus_bw_gbytes_per_s));
             hist = r.utilization_histogram;
         }
         busbw.push(BusBwSeries {

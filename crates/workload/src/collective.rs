@@ -84,13 +84,13 @@ impl std::fmt::Display for Op {
 }
 
 /// Algorithm bandwidth in GB/s (10^9 B): size over time.
-pub fn alg_bw_gbs(bytes: f64, seconds: f64) -> f64 {
+pub fn alg_bw_gbytes_per_s(bytes: f64, seconds: f64) -> f64 {
     bytes / seconds / 1e9
 }
 
-/// Bus bandwidth in GB/s: [`alg_bw_gbs`] x [`Op::bus_factor`].
-pub fn bus_bw_gbs(op: Op, n: u32, bytes: f64, seconds: f64) -> f64 {
-    alg_bw_gbs(bytes, seconds) * op.bus_factor(n)
+/// Bus bandwidth in GB/s: [`alg_bw_gbytes_per_s`] x [`Op::bus_factor`].
+pub fn bus_bw_gbytes_per_s(op: Op, n: u32, bytes: f64, seconds: f64) -> f64 {
+    alg_bw_gbytes_per_s(bytes, seconds) * op.bus_factor(n)
 }
 
 /// How a collective is carried out.

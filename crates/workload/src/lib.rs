@@ -15,7 +15,7 @@
 //! seeded).
 //!
 //! ```
-//! use aifabric_workload::collective::{alpha_beta_seconds, bus_bw_gbs, Algorithm};
+//! use aifabric_workload::collective::{alpha_beta_seconds, bus_bw_gbytes_per_s, Algorithm};
 //! use aifabric_workload::schedule::schedule;
 //! use aifabric_workload::{Algo, Op};
 //!
@@ -28,7 +28,7 @@
 //! assert!((per_rank - Op::AllReduce.bus_factor(n) * bytes).abs() < 1e-3);
 //! // So with no latency, at 50 GB/s per rank, the bus bandwidth is the link's 50 GB/s.
 //! let t = alpha_beta_seconds(Op::AllReduce, Algorithm::Ring, n, bytes, 0.0, 50e9).unwrap();
-//! assert!((bus_bw_gbs(Op::AllReduce, n, bytes, t) - 50.0).abs() < 1e-9);
+//! assert!((bus_bw_gbytes_per_s(Op::AllReduce, n, bytes, t) - 50.0).abs() < 1e-9);
 //! ```
 
 pub mod collective;

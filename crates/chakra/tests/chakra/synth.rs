@@ -86,34 +86,34 @@ fn check(text: &str, spec: &str, lb: Lb) {
     let w = synth::write(&it, dir.path(), "trace", true, &|_| {}).unwrap();
     assert_eq!(w.ranks, it.gpus);
     let set = TraceSet::discover(dir.path()).unwrap();
-    let r = replay_healthy(&f, &set, &opts(lb), &|_| {}).unwrap();
-    let rel = (r.replay.iteration_s - step.step_s).abs() / step.step_s;
+    let (r, simulations) = replay_healthy(&f, &set, &opts(lb), &|_| {}).unwrap();
+    let rel = (r.iteration_s - step.step_s).abs() / step.step_s;
     assert!(
         rel < 0.01,
         "{}: replay {} s vs job {} s ({:.3}%)",
         it.name,
-        r.replay.iteration_s,
+        r.iteration_s,
         step.step_s,
         rel * 100.0
     );
-    assert_eq!(r.replay.ranks, it.gpus);
-    assert_eq!(r.replay.window_bound, 0);
-    assert!(!r.replay.warnings.any());
+    assert_eq!(r.ranks, it.gpus);
+    assert_eq!(r.window_bound, 0);
+    assert!(!r.warnings.any());
     // Every rank computes the job's compute plus bubble.
-    for rt in &r.replay.per_rank {
+    for rt in &r.per_rank {
         let want = step.compute_s + step.bubble_s;
         assert!((rt.compute_s - want).abs() < 1e-6 * want, "{rt:?}");
     }
     // The critical path runs from the first compute slice to the iteration end.
-    let path = &r.replay.critical_path;
+    let path = &r.critical_path;
     assert_eq!(path.first().unwrap().name, "compute.0");
     assert_eq!(path.last().unwrap().name, "iteration_end");
-    assert!((path.last().unwrap().end_s - r.replay.iteration_s).abs() < 1e-12);
+    assert!((path.last().unwrap().end_s - r.iteration_s).abs() < 1e-12);
     // Collectives were simulated once per distinct (family, operation, size).
     assert!(
-        r.simulations <= 2 * it.comms.len() as u64 + 2,
+        simulations <= 2 * it.comms.len() as u64 + 2,
         "{}",
-        r.simulations
+        simulations
     );
 }
 

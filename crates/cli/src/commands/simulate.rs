@@ -125,7 +125,7 @@ pub fn render_collective(r: &CollectiveReport) -> String {
         let _ = write!(
             out,
             "{:>15} {:>14.1} {:>10.2} {:>10.2}",
-            row.bytes, row.time_us, row.alg_bw_gbs, row.bus_bw_gbs
+            row.bytes, row.time_us, row.alg_bw_gbytes_per_s, row.bus_bw_gbytes_per_s
         );
         if let Some(s) = row.slowdown {
             let _ = write!(out, " {:>8.3}x", s);
@@ -218,7 +218,7 @@ pub fn render_job(r: &JobReport) -> String {
             c.ranks,
             c.count,
             c.time_s * 1e6,
-            c.bus_bw_gbs,
+            c.bus_bw_gbytes_per_s,
             ms(c.exposed_s),
             algo_note(&c.detail)
         );

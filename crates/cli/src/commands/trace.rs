@@ -2,7 +2,7 @@
 //! tables.
 
 use crate::Failure;
-use aifabric_chakra::fabric::FabricReplay;
+use aifabric::ReplayReport;
 use aifabric_chakra::replay::ReplayError;
 use aifabric_chakra::scale::{scale, DpGroups, Scaled};
 use aifabric_chakra::synth::{self, Written};
@@ -90,7 +90,7 @@ pub fn replay(
     study: &aifabric::Study<'_>,
     trace: &Path,
     req: &aifabric::ReplayRequest,
-) -> Result<FabricReplay, Failure> {
+) -> Result<ReplayReport, Failure> {
     let set = TraceSet::discover(trace).map_err(Failure::BadArgument)?;
     let bar = counter("nodes replayed");
     let r = study.replay(&set, req, &|n| bar.set_position(n))?;
@@ -103,7 +103,7 @@ fn ms(s: f64) -> String {
 }
 
 /// The replay summary.
-pub fn render_replay(x: &FabricReplay) -> String {
+pub fn render_replay(x: &ReplayReport) -> String {
     let r = &x.replay;
     let mut out = String::new();
     let _ = writeln!(

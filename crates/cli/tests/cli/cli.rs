@@ -565,8 +565,8 @@ fn collective_table_json_and_golden() {
     assert_eq!(rows.len(), 3);
     for r in rows {
         let (alg, bus) = (
-            r["alg_bw_gbs"].as_f64().unwrap(),
-            r["bus_bw_gbs"].as_f64().unwrap(),
+            r["alg_bw_gbytes_per_s"].as_f64().unwrap(),
+            r["bus_bw_gbytes_per_s"].as_f64().unwrap(),
         );
         // nccl-tests: busBW = algBW x 2 (n - 1) / n for all-reduce.
         assert!((bus - alg * 2.0 * 63.0 / 64.0).abs() < 1e-9 * bus, "{r}");

@@ -14,8 +14,12 @@ fn ring_all_reduce_on_8_ranks() {
     let t = alpha_beta_seconds(Op::AllReduce, Algorithm::Ring, 8, 1e9, 5e-6, 50e9).unwrap();
     assert!(close(t, 0.03507, 1e-12), "{t}");
     // algBW = 1e9 / 0.03507 / 1e9 = 28.514 GB/s; busBW = x 1.75 = 49.900 GB/s.
-    assert!(close(alg_bw_gbs(1e9, t), 28.5144, 1e-4));
-    assert!(close(bus_bw_gbs(Op::AllReduce, 8, 1e9, t), 49.9002, 1e-4));
+    assert!(close(alg_bw_gbytes_per_s(1e9, t), 28.5144, 1e-4));
+    assert!(close(
+        bus_bw_gbytes_per_s(Op::AllReduce, 8, 1e9, t),
+        49.9002,
+        1e-4
+    ));
 }
 
 #[test]
