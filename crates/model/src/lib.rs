@@ -10,8 +10,9 @@
 //!   there are no per-device heap objects, so 200k GPUs and 2M links fit in ~100 MB.
 //! - [`FabricBuilder`]: the only constructor. It checks each link against its endpoints' port
 //!   budgets when it is added, so a built `Fabric` never has more links than ports.
-//! - [`FailureMask`]: a failure scenario as bitsets over devices and links. Queries that depend
-//!   on liveness take one; the model itself is never edited.
+//! - [`FailureMask`]: a failure scenario as bitsets over devices and links ([`Down`]: the same
+//!   with the member lists a sweep needs). Queries that depend on liveness take one; the model
+//!   itself is never edited.
 //! - [`Catalog`]: hardware models (ports, buffers, power).
 //!
 //! Invariants: devices of a zone are contiguous and zones are in id order; the links of a
@@ -44,6 +45,7 @@
 
 mod builder;
 mod domains;
+mod down;
 mod fabric;
 mod hardware;
 mod ids;
@@ -54,6 +56,7 @@ mod view;
 
 pub use builder::{port_group_kind, FabricBuilder, PortError};
 pub use domains::{DomainClass, SrgCatalog, SrgClass};
+pub use down::Down;
 pub use fabric::*;
 pub use hardware::{Catalog, HardwareModel, PortGroup, PortMode, FABRIC_LANE_MBPS};
 pub use ids::*;

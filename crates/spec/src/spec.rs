@@ -349,7 +349,7 @@ impl Default for DsfModels {
 }
 
 /// NSF: pods of racks, parallel rack links per spine plane, STSW i of every plane to BAG plane i.
-/// Defaults give the 4.98:1 GPU-to-BAG example (see `specs/nsf-l2.yaml`).
+/// Defaults give the 4.98:1 GPU-to-BAG example (see `crates/spec/specs/nsf-l2.yaml`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NsfSpec {

@@ -65,7 +65,7 @@ fn llama3_ai_zone_to_atsw_is_about_7() {
         assert_eq!(z.down_gbps, 3_072.0 * 400.0);
         let ratio = z.oversubscription.unwrap();
         assert!((ratio - 64.0 / 9.0).abs() < 1e-12);
-        // The nearest whole-link design to 7:1 (see specs/llama3-24k.yaml).
+        // The nearest whole-link design to 7:1 (see crates/spec/specs/llama3-24k.yaml).
         assert!((ratio - 7.0).abs() / 7.0 < 0.02);
     }
 }

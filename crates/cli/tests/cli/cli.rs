@@ -135,7 +135,7 @@ fn validate_accepts_a_file() {
 
 fn aifabric_spec_text(name: &str) -> String {
     std::fs::read_to_string(format!(
-        "{}/../../specs/{name}.yaml",
+        "{}/../spec/specs/{name}.yaml",
         env!("CARGO_MANIFEST_DIR")
     ))
     .unwrap()

@@ -35,7 +35,6 @@
 //! capacity; NSF capacity-aware pruning is not applied (plain link-bandwidth UCMP).
 
 mod capacity;
-mod down;
 mod loads;
 mod maxflow;
 mod outcome;
@@ -43,7 +42,7 @@ mod scratch;
 mod standing;
 mod workspace;
 
-pub use down::Down;
+pub use aifabric_model::Down;
 pub use outcome::Outcome;
 pub use workspace::Workspace;
 

@@ -1,6 +1,6 @@
 //! What a scenario takes out of service: the [`Down`] set of devices and links.
 
-use aifabric_model::*;
+use crate::*;
 
 /// What a scenario takes out of service: member devices and links, and the mask of both.
 #[derive(Clone, Debug)]
