@@ -30,6 +30,20 @@ pub mod size;
 mod verify;
 
 pub use aifabric_chakra::io::TraceSet;
+/// The pipeline's stages (one crate each), for their types and lower-level calls: the CLI
+/// reaches them only through here.
+pub mod stages {
+    pub use aifabric_capacity as capacity;
+    pub use aifabric_chakra as chakra;
+    pub use aifabric_engine as engine;
+    pub use aifabric_failures as failures;
+    pub use aifabric_model as model;
+    pub use aifabric_report as report;
+    pub use aifabric_routing as routing;
+    pub use aifabric_spec as spec;
+    pub use aifabric_workload as workload;
+}
+
 pub use aifabric_engine::{Lb, NetParams};
 pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;

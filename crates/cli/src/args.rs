@@ -2,12 +2,12 @@
 //! that parse with `FromStr` (load balancing, placement, algorithms, BGP settings, formats).
 
 use crate::Failure;
-use aifabric_engine::{Lb, NetParams};
-use aifabric_model::{Fabric, Scenario};
-use aifabric_routing::aggregation::{Aggregation, AggregationTier};
-use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
-use aifabric_routing::ucmp::MissingBandwidth;
-use aifabric_workload::{Algo, Op, Placement};
+use aifabric::stages::engine::{Lb, NetParams};
+use aifabric::stages::model::{Fabric, Scenario};
+use aifabric::stages::routing::aggregation::{Aggregation, AggregationTier};
+use aifabric::stages::routing::bgp::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
+use aifabric::stages::routing::ucmp::MissingBandwidth;
+use aifabric::stages::workload::{Algo, Op, Placement};
 use clap::{Parser, Subcommand};
 
 /// aifabric: design, verify and predict gigawatt-scale AI training networks.
@@ -222,7 +222,7 @@ pub(crate) enum Command {
         /// Generate instead: permutation, incast:N (N senders to node 0), all-to-all or
         /// random:N (N flows between random pairs), over --gpus GPUs, all starting at 0.
         #[arg(long)]
-        pattern: Option<aifabric_workload::traffic::Pattern>,
+        pattern: Option<aifabric::stages::workload::traffic::Pattern>,
         /// Bytes per generated flow (binary K, M, G).
         #[arg(long, default_value = "2M", value_parser = parse_size_arg)]
         size: u64,
@@ -329,7 +329,7 @@ pub(crate) enum Command {
         spec: String,
         /// netbox, graphml, nodelink, ipplan or dot.
         #[arg(long)]
-        format: aifabric_report::export::Format,
+        format: aifabric::stages::report::export::Format,
         /// Directory to write into (created if missing).
         #[arg(long)]
         out: std::path::PathBuf,
@@ -469,8 +469,8 @@ impl ScenarioArgs {
             .map_err(|e| Failure::BadArgument(e.to_string()))?;
         if let Some(path) = &self.scenario {
             let (file, src) =
-                aifabric_spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
-            aifabric_spec::scenario::apply_scenario(f, &file, &src, &mut s)
+                aifabric::stages::spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
+            aifabric::stages::spec::scenario::apply_scenario(f, &file, &src, &mut s)
                 .map_err(Failure::BadInput)?;
         }
         Ok(s)

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 /// A failure with its exit code.
 pub(crate) enum Failure {
-    BadInput(aifabric_spec::SpecError),
+    BadInput(aifabric::stages::spec::SpecError),
     BadArgument(String),
     Runtime(String),
 }
@@ -52,8 +52,8 @@ fn main() -> ExitCode {
     }
 }
 
-pub(crate) fn load(spec: &str) -> Result<aifabric_model::Fabric, Failure> {
-    aifabric_spec::load(spec).map_err(Failure::BadInput)
+pub(crate) fn load(spec: &str) -> Result<aifabric::stages::model::Fabric, Failure> {
+    aifabric::stages::spec::load(spec).map_err(Failure::BadInput)
 }
 
 /// Print `v` as JSON with `--json`, else as the human table `human` makes of it.

@@ -1,7 +1,7 @@
 //! Human-readable tables.
 
-use aifabric_capacity::CapacityReport;
-use aifabric_model::{Fabric, Role};
+use aifabric::stages::capacity::CapacityReport;
+use aifabric::stages::model::{Fabric, Role};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -162,8 +162,8 @@ pub fn capacity(r: &CapacityReport) -> String {
     s
 }
 
-pub fn routes(views: &[aifabric_routing::fib::RouteView]) -> String {
-    use aifabric_routing::fib::RouteKind;
+pub fn routes(views: &[aifabric::stages::routing::fib::RouteView]) -> String {
+    use aifabric::stages::routing::fib::RouteKind;
     let mut s = String::new();
     for v in views {
         let kind = match v.kind {
@@ -204,7 +204,7 @@ pub fn routes(views: &[aifabric_routing::fib::RouteView]) -> String {
     s
 }
 
-pub fn blackholes(r: &aifabric_routing::aggregation::BlackholeReport) -> String {
+pub fn blackholes(r: &aifabric::stages::routing::aggregation::BlackholeReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -250,7 +250,7 @@ pub fn blackholes(r: &aifabric_routing::aggregation::BlackholeReport) -> String 
     s
 }
 
-pub fn ibm(zones: &[aifabric_routing::ibm::ZoneIbm]) -> String {
+pub fn ibm(zones: &[aifabric::stages::routing::ibm::ZoneIbm]) -> String {
     let mut s = String::new();
     if zones.is_empty() {
         let _ = writeln!(s, "No DSF zones.");
@@ -291,7 +291,7 @@ fn share(x: f64) -> String {
     format!("{:.4}", x)
 }
 
-pub fn failures(r: &aifabric_failures::report::FailureReport, top: usize) -> String {
+pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usize) -> String {
     let sm = &r.summary;
     let mut s = String::new();
     let _ = writeln!(
@@ -404,7 +404,7 @@ pub fn failures(r: &aifabric_failures::report::FailureReport, top: usize) -> Str
     s
 }
 
-pub fn comparison(c: &aifabric_failures::compare::Comparison) -> String {
+pub fn comparison(c: &aifabric::stages::failures::compare::Comparison) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,

@@ -4,11 +4,11 @@
 
 use crate::commands::failures;
 use crate::{output, Failure};
-use aifabric_failures::sweep::Sweep;
-use aifabric_failures::{analyze, Options};
-use aifabric_model::Scenario;
-use aifabric_routing::bgp::{AsnPlan, BgpConfig};
-use aifabric_workload::Placement;
+use aifabric::stages::failures::sweep::Sweep;
+use aifabric::stages::failures::{analyze, Options};
+use aifabric::stages::model::Scenario;
+use aifabric::stages::routing::bgp::{AsnPlan, BgpConfig};
+use aifabric::stages::workload::Placement;
 use serde::Serialize;
 use std::path::Path;
 
@@ -49,8 +49,11 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         }
         b
     };
-    let f = aifabric_spec::load("prometheus").map_err(Failure::BadInput)?;
-    let cap = aifabric_capacity::capacity_report(&f, &aifabric_model::FailureMask::none(&f));
+    let f = aifabric::stages::spec::load("prometheus").map_err(Failure::BadInput)?;
+    let cap = aifabric::stages::capacity::capacity_report(
+        &f,
+        &aifabric::stages::model::FailureMask::none(&f),
+    );
     let inter: f64 = cap.region_pairs.iter().map(|p| p.capacity_tbps).sum();
     say(format!(
         "1/5 built prometheus: {} GPUs, {} switches, {} links, {:.1} MW; {:.1} Pb/s between the regions",
@@ -96,7 +99,7 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         worst_cap * 100.0
     ));
 
-    let it = aifabric_spec::job::parse("builtin:llama3-405b-16k.yaml", JOB)
+    let it = aifabric::stages::spec::job::parse("builtin:llama3-405b-16k.yaml", JOB)
         .map_err(Failure::BadInput)?;
     let setup = aifabric::Setup::default();
     // Spread over the buildings, so that BAG failures reach the job.
@@ -140,19 +143,19 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
     }
 
     let b = bar("report");
-    let (name, text) = aifabric_spec::read("prometheus").map_err(Failure::BadInput)?;
-    let opts = aifabric_report::data::ReportOptions {
+    let (name, text) = aifabric::stages::spec::read("prometheus").map_err(Failure::BadInput)?;
+    let opts = aifabric::stages::report::data::ReportOptions {
         spec_text: Some((name, text)),
         ..Default::default()
     };
-    let data = aifabric_report::data::build(&f, &opts, &|i, n, what| {
+    let data = aifabric::stages::report::data::build(&f, &opts, &|i, n, what| {
         b.set_length(n);
         b.set_position(i);
         b.set_message(what.to_owned());
     })
     .map_err(|e| Failure::Runtime(e.to_string()))?;
     b.finish_and_clear();
-    let html = aifabric_report::html::render(&data)
+    let html = aifabric::stages::report::html::render(&data)
         .map_err(|e| Failure::Runtime(format!("rendering the report: {e}")))?;
     std::fs::create_dir_all(out)
         .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;

@@ -2,12 +2,12 @@
 
 use crate::Failure;
 use aifabric::failures::planar_vs_spread_sweep;
+use aifabric::stages::failures::compare::Comparison;
+use aifabric::stages::failures::report::FailureReport;
+use aifabric::stages::model::Fabric;
+use aifabric::stages::spec::build_inter_bag;
+use aifabric::stages::spec::spec::InterBagTopology;
 use aifabric::{FailureRequest, Setup, Study};
-use aifabric_failures::compare::Comparison;
-use aifabric_failures::report::FailureReport;
-use aifabric_model::Fabric;
-use aifabric_spec::build_inter_bag;
-use aifabric_spec::spec::InterBagTopology;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 

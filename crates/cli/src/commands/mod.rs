@@ -8,7 +8,7 @@ pub(crate) mod traffic;
 
 use crate::args::{ChakraCommand, Cli, Command};
 use crate::{emit, load, output, print_json, render, write_json, Failure};
-use aifabric_model::FabricView;
+use aifabric::stages::model::FabricView;
 
 pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
@@ -40,7 +40,8 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 top,
             };
             if compare_inter_bag {
-                let (name, text) = aifabric_spec::read(&spec).map_err(Failure::BadInput)?;
+                let (name, text) =
+                    aifabric::stages::spec::read(&spec).map_err(Failure::BadInput)?;
                 let cmp = failures::compare(&name, &text, &setup, &req)?;
                 if let Some(path) = &out {
                     write_json(path, &cmp)?;
@@ -56,13 +57,13 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             }
         }
         Command::Specs { json } => {
-            let list: Vec<_> = aifabric_spec::builtin::list()
+            let list: Vec<_> = aifabric::stages::spec::builtin::list()
                 .map(|(name, description)| serde_json::json!({"name": name, "description": description}))
                 .collect();
             if json {
                 print_json(&list)?;
             } else {
-                for (name, d) in aifabric_spec::builtin::list() {
+                for (name, d) in aifabric::stages::spec::builtin::list() {
                     println!("{name:<14} {d}");
                 }
             }
@@ -199,7 +200,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             bgp,
         } => {
             let setup = sim.setup(&bgp)?;
-            let it = aifabric_spec::job::load(&job).map_err(Failure::BadInput)?;
+            let it = aifabric::stages::spec::job::load(&job).map_err(Failure::BadInput)?;
             let f = load(&spec)?;
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
             let report = study.job(&it, placement)?;
@@ -283,23 +284,23 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 "all" => None,
                 c => Some(aifabric::failures::class(c, "--sweep")?),
             };
-            let (name, text) = aifabric_spec::read(&spec).map_err(Failure::BadInput)?;
-            let f = aifabric_spec::build_str(&name, &text).map_err(Failure::BadInput)?;
-            let opts = aifabric_report::data::ReportOptions {
+            let (name, text) = aifabric::stages::spec::read(&spec).map_err(Failure::BadInput)?;
+            let f = aifabric::stages::spec::build_str(&name, &text).map_err(Failure::BadInput)?;
+            let opts = aifabric::stages::report::data::ReportOptions {
                 sweep,
                 gpus,
                 spec_text: Some((name, text)),
                 ..Default::default()
             };
             let bar = failures::progress_bar("report");
-            let data = aifabric_report::data::build(&f, &opts, &|i, n, what| {
+            let data = aifabric::stages::report::data::build(&f, &opts, &|i, n, what| {
                 bar.set_length(n);
                 bar.set_position(i);
                 bar.set_message(what.to_owned());
             })
             .map_err(|e| Failure::Runtime(e.to_string()))?;
             bar.finish_and_clear();
-            let html = aifabric_report::html::render(&data)
+            let html = aifabric::stages::report::html::render(&data)
                 .map_err(|e| Failure::Runtime(format!("rendering the report: {e}")))?;
             std::fs::create_dir_all(&out)
                 .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
@@ -326,7 +327,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             for name in format.files() {
                 let path = out.join(name);
                 output::write_atomic(&path, |w| {
-                    aifabric_report::export::write(&f, format, name, w)
+                    aifabric::stages::report::export::write(&f, format, name, w)
                         .map_err(std::io::Error::other)
                 })
                 .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;

@@ -1,9 +1,9 @@
 //! `aifabric collective` and `aifabric job`: their reports (from the `aifabric` library) as
 //! tables.
 
+use aifabric::stages::engine::sim::{Bottleneck, CollectiveResult, TierUtil};
+use aifabric::stages::workload::Algo;
 use aifabric::{CollectiveReport, CollectiveRow, JobReport};
-use aifabric_engine::sim::{Bottleneck, CollectiveResult, TierUtil};
-use aifabric_workload::Algo;
 use std::fmt::Write;
 
 /// The algorithm a collective ran, and with `auto` the runner-up it beat.

@@ -2,11 +2,11 @@
 //! tables.
 
 use crate::Failure;
+use aifabric::stages::chakra::replay::ReplayError;
+use aifabric::stages::chakra::scale::{scale, DpGroups, Scaled};
+use aifabric::stages::chakra::synth::{self, Written};
+use aifabric::stages::chakra::TraceSet;
 use aifabric::ReplayReport;
-use aifabric_chakra::replay::ReplayError;
-use aifabric_chakra::scale::{scale, DpGroups, Scaled};
-use aifabric_chakra::synth::{self, Written};
-use aifabric_chakra::TraceSet;
 use indicatif::ProgressStyle;
 use std::fmt::Write;
 use std::path::Path;
@@ -30,8 +30,8 @@ fn counter(what: &str) -> indicatif::ProgressBar {
 
 /// Run `aifabric chakra synth`.
 pub fn synth(job: &str, out: &Path, prefix: &str, gzip: bool) -> Result<Written, Failure> {
-    let it = aifabric_spec::job::load(job).map_err(Failure::BadInput)?;
-    aifabric_chakra::io::prepare_out_dir(out).map_err(Failure::BadArgument)?;
+    let it = aifabric::stages::spec::job::load(job).map_err(Failure::BadInput)?;
+    aifabric::stages::chakra::io::prepare_out_dir(out).map_err(Failure::BadArgument)?;
     let bar = crate::commands::failures::progress_bar("ranks");
     bar.set_length(u64::from(it.gpus));
     let w = synth::write(&it, out, prefix, gzip, &|_| bar.inc(1))
@@ -199,7 +199,7 @@ pub fn render_replay(x: &ReplayReport) -> String {
         "\n  {:>12} {:>12} {:>6} {:>10}  {:<5} name",
         "start (ms)", "end (ms)", "rank", "node", "kind"
     );
-    let show = |out: &mut String, p: &aifabric_chakra::replay::PathStep| {
+    let show = |out: &mut String, p: &aifabric::stages::chakra::replay::PathStep| {
         let _ = writeln!(
             out,
             "  {:>12} {:>12} {:>6} {:>10}  {:<5} {}",
