@@ -51,7 +51,7 @@ impl<'t, T: Timer> Sim<'t, T> {
         }
         let inst = gs.instances[k].get_or_insert_with(|| Instance {
             arrived: 0,
-            at: 0,
+            at: Ps::ZERO,
             link: NONE,
             last_rank: r,
             last_id: id,

@@ -112,19 +112,22 @@ impl Feed {
         Ok(match n.node_type() {
             Some(NodeType::CompNode) => {
                 let d = if n.duration_micros > 0 {
-                    n.duration_micros.checked_mul(1_000_000).ok_or_else(|| {
-                        self.error(
-                            n.id,
-                            format!(
-                                "duration_micros {} is beyond any iteration (over 200 days)",
-                                n.duration_micros
-                            ),
-                        )
-                    })?
+                    n.duration_micros
+                        .checked_mul(1_000_000)
+                        .map(Ps::new)
+                        .ok_or_else(|| {
+                            self.error(
+                                n.id,
+                                format!(
+                                    "duration_micros {} is beyond any iteration (over 200 days)",
+                                    n.duration_micros
+                                ),
+                            )
+                        })?
                 } else if let Some(ops) = num("num_ops") {
                     ps(ops as f64 / cx.flops_per_s)
                 } else {
-                    0
+                    Ps::ZERO
                 };
                 Kind::Comp(d)
             }

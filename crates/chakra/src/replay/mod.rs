@@ -138,13 +138,13 @@ pub fn replay<T: Timer + Send>(
             live: 0,
             by_id: FxHashMap::default(),
             forward: FxHashMap::default(),
-            finished: vec![(0, 0, NONE); cfg.window.next_power_of_two() as usize],
+            finished: vec![(0, Ps::ZERO, NONE); cfg.window.next_power_of_two() as usize],
             seen: Seen::default(),
-            horizon: (0, NONE),
+            horizon: (Ps::ZERO, NONE),
             last_comp: None,
             ended: false,
-            end: (0, NONE),
-            compute: 0,
+            end: (Ps::ZERO, NONE),
+            compute: Ps::ZERO,
             nodes: 0,
         });
     }
@@ -250,7 +250,7 @@ pub fn replay<T: Timer + Send>(
     }
     sim.check_done()?;
     // The critical path: back from the last node to end (ties: the lowest rank).
-    let mut last = (0, NONE);
+    let mut last = (Ps::ZERO, NONE);
     for rk in &sim.ranks {
         if rk.end.0 > last.0 || last.1 == NONE {
             last = rk.end;
@@ -285,7 +285,7 @@ pub fn replay<T: Timer + Send>(
             rank: r as u32,
             iteration_s: secs(rk.end.0),
             compute_s: secs(rk.compute),
-            exposed_comm_s: secs(rk.end.0.saturating_sub(rk.compute)),
+            exposed_comm_s: secs(rk.end.0.since(rk.compute)),
             nodes: rk.nodes,
         })
         .collect();

@@ -116,7 +116,7 @@ impl<'t, T: Timer> Sim<'t, T> {
                     id: 0,
                     kind: Kind::Nop,
                     waiting: 0,
-                    ready: 0,
+                    ready: Ps::ZERO,
                     link: NONE,
                     waiters: Waiters::None,
                     bound: false,
@@ -131,7 +131,7 @@ impl<'t, T: Timer> Sim<'t, T> {
         } else {
             rk.forward.remove(&id).unwrap_or_default()
         };
-        let mut ready: Ps = 0;
+        let mut ready = Ps::ZERO;
         let mut link = NONE;
         let mut waiting = 0u32;
         let mut bound = false;

@@ -81,7 +81,7 @@ pub struct Linear {
     pub calls: u64,
 }
 
-pub const COLL_FIXED_PS: Ps = 1_000_000;
+pub const COLL_FIXED_PS: Ps = Ps::new(1_000_000);
 
 impl Timer for Linear {
     fn collective(
@@ -92,12 +92,12 @@ impl Timer for Linear {
         bytes: u64,
     ) -> Result<Ps, ReplayError> {
         self.calls += 1;
-        Ok(bytes * 1000 + COLL_FIXED_PS)
+        Ok(Ps::new(bytes * 1000) + COLL_FIXED_PS)
     }
 
     fn p2p(&mut self, _s: u32, _d: u32, _pg: Option<u32>, bytes: u64) -> Result<Ps, ReplayError> {
         self.calls += 1;
-        Ok(bytes * 2000)
+        Ok(Ps::new(bytes * 2000))
     }
 }
 
@@ -118,4 +118,4 @@ pub fn run(dir: &Path, window: u32) -> Result<Replay, ReplayError> {
 }
 
 /// Microseconds in picoseconds.
-pub const US: Ps = 1_000_000;
+pub const US: Ps = Ps::new(1_000_000);
