@@ -3,7 +3,7 @@
 use crate::{Error, Study};
 use aifabric_capacity::{capacity_report, CapacityReport};
 use aifabric_routing::aggregation::{blackholes, Aggregation, AggregationTier, BlackholeReport};
-use aifabric_routing::bgp::{routes_to, session_states, BgpGraph, RoutesTo};
+use aifabric_routing::bgp::{routes_to, session_states, BgpGraph, RoutesTo, SpeakerId};
 use aifabric_routing::fib::{find_prefix, prefixes, route_view, RouteView};
 use aifabric_routing::ibm::{input_balanced, ZoneIbm};
 
@@ -60,7 +60,7 @@ impl Study<'_> {
         let unusable = self.scenario.unusable();
         let mut out = Vec::with_capacity(wanted.len());
         // Prefixes of one DSF zone share their origin speaker: compute its routes once.
-        let mut cached: Option<(u32, RoutesTo)> = None;
+        let mut cached: Option<(SpeakerId, RoutesTo)> = None;
         for p in &wanted {
             let origin = g.speaker_of[p.rack_switch.idx()];
             if cached.as_ref().map(|c| c.0) != Some(origin) {

@@ -591,7 +591,7 @@ impl<'f> Net<'f> {
                     latency = latency.max(lat + x);
                     continue;
                 }
-                if routes.best[sv as usize].is_none() {
+                if routes.best[sv.idx()].is_none() {
                     return Err(NoPath::NoRoute);
                 }
                 routes.weighted_next_hops(

@@ -153,15 +153,15 @@ impl RouteCache {
             .map(|&s| routes_to(&net.g, &net.states, s, &net.cfg))
             .collect::<Result<_, _>>()
             .map_err(|e| SimError::Routing(e.to_string()))?;
-        let mut index = vec![u32::MAX; want.last().map_or(0, |&s| s as usize + 1)];
+        let mut index = vec![u32::MAX; want.last().map_or(0, |&s| s.idx() + 1)];
         for (i, &s) in want.iter().enumerate() {
-            index[s as usize] = i as u32;
+            index[s.idx()] = i as u32;
         }
         Ok(RouteCache { index, routes })
     }
 
     pub(crate) fn get(&self, s: SpeakerId) -> Option<&RoutesTo> {
-        let i = *self.index.get(s as usize)?;
+        let i = *self.index.get(s.idx())?;
         self.routes.get(i as usize)
     }
 }

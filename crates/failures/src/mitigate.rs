@@ -166,15 +166,15 @@ fn border_bag_links(ev: &Evaluator, name: &str) -> Vec<LinkId> {
         Some(zone) => (0..g.speakers.len()).find(|&v| {
             matches!(g.speakers[v].kind, SpeakerKind::DsfSystem(z) if f.zones[z.idx()].name == zone)
         }),
-        None => f.find_device(name).map(|d| g.speaker_of[d.idx()] as usize),
+        None => f.find_device(name).map(|d| g.speaker_of[d.idx()].idx()),
     };
     let Some(v) = speaker else {
         return Vec::new();
     };
-    g.neighbors(v as u32)
+    g.neighbors(aifabric_routing::bgp::SpeakerId(v as u32))
         .iter()
         .filter(|&&(_, u)| {
-            matches!(g.speakers[u as usize].kind,
+            matches!(g.speakers[u.idx()].kind,
                 SpeakerKind::Device(d) if matches!(f.device(d).role, Role::Bag | Role::Hub))
         })
         .flat_map(|&(s, _)| g.links(s).iter().copied())

@@ -4,12 +4,16 @@
 //! newtypes keep a device index from being used as a link index by mistake; they cost nothing at
 //! run time.
 
-use serde::{Deserialize, Serialize};
-
+/// A typed `u32` index (`Clone`, `Copy`, ordered, hashed, serialized as the number) with
+/// `idx()` for indexing; other crates name their own tables' ids with it.
+#[macro_export]
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash,
+            serde::Serialize, serde::Deserialize,
+        )]
         #[serde(transparent)]
         pub struct $name(pub u32);
 

@@ -90,19 +90,19 @@ pub struct BlackholeReport {
 }
 
 fn is_bag(f: &Fabric, g: &BgpGraph, v: SpeakerId) -> bool {
-    matches!(g.speakers[v as usize].kind,
+    matches!(g.speakers[v.idx()].kind,
         SpeakerKind::Device(d) if matches!(f.device(d).role, Role::Bag | Role::Hub))
 }
 
 fn zone_of(f: &Fabric, g: &BgpGraph, v: SpeakerId) -> ZoneId {
-    match g.speakers[v as usize].kind {
+    match g.speakers[v.idx()].kind {
         SpeakerKind::Device(d) => f.device(d).zone,
         SpeakerKind::DsfSystem(z) => z,
     }
 }
 
 fn name(f: &Fabric, g: &BgpGraph, v: SpeakerId) -> String {
-    match g.speakers[v as usize].kind {
+    match g.speakers[v.idx()].kind {
         SpeakerKind::Device(d) => f.device_name(d),
         SpeakerKind::DsfSystem(z) => format!("{} (DSF)", f.zones[z.idx()].name),
     }
@@ -135,9 +135,7 @@ pub fn blackholes_in(
     tier: AggregationTier,
     scope: &dyn Fn(u32) -> bool,
 ) -> Result<BlackholeReport, NotConverged> {
-    let zone_of_speaker: Vec<ZoneId> = (0..g.speakers.len() as u32)
-        .map(|v| zone_of(f, g, v))
-        .collect();
+    let zone_of_speaker: Vec<ZoneId> = g.speaker_ids().map(|v| zone_of(f, g, v)).collect();
     let all_prefixes = prefixes(f);
     let plan = crate::addressing::AddressPlan::new(f).ok();
     let unusable = scenario.unusable();
@@ -186,14 +184,15 @@ pub fn blackholes_in(
     for (scope, scope_name, aggregate) in scopes.into_iter().filter(|s| scope(s.0)) {
         let region_of = |z: ZoneId| f.zones[z.idx()].region.0;
         let in_scope = |v: SpeakerId| {
-            let z = zone_of_speaker[v as usize];
+            let z = zone_of_speaker[v.idx()];
             match tier {
                 AggregationTier::Zone => z.0 == scope,
                 AggregationTier::Region => region_of(z) == scope,
             }
         };
         // Borders: speakers of the scope with a session to BAG outside it.
-        let borders: Vec<SpeakerId> = (0..g.speakers.len() as u32)
+        let borders: Vec<SpeakerId> = g
+            .speaker_ids()
             .filter(|&v| {
                 in_scope(v)
                     && g.neighbors(v)
@@ -235,7 +234,7 @@ pub fn blackholes_in(
                     && (b == origin
                         || cache
                             .as_ref()
-                            .is_some_and(|c| c.0 == origin && c.1.best[b as usize].is_some()));
+                            .is_some_and(|c| c.0 == origin && c.1.best[b.idx()].is_some()));
             }
         }
         // A border can advertise only if it still has a session up toward the outside BAG.
@@ -263,7 +262,7 @@ pub fn blackholes_in(
             is_bag(f, g, v)
                 && match tier {
                     AggregationTier::Zone => {
-                        region_of(zone_of_speaker[v as usize]) == f.zones[scope as usize].region.0
+                        region_of(zone_of_speaker[v.idx()]) == f.zones[scope as usize].region.0
                     }
                     AggregationTier::Region => !in_scope(v),
                 }
@@ -360,20 +359,22 @@ fn attracted_shares(
         })
         .collect();
     let routes = routes_to_many(g, &outward, advertisers, cfg)?;
-    let sources: Vec<SpeakerId> = (0..g.speakers.len() as u32)
-        .filter(|&v| is_source(v) && routes.best[v as usize].is_some() && !routes.is_origin(v))
+    let sources: Vec<SpeakerId> = g
+        .speaker_ids()
+        .filter(|&v| is_source(v) && routes.best[v.idx()].is_some() && !routes.is_origin(v))
         .collect();
     let mut mass = vec![0.0f64; g.speakers.len()];
     for &s in &sources {
-        mass[s as usize] += 1.0 / sources.len() as f64;
+        mass[s.idx()] += 1.0 / sources.len() as f64;
     }
     // Next hops are one AS hop closer: push mass from the longest paths down.
-    let mut order: Vec<SpeakerId> = (0..g.speakers.len() as u32)
-        .filter(|&v| routes.best[v as usize].is_some() && !routes.is_origin(v))
+    let mut order: Vec<SpeakerId> = g
+        .speaker_ids()
+        .filter(|&v| routes.best[v.idx()].is_some() && !routes.is_origin(v))
         .collect();
-    order.sort_by_key(|&v| std::cmp::Reverse(routes.best[v as usize].map(|b| b.len)));
+    order.sort_by_key(|&v| std::cmp::Reverse(routes.best[v.idx()].map(|b| b.len)));
     for v in order {
-        let m = mass[v as usize];
+        let m = mass[v.idx()];
         if m == 0.0 {
             continue;
         }
@@ -382,8 +383,8 @@ fn attracted_shares(
             .iter()
             .zip(routes.weights(g, &outward, v))
         {
-            mass[mp.neighbor as usize] += m * w;
+            mass[mp.neighbor.idx()] += m * w;
         }
     }
-    Ok(advertisers.iter().map(|&a| mass[a as usize]).collect())
+    Ok(advertisers.iter().map(|&a| mass[a.idx()]).collect())
 }

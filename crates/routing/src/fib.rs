@@ -132,7 +132,7 @@ pub fn route_view(
         view.kind = RouteKind::Connected;
         return view;
     }
-    if v == u32::MAX {
+    if v == SpeakerId::NONE {
         // Not a BGP speaker: a DSF fabric node sprays cells toward racks of its own zone.
         let (d, r) = (f.device(device), f.device(prefix.rack_switch));
         if matches!(d.role, Role::Fdsw | Role::Sdsw) && d.zone == r.zone {
@@ -145,7 +145,7 @@ pub fn route_view(
         view.kind = RouteKind::DsfFabric;
         return view;
     }
-    let Some(best) = routes.best[v as usize] else {
+    let Some(best) = routes.best[v.idx()] else {
         return view;
     };
     view.kind = RouteKind::Bgp;
@@ -162,7 +162,7 @@ pub fn route_view(
                 .iter()
                 .enumerate()
                 .map(|(i, m)| {
-                    let hop = match g.speakers[m.neighbor as usize].kind {
+                    let hop = match g.speakers[m.neighbor.idx()].kind {
                         SpeakerKind::Device(d) => planes.iter().find(|p| p.ftsw == d),
                         SpeakerKind::DsfSystem(_) => None,
                     };
@@ -211,23 +211,20 @@ pub fn route_view(
 fn as_path(g: &BgpGraph, routes: &RoutesTo, v: SpeakerId) -> Vec<u32> {
     let mut path = Vec::new();
     let mut x = v;
-    while let Some(b) = routes.best[x as usize] {
+    while let Some(b) = routes.best[x.idx()] {
         if b.parent == x || path.len() > g.speakers.len() {
             break;
         }
-        let hops = b.len - routes.best[b.parent as usize].map_or(0, |p| p.len);
+        let hops = b.len - routes.best[b.parent.idx()].map_or(0, |p| p.len);
         x = b.parent;
         // A prepended path repeats the ASN.
-        path.extend(std::iter::repeat_n(
-            g.speakers[x as usize].asn,
-            hops as usize,
-        ));
+        path.extend(std::iter::repeat_n(g.speakers[x.idx()].asn, hops as usize));
     }
     path
 }
 
 fn speaker_name(f: &Fabric, g: &BgpGraph, v: SpeakerId) -> String {
-    match g.speakers[v as usize].kind {
+    match g.speakers[v.idx()].kind {
         SpeakerKind::Device(d) => f.device_name(d),
         SpeakerKind::DsfSystem(z) => format!("{} (DSF)", f.zones[z.idx()].name),
     }

@@ -130,7 +130,7 @@ impl<'f> Evaluator<'f> {
     pub(super) fn site_weights(&self, weights: &[u64]) -> Vec<f64> {
         self.site_speakers
             .iter()
-            .map(|spk| spk.iter().map(|&v| weights[v as usize] as f64).sum())
+            .map(|spk| spk.iter().map(|&v| weights[v.idx()] as f64).sum())
             .collect()
     }
 

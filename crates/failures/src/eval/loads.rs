@@ -48,18 +48,18 @@ impl<'f> Evaluator<'f> {
         ws: &mut Workspace,
     ) -> f64 {
         let srcs = &self.site_speakers[from as usize];
-        let total: u64 = srcs.iter().map(|&v| weights[v as usize]).sum();
+        let total: u64 = srcs.iter().map(|&v| weights[v.idx()]).sum();
         if total == 0 {
             return 0.0;
         }
         let mut delivered = 0.0;
         let mut top = 0usize;
         for &v in srcs {
-            let w = weights[v as usize];
+            let w = weights[v.idx()];
             if w == 0 {
                 continue;
             }
-            let Some(b) = routes.best[v as usize] else {
+            let Some(b) = routes.best[v.idx()] else {
                 continue;
             };
             let share = w as f64 / total as f64;
@@ -68,16 +68,16 @@ impl<'f> Evaluator<'f> {
             if ws.buckets.len() <= len {
                 ws.buckets.resize_with(len + 1, Vec::new);
             }
-            if ws.flow[v as usize] == 0.0 {
+            if ws.flow[v.idx()] == 0.0 {
                 ws.buckets[len].push(v);
             }
-            ws.flow[v as usize] += share;
+            ws.flow[v.idx()] += share;
             top = top.max(len);
         }
         for len in (1..=top).rev() {
             let mut bucket = std::mem::take(&mut ws.buckets[len]);
             for &v in &bucket {
-                let fv = std::mem::replace(&mut ws.flow[v as usize], 0.0);
+                let fv = std::mem::replace(&mut ws.flow[v.idx()], 0.0);
                 if routes.is_origin(v) {
                     continue;
                 }
@@ -98,11 +98,11 @@ impl<'f> Evaluator<'f> {
                         ws.touched.push(pos as u32);
                     }
                     ws.load[pos] += x;
-                    if !routes.is_origin(u) && self.speaker_site[u as usize] != to {
-                        if ws.flow[u as usize] == 0.0 {
+                    if !routes.is_origin(u) && self.speaker_site[u.idx()] != to {
+                        if ws.flow[u.idx()] == 0.0 {
                             ws.buckets[len - 1].push(u);
                         }
-                        ws.flow[u as usize] += x;
+                        ws.flow[u.idx()] += x;
                     }
                 }
             }
@@ -112,7 +112,7 @@ impl<'f> Evaluator<'f> {
         // Origins reached directly (length 0 buckets) hold nothing to forward.
         if let Some(b0) = ws.buckets.first_mut() {
             for v in b0.drain(..) {
-                ws.flow[v as usize] = 0.0;
+                ws.flow[v.idx()] = 0.0;
             }
         }
         delivered
@@ -153,7 +153,7 @@ impl<'f> Evaluator<'f> {
             b.insert(self.owner_of_pos[p as usize] as usize);
         }
         for &v in &self.site_speakers[from as usize] {
-            b.insert(v as usize);
+            b.insert(v.idx());
         }
         b
     }

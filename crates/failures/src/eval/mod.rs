@@ -129,10 +129,10 @@ impl<'f> Evaluator<'f> {
         }
         let mut session_of_pos = vec![0u32; g.adj_len()];
         let mut owner_of_pos = vec![0u32; g.adj_len()];
-        for v in 0..g.speakers.len() as u32 {
+        for v in g.speaker_ids() {
             for (&(s, _), pos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
                 session_of_pos[pos] = s;
-                owner_of_pos[pos] = v;
+                owner_of_pos[pos] = v.0;
             }
         }
         // Sites: buildings, then zones outside any building that have racks.
@@ -172,15 +172,15 @@ impl<'f> Evaluator<'f> {
                 let w = rack_weight(f, DeviceId(i as u32), &none);
                 rack_mbps[i] = w;
                 let v = g.speaker_of[i];
-                if v != u32::MAX {
-                    speaker_mbps[v as usize] += w;
+                if v != SpeakerId::NONE {
+                    speaker_mbps[v.idx()] += w;
                 }
             }
         }
         let mut site_speakers = vec![Vec::new(); sites.len()];
         for (i, d) in f.devices().iter().enumerate() {
             let (site, v) = (site_of_device[i], g.speaker_of[i]);
-            if is_rack(d.role) && site != u32::MAX && v != u32::MAX {
+            if is_rack(d.role) && site != u32::MAX && v != SpeakerId::NONE {
                 site_speakers[site as usize].push(v);
             }
         }
@@ -248,9 +248,10 @@ impl<'f> Evaluator<'f> {
             nets: Vec::new(),
             ledger: TierLedger::new(f),
         };
-        ev.speaker_site = (0..ev.g.speakers.len() as u32)
-            .map(|v| ev.site_of_speaker(v).unwrap_or(u32::MAX))
-            .collect();
+        ev.speaker_site =
+            ev.g.speaker_ids()
+                .map(|v| ev.site_of_speaker(v).unwrap_or(u32::MAX))
+                .collect();
         ev.nets = (0..ev.region_pairs.len())
             .map(|r| ev.maxflow_net(r))
             .collect();
@@ -348,7 +349,7 @@ impl<'f> Evaluator<'f> {
     }
 
     fn site_of_speaker(&self, v: SpeakerId) -> Option<u32> {
-        let d = match self.g.speakers[v as usize].kind {
+        let d = match self.g.speakers[v.idx()].kind {
             SpeakerKind::Device(d) => d,
             SpeakerKind::DsfSystem(z) => DeviceId(self.f.zone_devices(z).start),
         };

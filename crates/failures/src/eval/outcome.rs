@@ -114,7 +114,7 @@ impl<'f> Evaluator<'f> {
         for &r in &racks {
             let w = rack_weight(f, r, mask) as i64 - self.rack_mbps[r.idx()] as i64;
             let v = self.g.speaker_of[r.idx()];
-            if w != 0 && v != u32::MAX {
+            if w != 0 && v != SpeakerId::NONE {
                 weight_changes.push((v, w));
             }
         }
@@ -125,7 +125,7 @@ impl<'f> Evaluator<'f> {
         } else {
             let mut w = self.speaker_mbps.clone();
             for &(v, d) in &weight_changes {
-                w[v as usize] = (w[v as usize] as i64 + d) as u64;
+                w[v.idx()] = (w[v.idx()] as i64 + d) as u64;
             }
             weights_owned = w;
             &weights_owned
@@ -141,7 +141,7 @@ impl<'f> Evaluator<'f> {
             .map(|s| {
                 let spk = &self.site_speakers[s];
                 site_weight_changed[s]
-                    && (spk.len() > 1 || spk.iter().any(|&v| weights[v as usize] == 0))
+                    && (spk.len() > 1 || spk.iter().any(|&v| weights[v.idx()] == 0))
             })
             .collect();
 
@@ -219,7 +219,7 @@ impl<'f> Evaluator<'f> {
                     || probes[b as usize].as_mut().is_some_and(|probe| {
                         self.pair_speakers[p][dir]
                             .ones()
-                            .any(|v| probe.changed(v as SpeakerId))
+                            .any(|v| probe.changed(SpeakerId(v as u32)))
                     })
             };
             let mut changed_pos: Vec<u32> = Vec::new();

@@ -22,8 +22,8 @@ impl<'f> Evaluator<'f> {
         let mut gpus_disconnected = 0;
         for (i, d) in f.devices().iter().enumerate() {
             let id = DeviceId(i as u32);
-            if is_rack(d.role) && self.g.speaker_of[i] != u32::MAX {
-                weights[self.g.speaker_of[i] as usize] += rack_weight(f, id, &down.mask);
+            if is_rack(d.role) && self.g.speaker_of[i] != aifabric_routing::bgp::SpeakerId::NONE {
+                weights[self.g.speaker_of[i].idx()] += rack_weight(f, id, &down.mask);
             }
             if d.role == Role::Gpu
                 && gpu_connected(f, id, &none)

@@ -217,7 +217,7 @@ impl RoutesTo {
 
     /// Whether `v` originates the prefix.
     pub fn is_origin(&self, v: SpeakerId) -> bool {
-        self.is_origin[v as usize]
+        self.is_origin[v.idx()]
     }
 
     /// Multipaths of speaker `v`, by session order, with the link-bandwidth value each sent.
@@ -252,11 +252,11 @@ impl RoutesTo {
         let st = states[session as usize];
         match self.cfg.bandwidth {
             BandwidthMode::None => None,
-            _ if self.is_origin[neighbor as usize] => Some(match self.cfg.bandwidth {
+            _ if self.is_origin[neighbor.idx()] => Some(match self.cfg.bandwidth {
                 BandwidthMode::Cumulative => st.mbps,
                 _ => u64::from(st.links),
             }),
-            _ => self.advertised[neighbor as usize].map(|x| x.saturating_mul(u64::from(st.links))),
+            _ => self.advertised[neighbor.idx()].map(|x| x.saturating_mul(u64::from(st.links))),
         }
     }
 
@@ -334,9 +334,9 @@ impl RoutesTo {
         let sessions = ChangeProbe::sessions_changed(old, new);
         let mut probe = ChangeProbe::new(self, before, g, &sessions);
         let mut out = FixedBitSet::with_capacity(n);
-        for v in 0..n as SpeakerId {
+        for v in g.speaker_ids() {
             if probe.changed(v) {
-                out.insert(v as usize);
+                out.insert(v.idx());
             }
         }
         out
@@ -348,10 +348,10 @@ impl RoutesTo {
         // A path is at most as long as the speaker count; the bound also guards against a
         // transient parent cycle while the worklist is still settling.
         for _ in 0..=g.speakers.len() {
-            if g.speakers[x as usize].asn == asn {
+            if g.speakers[x.idx()].asn == asn {
                 return true;
             }
-            match self.best[x as usize] {
+            match self.best[x.idx()] {
                 Some(b) if b.parent != x => x = b.parent,
                 _ => return false,
             }
@@ -370,10 +370,10 @@ impl RoutesTo {
         out: &mut Vec<(usize, SpeakerId, (u32, u32))>,
     ) {
         out.clear();
-        let asn = g.speakers[v as usize].asn;
+        let asn = g.speakers[v.idx()].asn;
         for (&(s, u), pos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
             let st = states[s as usize];
-            let Some(b) = self.best[u as usize] else {
+            let Some(b) = self.best[u.idx()] else {
                 continue;
             };
             if st.links == 0 || self.on_path(g, u, asn) {
@@ -407,8 +407,8 @@ impl RoutesTo {
         let mut evaluated: Vec<SpeakerId> = Vec::new();
         let mut was_evaluated = vec![false; n];
         for v in seeds {
-            if !self.is_origin[v as usize] && !queued[v as usize] {
-                queued[v as usize] = true;
+            if !self.is_origin[v.idx()] && !queued[v.idx()] {
+                queued[v.idx()] = true;
                 queue.push_back(v);
             }
         }
@@ -416,23 +416,23 @@ impl RoutesTo {
         let mut evaluations = 0u64;
         let limit = 64 * (n as u64 + 1) * (n as u64 + 1).min(64);
         while let Some(v) = queue.pop_front() {
-            queued[v as usize] = false;
+            queued[v.idx()] = false;
             evaluations += 1;
             if evaluations > limit {
                 return Err(NotConverged {
-                    origin: self.origins.first().copied().unwrap_or(0),
+                    origin: self.origins.first().copied().unwrap_or(SpeakerId(0)),
                     evaluations,
                 });
             }
-            if !was_evaluated[v as usize] {
-                was_evaluated[v as usize] = true;
+            if !was_evaluated[v.idx()] {
+                was_evaluated[v.idx()] = true;
                 evaluated.push(v);
             }
             self.candidates(g, states, v, &mut cands);
             let mut new: Option<Best> = None;
             for &(_, u, key) in &cands {
                 let tie_better = |b: &Best| {
-                    (g.speakers[u as usize].asn, u) < (g.speakers[b.parent as usize].asn, b.parent)
+                    (g.speakers[u.idx()].asn, u) < (g.speakers[b.parent.idx()].asn, b.parent)
                 };
                 let take = match new {
                     Some(b) if better((b.local_pref, b.len), key) => false,
@@ -440,9 +440,9 @@ impl RoutesTo {
                     _ => true,
                 };
                 if take {
-                    let parent_best = self.best[u as usize].expect("candidates have routes");
+                    let parent_best = self.best[u.idx()].expect("candidates have routes");
                     // The path gains u's ASN once per hop it adds (prepends included).
-                    let asn = g.speakers[u as usize].asn;
+                    let asn = g.speakers[u.idx()].asn;
                     let hash = (0..key.1 - parent_best.len)
                         .fold(parent_best.path_hash, |h, _| extend_hash(h, asn));
                     new = Some(Best {
@@ -463,18 +463,18 @@ impl RoutesTo {
                 cands.retain(|c| c.2 == (b.local_pref, b.len));
                 if cands.len() > self.cfg.max_paths as usize {
                     // Lowest (neighbor ASN, id) first, at most max_paths.
-                    cands.sort_by_key(|c| (g.speakers[c.1 as usize].asn, c.1, c.0));
+                    cands.sort_by_key(|c| (g.speakers[c.1.idx()].asn, c.1, c.0));
                     cands.truncate(self.cfg.max_paths as usize);
                 }
                 for c in &cands {
                     self.mp.insert(c.0);
                 }
             }
-            if new != self.best[v as usize] {
-                self.best[v as usize] = new;
+            if new != self.best[v.idx()] {
+                self.best[v.idx()] = new;
                 for &(_, u) in g.neighbors(v) {
-                    if !self.is_origin[u as usize] && !queued[u as usize] {
-                        queued[u as usize] = true;
+                    if !self.is_origin[u.idx()] && !queued[u.idx()] {
+                        queued[u.idx()] = true;
                         queue.push_back(u);
                     }
                 }
@@ -489,43 +489,44 @@ impl RoutesTo {
         if full {
             // From scratch: one pass in path-length order sees every value before it is summed.
             let mut order: Vec<SpeakerId> = (0..n as u32)
-                .filter(|&v| self.best[v as usize].is_some() && !self.is_origin[v as usize])
+                .map(SpeakerId)
+                .filter(|&v| self.best[v.idx()].is_some() && !self.is_origin[v.idx()])
                 .collect();
-            order.sort_by_key(|&v| (self.best[v as usize].map(|b| b.len), v));
+            order.sort_by_key(|&v| (self.best[v.idx()].map(|b| b.len), v));
             for v in order {
-                self.advertised[v as usize] = self.sum_received(g, states, v);
+                self.advertised[v.idx()] = self.sum_received(g, states, v);
             }
             return Ok(());
         }
         let mut heap: BinaryHeap<Reverse<(u32, SpeakerId)>> = BinaryHeap::new();
         let mut queued = vec![false; n];
         let len_of =
-            |best: &[Option<Best>], v: SpeakerId| best[v as usize].map_or(u32::MAX, |b| b.len);
+            |best: &[Option<Best>], v: SpeakerId| best[v.idx()].map_or(u32::MAX, |b| b.len);
         for &v in evaluated.iter().chain(bandwidth_seeds) {
-            if !self.is_origin[v as usize] && !queued[v as usize] {
-                queued[v as usize] = true;
+            if !self.is_origin[v.idx()] && !queued[v.idx()] {
+                queued[v.idx()] = true;
                 heap.push(Reverse((len_of(&self.best, v), v)));
             }
         }
         while let Some(Reverse((_, v))) = heap.pop() {
-            queued[v as usize] = false;
-            let new = if self.best[v as usize].is_none() {
+            queued[v.idx()] = false;
+            let new = if self.best[v.idx()].is_none() {
                 None
             } else {
                 self.sum_received(g, states, v)
             };
-            if new == self.advertised[v as usize] {
+            if new == self.advertised[v.idx()] {
                 continue;
             }
-            self.advertised[v as usize] = new;
+            self.advertised[v.idx()] = new;
             // Every neighbor that uses v as a multipath hears a new value: recompute it after
             // v (its path is longer, so the heap orders it later).
             for (&(_, u), vpos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
-                if self.is_origin[u as usize] || queued[u as usize] {
+                if self.is_origin[u.idx()] || queued[u.idx()] {
                     continue;
                 }
                 if self.mp.contains(g.reverse(vpos)) {
-                    queued[u as usize] = true;
+                    queued[u.idx()] = true;
                     heap.push(Reverse((len_of(&self.best, u), u)));
                 }
             }
@@ -551,7 +552,7 @@ impl RoutesTo {
     /// link-bandwidth value is current. A diagnostic for tests and tools.
     pub fn check_stable(&self, g: &BgpGraph, states: &[SessionState]) -> Result<(), String> {
         let mut probe = self.clone();
-        let all: Vec<SpeakerId> = (0..g.speakers.len() as u32).collect();
+        let all: Vec<SpeakerId> = g.speaker_ids().collect();
         probe
             .settle(g, states, all.iter().copied(), &all, false)
             .map_err(|e| e.to_string())?;
@@ -604,11 +605,11 @@ impl RoutesTo {
             }
             let (a, b) = g.sessions[s as usize];
             for (x, y) in [(a, b), (b, a)] {
-                if !self.is_origin[x as usize]
-                    && !invalid[x as usize]
-                    && self.best[x as usize].is_some_and(|bx| bx.parent == y)
+                if !self.is_origin[x.idx()]
+                    && !invalid[x.idx()]
+                    && self.best[x.idx()].is_some_and(|bx| bx.parent == y)
                 {
-                    invalid[x as usize] = true;
+                    invalid[x.idx()] = true;
                     stack.push(x);
                 }
             }
@@ -620,13 +621,13 @@ impl RoutesTo {
             let mut grew = true;
             while grew {
                 grew = false;
-                for v in 0..n as u32 {
-                    if invalid[v as usize] || self.is_origin[v as usize] {
+                for v in (0..n as u32).map(SpeakerId) {
+                    if invalid[v.idx()] || self.is_origin[v.idx()] {
                         continue;
                     }
-                    if let Some(b) = self.best[v as usize] {
-                        if b.parent != v && invalid[b.parent as usize] {
-                            invalid[v as usize] = true;
+                    if let Some(b) = self.best[v.idx()] {
+                        if b.parent != v && invalid[b.parent.idx()] {
+                            invalid[v.idx()] = true;
                             seeds.push(v);
                             grew = true;
                         }
@@ -634,7 +635,7 @@ impl RoutesTo {
                 }
             }
             for &x in &seeds {
-                self.best[x as usize] = None;
+                self.best[x.idx()] = None;
                 self.mp.remove_range(g.adj_range(x));
             }
             let withdrawn = seeds.len();
@@ -721,7 +722,7 @@ impl<'a> ChangeProbe<'a> {
 
     /// Whether `v` splits traffic differently.
     pub fn changed(&mut self, v: SpeakerId) -> bool {
-        match self.memo[v as usize] {
+        match self.memo[v.idx()] {
             1 => return true,
             2 => return false,
             _ => {}
@@ -740,7 +741,7 @@ impl<'a> ChangeProbe<'a> {
                 let pos = block * usize::BITS as usize + word.trailing_zeros() as usize;
                 word &= word - 1;
                 let (s, u) = nb[pos - range.start];
-                if now.advertised[u as usize] != before.advertised[u as usize]
+                if now.advertised[u.idx()] != before.advertised[u.idx()]
                     || self.session_changed.contains(s as usize)
                 {
                     return true;
@@ -748,7 +749,7 @@ impl<'a> ChangeProbe<'a> {
             }
             false
         });
-        self.memo[v as usize] = if changed { 1 } else { 2 };
+        self.memo[v.idx()] = if changed { 1 } else { 2 };
         changed
     }
 }
@@ -781,8 +782,8 @@ pub fn routes_to_many(
         cfg: *cfg,
     };
     for &o in origins {
-        r.is_origin[o as usize] = true;
-        r.best[o as usize] = Some(Best {
+        r.is_origin[o.idx()] = true;
+        r.best[o.idx()] = Some(Best {
             local_pref: u32::MAX,
             len: 0,
             parent: o,

@@ -12,8 +12,21 @@
 use aifabric_model::*;
 use serde::Serialize;
 
-/// Index of a speaker in [`BgpGraph::speakers`].
-pub type SpeakerId = u32;
+aifabric_model::id_type!(
+    /// A BGP speaker: its index in [`BgpGraph::speakers`].
+    SpeakerId
+);
+
+impl SpeakerId {
+    /// No speaker (a GPU, a DSF fabric node) in [`BgpGraph::speaker_of`].
+    pub const NONE: SpeakerId = SpeakerId(u32::MAX);
+}
+
+impl std::fmt::Display for SpeakerId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "speaker {}", self.0)
+    }
+}
 
 /// What a speaker is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -57,7 +70,7 @@ pub const PRIVATE_ASN_BASE: u32 = 4_200_000_000;
 pub struct BgpGraph {
     /// All speakers.
     pub speakers: Vec<Speaker>,
-    /// Speaker of each device (`u32::MAX` for GPUs and DSF fabric nodes).
+    /// Speaker of each device ([`SpeakerId::NONE`] for GPUs and DSF fabric nodes).
     pub speaker_of: Vec<SpeakerId>,
     /// Sessions: (a, b) with a < b.
     pub sessions: Vec<(SpeakerId, SpeakerId)>,
@@ -79,8 +92,8 @@ impl BgpGraph {
     /// Build the BGP view of `f` with ASNs from `plan`.
     pub fn new(f: &Fabric, plan: AsnPlan) -> Self {
         let mut speakers = Vec::new();
-        let mut speaker_of = vec![u32::MAX; f.devices().len()];
-        let mut system_of_zone = vec![u32::MAX; f.zones.len()];
+        let mut speaker_of = vec![SpeakerId::NONE; f.devices().len()];
+        let mut system_of_zone = vec![SpeakerId::NONE; f.zones.len()];
         let mut asn_key: Vec<(u8, u32, u32)> = Vec::new();
         for (i, d) in f.devices().iter().enumerate() {
             if !speaks_bgp(d.role) {
@@ -90,8 +103,8 @@ impl BgpGraph {
             let dsf = matches!(zone.kind, ZoneKind::DsfL1 | ZoneKind::DsfL2)
                 && matches!(d.role, Role::Rdsw | Role::Edsw);
             if dsf {
-                if system_of_zone[d.zone.idx()] == u32::MAX {
-                    system_of_zone[d.zone.idx()] = speakers.len() as u32;
+                if system_of_zone[d.zone.idx()] == SpeakerId::NONE {
+                    system_of_zone[d.zone.idx()] = SpeakerId(speakers.len() as u32);
                     speakers.push(Speaker {
                         kind: SpeakerKind::DsfSystem(d.zone),
                         asn: 0,
@@ -101,7 +114,7 @@ impl BgpGraph {
                 speaker_of[i] = system_of_zone[d.zone.idx()];
                 continue;
             }
-            speaker_of[i] = speakers.len() as u32;
+            speaker_of[i] = SpeakerId(speakers.len() as u32);
             speakers.push(Speaker {
                 kind: SpeakerKind::Device(DeviceId(i as u32)),
                 asn: 0,
@@ -130,7 +143,8 @@ impl BgpGraph {
         let mut pairs: Vec<((SpeakerId, SpeakerId), LinkId)> = Vec::new();
         for (i, l) in f.links().iter().enumerate() {
             let (a, b) = (speaker_of[l.a.idx()], speaker_of[l.b.idx()]);
-            if a == u32::MAX || b == u32::MAX || a == b || l.kind == PortKind::Fabric {
+            if a == SpeakerId::NONE || b == SpeakerId::NONE || a == b || l.kind == PortKind::Fabric
+            {
                 continue;
             }
             pairs.push(((a.min(b), a.max(b)), LinkId(i as u32)));
@@ -155,23 +169,23 @@ impl BgpGraph {
         let n = speakers.len();
         let mut adj_off = vec![0u32; n + 1];
         for &(a, b) in &sessions {
-            adj_off[a as usize + 1] += 1;
-            adj_off[b as usize + 1] += 1;
+            adj_off[a.idx() + 1] += 1;
+            adj_off[b.idx() + 1] += 1;
         }
         for i in 0..n {
             adj_off[i + 1] += adj_off[i];
         }
         let mut fill = adj_off.clone();
-        let mut adj = vec![(0u32, 0u32); adj_off[n] as usize];
+        let mut adj = vec![(0u32, SpeakerId(0)); adj_off[n] as usize];
         let mut rev = vec![0u32; adj_off[n] as usize];
         for (s, &(a, b)) in sessions.iter().enumerate() {
-            let (pa, pb) = (fill[a as usize], fill[b as usize]);
+            let (pa, pb) = (fill[a.idx()], fill[b.idx()]);
             adj[pa as usize] = (s as u32, b);
             adj[pb as usize] = (s as u32, a);
             rev[pa as usize] = pb;
             rev[pb as usize] = pa;
-            fill[a as usize] += 1;
-            fill[b as usize] += 1;
+            fill[a.idx()] += 1;
+            fill[b.idx()] += 1;
         }
         BgpGraph {
             speakers,
@@ -194,15 +208,20 @@ impl BgpGraph {
         &self.session_links[a as usize..b as usize]
     }
 
+    /// Every speaker, in id order.
+    pub fn speaker_ids(&self) -> impl Iterator<Item = SpeakerId> + Clone {
+        (0..self.speakers.len() as u32).map(SpeakerId)
+    }
+
     /// Sessions of speaker `v` as (session, neighbor), by session id.
     pub fn neighbors(&self, v: SpeakerId) -> &[(u32, SpeakerId)] {
-        let (a, b) = (self.adj_off[v as usize], self.adj_off[v as usize + 1]);
+        let (a, b) = (self.adj_off[v.idx()], self.adj_off[v.idx() + 1]);
         &self.adj[a as usize..b as usize]
     }
 
     /// Positions of `v`'s entries in the adjacency (for per-entry bitsets).
     pub fn adj_range(&self, v: SpeakerId) -> std::ops::Range<usize> {
-        self.adj_off[v as usize] as usize..self.adj_off[v as usize + 1] as usize
+        self.adj_off[v.idx()] as usize..self.adj_off[v.idx() + 1] as usize
     }
 
     /// The entry for the same session seen from the other end: if `pos` is v -> u, the
@@ -214,7 +233,7 @@ impl BgpGraph {
 
     /// The speaker whose adjacency holds entry `pos`.
     pub fn owner(&self, pos: usize) -> SpeakerId {
-        (self.adj_off.partition_point(|&o| o as usize <= pos) - 1) as SpeakerId
+        SpeakerId((self.adj_off.partition_point(|&o| o as usize <= pos) - 1) as u32)
     }
 
     /// Total adjacency entries (twice the sessions).
@@ -224,7 +243,7 @@ impl BgpGraph {
 
     /// Human name of a speaker.
     pub fn name(&self, f: &Fabric, v: SpeakerId) -> String {
-        match self.speakers[v as usize].kind {
+        match self.speakers[v.idx()].kind {
             SpeakerKind::Device(d) => f.device_name(d),
             SpeakerKind::DsfSystem(z) => format!("{} (DSF system)", f.zones[z.idx()].name),
         }

@@ -94,7 +94,7 @@ pub fn affected(
         let better = w.links > o.links || w.mbps > o.mbps || (o.soft && !w.soft);
         if better {
             let (a, b) = g.sessions[s as usize];
-            r.best[a as usize].is_some() || r.best[b as usize].is_some()
+            r.best[a.idx()].is_some() || r.best[b.idx()].is_some()
         } else {
             r.uses_session(g, s)
         }

@@ -67,7 +67,7 @@ impl Run {
             .multipaths(&self.g, &self.states, v)
             .iter()
             .zip(w)
-            .map(|(m, w)| match self.g.speakers[m.neighbor as usize].kind {
+            .map(|(m, w)| match self.g.speakers[m.neighbor.idx()].kind {
                 SpeakerKind::Device(n) => (n, w),
                 SpeakerKind::DsfSystem(_) => panic!("no DSF here"),
             })
@@ -86,7 +86,7 @@ fn leaf_reaches_leaf_over_both_spines_equally() {
     let r = run(&f, AsnPlan::Rfc7938, &Scenario::healthy(&f), l2);
     assert_eq!(r.next_hops(l1), vec![(s1, 0.5), (s2, 0.5)]);
     assert_eq!(r.next_hops(s1), vec![(l2, 1.0)]);
-    let best = r.routes.best[r.g.speaker_of[l1.idx()] as usize].unwrap();
+    let best = r.routes.best[r.g.speaker_of[l1.idx()].idx()].unwrap();
     assert_eq!((best.len, best.local_pref), (2, 100));
 }
 
@@ -119,11 +119,11 @@ fn valley_paths_are_rejected_by_shared_spine_asns() {
     let s = select(&f, &["r.b.z.rtsw1--r.b.z.ctsw0"], &[], &[]);
     // RFC 7938 plan: S1 -> L1 -> S2 -> L2 repeats the spine ASN: S1 has no route.
     let r = run(&f, AsnPlan::Rfc7938, &s, l2);
-    assert!(r.routes.best[r.g.speaker_of[s1.idx()] as usize].is_none());
+    assert!(r.routes.best[r.g.speaker_of[s1.idx()].idx()].is_none());
     assert_eq!(r.next_hops(l1), vec![(s2, 1.0)]);
     // Unique ASNs: loop prevention allows the valley, 3 hops through L1.
     let r = run(&f, AsnPlan::Unique, &s, l2);
-    let b = r.routes.best[r.g.speaker_of[s1.idx()] as usize].unwrap();
+    let b = r.routes.best[r.g.speaker_of[s1.idx()].idx()].unwrap();
     assert_eq!(b.len, 3);
     assert_eq!(r.next_hops(s1), vec![(l1, 1.0)]);
 }
@@ -153,20 +153,20 @@ fn soft_drain_is_used_only_when_nothing_else_is_left() {
     let r = run(&f, AsnPlan::Rfc7938, &both_soft, l2);
     assert_eq!(r.next_hops(l1), vec![(s1, 0.5), (s2, 0.5)]);
     assert_eq!(
-        r.routes.best[r.g.speaker_of[l1.idx()] as usize]
+        r.routes.best[r.g.speaker_of[l1.idx()].idx()]
             .unwrap()
             .local_pref,
         0
     );
     let r = run(&f, AsnPlan::Rfc7938, &both_hard, l2);
-    assert!(r.routes.best[r.g.speaker_of[l1.idx()] as usize].is_none());
+    assert!(r.routes.best[r.g.speaker_of[l1.idx()].idx()].is_none());
 }
 
 #[test]
 fn asn_plan_follows_rfc_7938() {
     let (f, [l1, l2, s1, s2]) = clos();
     let g = BgpGraph::new(&f, AsnPlan::Rfc7938);
-    let asn = |d: DeviceId| g.speakers[g.speaker_of[d.idx()] as usize].asn;
+    let asn = |d: DeviceId| g.speakers[g.speaker_of[d.idx()].idx()].asn;
     assert_ne!(asn(l1), asn(l2), "a private ASN per rack switch");
     assert_eq!(asn(s1), asn(s2), "spines of a pod share one");
     assert!(
@@ -175,8 +175,8 @@ fn asn_plan_follows_rfc_7938() {
     );
     let g = BgpGraph::new(&f, AsnPlan::Unique);
     assert_ne!(
-        g.speakers[g.speaker_of[s1.idx()] as usize].asn,
-        g.speakers[g.speaker_of[s2.idx()] as usize].asn
+        g.speakers[g.speaker_of[s1.idx()].idx()].asn,
+        g.speakers[g.speaker_of[s2.idx()].idx()].asn
     );
 }
 
@@ -214,7 +214,7 @@ fn dsf_zone_is_one_speaker_behind_its_edsws() {
     let fdsw = f.find_device("lab.dc1.l1.fdsw0").unwrap();
     assert_eq!(
         g.speaker_of[fdsw.idx()],
-        u32::MAX,
+        aifabric_routing::bgp::SpeakerId::NONE,
         "fabric nodes do not speak BGP"
     );
     assert_eq!(g.speakers.len(), 1);
@@ -233,11 +233,11 @@ fn prepend_drain_is_a_longer_path() {
         let states = session_states(&f, &g, &s);
         let r = routes_to(&g, &states, g.speaker_of[l2.idx()], &cfg).unwrap();
         let v = g.speaker_of[l1.idx()];
-        let best = r.best[v as usize].unwrap();
+        let best = r.best[v.idx()].unwrap();
         let n: Vec<DeviceId> = r
             .multipaths(&g, &states, v)
             .iter()
-            .map(|m| match g.speakers[m.neighbor as usize].kind {
+            .map(|m| match g.speakers[m.neighbor.idx()].kind {
                 SpeakerKind::Device(d) => d,
                 SpeakerKind::DsfSystem(_) => unreachable!(),
             })
@@ -260,7 +260,7 @@ fn per_plane_asn_plan_splits_spines_and_bag_by_plane() {
         let g = BgpGraph::new(&f, plan);
         let mut asns: Vec<u32> = f
             .devices_with_role(role)
-            .map(|d| g.speakers[g.speaker_of[d.idx()] as usize].asn)
+            .map(|d| g.speakers[g.speaker_of[d.idx()].idx()].asn)
             .collect();
         asns.sort_unstable();
         asns.dedup();
@@ -302,13 +302,13 @@ fn graceful_shutdown_travels_with_the_route() {
     assert_eq!(hops.len(), 1, "{hops:?}");
     assert_eq!(f.device_name(hops[0].0), "a.b.n.stsw1");
     assert_eq!(
-        r.routes.best[r.g.speaker_of[ftsw.idx()] as usize]
+        r.routes.best[r.g.speaker_of[ftsw.idx()].idx()]
             .unwrap()
             .local_pref,
         100
     );
     // The STSW above the drained plane still has a route, marked with the community.
     let stsw0 = f.find_device("a.b.n.stsw0").unwrap();
-    let b = r.routes.best[r.g.speaker_of[stsw0.idx()] as usize].unwrap();
+    let b = r.routes.best[r.g.speaker_of[stsw0.idx()].idx()].unwrap();
     assert!(b.gshut && b.local_pref == 0);
 }

@@ -8,16 +8,16 @@ const TWO_REGIONS: &str = "name: t\nregions:\n  - name: a\n    bag: {planes: 2, 
 
 fn same(g: &BgpGraph, x: &ForwardingState, y: &ForwardingState) -> Result<(), String> {
     for (k, (rx, ry)) in x.routes.iter().zip(&y.routes).enumerate() {
-        for v in 0..g.speakers.len() as u32 {
-            let (bx, by) = (rx.best[v as usize], ry.best[v as usize]);
+        for v in g.speaker_ids() {
+            let (bx, by) = (rx.best[v.idx()], ry.best[v.idx()]);
             if bx != by {
-                return Err(format!("origin {k}, speaker {v}: best {bx:?} vs {by:?}"));
+                return Err(format!("origin {k}, {v}: best {bx:?} vs {by:?}"));
             }
             let mx = rx.multipaths(g, &x.states, v);
             let my = ry.multipaths(g, &y.states, v);
             if mx != my {
                 return Err(format!(
-                    "origin {k}, speaker {v}: multipaths {mx:?} vs {my:?}"
+                    "origin {k}, {v}: multipaths {mx:?} vs {my:?}"
                 ));
             }
         }
