@@ -16,9 +16,7 @@ fn same(g: &BgpGraph, x: &ForwardingState, y: &ForwardingState) -> Result<(), St
             let mx = rx.multipaths(g, &x.states, v);
             let my = ry.multipaths(g, &y.states, v);
             if mx != my {
-                return Err(format!(
-                    "origin {k}, {v}: multipaths {mx:?} vs {my:?}"
-                ));
+                return Err(format!("origin {k}, {v}: multipaths {mx:?} vs {my:?}"));
             }
         }
     }
