@@ -241,7 +241,7 @@ pub fn blackholes_in(
         let outside_up = |b: SpeakerId| {
             g.neighbors(b)
                 .iter()
-                .any(|&(s, u)| is_bag(f, g, u) && !in_scope(u) && states[s as usize].links > 0)
+                .any(|&(s, u)| is_bag(f, g, u) && !in_scope(u) && states[s.idx()].links > 0)
         };
         let needed = match aggregation {
             Aggregation::Unconditional => 1,

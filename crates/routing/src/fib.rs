@@ -192,7 +192,7 @@ pub fn route_view(
         .zip(split.slots)
         .zip(pruned)
     {
-        let st = states[m.session as usize];
+        let st = states[m.session.idx()];
         view.next_hops.push(NextHopView {
             neighbor: speaker_name(f, g, m.neighbor),
             links: st.links,

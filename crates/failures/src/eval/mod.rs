@@ -49,8 +49,8 @@ pub use workspace::Workspace;
 use aifabric_capacity::TierLedger;
 use aifabric_model::*;
 use aifabric_routing::bgp::{
-    self, routes_to_many, AsnPlan, BgpConfig, BgpGraph, NotConverged, RoutesTo, SessionState,
-    SpeakerId, SpeakerKind,
+    self, routes_to_many, AsnPlan, BgpConfig, BgpGraph, NotConverged, RoutesTo, SessionId,
+    SessionState, SpeakerId, SpeakerKind,
 };
 use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
@@ -123,7 +123,7 @@ impl<'f> Evaluator<'f> {
         let healthy = bgp::session_states(f, &g, &Scenario::healthy(f));
         let mut session_of_link = vec![u32::MAX; f.links().len()];
         for s in 0..g.sessions.len() as u32 {
-            for &l in g.links(s) {
+            for &l in g.links(SessionId(s)) {
                 session_of_link[l.idx()] = s;
             }
         }
@@ -131,7 +131,7 @@ impl<'f> Evaluator<'f> {
         let mut owner_of_pos = vec![0u32; g.adj_len()];
         for v in g.speaker_ids() {
             for (&(s, _), pos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
-                session_of_pos[pos] = s;
+                session_of_pos[pos] = s.0;
                 owner_of_pos[pos] = v.0;
             }
         }

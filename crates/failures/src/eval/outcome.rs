@@ -226,7 +226,7 @@ impl<'f> Evaluator<'f> {
             for &s in changed {
                 let (a, b) = self.g.sessions[s as usize];
                 for x in [a, b] {
-                    let pos = self.g.neighbors(x).partition_point(|&(y, _)| y < s);
+                    let pos = self.g.neighbors(x).partition_point(|&(y, _)| y.0 < s);
                     changed_pos.push((self.g.adj_range(x).start + pos) as u32);
                 }
             }

@@ -21,7 +21,7 @@
 //! the fixpoint from the current state, recompute the multipath sets of every speaker
 //! evaluated, and propagate link-bandwidth values upward from there in path-length order.
 
-use super::graph::{BgpGraph, SpeakerId};
+use super::graph::{BgpGraph, SessionId, SpeakerId};
 use crate::ucmp::{self, MissingBandwidth};
 use aifabric_model::*;
 use fixedbitset::FixedBitSet;
@@ -111,9 +111,10 @@ pub struct SessionState {
 pub fn session_states(f: &Fabric, g: &BgpGraph, s: &Scenario) -> Vec<SessionState> {
     let unusable = s.unusable();
     (0..g.sessions.len() as u32)
+        .map(SessionId)
         .map(|sid| {
             let (mut normal, mut soft) = (SessionState::default(), SessionState::default());
-            let first = g.sessions[sid as usize].0;
+            let first = g.sessions[sid.idx()].0;
             for &l in g.links(sid) {
                 if !f.link_up(l, &unusable) {
                     continue;
@@ -166,7 +167,7 @@ pub struct Best {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Multipath {
     /// Session to the neighbor.
-    pub session: u32,
+    pub session: SessionId,
     /// The neighbor.
     pub neighbor: SpeakerId,
     /// Link-bandwidth value received from it (`None` without the community).
@@ -248,8 +249,13 @@ impl RoutesTo {
     ///
     /// Values multiply by the fan-in at each hop; sums saturate at `u64::MAX` Mb/s rather than
     /// overflow (Prometheus peaks near 2e14).
-    fn received(&self, states: &[SessionState], session: u32, neighbor: SpeakerId) -> Option<u64> {
-        let st = states[session as usize];
+    fn received(
+        &self,
+        states: &[SessionState],
+        session: SessionId,
+        neighbor: SpeakerId,
+    ) -> Option<u64> {
+        let st = states[session.idx()];
         match self.cfg.bandwidth {
             BandwidthMode::None => None,
             _ if self.is_origin[neighbor.idx()] => Some(match self.cfg.bandwidth {
@@ -372,7 +378,7 @@ impl RoutesTo {
         out.clear();
         let asn = g.speakers[v.idx()].asn;
         for (&(s, u), pos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
-            let st = states[s as usize];
+            let st = states[s.idx()];
             let Some(b) = self.best[u.idx()] else {
                 continue;
             };
@@ -380,7 +386,7 @@ impl RoutesTo {
                 continue;
             }
             // Does u, the sender, drain this session?
-            let u_side = usize::from(g.sessions[s as usize].0 != u);
+            let u_side = usize::from(g.sessions[s.idx()].0 != u);
             let key = match (st.soft, self.cfg.soft_drain) {
                 // The community travels with the route: LOCAL_PREF 0 wherever it arrives.
                 (_, SoftDrain::GracefulShutdown) if st.soft || b.gshut => (0, b.len + 1),
@@ -571,8 +577,8 @@ impl RoutesTo {
     }
 
     /// Whether session `s` is one of the multipaths of either of its speakers.
-    pub fn uses_session(&self, g: &BgpGraph, s: u32) -> bool {
-        let (a, b) = g.sessions[s as usize];
+    pub fn uses_session(&self, g: &BgpGraph, s: SessionId) -> bool {
+        let (a, b) = g.sessions[s.idx()];
         [a, b].into_iter().any(|x| {
             let pos = g.neighbors(x).partition_point(|&(y, _)| y < s);
             self.mp.contains(g.adj_range(x).start + pos)
@@ -742,7 +748,7 @@ impl<'a> ChangeProbe<'a> {
                 word &= word - 1;
                 let (s, u) = nb[pos - range.start];
                 if now.advertised[u.idx()] != before.advertised[u.idx()]
-                    || self.session_changed.contains(s as usize)
+                    || self.session_changed.contains(s.idx())
                 {
                     return true;
                 }

@@ -17,6 +17,12 @@ aifabric_model::id_type!(
     SpeakerId
 );
 
+aifabric_model::id_type!(
+    /// A BGP session (every link between two speakers): its index in [`BgpGraph::sessions`]
+    /// and in the session states.
+    SessionId
+);
+
 impl SpeakerId {
     /// No speaker (a GPU, a DSF fabric node) in [`BgpGraph::speaker_of`].
     pub const NONE: SpeakerId = SpeakerId(u32::MAX);
@@ -79,7 +85,7 @@ pub struct BgpGraph {
     session_links: Vec<LinkId>,
     /// Sessions of speaker `v`: `adj[adj_off[v]..adj_off[v + 1]]` as (session, neighbor).
     adj_off: Vec<u32>,
-    adj: Vec<(u32, SpeakerId)>,
+    adj: Vec<(SessionId, SpeakerId)>,
     /// For each adjacency entry (v -> u over s), the position of the entry u -> v.
     rev: Vec<u32>,
 }
@@ -176,12 +182,12 @@ impl BgpGraph {
             adj_off[i + 1] += adj_off[i];
         }
         let mut fill = adj_off.clone();
-        let mut adj = vec![(0u32, SpeakerId(0)); adj_off[n] as usize];
+        let mut adj = vec![(SessionId(0), SpeakerId(0)); adj_off[n] as usize];
         let mut rev = vec![0u32; adj_off[n] as usize];
         for (s, &(a, b)) in sessions.iter().enumerate() {
             let (pa, pb) = (fill[a.idx()], fill[b.idx()]);
-            adj[pa as usize] = (s as u32, b);
-            adj[pb as usize] = (s as u32, a);
+            adj[pa as usize] = (SessionId(s as u32), b);
+            adj[pb as usize] = (SessionId(s as u32), a);
             rev[pa as usize] = pb;
             rev[pb as usize] = pa;
             fill[a.idx()] += 1;
@@ -200,11 +206,8 @@ impl BgpGraph {
     }
 
     /// The links of session `s`.
-    pub fn links(&self, s: u32) -> &[LinkId] {
-        let (a, b) = (
-            self.session_off[s as usize],
-            self.session_off[s as usize + 1],
-        );
+    pub fn links(&self, s: SessionId) -> &[LinkId] {
+        let (a, b) = (self.session_off[s.idx()], self.session_off[s.idx() + 1]);
         &self.session_links[a as usize..b as usize]
     }
 
@@ -214,7 +217,7 @@ impl BgpGraph {
     }
 
     /// Sessions of speaker `v` as (session, neighbor), by session id.
-    pub fn neighbors(&self, v: SpeakerId) -> &[(u32, SpeakerId)] {
+    pub fn neighbors(&self, v: SpeakerId) -> &[(SessionId, SpeakerId)] {
         let (a, b) = (self.adj_off[v.idx()], self.adj_off[v.idx() + 1]);
         &self.adj[a as usize..b as usize]
     }

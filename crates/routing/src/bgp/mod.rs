@@ -9,5 +9,5 @@ pub use compute::{
     routes_to, routes_to_many, session_states, BandwidthMode, Best, BgpConfig, ChangeProbe,
     Multipath, NotConverged, RoutesTo, SessionState, SoftDrain,
 };
-pub use graph::{AsnPlan, BgpGraph, Speaker, SpeakerId, SpeakerKind, PRIVATE_ASN_BASE};
+pub use graph::{AsnPlan, BgpGraph, SessionId, Speaker, SpeakerId, SpeakerKind, PRIVATE_ASN_BASE};
 pub use state::{affected, converge_all, ForwardingState};

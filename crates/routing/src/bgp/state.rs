@@ -96,7 +96,7 @@ pub fn affected(
             let (a, b) = g.sessions[s as usize];
             r.best[a.idx()].is_some() || r.best[b.idx()].is_some()
         } else {
-            r.uses_session(g, s)
+            r.uses_session(g, super::graph::SessionId(s))
         }
     })
 }
