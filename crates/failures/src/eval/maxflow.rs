@@ -63,7 +63,7 @@ impl<'f> Evaluator<'f> {
 
     pub(super) fn maxflows(
         &self,
-        changed: &[u32],
+        changed: &[aifabric_routing::bgp::SessionId],
         weights: &[u64],
         states: &[SessionState],
         ws: &mut Workspace,
@@ -79,7 +79,7 @@ impl<'f> Evaluator<'f> {
             // flow is still feasible and still maximal.
             let fits = changed
                 .iter()
-                .all(|&s| m.healthy_flow[s as usize] <= states[s as usize].mbps)
+                .all(|&s| m.healthy_flow[s.idx()] <= states[s.idx()].mbps)
                 && weights
                     .iter()
                     .zip(&self.speaker_mbps)
@@ -96,10 +96,10 @@ impl<'f> Evaluator<'f> {
             }
             let mut restore: Vec<(usize, u64, u64)> = Vec::new();
             for &s in changed {
-                let c = states[s as usize].mbps;
-                net.set_link_capacity(s as usize, c, c);
-                let h = self.healthy[s as usize].mbps;
-                restore.push((s as usize, h, h));
+                let c = states[s.idx()].mbps;
+                net.set_link_capacity(s.idx(), c, c);
+                let h = self.healthy[s.idx()].mbps;
+                restore.push((s.idx(), h, h));
             }
             for (v, (&w, &h)) in weights.iter().zip(&self.speaker_mbps).enumerate() {
                 if w == h {

@@ -2,7 +2,7 @@
 
 use aifabric_capacity::TierChange;
 use aifabric_model::*;
-use aifabric_routing::bgp::{self, ChangeProbe, NotConverged, RoutesTo, SpeakerId};
+use aifabric_routing::bgp::{self, ChangeProbe, NotConverged, RoutesTo, SessionId, SpeakerId};
 use fixedbitset::FixedBitSet;
 
 use super::loads::Loads;
@@ -54,12 +54,12 @@ impl<'f> Evaluator<'f> {
             .collect();
         sids.sort_unstable();
         sids.dedup();
-        let mut changed: Vec<u32> = Vec::new();
+        let mut changed: Vec<SessionId> = Vec::new();
         for s in sids {
             let st = session_state(f, &self.g, s, mask);
             if st != self.healthy[s as usize] {
                 ws.states[s as usize] = st;
-                changed.push(s);
+                changed.push(SessionId(s));
             }
         }
 
@@ -164,7 +164,7 @@ impl<'f> Evaluator<'f> {
         };
         // The workspace goes back to healthy whatever happened.
         for &s in &changed {
-            ws.states[s as usize] = self.healthy[s as usize];
+            ws.states[s.idx()] = self.healthy[s.idx()];
         }
         out
     }
@@ -172,7 +172,7 @@ impl<'f> Evaluator<'f> {
     #[allow(clippy::too_many_arguments)]
     fn rerouted(
         &self,
-        changed: &[u32],
+        changed: &[SessionId],
         weights: &[u64],
         site_weight_changed: &[bool],
         dist_changed: &[bool],
@@ -198,7 +198,7 @@ impl<'f> Evaluator<'f> {
             // Who forwards differently, asked only about the speakers flows cross.
             let mut changed_set = FixedBitSet::with_capacity(self.g.sessions.len());
             for &s in changed {
-                changed_set.insert(s as usize);
+                changed_set.insert(s.idx());
             }
             let mut probes: Vec<Option<ChangeProbe>> = new_routes
                 .iter()
@@ -224,9 +224,9 @@ impl<'f> Evaluator<'f> {
             };
             let mut changed_pos: Vec<u32> = Vec::new();
             for &s in changed {
-                let (a, b) = self.g.sessions[s as usize];
+                let (a, b) = self.g.sessions[s.idx()];
                 for x in [a, b] {
-                    let pos = self.g.neighbors(x).partition_point(|&(y, _)| y.0 < s);
+                    let pos = self.g.neighbors(x).partition_point(|&(y, _)| y < s);
                     changed_pos.push((self.g.adj_range(x).start + pos) as u32);
                 }
             }

@@ -596,20 +596,20 @@ impl RoutesTo {
         g: &BgpGraph,
         old: &[SessionState],
         new: &[SessionState],
-        changed: &[u32],
+        changed: &[SessionId],
     ) -> Result<(), NotConverged> {
         let n = g.speakers.len();
         let mut invalid = vec![false; n];
         let mut stack: Vec<SpeakerId> = Vec::new();
         for &s in changed {
-            let (o, w) = (old[s as usize], new[s as usize]);
+            let (o, w) = (old[s.idx()], new[s.idx()]);
             let worse = (o.links > 0 && w.links == 0)
                 || (!o.soft && w.soft)
                 || w.drained_by != o.drained_by;
             if !worse {
                 continue;
             }
-            let (a, b) = g.sessions[s as usize];
+            let (a, b) = g.sessions[s.idx()];
             for (x, y) in [(a, b), (b, a)] {
                 if !self.is_origin[x.idx()]
                     && !invalid[x.idx()]
@@ -651,7 +651,7 @@ impl RoutesTo {
             }
         }
         for &s in changed {
-            let (a, b) = g.sessions[s as usize];
+            let (a, b) = g.sessions[s.idx()];
             seeds.push(a);
             seeds.push(b);
         }

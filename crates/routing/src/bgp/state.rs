@@ -5,7 +5,7 @@
 //! zone has the same origin speaker (the zone's system), so a zone costs one computation.
 
 use super::compute::{routes_to, BgpConfig, NotConverged, RoutesTo, SessionState};
-use super::graph::{BgpGraph, SpeakerId};
+use super::graph::{BgpGraph, SessionId, SpeakerId};
 use aifabric_model::Fabric;
 use rayon::prelude::*;
 
@@ -54,8 +54,9 @@ impl ForwardingState {
         g: &BgpGraph,
         new_states: Vec<SessionState>,
     ) -> Result<usize, NotConverged> {
-        let changed: Vec<u32> = (0..new_states.len() as u32)
-            .filter(|&s| new_states[s as usize] != self.states[s as usize])
+        let changed: Vec<SessionId> = (0..new_states.len() as u32)
+            .map(SessionId)
+            .filter(|&s| new_states[s.idx()] != self.states[s.idx()])
             .collect();
         if changed.is_empty() {
             return Ok(0);
@@ -87,16 +88,16 @@ pub fn affected(
     r: &RoutesTo,
     old: &[SessionState],
     new: &[SessionState],
-    changed: &[u32],
+    changed: &[SessionId],
 ) -> bool {
     changed.iter().any(|&s| {
-        let (o, w) = (old[s as usize], new[s as usize]);
+        let (o, w) = (old[s.idx()], new[s.idx()]);
         let better = w.links > o.links || w.mbps > o.mbps || (o.soft && !w.soft);
         if better {
-            let (a, b) = g.sessions[s as usize];
+            let (a, b) = g.sessions[s.idx()];
             r.best[a.idx()].is_some() || r.best[b.idx()].is_some()
         } else {
-            r.uses_session(g, super::graph::SessionId(s))
+            r.uses_session(g, s)
         }
     })
 }
