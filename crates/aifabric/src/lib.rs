@@ -25,6 +25,7 @@
 
 mod compare;
 pub mod failures;
+mod publish;
 mod report;
 pub mod size;
 mod verify;

@@ -148,15 +148,13 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         spec_text: Some((name, text)),
         ..Default::default()
     };
-    let data = aifabric::stages::report::data::build(&f, &opts, &|i, n, what| {
-        b.set_length(n);
-        b.set_position(i);
-        b.set_message(what.to_owned());
-    })
-    .map_err(|e| Failure::Runtime(e.to_string()))?;
+    let (data, html) =
+        aifabric::Study::healthy(&f, aifabric::Setup::default()).report(&opts, &|i, n, what| {
+            b.set_length(n);
+            b.set_position(i);
+            b.set_message(what.to_owned());
+        })?;
     b.finish_and_clear();
-    let html = aifabric::stages::report::html::render(&data)
-        .map_err(|e| Failure::Runtime(format!("rendering the report: {e}")))?;
     std::fs::create_dir_all(out)
         .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
     let page = out.join("report.html");

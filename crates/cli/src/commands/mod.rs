@@ -293,15 +293,13 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 ..Default::default()
             };
             let bar = failures::progress_bar("report");
-            let data = aifabric::stages::report::data::build(&f, &opts, &|i, n, what| {
+            let study = aifabric::Study::healthy(&f, aifabric::Setup::default());
+            let (data, html) = study.report(&opts, &|i, n, what| {
                 bar.set_length(n);
                 bar.set_position(i);
                 bar.set_message(what.to_owned());
-            })
-            .map_err(|e| Failure::Runtime(e.to_string()))?;
+            })?;
             bar.finish_and_clear();
-            let html = aifabric::stages::report::html::render(&data)
-                .map_err(|e| Failure::Runtime(format!("rendering the report: {e}")))?;
             std::fs::create_dir_all(&out)
                 .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
             write_json(&out.join("report.json"), &data)?;
@@ -321,14 +319,14 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             json,
         } => {
             let f = load(&spec)?;
+            let study = aifabric::Study::healthy(&f, aifabric::Setup::default());
             std::fs::create_dir_all(&out)
                 .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
             let mut files = Vec::new();
             for name in format.files() {
                 let path = out.join(name);
                 output::write_atomic(&path, |w| {
-                    aifabric::stages::report::export::write(&f, format, name, w)
-                        .map_err(std::io::Error::other)
+                    study.export(format, name, w).map_err(std::io::Error::other)
                 })
                 .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
                 let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);

@@ -1,0 +1,38 @@
+//! What leaves a study for people and other tools: the HTML report's data and page, and the
+//! exports (NetBox CSV, GraphML, node-link JSON, IP plan, DOT).
+
+use crate::{Error, Study};
+use aifabric_report::data::{build, ReportData, ReportOptions};
+use aifabric_report::export::{write, Format};
+
+impl Study<'_> {
+    /// The report's data (capacity, failure sweep, planar vs spread when `opts.spec_text` is
+    /// given, collective benchmarks) and its self-contained HTML page. From the healthy
+    /// fabric: a report of a damaged start is refused, as for failure sweeps.
+    /// `progress` gets (step, steps, what).
+    pub fn report(
+        &self,
+        opts: &ReportOptions,
+        progress: &dyn Fn(u64, u64, &str),
+    ) -> Result<(ReportData, String), Error> {
+        if self.damaged() {
+            return Err(Error::BadRequest(
+                "the report describes the healthy fabric; a scenario is not supported yet".into(),
+            ));
+        }
+        let data = build(self.fabric, opts, progress).map_err(|e| Error::Runtime(e.to_string()))?;
+        let html = aifabric_report::html::render(&data)
+            .map_err(|e| Error::Runtime(format!("rendering the report: {e}")))?;
+        Ok((data, html))
+    }
+
+    /// Write file `name` of export `format` (one of [`Format::files`]) into `w`.
+    pub fn export(
+        &self,
+        format: Format,
+        name: &str,
+        w: &mut dyn std::io::Write,
+    ) -> Result<(), Error> {
+        write(self.fabric, format, name, w).map_err(|e| Error::Runtime(e.to_string()))
+    }
+}
