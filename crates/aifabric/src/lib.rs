@@ -23,6 +23,11 @@
 //! assert!(report.rows[0].bus_bw_gbytes_per_s > 0.0);
 //! ```
 
+/// The README's Rust examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
+
 mod compare;
 pub mod failures;
 mod publish;
