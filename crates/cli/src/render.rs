@@ -208,7 +208,7 @@ pub fn blackholes(r: &aifabric::stages::routing::aggregation::BlackholeReport) -
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "Aggregates at the {:?} tier ({:?})",
+        "Aggregates at the {} tier ({} aggregation)",
         r.tier, r.aggregation
     );
     for z in &r.scopes {
