@@ -419,8 +419,9 @@ impl<W: Write> Writer<W> {
     }
 }
 
-/// Write `path` through `fill`, atomically: a temporary file next to it, then a rename, so an
-/// interrupted run never leaves a half-written file.
+/// Write `path` through `fill`, atomically: a temporary file next to it (`tempfile`, removed
+/// if anything fails), synced, then renamed over `path`, so an interrupted run never leaves a
+/// half-written file.
 pub fn write_atomic(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<std::fs::File>) -> std::io::Result<()>,
@@ -429,26 +430,22 @@ pub fn write_atomic(
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let file_name = path
-        .file_name()
-        .ok_or_else(|| std::io::Error::other("the output path has no file name"))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        file_name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut w = BufWriter::with_capacity(1 << 16, std::fs::File::create(&tmp)?);
-        fill(&mut w)?;
-        w.flush()?;
-        w.get_ref().sync_all()?;
-        drop(w);
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    if path.file_name().is_none() {
+        return Err(std::io::Error::other("the output path has no file name"));
     }
-    result
+    let mut builder = tempfile::Builder::new();
+    // A temporary file is private (0600); an output file is not: 0644, as a plain create
+    // under the usual umask gives.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    let tmp = builder.tempfile_in(dir)?;
+    let mut w = BufWriter::with_capacity(1 << 16, tmp.reopen()?);
+    fill(&mut w)?;
+    w.flush()?;
+    w.get_ref().sync_all()?;
+    drop(w);
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Write one rank's file atomically, gzip-compressed or plain.
