@@ -165,17 +165,15 @@ pub const IP_COLUMNS: &[&str] = &[
 /// NetBox `ipam.asn` import columns written here.
 pub const ASN_COLUMNS: &[&str] = &["asn", "rir", "description"];
 
-/// Quote a CSV field when it needs it (RFC 4180).
-fn csv(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
-
-fn header(w: &mut dyn Write, cols: &[&str]) -> io::Result<()> {
-    writeln!(w, "{}", cols.join(","))
+/// A CSV writer on `w` (the `csv` crate: RFC 4180 quoting where a field needs it, `\n` line
+/// ends), its first record `cols`.
+fn table<'w>(w: &'w mut dyn Write, cols: &[&str]) -> io::Result<csv::Writer<&'w mut dyn Write>> {
+    let mut out = csv::WriterBuilder::new()
+        .has_headers(false)
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(w);
+    out.write_record(cols)?;
+    Ok(out)
 }
 
 /// The site (building, or region for BAG) and location (data hall) of a device.
@@ -239,15 +237,17 @@ fn slug(s: &str) -> String {
 const MANUFACTURER: &str = "aifabric";
 
 fn netbox_manufacturers(w: &mut dyn Write) -> io::Result<()> {
-    header(w, MANUFACTURER_COLUMNS)?;
-    writeln!(
-        w,
-        "{MANUFACTURER},{MANUFACTURER},device types of an aifabric model"
-    )
+    let mut out = table(w, MANUFACTURER_COLUMNS)?;
+    out.write_record([
+        MANUFACTURER,
+        MANUFACTURER,
+        "device types of an aifabric model",
+    ])?;
+    out.flush()
 }
 
 fn netbox_roles(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
-    header(w, ROLE_COLUMNS)?;
+    let mut out = table(w, ROLE_COLUMNS)?;
     let mut seen = [false; Role::ALL.len()];
     for d in f.devices() {
         seen[d.role as usize] = true;
@@ -259,29 +259,23 @@ fn netbox_roles(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
                 "9e9e9e", "4caf50", "8bc34a", "cddc39", "2196f3", "03a9f4", "00bcd4", "3f51b5",
                 "ff9800", "ff5722", "9c27b0", "673ab7",
             ][r as usize];
-            writeln!(w, "{},{},{color},{}", r.as_str(), r.as_str(), r.as_str())?;
+            out.write_record([r.as_str(), r.as_str(), color, r.as_str()])?;
         }
     }
-    Ok(())
+    out.flush()
 }
 
 fn netbox_device_types(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
-    header(w, DEVICE_TYPE_COLUMNS)?;
+    let mut out = table(w, DEVICE_TYPE_COLUMNS)?;
     let mut used = vec![false; f.catalog.models().len()];
     for d in f.devices() {
         used[d.hw.idx()] = true;
     }
     for (m, _) in f.catalog.models().iter().zip(&used).filter(|(_, &u)| u) {
         // GPUs sit in servers; switches take one unit (chassis their own height in NetBox).
-        writeln!(
-            w,
-            "{MANUFACTURER},{},{},1,{}",
-            csv(&m.name),
-            slug(&m.name),
-            csv(&m.description)
-        )?;
+        out.write_record([MANUFACTURER, &m.name, &slug(&m.name), "1", &m.description])?;
     }
-    Ok(())
+    out.flush()
 }
 
 /// Sites (buildings, and each region's BAG) and locations (data halls) in id order.
@@ -302,44 +296,38 @@ fn sites_and_halls(f: &Fabric) -> (Vec<String>, Vec<(String, String)>) {
 }
 
 fn netbox_sites(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
-    header(w, SITE_COLUMNS)?;
+    let mut out = table(w, SITE_COLUMNS)?;
     for s in sites_and_halls(f).0 {
-        writeln!(w, "{},{},planned,{}", csv(&s), slug(&s), csv(&s))?;
+        out.write_record([s.as_str(), &slug(&s), "planned", &s])?;
     }
-    Ok(())
+    out.flush()
 }
 
 fn netbox_locations(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
-    header(w, LOCATION_COLUMNS)?;
+    let mut out = table(w, LOCATION_COLUMNS)?;
     for (site, hall) in sites_and_halls(f).1 {
-        writeln!(w, "{},{},{},planned", csv(&site), csv(&hall), slug(&hall))?;
+        out.write_record([site.as_str(), &hall, &slug(&hall), "planned"])?;
     }
-    Ok(())
+    out.flush()
 }
 
 fn netbox_racks(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
-    header(w, RACK_COLUMNS)?;
+    let mut out = table(w, RACK_COLUMNS)?;
     for i in 0..f.devices().len() {
         let d = DeviceId(i as u32);
         let dev = f.device(d);
         // One rack per rack switch (its GPUs and it share the rack).
         if matches!(dev.role, Role::Rtsw | Role::Rdsw) {
             let (site, hall) = site_of(f, d);
-            writeln!(
-                w,
-                "{},{},{}.rack{},planned,19,48",
-                csv(&site),
-                csv(&hall),
-                csv(&f.zones[dev.zone.idx()].name),
-                dev.rack
-            )?;
+            let rack = format!("{}.rack{}", f.zones[dev.zone.idx()].name, dev.rack);
+            out.write_record([site.as_str(), &hall, &rack, "planned", "19", "48"])?;
         }
     }
-    Ok(())
+    out.flush()
 }
 
 fn netbox_devices(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
-    header(w, DEVICE_COLUMNS)?;
+    let mut out = table(w, DEVICE_COLUMNS)?;
     for i in 0..f.devices().len() {
         let d = DeviceId(i as u32);
         let dev = f.device(d);
@@ -349,45 +337,44 @@ fn netbox_devices(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
         } else {
             format!("{}.rack{}", f.zones[dev.zone.idx()].name, dev.rack)
         };
-        writeln!(
-            w,
-            "{},{},{MANUFACTURER},{},planned,{},{},{},{}",
-            csv(&f.device_name(d)),
+        out.write_record([
+            f.device_name(d).as_str(),
             dev.role.as_str(),
-            csv(&f.hardware(d).name),
-            csv(&site),
-            csv(&hall),
-            csv(&rack),
-            csv(&f.zones[dev.zone.idx()].name),
-        )?;
+            MANUFACTURER,
+            &f.hardware(d).name,
+            "planned",
+            &site,
+            &hall,
+            &rack,
+            &f.zones[dev.zone.idx()].name,
+        ])?;
     }
-    Ok(())
+    out.flush()
 }
 
 fn netbox_interfaces(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
-    header(w, INTERFACE_COLUMNS)?;
+    let mut out = table(w, INTERFACE_COLUMNS)?;
     for i in 0..f.devices().len() {
         let d = DeviceId(i as u32);
         let name = f.device_name(d);
         for &l in f.incident(d) {
             let link = f.link(l);
             // NetBox speeds are in kb/s.
-            writeln!(
-                w,
-                "{},{},{},{},true,{}",
-                csv(&name),
-                interface_name(f, l, d),
+            out.write_record([
+                name.as_str(),
+                &interface_name(f, l, d),
                 interface_type(link),
-                u64::from(link.capacity_mbps) * 1000,
-                link.kind.as_str()
-            )?;
+                &(u64::from(link.capacity_mbps) * 1000).to_string(),
+                "true",
+                link.kind.as_str(),
+            ])?;
         }
     }
-    Ok(())
+    out.flush()
 }
 
 fn netbox_cables(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
-    header(w, CABLE_COLUMNS)?;
+    let mut out = table(w, CABLE_COLUMNS)?;
     for (i, link) in f.links().iter().enumerate() {
         let l = LinkId(i as u32);
         let ty = if link.optic == aifabric_model::Optic::Dac {
@@ -397,19 +384,21 @@ fn netbox_cables(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
         } else {
             "smf"
         };
-        writeln!(
-            w,
-            "{},dcim.interface,{},{},dcim.interface,{},{},planned,{},m,{}",
-            csv(&f.device_name(link.a)),
-            interface_name(f, l, link.a),
-            csv(&f.device_name(link.b)),
-            interface_name(f, l, link.b),
+        out.write_record([
+            f.device_name(link.a).as_str(),
+            "dcim.interface",
+            &interface_name(f, l, link.a),
+            &f.device_name(link.b),
+            "dcim.interface",
+            &interface_name(f, l, link.b),
             ty,
-            link.length_m(),
-            link.optic.as_str()
-        )?;
+            "planned",
+            &link.length_m().to_string(),
+            "m",
+            link.optic.as_str(),
+        ])?;
     }
-    Ok(())
+    out.flush()
 }
 
 fn plan(f: &Fabric) -> io::Result<AddressPlan> {
@@ -418,7 +407,7 @@ fn plan(f: &Fabric) -> io::Result<AddressPlan> {
 
 fn netbox_ips(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     let p = plan(f)?;
-    header(w, IP_COLUMNS)?;
+    let mut out = table(w, IP_COLUMNS)?;
     for (i, link) in f.links().iter().enumerate() {
         // GPU links are in the rack's /64, not point-to-point; fabric lanes carry cells.
         if link.kind != PortKind::Ethernet {
@@ -427,32 +416,35 @@ fn netbox_ips(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
         let l = LinkId(i as u32);
         let (_, a, b) = p.link(l);
         for (addr, d) in [(a, link.a), (b, link.b)] {
-            writeln!(
-                w,
-                "{addr}/127,active,,{},{},link {}",
-                csv(&f.device_name(d)),
-                interface_name(f, l, d),
-                l.0
-            )?;
+            out.write_record([
+                format!("{addr}/127").as_str(),
+                "active",
+                "",
+                &f.device_name(d),
+                &interface_name(f, l, d),
+                &format!("link {}", l.0),
+            ])?;
         }
     }
     for i in 0..f.devices().len() {
         let d = DeviceId(i as u32);
         if f.device(d).role.is_switch() {
-            writeln!(
-                w,
-                "{},active,loopback,{},,loopback",
-                p.loopback(d),
-                csv(&f.device_name(d))
-            )?;
+            out.write_record([
+                p.loopback(d).to_string().as_str(),
+                "active",
+                "loopback",
+                &f.device_name(d),
+                "",
+                "loopback",
+            ])?;
         }
     }
-    Ok(())
+    out.flush()
 }
 
 fn netbox_asns(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     let g = BgpGraph::new(f, AsnPlan::Rfc7938);
-    header(w, ASN_COLUMNS)?;
+    let mut out = table(w, ASN_COLUMNS)?;
     // One row per ASN, described by its first speaker and how many share it.
     let mut by_asn: Vec<(u32, u32, usize)> = Vec::new();
     for (i, s) in g.speakers.iter().enumerate() {
@@ -477,9 +469,9 @@ fn netbox_asns(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
             who
         };
         // RFC 6996 private ASNs: NetBox files them under a private RIR.
-        writeln!(w, "{asn},private,{}", csv(&desc))?;
+        out.write_record([asn.to_string().as_str(), "private", &desc])?;
     }
-    Ok(())
+    out.flush()
 }
 
 /// XML-escape text.
@@ -592,46 +584,43 @@ fn json(s: &str) -> String {
 
 fn ipplan(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     let p = plan(f)?;
-    writeln!(w, "kind,name,prefix")?;
+    let mut out = table(w, &["kind", "name", "prefix"])?;
     for (i, r) in f.regions.iter().enumerate() {
         let id = aifabric_model::RegionId(i as u32);
-        writeln!(w, "region,{},{}", csv(&r.name), p.region_aggregate(id))?;
+        out.write_record(["region", &r.name, &p.region_aggregate(id).to_string()])?;
     }
     for (i, z) in f.zones.iter().enumerate() {
         let id = aifabric_model::ZoneId(i as u32);
-        writeln!(w, "zone,{},{}", csv(&z.name), p.zone_aggregate(f, id))?;
+        out.write_record(["zone", &z.name, &p.zone_aggregate(f, id).to_string()])?;
     }
     for i in 0..f.devices().len() {
         let d = DeviceId(i as u32);
         let role = f.device(d).role;
         if matches!(role, Role::Rtsw | Role::Rdsw) {
             let z = &f.zones[f.device(d).zone.idx()].name;
-            writeln!(
-                w,
-                "rack,{}.rack{},{}",
-                csv(z),
-                f.device(d).rack,
-                p.rack_prefix(f, d)
-            )?;
+            out.write_record([
+                "rack",
+                &format!("{z}.rack{}", f.device(d).rack),
+                &p.rack_prefix(f, d).to_string(),
+            ])?;
         }
         if role.is_switch() {
-            writeln!(w, "loopback,{},{}", csv(&f.device_name(d)), p.loopback(d))?;
+            out.write_record(["loopback", &f.device_name(d), &p.loopback(d).to_string()])?;
         }
     }
     for (i, link) in f.links().iter().enumerate() {
         if link.kind == PortKind::Ethernet {
             let l = LinkId(i as u32);
-            writeln!(
-                w,
-                "link,{}--{}#{},{}",
-                csv(&f.device_name(link.a)),
-                csv(&f.device_name(link.b)),
-                l.0 - f.bundles()[link.bundle.idx()].first.0,
-                p.link(l).0
-            )?;
+            let name = format!(
+                "{}--{}#{}",
+                f.device_name(link.a),
+                f.device_name(link.b),
+                l.0 - f.bundles()[link.bundle.idx()].first.0
+            );
+            out.write_record(["link", &name, &p.link(l).0.to_string()])?;
         }
     }
-    Ok(())
+    out.flush()
 }
 
 /// Node of the DOT overview: a zone, or a BAG plane.
