@@ -1,8 +1,9 @@
 //! # aifabric-capacity
 //!
-//! The capacity report of a [`Fabric`](aifabric_model::Fabric) under a [`FailureMask`](aifabric_model::FailureMask): per tier and zone the down and
-//! up bandwidth and their ratio, inter-region capacity, inventories, port use, power, and each
-//! zone's bisection bandwidth by max-flow.
+//! The capacity report of a [`Fabric`](aifabric_model::Fabric) under a
+//! [`FailureMask`](aifabric_model::FailureMask): per tier and zone the down and up bandwidth
+//! and their ratio, inter-region capacity, inventories, port use, power, and each zone's
+//! bisection bandwidth by max-flow.
 //!
 //! Architecture invariant: every figure is derived from the built graph (links and their
 //! capacities), never from the spec's parameters; no I/O.

@@ -380,8 +380,9 @@ impl Prepared {
     }
 }
 
-/// Replay `set` on the healthy `f`: the replay and the engine simulations it ran (the `aifabric` facade's `Study::replay` adds scenarios
-/// and the comparison with the healthy fabric).
+/// Replay `set` on the healthy `f`: the replay and the engine simulations it ran (the
+/// `aifabric` facade's `Study::replay` adds scenarios and the comparison with the healthy
+/// fabric).
 pub fn replay_healthy(
     f: &Fabric,
     set: &TraceSet,

@@ -1,8 +1,10 @@
 //! Event-driven fluid simulation of collectives on a [`Net`].
 //!
-//! A collective is a [`Schedule`](aifabric_workload::Schedule) of phases per group; all groups run at once, so phase `k`
-//! of the collective is the union of every group's phase `k`. Each transfer becomes
-//! `channels x QPs` flows. A phase is simulated as a fluid: flows get max-min fair rates
+//! A collective is a [`Schedule`](aifabric_workload::Schedule) of phases per group; all
+//! groups run at once, so phase `k` of the collective is the union of every group's phase
+//! `k`. Each transfer becomes `channels x QPs` flows. A phase whose flows all have one size
+//! is only counted (flows per resource): it ends when its busiest resource has carried its
+//! bytes ([`equal_flows_makespan`]). A phase is simulated as a fluid: flows get max-min fair rates
 //! ([`crate::maxmin`]); at the first completion the rates are recomputed for the flows
 //! left, and so on until all are done (the makespan).
 //!

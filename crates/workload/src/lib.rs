@@ -1,8 +1,8 @@
 //! # aifabric-workload
 //!
 //! What a training job asks of the network, independent of any fabric's forwarding:
-//! - [`job`]: a checked job plan (model, parallelism, scale-up domain, roofline) and one iteration's
-//!   compute time and collectives, sized from the model;
+//! - [`job`]: a checked job plan (model, parallelism, scale-up domain, roofline) and one
+//!   iteration's compute time and collectives, sized from the model;
 //! - [`placement`]: ranks onto GPUs (packed, spread, fragmented, topology-aware), in whole
 //!   scale-up domains;
 //! - [`schedule`]: collective algorithms (ring, double binary tree, halving-doubling, direct,

@@ -19,9 +19,10 @@
 //! every speaker by its UCMP weights (the split ratios of the control plane, fixed) and
 //! absorbed where it enters the destination site (the routes are those toward all of the
 //! site's rack speakers at once; inside the destination the flow is not followed further:
-//! with demand both ways, a site's own links are loaded by what leaves it). With unit demand in both directions of a pair, the routed
-//! capacity is the largest scaling `lambda` that fits every session in both directions
-//! (`min capacity / load`), times the share of demand whose source has a route at all.
+//! with demand both ways, a site's own links are loaded by what leaves it). With unit demand
+//! in both directions of a pair, the routed capacity is the largest scaling `lambda` that
+//! fits every session in both directions (`min capacity / load`), times the share of demand
+//! whose source has a route at all.
 //! A region pair uses a gravity matrix over its cross-region site pairs (demand between
 //! sites `a` and `b` proportional to their live GPU bandwidth product), so its capacity is
 //! what all of them can send at once in those proportions.
