@@ -129,13 +129,14 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
     if let Some((name, r)) = &under {
         let x = r.slowdown.unwrap_or(1.0);
         say(format!(
-            "4/5 under {}: step {:.2} s, slowdown {:.3}x{}",
+            "4/5 under {}: step {:.2} s, slowdown {:.3}x ({:+.2} ms){}",
             name,
             r.result.step_s,
             x,
-            if (x - 1.0).abs() < 1e-9 {
-                " (the plane's traffic moves to the others; no collective's busiest links \
-                 carry more: see `aifabric job` for the tiers)"
+            (x - 1.0) * r.result.step_s / x * 1e3,
+            if (x - 1.0).abs() < 1e-3 {
+                ": the plane's traffic moves to the others, and no collective's busiest links \
+                 carry much more (see `aifabric job` for the tiers)"
             } else {
                 ""
             }

@@ -172,11 +172,13 @@ pub fn render_job(r: &JobReport) -> String {
         s.tokens_per_s
     );
     if let (Some(h), Some(x)) = (&r.healthy, r.slowdown) {
+        // The difference too: a slowdown that rounds to 1.000x is not nothing.
         let _ = writeln!(
             out,
-            "healthy fabric: step {} ms; slowdown {:.3}x",
+            "healthy fabric: step {} ms; slowdown {:.3}x ({:+.2} ms)",
             ms(h.step_s),
-            x
+            x,
+            (s.step_s - h.step_s) * 1e3
         );
         if (x - 1.0).abs() < 1e-9 {
             // Say why a failure changes nothing, rather than leave it silent.

@@ -157,10 +157,19 @@ pub fn render_replay(x: &ReplayReport) -> String {
     if let (Some(h), Some(s)) = (&x.healthy, x.slowdown) {
         let _ = writeln!(
             out,
-            "healthy fabric: iteration {} ms; slowdown {:.3}x",
+            "healthy fabric: iteration {} ms; slowdown {:.3}x ({:+.3} ms)",
             ms(h.iteration_s),
-            s
+            s,
+            (r.iteration_s - h.iteration_s) * 1e3
         );
+        if (s - 1.0).abs() < 1e-9 {
+            // Say why a failure changes nothing, rather than leave it silent.
+            let _ = writeln!(
+                out,
+                "  nothing the trace times got slower: its collectives and transfers keep the \
+                 load of their busiest links (the scenario may not touch their paths at all)"
+            );
+        }
     }
     let w = &r.warnings;
     if w.any() {
