@@ -62,7 +62,7 @@ impl Study<'_> {
         // Prefixes of one DSF zone share their origin speaker: compute its routes once.
         let mut cached: Option<(SpeakerId, RoutesTo)> = None;
         for p in &wanted {
-            let origin = g.speaker_of[p.rack_switch.idx()];
+            let origin = g.rack_speaker(p.rack_switch);
             if cached.as_ref().map(|c| c.0) != Some(origin) {
                 let r = routes_to(&g, &states, origin, &s.bgp)
                     .map_err(|e| Error::Runtime(e.to_string()))?;

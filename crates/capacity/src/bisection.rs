@@ -25,7 +25,7 @@ pub fn zone_bisection(f: &Fabric, z: ZoneId, mask: &FailureMask) -> Option<Bisec
     let start = range.start;
     let leaves: Vec<DeviceId> = range
         .clone()
-        .map(DeviceId)
+        .map(DeviceId::new)
         .filter(|&d| matches!(f.device(d).role, Role::Rdsw | Role::Rtsw))
         .collect();
     if leaves.len() < 2 {
@@ -34,10 +34,10 @@ pub fn zone_bisection(f: &Fabric, z: ZoneId, mask: &FailureMask) -> Option<Bisec
     let n = (range.end - range.start) as usize;
     let (src, dst) = (n as u32, n as u32 + 1);
     let mut net = FlowNetworkBuilder::new(n + 2);
-    let local = |d: DeviceId| d.0 - start;
-    let in_zone = |d: DeviceId| range.contains(&d.0);
+    let local = |d: DeviceId| d.get() - start;
+    let in_zone = |d: DeviceId| range.contains(&d.get());
     // One arc pair per bundle: a bundle's links are consecutive in the incident list.
-    for d in range.clone().map(DeviceId) {
+    for d in range.clone().map(DeviceId::new) {
         if f.device(d).role == Role::Gpu {
             continue;
         }

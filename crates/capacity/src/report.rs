@@ -168,11 +168,11 @@ const TIER_ORDER: [usize; 12] = [
 /// Tier slot and rank of a device in the up/down order: a link to a lower rank is "down".
 /// In a DSF L2 zone, traffic to BAG climbs RDSW -> FDSW -> SDSW -> edge-pod FDSW -> EDSW ->
 /// BAG, so the edge pod ranks above the SDSWs.
-fn slot_rank(d: &Device, edge_pod: u32) -> (usize, u8) {
+fn slot_rank(d: &Device, edge_pod: Option<u32>) -> (usize, u8) {
     let rank = match d.role {
         Role::Gpu => 0,
         Role::Rtsw | Role::Rdsw => 10,
-        Role::Fdsw if d.pod == edge_pod => return (EDGE_FDSW, 33),
+        Role::Fdsw if edge_pod.is_some() && d.pod() == edge_pod => return (EDGE_FDSW, 33),
         Role::Ctsw | Role::Fdsw | Role::Ftsw => 20,
         Role::Atsw | Role::Sdsw | Role::Stsw => 30,
         Role::Edsw => 36,
@@ -229,11 +229,11 @@ struct Acc {
 }
 
 /// The edge pod of each DSF L2 zone: the pod (cluster) its EDSWs are in.
-fn edge_pods(f: &Fabric) -> Vec<u32> {
-    let mut edge_pod = vec![u32::MAX; f.zones.len()];
+fn edge_pods(f: &Fabric) -> Vec<Option<u32>> {
+    let mut edge_pod = vec![None; f.zones.len()];
     for d in f.devices() {
         if d.role == Role::Edsw && f.zones[d.zone.idx()].kind == ZoneKind::DsfL2 {
-            edge_pod[d.zone.idx()] = d.pod;
+            edge_pod[d.zone.idx()] = d.pod();
         }
     }
     edge_pod
@@ -252,7 +252,12 @@ enum Contribution {
 
 /// Every tier a link counts in, from both ends: the one rule shared by the report and the
 /// [`TierLedger`].
-fn tier_contributions(f: &Fabric, edge_pod: &[u32], l: &Link, mut emit: impl FnMut(Contribution)) {
+fn tier_contributions(
+    f: &Fabric,
+    edge_pod: &[Option<u32>],
+    l: &Link,
+    mut emit: impl FnMut(Contribution),
+) {
     let (a, b) = (f.device(l.a), f.device(l.b));
     for (x, y) in [(a, b), (b, a)] {
         let (xs, xr) = slot_rank(x, edge_pod[x.zone.idx()]);
@@ -265,15 +270,15 @@ fn tier_contributions(f: &Fabric, edge_pod: &[u32], l: &Link, mut emit: impl FnM
         }
         if x.role == Role::Gpu {
             emit(Contribution::Host(z));
-            if f.zones[z].kind == ZoneKind::Roce {
-                emit(Contribution::AiHost(x.zone.0, x.pod));
+            if let (ZoneKind::Roce, Some(pod)) = (f.zones[z].kind, x.pod()) {
+                emit(Contribution::AiHost(x.zone.get(), pod));
             }
         }
         if matches!(y.role, Role::Bag | Role::Hub) && !matches!(x.role, Role::Bag | Role::Hub) {
             emit(Contribution::ToBag(z));
         }
-        if x.role == Role::Ctsw && y.role == Role::Atsw {
-            emit(Contribution::AiUp(x.zone.0, x.pod));
+        if let (Role::Ctsw, Role::Atsw, Some(pod)) = (x.role, y.role, x.pod()) {
+            emit(Contribution::AiUp(x.zone.get(), pod));
         }
     }
 }
@@ -305,7 +310,7 @@ fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
                 u.1 = l.capacity_mbps;
             }
         }
-        let live = f.link_up(LinkId(i as u32), mask);
+        let live = f.link_up(LinkId::from_idx(i), mask);
         let cap = u64::from(l.capacity_mbps);
         tier_contributions(f, &edge_pod, l, |c| match c {
             Contribution::RoleDown(z, slot) => acc.role_tier[z * SLOTS + slot].0.add(cap, live),
@@ -322,7 +327,7 @@ fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
             // Listed as built; links and capacity count what is up.
             let e = acc
                 .pairs
-                .entry((ra.0.min(rb.0), ra.0.max(rb.0)))
+                .entry((ra.get().min(rb.get()), ra.get().max(rb.get())))
                 .or_default();
             if live {
                 e.0 += 1;
@@ -415,7 +420,7 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
         .collect();
     let bisections: Vec<Option<Bisection>> = (0..f.zones.len())
         .into_par_iter()
-        .map(|z| zone_bisection(f, ZoneId(z as u32), mask))
+        .map(|z| zone_bisection(f, ZoneId::from_idx(z), mask))
         .collect();
     let zones = f
         .zones
@@ -516,7 +521,7 @@ pub struct TierChange {
 /// whole fabric.
 #[derive(Clone, Debug)]
 pub struct TierLedger {
-    edge_pod: Vec<u32>,
+    edge_pod: Vec<Option<u32>>,
     zones: usize,
     ai: BTreeMap<(u32, u32), usize>,
     /// Healthy Mb/s per accumulator.

@@ -29,7 +29,9 @@
 //! downlinks. Perfect spraying loads a stage's links evenly, so the sums are exact for it;
 //! what Input Balanced Mode adds under asymmetric failures is not modelled here.
 
-use aifabric_model::{DeviceId, Fabric, FailureMask, LinkId, PortKind, Role, Scenario, ZoneKind};
+use aifabric_model::{
+    DeviceId, Fabric, FailureMask, LinkId, Ordinal, PortKind, Role, Scenario, ZoneKind,
+};
 use aifabric_routing::bgp::{
     session_states, AsnPlan, BgpConfig, BgpGraph, RoutesTo, SessionState, SpeakerId,
 };
@@ -190,7 +192,7 @@ pub struct Net<'f> {
     /// Live fabric capacity per DSF interface node, bytes/s (0 elsewhere).
     iface_bps: Vec<f64>,
     /// Cluster stage of each DSF interface node (`u32::MAX`: none, single stage).
-    cluster: Vec<u32>,
+    cluster: Vec<Option<u32>>,
     /// Live capacity of each cluster stage, bytes/s, and its name.
     stage_bps: Vec<f64>,
     stage_name: Vec<String>,
@@ -203,14 +205,14 @@ pub struct Net<'f> {
     /// length of its fabric links, metres.
     zone_hops: Vec<(u32, f64)>,
     /// Each GPU's live host link and rack switch (`u32::MAX` link: none).
-    attach: Vec<(LinkId, DeviceId)>,
+    attach: Vec<Option<(LinkId, DeviceId)>>,
     /// Each GPU's host cable, metres (0: not attached): read for every flow, kept apart from
     /// the link records.
     host_cable_m: Vec<f64>,
     /// Each device's zone, for the crossbar.
     zone_of: Vec<u32>,
     /// Each device's scale-up domain: (zone, rack, index / scale-up GPUs).
-    domain_of: Vec<(u32, u32, u32)>,
+    domain_of: Vec<(u32, Option<u32>, u32)>,
 }
 
 fn mbps_to_bps(mbps: u64) -> f64 {
@@ -231,8 +233,8 @@ impl<'f> Net<'f> {
         let down = scenario.unusable();
         let nd = f.devices().len();
         let mut iface_bps = vec![0.0; nd];
-        let mut cluster = vec![u32::MAX; nd];
-        let mut stage_ids: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+        let mut cluster = vec![None; nd];
+        let mut stage_ids: FxHashMap<(u32, Option<u32>), u32> = FxHashMap::default();
         let mut stage_bps = Vec::new();
         let mut stage_name = Vec::new();
         let mut zone_hops = vec![(0u32, 0.0f64); f.zones.len()];
@@ -242,7 +244,7 @@ impl<'f> Net<'f> {
             if !matches!(z.kind, ZoneKind::DsfL1 | ZoneKind::DsfL2) {
                 continue;
             }
-            let id = DeviceId(i as u32);
+            let id = DeviceId::from_idx(i);
             match d.role {
                 Role::Rdsw | Role::Edsw => {
                     let mut bps = 0.0;
@@ -261,19 +263,19 @@ impl<'f> Net<'f> {
                     iface_bps[i] = bps;
                     if dual[d.zone.idx()] {
                         let next = stage_ids.len() as u32;
-                        let c = *stage_ids.entry((d.zone.0, d.pod)).or_insert_with(|| {
+                        let c = *stage_ids.entry((d.zone.get(), d.pod())).or_insert_with(|| {
                             stage_bps.push(0.0);
-                            stage_name.push(format!("{}.cluster{}", z.name, d.pod));
+                            stage_name.push(format!("{}.cluster{}", z.name, Ordinal(d.pod())));
                             next
                         });
-                        cluster[i] = c;
+                        cluster[i] = Some(c);
                     }
                 }
                 Role::Fdsw if dual[d.zone.idx()] => {
                     let next = stage_ids.len() as u32;
-                    let c = *stage_ids.entry((d.zone.0, d.pod)).or_insert_with(|| {
+                    let c = *stage_ids.entry((d.zone.get(), d.pod())).or_insert_with(|| {
                         stage_bps.push(0.0);
-                        stage_name.push(format!("{}.cluster{}", z.name, d.pod));
+                        stage_name.push(format!("{}.cluster{}", z.name, Ordinal(d.pod())));
                         next
                     });
                     for &l in f.incident(id) {
@@ -286,11 +288,11 @@ impl<'f> Net<'f> {
                 _ => {}
             }
         }
-        let mut attach = vec![(LinkId(u32::MAX), DeviceId(u32::MAX)); nd];
+        let mut attach = vec![None; nd];
         for g in f.devices_with_role(Role::Gpu) {
             if !down.device_failed(g) {
                 if let Some(x) = f.neighbors(g, &down).next() {
-                    attach[g.idx()] = x;
+                    attach[g.idx()] = Some(x);
                 }
             }
         }
@@ -317,21 +319,19 @@ impl<'f> Net<'f> {
             zone_hops,
             host_cable_m: attach
                 .iter()
-                .map(|a| {
-                    if a.0 .0 == u32::MAX {
-                        0.0
-                    } else {
-                        f.link(a.0).length_m()
-                    }
-                })
+                .map(|a| a.map_or(0.0, |(l, _)| f.link(l).length_m()))
                 .collect(),
             zone_of: (0..nd)
-                .map(|d| f.device(DeviceId(d as u32)).zone.0)
+                .map(|d| f.device(DeviceId::from_idx(d)).zone.get())
                 .collect(),
             domain_of: (0..nd)
                 .map(|d| {
-                    let x = f.device(DeviceId(d as u32));
-                    (x.zone.0, x.rack, x.index / params.scale_up_gpus.max(1))
+                    let x = f.device(DeviceId::from_idx(d));
+                    (
+                        x.zone.get(),
+                        x.rack(),
+                        x.index / params.scale_up_gpus.max(1),
+                    )
                 })
                 .collect(),
             attach,
@@ -354,18 +354,18 @@ impl<'f> Net<'f> {
     /// Decode a resource id.
     pub fn resource(&self, r: u32) -> Resource {
         if r < self.base_iface {
-            let l = LinkId(r / 2);
+            let l = LinkId::new(r / 2);
             let link = self.f.link(l);
             Resource::Link(l, if r.is_multiple_of(2) { link.a } else { link.b })
         } else if r < self.base_stage {
             let x = r - self.base_iface;
-            Resource::Iface(DeviceId(x / 2), x.is_multiple_of(2))
+            Resource::Iface(DeviceId::new(x / 2), x.is_multiple_of(2))
         } else if r < self.base_nvl {
             let x = r - self.base_stage;
             Resource::Stage(x / 2, x.is_multiple_of(2))
         } else {
             let x = r - self.base_nvl;
-            Resource::ScaleUp(DeviceId(x / 2), x.is_multiple_of(2))
+            Resource::ScaleUp(DeviceId::new(x / 2), x.is_multiple_of(2))
         }
     }
 
@@ -412,7 +412,7 @@ impl<'f> Net<'f> {
                     "{} -> {} #{}",
                     f.device_name(from),
                     f.device_name(link.other(from)),
-                    l.0 - b.first.0
+                    l.get() - b.first.get()
                 )
             }
             Resource::Iface(d, up) => format!(
@@ -452,19 +452,18 @@ impl<'f> Net<'f> {
     }
 
     fn link_res(&self, l: LinkId, from: DeviceId) -> u32 {
-        2 * l.0 + u32::from(self.f.link(l).a != from)
+        2 * l.get() + u32::from(self.f.link(l).a != from)
     }
 
     /// The live host link of a GPU and the rack switch at its other end.
     pub fn attach(&self, gpu: DeviceId) -> Option<(LinkId, DeviceId)> {
-        let a = *self.attach.get(gpu.idx())?;
-        (a.0 .0 != u32::MAX).then_some(a)
+        *self.attach.get(gpu.idx())?
     }
 
     /// The speaker whose routes a flow toward `gpu` follows.
     pub fn dest_speaker(&self, gpu: DeviceId) -> Option<SpeakerId> {
         let (_, tor) = self.attach(gpu)?;
-        Some(self.g.speaker_of[tor.idx()])
+        self.g.speaker(tor)
     }
 
     /// Whether two GPUs share a scale-up domain.
@@ -489,9 +488,7 @@ impl<'f> Net<'f> {
     /// sprayed), so the path is host link, crossbar (if any), host link.
     pub fn hash_free(&self, src: DeviceId, dst: DeviceId) -> bool {
         match (self.attach(src), self.attach(dst)) {
-            (Some((_, a)), Some((_, b))) => {
-                self.g.speaker_of[a.idx()] == self.g.speaker_of[b.idx()]
-            }
+            (Some((_, a)), Some((_, b))) => self.g.speaker(a) == self.g.speaker(b),
             _ => false,
         }
     }
@@ -513,18 +510,19 @@ impl<'f> Net<'f> {
 
     /// Add the crossbar crossing of a DSF zone from interface node `v` to `w`.
     fn crossbar(&self, v: DeviceId, w: DeviceId, mass: f64, out: &mut Vec<(u32, f64)>) -> f64 {
-        out.push((self.base_iface + 2 * v.0, mass));
+        out.push((self.base_iface + 2 * v.get(), mass));
         let (cv, cw) = (self.cluster[v.idx()], self.cluster[w.idx()]);
         let (hops, len) = self.zone_hops[self.zone_of[v.idx()] as usize];
         let mut hops = hops;
-        if cv != u32::MAX && cv != cw {
-            out.push((self.base_stage + 2 * cv, mass));
-            out.push((self.base_stage + 2 * cw + 1, mass));
-        } else {
+        match (cv, cw) {
+            (Some(cv), Some(cw)) if cv != cw => {
+                out.push((self.base_stage + 2 * cv, mass));
+                out.push((self.base_stage + 2 * cw + 1, mass));
+            }
             // Same cluster (or single stage): interface -> FDSW -> interface.
-            hops = 2;
+            _ => hops = 2,
         }
-        out.push((self.base_iface + 2 * w.0 + 1, mass));
+        out.push((self.base_iface + 2 * w.get() + 1, mass));
         f64::from(hops) * (self.params.switch_latency_s + len * NS_PER_M * 1e-9)
     }
 
@@ -557,14 +555,14 @@ impl<'f> Net<'f> {
             if self.down.device_failed(src) || self.down.device_failed(dst) {
                 return Err(NoPath::GpuDown);
             }
-            out.push((self.base_nvl + 2 * src.0, 1.0));
-            out.push((self.base_nvl + 2 * dst.0 + 1, 1.0));
+            out.push((self.base_nvl + 2 * src.get(), 1.0));
+            out.push((self.base_nvl + 2 * dst.get() + 1, 1.0));
             return Ok(self.params.scale_up_latency_s);
         }
         let (l_src, tor_src) = self.attach(src).ok_or(NoPath::GpuDown)?;
         let (l_dst, tor_dst) = self.attach(dst).ok_or(NoPath::GpuDown)?;
         let routes = routes.ok_or(NoPath::NoRoute)?;
-        let target = self.g.speaker_of[tor_dst.idx()];
+        let target = self.g.rack_speaker(tor_dst);
         out.push((self.link_res(l_src, src), 1.0));
         // Cables to and from the GPUs, and the source rack switch; every later hop adds the
         // switch at its far end (see `hop_latency`).
@@ -585,7 +583,7 @@ impl<'f> Net<'f> {
                     latency = latency.max(lat);
                     continue;
                 }
-                let sv = self.g.speaker_of[v.idx()];
+                let sv = self.g.speaker(v).ok_or(NoPath::NoRoute)?;
                 if sv == target {
                     let x = self.crossbar(v, tor_dst, mass, out);
                     latency = latency.max(lat + x);
@@ -636,7 +634,8 @@ impl<'f> Net<'f> {
                     &ws.members
                 } else {
                     // The switch's hash of the flow picks one member.
-                    let h = mix(mix(seed ^ u64::from(v.0).wrapping_mul(0x9E37_79B9)) ^ flow_hash);
+                    let h =
+                        mix(mix(seed ^ u64::from(v.get()).wrapping_mul(0x9E37_79B9)) ^ flow_hash);
                     let u = (h >> 11) as f64 / (1u64 << 53) as f64 * total;
                     let mut acc = 0.0;
                     let mut pick = ws.members.len() - 1;
@@ -655,7 +654,7 @@ impl<'f> Net<'f> {
                     let m = mass * share / total;
                     let link = self.f.link(l);
                     // The near end belongs to v's speaker (for a DSF system, maybe an EDSW).
-                    let near = if self.g.speaker_of[link.a.idx()] == sv {
+                    let near = if self.g.speaker(link.a) == Some(sv) {
                         link.a
                     } else {
                         link.b
@@ -712,5 +711,5 @@ pub fn mix(mut z: u64) -> u64 {
 /// The hash of a flow: its endpoints and queue pair (what an RoCE 5-tuple varies by: the
 /// UDP source port follows the QP).
 pub fn flow_hash(src: DeviceId, dst: DeviceId, qp: u32) -> u64 {
-    mix((u64::from(src.0) << 32 | u64::from(dst.0)) ^ mix(u64::from(qp)))
+    mix((u64::from(src.get()) << 32 | u64::from(dst.get())) ^ mix(u64::from(qp)))
 }

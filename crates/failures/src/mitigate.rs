@@ -45,8 +45,8 @@ fn run_detector(
     let scope_of = |d: DeviceId| -> u32 {
         let z = f.device(d).zone;
         match setup.tier {
-            AggregationTier::Zone => z.0,
-            AggregationTier::Region => f.zones[z.idx()].region.0,
+            AggregationTier::Zone => z.get(),
+            AggregationTier::Region => f.zones[z.idx()].region.get(),
         }
     };
     let mut damaged: Vec<u32> = down.devices.iter().map(|&d| scope_of(d)).collect();
@@ -166,12 +166,12 @@ fn border_bag_links(ev: &Evaluator, name: &str) -> Vec<LinkId> {
         Some(zone) => (0..g.speakers.len()).find(|&v| {
             matches!(g.speakers[v].kind, SpeakerKind::DsfSystem(z) if f.zones[z.idx()].name == zone)
         }),
-        None => f.find_device(name).map(|d| g.speaker_of[d.idx()].idx()),
+        None => f.find_device(name).and_then(|d| g.speaker(d)).map(|v| v.idx()),
     };
     let Some(v) = speaker else {
         return Vec::new();
     };
-    g.neighbors(aifabric_routing::bgp::SpeakerId(v as u32))
+    g.neighbors(aifabric_routing::bgp::SpeakerId::from_idx(v))
         .iter()
         .filter(|&&(_, u)| {
             matches!(g.speakers[u.idx()].kind,

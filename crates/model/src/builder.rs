@@ -119,7 +119,7 @@ impl FabricBuilder {
     /// Add a region.
     pub fn add_region(&mut self, name: impl Into<String>) -> RegionId {
         self.f.regions.push(Region { name: name.into() });
-        RegionId(self.f.regions.len() as u32 - 1)
+        RegionId::new(self.f.regions.len() as u32 - 1)
     }
 
     /// Add a building.
@@ -134,7 +134,7 @@ impl FabricBuilder {
             region,
             data_halls,
         });
-        BuildingId(self.f.buildings.len() as u32 - 1)
+        BuildingId::new(self.f.buildings.len() as u32 - 1)
     }
 
     /// Add a zone. Devices added after this belong to it: a zone's devices are contiguous.
@@ -151,7 +151,7 @@ impl FabricBuilder {
             region,
             building,
         });
-        ZoneId(self.f.zones.len() as u32 - 1)
+        ZoneId::new(self.f.zones.len() as u32 - 1)
     }
 
     /// Add a power-distribution domain.
@@ -164,7 +164,7 @@ impl FabricBuilder {
             name: name.into(),
             building,
         });
-        PowerDomainId(self.f.power_domains.len() as u32 - 1)
+        PowerDomainId::new(self.f.power_domains.len() as u32 - 1)
     }
 
     /// Add a device to the most recently added zone.
@@ -180,7 +180,7 @@ impl FabricBuilder {
         self.f.devices.push(d);
         self.next_port.push([0; 2]);
         self.used_mbps.push([0; 2]);
-        DeviceId(self.f.devices.len() as u32 - 1)
+        DeviceId::new(self.f.devices.len() as u32 - 1)
     }
 
     /// Reserve the ports for `count` links of `speed_mbps` on `d`; returns the first port index.
@@ -261,8 +261,8 @@ impl FabricBuilder {
     ) -> Result<BundleId, PortError> {
         let a_port = self.take_ports(a, kind, count, capacity_mbps)?;
         let b_port = self.take_ports(b, kind, count, capacity_mbps)?;
-        let bundle = BundleId(self.f.bundles.len() as u32);
-        let first = LinkId(self.f.links.len() as u32);
+        let bundle = BundleId::from_idx(self.f.bundles.len());
+        let first = LinkId::from_idx(self.f.links.len());
         let optic = Optic::for_length(length_m);
         let length_dm = (length_m * 10.0).round() as u32;
         for i in 0..count as u16 {
@@ -301,10 +301,10 @@ impl FabricBuilder {
             offsets[i + 1] += offsets[i];
         }
         let mut fill = offsets.clone();
-        let mut adj = vec![LinkId(0); offsets[n] as usize];
+        let mut adj = vec![LinkId::new(0); offsets[n] as usize];
         for (i, l) in self.f.links.iter().enumerate() {
             for d in [l.a, l.b] {
-                adj[fill[d.idx()] as usize] = LinkId(i as u32);
+                adj[fill[d.idx()] as usize] = LinkId::from_idx(i);
                 fill[d.idx()] += 1;
             }
         }

@@ -92,7 +92,7 @@ impl Fabric {
     pub fn failure_domains(&self, class: DomainClass) -> Vec<String> {
         let bag_chassis = || {
             (0..self.devices.len() as u32)
-                .map(DeviceId)
+                .map(DeviceId::new)
                 .filter(|&d| is_bag(self.devices[d.idx()].role))
         };
         match class {
@@ -110,7 +110,11 @@ impl Fabric {
                 let mut v: Vec<String> = bag_chassis()
                     .map(|d| {
                         let dev = &self.devices[d.idx()];
-                        format!("{}.plane{}", self.zones[dev.zone.idx()].name, dev.plane)
+                        format!(
+                            "{}.plane{}",
+                            self.zones[dev.zone.idx()].name,
+                            crate::fabric::Ordinal(dev.plane())
+                        )
                     })
                     .collect();
                 v.dedup();
@@ -162,7 +166,7 @@ impl Fabric {
     /// Links between a non-BAG device satisfying `inside` and a BAG chassis.
     fn conduit_links(&self, inside: impl Fn(DeviceId) -> bool) -> Vec<LinkId> {
         (0..self.links.len() as u32)
-            .map(LinkId)
+            .map(LinkId::new)
             .filter(|&l| {
                 let k = &self.links[l.idx()];
                 let (ra, rb) = (self.devices[k.a.idx()].role, self.devices[k.b.idx()].role);
@@ -175,7 +179,7 @@ impl Fabric {
     /// Links between BAG chassis of regions `a` and `b`.
     fn region_pair_links(&self, a: usize, b: usize) -> Vec<LinkId> {
         (0..self.links.len() as u32)
-            .map(LinkId)
+            .map(LinkId::new)
             .filter(|&l| {
                 let k = &self.links[l.idx()];
                 let (x, y) = (self.region_of(k.a).idx(), self.region_of(k.b).idx());
@@ -190,7 +194,7 @@ impl Fabric {
     pub(crate) fn select_domain(&self, class: DomainClass, name: &str) -> Option<Selection> {
         let devices_where = |keep: &dyn Fn(DeviceId) -> bool| -> Vec<DeviceId> {
             (0..self.devices.len() as u32)
-                .map(DeviceId)
+                .map(DeviceId::new)
                 .filter(|&d| keep(d))
                 .collect()
         };
@@ -204,7 +208,7 @@ impl Fabric {
                 let h: u16 = h.parse().ok()?;
                 let b = (0..self.buildings.len()).find(|&b| self.building_name(b) == bname)?;
                 Selection::Devices(devices_where(&|d| {
-                    self.building_of(d) == Some(b) && self.devices[d.idx()].hall == h
+                    self.building_of(d) == Some(b) && self.devices[d.idx()].hall() == Some(h)
                 }))
             }
             DomainClass::PowerDomain => {
@@ -424,16 +428,20 @@ impl Fabric {
         let mut lc_first = Vec::new(); // per chassis: first line-card group
         let mut lc = 0u32;
         for (i, d) in self.devices.iter().enumerate() {
-            let id = DeviceId(i as u32);
+            let id = DeviceId::from_idx(i);
             if let Some(b) = self.building_of(id) {
                 dev_groups.push((building_base + b as u32, id));
-                if d.hall != crate::NONE_U16 && d.hall < self.buildings[b].data_halls {
-                    dev_groups.push((hall_base + hall_first[b] + u32::from(d.hall), id));
+                if let Some(h) = d.hall().filter(|&h| h < self.buildings[b].data_halls) {
+                    dev_groups.push((hall_base + hall_first[b] + u32::from(h), id));
                 }
             }
-            dev_groups.push((pd_base + d.power_domain.0, id));
+            dev_groups.push((pd_base + d.power_domain.get(), id));
             if is_bag(d.role) {
-                let p = format!("{}.plane{}", self.zones[d.zone.idx()].name, d.plane);
+                let p = format!(
+                    "{}.plane{}",
+                    self.zones[d.zone.idx()].name,
+                    crate::fabric::Ordinal(d.plane())
+                );
                 if let Some(&p) = plane_idx.get(p.as_str()) {
                     dev_groups.push((plane_base + p, id));
                 }
@@ -488,7 +496,7 @@ impl Fabric {
                 (false, false) => None,
             };
             if let Some(&g) = key.and_then(|k| conduit_idx.get(k)) {
-                link_groups.push((g, LinkId(i as u32)));
+                link_groups.push((g, LinkId::from_idx(i)));
             }
         }
         for (k, g) in self.srgs.iter().enumerate() {
@@ -506,15 +514,15 @@ impl Fabric {
             }
             (off, v.into_iter().map(|(_, m)| m).collect())
         };
-        let (dev_off, devices) = csr(dev_groups.into_iter().map(|(g, d)| (g, d.0)).collect());
-        let (link_off, links) = csr(link_groups.into_iter().map(|(g, l)| (g, l.0)).collect());
+        let (dev_off, devices) = csr(dev_groups.into_iter().map(|(g, d)| (g, d.get())).collect());
+        let (link_off, links) = csr(link_groups.into_iter().map(|(g, l)| (g, l.get())).collect());
         let mut cat = SrgCatalog {
             names,
             classes,
             dev_off,
-            devices: devices.into_iter().map(DeviceId).collect(),
+            devices: devices.into_iter().map(DeviceId::new).collect(),
             link_off,
-            links: links.into_iter().map(LinkId).collect(),
+            links: links.into_iter().map(LinkId::new).collect(),
         };
         cat.drop_empty();
         cat

@@ -7,6 +7,7 @@ use crate::hardware::{Catalog, HardwareModel};
 use crate::ids::*;
 use crate::mask::FailureMask;
 use crate::role::{Optic, PortKind, Role, ZoneKind};
+pub use nonmax::{NonMaxU16, NonMaxU32};
 use serde::{Deserialize, Serialize};
 
 /// A region: one BAG layer and the buildings under it.
@@ -61,7 +62,7 @@ pub struct PowerDomain {
 }
 
 /// One device. Compact and `Copy`: no heap data; names are derived ([`Fabric::device_name`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Device {
     /// What the device does.
     pub role: Role,
@@ -72,16 +73,43 @@ pub struct Device {
     /// Ordinal among the devices of this role in this zone; for BAG chassis, within the plane;
     /// for GPUs, within the rack.
     pub index: u32,
-    /// Plane (BAG plane, NSF spine plane), or [`NONE_U16`].
-    pub plane: u16,
-    /// Data hall within the building, or [`NONE_U16`].
-    pub hall: u16,
-    /// Pod (NSF pod, RoCE AI zone, DSF cluster), or `u32::MAX`.
-    pub pod: u32,
-    /// Rack (GPUs and their rack switch), or `u32::MAX`.
-    pub rack: u32,
+    /// Plane (BAG plane, NSF spine plane), if the device is in one (read with
+    /// [`Device::plane`]). The ordinals are `NonMax` so that `None` costs no space.
+    pub plane: Option<NonMaxU16>,
+    /// Data hall within the building, if the device is in one ([`Device::hall`]).
+    pub hall: Option<NonMaxU16>,
+    /// Pod (NSF pod, RoCE AI zone, DSF cluster), if the device is in one ([`Device::pod`]).
+    pub pod: Option<NonMaxU32>,
+    /// Rack (GPUs and their rack switch), if the device is in one ([`Device::rack`]).
+    pub rack: Option<NonMaxU32>,
     /// Power-distribution domain.
     pub power_domain: PowerDomainId,
+}
+
+impl Device {
+    /// Plane (BAG plane, NSF spine plane), if the device is in one.
+    #[inline]
+    pub fn plane(&self) -> Option<u16> {
+        self.plane.map(|v| v.get())
+    }
+
+    /// Data hall within the building, if the device is in one.
+    #[inline]
+    pub fn hall(&self) -> Option<u16> {
+        self.hall.map(|v| v.get())
+    }
+
+    /// Pod (NSF pod, RoCE AI zone, DSF cluster), if the device is in one.
+    #[inline]
+    pub fn pod(&self) -> Option<u32> {
+        self.pod.map(|v| v.get())
+    }
+
+    /// Rack (GPUs and their rack switch), if the device is in one.
+    #[inline]
+    pub fn rack(&self) -> Option<u32> {
+        self.rack.map(|v| v.get())
+    }
 }
 
 /// Link flag: the link is encrypted with MACsec (BAG-to-BAG).
@@ -147,7 +175,20 @@ pub struct Bundle {
 impl Bundle {
     /// The member links.
     pub fn links(&self) -> impl Iterator<Item = LinkId> {
-        (self.first.0..self.first.0 + self.count).map(LinkId)
+        (self.first.get()..self.first.get() + self.count).map(LinkId::new)
+    }
+}
+
+/// An optional ordinal in a name: the number, or `?` where the builder gave none (a GPU is
+/// always in a rack and a BAG chassis in a plane, so `?` only shows a builder's mistake).
+pub struct Ordinal<T>(pub Option<T>);
+
+impl<T: std::fmt::Display> std::fmt::Display for Ordinal<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(v) => v.fmt(f),
+            None => f.write_str("?"),
+        }
     }
 }
 
@@ -250,7 +291,7 @@ impl Fabric {
             .iter()
             .enumerate()
             .filter(move |(_, d)| d.role == role)
-            .map(|(i, _)| DeviceId(i as u32))
+            .map(|(i, _)| DeviceId::from_idx(i))
     }
 
     /// The devices of one zone. Builders add a zone's devices contiguously, so this is a range.
@@ -266,8 +307,8 @@ impl Fabric {
         let d = &self.devices[id.idx()];
         let zone = &self.zones[d.zone.idx()].name;
         match d.role {
-            Role::Gpu => format!("{zone}.rack{}.gpu{}", d.rack, d.index),
-            Role::Bag | Role::Hub => format!("{zone}.plane{}.c{}", d.plane, d.index),
+            Role::Gpu => format!("{zone}.rack{}.gpu{}", Ordinal(d.rack()), d.index),
+            Role::Bag | Role::Hub => format!("{zone}.plane{}.c{}", Ordinal(d.plane()), d.index),
             r => format!("{zone}.{}{}", r.as_str(), d.index),
         }
     }
@@ -280,9 +321,9 @@ impl Fabric {
             .enumerate()
             .filter(|(_, z)| name.starts_with(&format!("{}.", z.name)))
             .max_by_key(|(_, z)| z.name.len())
-            .map(|(i, _)| ZoneId(i as u32))?;
+            .map(|(i, _)| ZoneId::from_idx(i))?;
         self.zone_devices(zone)
-            .map(DeviceId)
+            .map(DeviceId::new)
             .find(|&d| self.device_name(d) == name)
     }
 

@@ -226,7 +226,7 @@ impl Catalog {
             return id;
         }
         self.models.push(m);
-        crate::HwId(self.models.len() as u32 - 1)
+        crate::HwId::new(self.models.len() as u32 - 1)
     }
 
     /// Look a model up by name.
@@ -234,7 +234,7 @@ impl Catalog {
         self.models
             .iter()
             .position(|m| m.name == name)
-            .map(|i| crate::HwId(i as u32))
+            .map(|i| crate::HwId::from_idx(i))
     }
 
     /// The model with id `id`.

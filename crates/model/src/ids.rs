@@ -4,24 +4,73 @@
 //! newtypes keep a device index from being used as a link index by mistake; they cost nothing at
 //! run time.
 
-/// A typed `u32` index (`Clone`, `Copy`, ordered, hashed, serialized as the number) with
-/// `idx()` for indexing; other crates name their own tables' ids with it.
+/// A typed `u32` index with a private inner value (`Clone`, `Copy`, ordered, hashed, serialized
+/// as the number), for the model's tables and for other crates' own tables.
+///
+/// The value `u32::MAX` is reserved, so `Option<Id>` is as small as `Id` (4 bytes): "none" is
+/// `None`, never a sentinel. Build one with `new(u32)` or `from_idx(usize)` (both panic on a
+/// value that does not fit, which only a table of 2^32 - 1 entries could produce), read it with
+/// `get()` or `idx()`.
 #[macro_export]
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash,
-            serde::Serialize, serde::Deserialize,
-        )]
-        #[serde(transparent)]
-        pub struct $name(pub u32);
+        #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name($crate::__private::NonMaxU32);
 
         impl $name {
+            /// The id with this value; panics on `u32::MAX`, which is reserved.
+            #[inline]
+            #[track_caller]
+            pub const fn new(v: u32) -> Self {
+                match $crate::__private::NonMaxU32::new(v) {
+                    Some(v) => Self(v),
+                    None => panic!(concat!(stringify!($name), ": u32::MAX is reserved")),
+                }
+            }
+
+            /// The id of table position `i`; panics if `i` does not fit below `u32::MAX`.
+            #[inline]
+            #[track_caller]
+            pub const fn from_idx(i: usize) -> Self {
+                assert!(i < u32::MAX as usize, concat!(stringify!($name), ": index too large"));
+                Self::new(i as u32)
+            }
+
+            /// The value.
+            #[inline]
+            pub const fn get(self) -> u32 {
+                self.0.get()
+            }
+
             /// The index as a `usize`, for indexing the table it points into.
             #[inline]
-            pub fn idx(self) -> usize {
-                self.0 as usize
+            pub const fn idx(self) -> usize {
+                self.0.get() as usize
+            }
+        }
+
+        impl ::core::fmt::Debug for $name {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                write!(f, concat!(stringify!($name), "({})"), self.get())
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_u32(self.get())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let v = <u32 as serde::Deserialize>::deserialize(d)?;
+                $crate::__private::NonMaxU32::new(v).map(Self).ok_or_else(|| {
+                    <D::Error as serde::de::Error>::custom(concat!(
+                        stringify!($name),
+                        ": u32::MAX is reserved"
+                    ))
+                })
             }
         }
     };
@@ -60,5 +109,7 @@ id_type!(
     PowerDomainId
 );
 
-/// Sentinel for "not applicable" in compact `u16` fields (plane, data hall).
-pub const NONE_U16: u16 = u16::MAX;
+id_type!(
+    /// A named shared-risk group in [`crate::Fabric::srgs`].
+    SrgId
+);

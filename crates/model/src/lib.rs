@@ -28,8 +28,8 @@
 //! let (z, pd) = (b.add_zone("z", ZoneKind::Bag, r, None), b.add_power_domain("pd", None));
 //! let hw = b.catalog().find("minipack2").unwrap();
 //! let ports = b.catalog().get(hw).group(PortKind::Ethernet).unwrap().ports_at(400_000);
-//! let sw = |index| Device { role: Role::Rtsw, hw, zone: z, index, plane: NONE_U16,
-//!     hall: NONE_U16, pod: u32::MAX, rack: u32::MAX, power_domain: pd };
+//! let sw = |index| Device { role: Role::Rtsw, hw, zone: z, index, plane: None,
+//!     hall: None, pod: None, rack: None, power_domain: pd };
 //! let (x, y) = (b.add_device(sw(0)), b.add_device(sw(1)));
 //! b.add_bundle(x, y, ports, PortKind::Ethernet, 400_000, 1.0, 0, false).unwrap();
 //! // The port budget is checked as links are added: one more does not fit.
@@ -64,3 +64,9 @@ pub use mask::FailureMask;
 pub use role::{Optic, PortKind, Role, ZoneKind};
 pub use scenario::{Scenario, Selection, SelectorError};
 pub use view::FabricView;
+
+/// What [`id_type!`] needs from this crate's dependencies; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use nonmax::NonMaxU32;
+}

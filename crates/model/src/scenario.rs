@@ -157,11 +157,11 @@ impl Fabric {
         let dotted = format!("{prefix}.");
         let mut out = Vec::new();
         for (z, zone) in self.zones.iter().enumerate() {
-            let zid = crate::ZoneId(z as u32);
+            let zid = crate::ZoneId::from_idx(z);
             if zone.name == prefix || zone.name.starts_with(&dotted) {
-                out.extend(self.zone_devices(zid).map(DeviceId));
+                out.extend(self.zone_devices(zid).map(DeviceId::new));
             } else if prefix.starts_with(&format!("{}.", zone.name)) {
-                out.extend(self.zone_devices(zid).map(DeviceId).filter(|&d| {
+                out.extend(self.zone_devices(zid).map(DeviceId::new).filter(|&d| {
                     let n = self.device_name(d);
                     n == prefix || n.starts_with(&dotted)
                 }));

@@ -2,7 +2,7 @@
 //! materializing per-device objects: names are derived while writing.
 
 use crate::fabric::Fabric;
-use crate::ids::{DeviceId, NONE_U16};
+use crate::ids::DeviceId;
 use serde::ser::{SerializeSeq, SerializeStruct};
 use serde::{Serialize, Serializer};
 
@@ -12,14 +12,6 @@ pub struct FabricView<'a>(pub &'a Fabric);
 
 struct Devices<'a>(&'a Fabric);
 struct Links<'a>(&'a Fabric);
-
-fn opt(v: u32) -> Option<u32> {
-    (v != u32::MAX).then_some(v)
-}
-
-fn opt16(v: u16) -> Option<u16> {
-    (v != NONE_U16).then_some(v)
-}
 
 impl Serialize for Devices<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -41,15 +33,15 @@ impl Serialize for Devices<'_> {
         for (i, d) in f.devices().iter().enumerate() {
             seq.serialize_element(&D {
                 id: i as u32,
-                name: f.device_name(DeviceId(i as u32)),
+                name: f.device_name(DeviceId::from_idx(i)),
                 role: d.role,
                 model: &f.catalog.get(d.hw).name,
-                zone: d.zone.0,
-                plane: opt16(d.plane),
-                hall: opt16(d.hall),
-                pod: opt(d.pod),
-                rack: opt(d.rack),
-                power_domain: d.power_domain.0,
+                zone: d.zone.get(),
+                plane: d.plane(),
+                hall: d.hall(),
+                pod: d.pod(),
+                rack: d.rack(),
+                power_domain: d.power_domain.get(),
             })?;
         }
         seq.end()
@@ -76,16 +68,16 @@ impl Serialize for Links<'_> {
         for (i, l) in self.0.links().iter().enumerate() {
             seq.serialize_element(&L {
                 id: i as u32,
-                a: l.a.0,
+                a: l.a.get(),
                 a_port: l.a_port,
-                b: l.b.0,
+                b: l.b.get(),
                 b_port: l.b_port,
                 kind: l.kind,
                 capacity_gbps: f64::from(l.capacity_mbps) / 1_000.0,
                 length_m: l.length_m(),
                 optic: l.optic,
                 macsec: l.flags & crate::LINK_MACSEC != 0,
-                bundle: l.bundle.0,
+                bundle: l.bundle.get(),
             })?;
         }
         seq.end()

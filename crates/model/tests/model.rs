@@ -34,19 +34,19 @@ fn tiny() -> (Fabric, Vec<DeviceId>) {
         hw,
         zone: z,
         index,
-        plane: NONE_U16,
-        hall: 0,
-        pod: 0,
+        plane: None,
+        hall: NonMaxU16::new(0),
+        pod: NonMaxU32::new(0),
         rack,
         power_domain: pd,
     };
-    let spine = b.add_device(dev(Role::Ctsw, tor, 0, u32::MAX));
+    let spine = b.add_device(dev(Role::Ctsw, tor, 0, None));
     let mut ids = vec![spine];
     for rack in 0..2 {
-        let t = b.add_device(dev(Role::Rtsw, tor, rack, rack));
+        let t = b.add_device(dev(Role::Rtsw, tor, rack, NonMaxU32::new(rack)));
         ids.push(t);
         for g in 0..2 {
-            let gid = b.add_device(dev(Role::Gpu, gpu, g, rack));
+            let gid = b.add_device(dev(Role::Gpu, gpu, g, NonMaxU32::new(rack)));
             b.add_bundle(gid, t, 1, PortKind::Host, 400_000, 3.0, 0, false)
                 .unwrap();
             ids.push(gid);
@@ -98,10 +98,10 @@ fn port_budgets_are_enforced() {
         hw,
         zone: z,
         index,
-        plane: NONE_U16,
-        hall: NONE_U16,
-        pod: u32::MAX,
-        rack: u32::MAX,
+        plane: None,
+        hall: None,
+        pod: None,
+        rack: None,
         power_domain: pd,
     };
     let (a, c) = (b.add_device(d(0)), b.add_device(d(1)));

@@ -218,7 +218,8 @@ pub fn build(
                 .collect();
             let planes = bag
                 .iter()
-                .map(|d| u32::from(d.plane) + 1)
+                .filter_map(|d| d.plane())
+                .map(|p| u32::from(p) + 1)
                 .max()
                 .unwrap_or(0);
             RegionNode {

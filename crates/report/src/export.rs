@@ -9,7 +9,7 @@
 //! (Ethernet ports, in port order) and `fab<port>` (DSF cell-fabric lanes). NetBox column names
 //! follow NetBox's bulk-import forms (`dcim/forms/bulk_import.py`, `ipam/forms/bulk_import.py`).
 
-use aifabric_model::{DeviceId, Fabric, Link, LinkId, PortKind, Role};
+use aifabric_model::{DeviceId, Fabric, Link, LinkId, Ordinal, PortKind, Role};
 use aifabric_routing::addressing::AddressPlan;
 use aifabric_routing::bgp::{AsnPlan, BgpGraph, SpeakerKind};
 use std::io::{self, Write};
@@ -185,11 +185,9 @@ fn site_of(f: &Fabric, d: DeviceId) -> (String, String) {
         Some(b) => format!("{region}.{}", f.buildings[b.idx()].name),
         None => format!("{region}.bag"),
     };
-    let hall = if dev.hall == aifabric_model::NONE_U16 {
-        String::new()
-    } else {
-        format!("{site}.hall{}", dev.hall)
-    };
+    let hall = dev
+        .hall
+        .map_or_else(String::new, |h| format!("{site}.hall{h}"));
     (site, hall)
 }
 
@@ -314,12 +312,16 @@ fn netbox_locations(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
 fn netbox_racks(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     let mut out = table(w, RACK_COLUMNS)?;
     for i in 0..f.devices().len() {
-        let d = DeviceId(i as u32);
+        let d = DeviceId::from_idx(i);
         let dev = f.device(d);
         // One rack per rack switch (its GPUs and it share the rack).
         if matches!(dev.role, Role::Rtsw | Role::Rdsw) {
             let (site, hall) = site_of(f, d);
-            let rack = format!("{}.rack{}", f.zones[dev.zone.idx()].name, dev.rack);
+            let rack = format!(
+                "{}.rack{}",
+                f.zones[dev.zone.idx()].name,
+                Ordinal(dev.rack())
+            );
             out.write_record([site.as_str(), &hall, &rack, "planned", "19", "48"])?;
         }
     }
@@ -329,14 +331,12 @@ fn netbox_racks(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
 fn netbox_devices(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     let mut out = table(w, DEVICE_COLUMNS)?;
     for i in 0..f.devices().len() {
-        let d = DeviceId(i as u32);
+        let d = DeviceId::from_idx(i);
         let dev = f.device(d);
         let (site, hall) = site_of(f, d);
-        let rack = if dev.rack == u32::MAX {
-            String::new()
-        } else {
-            format!("{}.rack{}", f.zones[dev.zone.idx()].name, dev.rack)
-        };
+        let rack = dev.rack().map_or_else(String::new, |r| {
+            format!("{}.rack{r}", f.zones[dev.zone.idx()].name)
+        });
         out.write_record([
             f.device_name(d).as_str(),
             dev.role.as_str(),
@@ -355,7 +355,7 @@ fn netbox_devices(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
 fn netbox_interfaces(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     let mut out = table(w, INTERFACE_COLUMNS)?;
     for i in 0..f.devices().len() {
-        let d = DeviceId(i as u32);
+        let d = DeviceId::from_idx(i);
         let name = f.device_name(d);
         for &l in f.incident(d) {
             let link = f.link(l);
@@ -376,7 +376,7 @@ fn netbox_interfaces(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
 fn netbox_cables(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     let mut out = table(w, CABLE_COLUMNS)?;
     for (i, link) in f.links().iter().enumerate() {
-        let l = LinkId(i as u32);
+        let l = LinkId::from_idx(i);
         let ty = if link.optic == aifabric_model::Optic::Dac {
             "dac-passive"
         } else if link.length_m() <= 100.0 {
@@ -413,7 +413,7 @@ fn netbox_ips(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
         if link.kind != PortKind::Ethernet {
             continue;
         }
-        let l = LinkId(i as u32);
+        let l = LinkId::from_idx(i);
         let (_, a, b) = p.link(l);
         for (addr, d) in [(a, link.a), (b, link.b)] {
             out.write_record([
@@ -422,12 +422,12 @@ fn netbox_ips(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
                 "",
                 &f.device_name(d),
                 &interface_name(f, l, d),
-                &format!("link {}", l.0),
+                &format!("link {}", l.get()),
             ])?;
         }
     }
     for i in 0..f.devices().len() {
-        let d = DeviceId(i as u32);
+        let d = DeviceId::from_idx(i);
         if f.device(d).role.is_switch() {
             out.write_record([
                 p.loopback(d).to_string().as_str(),
@@ -508,7 +508,7 @@ fn graphml(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
         xml(&f.name)
     )?;
     for i in 0..f.devices().len() {
-        let d = DeviceId(i as u32);
+        let d = DeviceId::from_idx(i);
         let dev = f.device(d);
         writeln!(
             w,
@@ -544,7 +544,7 @@ fn nodelink(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
         json(&f.name)
     )?;
     for i in 0..f.devices().len() {
-        let d = DeviceId(i as u32);
+        let d = DeviceId::from_idx(i);
         let dev = f.device(d);
         if i > 0 {
             write!(w, ",")?;
@@ -586,21 +586,21 @@ fn ipplan(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     let p = plan(f)?;
     let mut out = table(w, &["kind", "name", "prefix"])?;
     for (i, r) in f.regions.iter().enumerate() {
-        let id = aifabric_model::RegionId(i as u32);
+        let id = aifabric_model::RegionId::from_idx(i);
         out.write_record(["region", &r.name, &p.region_aggregate(id).to_string()])?;
     }
     for (i, z) in f.zones.iter().enumerate() {
-        let id = aifabric_model::ZoneId(i as u32);
+        let id = aifabric_model::ZoneId::from_idx(i);
         out.write_record(["zone", &z.name, &p.zone_aggregate(f, id).to_string()])?;
     }
     for i in 0..f.devices().len() {
-        let d = DeviceId(i as u32);
+        let d = DeviceId::from_idx(i);
         let role = f.device(d).role;
         if matches!(role, Role::Rtsw | Role::Rdsw) {
             let z = &f.zones[f.device(d).zone.idx()].name;
             out.write_record([
                 "rack",
-                &format!("{z}.rack{}", f.device(d).rack),
+                &format!("{z}.rack{}", Ordinal(f.device(d).rack())),
                 &p.rack_prefix(f, d).to_string(),
             ])?;
         }
@@ -610,12 +610,12 @@ fn ipplan(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     }
     for (i, link) in f.links().iter().enumerate() {
         if link.kind == PortKind::Ethernet {
-            let l = LinkId(i as u32);
+            let l = LinkId::from_idx(i);
             let name = format!(
                 "{}--{}#{}",
                 f.device_name(link.a),
                 f.device_name(link.b),
-                l.0 - f.bundles()[link.bundle.idx()].first.0
+                l.get() - f.bundles()[link.bundle.idx()].first.get()
             );
             out.write_record(["link", &name, &p.link(l).0.to_string()])?;
         }
@@ -628,7 +628,7 @@ fn overview_node(f: &Fabric, d: DeviceId) -> String {
     let dev = f.device(d);
     let z = &f.zones[dev.zone.idx()].name;
     if matches!(dev.role, Role::Bag | Role::Hub) {
-        format!("{z}.plane{}", dev.plane)
+        format!("{z}.plane{}", Ordinal(dev.plane()))
     } else {
         z.clone()
     }

@@ -12,7 +12,7 @@ use std::hint::black_box;
 /// A scenario failing an NSF rack's whole uplink bundle (`whole`) or one link of it.
 fn rack_uplink_failure(f: &Fabric, whole: bool) -> Scenario {
     let l = (0..f.links().len() as u32)
-        .map(LinkId)
+        .map(LinkId::new)
         .find(|&l| f.link(l).kind == PortKind::Ethernet && f.device(f.link(l).a).role == Role::Rtsw)
         .expect("prometheus has NSF racks");
     let mut s = Scenario::healthy(f);

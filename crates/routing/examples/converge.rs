@@ -27,7 +27,7 @@ fn main() {
         t.elapsed().as_secs_f64()
     );
     let link = (0..f.links().len() as u32)
-        .map(LinkId)
+        .map(LinkId::new)
         .find(|&l| f.link(l).kind == PortKind::Ethernet && f.device(f.link(l).a).role == Role::Rtsw)
         .expect("an NSF or RoCE rack uplink");
     // A whole rack uplink bundle: the session goes down (timed with the state scan).

@@ -107,7 +107,7 @@ impl AddressPlan {
             *n += 1;
         }
         for d in f.devices() {
-            if matches!(d.role, Role::Rtsw | Role::Rdsw) && d.rack > 0xffff {
+            if matches!(d.role, Role::Rtsw | Role::Rdsw) && d.rack() > Some(0xffff) {
                 return Err(PlanError(format!(
                     "zone {} has more than 65,536 racks",
                     f.zones[d.zone.idx()].name
@@ -119,14 +119,15 @@ impl AddressPlan {
 
     /// A region's GPU aggregate (/40).
     pub fn region_aggregate(&self, r: RegionId) -> Ipv6Net {
-        Ipv6Net::new(GPU_BASE | (u128::from(r.0) << 88), 40)
+        Ipv6Net::new(GPU_BASE | (u128::from(r.get()) << 88), 40)
     }
 
     /// A zone's GPU aggregate (/48).
     pub fn zone_aggregate(&self, f: &Fabric, z: ZoneId) -> Ipv6Net {
         let region = f.zones[z.idx()].region;
-        let bits =
-            GPU_BASE | (u128::from(region.0) << 88) | (u128::from(self.zone_index[z.idx()]) << 80);
+        let bits = GPU_BASE
+            | (u128::from(region.get()) << 88)
+            | (u128::from(self.zone_index[z.idx()]) << 80);
         Ipv6Net::new(bits, 48)
     }
 
@@ -135,14 +136,14 @@ impl AddressPlan {
         let d = f.device(rack_switch);
         let zone = self.zone_aggregate(f, d.zone);
         Ipv6Net::new(
-            u128::from(zone.addr) | (u128::from(d.rack & 0xffff) << 64),
+            u128::from(zone.addr) | (u128::from(d.rack().unwrap_or(0) & 0xffff) << 64),
             64,
         )
     }
 
     /// A link's /127 and the addresses of its `a` and `b` ends.
     pub fn link(&self, l: LinkId) -> (Ipv6Net, Ipv6Addr, Ipv6Addr) {
-        let base = LINK_BASE | (u128::from(l.0) << 1);
+        let base = LINK_BASE | (u128::from(l.get()) << 1);
         (
             Ipv6Net::new(base, 127),
             Ipv6Addr::from(base),
@@ -152,6 +153,6 @@ impl AddressPlan {
 
     /// A device's loopback (/128).
     pub fn loopback(&self, d: DeviceId) -> Ipv6Net {
-        Ipv6Net::new(LOOPBACK_BASE | u128::from(d.0), 128)
+        Ipv6Net::new(LOOPBACK_BASE | u128::from(d.get()), 128)
     }
 }

@@ -142,9 +142,9 @@ pub fn blackholes_in(
     // Racks of DSF zones cut off from their zone's cell fabric are unreachable whatever BGP
     // says (the zone is one speaker); every other rack is fine here.
     let mut rack_ok = vec![true; f.devices().len()];
-    for z in (0..f.zones.len() as u32).map(ZoneId) {
+    for z in (0..f.zones.len() as u32).map(ZoneId::new) {
         if let Some(ok) = dsf_reachable_racks(f, z, &unusable) {
-            for d in f.zone_devices(z).map(DeviceId) {
+            for d in f.zone_devices(z).map(DeviceId::new) {
                 rack_ok[d.idx()] = ok[d.idx()];
             }
         }
@@ -159,7 +159,7 @@ pub fn blackholes_in(
             .map(|(i, z)| {
                 let agg = plan
                     .as_ref()
-                    .map(|p| p.zone_aggregate(f, ZoneId(i as u32)).to_string());
+                    .map(|p| p.zone_aggregate(f, ZoneId::from_idx(i)).to_string());
                 (i as u32, z.name.clone(), agg)
             })
             .collect(),
@@ -170,7 +170,7 @@ pub fn blackholes_in(
             .map(|(i, r)| {
                 let agg = plan
                     .as_ref()
-                    .map(|p| p.region_aggregate(RegionId(i as u32)).to_string());
+                    .map(|p| p.region_aggregate(RegionId::from_idx(i)).to_string());
                 (i as u32, r.name.clone(), agg)
             })
             .collect(),
@@ -182,11 +182,11 @@ pub fn blackholes_in(
         blackholes: Vec::new(),
     };
     for (scope, scope_name, aggregate) in scopes.into_iter().filter(|s| scope(s.0)) {
-        let region_of = |z: ZoneId| f.zones[z.idx()].region.0;
+        let region_of = |z: ZoneId| f.zones[z.idx()].region.get();
         let in_scope = |v: SpeakerId| {
             let z = zone_of_speaker[v.idx()];
             match tier {
-                AggregationTier::Zone => z.0 == scope,
+                AggregationTier::Zone => z.get() == scope,
                 AggregationTier::Region => region_of(z) == scope,
             }
         };
@@ -205,7 +205,7 @@ pub fn blackholes_in(
         }
         let covered: Vec<&Prefix> = all_prefixes
             .iter()
-            .filter(|p| in_scope(g.speaker_of[p.rack_switch.idx()]))
+            .filter(|p| in_scope(g.rack_speaker(p.rack_switch)))
             .collect();
         // Specifics stay inside the scope.
         let internal: Vec<SessionState> = g
@@ -224,7 +224,7 @@ pub fn blackholes_in(
         let mut reach = vec![vec![false; covered.len()]; borders.len()];
         let mut cache: Option<(SpeakerId, RoutesTo)> = None;
         for (i, p) in covered.iter().enumerate() {
-            let origin = g.speaker_of[p.rack_switch.idx()];
+            let origin = g.rack_speaker(p.rack_switch);
             let ok = rack_ok[p.rack_switch.idx()];
             if cache.as_ref().map(|c| c.0) != Some(origin) && !borders.contains(&origin) {
                 cache = Some((origin, routes_to(g, &internal, origin, cfg)?));
@@ -262,7 +262,7 @@ pub fn blackholes_in(
             is_bag(f, g, v)
                 && match tier {
                     AggregationTier::Zone => {
-                        region_of(zone_of_speaker[v.idx()]) == f.zones[scope as usize].region.0
+                        region_of(zone_of_speaker[v.idx()]) == f.zones[scope as usize].region.get()
                     }
                     AggregationTier::Region => !in_scope(v),
                 }
@@ -312,7 +312,7 @@ fn dsf_reachable_racks(f: &Fabric, z: ZoneId, mask: &FailureMask) -> Option<Vec<
     let mut seen = vec![false; f.devices().len()];
     let mut stack: Vec<DeviceId> = f
         .zone_devices(z)
-        .map(DeviceId)
+        .map(DeviceId::new)
         .filter(|&d| f.device(d).role == Role::Edsw && !mask.device_failed(d))
         .collect();
     for &d in &stack {

@@ -27,11 +27,11 @@ pub fn prefixes(f: &Fabric) -> Vec<Prefix> {
         .enumerate()
         .filter(|(_, d)| matches!(d.role, Role::Rtsw | Role::Rdsw))
         .map(|(i, d)| Prefix {
-            name: format!("{}.rack{}", f.zones[d.zone.idx()].name, d.rack),
+            name: format!("{}.rack{}", f.zones[d.zone.idx()].name, Ordinal(d.rack)),
             ipv6: plan
                 .as_ref()
-                .map(|p| p.rack_prefix(f, DeviceId(i as u32)).to_string()),
-            rack_switch: DeviceId(i as u32),
+                .map(|p| p.rack_prefix(f, DeviceId::from_idx(i)).to_string()),
+            rack_switch: DeviceId::from_idx(i),
         })
         .collect()
 }
@@ -127,19 +127,19 @@ pub fn route_view(
         group_size: cfg.group_size,
         max_overload: 1.0,
     };
-    let v = g.speaker_of[device.idx()];
+    let v = g.speaker(device);
     if device == prefix.rack_switch {
         view.kind = RouteKind::Connected;
         return view;
     }
-    if v == SpeakerId::NONE {
+    let Some(v) = v else {
         // Not a BGP speaker: a DSF fabric node sprays cells toward racks of its own zone.
         let (d, r) = (f.device(device), f.device(prefix.rack_switch));
         if matches!(d.role, Role::Fdsw | Role::Sdsw) && d.zone == r.zone {
             view.kind = RouteKind::DsfFabric;
         }
         return view;
-    }
+    };
     if routes.is_origin(v) {
         // Same DSF system: the cell fabric, not BGP.
         view.kind = RouteKind::DsfFabric;

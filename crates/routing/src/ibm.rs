@@ -49,9 +49,9 @@ impl DsfFabric {
         let (mut ifaces, mut if_cluster, mut fd_cluster) = (Vec::new(), Vec::new(), Vec::new());
         let (mut fd_dev, mut sd_dev) = (Vec::new(), Vec::new());
         let mut n_sd = 0usize;
-        for d in f.zone_devices(z).map(DeviceId) {
+        for d in f.zone_devices(z).map(DeviceId::new) {
             let dev = f.device(d);
-            let cluster = if l1 { 0 } else { dev.pod };
+            let cluster = if l1 { 0 } else { dev.pod().unwrap_or(0) };
             match dev.role {
                 Role::Rdsw | Role::Edsw => {
                     local[d.idx()] = ifaces.len() as u32;
@@ -299,7 +299,7 @@ pub fn input_balanced(f: &Fabric, mask: &FailureMask) -> Vec<ZoneIbm> {
         if !matches!(zone.kind, ZoneKind::DsfL1 | ZoneKind::DsfL2) {
             continue;
         }
-        let zid = ZoneId(z as u32);
+        let zid = ZoneId::from_idx(z);
         let fab = DsfFabric::new(f, zid, mask);
         let n = fab.ifaces.len();
         let clusters = fab.if_cluster.iter().copied().max().map_or(0, |c| c + 1) as usize;

@@ -47,7 +47,7 @@ fn rack_links(f: &Fabric, rack: DeviceId, mask: &FailureMask) -> Vec<(u16, Devic
                 e.2 += 1;
                 e.3 += live;
             }
-            None => out.push((dev.plane, other, 1, live)),
+            None => out.push((dev.plane().unwrap_or(0), other, 1, live)),
         }
     }
     out.sort_by_key(|e| e.0);
@@ -67,8 +67,8 @@ pub fn prune(f: &Fabric, src: DeviceId, dst: DeviceId, mask: &FailureMask) -> Ve
     // Racks of the destination's pod, in order: the round-robin positions.
     let pod_racks: Vec<DeviceId> = f
         .zone_devices(d.zone)
-        .map(DeviceId)
-        .filter(|&x| f.device(x).role == Role::Rtsw && f.device(x).pod == d.pod)
+        .map(DeviceId::new)
+        .filter(|&x| f.device(x).role == Role::Rtsw && f.device(x).pod() == d.pod())
         .collect();
     let r = pod_racks.len() as u32;
     let pos = pod_racks.iter().position(|&x| x == dst).unwrap_or(0) as u32;

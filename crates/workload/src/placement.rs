@@ -106,7 +106,7 @@ impl Domains {
             if d.role != Role::Gpu {
                 continue;
             }
-            let id = DeviceId(i as u32);
+            let id = DeviceId::from_idx(i);
             // A GPU whose only links are down is as good as failed.
             let live = !down.device_failed(id) && f.neighbors(id, down).next().is_some();
             if !live {

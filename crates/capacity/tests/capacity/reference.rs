@@ -193,7 +193,7 @@ fn losing_one_of_p_planes_leaves_p_minus_1_over_p() {
     // Fail every chassis of BAG plane 3 in `west`.
     let west = f.regions.iter().position(|r| r.name == "west").unwrap();
     for d in f.devices_with_role(Role::Bag) {
-        if f.region_of(d).idx() == west && f.device(d).plane == 3 {
+        if f.region_of(d).idx() == west && f.device(d).plane() == Some(3) {
             mask.fail_device(d);
         }
     }
@@ -223,9 +223,9 @@ proptest! {
         let f = aifabric_spec::build_str("p.yaml", &small_spec(clusters, rdsw, fdsw)).unwrap();
         let n = f.links().len() as u32;
         let mut small = FailureMask::none(&f);
-        for l in &fail_a { small.fail_link(LinkId(l % n)); }
+        for l in &fail_a { small.fail_link(LinkId::new(l % n)); }
         let mut big = small.clone();
-        for l in &fail_b { big.fail_link(LinkId(l % n)); }
+        for l in &fail_b { big.fail_link(LinkId::new(l % n)); }
         let (a, b) = (capacity_report(&f, &small), capacity_report(&f, &big));
         // Tiers are listed as built, whatever fails: the same list, figures never higher.
         prop_assert_eq!(a.tiers.len(), b.tiers.len());

@@ -19,7 +19,7 @@ fn a_bag_plane_is_a_name_prefix() {
         panic!("a plane selects devices");
     };
     assert_eq!(d.len(), 4, "4 chassis per plane");
-    assert!(d.iter().all(|&x| f.device(x).plane == 3));
+    assert!(d.iter().all(|&x| f.device(x).plane() == Some(3)));
     // Hard drain and failure remove the plane; 15 of 16 planes are left between the regions.
     for s in [
         scenario(&f, &["west.bag.plane3"], &[], &[]),
@@ -241,7 +241,7 @@ fn the_tier_ledger_matches_the_report_under_failures() {
         let s = scenario(&f, &[sel], &[], &[]);
         let mask = s.unusable();
         let down = (0..f.links().len() as u32)
-            .map(LinkId)
+            .map(LinkId::new)
             .filter(|&l| !f.link_up(l, &mask));
         let live = ledger.without(&f, down);
         assert_eq!(

@@ -130,7 +130,7 @@ fn failures_slow_collectives_down_or_cut_them_off() {
     // Lose half of pod 0's aggregation switches: half its up capacity.
     let aggs: Vec<String> = f
         .devices_with_role(Role::Ctsw)
-        .filter(|&d| f.device(d).pod == 0)
+        .filter(|&d| f.device(d).pod() == Some(0))
         .take(2)
         .map(|d| f.device_name(d))
         .collect();

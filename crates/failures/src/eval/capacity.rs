@@ -91,7 +91,7 @@ impl<'f> Evaluator<'f> {
             .iter()
             .map(|&p| {
                 let (a, b) = self.site_pairs[p];
-                site_weights[a as usize] * site_weights[b as usize]
+                site_weights[a.idx()] * site_weights[b.idx()]
             })
             .collect();
         let total: f64 = grav.iter().sum();
@@ -155,7 +155,7 @@ impl<'f> Evaluator<'f> {
         let (mut num, mut den) = (0.0, 0.0);
         for &p in &self.region_members[r] {
             let (a, b) = self.site_pairs[p];
-            let g = sw[a as usize] * sw[b as usize];
+            let g = sw[a.idx()] * sw[b.idx()];
             let l = &self.pair_loads[p];
             num += g * (l[0].delivered + l[1].delivered) / 2.0;
             den += g;

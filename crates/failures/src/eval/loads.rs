@@ -3,7 +3,7 @@
 use aifabric_routing::bgp::{RoutesTo, SessionState};
 use fixedbitset::FixedBitSet;
 
-use super::{Evaluator, Workspace};
+use super::{Evaluator, SiteId, Workspace};
 
 /// Unit-demand loads of one direction of a site pair: (adjacency position, load) in
 /// propagation order, and the share of demand delivered.
@@ -40,14 +40,14 @@ impl<'f> Evaluator<'f> {
     /// Returns the share delivered.
     fn propagate(
         &self,
-        from: u32,
-        to: u32,
+        from: SiteId,
+        to: SiteId,
         routes: &RoutesTo,
         states: &[SessionState],
         weights: &[u64],
         ws: &mut Workspace,
     ) -> f64 {
-        let srcs = &self.site_speakers[from as usize];
+        let srcs = &self.site_speakers[from.idx()];
         let total: u64 = srcs.iter().map(|&v| weights[v.idx()]).sum();
         if total == 0 {
             return 0.0;
@@ -98,7 +98,7 @@ impl<'f> Evaluator<'f> {
                         ws.touched.push(pos as u32);
                     }
                     ws.load[pos] += x;
-                    if !routes.is_origin(u) && self.speaker_site[u.idx()] != to {
+                    if !routes.is_origin(u) && self.speaker_site[u.idx()] != Some(to) {
                         if ws.flow[u.idx()] == 0.0 {
                             ws.buckets[len - 1].push(u);
                         }
@@ -132,8 +132,8 @@ impl<'f> Evaluator<'f> {
     /// Unit flow from site `a` toward site `b` along `routes_b`.
     pub(super) fn flow(
         &self,
-        a: u32,
-        b: u32,
+        a: SiteId,
+        b: SiteId,
         routes_b: &RoutesTo,
         states: &[SessionState],
         weights: &[u64],
@@ -147,12 +147,12 @@ impl<'f> Evaluator<'f> {
     }
 
     /// Speakers a flow passes through (owners of its loaded entries) and its sources.
-    pub(super) fn speakers_of(&self, from: u32, l: &Loads) -> FixedBitSet {
+    pub(super) fn speakers_of(&self, from: SiteId, l: &Loads) -> FixedBitSet {
         let mut b = FixedBitSet::with_capacity(self.g.speakers.len());
         for &(p, _) in &l.entries {
             b.insert(self.owner_of_pos[p as usize] as usize);
         }
-        for &v in &self.site_speakers[from as usize] {
+        for &v in &self.site_speakers[from.idx()] {
             b.insert(v.idx());
         }
         b

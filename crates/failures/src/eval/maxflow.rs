@@ -34,7 +34,7 @@ impl<'f> Evaluator<'f> {
         let (s, t) = (n as u32, n as u32 + 1);
         let mut b = FlowNetworkBuilder::new(n + 2);
         for (sid, &(x, y)) in self.g.sessions.iter().enumerate() {
-            b.add_undirected(x.0, y.0, states[sid].mbps);
+            b.add_undirected(x.get(), y.get(), states[sid].mbps);
         }
         let mut next = self.g.sessions.len() as u32;
         let (mut src_arc, mut sink_arc) = (vec![u32::MAX; n], vec![u32::MAX; n]);
@@ -43,11 +43,11 @@ impl<'f> Evaluator<'f> {
             for &v in spk {
                 let w = weights[v.idx()];
                 if region == ra {
-                    b.add_arc(s, v.0, w);
+                    b.add_arc(s, v.get(), w);
                     src_arc[v.idx()] = next;
                     next += 1;
                 } else if region == rb {
-                    b.add_arc(v.0, t, w);
+                    b.add_arc(v.get(), t, w);
                     sink_arc[v.idx()] = next;
                     next += 1;
                 }

@@ -60,33 +60,39 @@ use loads::{Footprint, Loads};
 use maxflow::MaxflowNet;
 use standing::{gpu_connected, is_rack, rack_weight};
 
+aifabric_model::id_type!(
+    /// A site: a building, or a zone with racks outside any building; its index in
+    /// [`Evaluator::sites`].
+    SiteId
+);
+
 /// Everything a sweep needs to evaluate scenarios on one fabric (see the module docs).
 pub struct Evaluator<'f> {
     f: &'f Fabric,
     /// The BGP view.
     pub g: BgpGraph,
     healthy: Vec<SessionState>,
-    session_of_link: Vec<u32>,
+    session_of_link: Vec<Option<SessionId>>,
     session_of_pos: Vec<u32>,
     owner_of_pos: Vec<u32>,
     /// Site names (`region.building`, or a zone's name).
     pub sites: Vec<String>,
     site_region: Vec<u32>,
-    /// Site of each device (`u32::MAX`: none, e.g. BAG).
-    site_of_device: Vec<u32>,
+    /// Site of each device (`None`, e.g. BAG).
+    site_of_device: Vec<Option<SiteId>>,
     /// Healthy live GPU-facing Mb/s of each rack switch (0 for other devices).
     rack_mbps: Vec<u64>,
     /// Healthy source weight (Mb/s) per speaker.
     speaker_mbps: Vec<u64>,
     /// GPUs connected in the healthy fabric.
     gpu_ok: FixedBitSet,
-    /// Site of each speaker (`u32::MAX`: none).
-    speaker_site: Vec<u32>,
+    /// Site of each speaker, if it has one.
+    speaker_site: Vec<Option<SiteId>>,
     /// Rack speakers of each site, ascending.
     site_speakers: Vec<Vec<SpeakerId>>,
     routes: Vec<RoutesTo>,
     /// Unordered site pairs (a < b).
-    pub site_pairs: Vec<(u32, u32)>,
+    pub site_pairs: Vec<(SiteId, SiteId)>,
     /// Loads of each site pair: [a -> b, b -> a].
     pair_loads: Vec<[Loads; 2]>,
     pair_footprint: Vec<Footprint>,
@@ -122,18 +128,18 @@ impl<'f> Evaluator<'f> {
     pub fn new(f: &'f Fabric, plan: AsnPlan, cfg: BgpConfig) -> Result<Self, NotConverged> {
         let g = BgpGraph::new(f, plan);
         let healthy = bgp::session_states(f, &g, &Scenario::healthy(f));
-        let mut session_of_link = vec![u32::MAX; f.links().len()];
-        for s in 0..g.sessions.len() as u32 {
-            for &l in g.links(SessionId(s)) {
-                session_of_link[l.idx()] = s;
+        let mut session_of_link = vec![None; f.links().len()];
+        for s in (0..g.sessions.len()).map(SessionId::from_idx) {
+            for &l in g.links(s) {
+                session_of_link[l.idx()] = Some(s);
             }
         }
         let mut session_of_pos = vec![0u32; g.adj_len()];
         let mut owner_of_pos = vec![0u32; g.adj_len()];
         for v in g.speaker_ids() {
             for (&(s, _), pos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
-                session_of_pos[pos] = s.0;
-                owner_of_pos[pos] = v.0;
+                session_of_pos[pos] = s.get();
+                owner_of_pos[pos] = v.get();
             }
         }
         // Sites: buildings, then zones outside any building that have racks.
@@ -142,21 +148,21 @@ impl<'f> Evaluator<'f> {
             .iter()
             .map(|b| format!("{}.{}", f.regions[b.region.idx()].name, b.name))
             .collect();
-        let mut site_region: Vec<u32> = f.buildings.iter().map(|b| b.region.0).collect();
-        let mut site_of_zone = vec![u32::MAX; f.zones.len()];
+        let mut site_region: Vec<u32> = f.buildings.iter().map(|b| b.region.get()).collect();
+        let mut site_of_zone = vec![None; f.zones.len()];
         for (z, zone) in f.zones.iter().enumerate() {
             if let Some(b) = zone.building {
-                site_of_zone[z] = b.0;
+                site_of_zone[z] = Some(SiteId::new(b.get()));
             } else if zone.kind != ZoneKind::Bag
-                && f.zone_devices(ZoneId(z as u32))
+                && f.zone_devices(ZoneId::from_idx(z))
                     .any(|d| is_rack(f.devices()[d as usize].role))
             {
-                site_of_zone[z] = sites.len() as u32;
+                site_of_zone[z] = Some(SiteId::from_idx(sites.len()));
                 sites.push(zone.name.clone());
-                site_region.push(zone.region.0);
+                site_region.push(zone.region.get());
             }
         }
-        let site_of_device: Vec<u32> = f
+        let site_of_device: Vec<Option<SiteId>> = f
             .devices()
             .iter()
             .map(|d| site_of_zone[d.zone.idx()])
@@ -166,23 +172,22 @@ impl<'f> Evaluator<'f> {
         let mut speaker_mbps = vec![0u64; g.speakers.len()];
         let mut gpu_ok = FixedBitSet::with_capacity(f.devices().len());
         for (i, d) in f.devices().iter().enumerate() {
-            if d.role == Role::Gpu && gpu_connected(f, DeviceId(i as u32), &none) {
+            if d.role == Role::Gpu && gpu_connected(f, DeviceId::from_idx(i), &none) {
                 gpu_ok.insert(i);
             }
             if is_rack(d.role) {
-                let w = rack_weight(f, DeviceId(i as u32), &none);
+                let w = rack_weight(f, DeviceId::from_idx(i), &none);
                 rack_mbps[i] = w;
-                let v = g.speaker_of[i];
-                if v != SpeakerId::NONE {
+                if let Some(v) = g.speaker(DeviceId::from_idx(i)) {
                     speaker_mbps[v.idx()] += w;
                 }
             }
         }
         let mut site_speakers = vec![Vec::new(); sites.len()];
         for (i, d) in f.devices().iter().enumerate() {
-            let (site, v) = (site_of_device[i], g.speaker_of[i]);
-            if is_rack(d.role) && site != u32::MAX && v != SpeakerId::NONE {
-                site_speakers[site as usize].push(v);
+            let (site, v) = (site_of_device[i], g.speaker(DeviceId::from_idx(i)));
+            if let (true, Some(site), Some(v)) = (is_rack(d.role), site, v) {
+                site_speakers[site.idx()].push(v);
             }
         }
         for s in &mut site_speakers {
@@ -194,10 +199,10 @@ impl<'f> Evaluator<'f> {
             .map(|origins| routes_to_many(&g, &healthy, origins, &cfg))
             .collect::<Result<Vec<_>, _>>()?;
         let n = sites.len() as u32;
-        let site_pairs: Vec<(u32, u32)> = (0..n)
-            .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+        let site_pairs: Vec<(SiteId, SiteId)> = (0..n)
+            .flat_map(|a| (a + 1..n).map(move |b| (SiteId::new(a), SiteId::new(b))))
             .filter(|&(a, b)| {
-                !site_speakers[a as usize].is_empty() && !site_speakers[b as usize].is_empty()
+                !site_speakers[a.idx()].is_empty() && !site_speakers[b.idx()].is_empty()
             })
             .collect();
         let regions: Vec<String> = f.regions.iter().map(|r| r.name.clone()).collect();
@@ -211,7 +216,7 @@ impl<'f> Evaluator<'f> {
                 (0..site_pairs.len())
                     .filter(|&p| {
                         let (a, b) = site_pairs[p];
-                        let (x, y) = (site_region[a as usize], site_region[b as usize]);
+                        let (x, y) = (site_region[a.idx()], site_region[b.idx()]);
                         (x, y) == (ra, rb) || (x, y) == (rb, ra)
                     })
                     .collect()
@@ -249,10 +254,7 @@ impl<'f> Evaluator<'f> {
             nets: Vec::new(),
             ledger: TierLedger::new(f),
         };
-        ev.speaker_site =
-            ev.g.speaker_ids()
-                .map(|v| ev.site_of_speaker(v).unwrap_or(u32::MAX))
-                .collect();
+        ev.speaker_site = ev.g.speaker_ids().map(|v| ev.site_of_speaker(v)).collect();
         ev.nets = (0..ev.region_pairs.len())
             .map(|r| ev.maxflow_net(r))
             .collect();
@@ -261,7 +263,7 @@ impl<'f> Evaluator<'f> {
         let (loads, gbps): (Vec<[Loads; 2]>, Vec<f64>) = (0..ev.site_pairs.len())
             .map(|p| {
                 let (a, b) = ev.site_pairs[p];
-                let (ra, rb) = (&ev.routes[a as usize], &ev.routes[b as usize]);
+                let (ra, rb) = (&ev.routes[a.idx()], &ev.routes[b.idx()]);
                 let l = [
                     ev.flow(a, b, rb, &ev.healthy, &weights, &mut ws),
                     ev.flow(b, a, ra, &ev.healthy, &weights, &mut ws),
@@ -332,7 +334,7 @@ impl<'f> Evaluator<'f> {
     pub fn site_pair_names(&self) -> Vec<String> {
         self.site_pairs
             .iter()
-            .map(|&(a, b)| format!("{}<->{}", self.sites[a as usize], self.sites[b as usize]))
+            .map(|&(a, b)| format!("{}<->{}", self.sites[a.idx()], self.sites[b.idx()]))
             .collect()
     }
 
@@ -349,12 +351,11 @@ impl<'f> Evaluator<'f> {
             .collect()
     }
 
-    fn site_of_speaker(&self, v: SpeakerId) -> Option<u32> {
+    fn site_of_speaker(&self, v: SpeakerId) -> Option<SiteId> {
         let d = match self.g.speakers[v.idx()].kind {
             SpeakerKind::Device(d) => d,
-            SpeakerKind::DsfSystem(z) => DeviceId(self.f.zone_devices(z).start),
+            SpeakerKind::DsfSystem(z) => DeviceId::new(self.f.zone_devices(z).start),
         };
-        let s = self.site_of_device[d.idx()];
-        (s != u32::MAX).then_some(s)
+        self.site_of_device[d.idx()]
     }
 }

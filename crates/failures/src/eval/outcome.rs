@@ -7,7 +7,7 @@ use fixedbitset::FixedBitSet;
 
 use super::loads::Loads;
 use super::standing::{gpu_connected, is_rack, rack_weight, session_state};
-use super::{Down, Evaluator, Workspace};
+use super::{Down, Evaluator, SiteId, Workspace};
 
 /// The metrics of one scenario.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,19 +47,18 @@ impl<'f> Evaluator<'f> {
             .changes(&self.ledger.without(f, down_links.iter().copied()));
 
         // Sessions whose state changed.
-        let mut sids: Vec<u32> = down_links
+        let mut sids: Vec<SessionId> = down_links
             .iter()
-            .map(|l| self.session_of_link[l.idx()])
-            .filter(|&s| s != u32::MAX)
+            .filter_map(|l| self.session_of_link[l.idx()])
             .collect();
         sids.sort_unstable();
         sids.dedup();
         let mut changed: Vec<SessionId> = Vec::new();
         for s in sids {
-            let st = session_state(f, &self.g, s, mask);
-            if st != self.healthy[s as usize] {
-                ws.states[s as usize] = st;
-                changed.push(SessionId(s));
+            let st = session_state(f, &self.g, s.get(), mask);
+            if st != self.healthy[s.idx()] {
+                ws.states[s.idx()] = st;
+                changed.push(s);
             }
         }
 
@@ -113,8 +112,7 @@ impl<'f> Evaluator<'f> {
         let mut weight_changes: Vec<(SpeakerId, i64)> = Vec::new();
         for &r in &racks {
             let w = rack_weight(f, r, mask) as i64 - self.rack_mbps[r.idx()] as i64;
-            let v = self.g.speaker_of[r.idx()];
-            if w != 0 && v != SpeakerId::NONE {
+            if let (true, Some(v)) = (w != 0, self.g.speaker(r)) {
                 weight_changes.push((v, w));
             }
         }
@@ -132,7 +130,7 @@ impl<'f> Evaluator<'f> {
         };
         for &(v, _) in &weight_changes {
             if let Some(site) = self.site_of_speaker(v) {
-                site_weight_changed[site as usize] = true;
+                site_weight_changed[site.idx()] = true;
             }
         }
         // Whether a site's demand is spread over its rack speakers differently (a site with
@@ -208,18 +206,18 @@ impl<'f> Evaluator<'f> {
                         .map(|x| ChangeProbe::new(x, r, &self.g, &changed_set))
                 })
                 .collect();
-            let route = |s: u32| {
-                new_routes[s as usize]
+            let route = |s: SiteId| {
+                new_routes[s.idx()]
                     .as_ref()
-                    .unwrap_or(&self.routes[s as usize])
+                    .unwrap_or(&self.routes[s.idx()])
             };
             // Does the flow from site `a` toward site `b` need propagating again?
-            let mut reflow = |p: usize, dir: usize, a: u32, b: u32| {
-                dist_changed[a as usize]
-                    || probes[b as usize].as_mut().is_some_and(|probe| {
+            let mut reflow = |p: usize, dir: usize, a: SiteId, b: SiteId| {
+                dist_changed[a.idx()]
+                    || probes[b.idx()].as_mut().is_some_and(|probe| {
                         self.pair_speakers[p][dir]
                             .ones()
-                            .any(|v| probe.changed(SpeakerId(v as u32)))
+                            .any(|v| probe.changed(SpeakerId::from_idx(v)))
                     })
             };
             let mut changed_pos: Vec<u32> = Vec::new();
@@ -249,7 +247,7 @@ impl<'f> Evaluator<'f> {
             for (r, members) in self.region_members.iter().enumerate() {
                 let gravity_moved = members.iter().any(|&p| {
                     let (a, b) = self.site_pairs[p];
-                    site_weight_changed[a as usize] || site_weight_changed[b as usize]
+                    site_weight_changed[a.idx()] || site_weight_changed[b.idx()]
                 });
                 let moved = |p: usize| fresh[p][0].is_some() || fresh[p][1].is_some();
                 if gravity_moved || members.iter().any(|&p| moved(p)) {

@@ -21,9 +21,9 @@ impl<'f> Evaluator<'f> {
         let none = FailureMask::none(f);
         let mut gpus_disconnected = 0;
         for (i, d) in f.devices().iter().enumerate() {
-            let id = DeviceId(i as u32);
-            if is_rack(d.role) && self.g.speaker_of[i] != aifabric_routing::bgp::SpeakerId::NONE {
-                weights[self.g.speaker_of[i].idx()] += rack_weight(f, id, &down.mask);
+            let id = DeviceId::from_idx(i);
+            if let (true, Some(v)) = (is_rack(d.role), self.g.speaker(id)) {
+                weights[v.idx()] += rack_weight(f, id, &down.mask);
             }
             if d.role == Role::Gpu
                 && gpu_connected(f, id, &none)
@@ -44,8 +44,8 @@ impl<'f> Evaluator<'f> {
             .iter()
             .map(|&(a, b)| {
                 [
-                    self.flow(a, b, &routes[b as usize], &states, &weights, &mut ws),
-                    self.flow(b, a, &routes[a as usize], &states, &weights, &mut ws),
+                    self.flow(a, b, &routes[b.idx()], &states, &weights, &mut ws),
+                    self.flow(b, a, &routes[a.idx()], &states, &weights, &mut ws),
                 ]
             })
             .collect();

@@ -11,7 +11,7 @@ pub(super) fn is_rack(r: Role) -> bool {
 /// A session's state with `mask` down (no drains): its live links and their capacity.
 pub(super) fn session_state(f: &Fabric, g: &BgpGraph, s: u32, mask: &FailureMask) -> SessionState {
     let mut st = SessionState::default();
-    for &l in g.links(aifabric_routing::bgp::SessionId(s)) {
+    for &l in g.links(aifabric_routing::bgp::SessionId::new(s)) {
         if f.link_up(l, mask) {
             st.mbps += u64::from(f.link(l).capacity_mbps);
             st.links += 1;

@@ -111,7 +111,7 @@ pub struct SessionState {
 pub fn session_states(f: &Fabric, g: &BgpGraph, s: &Scenario) -> Vec<SessionState> {
     let unusable = s.unusable();
     (0..g.sessions.len() as u32)
-        .map(SessionId)
+        .map(SessionId::new)
         .map(|sid| {
             let (mut normal, mut soft) = (SessionState::default(), SessionState::default());
             let first = g.sessions[sid.idx()].0;
@@ -128,7 +128,7 @@ pub fn session_states(f: &Fabric, g: &BgpGraph, s: &Scenario) -> Vec<SessionStat
                     let link_drained = s.drained_soft.link_failed(l);
                     for d in [link.a, link.b] {
                         // Which side of the session is this link end on?
-                        let side = usize::from(g.speaker_of[d.idx()] != first);
+                        let side = usize::from(g.speaker(d) != Some(first));
                         if link_drained || s.drained_soft.device_failed(d) {
                             st.drained_by[side] = true;
                         }
@@ -426,7 +426,7 @@ impl RoutesTo {
             evaluations += 1;
             if evaluations > limit {
                 return Err(NotConverged {
-                    origin: self.origins.first().copied().unwrap_or(SpeakerId(0)),
+                    origin: self.origins.first().copied().unwrap_or(SpeakerId::new(0)),
                     evaluations,
                 });
             }
@@ -495,7 +495,7 @@ impl RoutesTo {
         if full {
             // From scratch: one pass in path-length order sees every value before it is summed.
             let mut order: Vec<SpeakerId> = (0..n as u32)
-                .map(SpeakerId)
+                .map(SpeakerId::new)
                 .filter(|&v| self.best[v.idx()].is_some() && !self.is_origin[v.idx()])
                 .collect();
             order.sort_by_key(|&v| (self.best[v.idx()].map(|b| b.len), v));
@@ -627,7 +627,7 @@ impl RoutesTo {
             let mut grew = true;
             while grew {
                 grew = false;
-                for v in (0..n as u32).map(SpeakerId) {
+                for v in (0..n as u32).map(SpeakerId::new) {
                     if invalid[v.idx()] || self.is_origin[v.idx()] {
                         continue;
                     }

@@ -23,14 +23,9 @@ aifabric_model::id_type!(
     SessionId
 );
 
-impl SpeakerId {
-    /// No speaker (a GPU, a DSF fabric node) in [`BgpGraph::speaker_of`].
-    pub const NONE: SpeakerId = SpeakerId(u32::MAX);
-}
-
 impl std::fmt::Display for SpeakerId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "speaker {}", self.0)
+        write!(f, "speaker {}", self.get())
     }
 }
 
@@ -76,8 +71,8 @@ pub const PRIVATE_ASN_BASE: u32 = 4_200_000_000;
 pub struct BgpGraph {
     /// All speakers.
     pub speakers: Vec<Speaker>,
-    /// Speaker of each device ([`SpeakerId::NONE`] for GPUs and DSF fabric nodes).
-    pub speaker_of: Vec<SpeakerId>,
+    /// Speaker of each device (`None` for GPUs and DSF fabric nodes).
+    speaker_of: Vec<Option<SpeakerId>>,
     /// Sessions: (a, b) with a < b.
     pub sessions: Vec<(SpeakerId, SpeakerId)>,
     /// Links of session `s`: `session_links[session_off[s]..session_off[s + 1]]`.
@@ -98,8 +93,8 @@ impl BgpGraph {
     /// Build the BGP view of `f` with ASNs from `plan`.
     pub fn new(f: &Fabric, plan: AsnPlan) -> Self {
         let mut speakers = Vec::new();
-        let mut speaker_of = vec![SpeakerId::NONE; f.devices().len()];
-        let mut system_of_zone = vec![SpeakerId::NONE; f.zones.len()];
+        let mut speaker_of = vec![None; f.devices().len()];
+        let mut system_of_zone = vec![None; f.zones.len()];
         let mut asn_key: Vec<(u8, u32, u32)> = Vec::new();
         for (i, d) in f.devices().iter().enumerate() {
             if !speaks_bgp(d.role) {
@@ -109,30 +104,34 @@ impl BgpGraph {
             let dsf = matches!(zone.kind, ZoneKind::DsfL1 | ZoneKind::DsfL2)
                 && matches!(d.role, Role::Rdsw | Role::Edsw);
             if dsf {
-                if system_of_zone[d.zone.idx()] == SpeakerId::NONE {
-                    system_of_zone[d.zone.idx()] = SpeakerId(speakers.len() as u32);
+                if system_of_zone[d.zone.idx()].is_none() {
+                    system_of_zone[d.zone.idx()] = Some(SpeakerId::from_idx(speakers.len()));
                     speakers.push(Speaker {
                         kind: SpeakerKind::DsfSystem(d.zone),
                         asn: 0,
                     });
-                    asn_key.push((0, d.zone.0, u32::MAX));
+                    asn_key.push((0, d.zone.get(), u32::MAX));
                 }
                 speaker_of[i] = system_of_zone[d.zone.idx()];
                 continue;
             }
-            speaker_of[i] = SpeakerId(speakers.len() as u32);
+            speaker_of[i] = Some(SpeakerId::from_idx(speakers.len()));
             speakers.push(Speaker {
-                kind: SpeakerKind::Device(DeviceId(i as u32)),
+                kind: SpeakerKind::Device(DeviceId::from_idx(i)),
                 asn: 0,
             });
             // (class, scope, member): speakers with equal keys share an ASN.
-            let region = zone.region.0;
+            let region = zone.region.get();
             asn_key.push(match (plan, d.role) {
                 (AsnPlan::Unique, _) => (9, i as u32, 0),
-                (_, Role::Ftsw | Role::Ctsw) => (2, d.zone.0, d.pod),
-                (AsnPlan::PerPlane, Role::Stsw) => (3, d.zone.0, u32::from(d.plane) + 1),
-                (_, Role::Stsw | Role::Atsw) => (3, d.zone.0, 0),
-                (AsnPlan::PerPlane, Role::Bag) => (4, region, u32::from(d.plane) + 1),
+                (_, Role::Ftsw | Role::Ctsw) => (2, d.zone.get(), d.pod().unwrap_or(0)),
+                (AsnPlan::PerPlane, Role::Stsw) => {
+                    (3, d.zone.get(), d.plane().map_or(0, |p| u32::from(p) + 1))
+                }
+                (_, Role::Stsw | Role::Atsw) => (3, d.zone.get(), 0),
+                (AsnPlan::PerPlane, Role::Bag) => {
+                    (4, region, d.plane().map_or(0, |p| u32::from(p) + 1))
+                }
                 (_, Role::Bag) => (4, region, 0),
                 (_, Role::Hub) => (5, region, 0),
                 // Rack switches and anything else: their own ASN.
@@ -148,12 +147,13 @@ impl BgpGraph {
         // Sessions: group Ethernet links by speaker pair.
         let mut pairs: Vec<((SpeakerId, SpeakerId), LinkId)> = Vec::new();
         for (i, l) in f.links().iter().enumerate() {
-            let (a, b) = (speaker_of[l.a.idx()], speaker_of[l.b.idx()]);
-            if a == SpeakerId::NONE || b == SpeakerId::NONE || a == b || l.kind == PortKind::Fabric
-            {
+            let (Some(a), Some(b)) = (speaker_of[l.a.idx()], speaker_of[l.b.idx()]) else {
+                continue;
+            };
+            if a == b || l.kind == PortKind::Fabric {
                 continue;
             }
-            pairs.push(((a.min(b), a.max(b)), LinkId(i as u32)));
+            pairs.push(((a.min(b), a.max(b)), LinkId::from_idx(i)));
         }
         pairs.sort_unstable();
         let mut sessions = Vec::new();
@@ -182,12 +182,12 @@ impl BgpGraph {
             adj_off[i + 1] += adj_off[i];
         }
         let mut fill = adj_off.clone();
-        let mut adj = vec![(SessionId(0), SpeakerId(0)); adj_off[n] as usize];
+        let mut adj = vec![(SessionId::new(0), SpeakerId::new(0)); adj_off[n] as usize];
         let mut rev = vec![0u32; adj_off[n] as usize];
         for (s, &(a, b)) in sessions.iter().enumerate() {
             let (pa, pb) = (fill[a.idx()], fill[b.idx()]);
-            adj[pa as usize] = (SessionId(s as u32), b);
-            adj[pb as usize] = (SessionId(s as u32), a);
+            adj[pa as usize] = (SessionId::from_idx(s), b);
+            adj[pb as usize] = (SessionId::from_idx(s), a);
             rev[pa as usize] = pb;
             rev[pb as usize] = pa;
             fill[a.idx()] += 1;
@@ -211,9 +211,23 @@ impl BgpGraph {
         &self.session_links[a as usize..b as usize]
     }
 
+    /// The speaker of device `d`: its own, its DSF system's, or `None` (a GPU, a DSF fabric
+    /// node).
+    #[inline]
+    pub fn speaker(&self, d: DeviceId) -> Option<SpeakerId> {
+        self.speaker_of[d.idx()]
+    }
+
+    /// The speaker of a rack switch (RTSW, RDSW), which always speaks BGP; panics on a device
+    /// that does not.
+    #[track_caller]
+    pub fn rack_speaker(&self, rack_switch: DeviceId) -> SpeakerId {
+        self.speaker_of[rack_switch.idx()].expect("a rack switch speaks BGP")
+    }
+
     /// Every speaker, in id order.
     pub fn speaker_ids(&self) -> impl Iterator<Item = SpeakerId> + Clone {
-        (0..self.speakers.len() as u32).map(SpeakerId)
+        (0..self.speakers.len() as u32).map(SpeakerId::new)
     }
 
     /// Sessions of speaker `v` as (session, neighbor), by session id.
@@ -236,7 +250,7 @@ impl BgpGraph {
 
     /// The speaker whose adjacency holds entry `pos`.
     pub fn owner(&self, pos: usize) -> SpeakerId {
-        SpeakerId((self.adj_off.partition_point(|&o| o as usize <= pos) - 1) as u32)
+        SpeakerId::new((self.adj_off.partition_point(|&o| o as usize <= pos) - 1) as u32)
     }
 
     /// Total adjacency entries (twice the sessions).

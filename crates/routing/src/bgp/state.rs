@@ -30,7 +30,7 @@ pub fn converge_all(
 ) -> Result<ForwardingState, NotConverged> {
     let mut origins: Vec<SpeakerId> = crate::fib::prefixes(f)
         .iter()
-        .map(|p| g.speaker_of[p.rack_switch.idx()])
+        .map(|p| g.rack_speaker(p.rack_switch))
         .collect();
     origins.sort_unstable();
     origins.dedup();
@@ -55,7 +55,7 @@ impl ForwardingState {
         new_states: Vec<SessionState>,
     ) -> Result<usize, NotConverged> {
         let changed: Vec<SessionId> = (0..new_states.len() as u32)
-            .map(SessionId)
+            .map(SessionId::new)
             .filter(|&s| new_states[s.idx()] != self.states[s.idx()])
             .collect();
         if changed.is_empty() {

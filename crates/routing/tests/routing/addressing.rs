@@ -27,7 +27,7 @@ fn prometheus_rack_prefixes_are_unique_and_nest_in_zone_and_region() {
     assert_eq!(seen.len(), 10 * 512 + 2 * 498);
     // Zone aggregates of different zones do not overlap.
     let aggs: Vec<Ipv6Net> = (0..f.zones.len() as u32)
-        .map(|z| plan.zone_aggregate(&f, ZoneId(z)))
+        .map(|z| plan.zone_aggregate(&f, ZoneId::new(z)))
         .collect();
     for (i, a) in aggs.iter().enumerate() {
         for b in &aggs[i + 1..] {
@@ -42,14 +42,14 @@ fn links_get_a_127_and_devices_a_loopback() {
     let plan = AddressPlan::new(&f).unwrap();
     let mut addrs = HashSet::new();
     for l in 0..f.links().len() as u32 {
-        let (net, a, b) = plan.link(LinkId(l));
+        let (net, a, b) = plan.link(LinkId::new(l));
         assert_eq!(net.len, 127);
         assert!(net.contains(&Ipv6Net { addr: a, len: 128 }));
         assert!(net.contains(&Ipv6Net { addr: b, len: 128 }));
         assert!(addrs.insert(a) && addrs.insert(b));
     }
     let lo: HashSet<_> = (0..f.devices().len() as u32)
-        .map(|d| plan.loopback(DeviceId(d)))
+        .map(|d| plan.loopback(DeviceId::new(d)))
         .collect();
     assert_eq!(lo.len(), f.devices().len());
 }

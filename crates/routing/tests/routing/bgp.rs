@@ -16,10 +16,14 @@ fn clos() -> (Fabric, [DeviceId; 4]) {
         hw,
         zone: z,
         index,
-        plane: NONE_U16,
-        hall: 0,
-        pod: 0,
-        rack: if role == Role::Rtsw { index } else { u32::MAX },
+        plane: None,
+        hall: NonMaxU16::new(0),
+        pod: NonMaxU32::new(0),
+        rack: if role == Role::Rtsw {
+            NonMaxU32::new(index)
+        } else {
+            None
+        },
         power_domain: pd,
     };
     let (l1, l2) = (
@@ -51,7 +55,7 @@ fn run(f: &Fabric, plan: AsnPlan, s: &Scenario, origin: DeviceId) -> Run {
     let routes = routes_to(
         &g,
         &states,
-        g.speaker_of[origin.idx()],
+        g.speaker(origin).unwrap(),
         &BgpConfig::default(),
     )
     .unwrap();
@@ -61,7 +65,7 @@ fn run(f: &Fabric, plan: AsnPlan, s: &Scenario, origin: DeviceId) -> Run {
 impl Run {
     /// Next-hop devices of `d` with their ideal weights.
     fn next_hops(&self, d: DeviceId) -> Vec<(DeviceId, f64)> {
-        let v = self.g.speaker_of[d.idx()];
+        let v = self.g.speaker(d).unwrap();
         let w = self.routes.weights(&self.g, &self.states, v);
         self.routes
             .multipaths(&self.g, &self.states, v)
@@ -86,7 +90,7 @@ fn leaf_reaches_leaf_over_both_spines_equally() {
     let r = run(&f, AsnPlan::Rfc7938, &Scenario::healthy(&f), l2);
     assert_eq!(r.next_hops(l1), vec![(s1, 0.5), (s2, 0.5)]);
     assert_eq!(r.next_hops(s1), vec![(l2, 1.0)]);
-    let best = r.routes.best[r.g.speaker_of[l1.idx()].idx()].unwrap();
+    let best = r.routes.best[r.g.speaker(l1).unwrap().idx()].unwrap();
     assert_eq!((best.len, best.local_pref), (2, 100));
 }
 
@@ -119,11 +123,11 @@ fn valley_paths_are_rejected_by_shared_spine_asns() {
     let s = select(&f, &["r.b.z.rtsw1--r.b.z.ctsw0"], &[], &[]);
     // RFC 7938 plan: S1 -> L1 -> S2 -> L2 repeats the spine ASN: S1 has no route.
     let r = run(&f, AsnPlan::Rfc7938, &s, l2);
-    assert!(r.routes.best[r.g.speaker_of[s1.idx()].idx()].is_none());
+    assert!(r.routes.best[r.g.speaker(s1).unwrap().idx()].is_none());
     assert_eq!(r.next_hops(l1), vec![(s2, 1.0)]);
     // Unique ASNs: loop prevention allows the valley, 3 hops through L1.
     let r = run(&f, AsnPlan::Unique, &s, l2);
-    let b = r.routes.best[r.g.speaker_of[s1.idx()].idx()].unwrap();
+    let b = r.routes.best[r.g.speaker(s1).unwrap().idx()].unwrap();
     assert_eq!(b.len, 3);
     assert_eq!(r.next_hops(s1), vec![(l1, 1.0)]);
 }
@@ -153,20 +157,20 @@ fn soft_drain_is_used_only_when_nothing_else_is_left() {
     let r = run(&f, AsnPlan::Rfc7938, &both_soft, l2);
     assert_eq!(r.next_hops(l1), vec![(s1, 0.5), (s2, 0.5)]);
     assert_eq!(
-        r.routes.best[r.g.speaker_of[l1.idx()].idx()]
+        r.routes.best[r.g.speaker(l1).unwrap().idx()]
             .unwrap()
             .local_pref,
         0
     );
     let r = run(&f, AsnPlan::Rfc7938, &both_hard, l2);
-    assert!(r.routes.best[r.g.speaker_of[l1.idx()].idx()].is_none());
+    assert!(r.routes.best[r.g.speaker(l1).unwrap().idx()].is_none());
 }
 
 #[test]
 fn asn_plan_follows_rfc_7938() {
     let (f, [l1, l2, s1, s2]) = clos();
     let g = BgpGraph::new(&f, AsnPlan::Rfc7938);
-    let asn = |d: DeviceId| g.speakers[g.speaker_of[d.idx()].idx()].asn;
+    let asn = |d: DeviceId| g.speakers[g.speaker(d).unwrap().idx()].asn;
     assert_ne!(asn(l1), asn(l2), "a private ASN per rack switch");
     assert_eq!(asn(s1), asn(s2), "spines of a pod share one");
     assert!(
@@ -175,8 +179,8 @@ fn asn_plan_follows_rfc_7938() {
     );
     let g = BgpGraph::new(&f, AsnPlan::Unique);
     assert_ne!(
-        g.speakers[g.speaker_of[s1.idx()].idx()].asn,
-        g.speakers[g.speaker_of[s2.idx()].idx()].asn
+        g.speakers[g.speaker(s1).unwrap().idx()].asn,
+        g.speakers[g.speaker(s2).unwrap().idx()].asn
     );
 }
 
@@ -191,8 +195,8 @@ fn bag_planes_route_planar_between_regions() {
         let hops = r.next_hops(chassis);
         assert_eq!(hops.len(), 1, "one chassis per plane on the other side");
         assert_eq!(
-            f.device(hops[0].0).plane,
-            p,
+            f.device(hops[0].0).plane(),
+            Some(p),
             "planar: plane {p} to plane {p}"
         );
         assert_eq!(f.device_name(hops[0].0), format!("c.bag.plane{p}.c0"));
@@ -210,13 +214,10 @@ fn dsf_zone_is_one_speaker_behind_its_edsws() {
     let g = BgpGraph::new(&f, AsnPlan::Rfc7938);
     let rdsw = f.find_device("lab.dc1.l1.rdsw0").unwrap();
     let edsw = f.find_device("lab.dc1.l1.edsw3").unwrap();
-    assert_eq!(g.speaker_of[rdsw.idx()], g.speaker_of[edsw.idx()]);
+    assert!(g.speaker(rdsw).is_some());
+    assert_eq!(g.speaker(rdsw), g.speaker(edsw));
     let fdsw = f.find_device("lab.dc1.l1.fdsw0").unwrap();
-    assert_eq!(
-        g.speaker_of[fdsw.idx()],
-        aifabric_routing::bgp::SpeakerId::NONE,
-        "fabric nodes do not speak BGP"
-    );
+    assert_eq!(g.speaker(fdsw), None, "fabric nodes do not speak BGP");
     assert_eq!(g.speakers.len(), 1);
 }
 
@@ -231,8 +232,8 @@ fn prepend_drain_is_a_longer_path() {
     let hops = |soft: &[&str]| {
         let s = select(&f, &[], &[], soft);
         let states = session_states(&f, &g, &s);
-        let r = routes_to(&g, &states, g.speaker_of[l2.idx()], &cfg).unwrap();
-        let v = g.speaker_of[l1.idx()];
+        let r = routes_to(&g, &states, g.speaker(l2).unwrap(), &cfg).unwrap();
+        let v = g.speaker(l1).unwrap();
         let best = r.best[v.idx()].unwrap();
         let n: Vec<DeviceId> = r
             .multipaths(&g, &states, v)
@@ -260,7 +261,7 @@ fn per_plane_asn_plan_splits_spines_and_bag_by_plane() {
         let g = BgpGraph::new(&f, plan);
         let mut asns: Vec<u32> = f
             .devices_with_role(role)
-            .map(|d| g.speakers[g.speaker_of[d.idx()].idx()].asn)
+            .map(|d| g.speakers[g.speaker(d).unwrap().idx()].asn)
             .collect();
         asns.sort_unstable();
         asns.dedup();
@@ -302,13 +303,13 @@ fn graceful_shutdown_travels_with_the_route() {
     assert_eq!(hops.len(), 1, "{hops:?}");
     assert_eq!(f.device_name(hops[0].0), "a.b.n.stsw1");
     assert_eq!(
-        r.routes.best[r.g.speaker_of[ftsw.idx()].idx()]
+        r.routes.best[r.g.speaker(ftsw).unwrap().idx()]
             .unwrap()
             .local_pref,
         100
     );
     // The STSW above the drained plane still has a route, marked with the community.
     let stsw0 = f.find_device("a.b.n.stsw0").unwrap();
-    let b = r.routes.best[r.g.speaker_of[stsw0.idx()].idx()].unwrap();
+    let b = r.routes.best[r.g.speaker(stsw0).unwrap().idx()].unwrap();
     assert!(b.gshut && b.local_pref == 0);
 }

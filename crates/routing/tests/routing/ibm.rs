@@ -24,7 +24,7 @@ fn dsf_l2_after(sel: &[&str]) -> (Fabric, Vec<DeviceId>, Matrix) {
         .position(|z| z.kind == ZoneKind::DsfL2)
         .unwrap();
     let m = fail(&f, sel);
-    let (ifaces, mat) = retained_matrix(&f, ZoneId(z as u32), &m);
+    let (ifaces, mat) = retained_matrix(&f, ZoneId::from_idx(z), &m);
     (f, ifaces, mat)
 }
 
@@ -75,18 +75,18 @@ fn fdsw_rdsw_failure_reduces_every_source_by_one_lane_in_160() {
 fn fdsw_sdsw_failure_reduces_both_directions() {
     // FDSW 0 is in cluster 0; one of its 4 lanes to SDSW 0 fails.
     let (f, ifaces, mat) = dsf_l2_after(&["east.dc1.l2a.fdsw0--east.dc1.l2a.sdsw0#0"]);
-    let cluster = |i: usize| f.device(ifaces[i]).pod;
+    let cluster = |i: usize| f.device(ifaces[i]).pod();
     // Toward cluster 0 from another cluster: SDSW 0 keeps 159/160 toward cluster 0, so each
     // remote FDSW keeps 1 - (1/160)/128 = 1 - 1/20480, and so does each remote source.
     // From cluster 0 outward: FDSW 0 keeps 511/512 up, its sources 1 - (4/512)/160, the same.
     let expect = 1.0 - 1.0 / 20_480.0;
-    let d0 = (0..ifaces.len()).find(|&i| cluster(i) == 0).unwrap();
-    let s1 = (0..ifaces.len()).find(|&i| cluster(i) == 1).unwrap();
+    let d0 = (0..ifaces.len()).find(|&i| cluster(i) == Some(0)).unwrap();
+    let s1 = (0..ifaces.len()).find(|&i| cluster(i) == Some(1)).unwrap();
     assert!((mat[s1][d0].0 / mat[s1][d0].1 - expect).abs() < 1e-12);
     assert!((mat[d0][s1].0 / mat[d0][s1].1 - expect).abs() < 1e-12);
     // Inside cluster 1, nothing changes.
     let s1b = (0..ifaces.len())
-        .filter(|&i| cluster(i) == 1)
+        .filter(|&i| cluster(i) == Some(1))
         .nth(1)
         .unwrap();
     assert_eq!(mat[s1][s1b].0, mat[s1][s1b].1);
@@ -97,16 +97,19 @@ fn max_flow(f: &Fabric, z: ZoneId, mask: &FailureMask, s: DeviceId, d: DeviceId)
     let range = f.zone_devices(z);
     let mut net = FlowNetworkBuilder::new((range.end - range.start) as usize);
     for (i, l) in f.links().iter().enumerate() {
-        if l.kind == PortKind::Fabric && range.contains(&l.a.0) && f.link_up(LinkId(i as u32), mask)
+        if l.kind == PortKind::Fabric
+            && range.contains(&l.a.get())
+            && f.link_up(LinkId::from_idx(i), mask)
         {
             net.add_undirected(
-                l.a.0 - range.start,
-                l.b.0 - range.start,
+                l.a.get() - range.start,
+                l.b.get() - range.start,
                 u64::from(l.capacity_mbps),
             );
         }
     }
-    net.build().max_flow(s.0 - range.start, d.0 - range.start)
+    net.build()
+        .max_flow(s.get() - range.start, d.get() - range.start)
 }
 
 const SMALL: &str = "name: s\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            dsf_l2: {clusters: 2, rdsw_per_cluster: 3, edsw: 2, fdsw_per_cluster: 3, sdsw: 3, links_per_fdsw: 2, links_per_sdsw: 2, gpus_per_rdsw: 1}\n";
@@ -120,9 +123,9 @@ proptest! {
         b in proptest::collection::vec(any::<u32>(), 0..12),
     ) {
         let f = aifabric_spec::build_str("s.yaml", SMALL).unwrap();
-        let z = ZoneId(0);
+        let z = ZoneId::new(0);
         let fabric_links: Vec<LinkId> = (0..f.links().len() as u32)
-            .map(LinkId)
+            .map(LinkId::new)
             .filter(|&l| f.link(l).kind == PortKind::Fabric)
             .collect();
         let mut fewer = FailureMask::none(&f);

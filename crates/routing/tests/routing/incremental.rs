@@ -56,7 +56,7 @@ proptest! {
         };
         // Only Ethernet links carry BGP sessions.
         let eth: Vec<LinkId> = (0..f.links().len() as u32)
-            .map(LinkId)
+            .map(LinkId::new)
             .filter(|&l| f.link(l).kind == PortKind::Ethernet)
             .collect();
         let pick = |v: &[u32]| v.iter().map(|x| eth[*x as usize % eth.len()]).collect::<Vec<_>>();

@@ -87,7 +87,7 @@ fn pruning_sets_the_route_weights() {
     let routes = routes_to(
         &g,
         &states,
-        g.speaker_of[p.rack_switch.idx()],
+        g.speaker(p.rack_switch).unwrap(),
         &BgpConfig::default(),
     )
     .unwrap();

@@ -19,7 +19,7 @@ pub(crate) struct BagLayer {
 
 impl BagLayer {
     fn chassis(&self, plane: u32, c: u32) -> DeviceId {
-        DeviceId(self.first.0 + plane * self.chassis_per_plane + c)
+        DeviceId::new(self.first.get() + plane * self.chassis_per_plane + c)
     }
 
     /// Spread `n` links over the chassis of `plane`, round robin: `(chassis, count)` pairs.
@@ -67,14 +67,14 @@ impl Cx<'_> {
             .map_or(b.planes.referenced, |n| n.referenced);
         let zone = self.add_zone(name.clone(), name_loc, ZoneKind::Bag, region, None)?;
         let role = if b.hub { Role::Hub } else { Role::Bag };
-        let first = DeviceId(self.fb.partial().devices().len() as u32);
+        let first = DeviceId::from_idx(self.fb.partial().devices().len());
         for p in 0..planes {
             for c in 0..cpp {
                 let pd = self
                     .fb
                     .add_power_domain(format!("{name}.plane{p}.c{c}.pd"), None);
-                let mut d = device(role, hw, zone, c, NONE_U16, pd);
-                d.plane = p as u16;
+                let mut d = device(role, hw, zone, c, None, pd);
+                d.plane = NonMaxU16::new(p as u16);
                 self.fb.add_device(d);
             }
         }
@@ -188,7 +188,7 @@ impl Cx<'_> {
                 "name exactly two different regions, e.g. `between: [east, west]`",
             ));
         }
-        let mut ids = [RegionId(0); 2];
+        let mut ids = [RegionId::new(0); 2];
         for (k, sn) in ib.between.value.iter().enumerate() {
             let (n, loc) = (&sn.value, Cx::loc_or(sn.referenced, loc));
             let Some(i) = spec.regions.iter().position(|r| &r.name.value == n) else {
@@ -206,7 +206,7 @@ impl Cx<'_> {
                     format!("add `bag:` to region `{n}`"),
                 ));
             }
-            ids[k] = RegionId(i as u32);
+            ids[k] = RegionId::from_idx(i);
         }
         let n = self.pos(&ib.links_per_plane, "links_per_plane")?;
         let speed = super::mbps(self.pos(&ib.speed_gbps, "speed_gbps")?);

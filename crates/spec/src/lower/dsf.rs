@@ -53,8 +53,8 @@ fn add_switch(
     hall: u16,
 ) -> DeviceId {
     let pd = site.pd.next(&mut cx.fb, hall);
-    let mut d = device(role, hw, site.zone, index, hall, pd);
-    d.pod = pod;
+    let mut d = device(role, hw, site.zone, index, Some(hall), pd);
+    d.pod = NonMaxU32::new(pod);
     cx.fb.add_device(d)
 }
 

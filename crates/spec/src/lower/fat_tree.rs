@@ -47,8 +47,8 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &FatTreeSpec) -> Result
         }
         for a in 0..h {
             let pd = site.pd.next(&mut cx.fb, hall);
-            let mut d = device(Role::Ctsw, sw, site.zone, pod * h + a, hall, pd);
-            d.pod = pod;
+            let mut d = device(Role::Ctsw, sw, site.zone, pod * h + a, Some(hall), pd);
+            d.pod = NonMaxU32::new(pod);
             let id = cx.fb.add_device(d);
             for &e in &edges {
                 cx.bundle(site.loc, e, id, 1, PortKind::Ethernet, speed, len_rack)?;
@@ -61,7 +61,7 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &FatTreeSpec) -> Result
         let pd = site.pd.next(&mut cx.fb, hall);
         let core = cx
             .fb
-            .add_device(device(Role::Atsw, sw, site.zone, c, hall, pd));
+            .add_device(device(Role::Atsw, sw, site.zone, c, Some(hall), pd));
         // Core switch c serves aggregation switch c / (k/2) of every pod.
         for pod in 0..k {
             let agg = aggs[(pod * h + c / h) as usize];

@@ -506,7 +506,7 @@ pub(crate) fn device(
     hw: HwId,
     zone: ZoneId,
     index: u32,
-    hall: u16,
+    hall: Option<u16>,
     pd: PowerDomainId,
 ) -> Device {
     Device {
@@ -514,10 +514,10 @@ pub(crate) fn device(
         hw,
         zone,
         index,
-        plane: NONE_U16,
-        hall,
-        pod: u32::MAX,
-        rack: u32::MAX,
+        plane: None,
+        hall: hall.and_then(NonMaxU16::new),
+        pod: None,
+        rack: None,
         power_domain: pd,
     }
 }
@@ -543,9 +543,9 @@ pub(crate) struct Rack {
 /// Add a rack: its switch in a new power-domain slot, then its GPUs sharing that domain.
 pub(crate) fn add_rack(cx: &mut Cx<'_>, site: &mut Site, r: Rack) -> Result<DeviceId, SpecError> {
     let pd = site.pd.next(&mut cx.fb, r.hall);
-    let mut d = device(r.role, r.hw, site.zone, r.rack, r.hall, pd);
-    d.rack = r.rack;
-    d.pod = r.pod;
+    let mut d = device(r.role, r.hw, site.zone, r.rack, Some(r.hall), pd);
+    d.rack = NonMaxU32::new(r.rack);
+    d.pod = NonMaxU32::new(r.pod);
     let id = cx.fb.add_device(d);
     add_gpus(cx, site, id, r.gpus, r.gpu_hw)?;
     Ok(id)
@@ -575,7 +575,7 @@ fn add_gpus(
             )
         })?;
     for g in 0..gpus {
-        let mut d = device(Role::Gpu, gpu_hw, site.zone, g, t.hall, t.power_domain);
+        let mut d = device(Role::Gpu, gpu_hw, site.zone, g, t.hall(), t.power_domain);
         d.rack = t.rack;
         d.pod = t.pod;
         let gid = cx.fb.add_device(d);

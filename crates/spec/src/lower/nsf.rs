@@ -77,9 +77,16 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &NsfSpec) -> Result<(),
         }
         for plane in 0..planes {
             let pd = site.pd.next(&mut cx.fb, hall);
-            let mut d = device(Role::Ftsw, sw, site.zone, pod * planes + plane, hall, pd);
-            d.pod = pod;
-            d.plane = plane as u16;
+            let mut d = device(
+                Role::Ftsw,
+                sw,
+                site.zone,
+                pod * planes + plane,
+                Some(hall),
+                pd,
+            );
+            d.pod = NonMaxU32::new(pod);
+            d.plane = NonMaxU16::new(plane as u16);
             let id = cx.fb.add_device(d);
             for &r in &racks {
                 cx.bundle(site.loc, r, id, p, PortKind::Ethernet, speed, len_rack)?;
@@ -91,8 +98,8 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &NsfSpec) -> Result<(),
         let hall = (plane % halls) as u16;
         for t in 0..tpp {
             let pd = site.pd.next(&mut cx.fb, hall);
-            let mut d = device(Role::Stsw, sw, site.zone, plane * tpp + t, hall, pd);
-            d.plane = plane as u16;
+            let mut d = device(Role::Stsw, sw, site.zone, plane * tpp + t, Some(hall), pd);
+            d.plane = NonMaxU16::new(plane as u16);
             let id = cx.fb.add_device(d);
             for pod in 0..pods {
                 let ft = ftsw[(pod * planes + plane) as usize];

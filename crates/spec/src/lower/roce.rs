@@ -55,8 +55,8 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &RoceSpec) -> Result<()
         }
         for c in 0..cpz {
             let pd = site.pd.next(&mut cx.fb, hall);
-            let mut d = device(Role::Ctsw, spine_hw, site.zone, z * cpz + c, hall, pd);
-            d.pod = z;
+            let mut d = device(Role::Ctsw, spine_hw, site.zone, z * cpz + c, Some(hall), pd);
+            d.pod = NonMaxU32::new(z);
             let id = cx.fb.add_device(d);
             for &r in &rtsws {
                 cx.bundle(site.loc, r, id, l1, PortKind::Ethernet, speed, len_rack)?;
@@ -69,7 +69,7 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &RoceSpec) -> Result<()
         let pd = site.pd.next(&mut cx.fb, hall);
         let id = cx
             .fb
-            .add_device(device(Role::Atsw, spine_hw, site.zone, a, hall, pd));
+            .add_device(device(Role::Atsw, spine_hw, site.zone, a, Some(hall), pd));
         for &c in &ctsws {
             cx.bundle(site.loc, c, id, l2, PortKind::Ethernet, speed, len_spine)?;
         }
