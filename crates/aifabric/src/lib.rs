@@ -299,7 +299,7 @@ impl<'f> Study<'f> {
         }
         Ok(CollectiveReport {
             schema_version: SCHEMA_VERSION,
-            spec: self.fabric.name.clone(),
+            spec: self.fabric.name().to_owned(),
             op: req.op,
             algorithm: algo,
             gpus: req.gpus,
@@ -330,7 +330,7 @@ impl<'f> Study<'f> {
         let slowdown = steps.healthy.as_ref().map(|h| steps.now.step_s / h.step_s);
         Ok(JobReport {
             schema_version: SCHEMA_VERSION,
-            spec: self.fabric.name.clone(),
+            spec: self.fabric.name().to_owned(),
             placement: policy,
             lb: c.lb.name(),
             seed: c.seed,
@@ -358,7 +358,7 @@ impl<'f> Study<'f> {
         let base = runs.healthy.as_ref();
         Ok(TrafficReport {
             schema_version: SCHEMA_VERSION,
-            spec: self.fabric.name.clone(),
+            spec: self.fabric.name().to_owned(),
             source: name,
             gpus: n,
             placement: policy,
@@ -412,7 +412,7 @@ impl Study<'_> {
         let healthy = runs.healthy.map(|h| h.0);
         Ok(ReplayReport {
             schema_version: SCHEMA_VERSION,
-            spec: self.fabric.name.clone(),
+            spec: self.fabric.name().to_owned(),
             placement: prepared.placement().name(),
             lb: c.lb.name(),
             flops_per_s: prepared.flops_per_s(),

@@ -230,9 +230,9 @@ struct Acc {
 
 /// The edge pod of each DSF L2 zone: the pod (cluster) its EDSWs are in.
 fn edge_pods(f: &Fabric) -> Vec<Option<u32>> {
-    let mut edge_pod = vec![None; f.zones.len()];
+    let mut edge_pod = vec![None; f.zones().len()];
     for d in f.devices() {
-        if d.role == Role::Edsw && f.zones[d.zone.idx()].kind == ZoneKind::DsfL2 {
+        if d.role == Role::Edsw && f.zones()[d.zone.idx()].kind == ZoneKind::DsfL2 {
             edge_pod[d.zone.idx()] = d.pod();
         }
     }
@@ -270,7 +270,7 @@ fn tier_contributions(
         }
         if x.role == Role::Gpu {
             emit(Contribution::Host(z));
-            if let (ZoneKind::Roce, Some(pod)) = (f.zones[z].kind, x.pod()) {
+            if let (ZoneKind::Roce, Some(pod)) = (f.zones()[z].kind, x.pod()) {
                 emit(Contribution::AiHost(x.zone.get(), pod));
             }
         }
@@ -284,7 +284,7 @@ fn tier_contributions(
 }
 
 fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
-    let zones = f.zones.len();
+    let zones = f.zones().len();
     let edge_pod = edge_pods(f);
     let mut acc = Acc {
         role_tier: vec![(Bw::default(), Bw::default()); zones * SLOTS],
@@ -322,7 +322,10 @@ fn scan_links(f: &Fabric, mask: &FailureMask) -> Acc {
             }
             Contribution::AiUp(z, pod) => acc.ai_zone.entry((z, pod)).or_default().1.add(cap, live),
         });
-        let (ra, rb) = (f.zones[a.zone.idx()].region, f.zones[b.zone.idx()].region);
+        let (ra, rb) = (
+            f.zones()[a.zone.idx()].region,
+            f.zones()[b.zone.idx()].region,
+        );
         if ra != rb {
             // Listed as built; links and capacity count what is up.
             let e = acc
@@ -344,7 +347,7 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
     let acc = scan_links(f, mask);
     let mut tiers = Vec::new();
     // A tier is listed when it exists as built; under failures its live figures may drop to 0.
-    for (z, zone) in f.zones.iter().enumerate() {
+    for (z, zone) in f.zones().iter().enumerate() {
         for slot in TIER_ORDER {
             let (down, up) = acc.role_tier[z * SLOTS + slot];
             if let Some(t) = tier(slot_name(slot), &zone.name, down, up) {
@@ -356,15 +359,15 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
         }
     }
     for (&(z, pod), &(down, up)) in &acc.ai_zone {
-        let scope = format!("{}.ai_zone{pod}", f.zones[z as usize].name);
+        let scope = format!("{}.ai_zone{pod}", f.zones()[z as usize].name);
         tiers.extend(tier("ai_zone_to_atsw", &scope, down, up));
     }
     let region_pairs = acc
         .pairs
         .iter()
         .map(|(&(a, b), &(links, mbps))| RegionPair {
-            a: f.regions[a as usize].name.clone(),
-            b: f.regions[b as usize].name.clone(),
+            a: f.regions()[a as usize].name.clone(),
+            b: f.regions()[b as usize].name.clone(),
             links,
             capacity_tbps: 2.0 * mbps as f64 / 1e6,
             capacity_tbps_per_direction: mbps as f64 / 1e6,
@@ -372,12 +375,12 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
         .collect();
 
     let mut by_model: BTreeMap<(Role, HwId), u64> = BTreeMap::new();
-    let mut per_zone: Vec<(u64, u64)> = vec![(0, 0); f.zones.len()];
+    let mut per_zone: Vec<(u64, u64)> = vec![(0, 0); f.zones().len()];
     let mut power_w = 0.0;
     // (model, group, port speed) -> (devices, Mb/s used)
     let mut port_acc: BTreeMap<(HwId, PortKind, u32), (u64, u64)> = BTreeMap::new();
     for (i, d) in f.devices().iter().enumerate() {
-        let hw = f.catalog.get(d.hw);
+        let hw = f.catalog().get(d.hw);
         power_w += hw.power_w;
         if d.role.is_switch() {
             *by_model.entry((d.role, d.hw)).or_default() += 1;
@@ -402,12 +405,12 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
         .into_iter()
         .map(|((hw, kind, speed), (devices, mbps))| {
             let g = f
-                .catalog
+                .catalog()
                 .get(hw)
                 .group(kind)
                 .expect("iterated from the model");
             PortUse {
-                model: f.catalog.get(hw).name.clone(),
+                model: f.catalog().get(hw).name.clone(),
                 kind,
                 speed_gbps: gbps(u64::from(speed)),
                 devices,
@@ -418,12 +421,12 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
             }
         })
         .collect();
-    let bisections: Vec<Option<Bisection>> = (0..f.zones.len())
+    let bisections: Vec<Option<Bisection>> = (0..f.zones().len())
         .into_par_iter()
         .map(|z| zone_bisection(f, ZoneId::from_idx(z), mask))
         .collect();
     let zones = f
-        .zones
+        .zones()
         .iter()
         .zip(bisections)
         .zip(&per_zone)
@@ -438,7 +441,7 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
     let (failed_devices, failed_links) = mask.counts();
     let gpus: u64 = per_zone.iter().map(|z| z.0).sum();
     CapacityReport {
-        name: f.name.clone(),
+        name: f.name().to_owned(),
         gpus,
         switches: f.devices().len() as u64 - gpus,
         links: f.links().len() as u64,
@@ -451,7 +454,7 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
             .into_iter()
             .map(|((role, hw), count)| DeviceCount {
                 role,
-                model: f.catalog.get(hw).name.clone(),
+                model: f.catalog().get(hw).name.clone(),
                 count,
             })
             .collect(),
@@ -534,7 +537,7 @@ impl TierLedger {
     /// Index every tier of `f`.
     pub fn new(f: &Fabric) -> Self {
         let edge_pod = edge_pods(f);
-        let zones = f.zones.len();
+        let zones = f.zones().len();
         let mut ai = BTreeMap::new();
         for l in f.links() {
             tier_contributions(f, &edge_pod, l, |c| {
@@ -565,7 +568,7 @@ impl TierLedger {
         }
         let role = |z: usize, slot: usize| z * SLOTS * 2 + slot * 2;
         let other = zones * SLOTS * 2;
-        for (z, zone) in f.zones.iter().enumerate() {
+        for (z, zone) in f.zones().iter().enumerate() {
             for slot in TIER_ORDER {
                 let (d, u) = (role(z, slot), role(z, slot) + 1);
                 if ledger.healthy[d] > 0 && ledger.healthy[u] > 0 {
@@ -583,7 +586,7 @@ impl TierLedger {
         for (&(z, pod), &i) in &ledger.ai {
             let (d, u) = (other + 2 * zones + 2 * i, other + 2 * zones + 2 * i + 1);
             if ledger.healthy[d] > 0 && ledger.healthy[u] > 0 {
-                let scope = format!("{}.ai_zone{pod}", f.zones[z as usize].name);
+                let scope = format!("{}.ai_zone{pod}", f.zones()[z as usize].name);
                 ledger
                     .tiers
                     .push(("ai_zone_to_atsw".to_owned(), scope, d, u));

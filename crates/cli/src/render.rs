@@ -28,10 +28,10 @@ impl Inventory {
         }
         let gpus = by_role.get(Role::Gpu.as_str()).copied().unwrap_or(0);
         Inventory {
-            name: f.name.clone(),
-            regions: f.regions.len(),
-            buildings: f.buildings.len(),
-            zones: f.zones.len(),
+            name: f.name().to_owned(),
+            regions: f.regions().len(),
+            buildings: f.buildings().len(),
+            zones: f.zones().len(),
             gpus,
             switches: f.devices().len() as u64 - gpus,
             links: f.links().len() as u64,

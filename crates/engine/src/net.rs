@@ -237,10 +237,14 @@ impl<'f> Net<'f> {
         let mut stage_ids: FxHashMap<(u32, Option<u32>), u32> = FxHashMap::default();
         let mut stage_bps = Vec::new();
         let mut stage_name = Vec::new();
-        let mut zone_hops = vec![(0u32, 0.0f64); f.zones.len()];
-        let dual: Vec<bool> = f.zones.iter().map(|z| z.kind == ZoneKind::DsfL2).collect();
+        let mut zone_hops = vec![(0u32, 0.0f64); f.zones().len()];
+        let dual: Vec<bool> = f
+            .zones()
+            .iter()
+            .map(|z| z.kind == ZoneKind::DsfL2)
+            .collect();
         for (i, d) in f.devices().iter().enumerate() {
-            let z = &f.zones[d.zone.idx()];
+            let z = &f.zones()[d.zone.idx()];
             if !matches!(z.kind, ZoneKind::DsfL1 | ZoneKind::DsfL2) {
                 continue;
             }

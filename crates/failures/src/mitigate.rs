@@ -46,7 +46,7 @@ fn run_detector(
         let z = f.device(d).zone;
         match setup.tier {
             AggregationTier::Zone => z.get(),
-            AggregationTier::Region => f.zones[z.idx()].region.get(),
+            AggregationTier::Region => f.zones()[z.idx()].region.get(),
         }
     };
     let mut damaged: Vec<u32> = down.devices.iter().map(|&d| scope_of(d)).collect();
@@ -164,7 +164,7 @@ fn border_bag_links(ev: &Evaluator, name: &str) -> Vec<LinkId> {
     let g = &ev.g;
     let speaker = match name.strip_suffix(" (DSF)") {
         Some(zone) => (0..g.speakers.len()).find(|&v| {
-            matches!(g.speakers[v].kind, SpeakerKind::DsfSystem(z) if f.zones[z.idx()].name == zone)
+            matches!(g.speakers[v].kind, SpeakerKind::DsfSystem(z) if f.zones()[z.idx()].name == zone)
         }),
         None => f.find_device(name).and_then(|d| g.speaker(d)).map(|v| v.idx()),
     };

@@ -270,7 +270,7 @@ pub fn report(ev: &Evaluator, sweep: &str, mut scenarios: Vec<ScenarioRecord>) -
         by_class,
     };
     FailureReport {
-        fabric: ev.fabric().name.clone(),
+        fabric: ev.fabric().name().to_owned(),
         summary,
         scenarios,
     }

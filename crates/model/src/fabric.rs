@@ -195,20 +195,13 @@ impl<T: std::fmt::Display> std::fmt::Display for Ordinal<T> {
 /// The whole built network. See the crate docs for the invariants.
 #[derive(Clone, Debug)]
 pub struct Fabric {
-    /// Name of the spec it was built from.
-    pub name: String,
-    /// Hardware models used by devices.
-    pub catalog: Catalog,
-    /// Regions.
-    pub regions: Vec<Region>,
-    /// Buildings.
-    pub buildings: Vec<Building>,
-    /// Zones.
-    pub zones: Vec<Zone>,
-    /// Power-distribution domains.
-    pub power_domains: Vec<PowerDomain>,
-    /// Named shared-risk groups defined in the spec.
-    pub srgs: Vec<Srg>,
+    pub(crate) name: String,
+    pub(crate) catalog: Catalog,
+    pub(crate) regions: Vec<Region>,
+    pub(crate) buildings: Vec<Building>,
+    pub(crate) zones: Vec<Zone>,
+    pub(crate) power_domains: Vec<PowerDomain>,
+    pub(crate) srgs: Vec<Srg>,
     pub(crate) devices: Vec<Device>,
     pub(crate) links: Vec<Link>,
     pub(crate) bundles: Vec<Bundle>,
@@ -218,6 +211,63 @@ pub struct Fabric {
 }
 
 impl Fabric {
+    /// Name of the spec it was built from.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Hardware models used by devices.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Regions, indexed by [`RegionId`].
+    pub fn regions(&self) -> &[Region] {
+        &self.regions
+    }
+
+    /// Buildings, indexed by [`BuildingId`].
+    pub fn buildings(&self) -> &[Building] {
+        &self.buildings
+    }
+
+    /// Zones, indexed by [`ZoneId`].
+    pub fn zones(&self) -> &[Zone] {
+        &self.zones
+    }
+
+    /// Power-distribution domains, indexed by [`PowerDomainId`].
+    pub fn power_domains(&self) -> &[PowerDomain] {
+        &self.power_domains
+    }
+
+    /// Named shared-risk groups defined in the spec, indexed by [`SrgId`].
+    pub fn srgs(&self) -> &[Srg] {
+        &self.srgs
+    }
+
+    /// Add a named shared-risk group. The one thing added after
+    /// [`crate::FabricBuilder::finish`]: its members are selectors (`a--b`, `srg:NAME`), which
+    /// resolve against the finished fabric and the groups added before it. Members are sorted
+    /// and deduplicated; panics on a member id outside the fabric or a name already taken
+    /// (both builder mistakes, not input errors: the spec layer reports those).
+    #[track_caller]
+    pub fn add_srg(&mut self, mut srg: Srg) -> SrgId {
+        assert!(
+            self.srgs.iter().all(|g| g.name != srg.name),
+            "shared-risk group `{}` defined twice",
+            srg.name
+        );
+        assert!(srg.devices.iter().all(|d| d.idx() < self.devices.len()));
+        assert!(srg.links.iter().all(|l| l.idx() < self.links.len()));
+        srg.devices.sort_unstable();
+        srg.devices.dedup();
+        srg.links.sort_unstable();
+        srg.links.dedup();
+        self.srgs.push(srg);
+        SrgId::from_idx(self.srgs.len() - 1)
+    }
+
     /// All devices, indexed by [`DeviceId`].
     pub fn devices(&self) -> &[Device] {
         &self.devices

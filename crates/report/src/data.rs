@@ -195,8 +195,8 @@ pub fn build(
     progress(0, steps, "capacity");
     let none = FailureMask::none(f);
     let cap = capacity_report(f, &none);
-    let mut zone_up = vec![0.0f64; f.zones.len()];
-    let mut zone_gpus = vec![0u64; f.zones.len()];
+    let mut zone_up = vec![0.0f64; f.zones().len()];
+    let mut zone_gpus = vec![0u64; f.zones().len()];
     for l in f.links() {
         let (a, b) = (f.device(l.a), f.device(l.b));
         if a.role == Role::Gpu {
@@ -207,14 +207,14 @@ pub fn build(
         }
     }
     let hierarchy = f
-        .regions
+        .regions()
         .iter()
         .enumerate()
         .map(|(r, region)| {
             let bag: Vec<_> = f
                 .devices()
                 .iter()
-                .filter(|d| d.role == Role::Bag && f.zones[d.zone.idx()].region.idx() == r)
+                .filter(|d| d.role == Role::Bag && f.zones()[d.zone.idx()].region.idx() == r)
                 .collect();
             let planes = bag
                 .iter()
@@ -227,14 +227,14 @@ pub fn build(
                 bag_planes: planes,
                 bag_chassis: bag.len() as u64,
                 buildings: f
-                    .buildings
+                    .buildings()
                     .iter()
                     .enumerate()
                     .filter(|(_, b)| b.region.idx() == r)
                     .map(|(bi, b)| BuildingNode {
                         name: b.name.clone(),
                         zones: f
-                            .zones
+                            .zones()
                             .iter()
                             .enumerate()
                             .filter(|(_, z)| z.building.map(|x| x.idx()) == Some(bi))
@@ -368,7 +368,7 @@ pub fn build(
         });
     }
     Ok(ReportData {
-        fabric: f.name.clone(),
+        fabric: f.name().to_owned(),
         gpus: cap.gpus,
         switches: cap.switches,
         links: cap.links,

@@ -179,10 +179,10 @@ fn table<'w>(w: &'w mut dyn Write, cols: &[&str]) -> io::Result<csv::Writer<&'w 
 /// The site (building, or region for BAG) and location (data hall) of a device.
 fn site_of(f: &Fabric, d: DeviceId) -> (String, String) {
     let dev = f.device(d);
-    let z = &f.zones[dev.zone.idx()];
-    let region = &f.regions[z.region.idx()].name;
+    let z = &f.zones()[dev.zone.idx()];
+    let region = &f.regions()[z.region.idx()].name;
     let site = match z.building {
-        Some(b) => format!("{region}.{}", f.buildings[b.idx()].name),
+        Some(b) => format!("{region}.{}", f.buildings()[b.idx()].name),
         None => format!("{region}.bag"),
     };
     let hall = dev
@@ -265,11 +265,11 @@ fn netbox_roles(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
 
 fn netbox_device_types(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     let mut out = table(w, DEVICE_TYPE_COLUMNS)?;
-    let mut used = vec![false; f.catalog.models().len()];
+    let mut used = vec![false; f.catalog().models().len()];
     for d in f.devices() {
         used[d.hw.idx()] = true;
     }
-    for (m, _) in f.catalog.models().iter().zip(&used).filter(|(_, &u)| u) {
+    for (m, _) in f.catalog().models().iter().zip(&used).filter(|(_, &u)| u) {
         // GPUs sit in servers; switches take one unit (chassis their own height in NetBox).
         out.write_record([MANUFACTURER, &m.name, &slug(&m.name), "1", &m.description])?;
     }
@@ -280,8 +280,8 @@ fn netbox_device_types(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
 fn sites_and_halls(f: &Fabric) -> (Vec<String>, Vec<(String, String)>) {
     let mut sites = Vec::new();
     let mut halls = Vec::new();
-    for (r, region) in f.regions.iter().enumerate() {
-        for b in f.buildings.iter().filter(|b| b.region.idx() == r) {
+    for (r, region) in f.regions().iter().enumerate() {
+        for b in f.buildings().iter().filter(|b| b.region.idx() == r) {
             let site = format!("{}.{}", region.name, b.name);
             for h in 0..b.data_halls {
                 halls.push((site.clone(), format!("{site}.hall{h}")));
@@ -319,7 +319,7 @@ fn netbox_racks(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
             let (site, hall) = site_of(f, d);
             let rack = format!(
                 "{}.rack{}",
-                f.zones[dev.zone.idx()].name,
+                f.zones()[dev.zone.idx()].name,
                 Ordinal(dev.rack())
             );
             out.write_record([site.as_str(), &hall, &rack, "planned", "19", "48"])?;
@@ -335,7 +335,7 @@ fn netbox_devices(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
         let dev = f.device(d);
         let (site, hall) = site_of(f, d);
         let rack = dev.rack().map_or_else(String::new, |r| {
-            format!("{}.rack{r}", f.zones[dev.zone.idx()].name)
+            format!("{}.rack{r}", f.zones()[dev.zone.idx()].name)
         });
         out.write_record([
             f.device_name(d).as_str(),
@@ -346,7 +346,7 @@ fn netbox_devices(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
             &site,
             &hall,
             &rack,
-            &f.zones[dev.zone.idx()].name,
+            &f.zones()[dev.zone.idx()].name,
         ])?;
     }
     out.flush()
@@ -461,7 +461,7 @@ fn netbox_asns(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     for (asn, first, n) in rows {
         let who = match g.speakers[first as usize].kind {
             SpeakerKind::Device(d) => f.device_name(d),
-            SpeakerKind::DsfSystem(z) => format!("{} (DSF system)", f.zones[z.idx()].name),
+            SpeakerKind::DsfSystem(z) => format!("{} (DSF system)", f.zones()[z.idx()].name),
         };
         let desc = if n > 1 {
             format!("{who} and {} more", n - 1)
@@ -505,7 +505,7 @@ fn graphml(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     writeln!(
         w,
         r#"  <graph id="{}" edgedefault="undirected">"#,
-        xml(&f.name)
+        xml(f.name())
     )?;
     for i in 0..f.devices().len() {
         let d = DeviceId::from_idx(i);
@@ -515,7 +515,7 @@ fn graphml(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
             r#"    <node id="{}"><data key="d0">{}</data><data key="d1">{}</data><data key="d2">{}</data></node>"#,
             xml(&f.device_name(d)),
             dev.role.as_str(),
-            xml(&f.zones[dev.zone.idx()].name),
+            xml(&f.zones()[dev.zone.idx()].name),
             xml(&f.hardware(d).name)
         )?;
     }
@@ -541,7 +541,7 @@ fn nodelink(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     write!(
         w,
         r#"{{"directed": false, "multigraph": false, "graph": {{"name": {}}}, "nodes": ["#,
-        json(&f.name)
+        json(f.name())
     )?;
     for i in 0..f.devices().len() {
         let d = DeviceId::from_idx(i);
@@ -554,7 +554,7 @@ fn nodelink(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
             "\n{{\"id\": {}, \"role\": \"{}\", \"zone\": {}, \"model\": {}}}",
             json(&f.device_name(d)),
             dev.role.as_str(),
-            json(&f.zones[dev.zone.idx()].name),
+            json(&f.zones()[dev.zone.idx()].name),
             json(&f.hardware(d).name)
         )?;
     }
@@ -585,11 +585,11 @@ fn json(s: &str) -> String {
 fn ipplan(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     let p = plan(f)?;
     let mut out = table(w, &["kind", "name", "prefix"])?;
-    for (i, r) in f.regions.iter().enumerate() {
+    for (i, r) in f.regions().iter().enumerate() {
         let id = aifabric_model::RegionId::from_idx(i);
         out.write_record(["region", &r.name, &p.region_aggregate(id).to_string()])?;
     }
-    for (i, z) in f.zones.iter().enumerate() {
+    for (i, z) in f.zones().iter().enumerate() {
         let id = aifabric_model::ZoneId::from_idx(i);
         out.write_record(["zone", &z.name, &p.zone_aggregate(f, id).to_string()])?;
     }
@@ -597,7 +597,7 @@ fn ipplan(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
         let d = DeviceId::from_idx(i);
         let role = f.device(d).role;
         if matches!(role, Role::Rtsw | Role::Rdsw) {
-            let z = &f.zones[f.device(d).zone.idx()].name;
+            let z = &f.zones()[f.device(d).zone.idx()].name;
             out.write_record([
                 "rack",
                 &format!("{z}.rack{}", Ordinal(f.device(d).rack())),
@@ -626,7 +626,7 @@ fn ipplan(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
 /// Node of the DOT overview: a zone, or a BAG plane.
 fn overview_node(f: &Fabric, d: DeviceId) -> String {
     let dev = f.device(d);
-    let z = &f.zones[dev.zone.idx()].name;
+    let z = &f.zones()[dev.zone.idx()].name;
     if matches!(dev.role, Role::Bag | Role::Hub) {
         format!("{z}.plane{}", Ordinal(dev.plane()))
     } else {
@@ -651,7 +651,7 @@ fn dot(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
         let key = if a < b { (a, b) } else { (b, a) };
         *edges.entry(key).or_default() += f64::from(link.capacity_mbps) / 1000.0;
     }
-    writeln!(w, "graph \"{}\" {{", f.name.replace('"', "'"))?;
+    writeln!(w, "graph \"{}\" {{", f.name().replace('"', "'"))?;
     writeln!(w, "  rankdir=BT; node [shape=box];")?;
     let mut nodes: Vec<String> = edges
         .keys()

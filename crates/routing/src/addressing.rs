@@ -87,20 +87,20 @@ impl AddressPlan {
     /// Plan `f`; fails if it has more than 256 regions, 256 zones in a region or 65,536 racks
     /// in a zone (the widths of the plan's fields).
     pub fn new(f: &Fabric) -> Result<Self, PlanError> {
-        if f.regions.len() > 256 {
+        if f.regions().len() > 256 {
             return Err(PlanError(format!(
                 "{} regions (at most 256)",
-                f.regions.len()
+                f.regions().len()
             )));
         }
-        let mut next = vec![0u32; f.regions.len()];
-        let mut zone_index = Vec::with_capacity(f.zones.len());
-        for z in &f.zones {
+        let mut next = vec![0u32; f.regions().len()];
+        let mut zone_index = Vec::with_capacity(f.zones().len());
+        for z in f.zones() {
             let n = &mut next[z.region.idx()];
             if *n > 255 {
                 return Err(PlanError(format!(
                     "region {} has more than 256 zones",
-                    f.regions[z.region.idx()].name
+                    f.regions()[z.region.idx()].name
                 )));
             }
             zone_index.push(*n as u8);
@@ -110,7 +110,7 @@ impl AddressPlan {
             if matches!(d.role, Role::Rtsw | Role::Rdsw) && d.rack() > Some(0xffff) {
                 return Err(PlanError(format!(
                     "zone {} has more than 65,536 racks",
-                    f.zones[d.zone.idx()].name
+                    f.zones()[d.zone.idx()].name
                 )));
             }
         }
@@ -124,7 +124,7 @@ impl AddressPlan {
 
     /// A zone's GPU aggregate (/48).
     pub fn zone_aggregate(&self, f: &Fabric, z: ZoneId) -> Ipv6Net {
-        let region = f.zones[z.idx()].region;
+        let region = f.zones()[z.idx()].region;
         let bits = GPU_BASE
             | (u128::from(region.get()) << 88)
             | (u128::from(self.zone_index[z.idx()]) << 80);

@@ -104,7 +104,7 @@ fn zone_of(f: &Fabric, g: &BgpGraph, v: SpeakerId) -> ZoneId {
 fn name(f: &Fabric, g: &BgpGraph, v: SpeakerId) -> String {
     match g.speakers[v.idx()].kind {
         SpeakerKind::Device(d) => f.device_name(d),
-        SpeakerKind::DsfSystem(z) => format!("{} (DSF)", f.zones[z.idx()].name),
+        SpeakerKind::DsfSystem(z) => format!("{} (DSF)", f.zones()[z.idx()].name),
     }
 }
 
@@ -142,7 +142,7 @@ pub fn blackholes_in(
     // Racks of DSF zones cut off from their zone's cell fabric are unreachable whatever BGP
     // says (the zone is one speaker); every other rack is fine here.
     let mut rack_ok = vec![true; f.devices().len()];
-    for z in (0..f.zones.len() as u32).map(ZoneId::new) {
+    for z in (0..f.zones().len() as u32).map(ZoneId::new) {
         if let Some(ok) = dsf_reachable_racks(f, z, &unusable) {
             for d in f.zone_devices(z).map(DeviceId::new) {
                 rack_ok[d.idx()] = ok[d.idx()];
@@ -152,7 +152,7 @@ pub fn blackholes_in(
     // (scope id, name, aggregate) for every scope of the tier.
     let scopes: Vec<(u32, String, Option<String>)> = match tier {
         AggregationTier::Zone => f
-            .zones
+            .zones()
             .iter()
             .enumerate()
             .filter(|(_, z)| z.kind != ZoneKind::Bag)
@@ -164,7 +164,7 @@ pub fn blackholes_in(
             })
             .collect(),
         AggregationTier::Region => f
-            .regions
+            .regions()
             .iter()
             .enumerate()
             .map(|(i, r)| {
@@ -182,7 +182,7 @@ pub fn blackholes_in(
         blackholes: Vec::new(),
     };
     for (scope, scope_name, aggregate) in scopes.into_iter().filter(|s| scope(s.0)) {
-        let region_of = |z: ZoneId| f.zones[z.idx()].region.get();
+        let region_of = |z: ZoneId| f.zones()[z.idx()].region.get();
         let in_scope = |v: SpeakerId| {
             let z = zone_of_speaker[v.idx()];
             match tier {
@@ -262,7 +262,8 @@ pub fn blackholes_in(
             is_bag(f, g, v)
                 && match tier {
                     AggregationTier::Zone => {
-                        region_of(zone_of_speaker[v.idx()]) == f.zones[scope as usize].region.get()
+                        region_of(zone_of_speaker[v.idx()])
+                            == f.zones()[scope as usize].region.get()
                     }
                     AggregationTier::Region => !in_scope(v),
                 }
@@ -306,7 +307,7 @@ pub fn blackholes_in(
 /// For a DSF zone: which RDSWs still reach an EDSW over the live cell fabric (one search from
 /// all EDSWs). `None` for other zones.
 fn dsf_reachable_racks(f: &Fabric, z: ZoneId, mask: &FailureMask) -> Option<Vec<bool>> {
-    if !matches!(f.zones[z.idx()].kind, ZoneKind::DsfL1 | ZoneKind::DsfL2) {
+    if !matches!(f.zones()[z.idx()].kind, ZoneKind::DsfL1 | ZoneKind::DsfL2) {
         return None;
     }
     let mut seen = vec![false; f.devices().len()];

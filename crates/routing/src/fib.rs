@@ -27,7 +27,7 @@ pub fn prefixes(f: &Fabric) -> Vec<Prefix> {
         .enumerate()
         .filter(|(_, d)| matches!(d.role, Role::Rtsw | Role::Rdsw))
         .map(|(i, d)| Prefix {
-            name: format!("{}.rack{}", f.zones[d.zone.idx()].name, Ordinal(d.rack)),
+            name: format!("{}.rack{}", f.zones()[d.zone.idx()].name, Ordinal(d.rack)),
             ipv6: plan
                 .as_ref()
                 .map(|p| p.rack_prefix(f, DeviceId::from_idx(i)).to_string()),
@@ -226,6 +226,6 @@ fn as_path(g: &BgpGraph, routes: &RoutesTo, v: SpeakerId) -> Vec<u32> {
 fn speaker_name(f: &Fabric, g: &BgpGraph, v: SpeakerId) -> String {
     match g.speakers[v.idx()].kind {
         SpeakerKind::Device(d) => f.device_name(d),
-        SpeakerKind::DsfSystem(z) => format!("{} (DSF)", f.zones[z.idx()].name),
+        SpeakerKind::DsfSystem(z) => format!("{} (DSF)", f.zones()[z.idx()].name),
     }
 }

@@ -43,7 +43,7 @@ struct DsfFabric {
 
 impl DsfFabric {
     fn new(f: &Fabric, z: ZoneId, mask: &FailureMask) -> DsfFabric {
-        let l1 = f.zones[z.idx()].kind == ZoneKind::DsfL1;
+        let l1 = f.zones()[z.idx()].kind == ZoneKind::DsfL1;
         let mut local = vec![u32::MAX; 0];
         local.resize(f.devices().len(), u32::MAX);
         let (mut ifaces, mut if_cluster, mut fd_cluster) = (Vec::new(), Vec::new(), Vec::new());
@@ -295,7 +295,7 @@ pub fn retained_matrix(
 /// Input Balanced Mode over every DSF zone of the fabric under `mask`.
 pub fn input_balanced(f: &Fabric, mask: &FailureMask) -> Vec<ZoneIbm> {
     let mut out = Vec::new();
-    for (z, zone) in f.zones.iter().enumerate() {
+    for (z, zone) in f.zones().iter().enumerate() {
         if !matches!(zone.kind, ZoneKind::DsfL1 | ZoneKind::DsfL2) {
             continue;
         }

@@ -58,7 +58,7 @@ fn rack_links(f: &Fabric, rack: DeviceId, mask: &FailureMask) -> Vec<(u16, Devic
 /// Empty when either is not an NSF rack switch.
 pub fn prune(f: &Fabric, src: DeviceId, dst: DeviceId, mask: &FailureMask) -> Vec<PlanePrune> {
     let (s, d) = (f.device(src), f.device(dst));
-    let nsf = |x: &Device| x.role == Role::Rtsw && f.zones[x.zone.idx()].kind == ZoneKind::Nsf;
+    let nsf = |x: &Device| x.role == Role::Rtsw && f.zones()[x.zone.idx()].kind == ZoneKind::Nsf;
     if !nsf(s) || !nsf(d) || s.zone != d.zone || src == dst {
         return Vec::new();
     }

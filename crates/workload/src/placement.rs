@@ -174,13 +174,13 @@ pub fn place(
     {
         return Err(PlacementError(format!(
             "no rack of {} holds a whole scale-up domain of {g} GPUs; use a smaller scale-up domain",
-            f.name
+            f.name()
         )));
     }
     if doms.total_gpus() < n as usize {
         return Err(PlacementError(format!(
             "{n} GPUs asked, but {} has only {} live GPUs",
-            f.name,
+            f.name(),
             doms.total_gpus()
         )));
     }
@@ -188,9 +188,9 @@ pub fn place(
     let order: Vec<usize> = match policy {
         Placement::Packed => (0..doms.len()).collect(),
         Placement::Spread => {
-            let mut per: Vec<Vec<usize>> = vec![Vec::new(); f.buildings.len().max(1)];
+            let mut per: Vec<Vec<usize>> = vec![Vec::new(); f.buildings().len().max(1)];
             for k in 0..doms.len() {
-                let b = f.zones[zone_of(k).idx()].building.map_or(0, |b| b.idx());
+                let b = f.zones()[zone_of(k).idx()].building.map_or(0, |b| b.idx());
                 per[b].push(k);
             }
             let longest = per.iter().map(Vec::len).max().unwrap_or(0);

@@ -135,7 +135,7 @@ fn inventory_and_power_add_up() {
     let power: f64 = f
         .devices()
         .iter()
-        .map(|d| f.catalog.get(d.hw).power_w)
+        .map(|d| f.catalog().get(d.hw).power_w)
         .sum();
     assert!((r.power_mw - power / 1e6).abs() < 1e-9);
     let links: u64 = r.links_by_kind.iter().map(|l| l.count).sum();
@@ -191,7 +191,7 @@ fn losing_one_of_p_planes_leaves_p_minus_1_over_p() {
     let (f, _) = report("prometheus");
     let mut mask = FailureMask::none(&f);
     // Fail every chassis of BAG plane 3 in `west`.
-    let west = f.regions.iter().position(|r| r.name == "west").unwrap();
+    let west = f.regions().iter().position(|r| r.name == "west").unwrap();
     for d in f.devices_with_role(Role::Bag) {
         if f.region_of(d).idx() == west && f.device(d).plane() == Some(3) {
             mask.fail_device(d);

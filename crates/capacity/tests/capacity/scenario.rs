@@ -58,7 +58,7 @@ fn bundles_members_zones_and_power_domains() {
         panic!()
     };
     assert_eq!(rack.len(), 36);
-    let pd = f.power_domains[0].name.clone();
+    let pd = f.power_domains()[0].name.clone();
     let Selection::Devices(p) = f.select(&format!("pd:{pd}")).unwrap() else {
         panic!()
     };
@@ -101,10 +101,10 @@ const SRG_SPEC: &str = "name: s\nregions:\n  - name: a\n    bag: {planes: 2}\n  
 #[test]
 fn shared_risk_groups_from_the_spec_are_selectors() {
     let f = aifabric_spec::build_str("s.yaml", SRG_SPEC).unwrap();
-    assert_eq!(f.srgs.len(), 2);
-    assert_eq!(f.srgs[0].links.len(), 4);
+    assert_eq!(f.srgs().len(), 2);
+    assert_eq!(f.srgs()[0].links.len(), 4);
     assert_eq!(
-        f.srgs[1].links.len(),
+        f.srgs()[1].links.len(),
         8,
         "nested group: its own links and the child's"
     );

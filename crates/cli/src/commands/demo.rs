@@ -164,7 +164,7 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
     crate::write_json(&out.join("report.json"), &data)?;
     say(format!("5/5 report: {}", page.display()));
     Ok(DemoSummary {
-        spec: f.name.clone(),
+        spec: f.name().to_owned(),
         gpus: cap.gpus,
         switches: cap.switches,
         links: cap.links,

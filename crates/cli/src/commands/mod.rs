@@ -333,7 +333,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 files.push(serde_json::json!({"file": name, "path": path, "bytes": bytes}));
             }
             if json {
-                print_json(&serde_json::json!({"spec": f.name, "files": files}))?;
+                print_json(&serde_json::json!({"spec": f.name(), "files": files}))?;
             } else {
                 for x in &files {
                     println!(

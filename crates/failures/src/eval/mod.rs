@@ -144,13 +144,13 @@ impl<'f> Evaluator<'f> {
         }
         // Sites: buildings, then zones outside any building that have racks.
         let mut sites: Vec<String> = f
-            .buildings
+            .buildings()
             .iter()
-            .map(|b| format!("{}.{}", f.regions[b.region.idx()].name, b.name))
+            .map(|b| format!("{}.{}", f.regions()[b.region.idx()].name, b.name))
             .collect();
-        let mut site_region: Vec<u32> = f.buildings.iter().map(|b| b.region.get()).collect();
-        let mut site_of_zone = vec![None; f.zones.len()];
-        for (z, zone) in f.zones.iter().enumerate() {
+        let mut site_region: Vec<u32> = f.buildings().iter().map(|b| b.region.get()).collect();
+        let mut site_of_zone = vec![None; f.zones().len()];
+        for (z, zone) in f.zones().iter().enumerate() {
             if let Some(b) = zone.building {
                 site_of_zone[z] = Some(SiteId::new(b.get()));
             } else if zone.kind != ZoneKind::Bag
@@ -205,7 +205,7 @@ impl<'f> Evaluator<'f> {
                 !site_speakers[a.idx()].is_empty() && !site_speakers[b.idx()].is_empty()
             })
             .collect();
-        let regions: Vec<String> = f.regions.iter().map(|r| r.name.clone()).collect();
+        let regions: Vec<String> = f.regions().iter().map(|r| r.name.clone()).collect();
         let nr = regions.len() as u32;
         let region_pairs: Vec<(u32, u32)> = (0..nr)
             .flat_map(|a| (a + 1..nr).map(move |b| (a, b)))

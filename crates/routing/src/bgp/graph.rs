@@ -94,13 +94,13 @@ impl BgpGraph {
     pub fn new(f: &Fabric, plan: AsnPlan) -> Self {
         let mut speakers = Vec::new();
         let mut speaker_of = vec![None; f.devices().len()];
-        let mut system_of_zone = vec![None; f.zones.len()];
+        let mut system_of_zone = vec![None; f.zones().len()];
         let mut asn_key: Vec<(u8, u32, u32)> = Vec::new();
         for (i, d) in f.devices().iter().enumerate() {
             if !speaks_bgp(d.role) {
                 continue;
             }
-            let zone = &f.zones[d.zone.idx()];
+            let zone = &f.zones()[d.zone.idx()];
             let dsf = matches!(zone.kind, ZoneKind::DsfL1 | ZoneKind::DsfL2)
                 && matches!(d.role, Role::Rdsw | Role::Edsw);
             if dsf {
@@ -262,7 +262,7 @@ impl BgpGraph {
     pub fn name(&self, f: &Fabric, v: SpeakerId) -> String {
         match self.speakers[v.idx()].kind {
             SpeakerKind::Device(d) => f.device_name(d),
-            SpeakerKind::DsfSystem(z) => format!("{} (DSF system)", f.zones[z.idx()].name),
+            SpeakerKind::DsfSystem(z) => format!("{} (DSF system)", f.zones()[z.idx()].name),
         }
     }
 }

@@ -17,7 +17,7 @@ fn prometheus_rack_prefixes_are_unique_and_nest_in_zone_and_region() {
         assert!(seen.insert(net), "duplicate {net}");
         let zone = f.device(p.rack_switch).zone;
         let za = plan.zone_aggregate(&f, zone);
-        let ra = plan.region_aggregate(f.zones[zone.idx()].region);
+        let ra = plan.region_aggregate(f.zones()[zone.idx()].region);
         assert!(
             za.contains(&net) && ra.contains(&za),
             "{net} in {za} in {ra}"
@@ -26,7 +26,7 @@ fn prometheus_rack_prefixes_are_unique_and_nest_in_zone_and_region() {
     }
     assert_eq!(seen.len(), 10 * 512 + 2 * 498);
     // Zone aggregates of different zones do not overlap.
-    let aggs: Vec<Ipv6Net> = (0..f.zones.len() as u32)
+    let aggs: Vec<Ipv6Net> = (0..f.zones().len() as u32)
         .map(|z| plan.zone_aggregate(&f, ZoneId::new(z)))
         .collect();
     for (i, a) in aggs.iter().enumerate() {

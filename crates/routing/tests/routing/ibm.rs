@@ -19,7 +19,7 @@ type Matrix = Vec<Vec<(f64, f64)>>;
 fn dsf_l2_after(sel: &[&str]) -> (Fabric, Vec<DeviceId>, Matrix) {
     let f = aifabric_spec::load("dsf-l2-zone").unwrap();
     let z = f
-        .zones
+        .zones()
         .iter()
         .position(|z| z.kind == ZoneKind::DsfL2)
         .unwrap();

@@ -76,11 +76,7 @@ pub fn build(spec: &SpecFile, src: &Source) -> Result<Fabric, SpecError> {
                 }
             }
         }
-        srg.devices.sort_unstable();
-        srg.devices.dedup();
-        srg.links.sort_unstable();
-        srg.links.dedup();
-        fabric.srgs.push(srg);
+        fabric.add_srg(srg);
     }
     Ok(fabric)
 }

@@ -105,11 +105,11 @@ fn roce_llama3_counts() {
 #[test]
 fn prometheus_is_two_regions_of_five_dsf_and_one_nsf_buildings() {
     let f = aifabric_spec::load("prometheus").unwrap();
-    assert_eq!(f.regions.len(), 2);
+    assert_eq!(f.regions().len(), 2);
     assert!(count(&f, Role::Gpu) >= 90_000);
-    for (r, _) in f.regions.iter().enumerate() {
+    for (r, _) in f.regions().iter().enumerate() {
         let kinds: Vec<ZoneKind> = f
-            .zones
+            .zones()
             .iter()
             .filter(|z| z.region.idx() == r)
             .map(|z| z.kind)
@@ -196,5 +196,5 @@ fn power_domains_group_racks() {
         }
     }
     // Default domain size 4 over 128 RDSW + 56 other switches in one hall.
-    assert_eq!(f.power_domains.len(), (128 + 16 + 40_usize).div_ceil(4));
+    assert_eq!(f.power_domains().len(), (128 + 16 + 40_usize).div_ceil(4));
 }

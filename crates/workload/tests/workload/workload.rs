@@ -131,7 +131,7 @@ fn placement_policies() {
     assert_eq!(p, all[..10].to_vec());
     // Spread: whole domains alternating between the buildings.
     let p = placement::place(&f, 8, 2, Placement::Spread, &none).unwrap();
-    let building = |d: DeviceId| f.zones[f.device(d).zone.idx()].building.unwrap().get();
+    let building = |d: DeviceId| f.zones()[f.device(d).zone.idx()].building.unwrap().get();
     let b: Vec<u32> = p.iter().map(|&d| building(d)).collect();
     assert_eq!(b, vec![0, 0, 1, 1, 0, 0, 1, 1]);
     // Fragmented: deterministic per seed, distinct GPUs, sorted domains, seeds differ.
