@@ -53,12 +53,10 @@ fn dim_name(d: Dim) -> &'static str {
 struct Kind<'a> {
     comm: &'a Comm,
     /// Group index of each rank (collectives), or pair index where the rank sends (p2p).
-    member: Vec<u32>,
+    member: Vec<Option<u32>>,
     /// Pair index where the rank receives (p2p).
-    receives: Vec<u32>,
+    receives: Vec<Option<u32>>,
 }
-
-const NONE: u32 = u32::MAX;
 
 /// A job's trace, ready to be written rank by rank.
 pub struct Synth<'a> {
@@ -73,15 +71,15 @@ impl<'a> Synth<'a> {
     pub fn new(it: &'a Iteration) -> Synth<'a> {
         let n = it.gpus as usize;
         let kind = |c: &'a Comm| {
-            let mut member = vec![NONE; n];
-            let mut receives = vec![NONE; n];
+            let mut member = vec![None; n];
+            let mut receives = vec![None; n];
             for (i, g) in c.groups.iter().enumerate() {
                 if c.op.is_none() {
-                    member[g[0] as usize] = i as u32;
-                    receives[g[1] as usize] = i as u32;
+                    member[g[0] as usize] = Some(i as u32);
+                    receives[g[1] as usize] = Some(i as u32);
                 } else {
                     for &r in g {
-                        member[r as usize] = i as u32;
+                        member[r as usize] = Some(i as u32);
                     }
                 }
             }
@@ -180,10 +178,11 @@ impl<'a> Synth<'a> {
         let coll = |k: &Kind, bytes: f64| {
             let c = k.comm;
             let op = c.op.expect("a collective kind");
+            let group = k.member[ru].expect("a rank of the group");
             vec![
                 AttributeProto::int("comm_type", comm_type(op) as i64),
                 AttributeProto::int("comm_size", bytes.round() as i64),
-                AttributeProto::string("pg_name", &format!("{}.{}", dim_name(c.dim), k.member[ru])),
+                AttributeProto::string("pg_name", &format!("{}.{group}", dim_name(c.dim))),
                 AttributeProto::string("algorithm", c.algo.name()),
             ]
         };
@@ -204,7 +203,7 @@ impl<'a> Synth<'a> {
                 let mut dep = vec![c];
                 for k in &self.partial {
                     let hidden = 1.0 - k.comm.exposed;
-                    if hidden <= 0.0 || k.member[ru] == NONE || k.comm.op.is_none() {
+                    if hidden <= 0.0 || k.member[ru].is_none() || k.comm.op.is_none() {
                         continue;
                     }
                     for i in 0..k.comm.count {
@@ -230,7 +229,7 @@ impl<'a> Synth<'a> {
                 let hi = ((j + 1) * cnt).div_ceil(self.slices);
                 for i in lo..hi {
                     if k.comm.op.is_some() {
-                        if k.member[ru] == NONE {
+                        if k.member[ru].is_none() {
                             continue;
                         }
                         let n = next(
@@ -249,9 +248,9 @@ impl<'a> Synth<'a> {
                             (k.member[ru], NodeType::CommSendNode, "comm_dst"),
                             (k.receives[ru], NodeType::CommRecvNode, "comm_src"),
                         ] {
-                            if pair == NONE {
+                            let Some(pair) = pair else {
                                 continue;
-                            }
+                            };
                             let g = &k.comm.groups[pair as usize];
                             let peer = if t == NodeType::CommSendNode {
                                 g[1]
@@ -294,7 +293,7 @@ impl<'a> Synth<'a> {
             prev = vec![b];
         }
         for k in &self.partial {
-            if k.comm.exposed <= 0.0 || k.member[ru] == NONE || k.comm.op.is_none() {
+            if k.comm.exposed <= 0.0 || k.member[ru].is_none() || k.comm.op.is_none() {
                 continue;
             }
             for i in 0..k.comm.count {

@@ -191,7 +191,7 @@ pub struct Net<'f> {
     total: u32,
     /// Live fabric capacity per DSF interface node, bytes/s (0 elsewhere).
     iface_bps: Vec<f64>,
-    /// Cluster stage of each DSF interface node (`u32::MAX`: none, single stage).
+    /// Cluster stage of each DSF interface node (`None` in a single-stage zone).
     cluster: Vec<Option<u32>>,
     /// Live capacity of each cluster stage, bytes/s, and its name.
     stage_bps: Vec<f64>,
@@ -204,7 +204,7 @@ pub struct Net<'f> {
     /// Hops a crossbar crossing takes inside each zone (2 single stage, 4 dual stage) and the
     /// length of its fabric links, metres.
     zone_hops: Vec<(u32, f64)>,
-    /// Each GPU's live host link and rack switch (`u32::MAX` link: none).
+    /// Each GPU's live host link and rack switch, if it has one.
     attach: Vec<Option<(LinkId, DeviceId)>>,
     /// Each GPU's host cable, metres (0: not attached): read for every flow, kept apart from
     /// the link records.

@@ -139,8 +139,8 @@ pub struct CollectiveResult {
 
 /// Routes toward every destination speaker a collective needs, computed in parallel.
 pub struct RouteCache {
-    /// Speaker id -> index in `routes` (`u32::MAX`: not wanted).
-    index: Vec<u32>,
+    /// Speaker id -> index in `routes`, if wanted.
+    index: Vec<Option<u32>>,
     routes: Vec<RoutesTo>,
 }
 
@@ -155,15 +155,15 @@ impl RouteCache {
             .map(|&s| routes_to(&net.g, &net.states, s, &net.cfg))
             .collect::<Result<_, _>>()
             .map_err(|e| SimError::Routing(e.to_string()))?;
-        let mut index = vec![u32::MAX; want.last().map_or(0, |&s| s.idx() + 1)];
+        let mut index = vec![None; want.last().map_or(0, |&s| s.idx() + 1)];
         for (i, &s) in want.iter().enumerate() {
-            index[s.idx()] = i as u32;
+            index[s.idx()] = Some(i as u32);
         }
         Ok(RouteCache { index, routes })
     }
 
     pub(crate) fn get(&self, s: SpeakerId) -> Option<&RoutesTo> {
-        let i = *self.index.get(s.idx())?;
+        let i = (*self.index.get(s.idx())?)?;
         self.routes.get(i as usize)
     }
 }

@@ -44,8 +44,8 @@ struct DsfFabric {
 impl DsfFabric {
     fn new(f: &Fabric, z: ZoneId, mask: &FailureMask) -> DsfFabric {
         let l1 = f.zones()[z.idx()].kind == ZoneKind::DsfL1;
-        let mut local = vec![u32::MAX; 0];
-        local.resize(f.devices().len(), u32::MAX);
+        // Index of each zone device among its kind (interface, FDSW, SDSW).
+        let mut local = vec![None; f.devices().len()];
         let (mut ifaces, mut if_cluster, mut fd_cluster) = (Vec::new(), Vec::new(), Vec::new());
         let (mut fd_dev, mut sd_dev) = (Vec::new(), Vec::new());
         let mut n_sd = 0usize;
@@ -54,17 +54,17 @@ impl DsfFabric {
             let cluster = if l1 { 0 } else { dev.pod().unwrap_or(0) };
             match dev.role {
                 Role::Rdsw | Role::Edsw => {
-                    local[d.idx()] = ifaces.len() as u32;
+                    local[d.idx()] = Some(ifaces.len() as u32);
                     ifaces.push(d);
                     if_cluster.push(cluster);
                 }
                 Role::Fdsw => {
-                    local[d.idx()] = fd_cluster.len() as u32;
+                    local[d.idx()] = Some(fd_cluster.len() as u32);
                     fd_cluster.push(cluster);
                     fd_dev.push(d);
                 }
                 Role::Sdsw => {
-                    local[d.idx()] = n_sd as u32;
+                    local[d.idx()] = Some(n_sd as u32);
                     n_sd += 1;
                     sd_dev.push(d);
                 }
@@ -87,7 +87,10 @@ impl DsfFabric {
                     live += cap;
                 }
             }
-            let (a, c) = (local[b.a.idx()], local[b.b.idx()]);
+            // Both ends are in zone `z`, so both have a local index.
+            let (Some(a), Some(c)) = (local[b.a.idx()], local[b.b.idx()]) else {
+                continue;
+            };
             match (ra, rb) {
                 (Role::Rdsw | Role::Edsw, Role::Fdsw) => if_fd[a as usize].push((c, nom, live)),
                 (Role::Fdsw, Role::Sdsw) => {

@@ -1,9 +1,10 @@
 //! Collectives: joining the members of each collective of a process group as they arrive,
 //! and running it once all have and the group's previous collective has finished.
 
+use super::critical::PathLink;
 use super::critical::K_COLL;
 use super::sim::Sim;
-use super::{Ps, ReplayError, Timer, NONE};
+use super::{Ps, ReplayError, Timer};
 use aifabric_workload::{Algo, Op};
 use std::collections::VecDeque;
 
@@ -11,7 +12,7 @@ use std::collections::VecDeque;
 pub(super) struct Instance {
     arrived: u32,
     at: Ps,
-    link: u32,
+    link: Option<PathLink>,
     last_rank: u32,
     last_id: u64,
     op: Option<Op>,
@@ -26,7 +27,7 @@ pub(super) struct GroupState {
     pub(super) base: u32,
     pub(super) instances: VecDeque<Option<Instance>>,
     free_at: Ps,
-    pub(super) link: u32,
+    pub(super) link: Option<PathLink>,
 }
 
 impl<'t, T: Timer> Sim<'t, T> {
@@ -52,7 +53,7 @@ impl<'t, T: Timer> Sim<'t, T> {
         let inst = gs.instances[k].get_or_insert_with(|| Instance {
             arrived: 0,
             at: Ps::ZERO,
-            link: NONE,
+            link: None,
             last_rank: r,
             last_id: id,
             op,
@@ -82,7 +83,7 @@ impl<'t, T: Timer> Sim<'t, T> {
         }
         inst.arrived += 1;
         inst.members.push((r, slot));
-        if at > inst.at || inst.link == NONE {
+        if at > inst.at || inst.link.is_none() {
             inst.at = inst.at.max(at);
             let old = std::mem::replace(&mut inst.link, link);
             inst.last_rank = r;
@@ -105,7 +106,7 @@ impl<'t, T: Timer> Sim<'t, T> {
             }
             let inst = gs.instances.pop_front().flatten().expect("checked");
             gs.base += 1;
-            let (start, via) = if inst.at >= gs.free_at || gs.link == NONE {
+            let (start, via) = if inst.at >= gs.free_at || gs.link.is_none() {
                 (inst.at, inst.link)
             } else {
                 self.links.release(inst.link);
@@ -115,9 +116,10 @@ impl<'t, T: Timer> Sim<'t, T> {
             let d = self.timer.collective(pg, inst.op, inst.algo, inst.bytes)?;
             self.collectives += 1;
             let finish = start + d;
-            let cl = self
+            let cl: Option<PathLink> = self
                 .links
-                .new_link(inst.last_rank, inst.last_id, K_COLL, start, finish, via);
+                .new_link(inst.last_rank, inst.last_id, K_COLL, start, finish, via)
+                .into();
             let gs = &mut self.pgs[pg as usize];
             gs.free_at = finish;
             let old = std::mem::replace(&mut gs.link, cl);

@@ -1,7 +1,12 @@
 //! The critical path: an arena of reference-counted links, each a node on some path with
 //! the link it came from, and the kinds of their steps.
 
-use super::{Ps, NONE};
+use super::Ps;
+
+aifabric_model::id_type!(
+    /// A link in the critical-path arena ([`Links`]).
+    PathLink
+);
 
 /// A node on some path: the arena of critical-path links (reference counted, so only the
 /// links some live node can still reach are kept).
@@ -12,14 +17,14 @@ pub(super) struct Link {
     pub(super) kind: u8,
     pub(super) start: Ps,
     pub(super) finish: Ps,
-    pub(super) prev: u32,
+    pub(super) prev: Option<PathLink>,
     refs: u32,
 }
 
 #[derive(Default)]
 pub(super) struct Links {
     pub(super) v: Vec<Link>,
-    free: Vec<u32>,
+    free: Vec<PathLink>,
 }
 
 impl Links {
@@ -30,8 +35,8 @@ impl Links {
         kind: u8,
         start: Ps,
         finish: Ps,
-        prev: u32,
-    ) -> u32 {
+        prev: Option<PathLink>,
+    ) -> PathLink {
         // `prev`'s reference moves into the new link.
         let l = Link {
             rank,
@@ -44,33 +49,32 @@ impl Links {
         };
         match self.free.pop() {
             Some(i) => {
-                self.v[i as usize] = l;
+                self.v[i.idx()] = l;
                 i
             }
             None => {
                 self.v.push(l);
-                (self.v.len() - 1) as u32
+                PathLink::from_idx(self.v.len() - 1)
             }
         }
     }
 
-    pub(super) fn retain(&mut self, l: u32) -> u32 {
-        if l != NONE {
-            self.v[l as usize].refs += 1;
+    pub(super) fn retain(&mut self, l: Option<PathLink>) -> Option<PathLink> {
+        if let Some(i) = l {
+            self.v[i.idx()].refs += 1;
         }
         l
     }
 
-    pub(super) fn release(&mut self, mut l: u32) {
-        while l != NONE {
-            let x = &mut self.v[l as usize];
+    pub(super) fn release(&mut self, mut l: Option<PathLink>) {
+        while let Some(i) = l {
+            let x = &mut self.v[i.idx()];
             x.refs -= 1;
             if x.refs > 0 {
                 return;
             }
-            let prev = x.prev;
-            self.free.push(l);
-            l = prev;
+            l = x.prev;
+            self.free.push(i);
         }
     }
 }

@@ -87,8 +87,6 @@ pub const MAX_WINDOW: u32 = 1 << 24;
 /// other ranks only fills memory. Doubled (up to the window) whenever no rank can progress.
 const LOOKAHEAD: u32 = 64;
 
-const NONE: u32 = u32::MAX;
-
 /// Replay the trace in `set` with `groups`, timing communication with `timer`.
 pub fn replay<T: Timer + Send>(
     set: &TraceSet,
@@ -138,12 +136,12 @@ pub fn replay<T: Timer + Send>(
             live: 0,
             by_id: FxHashMap::default(),
             forward: FxHashMap::default(),
-            finished: vec![(0, Ps::ZERO, NONE); cfg.window.next_power_of_two() as usize],
+            finished: vec![(0, Ps::ZERO, None); cfg.window.next_power_of_two() as usize],
             seen: Seen::default(),
-            horizon: (Ps::ZERO, NONE),
+            horizon: (Ps::ZERO, None),
             last_comp: None,
             ended: false,
-            end: (Ps::ZERO, NONE),
+            end: (Ps::ZERO, None),
             compute: Ps::ZERO,
             nodes: 0,
         });
@@ -164,7 +162,7 @@ pub fn replay<T: Timer + Send>(
         lookahead: LOOKAHEAD.min(cfg.window),
     };
     for g in &mut sim.pgs {
-        g.link = NONE;
+        g.link = None;
     }
     let n = sim.ranks.len() as u32;
     let cx = DecodeCx {
@@ -250,16 +248,16 @@ pub fn replay<T: Timer + Send>(
     }
     sim.check_done()?;
     // The critical path: back from the last node to end (ties: the lowest rank).
-    let mut last = (Ps::ZERO, NONE);
+    let mut last = (Ps::ZERO, None);
     for rk in &sim.ranks {
-        if rk.end.0 > last.0 || last.1 == NONE {
+        if rk.end.0 > last.0 || last.1.is_none() {
             last = rk.end;
         }
     }
     let mut steps: Vec<(u32, u64, u8, Ps, Ps)> = Vec::new();
     let mut l = last.1;
-    while l != NONE {
-        let x = sim.links.v[l as usize];
+    while let Some(i) = l {
+        let x = sim.links.v[i.idx()];
         steps.push((x.rank, x.id, x.kind, x.start, x.finish));
         l = x.prev;
     }

@@ -1,8 +1,9 @@
 //! Per-rank state: the slab of unfinished nodes and their waiters, the finished nodes
 //! remembered in the window, the ids met, and the compute stream.
 
+use super::critical::PathLink;
 use super::feed::Kind;
-use super::{Ps, NONE};
+use super::Ps;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A node read and not finished.
@@ -11,7 +12,7 @@ pub(super) struct Pending {
     pub(super) kind: Kind,
     pub(super) waiting: u32,
     pub(super) ready: Ps,
-    pub(super) link: u32,
+    pub(super) link: Option<PathLink>,
     /// Slots waiting for this node.
     pub(super) waiters: Waiters,
     /// The start so far comes from the window's bound on a forgotten dependency.
@@ -38,11 +39,11 @@ impl Waiters {
         }
     }
 
-    pub(super) fn first(&self) -> u32 {
+    pub(super) fn first(&self) -> Option<u32> {
         match self {
-            Waiters::None => NONE,
-            Waiters::One(s) | Waiters::Two(s, _) => *s,
-            Waiters::Many(v) => v[0],
+            Waiters::None => None,
+            Waiters::One(s) | Waiters::Two(s, _) => Some(*s),
+            Waiters::Many(v) => v.first().copied(),
         }
     }
 
@@ -56,8 +57,8 @@ impl Waiters {
     }
 }
 
-/// A finished node remembered: (id, finish, path link); link `NONE` when empty.
-type Remembered = (u64, Ps, u32);
+/// A finished node remembered: (id, finish, path link); link `None` when empty.
+type Remembered = (u64, Ps, Option<PathLink>);
 
 pub(super) struct Rank {
     pub(super) file: String,
@@ -71,11 +72,11 @@ pub(super) struct Rank {
     /// entries): with ids numbered densely, the last `window` ids.
     pub(super) finished: Vec<Remembered>,
     pub(super) seen: Seen,
-    pub(super) horizon: (Ps, u32),
+    pub(super) horizon: (Ps, Option<PathLink>),
     pub(super) last_comp: Option<u64>,
     /// Its file was read to the end and checked.
     pub(super) ended: bool,
-    pub(super) end: (Ps, u32),
+    pub(super) end: (Ps, Option<PathLink>),
     pub(super) compute: Ps,
     pub(super) nodes: u64,
 }

@@ -2,12 +2,13 @@
 //! running the nodes that are ready.
 
 use super::collectives::GroupState;
+use super::critical::PathLink;
 use super::critical::{Links, K_COMP, K_OTHER};
 use super::feed::{Batch, Kind};
 use super::groups::Groups;
 use super::rank::{Pending, Rank, Waiters};
 use super::transfers::{Channel, ChannelKey};
-use super::{Ps, ReplayError, Timer, NONE};
+use super::{Ps, ReplayError, Timer};
 use rustc_hash::FxHashMap;
 
 pub(super) struct Sim<'t, T: Timer> {
@@ -78,7 +79,7 @@ impl<'t, T: Timer> Sim<'t, T> {
         let mut missing: Vec<(u64, u64)> = rk
             .forward
             .iter()
-            .map(|(&dep, w)| (rk.pending[w.first() as usize].id, dep))
+            .filter_map(|(&dep, w)| Some((rk.pending[w.first()? as usize].id, dep)))
             .collect();
         missing.sort_unstable();
         if let Some(&(node, dep)) = missing.first() {
@@ -117,7 +118,7 @@ impl<'t, T: Timer> Sim<'t, T> {
                     kind: Kind::Nop,
                     waiting: 0,
                     ready: Ps::ZERO,
-                    link: NONE,
+                    link: None,
                     waiters: Waiters::None,
                     bound: false,
                 });
@@ -132,7 +133,7 @@ impl<'t, T: Timer> Sim<'t, T> {
             rk.forward.remove(&id).unwrap_or_default()
         };
         let mut ready = Ps::ZERO;
-        let mut link = NONE;
+        let mut link = None;
         let mut waiting = 0u32;
         let mut bound = false;
         let stream = match kind {
@@ -151,7 +152,7 @@ impl<'t, T: Timer> Sim<'t, T> {
             let rk = &mut self.ranks[r as usize];
             let mask = rk.finished.len() as u64 - 1;
             let e = rk.finished[(dep & mask) as usize];
-            let (t, l, from_bound) = if e.2 != NONE && e.0 == dep {
+            let (t, l, from_bound) = if e.2.is_some() && e.0 == dep {
                 (e.1, e.2, false)
             } else if let Some(&at) = rk.by_id.get(&dep) {
                 // Unfinished: wait for it.
@@ -167,8 +168,8 @@ impl<'t, T: Timer> Sim<'t, T> {
                 // Finished and forgotten: the window's upper bound.
                 (rk.horizon.0, rk.horizon.1, true)
             };
-            if t > ready || link == NONE {
-                bound = from_bound && (t > ready || link == NONE);
+            if t > ready || link.is_none() {
+                bound = from_bound && (t > ready || link.is_none());
                 ready = ready.max(t);
                 self.links.release(link);
                 link = self.links.retain(l);
@@ -193,9 +194,9 @@ impl<'t, T: Timer> Sim<'t, T> {
     }
 
     /// A dependency of `(r, slot)` finished at `t` via `l`.
-    fn satisfy(&mut self, r: u32, slot: u32, t: Ps, l: u32) {
+    fn satisfy(&mut self, r: u32, slot: u32, t: Ps, l: Option<PathLink>) {
         let p = &mut self.ranks[r as usize].pending[slot as usize];
-        let replace = t > p.ready || p.link == NONE;
+        let replace = t > p.ready || p.link.is_none();
         if replace || t == p.ready {
             p.bound = false;
         }
@@ -203,7 +204,7 @@ impl<'t, T: Timer> Sim<'t, T> {
         p.waiting -= 1;
         let done = p.waiting == 0;
         if replace {
-            let old = std::mem::replace(&mut p.link, NONE);
+            let old = p.link.take();
             self.links.release(old);
             let nl = self.links.retain(l);
             self.ranks[r as usize].pending[slot as usize].link = nl;
@@ -214,20 +215,21 @@ impl<'t, T: Timer> Sim<'t, T> {
     }
 
     /// Node `(r, slot)` finished at `finish`, on path `link` (a reference handed over).
-    pub(super) fn complete(&mut self, r: u32, slot: u32, finish: Ps, link: u32) {
+    pub(super) fn complete(&mut self, r: u32, slot: u32, finish: Ps, link: Option<PathLink>) {
         let rk = &mut self.ranks[r as usize];
         let p = &mut rk.pending[slot as usize];
         let id = p.id;
-        let old = std::mem::replace(&mut p.link, NONE);
+        let old = p.link.take();
         let waiters = std::mem::take(&mut p.waiters);
         rk.by_id.remove(&id);
         rk.free.push(slot);
         rk.live -= 1;
-        let later = rk.end.1 == NONE
-            || finish > rk.end.0
-            || (finish == rk.end.0 && id > self.links.v[rk.end.1 as usize].id);
+        let later = match rk.end.1 {
+            None => true,
+            Some(e) => finish > rk.end.0 || (finish == rk.end.0 && id > self.links.v[e.idx()].id),
+        };
         if later {
-            let prev = std::mem::replace(&mut rk.end, (finish, NONE));
+            let prev = std::mem::replace(&mut rk.end, (finish, None));
             self.links.release(prev.1);
             let l = self.links.retain(link);
             self.ranks[r as usize].end.1 = l;
@@ -238,8 +240,8 @@ impl<'t, T: Timer> Sim<'t, T> {
         let mask = rk.finished.len() as u64 - 1;
         let (_, t, l) =
             std::mem::replace(&mut rk.finished[(id & mask) as usize], (id, finish, link));
-        if l != NONE {
-            if t > rk.horizon.0 || rk.horizon.1 == NONE {
+        if l.is_some() {
+            if t > rk.horizon.0 || rk.horizon.1.is_none() {
                 let prev = std::mem::replace(&mut rk.horizon, (t, l));
                 self.links.release(prev.1);
             } else {
@@ -273,12 +275,12 @@ impl<'t, T: Timer> Sim<'t, T> {
                 Kind::Comp(d) => {
                     self.ranks[r as usize].compute += d;
                     let l = self.links.retain(link);
-                    let nl = self.links.new_link(r, id, K_COMP, ready, ready + d, l);
+                    let nl = Some(self.links.new_link(r, id, K_COMP, ready, ready + d, l));
                     self.complete(r, slot, ready + d, nl);
                 }
                 Kind::Nop => {
                     let l = self.links.retain(link);
-                    let nl = self.links.new_link(r, id, K_OTHER, ready, ready, l);
+                    let nl = Some(self.links.new_link(r, id, K_OTHER, ready, ready, l));
                     self.complete(r, slot, ready, nl);
                 }
                 Kind::Coll {

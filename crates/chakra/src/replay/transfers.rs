@@ -1,6 +1,7 @@
 //! Point-to-point transfers: matching each send with its receive by (source, destination,
 //! tag, order), and running it once both sides are ready.
 
+use super::critical::PathLink;
 use super::critical::{K_RECV, K_SEND};
 use super::sim::Sim;
 use super::{Ps, ReplayError, Timer};
@@ -11,7 +12,7 @@ pub(super) struct Side {
     slot: u32,
     pub(super) id: u64,
     at: Ps,
-    link: u32,
+    link: Option<PathLink>,
     bytes: u64,
     pg: Option<u32>,
 }
@@ -83,9 +84,10 @@ impl<'t, T: Timer> Sim<'t, T> {
         let d = self.timer.p2p(src, dst, s.pg.or(v.pg), s.bytes)?;
         self.transfers += 1;
         let kind = if last.rank == src { K_SEND } else { K_RECV };
-        let cl = self
+        let cl: Option<PathLink> = self
             .links
-            .new_link(last.rank, last.id, kind, start, start + d, via);
+            .new_link(last.rank, last.id, kind, start, start + d, via)
+            .into();
         let l = self.links.retain(cl);
         self.complete(s.rank, s.slot, start + d, l);
         self.complete(v.rank, v.slot, start + d, cl);

@@ -12,8 +12,8 @@ pub(super) struct MaxflowNet {
     /// Flow over each builder link in the healthy maximum flow.
     pub(super) healthy_flow: Vec<u64>,
     /// Builder link index of the source arc (region a) and sink arc (region b) per speaker.
-    pub(super) src_arc: Vec<u32>,
-    pub(super) sink_arc: Vec<u32>,
+    pub(super) src_arc: Vec<Option<u32>>,
+    pub(super) sink_arc: Vec<Option<u32>>,
 }
 
 impl<'f> Evaluator<'f> {
@@ -37,18 +37,18 @@ impl<'f> Evaluator<'f> {
             b.add_undirected(x.get(), y.get(), states[sid].mbps);
         }
         let mut next = self.g.sessions.len() as u32;
-        let (mut src_arc, mut sink_arc) = (vec![u32::MAX; n], vec![u32::MAX; n]);
+        let (mut src_arc, mut sink_arc) = (vec![None; n], vec![None; n]);
         for (site, spk) in self.site_speakers.iter().enumerate() {
             let region = self.site_region[site];
             for &v in spk {
                 let w = weights[v.idx()];
                 if region == ra {
                     b.add_arc(s, v.get(), w);
-                    src_arc[v.idx()] = next;
+                    src_arc[v.idx()] = Some(next);
                     next += 1;
                 } else if region == rb {
                     b.add_arc(v.get(), t, w);
-                    sink_arc[v.idx()] = next;
+                    sink_arc[v.idx()] = Some(next);
                     next += 1;
                 }
             }
@@ -87,8 +87,9 @@ impl<'f> Evaluator<'f> {
                     .filter(|(_, (w, h))| w != h)
                     .all(|(v, (&w, _))| {
                         [m.src_arc[v], m.sink_arc[v]]
-                            .iter()
-                            .all(|&a| a == u32::MAX || m.healthy_flow[a as usize] <= w)
+                            .into_iter()
+                            .flatten()
+                            .all(|a| m.healthy_flow[a as usize] <= w)
                     });
             if fits {
                 out.push(healthy);
@@ -105,13 +106,9 @@ impl<'f> Evaluator<'f> {
                 if w == h {
                     continue;
                 }
-                if m.src_arc[v] != u32::MAX {
-                    net.set_link_capacity(m.src_arc[v] as usize, w, 0);
-                    restore.push((m.src_arc[v] as usize, h, 0));
-                }
-                if m.sink_arc[v] != u32::MAX {
-                    net.set_link_capacity(m.sink_arc[v] as usize, w, 0);
-                    restore.push((m.sink_arc[v] as usize, h, 0));
+                for a in [m.src_arc[v], m.sink_arc[v]].into_iter().flatten() {
+                    net.set_link_capacity(a as usize, w, 0);
+                    restore.push((a as usize, h, 0));
                 }
             }
             let n = net.num_nodes() as u32;

@@ -311,13 +311,8 @@ impl<'f> Evaluator<'f> {
             .map(|m| {
                 let n = m.net.num_nodes() as u32;
                 let flow = m.net.max_flow(n - 2, n - 1);
-                let added = m
-                    .src_arc
-                    .iter()
-                    .chain(&m.sink_arc)
-                    .filter(|&&a| a != u32::MAX)
-                    .count()
-                    + ev.g.sessions.len();
+                let added =
+                    m.src_arc.iter().chain(&m.sink_arc).flatten().count() + ev.g.sessions.len();
                 m.healthy_flow = (0..added).map(|i| m.net.link_flow(i)).collect();
                 mbps_to_gbps(flow as f64)
             })

@@ -49,12 +49,12 @@ fn add_switch(
     role: Role,
     hw: HwId,
     index: u32,
-    pod: u32,
+    pod: Option<u32>,
     hall: u16,
 ) -> DeviceId {
     let pd = site.pd.next(&mut cx.fb, hall);
     let mut d = device(role, hw, site.zone, index, Some(hall), pd);
-    d.pod = NonMaxU32::new(pod);
+    d.pod = pod.and_then(NonMaxU32::new);
     cx.fb.add_device(d)
 }
 
@@ -128,12 +128,30 @@ pub(crate) fn build_l1(cx: &mut Cx<'_>, site: &mut Site, s: &DsfL1Spec) -> Resul
     }
     let mut edges = Vec::new();
     for e in 0..edsw {
-        let id = add_switch(cx, site, Role::Edsw, m.iface, e, 1, (e % halls) as u16);
+        let id = add_switch(
+            cx,
+            site,
+            Role::Edsw,
+            m.iface,
+            e,
+            Some(1),
+            (e % halls) as u16,
+        );
         edges.push(id);
         ifaces.push(id);
     }
     let fdsws: Vec<DeviceId> = (0..fdsw)
-        .map(|f| add_switch(cx, site, Role::Fdsw, m.fabric, f, 0, (f % halls) as u16))
+        .map(|f| {
+            add_switch(
+                cx,
+                site,
+                Role::Fdsw,
+                m.fabric,
+                f,
+                Some(0),
+                (f % halls) as u16,
+            )
+        })
         .collect();
     let len = cx.lengths.rack_to_fabric_m;
     for &i in &ifaces {
@@ -199,12 +217,12 @@ pub(crate) fn build_l2(cx: &mut Cx<'_>, site: &mut Site, s: &DsfL2Spec) -> Resul
             }
         } else {
             for e in 0..edsw {
-                ifaces.push(add_switch(cx, site, Role::Edsw, m.iface, e, c, hall));
+                ifaces.push(add_switch(cx, site, Role::Edsw, m.iface, e, Some(c), hall));
             }
             edges.clone_from(&ifaces);
         }
         let fdsws: Vec<DeviceId> = (0..fpc)
-            .map(|f| add_switch(cx, site, Role::Fdsw, m.fabric, c * fpc + f, c, hall))
+            .map(|f| add_switch(cx, site, Role::Fdsw, m.fabric, c * fpc + f, Some(c), hall))
             .collect();
         for &i in &ifaces {
             for &f in &fdsws {
@@ -222,17 +240,7 @@ pub(crate) fn build_l2(cx: &mut Cx<'_>, site: &mut Site, s: &DsfL2Spec) -> Resul
         all_fdsw.extend(fdsws);
     }
     let sdsws: Vec<DeviceId> = (0..sdsw)
-        .map(|i| {
-            add_switch(
-                cx,
-                site,
-                Role::Sdsw,
-                m.fabric,
-                i,
-                u32::MAX,
-                (i % halls) as u16,
-            )
-        })
+        .map(|i| add_switch(cx, site, Role::Sdsw, m.fabric, i, None, (i % halls) as u16))
         .collect();
     for &f in &all_fdsw {
         for &sd in &sdsws {
