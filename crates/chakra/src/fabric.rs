@@ -11,6 +11,7 @@
 
 use crate::info::TraceInfo;
 use crate::io::TraceSet;
+use crate::replay::RankId;
 use crate::replay::{self, ps, Groups, Ps, Replay, ReplayConfig, ReplayError, Timer};
 use aifabric_engine::sim::{Collective, RouteCache};
 use aifabric_engine::tune::Tuner;
@@ -19,6 +20,14 @@ use aifabric_model::{DeviceId, Fabric, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_workload::{placement, Algo, Op, Placement};
 use rustc_hash::FxHashMap;
+
+/// What a point-to-point transfer's time is remembered by: a pair family of two-rank groups
+/// (every pair of the family, one direction, one size) or one pair of ranks.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum P2pKey {
+    Family(u32, bool, u64),
+    Pair(RankId, RankId, u64),
+}
 
 /// Communication timed on a [`Net`].
 pub struct FabricTimer<'a> {
@@ -29,7 +38,7 @@ pub struct FabricTimer<'a> {
     family: Vec<u32>,
     families: Vec<Vec<u32>>,
     memo: FxHashMap<(u32, Option<Op>, Algo, u64), Ps>,
-    p2p_memo: FxHashMap<(u32, u32, bool, u64), Ps>,
+    p2p_memo: FxHashMap<P2pKey, Ps>,
     lb: Lb,
     seed: u64,
     channels: u32,
@@ -159,20 +168,26 @@ impl Timer for FabricTimer<'_> {
         Ok(t)
     }
 
-    fn p2p(&mut self, src: u32, dst: u32, pg: Option<u32>, bytes: u64) -> Result<Ps, ReplayError> {
+    fn p2p(
+        &mut self,
+        src: RankId,
+        dst: RankId,
+        pg: Option<u32>,
+        bytes: u64,
+    ) -> Result<Ps, ReplayError> {
         // On a two-rank group: with every pair of its family, in the same direction.
         let pair = pg.and_then(|g| {
             let m = &self.groups.members[g as usize];
             match m.as_slice() {
-                [a, b] if (*a, *b) == (src, dst) => Some((g, true)),
-                [a, b] if (*a, *b) == (dst, src) => Some((g, false)),
+                [a, b] if (*a, *b) == (src.get(), dst.get()) => Some((g, true)),
+                [a, b] if (*a, *b) == (dst.get(), src.get()) => Some((g, false)),
                 _ => None,
             }
         });
         let (key, groups) = match pair {
             Some((g, fwd)) => {
                 let f = self.family[g as usize];
-                let key = (f, u32::MAX, fwd, bytes);
+                let key = P2pKey::Family(f, fwd, bytes);
                 if let Some(&t) = self.p2p_memo.get(&key) {
                     return Ok(t);
                 }
@@ -191,14 +206,11 @@ impl Timer for FabricTimer<'_> {
                 (key, groups)
             }
             None => {
-                let key = (src, dst, true, bytes);
+                let key = P2pKey::Pair(src, dst, bytes);
                 if let Some(&t) = self.p2p_memo.get(&key) {
                     return Ok(t);
                 }
-                (
-                    key,
-                    vec![vec![self.gpus[src as usize], self.gpus[dst as usize]]],
-                )
+                (key, vec![vec![self.gpus[src.idx()], self.gpus[dst.idx()]]])
             }
         };
         let what = format!("transfer of {bytes} B from rank {src} to rank {dst}");

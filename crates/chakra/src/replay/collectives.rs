@@ -4,6 +4,7 @@
 use super::critical::PathLink;
 use super::critical::K_COLL;
 use super::sim::Sim;
+use super::RankId;
 use super::{Ps, ReplayError, Timer};
 use aifabric_workload::{Algo, Op};
 use std::collections::VecDeque;
@@ -13,7 +14,7 @@ pub(super) struct Instance {
     arrived: u32,
     at: Ps,
     link: Option<PathLink>,
-    last_rank: u32,
+    last_rank: RankId,
     last_id: u64,
     op: Option<Op>,
     algo: Option<Algo>,
@@ -34,7 +35,7 @@ impl<'t, T: Timer> Sim<'t, T> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn arrive(
         &mut self,
-        r: u32,
+        r: RankId,
         slot: u32,
         pg: u32,
         seq: u32,
@@ -42,7 +43,7 @@ impl<'t, T: Timer> Sim<'t, T> {
         algo: Option<Algo>,
         bytes: u64,
     ) -> Result<(), ReplayError> {
-        let p = &self.ranks[r as usize].pending[slot as usize];
+        let p = &self.ranks[r.idx()].pending[slot as usize];
         let (id, at, link) = (p.id, p.ready, p.link);
         let link = self.links.retain(link);
         let gs = &mut self.pgs[pg as usize];
@@ -59,7 +60,7 @@ impl<'t, T: Timer> Sim<'t, T> {
             op,
             algo,
             bytes,
-            first: (r, id),
+            first: (r.get(), id),
             members: Vec::new(),
         });
         if inst.op != op || inst.bytes != bytes || inst.algo != algo {
@@ -82,7 +83,7 @@ impl<'t, T: Timer> Sim<'t, T> {
             return Err(self.node_error(r, id, msg));
         }
         inst.arrived += 1;
-        inst.members.push((r, slot));
+        inst.members.push((r.get(), slot));
         if at > inst.at || inst.link.is_none() {
             inst.at = inst.at.max(at);
             let old = std::mem::replace(&mut inst.link, link);
@@ -127,7 +128,7 @@ impl<'t, T: Timer> Sim<'t, T> {
             self.links.retain(cl);
             for (mr, ms) in inst.members {
                 let l = self.links.retain(cl);
-                self.complete(mr, ms, finish, l);
+                self.complete(RankId::new(mr), ms, finish, l);
             }
             self.links.release(cl);
         }

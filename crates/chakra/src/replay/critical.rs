@@ -2,6 +2,7 @@
 //! the link it came from, and the kinds of their steps.
 
 use super::Ps;
+use super::RankId;
 
 aifabric_model::id_type!(
     /// A link in the critical-path arena ([`Links`]).
@@ -12,7 +13,7 @@ aifabric_model::id_type!(
 /// links some live node can still reach are kept).
 #[derive(Clone, Copy)]
 pub(super) struct Link {
-    pub(super) rank: u32,
+    pub(super) rank: RankId,
     pub(super) id: u64,
     pub(super) kind: u8,
     pub(super) start: Ps,
@@ -30,7 +31,7 @@ pub(super) struct Links {
 impl Links {
     pub(super) fn new_link(
         &mut self,
-        rank: u32,
+        rank: RankId,
         id: u64,
         kind: u8,
         start: Ps,

@@ -4,6 +4,7 @@
 use super::feed::Kind;
 use super::sim::Sim;
 use super::transfers::{Channel, ChannelKey};
+use super::RankId;
 use super::{ReplayError, Timer};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -59,7 +60,7 @@ impl<'t, T: Timer> Sim<'t, T> {
                                     .map(|id| id.to_string())
                                     .collect();
                                 return Err(self.node_error(
-                                    r as u32,
+                                    RankId::from_idx(r),
                                     rk.pending[t as usize].id,
                                     format!(
                                         "dependency cycle: {} (each waits on the next{}); a \
@@ -97,7 +98,7 @@ impl<'t, T: Timer> Sim<'t, T> {
                     .collect();
                 let (fr, fid) = inst.first;
                 return Err(self.node_error(
-                    fr,
+                    RankId::new(fr),
                     fid,
                     format!(
                         "collective #{} of process group `{}` never completes: rank(s) {:?} of \

@@ -2,6 +2,7 @@
 
 use super::groups::Groups;
 use super::time::ps;
+use super::RankId;
 use super::{Ps, ReplayError};
 use crate::io::{Reader, Warnings};
 use crate::proto::{attr, AttributeProto, CollectiveCommType, NodeCore, NodeType};
@@ -20,14 +21,14 @@ pub(super) enum Kind {
         bytes: u64,
     },
     Send {
-        peer: u32,
+        peer: RankId,
         tag: u64,
         seq: u32,
         bytes: u64,
         pg: Option<u32>,
     },
     Recv {
-        peer: u32,
+        peer: RankId,
         tag: u64,
         seq: u32,
         bytes: u64,
@@ -92,7 +93,7 @@ impl Feed {
     }
 
     /// Decode node `n` of rank `r` into a kind.
-    fn kind_of(&mut self, cx: &DecodeCx, r: u32, n: &NodeCore) -> Result<Kind, ReplayError> {
+    fn kind_of(&mut self, cx: &DecodeCx, r: RankId, n: &NodeCore) -> Result<Kind, ReplayError> {
         let num = |k: &str| attr(&n.attr, k).and_then(AttributeProto::as_u64);
         let pg_of = |s: &Self, name: Option<String>| -> Result<Option<u32>, ReplayError> {
             match name {
@@ -186,7 +187,8 @@ impl Feed {
                 let key = if send { "comm_dst" } else { "comm_src" };
                 let peer = num(key)
                     .and_then(|v| u32::try_from(v).ok())
-                    .filter(|&p| p < cx.ranks && p != r)
+                    .filter(|&p| p < cx.ranks && p != r.get())
+                    .map(RankId::new)
                     .ok_or_else(|| {
                         self.error(
                             n.id,
@@ -201,7 +203,7 @@ impl Feed {
                 let tag = num("comm_tag").unwrap_or(0);
                 let bytes = num("comm_size").unwrap_or(0);
                 let pg = pg_of(self, pg_name)?;
-                let seq = self.p2p_seq.entry((peer, tag, send)).or_insert(0);
+                let seq = self.p2p_seq.entry((peer.get(), tag, send)).or_insert(0);
                 let k = *seq;
                 *seq += 1;
                 if send {
@@ -228,7 +230,7 @@ impl Feed {
 
     /// Decode up to `n` more nodes; stops at the end of the file or at an error (kept to be
     /// raised when the replay reaches it).
-    pub(super) fn decode(&mut self, cx: &DecodeCx, r: u32, n: usize) -> Batch {
+    pub(super) fn decode(&mut self, cx: &DecodeCx, r: RankId, n: usize) -> Batch {
         let mut b = std::mem::take(&mut self.spare);
         b.ids.clear();
         b.kinds.clear();

@@ -1,6 +1,7 @@
 //! Process groups: names and member ranks, from the trace's `comm_group.json` or inferred
 //! from its collectives.
 
+use super::RankId;
 use super::ReplayError;
 use crate::io::{Reader, TraceSet};
 use crate::proto::{attr, AttributeProto, NodeCore, NodeType};
@@ -45,8 +46,8 @@ impl Groups {
     }
 
     /// Whether `rank` is in group `g`.
-    pub fn contains(&self, g: u32, rank: u32) -> bool {
-        self.sorted[g as usize].binary_search(&rank).is_ok()
+    pub fn contains(&self, g: u32, rank: RankId) -> bool {
+        self.sorted[g as usize].binary_search(&rank.get()).is_ok()
     }
 
     /// Groups.

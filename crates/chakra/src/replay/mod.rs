@@ -42,6 +42,17 @@ pub use groups::{groups_of, infer_groups, Groups, WORLD};
 pub use report::{PathStep, RankTime, Replay};
 pub use time::{ps, secs, Ps};
 
+aifabric_model::id_type!(
+    /// A rank of the trace: the index of its file in the [`TraceSet`] (`<prefix>.<rank>.et`).
+    RankId
+);
+
+impl std::fmt::Display for RankId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
 use crate::io::{Reader, TraceSet, Warnings};
 use crate::proto::NodeCore;
 use aifabric_workload::{Algo, Op};
@@ -68,7 +79,13 @@ pub trait Timer {
     ) -> Result<Ps, ReplayError>;
 
     /// One point-to-point transfer from rank `src` to rank `dst` (on `pg` if the trace says).
-    fn p2p(&mut self, src: u32, dst: u32, pg: Option<u32>, bytes: u64) -> Result<Ps, ReplayError>;
+    fn p2p(
+        &mut self,
+        src: RankId,
+        dst: RankId,
+        pg: Option<u32>,
+        bytes: u64,
+    ) -> Result<Ps, ReplayError>;
 }
 
 /// How to replay.
@@ -188,7 +205,7 @@ pub fn replay<T: Timer + Send>(
             || -> Result<bool, ReplayError> {
                 let mut any = false;
                 for r in 0..n {
-                    any |= sim.pump(r)?;
+                    any |= sim.pump(RankId::new(r))?;
                 }
                 Ok(any)
             },
@@ -198,7 +215,7 @@ pub fn replay<T: Timer + Send>(
                     .enumerate()
                     .filter(|(_, f)| f.ahead.is_none() && f.reader.is_some())
                     .map(|(r, f)| {
-                        f.ahead = Some(f.decode(&cx, r as u32, BATCH));
+                        f.ahead = Some(f.decode(&cx, RankId::from_idx(r), BATCH));
                         1
                     })
                     .sum::<usize>()
@@ -254,7 +271,7 @@ pub fn replay<T: Timer + Send>(
             last = rk.end;
         }
     }
-    let mut steps: Vec<(u32, u64, u8, Ps, Ps)> = Vec::new();
+    let mut steps: Vec<(RankId, u64, u8, Ps, Ps)> = Vec::new();
     let mut l = last.1;
     while let Some(i) = l {
         let x = sim.links.v[i.idx()];
@@ -280,7 +297,7 @@ pub fn replay<T: Timer + Send>(
         .iter()
         .enumerate()
         .map(|(r, rk)| RankTime {
-            rank: r as u32,
+            rank: RankId::from_idx(r),
             iteration_s: secs(rk.end.0),
             compute_s: secs(rk.compute),
             exposed_comm_s: secs(rk.end.0.since(rk.compute)),

@@ -1,6 +1,7 @@
 //! The result of a replay: per-rank times and the critical path, with the names of its
 //! nodes read back from the files.
 
+use super::RankId;
 use super::{Ps, ReplayError};
 use crate::io::{Reader, TraceSet, Warnings};
 use crate::proto::Node;
@@ -11,7 +12,7 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PathStep {
     /// Rank whose node it is (for a collective: the member that arrived last).
-    pub rank: u32,
+    pub rank: RankId,
     /// Node id.
     pub id: u64,
     /// Node name.
@@ -28,7 +29,7 @@ pub struct PathStep {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RankTime {
     /// Rank.
-    pub rank: u32,
+    pub rank: RankId,
     /// End of its last node, seconds.
     pub iteration_s: f64,
     /// Busy time of its compute stream, seconds.
@@ -66,19 +67,19 @@ pub struct Replay {
 /// during the replay).
 pub(super) fn node_names(
     set: &TraceSet,
-    steps: &[(u32, u64, u8, Ps, Ps)],
+    steps: &[(RankId, u64, u8, Ps, Ps)],
 ) -> Result<Vec<String>, ReplayError> {
-    let mut want: FxHashMap<u32, FxHashMap<u64, String>> = FxHashMap::default();
+    let mut want: FxHashMap<RankId, FxHashMap<u64, String>> = FxHashMap::default();
     for &(r, id, ..) in steps {
         want.entry(r).or_default().insert(id, String::new());
     }
     let mut node = Node::default();
-    let mut ranks: Vec<u32> = want.keys().copied().collect();
+    let mut ranks: Vec<RankId> = want.keys().copied().collect();
     ranks.sort_unstable();
     for r in ranks {
         let ids = want.get_mut(&r).expect("present");
         let mut left = ids.len();
-        let (mut rd, _) = Reader::open(&set.files[r as usize])?;
+        let (mut rd, _) = Reader::open(&set.files[r.idx()])?;
         while left > 0 && rd.next_into(&mut node)? {
             if let Some(s) = ids.get_mut(&node.id) {
                 *s = std::mem::take(&mut node.name);

@@ -8,6 +8,7 @@ use super::feed::{Batch, Kind};
 use super::groups::Groups;
 use super::rank::{Pending, Rank, Waiters};
 use super::transfers::{Channel, ChannelKey};
+use super::RankId;
 use super::{Ps, ReplayError, Timer};
 use rustc_hash::FxHashMap;
 
@@ -29,9 +30,9 @@ pub(super) struct Sim<'t, T: Timer> {
 }
 
 impl<'t, T: Timer> Sim<'t, T> {
-    pub(super) fn node_error(&self, r: u32, node: u64, what: String) -> ReplayError {
+    pub(super) fn node_error(&self, r: RankId, node: u64, what: String) -> ReplayError {
         ReplayError::Node {
-            file: self.ranks[r as usize].file.clone(),
+            file: self.ranks[r.idx()].file.clone(),
             node,
             what,
         }
@@ -39,24 +40,24 @@ impl<'t, T: Timer> Sim<'t, T> {
 
     /// Take rank `r`'s decoded nodes until its window is full or they run out; whether
     /// anything was taken.
-    pub(super) fn pump(&mut self, r: u32) -> Result<bool, ReplayError> {
+    pub(super) fn pump(&mut self, r: RankId) -> Result<bool, ReplayError> {
         let mut any = false;
         loop {
-            let f = &mut self.batches[r as usize];
+            let f = &mut self.batches[r.idx()];
             if f.dry() {
                 if let Some(e) = f.failure.take() {
                     return Err(e);
                 }
-                if f.last && !self.ranks[r as usize].ended {
-                    self.ranks[r as usize].ended = true;
+                if f.last && !self.ranks[r.idx()].ended {
+                    self.ranks[r.idx()].ended = true;
                     self.finish_file(r)?;
                 }
                 return Ok(any);
             }
-            if self.ranks[r as usize].live >= self.lookahead {
+            if self.ranks[r.idx()].live >= self.lookahead {
                 return Ok(any);
             }
-            let f = &mut self.batches[r as usize];
+            let f = &mut self.batches[r.idx()];
             let i = f.next;
             f.next += 1;
             let (id, kind) = (f.ids[i], f.kinds[i]);
@@ -74,8 +75,8 @@ impl<'t, T: Timer> Sim<'t, T> {
     }
 
     /// The file of rank `r` ended: any dependency still unknown is missing.
-    fn finish_file(&mut self, r: u32) -> Result<(), ReplayError> {
-        let rk = &self.ranks[r as usize];
+    fn finish_file(&mut self, r: RankId) -> Result<(), ReplayError> {
+        let rk = &self.ranks[r.idx()];
         let mut missing: Vec<(u64, u64)> = rk
             .forward
             .iter()
@@ -100,8 +101,8 @@ impl<'t, T: Timer> Sim<'t, T> {
         Ok(())
     }
 
-    fn add(&mut self, r: u32, id: u64, kind: Kind, deps: &[u64]) -> Result<(), ReplayError> {
-        let rk = &mut self.ranks[r as usize];
+    fn add(&mut self, r: RankId, id: u64, kind: Kind, deps: &[u64]) -> Result<(), ReplayError> {
+        let rk = &mut self.ranks[r.idx()];
         rk.nodes += 1;
         if !rk.seen.insert(id) {
             return Err(self.node_error(
@@ -149,7 +150,7 @@ impl<'t, T: Timer> Sim<'t, T> {
                     "depends on itself (a dependency cycle); drop the self-dependency".into(),
                 ));
             }
-            let rk = &mut self.ranks[r as usize];
+            let rk = &mut self.ranks[r.idx()];
             let mask = rk.finished.len() as u64 - 1;
             let e = rk.finished[(dep & mask) as usize];
             let (t, l, from_bound) = if e.2.is_some() && e.0 == dep {
@@ -177,7 +178,7 @@ impl<'t, T: Timer> Sim<'t, T> {
                 bound = false;
             }
         }
-        let p = &mut self.ranks[r as usize].pending[slot as usize];
+        let p = &mut self.ranks[r.idx()].pending[slot as usize];
         *p = Pending {
             id,
             kind,
@@ -188,14 +189,14 @@ impl<'t, T: Timer> Sim<'t, T> {
             bound,
         };
         if waiting == 0 {
-            self.ready.push((r, slot));
+            self.ready.push((r.get(), slot));
         }
         Ok(())
     }
 
     /// A dependency of `(r, slot)` finished at `t` via `l`.
-    fn satisfy(&mut self, r: u32, slot: u32, t: Ps, l: Option<PathLink>) {
-        let p = &mut self.ranks[r as usize].pending[slot as usize];
+    fn satisfy(&mut self, r: RankId, slot: u32, t: Ps, l: Option<PathLink>) {
+        let p = &mut self.ranks[r.idx()].pending[slot as usize];
         let replace = t > p.ready || p.link.is_none();
         if replace || t == p.ready {
             p.bound = false;
@@ -207,16 +208,16 @@ impl<'t, T: Timer> Sim<'t, T> {
             let old = p.link.take();
             self.links.release(old);
             let nl = self.links.retain(l);
-            self.ranks[r as usize].pending[slot as usize].link = nl;
+            self.ranks[r.idx()].pending[slot as usize].link = nl;
         }
         if done {
-            self.ready.push((r, slot));
+            self.ready.push((r.get(), slot));
         }
     }
 
     /// Node `(r, slot)` finished at `finish`, on path `link` (a reference handed over).
-    pub(super) fn complete(&mut self, r: u32, slot: u32, finish: Ps, link: Option<PathLink>) {
-        let rk = &mut self.ranks[r as usize];
+    pub(super) fn complete(&mut self, r: RankId, slot: u32, finish: Ps, link: Option<PathLink>) {
+        let rk = &mut self.ranks[r.idx()];
         let p = &mut rk.pending[slot as usize];
         let id = p.id;
         let old = p.link.take();
@@ -232,11 +233,11 @@ impl<'t, T: Timer> Sim<'t, T> {
             let prev = std::mem::replace(&mut rk.end, (finish, None));
             self.links.release(prev.1);
             let l = self.links.retain(link);
-            self.ranks[r as usize].end.1 = l;
+            self.ranks[r.idx()].end.1 = l;
         }
         self.links.release(old);
         // Remember it, forgetting the node whose place it takes (into the bound).
-        let rk = &mut self.ranks[r as usize];
+        let rk = &mut self.ranks[r.idx()];
         let mask = rk.finished.len() as u64 - 1;
         let (_, t, l) =
             std::mem::replace(&mut rk.finished[(id & mask) as usize], (id, finish, link));
@@ -275,13 +276,21 @@ impl<'t, T: Timer> Sim<'t, T> {
                 Kind::Comp(d) => {
                     self.ranks[r as usize].compute += d;
                     let l = self.links.retain(link);
-                    let nl = Some(self.links.new_link(r, id, K_COMP, ready, ready + d, l));
-                    self.complete(r, slot, ready + d, nl);
+                    let nl =
+                        Some(
+                            self.links
+                                .new_link(RankId::new(r), id, K_COMP, ready, ready + d, l),
+                        );
+                    self.complete(RankId::new(r), slot, ready + d, nl);
                 }
                 Kind::Nop => {
                     let l = self.links.retain(link);
-                    let nl = Some(self.links.new_link(r, id, K_OTHER, ready, ready, l));
-                    self.complete(r, slot, ready, nl);
+                    let nl =
+                        Some(
+                            self.links
+                                .new_link(RankId::new(r), id, K_OTHER, ready, ready, l),
+                        );
+                    self.complete(RankId::new(r), slot, ready, nl);
                 }
                 Kind::Coll {
                     pg,
@@ -289,21 +298,35 @@ impl<'t, T: Timer> Sim<'t, T> {
                     op,
                     algo,
                     bytes,
-                } => self.arrive(r, slot, pg, seq, op, algo, bytes)?,
+                } => self.arrive(RankId::new(r), slot, pg, seq, op, algo, bytes)?,
                 Kind::Send {
                     peer,
                     tag,
                     seq,
                     bytes,
                     pg,
-                } => self.p2p_side(r, slot, (r, peer, tag, seq), bytes, pg, true)?,
+                } => self.p2p_side(
+                    RankId::new(r),
+                    slot,
+                    (RankId::new(r), RankId::new(peer.get()), tag, seq),
+                    bytes,
+                    pg,
+                    true,
+                )?,
                 Kind::Recv {
                     peer,
                     tag,
                     seq,
                     bytes,
                     pg,
-                } => self.p2p_side(r, slot, (peer, r, tag, seq), bytes, pg, false)?,
+                } => self.p2p_side(
+                    RankId::new(r),
+                    slot,
+                    (RankId::new(peer.get()), RankId::new(r), tag, seq),
+                    bytes,
+                    pg,
+                    false,
+                )?,
             }
         }
         Ok(())

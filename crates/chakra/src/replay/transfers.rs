@@ -4,11 +4,12 @@
 use super::critical::PathLink;
 use super::critical::{K_RECV, K_SEND};
 use super::sim::Sim;
+use super::RankId;
 use super::{Ps, ReplayError, Timer};
 
 /// One side of a point-to-point transfer.
 pub(super) struct Side {
-    pub(super) rank: u32,
+    pub(super) rank: RankId,
     slot: u32,
     pub(super) id: u64,
     at: Ps,
@@ -25,13 +26,13 @@ pub(super) struct Channel {
     pub(super) recv: Option<Side>,
 }
 
-pub(super) type ChannelKey = (u32, u32, u64, u32);
+pub(super) type ChannelKey = (RankId, RankId, u64, u32);
 
 impl<'t, T: Timer> Sim<'t, T> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn p2p_side(
         &mut self,
-        r: u32,
+        r: RankId,
         slot: u32,
         key: ChannelKey,
         bytes: u64,
@@ -39,7 +40,7 @@ impl<'t, T: Timer> Sim<'t, T> {
         send: bool,
     ) -> Result<(), ReplayError> {
         let (src, dst, tag, _) = key;
-        let p = &self.ranks[r as usize].pending[slot as usize];
+        let p = &self.ranks[r.idx()].pending[slot as usize];
         let side = Side {
             rank: r,
             slot,
@@ -83,7 +84,11 @@ impl<'t, T: Timer> Sim<'t, T> {
         };
         let d = self.timer.p2p(src, dst, s.pg.or(v.pg), s.bytes)?;
         self.transfers += 1;
-        let kind = if last.rank == src { K_SEND } else { K_RECV };
+        let kind = if last.rank == RankId::new(src.get()) {
+            K_SEND
+        } else {
+            K_RECV
+        };
         let cl: Option<PathLink> = self
             .links
             .new_link(last.rank, last.id, kind, start, start + d, via)

@@ -3,7 +3,7 @@
 
 use aifabric_chakra::io::{rank_file, write_comm_groups, write_file};
 use aifabric_chakra::proto::{AttributeProto, Node, NodeType};
-use aifabric_chakra::replay::{self, Groups, Ps, Replay, ReplayConfig, ReplayError, Timer};
+use aifabric_chakra::replay::{self, Groups, Ps, RankId, Replay, ReplayConfig, ReplayError, Timer};
 use aifabric_chakra::{GlobalMetadata, TraceSet};
 use aifabric_workload::{Algo, Op};
 use std::path::Path;
@@ -95,7 +95,13 @@ impl Timer for Linear {
         Ok(Ps::new(bytes * 1000) + COLL_FIXED_PS)
     }
 
-    fn p2p(&mut self, _s: u32, _d: u32, _pg: Option<u32>, bytes: u64) -> Result<Ps, ReplayError> {
+    fn p2p(
+        &mut self,
+        _s: RankId,
+        _d: RankId,
+        _pg: Option<u32>,
+        bytes: u64,
+    ) -> Result<Ps, ReplayError> {
         self.calls += 1;
         Ok(Ps::new(bytes * 2000))
     }
