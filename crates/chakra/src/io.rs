@@ -7,6 +7,7 @@
 
 use crate::proto::{GlobalMetadata, Node, NodeMessage, NodeType, METADATA_FIELDS, NODE_FIELDS};
 use flate2::bufread::MultiGzDecoder;
+use prost::encoding::{decode_key, decode_varint, skip_field, DecodeContext};
 use prost::Message;
 use serde::Serialize;
 use std::fmt;
@@ -250,29 +251,38 @@ impl Reader {
             at: at.clone(),
             problem: Problem::Io(e.to_string()),
         };
-        // The varint32 length prefix, byte by byte from the buffer.
-        let mut len: u64 = 0;
-        let mut shift = 0;
+        // The varint32 length prefix (protobuf's length-delimited framing, as Java's
+        // `writeDelimitedTo` writes it). Its bytes are gathered here and their value decoded by
+        // prost. The gathering stays hand-written: it is what tells a clean end of file (before
+        // the first byte) from one inside the prefix (`TruncatedVarint`) and from a prefix
+        // longer than 5 bytes (`BadVarint`), which `decode_varint` reports alike as "invalid
+        // varint"; and `decode_varint` reads a `Buf`, so it needs the whole prefix at hand,
+        // which a prefix straddling two fills of the reader's buffer is not.
+        let mut prefix = [0u8; 5];
+        let mut n = 0;
         loop {
             let b = {
                 let avail = self.input.fill_buf().map_err(io)?;
                 match avail.first() {
                     Some(&b) => b,
-                    None if shift == 0 => return Ok(false),
+                    None if n == 0 => return Ok(false),
                     None => return Err(self.error(start, at.clone(), Problem::TruncatedVarint)),
                 }
             };
             self.input.consume(1);
             self.offset += 1;
-            if shift == 35 {
+            if n == prefix.len() {
                 return Err(self.error(start, at.clone(), Problem::BadVarint));
             }
-            len |= u64::from(b & 0x7f) << shift;
-            shift += 7;
+            prefix[n] = b;
+            n += 1;
             if b & 0x80 == 0 {
                 break;
             }
         }
+        // Complete (its last byte ends the varint) and at most 5 bytes: it decodes.
+        let len = decode_varint(&mut &prefix[..n])
+            .map_err(|_| self.error(start, at.clone(), Problem::BadVarint))?;
         if len > u64::from(u32::MAX) {
             return Err(self.error(start, at.clone(), Problem::BadVarint));
         }
@@ -332,53 +342,29 @@ impl Reader {
     }
 }
 
-/// Decode one varint at the front of `b`: (value, bytes used).
-fn varint(b: &[u8]) -> Option<(u64, usize)> {
-    let mut v = 0u64;
-    for (i, &x) in b.iter().enumerate().take(10) {
-        v |= u64::from(x & 0x7f) << (7 * i);
-        if x & 0x80 == 0 {
-            return Some((v, i + 1));
-        }
-    }
-    None
-}
-
 /// The id of a node message whose first field is its id (field 1, varint), as writers emit.
 fn peek_id(b: &[u8]) -> Option<u64> {
-    if b.first() == Some(&0x08) {
-        varint(&b[1..]).map(|(v, _)| v)
-    } else {
-        None
+    match b.split_first() {
+        Some((&0x08, mut rest)) => decode_varint(&mut rest).ok(),
+        _ => None,
     }
 }
 
-/// Top-level fields of an encoded message numbered above `known` (or 0).
+/// Top-level fields of an encoded message numbered above `known`, each skipped as its wire
+/// type says (protobuf encoding: <https://protobuf.dev/programming-guides/encoding/>). The
+/// message has decoded, so its keys are valid; counting stops at anything that is not.
 fn unknown_fields(mut b: &[u8], known: u32) -> u64 {
     let mut n = 0;
-    while let Some((key, used)) = varint(b) {
-        b = &b[used..];
-        let field = key >> 3;
-        if field == 0 || field > u64::from(known) {
+    while !b.is_empty() {
+        let Ok((field, wire_type)) = decode_key(&mut b) else {
+            return n;
+        };
+        if field > known {
             n += 1;
         }
-        let skip = match key & 7 {
-            0 => match varint(b) {
-                Some((_, u)) => u,
-                None => return n,
-            },
-            1 => 8,
-            2 => match varint(b) {
-                Some((l, u)) => u + l as usize,
-                None => return n,
-            },
-            5 => 4,
-            _ => return n,
-        };
-        if skip > b.len() {
+        if skip_field(wire_type, field, &mut b, DecodeContext::default()).is_err() {
             return n;
         }
-        b = &b[skip..];
     }
     n
 }

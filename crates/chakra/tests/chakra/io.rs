@@ -181,7 +181,14 @@ fn a_wrong_wire_type_is_a_decode_error_at_the_node() {
 #[test]
 fn a_length_prefix_over_32_bits_is_a_bad_varint() {
     let mut b = encode(&[], false);
+    let at = b.len() as u64;
     b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
+    let e = decode(b).unwrap_err();
+    assert_eq!(e.problem, Problem::BadVarint);
+    assert_eq!((e.offset, e.at), (at, At::First));
+    // Five bytes, but a value of 35 bits.
+    let mut b = encode(&[], false);
+    b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x7f]);
     assert_eq!(decode(b).unwrap_err().problem, Problem::BadVarint);
     let mut b = encode(&[], false);
     b.extend_from_slice(&[0xff, 0xff, 0xff, 0x7f]);
@@ -189,6 +196,28 @@ fn a_length_prefix_over_32_bits_is_a_bad_varint() {
         decode(b).unwrap_err().problem,
         Problem::TooLarge(_)
     ));
+}
+
+#[test]
+fn length_prefixes_split_across_buffer_fills_read_whole() {
+    // Messages over 127 bytes: two-byte length prefixes, read here one byte per fill.
+    let mut nodes = sample();
+    for n in &mut nodes {
+        n.name = "x".repeat(300);
+    }
+    let b = encode(&nodes, false);
+    let (mut r, m) = Reader::new(
+        "t.0.et".into(),
+        std::io::BufReader::with_capacity(1, Cursor::new(b.clone())),
+    )
+    .unwrap();
+    assert_eq!((m, r.read_all().unwrap()), decode(b.clone()).unwrap());
+    assert_eq!(r.offset(), b.len() as u64);
+    // Cut after the first byte of the last prefix: the end falls inside it.
+    let last = b.len() - encode(&nodes[nodes.len() - 1..], false).len() + encode(&[], false).len();
+    let e = decode(b[..last + 1].to_vec()).unwrap_err();
+    assert_eq!(e.problem, Problem::TruncatedVarint);
+    assert_eq!(e.offset, last as u64);
 }
 
 #[test]
