@@ -45,68 +45,54 @@ impl fmt::Display for At {
 }
 
 /// What is wrong with a file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum Problem {
-    /// The file cannot be read.
-    Io(String),
+    /// The file cannot be read (the I/O error is the source).
+    #[error("cannot read: {0}")]
+    Io(#[source] std::io::Error),
     /// The file ends inside a length prefix.
+    #[error(
+        "truncated varint: the file ends inside a length prefix (it was cut short; copy or \
+         export it again)"
+    )]
     TruncatedVarint,
     /// A length prefix longer than 5 bytes or above 32 bits.
+    #[error(
+        "bad length prefix: a varint longer than 5 bytes or above 2^32 (this is not a Chakra \
+         ET file, or it is corrupt)"
+    )]
     BadVarint,
     /// A length prefix larger than [`MAX_MESSAGE_BYTES`].
+    #[error(
+        "a message of {0} bytes announced, above the {max}-byte limit (the length prefix is \
+         corrupt)",
+        max = MAX_MESSAGE_BYTES
+    )]
     TooLarge(u64),
     /// The file ends inside a message.
+    #[error(
+        "truncated message: {want} bytes announced, {got} left (the file was cut short; copy or \
+         export it again)"
+    )]
     Truncated {
         /// Bytes the prefix announced.
         want: u64,
         /// Bytes left in the file.
         got: u64,
     },
-    /// The message does not decode (wrong wire type, bad varint, bad UTF-8...).
-    Decode(String),
+    /// The message does not decode (wrong wire type, bad varint, bad UTF-8...; prost's error
+    /// is the source).
+    #[error(
+        "the protobuf message does not decode: {0} (the file is corrupt or not a Chakra ET file)"
+    )]
+    Decode(#[source] prost::DecodeError),
     /// The file has no global metadata.
+    #[error("empty file: a Chakra ET file starts with its GlobalMetadata message")]
     Empty,
 }
 
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Problem::Io(e) => write!(f, "cannot read: {e}"),
-            Problem::TruncatedVarint => write!(
-                f,
-                "truncated varint: the file ends inside a length prefix (it was cut short; \
-                 copy or export it again)"
-            ),
-            Problem::BadVarint => write!(
-                f,
-                "bad length prefix: a varint longer than 5 bytes or above 2^32 (this is not a \
-                 Chakra ET file, or it is corrupt)"
-            ),
-            Problem::TooLarge(n) => write!(
-                f,
-                "a message of {n} bytes announced, above the {MAX_MESSAGE_BYTES}-byte limit (the \
-                 length prefix is corrupt)"
-            ),
-            Problem::Truncated { want, got } => write!(
-                f,
-                "truncated message: {want} bytes announced, {got} left (the file was cut short; \
-                 copy or export it again)"
-            ),
-            Problem::Decode(e) => write!(
-                f,
-                "the protobuf message does not decode: {e} (the file is corrupt or not a Chakra \
-                 ET file)"
-            ),
-            Problem::Empty => write!(
-                f,
-                "empty file: a Chakra ET file starts with its GlobalMetadata message"
-            ),
-        }
-    }
-}
-
-/// A file that cannot be read as a Chakra trace.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// A file that cannot be read as a Chakra trace; its source is the [`Problem`].
+#[derive(Debug, thiserror::Error)]
 #[error("{file}: byte {offset}, {at}: {problem}")]
 pub struct TraceError {
     /// The file.
@@ -116,6 +102,7 @@ pub struct TraceError {
     /// The message.
     pub at: At,
     /// What is wrong.
+    #[source]
     pub problem: Problem,
 }
 
@@ -173,7 +160,7 @@ impl Reader {
             file: name.clone(),
             offset: 0,
             at: At::Metadata,
-            problem: Problem::Io(e.to_string()),
+            problem: Problem::Io(e),
         })?;
         Reader::new(name, BufReader::with_capacity(READ_BUFFER, file))
     }
@@ -187,7 +174,7 @@ impl Reader {
             file: file.clone(),
             offset: 0,
             at: At::Metadata,
-            problem: Problem::Io(e.to_string()),
+            problem: Problem::Io(e),
         })?;
         let input: Box<dyn BufRead + Send> = if gz {
             Box::new(BufReader::with_capacity(
@@ -210,7 +197,7 @@ impl Reader {
             return Err(r.error(start, At::Metadata, Problem::Empty));
         }
         let meta = GlobalMetadata::decode(&r.buf[..])
-            .map_err(|e| r.error(start, At::Metadata, Problem::Decode(e.to_string())))?;
+            .map_err(|e| r.error(start, At::Metadata, Problem::Decode(e)))?;
         r.warnings.unknown_fields += unknown_fields(&r.buf, METADATA_FIELDS);
         Ok((r, meta))
     }
@@ -249,7 +236,7 @@ impl Reader {
             file: file.clone(),
             offset: start,
             at: at.clone(),
-            problem: Problem::Io(e.to_string()),
+            problem: Problem::Io(e),
         };
         // The varint32 length prefix (protobuf's length-delimited framing, as Java's
         // `writeDelimitedTo` writes it). Its bytes are gathered here and their value decoded by
@@ -316,7 +303,7 @@ impl Reader {
         node.clear();
         if let Err(e) = node.merge(&self.buf[..]) {
             let at = peek_id(&self.buf).map_or(here, At::Node);
-            return Err(self.error(start, at, Problem::Decode(e.to_string())));
+            return Err(self.error(start, at, Problem::Decode(e)));
         }
         self.warnings.unknown_fields += unknown_fields(&self.buf, NODE_FIELDS);
         if NodeType::try_from(node.raw_type()).is_err() {
