@@ -60,7 +60,7 @@ fn classes() -> String {
 /// it was given, for the error.
 pub fn class(s: &str, flag: &str) -> Result<SrgClass, Error> {
     SrgClass::from_prefix(s).ok_or_else(|| {
-        Error::BadRequest(format!(
+        Error::bad_request(format!(
             "{flag}: unknown class `{s}`; classes are {}",
             classes()
         ))
@@ -79,7 +79,7 @@ fn model(args: &FailureRequest) -> Result<Vec<ClassModel>, Error> {
     };
     for item in &args.probability {
         let bad = || {
-            Error::BadRequest(format!(
+            Error::bad_request(format!(
                 "--probability `{item}`: write CLASS=P with P between 0 and 1, e.g. pd=0.001"
             ))
         };
@@ -92,7 +92,7 @@ fn model(args: &FailureRequest) -> Result<Vec<ClassModel>, Error> {
     }
     for item in &args.mtbf {
         let bad = || {
-            Error::BadRequest(format!(
+            Error::bad_request(format!(
                 "--mtbf `{item}`: write CLASS=MTBF_HOURS/MTTR_HOURS with positive hours, \
                  e.g. pd=50000/4"
             ))
@@ -126,7 +126,7 @@ fn parse_sweep(f: &Fabric, args: &FailureRequest) -> Result<Sweep, Error> {
             let c = class(c, "--sweep pairs")?;
             let n = f.srg_catalog().of_class(c).len();
             if n * n.saturating_sub(1) / 2 > MAX_PAIRS {
-                return Err(Error::BadRequest(format!(
+                return Err(Error::bad_request(format!(
                     "--sweep pairs:{}: {n} groups make {} pairs; sweep a smaller class, or \
                      sample combinations with --sweep montecarlo",
                     c.prefix(),
@@ -135,7 +135,7 @@ fn parse_sweep(f: &Fabric, args: &FailureRequest) -> Result<Sweep, Error> {
             }
             Ok(Sweep::Pairs(c))
         }
-        ("pairs", None) => Err(Error::BadRequest(format!(
+        ("pairs", None) => Err(Error::bad_request(format!(
             "--sweep pairs needs a class, e.g. pairs:plane; classes are {}",
             classes()
         ))),
@@ -144,7 +144,7 @@ fn parse_sweep(f: &Fabric, args: &FailureRequest) -> Result<Sweep, Error> {
             seed: args.seed,
             model: model(args)?,
         }),
-        _ => Err(Error::BadRequest(format!(
+        _ => Err(Error::bad_request(format!(
             "--sweep `{s}`: use single, single:CLASS, pairs:CLASS or montecarlo"
         ))),
     }
@@ -152,7 +152,7 @@ fn parse_sweep(f: &Fabric, args: &FailureRequest) -> Result<Sweep, Error> {
 
 fn options(f: &Fabric, args: &FailureRequest, setup: &Setup) -> Result<Options, Error> {
     if args.mitigations && args.aggregation.is_none() {
-        return Err(Error::BadRequest(
+        return Err(Error::bad_request(
             "--mitigations compares blackholes, which need --aggregation \
              (e.g. --aggregation unconditional)"
                 .to_owned(),
@@ -191,7 +191,7 @@ impl Study<'_> {
         progress: &(dyn Fn(u64, u64) + Sync),
     ) -> Result<FailureReport, Error> {
         if self.damaged() {
-            return Err(Error::BadRequest(
+            return Err(Error::bad_request(
                 "failure sweeps start from the healthy fabric; sweeping from a maintenance \
                  state (a scenario) is not supported yet"
                     .into(),
@@ -199,7 +199,7 @@ impl Study<'_> {
         }
         let opts = options(self.fabric, req, &self.setup)?;
         analyze(self.fabric, &self.fabric.srg_catalog(), &opts, progress)
-            .map_err(|e| Error::Runtime(e.to_string()))
+            .map_err(Error::runtime_from)
     }
 }
 
@@ -222,5 +222,5 @@ pub fn planar_vs_spread_sweep(
         req.top,
         progress,
     )
-    .map_err(|e| Error::Runtime(e.to_string()))
+    .map_err(Error::runtime_from)
 }

@@ -101,24 +101,87 @@ impl Default for Setup {
     }
 }
 
-/// Why a question could not be answered.
+/// The error of a stage under an [`Error`]: what [`std::error::Error::source`] returns, to
+/// downcast to the stage's own type (e.g. `aifabric_engine::sim::SimError`).
+type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a question could not be answered. Its text (`message`) is what the CLI prints; when a
+/// stage's error is behind it, `message` already includes that error's text and `source` is
+/// the error itself, so callers walk [`std::error::Error::source`] for the typed error rather
+/// than print the chain.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The request cannot be met as asked (too many GPUs, a bad algorithm for the group, a
     /// step too big for memory, a bad traffic file): change the request. The CLI exits 2.
-    #[error("{0}")]
-    BadRequest(String),
+    #[error("{message}")]
+    BadRequest {
+        /// What is wrong, with the fix.
+        message: String,
+        /// The stage's error, when one is behind it.
+        #[source]
+        source: Option<Source>,
+    },
     /// The fabric cannot carry it (GPUs cut off by the scenario). The CLI exits 1.
-    #[error("{0}")]
-    Runtime(String),
+    #[error("{message}")]
+    Runtime {
+        /// What failed.
+        message: String,
+        /// The stage's error, when one is behind it.
+        #[source]
+        source: Option<Source>,
+    },
+}
+
+impl Error {
+    /// A bad request told by `message` alone.
+    pub(crate) fn bad_request(message: String) -> Self {
+        Error::BadRequest {
+            message,
+            source: None,
+        }
+    }
+
+    /// A bad request caused by a stage's error `e`, told by its text.
+    pub(crate) fn bad_request_from(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Error::BadRequest {
+            message: e.to_string(),
+            source: Some(Box::new(e)),
+        }
+    }
+
+    /// A runtime failure caused by a stage's error `e`, told by its text.
+    pub(crate) fn runtime_from(e: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Error::Runtime {
+            message: e.to_string(),
+            source: Some(Box::new(e)),
+        }
+    }
+
+    /// A runtime failure caused by a stage's error `e`, told as `context: e`.
+    pub(crate) fn runtime_in(
+        context: &str,
+        e: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        Error::Runtime {
+            message: format!("{context}: {e}"),
+            source: Some(Box::new(e)),
+        }
+    }
+
+    /// What the user is told (the error's text).
+    pub fn message(&self) -> &str {
+        match self {
+            Error::BadRequest { message, .. } | Error::Runtime { message, .. } => message,
+        }
+    }
 }
 
 impl From<aifabric_chakra::replay::ReplayError> for Error {
     fn from(e: aifabric_chakra::replay::ReplayError) -> Self {
         if e.is_input() {
-            Error::BadRequest(e.to_string())
+            Error::bad_request_from(e)
         } else {
-            Error::Runtime(e.to_string())
+            Error::runtime_from(e)
         }
     }
 }
@@ -126,8 +189,8 @@ impl From<aifabric_chakra::replay::ReplayError> for Error {
 impl From<SimError> for Error {
     fn from(e: SimError) -> Self {
         match e {
-            SimError::Schedule(_) | SimError::Invalid(_) => Error::BadRequest(e.to_string()),
-            _ => Error::Runtime(e.to_string()),
+            SimError::Schedule(_) | SimError::Invalid(_) => Error::bad_request_from(e),
+            _ => Error::runtime_from(e),
         }
     }
 }
@@ -254,7 +317,7 @@ impl<'f> Study<'f> {
     pub fn place(&self, n: u32, policy: Placement, scale_up: u32) -> Result<Vec<DeviceId>, Error> {
         let healthy = Scenario::healthy(self.fabric);
         placement::place(self.fabric, n, scale_up, policy, &healthy.unusable())
-            .map_err(|e| Error::BadRequest(e.to_string()))
+            .map_err(Error::bad_request_from)
     }
 
     /// A collective over `req.gpus` GPUs at every size of `req.sizes`: nccl-tests-style rows,
@@ -308,7 +371,7 @@ impl<'f> Study<'f> {
             seed: c.seed,
             channels: c.channels,
             rows,
-            largest: largest.ok_or_else(|| Error::BadRequest("no sizes given".into()))?,
+            largest: largest.ok_or_else(|| Error::bad_request("no sizes given".into()))?,
         })
     }
 
@@ -430,7 +493,7 @@ impl Study<'_> {
 fn matrix(source: &TrafficSource, seed: u64) -> Result<(TrafficMatrix, String), Error> {
     match source {
         TrafficSource::File(path) => Ok((
-            aifabric_workload::traffic::load(path).map_err(|e| Error::BadRequest(e.to_string()))?,
+            aifabric_workload::traffic::load(path).map_err(Error::bad_request_from)?,
             path.clone(),
         )),
         TrafficSource::Pattern {
@@ -439,14 +502,14 @@ fn matrix(source: &TrafficSource, seed: u64) -> Result<(TrafficMatrix, String), 
             bytes,
         } => {
             if *gpus < pattern.min_nodes() {
-                return Err(Error::BadRequest(format!(
+                return Err(Error::bad_request(format!(
                     "--pattern needs at least {} GPUs; raise --gpus",
                     pattern.min_nodes()
                 )));
             }
             let n = pattern.flow_count(*gpus);
             if n > aifabric_workload::traffic::MAX_FLOWS as u64 {
-                return Err(Error::BadRequest(format!(
+                return Err(Error::bad_request(format!(
                     "the pattern makes {n} flows, over the limit of {}; use fewer GPUs",
                     aifabric_workload::traffic::MAX_FLOWS
                 )));

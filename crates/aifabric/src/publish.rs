@@ -16,13 +16,13 @@ impl Study<'_> {
         progress: &dyn Fn(u64, u64, &str),
     ) -> Result<(ReportData, String), Error> {
         if self.damaged() {
-            return Err(Error::BadRequest(
+            return Err(Error::bad_request(
                 "the report describes the healthy fabric; a scenario is not supported yet".into(),
             ));
         }
-        let data = build(self.fabric, opts, progress).map_err(|e| Error::Runtime(e.to_string()))?;
+        let data = build(self.fabric, opts, progress).map_err(Error::runtime_from)?;
         let html = aifabric_report::html::render(&data)
-            .map_err(|e| Error::Runtime(format!("rendering the report: {e}")))?;
+            .map_err(|e| Error::runtime_in("rendering the report", e))?;
         Ok((data, html))
     }
 
@@ -33,6 +33,6 @@ impl Study<'_> {
         name: &str,
         w: &mut dyn std::io::Write,
     ) -> Result<(), Error> {
-        write(self.fabric, format, name, w).map_err(|e| Error::Runtime(e.to_string()))
+        write(self.fabric, format, name, w).map_err(Error::runtime_from)
     }
 }

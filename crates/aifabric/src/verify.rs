@@ -29,7 +29,7 @@ impl Study<'_> {
         let g = BgpGraph::new(f, s.plan);
         let states = session_states(f, &g, &self.scenario);
         blackholes(f, &g, &states, &self.scenario, &s.bgp, aggregation, tier)
-            .map_err(|e| Error::Runtime(e.to_string()))
+            .map_err(Error::runtime_from)
     }
 
     /// The converged routes at switch `device` toward `prefix` (a rack, `<zone>.rack<N>`), or
@@ -37,18 +37,18 @@ impl Study<'_> {
     pub fn routes(&self, device: &str, prefix: Option<&str>) -> Result<Vec<RouteView>, Error> {
         let (f, s) = (self.fabric, &self.setup);
         let dev = f.find_device(device).ok_or_else(|| {
-            Error::BadRequest(format!(
+            Error::bad_request(format!(
                 "--device `{device}`: no such device (`aifabric build SPEC --out model.json` lists them)"
             ))
         })?;
         if f.device(dev).role == aifabric_model::Role::Gpu {
-            return Err(Error::BadRequest(format!(
+            return Err(Error::bad_request(format!(
                 "--device `{device}` is a GPU: it does not forward; ask a switch"
             )));
         }
         let wanted = match prefix {
             Some(p) => vec![find_prefix(f, p).ok_or_else(|| {
-                Error::BadRequest(format!(
+                Error::bad_request(format!(
                     "--prefix `{p}`: no such prefix; prefixes are `<zone>.rack<N>`, e.g. `{}`",
                     prefixes(f).first().map_or("", |x| x.name.as_str())
                 ))
@@ -64,8 +64,7 @@ impl Study<'_> {
         for p in &wanted {
             let origin = g.rack_speaker(p.rack_switch);
             if cached.as_ref().map(|c| c.0) != Some(origin) {
-                let r = routes_to(&g, &states, origin, &s.bgp)
-                    .map_err(|e| Error::Runtime(e.to_string()))?;
+                let r = routes_to(&g, &states, origin, &s.bgp).map_err(Error::runtime_from)?;
                 cached = Some((origin, r));
             }
             let routes = &cached.as_ref().expect("just set").1;

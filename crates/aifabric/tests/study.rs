@@ -68,21 +68,24 @@ fn requests_that_cannot_be_met_are_bad_requests() {
     };
     assert!(matches!(
         study.collective(&too_many),
-        Err(Error::BadRequest(_))
+        Err(Error::BadRequest { .. })
     ));
     let none = CollectiveRequest {
         sizes: vec![],
         gpus: 16,
         ..CollectiveRequest::default()
     };
-    assert!(matches!(study.collective(&none), Err(Error::BadRequest(_))));
+    assert!(matches!(
+        study.collective(&none),
+        Err(Error::BadRequest { .. })
+    ));
     let incast = TrafficSource::Pattern {
         pattern: "incast:8".parse().unwrap(),
         gpus: 4,
         bytes: 1 << 20,
     };
     match study.traffic(&incast, None, Placement::Packed) {
-        Err(Error::BadRequest(m)) => assert!(m.contains("at least 9 GPUs"), "{m}"),
+        Err(Error::BadRequest { message: m, .. }) => assert!(m.contains("at least 9 GPUs"), "{m}"),
         other => panic!("{:?}", other.map(|r| r.gpus)),
     }
 }
@@ -167,7 +170,7 @@ fn a_single_failure_sweep_covers_every_group_and_refuses_a_damaged_start() {
     };
     assert!(matches!(
         Study::healthy(&f, Setup::default()).failures(&bad, &|_, _| {}),
-        Err(Error::BadRequest(m)) if m.contains("pairs needs a class")
+        Err(Error::BadRequest { message: m, .. }) if m.contains("pairs needs a class")
     ));
     // A maintenance state (one switch drained) is not a start a sweep takes yet.
     let switch = f
@@ -177,6 +180,55 @@ fn a_single_failure_sweep_covers_every_group_and_refuses_a_damaged_start() {
     let drained = Scenario::from_selectors(&f, &[], &[f.device_name(switch)], &[]).unwrap();
     assert!(matches!(
         Study::new(&f, drained, Setup::default()).failures(&req, &|_, _| {}),
-        Err(Error::BadRequest(_))
+        Err(Error::BadRequest { .. })
     ));
+}
+
+#[test]
+fn a_stage_error_behind_an_error_is_its_source() {
+    use aifabric::stages::chakra::replay::ReplayError;
+    use aifabric::stages::workload::placement::PlacementError;
+    use std::error::Error as _;
+    let f = fabric();
+    let study = Study::healthy(&f, Setup::default());
+    let e = study.place(10_000_000, Placement::Packed, 8).unwrap_err();
+    assert!(matches!(e, Error::BadRequest { .. }), "{e}");
+    let p = e.source().and_then(|s| s.downcast_ref::<PlacementError>());
+    assert_eq!(p.map(|p| p.to_string()), Some(e.to_string()));
+    // A message alone has no source.
+    let none = CollectiveRequest {
+        sizes: vec![],
+        gpus: 16,
+        ..CollectiveRequest::default()
+    };
+    let e = study.collective(&none).unwrap_err();
+    assert!(e.source().is_none(), "{e}");
+    // A trace of 64 ranks on a fabric of fewer GPUs: the replay's error, and under it the
+    // placement's.
+    let it = aifabric_spec::job::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/jobs/small-64.yaml"
+    ))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    aifabric_chakra::synth::write(&it, dir.path(), "trace", false, &|_| {}).unwrap();
+    let set = aifabric::TraceSet::discover(dir.path()).unwrap();
+    let small = aifabric_spec::build_str(
+        "small.yaml",
+        "name: small\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {k: 2}\n",
+    )
+    .unwrap();
+    let e = Study::healthy(&small, Setup::default())
+        .replay(&set, &aifabric::ReplayRequest::default(), &|_| {})
+        .unwrap_err();
+    assert!(matches!(e, Error::BadRequest { .. }), "{e}");
+    let replay = e.source().and_then(|s| s.downcast_ref::<ReplayError>());
+    assert!(
+        matches!(replay, Some(ReplayError::Placement { ranks: 64, .. })),
+        "{replay:?}"
+    );
+    let placement = std::iter::successors(e.source(), |s| (*s).source())
+        .find_map(|s| s.downcast_ref::<PlacementError>());
+    assert!(placement.is_some(), "{e}");
+    assert_eq!(e.message(), e.to_string());
 }

@@ -83,8 +83,11 @@ impl<'a> FabricTimer<'a> {
         channels: u32,
         alpha_s: f64,
     ) -> Result<FabricTimer<'a>, ReplayError> {
-        let routes = RouteCache::new(net, gpus.iter().copied())
-            .map_err(|e| ReplayError::Sim(e.to_string()))?;
+        let routes =
+            RouteCache::new(net, gpus.iter().copied()).map_err(|source| ReplayError::Sim {
+                context: None,
+                source,
+            })?;
         let (family, families) = families(groups);
         Ok(FabricTimer {
             net,
@@ -126,7 +129,10 @@ impl<'a> FabricTimer<'a> {
         let r = self
             .tuner
             .simulate(self.net, &self.routes, &c)
-            .map_err(|e| ReplayError::Sim(format!("{what}: {e}")))?;
+            .map_err(|source| ReplayError::Sim {
+                context: Some(what.to_owned()),
+                source,
+            })?;
         Ok(ps(r.time_s))
     }
 }
@@ -293,8 +299,9 @@ impl Prepared {
     pub fn new(f: &Fabric, set: &TraceSet, opts: &FabricOptions) -> Result<Self, ReplayError> {
         let (_, meta) = crate::io::Reader::open(&set.files[0])?;
         let info = TraceInfo::from_metadata(&meta);
-        info.check().map_err(|e| {
-            ReplayError::Input(format!("{}: metadata: {e}", set.files[0].display()))
+        info.check().map_err(|what| ReplayError::Metadata {
+            file: set.files[0].clone(),
+            what,
         })?;
         let groups = replay::groups_of(set)?;
         let mut params = opts.params;
@@ -318,8 +325,9 @@ impl Prepared {
             policy,
             &Scenario::healthy(f).unusable(),
         )
-        .map_err(|e| {
-            ReplayError::Input(format!("placing the trace's {} ranks: {e}", set.ranks()))
+        .map_err(|source| ReplayError::Placement {
+            ranks: set.ranks(),
+            source,
         })?;
         let peak = opts
             .peak_flops_per_s

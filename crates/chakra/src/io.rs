@@ -7,6 +7,7 @@
 
 use crate::proto::{GlobalMetadata, Node, NodeMessage, NodeType, METADATA_FIELDS, NODE_FIELDS};
 use flate2::bufread::MultiGzDecoder;
+use prost::encoding::{decode_key, decode_varint, skip_field, DecodeContext};
 use prost::Message;
 use serde::Serialize;
 use std::fmt;
@@ -44,68 +45,54 @@ impl fmt::Display for At {
 }
 
 /// What is wrong with a file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum Problem {
-    /// The file cannot be read.
-    Io(String),
+    /// The file cannot be read (the I/O error is the source).
+    #[error("cannot read: {0}")]
+    Io(#[source] std::io::Error),
     /// The file ends inside a length prefix.
+    #[error(
+        "truncated varint: the file ends inside a length prefix (it was cut short; copy or \
+         export it again)"
+    )]
     TruncatedVarint,
     /// A length prefix longer than 5 bytes or above 32 bits.
+    #[error(
+        "bad length prefix: a varint longer than 5 bytes or above 2^32 (this is not a Chakra \
+         ET file, or it is corrupt)"
+    )]
     BadVarint,
     /// A length prefix larger than [`MAX_MESSAGE_BYTES`].
+    #[error(
+        "a message of {0} bytes announced, above the {max}-byte limit (the length prefix is \
+         corrupt)",
+        max = MAX_MESSAGE_BYTES
+    )]
     TooLarge(u64),
     /// The file ends inside a message.
+    #[error(
+        "truncated message: {want} bytes announced, {got} left (the file was cut short; copy or \
+         export it again)"
+    )]
     Truncated {
         /// Bytes the prefix announced.
         want: u64,
         /// Bytes left in the file.
         got: u64,
     },
-    /// The message does not decode (wrong wire type, bad varint, bad UTF-8...).
-    Decode(String),
+    /// The message does not decode (wrong wire type, bad varint, bad UTF-8...; prost's error
+    /// is the source).
+    #[error(
+        "the protobuf message does not decode: {0} (the file is corrupt or not a Chakra ET file)"
+    )]
+    Decode(#[source] prost::DecodeError),
     /// The file has no global metadata.
+    #[error("empty file: a Chakra ET file starts with its GlobalMetadata message")]
     Empty,
 }
 
-impl fmt::Display for Problem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Problem::Io(e) => write!(f, "cannot read: {e}"),
-            Problem::TruncatedVarint => write!(
-                f,
-                "truncated varint: the file ends inside a length prefix (it was cut short; \
-                 copy or export it again)"
-            ),
-            Problem::BadVarint => write!(
-                f,
-                "bad length prefix: a varint longer than 5 bytes or above 2^32 (this is not a \
-                 Chakra ET file, or it is corrupt)"
-            ),
-            Problem::TooLarge(n) => write!(
-                f,
-                "a message of {n} bytes announced, above the {MAX_MESSAGE_BYTES}-byte limit (the \
-                 length prefix is corrupt)"
-            ),
-            Problem::Truncated { want, got } => write!(
-                f,
-                "truncated message: {want} bytes announced, {got} left (the file was cut short; \
-                 copy or export it again)"
-            ),
-            Problem::Decode(e) => write!(
-                f,
-                "the protobuf message does not decode: {e} (the file is corrupt or not a Chakra \
-                 ET file)"
-            ),
-            Problem::Empty => write!(
-                f,
-                "empty file: a Chakra ET file starts with its GlobalMetadata message"
-            ),
-        }
-    }
-}
-
-/// A file that cannot be read as a Chakra trace.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+/// A file that cannot be read as a Chakra trace; its source is the [`Problem`].
+#[derive(Debug, thiserror::Error)]
 #[error("{file}: byte {offset}, {at}: {problem}")]
 pub struct TraceError {
     /// The file.
@@ -115,6 +102,7 @@ pub struct TraceError {
     /// The message.
     pub at: At,
     /// What is wrong.
+    #[source]
     pub problem: Problem,
 }
 
@@ -172,7 +160,7 @@ impl Reader {
             file: name.clone(),
             offset: 0,
             at: At::Metadata,
-            problem: Problem::Io(e.to_string()),
+            problem: Problem::Io(e),
         })?;
         Reader::new(name, BufReader::with_capacity(READ_BUFFER, file))
     }
@@ -186,7 +174,7 @@ impl Reader {
             file: file.clone(),
             offset: 0,
             at: At::Metadata,
-            problem: Problem::Io(e.to_string()),
+            problem: Problem::Io(e),
         })?;
         let input: Box<dyn BufRead + Send> = if gz {
             Box::new(BufReader::with_capacity(
@@ -209,7 +197,7 @@ impl Reader {
             return Err(r.error(start, At::Metadata, Problem::Empty));
         }
         let meta = GlobalMetadata::decode(&r.buf[..])
-            .map_err(|e| r.error(start, At::Metadata, Problem::Decode(e.to_string())))?;
+            .map_err(|e| r.error(start, At::Metadata, Problem::Decode(e)))?;
         r.warnings.unknown_fields += unknown_fields(&r.buf, METADATA_FIELDS);
         Ok((r, meta))
     }
@@ -248,31 +236,40 @@ impl Reader {
             file: file.clone(),
             offset: start,
             at: at.clone(),
-            problem: Problem::Io(e.to_string()),
+            problem: Problem::Io(e),
         };
-        // The varint32 length prefix, byte by byte from the buffer.
-        let mut len: u64 = 0;
-        let mut shift = 0;
+        // The varint32 length prefix (protobuf's length-delimited framing, as Java's
+        // `writeDelimitedTo` writes it). Its bytes are gathered here and their value decoded by
+        // prost. The gathering stays hand-written: it is what tells a clean end of file (before
+        // the first byte) from one inside the prefix (`TruncatedVarint`) and from a prefix
+        // longer than 5 bytes (`BadVarint`), which `decode_varint` reports alike as "invalid
+        // varint"; and `decode_varint` reads a `Buf`, so it needs the whole prefix at hand,
+        // which a prefix straddling two fills of the reader's buffer is not.
+        let mut prefix = [0u8; 5];
+        let mut n = 0;
         loop {
             let b = {
                 let avail = self.input.fill_buf().map_err(io)?;
                 match avail.first() {
                     Some(&b) => b,
-                    None if shift == 0 => return Ok(false),
+                    None if n == 0 => return Ok(false),
                     None => return Err(self.error(start, at.clone(), Problem::TruncatedVarint)),
                 }
             };
             self.input.consume(1);
             self.offset += 1;
-            if shift == 35 {
+            if n == prefix.len() {
                 return Err(self.error(start, at.clone(), Problem::BadVarint));
             }
-            len |= u64::from(b & 0x7f) << shift;
-            shift += 7;
+            prefix[n] = b;
+            n += 1;
             if b & 0x80 == 0 {
                 break;
             }
         }
+        // Complete (its last byte ends the varint) and at most 5 bytes: it decodes.
+        let len = decode_varint(&mut &prefix[..n])
+            .map_err(|_| self.error(start, at.clone(), Problem::BadVarint))?;
         if len > u64::from(u32::MAX) {
             return Err(self.error(start, at.clone(), Problem::BadVarint));
         }
@@ -306,7 +303,7 @@ impl Reader {
         node.clear();
         if let Err(e) = node.merge(&self.buf[..]) {
             let at = peek_id(&self.buf).map_or(here, At::Node);
-            return Err(self.error(start, at, Problem::Decode(e.to_string())));
+            return Err(self.error(start, at, Problem::Decode(e)));
         }
         self.warnings.unknown_fields += unknown_fields(&self.buf, NODE_FIELDS);
         if NodeType::try_from(node.raw_type()).is_err() {
@@ -332,53 +329,29 @@ impl Reader {
     }
 }
 
-/// Decode one varint at the front of `b`: (value, bytes used).
-fn varint(b: &[u8]) -> Option<(u64, usize)> {
-    let mut v = 0u64;
-    for (i, &x) in b.iter().enumerate().take(10) {
-        v |= u64::from(x & 0x7f) << (7 * i);
-        if x & 0x80 == 0 {
-            return Some((v, i + 1));
-        }
-    }
-    None
-}
-
 /// The id of a node message whose first field is its id (field 1, varint), as writers emit.
 fn peek_id(b: &[u8]) -> Option<u64> {
-    if b.first() == Some(&0x08) {
-        varint(&b[1..]).map(|(v, _)| v)
-    } else {
-        None
+    match b.split_first() {
+        Some((&0x08, mut rest)) => decode_varint(&mut rest).ok(),
+        _ => None,
     }
 }
 
-/// Top-level fields of an encoded message numbered above `known` (or 0).
+/// Top-level fields of an encoded message numbered above `known`, each skipped as its wire
+/// type says (protobuf encoding: <https://protobuf.dev/programming-guides/encoding/>). The
+/// message has decoded, so its keys are valid; counting stops at anything that is not.
 fn unknown_fields(mut b: &[u8], known: u32) -> u64 {
     let mut n = 0;
-    while let Some((key, used)) = varint(b) {
-        b = &b[used..];
-        let field = key >> 3;
-        if field == 0 || field > u64::from(known) {
+    while !b.is_empty() {
+        let Ok((field, wire_type)) = decode_key(&mut b) else {
+            return n;
+        };
+        if field > known {
             n += 1;
         }
-        let skip = match key & 7 {
-            0 => match varint(b) {
-                Some((_, u)) => u,
-                None => return n,
-            },
-            1 => 8,
-            2 => match varint(b) {
-                Some((l, u)) => u + l as usize,
-                None => return n,
-            },
-            5 => 4,
-            _ => return n,
-        };
-        if skip > b.len() {
+        if skip_field(wire_type, field, &mut b, DecodeContext::default()).is_err() {
             return n;
         }
-        b = &b[skip..];
     }
     n
 }

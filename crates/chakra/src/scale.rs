@@ -199,8 +199,9 @@ pub fn scale(
                 Ok(())
             })
             .map_err(|e| {
-                failure.take().unwrap_or_else(|| {
-                    ReplayError::Input(format!("cannot write {}: {e}", path.display()))
+                failure.take().unwrap_or_else(|| ReplayError::Write {
+                    path: path.clone(),
+                    source: e,
                 })
             })?;
             progress(nr);
@@ -209,8 +210,10 @@ pub fn scale(
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()
         .sum();
-    write_comm_groups(out, &new_groups)
-        .map_err(|e| ReplayError::Input(format!("cannot write {}: {e}", out.display())))?;
+    write_comm_groups(out, &new_groups).map_err(|source| ReplayError::Write {
+        path: out.to_owned(),
+        source,
+    })?;
     let mut dp_groups: Vec<String> = dp_names
         .iter()
         .filter(|s| **s != WORLD)

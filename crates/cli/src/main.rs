@@ -24,8 +24,8 @@ pub(crate) enum Failure {
 impl From<aifabric::Error> for Failure {
     fn from(e: aifabric::Error) -> Self {
         match e {
-            aifabric::Error::BadRequest(m) => Failure::BadArgument(m),
-            aifabric::Error::Runtime(m) => Failure::Runtime(m),
+            aifabric::Error::BadRequest { message, .. } => Failure::BadArgument(message),
+            aifabric::Error::Runtime { message, .. } => Failure::Runtime(message),
         }
     }
 }

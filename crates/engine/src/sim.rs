@@ -24,7 +24,7 @@ use crate::maxmin::{FlowSet, MaxMin};
 use crate::net::{flow_hash, Lb, Net, NoPath, PathWs};
 use crate::te;
 use aifabric_model::DeviceId;
-use aifabric_routing::bgp::{routes_to, RoutesTo, SpeakerId};
+use aifabric_routing::bgp::{routes_to, NotConverged, RoutesTo, SpeakerId};
 use aifabric_workload::collective::{alg_bw_gbytes_per_s, bus_bw_gbytes_per_s, Op};
 use aifabric_workload::schedule::{schedule, Algo, Phase, ScheduleError};
 use rayon::prelude::*;
@@ -59,9 +59,9 @@ pub enum SimError {
     /// The algorithm does not apply.
     #[error(transparent)]
     Schedule(#[from] ScheduleError),
-    /// BGP did not settle.
+    /// BGP did not settle (the routing error is the source).
     #[error("control plane: {0}")]
-    Routing(String),
+    Routing(#[from] NotConverged),
     /// Some transfers have no path.
     #[error("{count} flows have no path (first: {first}): {why}")]
     Unreachable {
@@ -153,8 +153,7 @@ impl RouteCache {
         let routes: Vec<RoutesTo> = want
             .par_iter()
             .map(|&s| routes_to(&net.g, &net.states, s, &net.cfg))
-            .collect::<Result<_, _>>()
-            .map_err(|e| SimError::Routing(e.to_string()))?;
+            .collect::<Result<_, _>>()?;
         let mut index = vec![None; want.last().map_or(0, |&s| s.idx() + 1)];
         for (i, &s) in want.iter().enumerate() {
             index[s.idx()] = Some(i as u32);

@@ -3,12 +3,12 @@
 //! a failure sweep, collective bus bandwidth per load-balancing mode, link utilization.
 
 use aifabric_capacity::capacity_report;
-use aifabric_engine::sim::{simulate, Collective, RouteCache};
+use aifabric_engine::sim::{simulate, Collective, RouteCache, SimError};
 use aifabric_engine::{Lb, Net, NetParams};
 use aifabric_failures::sweep::Sweep;
 use aifabric_failures::{analyze, Options};
 use aifabric_model::{DomainClass, Fabric, FailureMask, Role, Scenario, SrgClass, ZoneKind};
-use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+use aifabric_routing::bgp::{AsnPlan, BgpConfig, NotConverged};
 use aifabric_workload::{placement, Algo, Op, Placement};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -147,16 +147,21 @@ pub struct ReportData {
     pub busbw: Vec<BusBwSeries>,
 }
 
-/// Report failures.
+/// Report failures: the stage that failed, its error the source.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    /// A stage failed.
+    /// The spread build of the spec (for planar vs spread) failed.
     #[error("{0}")]
-    Stage(String),
-}
-
-fn stage(e: impl std::fmt::Display) -> ReportError {
-    ReportError::Stage(e.to_string())
+    Spec(#[from] aifabric_spec::SpecError),
+    /// BGP did not settle during the failure sweep.
+    #[error("{0}")]
+    Routing(#[from] NotConverged),
+    /// The benchmark's GPUs could not be placed.
+    #[error("{0}")]
+    Placement(#[from] placement::PlacementError),
+    /// A benchmark collective could not be simulated.
+    #[error("{0}")]
+    Sim(#[from] SimError),
 }
 
 /// Planar vs spread under `sweep`, if the spec has inter-BAG links.
@@ -171,7 +176,7 @@ fn compare(
     let Ok(planar) = build_inter_bag(name, text, InterBagTopology::Planar) else {
         return Ok(None);
     };
-    let spread = build_inter_bag(name, text, InterBagTopology::Spread).map_err(stage)?;
+    let spread = build_inter_bag(name, text, InterBagTopology::Spread)?;
     planar_vs_spread(
         &planar,
         &spread,
@@ -182,7 +187,7 @@ fn compare(
         &|_, _| {},
     )
     .map(Some)
-    .map_err(stage)
+    .map_err(ReportError::from)
 }
 
 /// Gather the report's data. `progress(step, of, what)` is called before each stage.
@@ -282,7 +287,7 @@ pub fn build(
         cfg: BgpConfig::default(),
     };
     let catalog = f.srg_catalog();
-    let rep = analyze(f, &catalog, &fopts, &|_, _| {}).map_err(stage)?;
+    let rep = analyze(f, &catalog, &fopts, &|_, _| {})?;
     let mut cdf: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     // Region pairs when there are several regions (their names have no dots), else site pairs.
     let regional: Vec<&String> = rep
@@ -335,12 +340,12 @@ pub fn build(
                     scale_up_gpus: 1,
                     ..params
                 };
-                let p = placement::place(f, n, 1, Placement::Packed, &none).map_err(stage)?;
+                let p = placement::place(f, n, 1, Placement::Packed, &none)?;
                 (p, one)
             }
         };
     let net = Net::new(f, &healthy, AsnPlan::Rfc7938, BgpConfig::default(), params);
-    let routes = RouteCache::new(&net, placed.iter().copied()).map_err(stage)?;
+    let routes = RouteCache::new(&net, placed.iter().copied())?;
     let mut busbw = Vec::new();
     for (i, &lb) in opts.lbs.iter().enumerate() {
         progress(2 + i as u64, steps, "collectives");
@@ -357,7 +362,7 @@ pub fn build(
                 seed: opts.seed,
                 alpha_s: 5e-6,
             };
-            let r = simulate(&net, &routes, &c).map_err(stage)?;
+            let r = simulate(&net, &routes, &c)?;
             points.push((bytes, r.bus_bw_gbytes_per_s));
             hist = r.utilization_histogram;
         }

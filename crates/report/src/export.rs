@@ -10,7 +10,7 @@
 //! follow NetBox's bulk-import forms (`dcim/forms/bulk_import.py`, `ipam/forms/bulk_import.py`).
 
 use aifabric_model::{DeviceId, Fabric, Link, LinkId, Ordinal, PortKind, Role};
-use aifabric_routing::addressing::AddressPlan;
+use aifabric_routing::addressing::{AddressPlan, PlanError};
 use aifabric_routing::bgp::{AsnPlan, BgpGraph, SpeakerKind};
 use std::io::{self, Write};
 
@@ -83,9 +83,12 @@ pub enum ExportError {
     /// Writing failed.
     #[error(transparent)]
     Io(#[from] io::Error),
-    /// The fabric cannot be addressed.
-    #[error("address plan: {0}")]
-    Plan(String),
+    /// The fabric is too large for the addressing plan (the plan's error is the source).
+    #[error("{0}")]
+    Plan(#[from] PlanError),
+    /// The export has no file of that name.
+    #[error("no file {0} in this export")]
+    NoFile(String),
 }
 
 /// Write file `name` of `format` for `f` into `w`.
@@ -100,13 +103,13 @@ pub fn write(f: &Fabric, format: Format, name: &str, w: &mut dyn Write) -> Resul
         (Format::Netbox, "devices.csv") => netbox_devices(f, w)?,
         (Format::Netbox, "interfaces.csv") => netbox_interfaces(f, w)?,
         (Format::Netbox, "cables.csv") => netbox_cables(f, w)?,
-        (Format::Netbox, "ip-addresses.csv") => netbox_ips(f, w)?,
+        (Format::Netbox, "ip-addresses.csv") => netbox_ips(f, &AddressPlan::new(f)?, w)?,
         (Format::Netbox, "asns.csv") => netbox_asns(f, w)?,
         (Format::Graphml, _) => graphml(f, w)?,
         (Format::Nodelink, _) => nodelink(f, w)?,
-        (Format::Ipplan, _) => ipplan(f, w)?,
+        (Format::Ipplan, _) => ipplan(f, &AddressPlan::new(f)?, w)?,
         (Format::Dot, _) => dot(f, w)?,
-        _ => return Err(io::Error::other(format!("no file {name} in this export")).into()),
+        _ => return Err(ExportError::NoFile(name.to_owned())),
     }
     Ok(())
 }
@@ -401,12 +404,7 @@ fn netbox_cables(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     out.flush()
 }
 
-fn plan(f: &Fabric) -> io::Result<AddressPlan> {
-    AddressPlan::new(f).map_err(|e| io::Error::other(e.to_string()))
-}
-
-fn netbox_ips(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
-    let p = plan(f)?;
+fn netbox_ips(f: &Fabric, p: &AddressPlan, w: &mut dyn Write) -> io::Result<()> {
     let mut out = table(w, IP_COLUMNS)?;
     for (i, link) in f.links().iter().enumerate() {
         // GPU links are in the rack's /64, not point-to-point; fabric lanes carry cells.
@@ -582,8 +580,7 @@ fn json(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
 }
 
-fn ipplan(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
-    let p = plan(f)?;
+fn ipplan(f: &Fabric, p: &AddressPlan, w: &mut dyn Write) -> io::Result<()> {
     let mut out = table(w, &["kind", "name", "prefix"])?;
     for (i, r) in f.regions().iter().enumerate() {
         let id = aifabric_model::RegionId::from_idx(i);

@@ -8,63 +8,14 @@
 //! - Loopbacks: `fd00:c1::/32` + device id: a /128 per device.
 
 use aifabric_model::*;
-use serde::Serialize;
-use std::fmt;
+/// An IPv6 prefix: the `ipnet` crate's. The plan's prefixes have their host bits cleared.
+pub use ipnet::Ipv6Net;
 use std::net::Ipv6Addr;
 
-/// An IPv6 prefix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub struct Ipv6Net {
-    /// Network address (host bits zero).
-    pub addr: Ipv6Addr,
-    /// Prefix length.
-    pub len: u8,
-}
-
-impl Ipv6Net {
-    fn new(bits: u128, len: u8) -> Self {
-        let mask = if len == 0 {
-            0
-        } else {
-            u128::MAX << (128 - len)
-        };
-        Ipv6Net {
-            addr: Ipv6Addr::from(bits & mask),
-            len,
-        }
-    }
-
-    /// Whether `other` lies inside this prefix.
-    pub fn contains(&self, other: &Ipv6Net) -> bool {
-        if other.len < self.len {
-            return false;
-        }
-        let mask = if self.len == 0 {
-            0
-        } else {
-            u128::MAX << (128 - self.len)
-        };
-        u128::from(other.addr) & mask == u128::from(self.addr)
-    }
-}
-
-impl fmt::Display for Ipv6Net {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.addr, self.len)
-    }
-}
-
-impl std::str::FromStr for Ipv6Net {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (a, l) = s.split_once('/').ok_or("expected ADDRESS/LENGTH")?;
-        let addr: Ipv6Addr = a.parse().map_err(|e| format!("{e}"))?;
-        let len: u8 = l.parse().map_err(|_| "the length is 0..=128".to_owned())?;
-        if len > 128 {
-            return Err("the length is 0..=128".to_owned());
-        }
-        Ok(Ipv6Net::new(u128::from(addr), len))
-    }
+/// The prefix of length `len` holding `bits`, host bits cleared. `len` is one of the plan's
+/// constant lengths, all at most 128.
+fn prefix(bits: u128, len: u8) -> Ipv6Net {
+    Ipv6Net::new_assert(Ipv6Addr::from(bits), len).trunc()
 }
 
 const GPU_BASE: u128 = 0xfd00_00a1 << 96;
@@ -119,7 +70,7 @@ impl AddressPlan {
 
     /// A region's GPU aggregate (/40).
     pub fn region_aggregate(&self, r: RegionId) -> Ipv6Net {
-        Ipv6Net::new(GPU_BASE | (u128::from(r.get()) << 88), 40)
+        prefix(GPU_BASE | (u128::from(r.get()) << 88), 40)
     }
 
     /// A zone's GPU aggregate (/48).
@@ -128,15 +79,15 @@ impl AddressPlan {
         let bits = GPU_BASE
             | (u128::from(region.get()) << 88)
             | (u128::from(self.zone_index[z.idx()]) << 80);
-        Ipv6Net::new(bits, 48)
+        prefix(bits, 48)
     }
 
     /// The GPU subnet of the rack behind rack switch `rack_switch` (/64).
     pub fn rack_prefix(&self, f: &Fabric, rack_switch: DeviceId) -> Ipv6Net {
         let d = f.device(rack_switch);
         let zone = self.zone_aggregate(f, d.zone);
-        Ipv6Net::new(
-            u128::from(zone.addr) | (u128::from(d.rack().unwrap_or(0) & 0xffff) << 64),
+        prefix(
+            u128::from(zone.network()) | (u128::from(d.rack().unwrap_or(0) & 0xffff) << 64),
             64,
         )
     }
@@ -145,7 +96,7 @@ impl AddressPlan {
     pub fn link(&self, l: LinkId) -> (Ipv6Net, Ipv6Addr, Ipv6Addr) {
         let base = LINK_BASE | (u128::from(l.get()) << 1);
         (
-            Ipv6Net::new(base, 127),
+            prefix(base, 127),
             Ipv6Addr::from(base),
             Ipv6Addr::from(base | 1),
         )
@@ -153,6 +104,6 @@ impl AddressPlan {
 
     /// A device's loopback (/128).
     pub fn loopback(&self, d: DeviceId) -> Ipv6Net {
-        Ipv6Net::new(LOOPBACK_BASE | u128::from(d.get()), 128)
+        prefix(LOOPBACK_BASE | u128::from(d.get()), 128)
     }
 }

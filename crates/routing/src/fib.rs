@@ -38,8 +38,11 @@ pub fn prefixes(f: &Fabric) -> Vec<Prefix> {
 
 /// The prefix named `text`: `<zone>.rack<N>`, its IPv6 /64, or the name of its rack switch.
 pub fn find_prefix(f: &Fabric, text: &str) -> Option<Prefix> {
-    let net: Option<crate::addressing::Ipv6Net> = text.parse().ok();
-    let net = net.map(|n| n.to_string());
+    // As the plan prints it: host bits cleared, so `fd00:a1:0:3::1/64` names the rack's /64.
+    let net = text
+        .parse::<crate::addressing::Ipv6Net>()
+        .ok()
+        .map(|n| n.trunc().to_string());
     prefixes(f).into_iter().find(|p| {
         p.name == text || f.device_name(p.rack_switch) == text || (net.is_some() && p.ipv6 == net)
     })

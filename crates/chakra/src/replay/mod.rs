@@ -127,11 +127,9 @@ pub fn replay<T: Timer + Send>(
     let mut ranks = Vec::with_capacity(set.files.len());
     let mut feeds = Vec::with_capacity(set.files.len());
     for f in &set.files {
-        let (reader, _) = Reader::open(f).map_err(|e| match e.problem {
-            crate::io::Problem::Io(ref m) if m.contains("Too many open files") => {
-                ReplayError::Input(format!(
-                    "{e}: a replay keeps every rank's file open; raise the limit (ulimit -n)"
-                ))
+        let (reader, _) = Reader::open(f).map_err(|e| match &e.problem {
+            crate::io::Problem::Io(io) if io.to_string().contains("Too many open files") => {
+                ReplayError::TooManyOpenFiles { source: e }
             }
             _ => e.into(),
         })?;

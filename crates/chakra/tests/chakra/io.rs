@@ -132,7 +132,11 @@ fn a_file_cut_inside_a_length_prefix_is_a_truncated_varint() {
     // A length prefix that announces more bytes (continuation bit set), then the end.
     b.push(0x80);
     let e = decode(b.clone()).unwrap_err();
-    assert_eq!(e.problem, Problem::TruncatedVarint);
+    assert!(
+        matches!(e.problem, Problem::TruncatedVarint),
+        "{}",
+        e.problem
+    );
     assert_eq!(e.offset, b.len() as u64 - 1);
     assert_eq!(e.at, At::After(12));
     let s = e.to_string();
@@ -176,13 +180,53 @@ fn a_wrong_wire_type_is_a_decode_error_at_the_node() {
     assert_eq!(e.offset, at);
     let s = e.to_string();
     assert!(s.contains("wire type"), "{s}");
+    // The chain: the trace error, its problem, prost's error.
+    let problem = std::error::Error::source(&e).expect("the problem is the source");
+    assert!(matches!(
+        problem.downcast_ref::<Problem>(),
+        Some(Problem::Decode(_))
+    ));
+    let prost = problem
+        .source()
+        .expect("prost's error is the problem's source");
+    let prost = prost
+        .downcast_ref::<prost::DecodeError>()
+        .expect("a DecodeError");
+    assert!(s.contains(&prost.to_string()), "{s}");
+}
+
+#[test]
+fn a_missing_file_is_an_io_problem_whose_source_is_the_io_error() {
+    let d = tempfile::tempdir().unwrap();
+    let e = match Reader::open(&d.path().join("none.0.et")) {
+        Err(e) => e,
+        Ok(_) => panic!("a missing file opens"),
+    };
+    assert!(
+        e.to_string()
+            .contains(": byte 0, the global metadata: cannot read: "),
+        "{e}"
+    );
+    let mut chain = std::iter::successors(std::error::Error::source(&e), |e| e.source());
+    let io = chain
+        .find_map(|e| e.downcast_ref::<std::io::Error>())
+        .expect("an io::Error in the chain");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
 }
 
 #[test]
 fn a_length_prefix_over_32_bits_is_a_bad_varint() {
     let mut b = encode(&[], false);
+    let at = b.len() as u64;
     b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
-    assert_eq!(decode(b).unwrap_err().problem, Problem::BadVarint);
+    let e = decode(b).unwrap_err();
+    assert!(matches!(e.problem, Problem::BadVarint), "{}", e.problem);
+    assert_eq!((e.offset, e.at), (at, At::First));
+    // Five bytes, but a value of 35 bits.
+    let mut b = encode(&[], false);
+    b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0x7f]);
+    let e = decode(b).unwrap_err();
+    assert!(matches!(e.problem, Problem::BadVarint), "{e}");
     let mut b = encode(&[], false);
     b.extend_from_slice(&[0xff, 0xff, 0xff, 0x7f]);
     assert!(matches!(
@@ -192,9 +236,35 @@ fn a_length_prefix_over_32_bits_is_a_bad_varint() {
 }
 
 #[test]
+fn length_prefixes_split_across_buffer_fills_read_whole() {
+    // Messages over 127 bytes: two-byte length prefixes, read here one byte per fill.
+    let mut nodes = sample();
+    for n in &mut nodes {
+        n.name = "x".repeat(300);
+    }
+    let b = encode(&nodes, false);
+    let (mut r, m) = Reader::new(
+        "t.0.et".into(),
+        std::io::BufReader::with_capacity(1, Cursor::new(b.clone())),
+    )
+    .unwrap();
+    assert_eq!((m, r.read_all().unwrap()), decode(b.clone()).unwrap());
+    assert_eq!(r.offset(), b.len() as u64);
+    // Cut after the first byte of the last prefix: the end falls inside it.
+    let last = b.len() - encode(&nodes[nodes.len() - 1..], false).len() + encode(&[], false).len();
+    let e = decode(b[..last + 1].to_vec()).unwrap_err();
+    assert!(
+        matches!(e.problem, Problem::TruncatedVarint),
+        "{}",
+        e.problem
+    );
+    assert_eq!(e.offset, last as u64);
+}
+
+#[test]
 fn an_empty_file_has_no_metadata() {
     let e = decode(Vec::new()).unwrap_err();
-    assert_eq!(e.problem, Problem::Empty);
+    assert!(matches!(e.problem, Problem::Empty), "{}", e.problem);
     assert_eq!(e.at, At::Metadata);
 }
 

@@ -355,3 +355,29 @@ fn duplicate_ids_are_an_error() {
     write(d.path(), &[vec![comp(0, 1, &[]), comp(0, 1, &[])]], None);
     assert!(err(d.path()).contains("a second node with this id"));
 }
+
+#[test]
+fn a_communication_that_cannot_be_timed_keeps_the_engine_error_as_source() {
+    use aifabric_chakra::replay::ReplayError;
+    use aifabric_engine::sim::SimError;
+    use std::error::Error as _;
+    let e = ReplayError::Sim {
+        context: Some("all_reduce of 8 B on process group `dp`".into()),
+        source: SimError::Invalid("no such group".into()),
+    };
+    assert_eq!(
+        e.to_string(),
+        "all_reduce of 8 B on process group `dp`: no such group"
+    );
+    assert!(!e.is_input());
+    let source = e.source().expect("the engine's error is the source");
+    assert!(matches!(
+        source.downcast_ref::<SimError>(),
+        Some(SimError::Invalid(m)) if m == "no such group"
+    ));
+    let bare = ReplayError::Sim {
+        context: None,
+        source: SimError::Invalid("no such group".into()),
+    };
+    assert_eq!(bare.to_string(), "no such group");
+}

@@ -346,3 +346,17 @@ fn auto_picks_the_fastest_applicable_algorithm_at_every_size() {
         "small and large sizes pick differently: {chosen:?}"
     );
 }
+
+#[test]
+fn a_routing_failure_is_a_sim_error_whose_source_is_the_routing_error() {
+    use aifabric_routing::bgp::{NotConverged, SpeakerId};
+    use std::error::Error as _;
+    let why = NotConverged {
+        origin: SpeakerId::new(3),
+        evaluations: 9,
+    };
+    let e = SimError::from(why.clone());
+    assert_eq!(e.to_string(), format!("control plane: {why}"));
+    let source = e.source().expect("the routing error is the source");
+    assert_eq!(source.downcast_ref::<NotConverged>(), Some(&why));
+}

@@ -394,3 +394,30 @@ fn ip_plan_and_dot_overview() {
         "{dot}"
     );
 }
+
+#[test]
+fn a_fabric_too_large_for_the_plan_is_a_plan_error_with_its_source() {
+    use aifabric_routing::addressing::PlanError;
+    use std::error::Error as _;
+    let zones: String = (0..257)
+        .map(|i| format!("          - name: z{i}\n            fat_tree: {{k: 2}}\n"))
+        .collect();
+    let yaml = format!(
+        "name: big\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n{zones}"
+    );
+    let f = aifabric_spec::build_str("big.yaml", &yaml).unwrap();
+    for (format, name) in [
+        (Format::Ipplan, "ipplan.csv"),
+        (Format::Netbox, "ip-addresses.csv"),
+    ] {
+        let e = export::write(&f, format, name, &mut Vec::new()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "addressing plan: region r has more than 256 zones"
+        );
+        let plan = e.source().and_then(|s| s.downcast_ref::<PlanError>());
+        assert_eq!(plan.map(|p| p.to_string()), Some(e.to_string()));
+    }
+    let e = export::write(&f, Format::Netbox, "nope.csv", &mut Vec::new()).unwrap_err();
+    assert_eq!(e.to_string(), "no file nope.csv in this export");
+}

@@ -65,3 +65,17 @@ fn the_report_has_every_section_and_its_data() {
     let svgs = doc.descendants().filter(|n| n.has_tag_name("svg")).count();
     assert_eq!(svgs, 4, "hierarchy, CDF, busBW and utilization plots");
 }
+
+#[test]
+fn a_stage_failure_keeps_the_stage_error_as_source() {
+    use aifabric_report::data::ReportError;
+    use aifabric_workload::placement::PlacementError;
+    use std::error::Error as _;
+    let e = ReportError::from(PlacementError("only 8 GPUs".into()));
+    assert_eq!(
+        e.to_string(),
+        PlacementError("only 8 GPUs".into()).to_string()
+    );
+    let source = e.source().and_then(|s| s.downcast_ref::<PlacementError>());
+    assert_eq!(source.map(|p| p.0.as_str()), Some("only 8 GPUs"));
+}

@@ -13,7 +13,8 @@ fn prometheus_rack_prefixes_are_unique_and_nest_in_zone_and_region() {
     let mut seen = HashSet::new();
     for p in prefixes(&f) {
         let net = plan.rack_prefix(&f, p.rack_switch);
-        assert_eq!(net.len, 64);
+        assert_eq!(net.prefix_len(), 64);
+        assert_eq!(net, net.trunc(), "host bits set in {net}");
         assert!(seen.insert(net), "duplicate {net}");
         let zone = f.device(p.rack_switch).zone;
         let za = plan.zone_aggregate(&f, zone);
@@ -43,9 +44,10 @@ fn links_get_a_127_and_devices_a_loopback() {
     let mut addrs = HashSet::new();
     for l in 0..f.links().len() as u32 {
         let (net, a, b) = plan.link(LinkId::new(l));
-        assert_eq!(net.len, 127);
-        assert!(net.contains(&Ipv6Net { addr: a, len: 128 }));
-        assert!(net.contains(&Ipv6Net { addr: b, len: 128 }));
+        assert_eq!(net.prefix_len(), 127);
+        assert_eq!(net.network(), a);
+        assert!(net.contains(&a));
+        assert!(net.contains(&b));
         assert!(addrs.insert(a) && addrs.insert(b));
     }
     let lo: HashSet<_> = (0..f.devices().len() as u32)
@@ -62,6 +64,10 @@ fn prefixes_are_found_by_name_address_or_switch() {
     assert_eq!(find_prefix(&f, &ip).unwrap(), by_name);
     assert_eq!(find_prefix(&f, "east.dc1.nsf.rtsw3").unwrap(), by_name);
     assert!(find_prefix(&f, "fd00:a1:ff:3::/64").is_none());
+    // An address inside the /64 names it too.
+    let inside = ip.replace("::/64", "::1/64");
+    assert_ne!(inside, ip);
+    assert_eq!(find_prefix(&f, &inside).unwrap(), by_name);
 }
 
 #[test]
@@ -84,5 +90,9 @@ proptest! {
         let net: Ipv6Net = text.parse().unwrap();
         prop_assert_eq!(net.to_string().parse::<Ipv6Net>().unwrap(), net);
         prop_assert!(net.contains(&net));
+        // Truncated, it prints as the network address as std prints it, then the length.
+        let mask = u128::MAX.checked_shl(128 - u32::from(len)).unwrap_or(0);
+        let network = std::net::Ipv6Addr::from(bits & mask);
+        prop_assert_eq!(net.trunc().to_string(), format!("{network}/{len}"));
     }
 }
