@@ -40,7 +40,7 @@ fn two_regions(planes: u32, topology: &str) -> String {
 
 /// NSF and DSF zones in one region, NSF in the other, joined spread: many speakers per site,
 /// so flows, multipaths and rack weights all move under failures.
-const MIXED: &str = "name: t\nregions:\n  - name: a\n    bag: {planes: 2, chassis_per_plane: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 2, spine_planes: 2, rack_links_per_plane: 2, stsw_per_plane: 2, stsw_uplinks: 2}\n      - name: d\n        zones:\n          - name: d\n            dsf_l1: {rdsw: 2, fdsw: 2, edsw: 2, links_per_fdsw: 1, gpus_per_rdsw: 2, edsw_uplinks: 2}\n  - name: c\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 2, spine_planes: 2, rack_links_per_plane: 2, stsw_per_plane: 2, stsw_uplinks: 2}\ninter_bag:\n  - {between: [a, c], topology: spread, links_per_plane: 4, length_m: 9000}\n";
+const MIXED: &str = aifabric_fixtures::specs::TWO_REGIONS_NSF_DSF_SPLIT;
 
 fn build(text: &str) -> Fabric {
     aifabric_spec::build_str("test", text).expect("test spec builds")
@@ -354,7 +354,7 @@ fn weighted_percentiles_follow_draw_counts() {
 
 /// An NSF building and a DSF building under a 2-plane BAG; the spec names the cut of
 /// `ftsw2--stsw0`, after which stsw0 cannot reach pod 1's racks (routing's blackhole test).
-const BLACKHOLE: &str = "name: n\nregions:\n  - name: a\n    bag: {planes: 2, chassis_per_plane: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            nsf: {pods: 3, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\n      - name: d\n        zones:\n          - name: d\n            dsf_l1: {rdsw: 2, fdsw: 2, edsw: 2, links_per_fdsw: 1, gpus_per_rdsw: 4, edsw_uplinks: 2}\nsrgs:\n  - name: cut\n    members: [a.b.z.ftsw2--a.b.z.stsw0]\n";
+const BLACKHOLE: &str = aifabric_fixtures::specs::NSF_DSF_NAMED_CUT;
 
 #[test]
 fn mitigations_remove_blackholes_and_say_what_they_cost() {

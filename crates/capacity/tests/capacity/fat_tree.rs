@@ -5,10 +5,7 @@ use aifabric_model::*;
 use proptest::prelude::*;
 
 fn fat_tree(k: u32) -> Fabric {
-    let yaml = format!(
-        "name: ft\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {{k: {k}}}\n"
-    );
-    aifabric_spec::build_str("ft.yaml", &yaml).unwrap()
+    aifabric_spec::build_str("ft.yaml", &aifabric_fixtures::fat_tree(k)).unwrap()
 }
 
 proptest! {

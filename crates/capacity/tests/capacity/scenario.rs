@@ -1,6 +1,7 @@
 //! Failure and drain selectors (one syntax for every command) applied to capacity.
 
 use aifabric_capacity::capacity_report;
+use aifabric_fixtures::specs::SRG_CONDUITS;
 use aifabric_model::*;
 
 fn fabric(spec: &str) -> Fabric {
@@ -96,11 +97,9 @@ fn failing_an_rdsw_uplink_bundle_lowers_its_tier() {
     assert_eq!(r.failed_links, 4);
 }
 
-const SRG_SPEC: &str = "name: s\nregions:\n  - name: a\n    bag: {planes: 2}\n  - name: c\n    bag: {planes: 2}\ninter_bag:\n  - {between: [a, c], topology: planar, links_per_plane: 4, length_m: 40000}\nsrgs:\n  - name: conduit-north\n    members: [a.bag.plane0.c0--c.bag.plane0.c0]\n  - name: both-conduits\n    members: [srg:conduit-north, a.bag.plane1.c0--c.bag.plane1.c0]\n";
-
 #[test]
 fn shared_risk_groups_from_the_spec_are_selectors() {
-    let f = aifabric_spec::build_str("s.yaml", SRG_SPEC).unwrap();
+    let f = aifabric_spec::build_str("s.yaml", SRG_CONDUITS).unwrap();
     assert_eq!(f.srgs().len(), 2);
     assert_eq!(f.srgs()[0].links.len(), 4);
     assert_eq!(
@@ -124,11 +123,17 @@ fn shared_risk_groups_from_the_spec_are_selectors() {
 
 #[test]
 fn a_bad_srg_member_is_located_in_the_spec() {
-    let bad = SRG_SPEC.replace("a.bag.plane1.c0--c.bag.plane1.c0", "a.bag.plane9");
+    let bad = SRG_CONDUITS.replace("a.bag.plane1.c0--c.bag.plane1.c0", "a.bag.plane9");
     let e = aifabric_spec::build_str("s.yaml", &bad).unwrap_err();
-    assert_eq!(e.line, 13);
+    // The bad member's line in the fixture file.
+    let line = SRG_CONDUITS
+        .lines()
+        .position(|l| l.contains("a.bag.plane1.c0--c.bag.plane1.c0"))
+        .unwrap()
+        + 1;
+    assert_eq!(e.line, line as u64);
     assert!(e.message.contains("a.bag.plane9"), "{e}");
-    let dup = SRG_SPEC.replace("name: both-conduits", "name: conduit-north");
+    let dup = SRG_CONDUITS.replace("name: both-conduits", "name: conduit-north");
     let e = aifabric_spec::build_str("s.yaml", &dup).unwrap_err();
     assert!(e.message.contains("duplicate shared-risk group"), "{e}");
 }

@@ -7,21 +7,7 @@ use aifabric_chakra::{info::TraceInfo, synth};
 use aifabric_spec::job;
 use rustc_hash::FxHashMap;
 
-const SMALL: &str = "
-name: small-8
-gpus: 8
-parallelism: { tp: 2, pp: 2, dp: 2 }
-scale_up: { gpus: 2 }
-model:
-  parameters: 1.0e9
-  layers: 4
-  hidden: 2048
-  sequence_length: 2048
-  micro_batch: 1
-  global_batch: 8
-compute: { peak_tflops: 989, efficiency: 0.4 }
-communication: { dp: reduce_scatter_all_gather }
-";
+const SMALL: &str = aifabric_fixtures::jobs::SMALL_8;
 
 fn nodes(path: &std::path::Path) -> (TraceInfo, Vec<Node>) {
     let (mut r, m) = Reader::open(path).unwrap();

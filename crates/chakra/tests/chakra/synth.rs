@@ -11,38 +11,9 @@ use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_spec::job;
 use aifabric_workload::placement;
 
-const DENSE: &str = "
-name: dense-256
-gpus: 256
-parallelism: { tp: 8, pp: 4, dp: 8 }
-model:
-  parameters: 70.0e9
-  layers: 32
-  hidden: 8192
-  sequence_length: 4096
-  micro_batch: 1
-  global_batch: 64
-compute: { peak_tflops: 989, efficiency: 0.4 }
-communication: { dp: reduce_scatter_all_gather, dp_overlap: 0.5 }
-placement: spread
-";
+const DENSE: &str = aifabric_fixtures::jobs::DENSE_256;
 
-const MOE: &str = "
-name: moe-128
-gpus: 128
-parallelism: { tp: 4, pp: 2, dp: 16, ep: 8 }
-model:
-  parameters: 50.0e9
-  layers: 8
-  hidden: 4096
-  sequence_length: 2048
-  micro_batch: 1
-  global_batch: 64
-  moe: { experts: 64, top_k: 2 }
-compute: { peak_tflops: 989, efficiency: 0.3 }
-communication: { dp: all_reduce }
-placement: packed
-";
+const MOE: &str = aifabric_fixtures::jobs::MOE_128;
 
 fn opts(lb: Lb) -> FabricOptions {
     FabricOptions {
@@ -117,19 +88,7 @@ fn check(text: &str, spec: &str, lb: Lb) {
     );
 }
 
-const DP_ONLY: &str = "
-name: dp-16
-gpus: 16
-parallelism: { tp: 1, pp: 1, dp: 16 }
-model:
-  parameters: 1.0e9
-  layers: 8
-  hidden: 2048
-  sequence_length: 2048
-  micro_batch: 1
-  global_batch: 64
-compute: { peak_tflops: 989, efficiency: 0.4 }
-";
+const DP_ONLY: &str = aifabric_fixtures::jobs::DP_16;
 
 #[test]
 fn a_data_parallel_job_over_all_ranks_replays_to_its_step_time() {

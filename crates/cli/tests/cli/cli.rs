@@ -836,13 +836,12 @@ fn report_writes_html_and_json() {
 #[test]
 fn traffic_reads_htsim_files_and_rejects_bad_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("ft8.yaml");
-    std::fs::write(
-        &spec,
-        "name: ft8\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {k: 8}\n",
-    )
-    .unwrap();
-    let spec = spec.to_str().unwrap();
+    // The README's k = 8 fat tree (128 hosts, spec `ft8`).
+    let spec = format!(
+        "{}/../../examples/traffic/fat-tree-k8.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let spec = spec.as_str();
     let cm = dir.path().join("perm.cm");
     let mut text = String::from("Nodes 128\nConnections 128\n");
     for i in 0..128u32 {

@@ -10,10 +10,7 @@ use aifabric_spec::job;
 use aifabric_workload::{placement, Algo, Op, Placement};
 
 fn fat_tree(k: u32) -> Fabric {
-    let yaml = format!(
-        "name: ft\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {{k: {k}}}\n"
-    );
-    aifabric_spec::build_str("ft.yaml", &yaml).unwrap()
+    aifabric_spec::build_str("ft.yaml", &aifabric_fixtures::fat_tree(k)).unwrap()
 }
 
 fn net<'f>(f: &'f Fabric, s: &Scenario, scale_up: u32) -> Net<'f> {
@@ -178,8 +175,7 @@ fn results_do_not_depend_on_the_thread_count() {
 
 #[test]
 fn a_job_step_is_compute_plus_its_exposed_communication() {
-    let yaml = "name: small\ngpus: 64\nparallelism: { tp: 4, pp: 2, dp: 8 }\nscale_up: { gpus: 4 }\nmodel:\n  parameters: 1.0e9\n  layers: 8\n  hidden: 2048\n  sequence_length: 2048\n  global_batch: 64\ncompute: { peak_tflops: 989, efficiency: 0.4 }\nplacement: packed\n";
-    let it = job::parse("small.yaml", yaml).unwrap();
+    let it = job::parse("small.yaml", aifabric_fixtures::jobs::SMALL_64_PACKED).unwrap();
     let f = fat_tree(8);
     let s = Scenario::healthy(&f);
     let n = net(&f, &s, it.scale_up_gpus);

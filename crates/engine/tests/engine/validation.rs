@@ -9,17 +9,13 @@ use aifabric_workload::collective::{alpha_beta_seconds, ecmp_expected_max_load, 
 use aifabric_workload::{placement, Algo, Op, Placement};
 
 fn fat_tree(k: u32) -> Fabric {
-    let yaml = format!(
-        "name: ft\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {{k: {k}}}\n"
-    );
-    aifabric_spec::build_str("ft.yaml", &yaml).unwrap()
+    aifabric_spec::build_str("ft.yaml", &aifabric_fixtures::fat_tree(k)).unwrap()
 }
 
 /// Two RoCE AI zones of 14 racks x 16 GPUs, non-blocking inside (16 CTSW, one link from every
 /// RTSW to each), 32 x 400G from each zone to the ATSWs: 89.6 Tb/s over 12.8 Tb/s = 7:1.
 fn roce_1_to_7() -> Fabric {
-    let yaml = "name: r7\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            roce:\n              ai_zones: 2\n              racks_per_zone: 14\n              gpus_per_rack: 16\n              ctsw_per_zone: 16\n              atsw: 2\n              ctsw_links_per_atsw: 1\n";
-    aifabric_spec::build_str("r7.yaml", yaml).unwrap()
+    aifabric_spec::build_str("r7.yaml", aifabric_fixtures::specs::ROCE_1_TO_7).unwrap()
 }
 
 fn params(scale_up: u32, switch_latency_s: f64) -> NetParams {

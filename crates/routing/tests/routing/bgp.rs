@@ -186,7 +186,7 @@ fn asn_plan_follows_rfc_7938() {
 
 #[test]
 fn bag_planes_route_planar_between_regions() {
-    let yaml = "name: two\nregions:\n  - name: a\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\n  - name: c\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\ninter_bag:\n  - {between: [a, c], topology: planar, links_per_plane: 4, length_m: 30000}\n";
+    let yaml = aifabric_fixtures::specs::TWO_REGIONS_NSF_2_PODS_PLANAR;
     let f = aifabric_spec::build_str("two.yaml", yaml).unwrap();
     let rack = f.find_device("c.b.n.rtsw0").unwrap();
     let r = run(&f, AsnPlan::Rfc7938, &Scenario::healthy(&f), rack);
@@ -291,7 +291,7 @@ fn graceful_shutdown_travels_with_the_route() {
     // Region a's BAG plane 0 is soft-drained. An FTSW in region a reaching a rack in region c
     // has two STSWs of its plane, one above each BAG plane: the route through plane 0 carries
     // the graceful-shutdown community all the way down, so the FTSW uses plane 1 only.
-    let yaml = "name: two\nregions:\n  - name: a\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\n  - name: c\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\ninter_bag:\n  - {between: [a, c], topology: planar, links_per_plane: 4, length_m: 30000}\n";
+    let yaml = aifabric_fixtures::specs::TWO_REGIONS_NSF_2_PODS_PLANAR;
     let f = aifabric_spec::build_str("two.yaml", yaml).unwrap();
     let rack = f.find_device("c.b.n.rtsw3").unwrap();
     let ftsw = f.find_device("a.b.n.ftsw0").unwrap();

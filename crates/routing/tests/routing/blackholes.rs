@@ -5,7 +5,7 @@ use aifabric_routing::aggregation::{blackholes, Aggregation, AggregationTier, Bl
 use aifabric_routing::bgp::*;
 
 /// An NSF zone under a 2-plane BAG: 3 pods x 2 racks, 2 spine planes x 2 STSWs.
-const NSF: &str = "name: n\nregions:\n  - name: a\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            nsf: {pods: 3, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\n";
+const NSF: &str = aifabric_fixtures::specs::NSF_3_PODS_UNDER_BAG;
 
 fn detect(f: &Fabric, fail: &[&str], agg: Aggregation) -> BlackholeReport {
     detect_at(f, fail, agg, AggregationTier::Zone)
@@ -68,7 +68,7 @@ fn one_link_failure_blackholes_under_unconditional_aggregation_only() {
 
 #[test]
 fn a_dsf_system_blackholes_an_isolated_rack() {
-    let yaml = "name: d\nregions:\n  - name: a\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            dsf_l1: {rdsw: 4, fdsw: 2, edsw: 2, links_per_fdsw: 2, gpus_per_rdsw: 2, edsw_uplinks: 2}\n";
+    let yaml = aifabric_fixtures::specs::DSF_L1_4_RDSW_UNDER_BAG;
     let f = aifabric_spec::build_str("d.yaml", yaml).unwrap();
     // Cut RDSW 3 off the cell fabric.
     let cut = ["a.b.z.rdsw3--a.b.z.fdsw0", "a.b.z.rdsw3--a.b.z.fdsw1"];
@@ -84,7 +84,7 @@ fn a_dsf_system_blackholes_an_isolated_rack() {
 }
 
 /// Two regions, each an NSF zone under a 2-plane BAG, joined planar.
-const TWO: &str = "name: t\nregions:\n  - name: a\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            nsf: {pods: 3, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\n  - name: c\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            nsf: {pods: 3, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, stsw_uplinks: 2}\ninter_bag:\n  - {between: [a, c], topology: planar, links_per_plane: 2, length_m: 40000}\n";
+const TWO: &str = aifabric_fixtures::specs::TWO_REGIONS_NSF_3_PODS_PLANAR;
 
 #[test]
 fn region_tier_blackholes_when_a_bag_plane_loses_a_zone() {

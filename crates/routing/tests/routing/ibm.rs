@@ -112,7 +112,7 @@ fn max_flow(f: &Fabric, z: ZoneId, mask: &FailureMask, s: DeviceId, d: DeviceId)
         .max_flow(s.get() - range.start, d.get() - range.start)
 }
 
-const SMALL: &str = "name: s\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            dsf_l2: {clusters: 2, rdsw_per_cluster: 3, edsw: 2, fdsw_per_cluster: 3, sdsw: 3, links_per_fdsw: 2, links_per_sdsw: 2, gpus_per_rdsw: 1}\n";
+const SMALL: &str = aifabric_fixtures::specs::DSF_L2_SMALL;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]

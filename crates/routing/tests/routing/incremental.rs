@@ -4,7 +4,7 @@ use aifabric_model::*;
 use aifabric_routing::bgp::*;
 use proptest::prelude::*;
 
-const TWO_REGIONS: &str = "name: t\nregions:\n  - name: a\n    bag: {planes: 2, chassis_per_plane: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 2, spine_planes: 2, rack_links_per_plane: 2, stsw_per_plane: 2, stsw_uplinks: 2}\n          - name: d\n            dsf_l1: {rdsw: 2, fdsw: 2, edsw: 2, links_per_fdsw: 1, gpus_per_rdsw: 2, edsw_uplinks: 2}\n  - name: c\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: n\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 2, spine_planes: 2, rack_links_per_plane: 2, stsw_per_plane: 2, stsw_uplinks: 2}\ninter_bag:\n  - {between: [a, c], topology: spread, links_per_plane: 4, length_m: 9000}\n";
+const TWO_REGIONS: &str = aifabric_fixtures::specs::TWO_REGIONS_NSF_DSF_SHARED;
 
 fn same(g: &BgpGraph, x: &ForwardingState, y: &ForwardingState) -> Result<(), String> {
     for (k, (rx, ry)) in x.routes.iter().zip(&y.routes).enumerate() {

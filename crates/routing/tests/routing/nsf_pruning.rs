@@ -7,7 +7,7 @@ use aifabric_routing::fib::{find_prefix, route_view};
 use aifabric_routing::nsf::prune;
 
 /// 2 pods x 2 racks, 2 spine planes, P = 4 links per rack per plane.
-const NSF: &str = "name: n\nregions:\n  - name: a\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 4, stsw_per_plane: 2, stsw_uplinks: 1}\n";
+const NSF: &str = aifabric_fixtures::specs::NSF_2_PODS_4_LINKS;
 
 fn setup(fail: &[&str]) -> (Fabric, FailureMask) {
     let f = aifabric_spec::build_str("n.yaml", NSF).unwrap();

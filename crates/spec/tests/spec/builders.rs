@@ -57,7 +57,7 @@ fn dsf_l1_zone_and_variant() {
         assert_eq!(links_toward(&f, r, Role::Fdsw), 160);
     }
     // The 192/40/32 variant (FBOSS).
-    let yaml = "name: v\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            dsf_l1: {rdsw: 192, fdsw: 40, edsw: 32}\n";
+    let yaml = aifabric_fixtures::specs::DSF_L1_192_40_32;
     let f = aifabric_spec::build_str("v.yaml", yaml).unwrap();
     assert_eq!(count(&f, Role::Rdsw), 192);
     assert_eq!(count(&f, Role::Edsw), 32);
@@ -151,7 +151,7 @@ fn bag_planar_and_spread_wiring() {
 
 #[test]
 fn hub_and_spoke_and_hyperports() {
-    let yaml = "name: hs\nregions:\n  - name: hub\n    bag: {planes: 2, chassis_per_plane: 1, model: bag-j3-hub-chassis, hub: true}\n  - name: s1\n    bag: {planes: 2}\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            dsf_l1: {rdsw: 4, fdsw: 2, edsw: 2, edsw_uplinks: 8, hyperports: true}\n  - name: s2\n    bag: {planes: 2}\ninter_bag:\n  - {between: [s1, hub], topology: planar, links_per_plane: 4, length_m: 80000}\n  - {between: [s2, hub], topology: planar, links_per_plane: 4, length_m: 5000}\n";
+    let yaml = aifabric_fixtures::specs::HUB_AND_SPOKE;
     let f = aifabric_spec::build_str("hs.yaml", yaml).unwrap();
     assert_eq!(count(&f, Role::Hub), 2);
     for h in f.devices_with_role(Role::Hub) {

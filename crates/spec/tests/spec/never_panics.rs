@@ -2,33 +2,7 @@
 
 use proptest::prelude::*;
 
-const BASE: &str = "\
-name: fuzz
-lengths: {host_m: 2, rack_to_fabric_m: 30, fabric_to_spine_m: 90}
-hardware:
-  - {name: tor, ethernet: [{count: 32, speed_gbps: 400}], power_w: 500}
-regions:
-  - name: a
-    bag: {planes: 2, chassis_per_plane: 2}
-    buildings:
-      - name: b
-        data_halls: 2
-        power_domain_size: 3
-        distance_to_bag_m: 200
-        zones:
-          - name: d1
-            dsf_l1: {rdsw: 4, fdsw: 2, edsw: 2, links_per_fdsw: 2, gpus_per_rdsw: 4, edsw_uplinks: 2}
-          - name: d2
-            dsf_l2: {clusters: 2, rdsw_per_cluster: 2, edsw: 2, fdsw_per_cluster: 2, sdsw: 2, links_per_fdsw: 1, links_per_sdsw: 1, gpus_per_rdsw: 2, edsw_uplinks: 2}
-          - name: n
-            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 2, spine_planes: 2, rack_links_per_plane: 1, stsw_per_plane: 2, ftsw_links_per_stsw: 1, stsw_uplinks: 1}
-          - name: r
-            roce: {ai_zones: 2, racks_per_zone: 2, gpus_per_rack: 2, ctsw_per_zone: 2, atsw: 2, ctsw_links_per_atsw: 1, rtsw_model: tor}
-  - name: c
-    bag: {planes: 2}
-inter_bag:
-  - {between: [a, c], topology: spread, links_per_plane: 2, length_m: 9000}
-";
+const BASE: &str = aifabric_fixtures::specs::FUZZ_BASE;
 
 /// Values a careless or hostile spec might hold where a number belongs.
 fn number() -> impl Strategy<Value = String> {

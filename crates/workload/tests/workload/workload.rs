@@ -112,8 +112,7 @@ fn double_binary_tree_sends_the_buffer_up_and_down() {
 }
 
 fn two_buildings() -> Fabric {
-    let yaml = "name: two\nregions:\n  - name: r\n    buildings:\n      - name: a\n        zones:\n          - name: z\n            fat_tree: {k: 4}\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {k: 8}\n";
-    aifabric_spec::build_str("two.yaml", yaml).unwrap()
+    aifabric_spec::build_str("two.yaml", aifabric_fixtures::specs::TWO_FAT_TREE_BUILDINGS).unwrap()
 }
 
 fn gpus_of(f: &Fabric) -> Vec<DeviceId> {
