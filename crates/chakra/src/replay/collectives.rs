@@ -4,6 +4,7 @@
 use super::critical::PathLink;
 use super::critical::K_COLL;
 use super::sim::Sim;
+use super::NodeId;
 use super::RankId;
 use super::{Ps, ReplayError, Timer};
 use aifabric_workload::{Algo, Op};
@@ -15,11 +16,11 @@ pub(super) struct Instance {
     at: Ps,
     link: Option<PathLink>,
     last_rank: RankId,
-    last_id: u64,
+    last_id: NodeId,
     op: Option<Op>,
     algo: Option<Algo>,
     bytes: u64,
-    pub(super) first: (u32, u64),
+    pub(super) first: (u32, NodeId),
     pub(super) members: Vec<(u32, u32)>,
 }
 

@@ -1,6 +1,7 @@
 //! The critical path: an arena of reference-counted links, each a node on some path with
 //! the link it came from, and the kinds of their steps.
 
+use super::NodeId;
 use super::Ps;
 use super::RankId;
 
@@ -14,7 +15,7 @@ aifabric_model::id_type!(
 #[derive(Clone, Copy)]
 pub(super) struct Link {
     pub(super) rank: RankId,
-    pub(super) id: u64,
+    pub(super) id: NodeId,
     pub(super) kind: u8,
     pub(super) start: Ps,
     pub(super) finish: Ps,
@@ -32,7 +33,7 @@ impl Links {
     pub(super) fn new_link(
         &mut self,
         rank: RankId,
-        id: u64,
+        id: NodeId,
         kind: u8,
         start: Ps,
         finish: Ps,

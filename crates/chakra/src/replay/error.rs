@@ -1,5 +1,6 @@
 //! The error of a replay: what makes a trace impossible to replay.
 
+use super::NodeId;
 use crate::io::TraceError;
 use aifabric_engine::sim::SimError;
 use aifabric_workload::placement::PlacementError;
@@ -53,7 +54,7 @@ pub enum ReplayError {
         /// File.
         file: String,
         /// Node id.
-        node: u64,
+        node: NodeId,
         /// What is wrong, with the fix.
         what: String,
     },

@@ -2,6 +2,7 @@
 
 use super::groups::Groups;
 use super::time::ps;
+use super::NodeId;
 use super::RankId;
 use super::{Ps, ReplayError};
 use crate::io::{Reader, Warnings};
@@ -54,10 +55,10 @@ pub(super) struct Feed {
 /// Decoded nodes of one rank, in file order.
 #[derive(Default)]
 pub(super) struct Batch {
-    pub(super) ids: Vec<u64>,
+    pub(super) ids: Vec<NodeId>,
     pub(super) kinds: Vec<Kind>,
     pub(super) dep_end: Vec<u32>,
-    pub(super) deps: Vec<u64>,
+    pub(super) deps: Vec<NodeId>,
     pub(super) next: usize,
     /// Raised when the replay reaches it.
     pub(super) failure: Option<ReplayError>,
@@ -84,7 +85,7 @@ pub(super) struct DecodeCx<'a> {
 }
 
 impl Feed {
-    fn error(&self, node: u64, what: String) -> ReplayError {
+    fn error(&self, node: NodeId, what: String) -> ReplayError {
         ReplayError::Node {
             file: self.file.clone(),
             node,
@@ -100,7 +101,7 @@ impl Feed {
                 None => Ok(None),
                 Some(p) => cx.groups.find(&p).map(Some).ok_or_else(|| {
                     s.error(
-                        n.id,
+                        NodeId::new(n.id),
                         format!(
                             "process group `{p}` is not in the trace's comm_group.json; add it \
                              there (\"{p}\": [ranks...]) or remove the file to infer groups"
@@ -118,7 +119,7 @@ impl Feed {
                         .map(Ps::new)
                         .ok_or_else(|| {
                             self.error(
-                                n.id,
+                                NodeId::new(n.id),
                                 format!(
                                     "duration_micros {} is beyond any iteration (over 200 days)",
                                     n.duration_micros
@@ -151,7 +152,7 @@ impl Feed {
                     Some(g) => g,
                     None => cx.world.ok_or_else(|| {
                         self.error(
-                            n.id,
+                            NodeId::new(n.id),
                             "a collective without pg_name, and comm_group.json has no world \
                              group (\"\": [all ranks])"
                                 .into(),
@@ -160,7 +161,7 @@ impl Feed {
                 };
                 if !cx.groups.contains(pg, r) {
                     return Err(self.error(
-                        n.id,
+                        NodeId::new(n.id),
                         format!(
                             "rank {r} runs a collective on process group `{}` but is not one of \
                              its ranks {:?}; fix comm_group.json",
@@ -191,7 +192,7 @@ impl Feed {
                     .map(RankId::new)
                     .ok_or_else(|| {
                         self.error(
-                            n.id,
+                            NodeId::new(n.id),
                             format!(
                                 "a {} without a valid `{key}` attribute (a rank other than {r}, \
                                  below {})",
@@ -262,10 +263,12 @@ impl Feed {
             }
             match self.kind_of(cx, r, &node) {
                 Ok(k) => {
-                    b.ids.push(node.id);
+                    b.ids.push(NodeId::new(node.id));
                     b.kinds.push(k);
-                    b.deps.extend_from_slice(&node.data_deps);
-                    b.deps.extend_from_slice(&node.ctrl_deps);
+                    b.deps
+                        .extend(node.data_deps.iter().map(|&d| NodeId::new(d)));
+                    b.deps
+                        .extend(node.ctrl_deps.iter().map(|&d| NodeId::new(d)));
                     b.dep_end.push(b.deps.len() as u32);
                 }
                 Err(e) => {

@@ -47,6 +47,30 @@ aifabric_model::id_type!(
     RankId
 );
 
+/// A node of a Chakra execution trace: the trace's own id (`Node.id`, unique within its rank's
+/// file), kept apart from the byte counts and times it sits next to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct NodeId(u64);
+
+impl NodeId {
+    /// The node with trace id `id`.
+    pub const fn new(id: u64) -> Self {
+        NodeId(id)
+    }
+
+    /// The trace id.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for NodeId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
 impl std::fmt::Display for RankId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.get().fmt(f)
@@ -151,7 +175,10 @@ pub fn replay<T: Timer + Send>(
             live: 0,
             by_id: FxHashMap::default(),
             forward: FxHashMap::default(),
-            finished: vec![(0, Ps::ZERO, None); cfg.window.next_power_of_two() as usize],
+            finished: vec![
+                (NodeId::new(0), Ps::ZERO, None);
+                cfg.window.next_power_of_two() as usize
+            ],
             seen: Seen::default(),
             horizon: (Ps::ZERO, None),
             last_comp: None,
@@ -269,7 +296,7 @@ pub fn replay<T: Timer + Send>(
             last = rk.end;
         }
     }
-    let mut steps: Vec<(RankId, u64, u8, Ps, Ps)> = Vec::new();
+    let mut steps: Vec<(RankId, NodeId, u8, Ps, Ps)> = Vec::new();
     let mut l = last.1;
     while let Some(i) = l {
         let x = sim.links.v[i.idx()];

@@ -3,12 +3,13 @@
 
 use super::critical::PathLink;
 use super::feed::Kind;
+use super::NodeId;
 use super::Ps;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A node read and not finished.
 pub(super) struct Pending {
-    pub(super) id: u64,
+    pub(super) id: NodeId,
     pub(super) kind: Kind,
     pub(super) waiting: u32,
     pub(super) ready: Ps,
@@ -58,22 +59,22 @@ impl Waiters {
 }
 
 /// A finished node remembered: (id, finish, path link); link `None` when empty.
-type Remembered = (u64, Ps, Option<PathLink>);
+type Remembered = (NodeId, Ps, Option<PathLink>);
 
 pub(super) struct Rank {
     pub(super) file: String,
     pub(super) pending: Vec<Pending>,
     pub(super) free: Vec<u32>,
     pub(super) live: u32,
-    pub(super) by_id: FxHashMap<u64, u32>,
+    pub(super) by_id: FxHashMap<NodeId, u32>,
     /// Waiters on ids not read yet (forward references).
-    pub(super) forward: FxHashMap<u64, Waiters>,
+    pub(super) forward: FxHashMap<NodeId, Waiters>,
     /// Finished nodes, direct-mapped by id (a power-of-two table of at least `window`
     /// entries): with ids numbered densely, the last `window` ids.
     pub(super) finished: Vec<Remembered>,
     pub(super) seen: Seen,
     pub(super) horizon: (Ps, Option<PathLink>),
-    pub(super) last_comp: Option<u64>,
+    pub(super) last_comp: Option<NodeId>,
     /// Its file was read to the end and checked.
     pub(super) ended: bool,
     pub(super) end: (Ps, Option<PathLink>),
@@ -94,14 +95,14 @@ pub(super) struct Seen {
 const SEEN_BITS: u64 = 1 << 24;
 
 impl Seen {
-    fn index(&self, id: u64) -> Option<u64> {
+    fn index(&self, id: NodeId) -> Option<u64> {
         let base = self.base?;
-        id.checked_sub(base).filter(|&i| i < SEEN_BITS)
+        id.get().checked_sub(base).filter(|&i| i < SEEN_BITS)
     }
 
-    pub(super) fn insert(&mut self, id: u64) -> bool {
+    pub(super) fn insert(&mut self, id: NodeId) -> bool {
         if self.base.is_none() {
-            self.base = Some(id);
+            self.base = Some(id.get());
         }
         match self.index(id) {
             Some(i) => {
@@ -114,17 +115,17 @@ impl Seen {
                 self.bits[w] |= m;
                 fresh
             }
-            None => self.big.insert(id),
+            None => self.big.insert(id.get()),
         }
     }
 
-    pub(super) fn contains(&self, id: u64) -> bool {
+    pub(super) fn contains(&self, id: NodeId) -> bool {
         match self.index(id) {
             Some(i) => self
                 .bits
                 .get((i / 64) as usize)
                 .is_some_and(|w| w & (1 << (i % 64)) != 0),
-            None => self.big.contains(&id),
+            None => self.big.contains(&id.get()),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The result of a replay: per-rank times and the critical path, with the names of its
 //! nodes read back from the files.
 
+use super::NodeId;
 use super::RankId;
 use super::{Ps, ReplayError};
 use crate::io::{Reader, TraceSet, Warnings};
@@ -14,7 +15,7 @@ pub struct PathStep {
     /// Rank whose node it is (for a collective: the member that arrived last).
     pub rank: RankId,
     /// Node id.
-    pub id: u64,
+    pub id: NodeId,
     /// Node name.
     pub name: String,
     /// `comp`, `coll`, `send`, `recv` or `other`.
@@ -67,9 +68,9 @@ pub struct Replay {
 /// during the replay).
 pub(super) fn node_names(
     set: &TraceSet,
-    steps: &[(RankId, u64, u8, Ps, Ps)],
+    steps: &[(RankId, NodeId, u8, Ps, Ps)],
 ) -> Result<Vec<String>, ReplayError> {
-    let mut want: FxHashMap<RankId, FxHashMap<u64, String>> = FxHashMap::default();
+    let mut want: FxHashMap<RankId, FxHashMap<NodeId, String>> = FxHashMap::default();
     for &(r, id, ..) in steps {
         want.entry(r).or_default().insert(id, String::new());
     }
@@ -81,7 +82,7 @@ pub(super) fn node_names(
         let mut left = ids.len();
         let (mut rd, _) = Reader::open(&set.files[r.idx()])?;
         while left > 0 && rd.next_into(&mut node)? {
-            if let Some(s) = ids.get_mut(&node.id) {
+            if let Some(s) = ids.get_mut(&NodeId::new(node.id)) {
                 *s = std::mem::take(&mut node.name);
                 left -= 1;
             }

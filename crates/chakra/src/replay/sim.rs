@@ -8,6 +8,7 @@ use super::feed::{Batch, Kind};
 use super::groups::Groups;
 use super::rank::{Pending, Rank, Waiters};
 use super::transfers::{Channel, ChannelKey};
+use super::NodeId;
 use super::RankId;
 use super::{Ps, ReplayError, Timer};
 use rustc_hash::FxHashMap;
@@ -16,7 +17,7 @@ pub(super) struct Sim<'t, T: Timer> {
     pub(super) ranks: Vec<Rank>,
     /// Each rank's current batch of decoded nodes.
     pub(super) batches: Vec<Batch>,
-    pub(super) scratch: Vec<u64>,
+    pub(super) scratch: Vec<NodeId>,
     pub(super) groups: &'t Groups,
     pub(super) timer: &'t mut T,
     pub(super) links: Links,
@@ -30,7 +31,7 @@ pub(super) struct Sim<'t, T: Timer> {
 }
 
 impl<'t, T: Timer> Sim<'t, T> {
-    pub(super) fn node_error(&self, r: RankId, node: u64, what: String) -> ReplayError {
+    pub(super) fn node_error(&self, r: RankId, node: NodeId, what: String) -> ReplayError {
         ReplayError::Node {
             file: self.ranks[r.idx()].file.clone(),
             node,
@@ -77,7 +78,7 @@ impl<'t, T: Timer> Sim<'t, T> {
     /// The file of rank `r` ended: any dependency still unknown is missing.
     fn finish_file(&mut self, r: RankId) -> Result<(), ReplayError> {
         let rk = &self.ranks[r.idx()];
-        let mut missing: Vec<(u64, u64)> = rk
+        let mut missing: Vec<(NodeId, NodeId)> = rk
             .forward
             .iter()
             .filter_map(|(&dep, w)| Some((rk.pending[w.first()? as usize].id, dep)))
@@ -101,7 +102,13 @@ impl<'t, T: Timer> Sim<'t, T> {
         Ok(())
     }
 
-    fn add(&mut self, r: RankId, id: u64, kind: Kind, deps: &[u64]) -> Result<(), ReplayError> {
+    fn add(
+        &mut self,
+        r: RankId,
+        id: NodeId,
+        kind: Kind,
+        deps: &[NodeId],
+    ) -> Result<(), ReplayError> {
         let rk = &mut self.ranks[r.idx()];
         rk.nodes += 1;
         if !rk.seen.insert(id) {
@@ -115,7 +122,7 @@ impl<'t, T: Timer> Sim<'t, T> {
             Some(s) => s,
             None => {
                 rk.pending.push(Pending {
-                    id: 0,
+                    id: NodeId::new(0),
                     kind: Kind::Nop,
                     waiting: 0,
                     ready: Ps::ZERO,
@@ -152,7 +159,7 @@ impl<'t, T: Timer> Sim<'t, T> {
             }
             let rk = &mut self.ranks[r.idx()];
             let mask = rk.finished.len() as u64 - 1;
-            let e = rk.finished[(dep & mask) as usize];
+            let e = rk.finished[(dep.get() & mask) as usize];
             let (t, l, from_bound) = if e.2.is_some() && e.0 == dep {
                 (e.1, e.2, false)
             } else if let Some(&at) = rk.by_id.get(&dep) {
@@ -239,8 +246,10 @@ impl<'t, T: Timer> Sim<'t, T> {
         // Remember it, forgetting the node whose place it takes (into the bound).
         let rk = &mut self.ranks[r.idx()];
         let mask = rk.finished.len() as u64 - 1;
-        let (_, t, l) =
-            std::mem::replace(&mut rk.finished[(id & mask) as usize], (id, finish, link));
+        let (_, t, l) = std::mem::replace(
+            &mut rk.finished[(id.get() & mask) as usize],
+            (id, finish, link),
+        );
         if l.is_some() {
             if t > rk.horizon.0 || rk.horizon.1.is_none() {
                 let prev = std::mem::replace(&mut rk.horizon, (t, l));

@@ -4,6 +4,7 @@
 use super::critical::PathLink;
 use super::critical::{K_RECV, K_SEND};
 use super::sim::Sim;
+use super::NodeId;
 use super::RankId;
 use super::{Ps, ReplayError, Timer};
 
@@ -11,7 +12,7 @@ use super::{Ps, ReplayError, Timer};
 pub(super) struct Side {
     pub(super) rank: RankId,
     slot: u32,
-    pub(super) id: u64,
+    pub(super) id: NodeId,
     at: Ps,
     link: Option<PathLink>,
     bytes: u64,

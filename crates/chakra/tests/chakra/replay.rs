@@ -14,7 +14,7 @@ fn groups(g: &[(&str, &[u32])]) -> Vec<(String, Vec<u32>)> {
 fn path_ids(r: &aifabric_chakra::replay::Replay) -> Vec<(u32, u64)> {
     r.critical_path
         .iter()
-        .map(|s| (s.rank.get(), s.id))
+        .map(|s| (s.rank.get(), s.id.get()))
         .collect()
 }
 
