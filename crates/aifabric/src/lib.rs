@@ -56,7 +56,8 @@ pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement};
 pub use failures::FailureRequest;
 pub use report::{
-    CollectiveReport, CollectiveRow, JobReport, ReplayReport, TrafficReport, SCHEMA_VERSION,
+    versioned, CollectiveReport, CollectiveRow, JobReport, ReplayReport, TrafficReport, Versioned,
+    SCHEMA_VERSION,
 };
 pub use size::Sizes;
 

@@ -1,5 +1,8 @@
-//! The JSON contracts: what `aifabric collective|job|traffic --json` print, and what the
-//! library returns.
+//! The JSON contracts: what every `aifabric ... --json` prints, and what the library returns.
+//!
+//! The collective, job, traffic and replay reports carry `schema_version` themselves; every
+//! other output (capacity, routes, blackholes, failures, ...) is the stage's own report wrapped
+//! in [`Versioned`], so each JSON document starts with `"schema_version"`.
 
 use aifabric_chakra::info::TraceInfo;
 use aifabric_chakra::replay::Replay;
@@ -12,6 +15,25 @@ use serde::Serialize;
 /// Version of these JSON contracts; raised when a field changes meaning or name. 1: the first
 /// versioned contracts (bandwidths in `*_gbytes_per_s`, 10^9 bytes per second).
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// A JSON contract with its version in front: `{"schema_version": N, ...fields of body}`.
+/// `T` must serialize as a struct or a map (lists go in a named field first).
+#[derive(Serialize)]
+pub struct Versioned<'a, T: Serialize> {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The report.
+    #[serde(flatten)]
+    pub body: &'a T,
+}
+
+/// `body` with the current [`SCHEMA_VERSION`].
+pub fn versioned<T: Serialize>(body: &T) -> Versioned<'_, T> {
+    Versioned {
+        schema_version: SCHEMA_VERSION,
+        body,
+    }
+}
 
 /// One size of a collective sweep (a row of the nccl-tests-style table).
 #[derive(Clone, Debug, Serialize)]

@@ -71,6 +71,20 @@ pub(crate) fn emit<T: serde::Serialize>(
 }
 
 /// Write `v` as JSON to `path`, atomically.
+/// [`emit`] with the JSON contract's version in front (see [`aifabric::Versioned`]).
+pub(crate) fn emit_versioned<T: serde::Serialize>(
+    json: bool,
+    v: &T,
+    human: impl FnOnce(&T) -> String,
+) -> Result<(), Failure> {
+    if json {
+        print_json(&aifabric::versioned(v))
+    } else {
+        print!("{}", human(v));
+        Ok(())
+    }
+}
+
 pub(crate) fn write_json<T: serde::Serialize>(
     path: &std::path::Path,
     v: &T,

@@ -161,7 +161,7 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
     let page = out.join("report.html");
     output::write_atomic(&page, |w| std::io::Write::write_all(w, html.as_bytes()))
         .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", page.display())))?;
-    crate::write_json(&out.join("report.json"), &data)?;
+    crate::write_json(&out.join("report.json"), &aifabric::versioned(&data))?;
     say(format!("5/5 report: {}", page.display()));
     Ok(DemoSummary {
         spec: f.name().to_owned(),

@@ -7,8 +7,9 @@ pub(crate) mod trace;
 pub(crate) mod traffic;
 
 use crate::args::{ChakraCommand, Cli, Command};
-use crate::{emit, load, output, print_json, render, write_json, Failure};
+use crate::{emit, emit_versioned, load, output, print_json, render, write_json, Failure};
 use aifabric::stages::model::FabricView;
+use aifabric::versioned;
 
 pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
@@ -44,16 +45,16 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                     aifabric::stages::spec::read(&spec).map_err(Failure::BadInput)?;
                 let cmp = failures::compare(&name, &text, &setup, &req)?;
                 if let Some(path) = &out {
-                    write_json(path, &cmp)?;
+                    write_json(path, &versioned(&cmp))?;
                 }
-                emit(json, &cmp, render::comparison)?;
+                emit_versioned(json, &cmp, render::comparison)?;
             } else {
                 let f = load(&spec)?;
                 let report = failures::sweep(&f, setup, &req)?;
                 if let Some(path) = &out {
-                    write_json(path, &report)?;
+                    write_json(path, &versioned(&report))?;
                 }
-                emit(json, &report, |r| render::failures(r, top))?;
+                emit_versioned(json, &report, |r| render::failures(r, top))?;
             }
         }
         Command::Specs { json } => {
@@ -61,7 +62,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 .map(|(name, description)| serde_json::json!({"name": name, "description": description}))
                 .collect();
             if json {
-                print_json(&list)?;
+                print_json(&versioned(&Specs { specs: list }))?;
             } else {
                 for (name, d) in aifabric::stages::spec::builtin::list() {
                     println!("{name:<14} {d}");
@@ -75,7 +76,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let f = load(&spec)?;
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default());
-            emit(json, &study.capacity(), render::capacity)?;
+            emit_versioned(json, &study.capacity(), render::capacity)?;
         }
         Command::Build { spec, json, out } => {
             let f = load(&spec)?;
@@ -87,7 +88,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
             }
             if json {
-                print_json(&inv)?;
+                print_json(&versioned(&inv))?;
             } else {
                 print!("{}", render::inventory(&inv));
                 if let Some(path) = &out {
@@ -106,7 +107,9 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             let f = load(&spec)?;
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, bgp.setup());
             let views = study.routes(&device, prefix.as_deref())?;
-            emit(json, &views, |v| render::routes(v))?;
+            emit_versioned(json, &Routes { routes: views }, |v| {
+                render::routes(&v.routes)
+            })?;
         }
         Command::Blackholes {
             spec,
@@ -119,7 +122,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             let f = load(&spec)?;
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, bgp.setup());
             let report = study.blackholes(aggregation, tier)?;
-            emit(json, &report, render::blackholes)?;
+            emit_versioned(json, &report, render::blackholes)?;
         }
         Command::Ibm {
             spec,
@@ -128,7 +131,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let f = load(&spec)?;
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default());
-            emit(json, &study.ibm(), |v| render::ibm(v))?;
+            emit_versioned(json, &Ibm { zones: study.ibm() }, |v| render::ibm(&v.zones))?;
         }
         Command::Collective {
             spec,
@@ -215,7 +218,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 json,
             } => {
                 let w = trace::synth(&job, &out, &prefix, !plain)?;
-                emit(json, &w, |w| trace::render_written(w, &out))?;
+                emit_versioned(json, &w, |w| trace::render_written(w, &out))?;
             }
             ChakraCommand::Scale {
                 input,
@@ -225,7 +228,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 json,
             } => {
                 let s = trace::rescale(&input, ranks, &out, &dp_groups)?;
-                emit(json, &s, |s| trace::render_scaled(s, &out))?;
+                emit_versioned(json, &s, |s| trace::render_scaled(s, &out))?;
             }
         },
         Command::Replay {
@@ -270,7 +273,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::Demo { out, quiet, json } => {
             let summary = demo::run(&out, quiet, json)?;
             if json {
-                print_json(&summary)?;
+                print_json(&versioned(&summary))?;
             }
         }
         Command::Report {
@@ -302,12 +305,12 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             bar.finish_and_clear();
             std::fs::create_dir_all(&out)
                 .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
-            write_json(&out.join("report.json"), &data)?;
+            write_json(&out.join("report.json"), &versioned(&data))?;
             let page = out.join("report.html");
             output::write_atomic(&page, |w| std::io::Write::write_all(w, html.as_bytes()))
                 .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", page.display())))?;
             if json {
-                print_json(&data)?;
+                print_json(&versioned(&data))?;
             } else {
                 println!("report: {}", page.display());
             }
@@ -333,7 +336,11 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 files.push(serde_json::json!({"file": name, "path": path, "bytes": bytes}));
             }
             if json {
-                print_json(&serde_json::json!({"spec": f.name(), "files": files}))?;
+                print_json(&serde_json::json!({
+                    "schema_version": aifabric::SCHEMA_VERSION,
+                    "spec": f.name(),
+                    "files": files,
+                }))?;
             } else {
                 for x in &files {
                     println!(
@@ -348,7 +355,11 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             let f = load(&spec)?;
             let inv = render::Inventory::of(&f);
             if json {
-                print_json(&serde_json::json!({"valid": true, "inventory": inv}))?;
+                print_json(&serde_json::json!({
+                    "schema_version": aifabric::SCHEMA_VERSION,
+                    "valid": true,
+                    "inventory": inv,
+                }))?;
             } else {
                 println!(
                     "{spec}: valid ({} GPUs, {} switches, {} links)",
@@ -358,4 +369,22 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// `aifabric specs --json`: the built-in specs.
+#[derive(serde::Serialize)]
+struct Specs {
+    specs: Vec<serde_json::Value>,
+}
+
+/// `aifabric routes --json`: one view per prefix.
+#[derive(serde::Serialize)]
+struct Routes {
+    routes: Vec<aifabric::stages::routing::fib::RouteView>,
+}
+
+/// `aifabric ibm --json`: one entry per DSF zone.
+#[derive(serde::Serialize)]
+struct Ibm {
+    zones: Vec<aifabric::stages::routing::ibm::ZoneIbm>,
 }

@@ -20,7 +20,8 @@ fn json(args: &[&str]) -> Value {
 #[test]
 fn specs_lists_every_builtin() {
     let v = json(&["specs", "--json"]);
-    let names: Vec<&str> = v
+    assert_eq!(v["schema_version"], 1, "every --json output is versioned");
+    let names: Vec<&str> = v["specs"]
         .as_array()
         .unwrap()
         .iter()
@@ -216,7 +217,7 @@ fn routes_shows_ucmp_weights_and_drains() {
         "east.dc1.nsf.rack400",
         "--json",
     ]);
-    let r = &v[0];
+    let r = &v["routes"][0];
     assert_eq!(r["kind"], "bgp");
     assert_eq!(
         r["as_path"].as_array().unwrap().len(),
@@ -239,12 +240,12 @@ fn routes_shows_ucmp_weights_and_drains() {
         "--drain-soft",
         "east.dc1.nsf.ftsw0",
     ]);
-    assert_eq!(v[0]["next_hops"].as_array().unwrap().len(), 7);
+    assert_eq!(v["routes"][0]["next_hops"].as_array().unwrap().len(), 7);
     // A rack switch is connected to its own prefix.
     let v = json(&[
         "routes", "nsf-l2", "--device", dev, "--prefix", dev, "--json",
     ]);
-    assert_eq!(v[0]["kind"], "connected");
+    assert_eq!(v["routes"][0]["kind"], "connected");
     // Unknown names are bad input.
     aifabric()
         .args(["routes", "nsf-l2", "--device", "nope"])
@@ -284,7 +285,7 @@ fn blackholes_under_unconditional_but_not_conditional_aggregation() {
 #[test]
 fn ibm_reports_reduced_pairs() {
     let v = json(&["ibm", "dsf-l1-zone", "--json"]);
-    assert_eq!(v[0]["worst_fraction"], 1.0);
+    assert_eq!(v["zones"][0]["worst_fraction"], 1.0);
     let v = json(&[
         "ibm",
         "dsf-l1-zone",
@@ -294,7 +295,7 @@ fn ibm_reports_reduced_pairs() {
     ]);
     // RDSW 0 lost 4 of its 160 lanes: it keeps 156/160 toward everyone, and everyone keeps
     // 156/160 toward it.
-    let worst = v[0]["worst_fraction"].as_f64().unwrap();
+    let worst = v["zones"][0]["worst_fraction"].as_f64().unwrap();
     assert!((worst - 156.0 / 160.0).abs() < 1e-12, "{worst}");
 }
 
@@ -389,7 +390,7 @@ fn routes_from_fabric_nodes_and_gpus() {
         "lab.dc1.l1.rack3",
         "--json",
     ]);
-    assert_eq!(v[0]["kind"], "dsf_fabric");
+    assert_eq!(v["routes"][0]["kind"], "dsf_fabric");
     aifabric()
         .args(["routes", "dsf-l1-zone", "--device", "lab.dc1.l1.rack3.gpu0"])
         .assert()
