@@ -4,10 +4,7 @@
 
 use crate::commands::failures;
 use crate::{output, Failure};
-use aifabric::stages::failures::sweep::Sweep;
-use aifabric::stages::failures::{analyze, Options};
 use aifabric::stages::model::Scenario;
-use aifabric::stages::routing::bgp::{AsnPlan, BgpConfig};
 use aifabric::stages::workload::Placement;
 use serde::Serialize;
 use std::path::Path;
@@ -50,10 +47,8 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         b
     };
     let f = aifabric::stages::spec::load("prometheus").map_err(Failure::BadInput)?;
-    let cap = aifabric::stages::capacity::capacity_report(
-        &f,
-        &aifabric::stages::model::FailureMask::none(&f),
-    );
+    let setup = aifabric::Setup::default();
+    let cap = aifabric::Study::healthy(&f, setup).capacity();
     let inter: f64 = cap.region_pairs.iter().map(|p| p.capacity_tbps).sum();
     say(format!(
         "1/5 built prometheus: {} GPUs, {} switches, {} links, {:.1} MW; {:.1} Pb/s between the regions",
@@ -71,22 +66,13 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         ));
     }
 
-    let opts = Options {
-        sweep: Sweep::Single(None),
-        label: "single".into(),
-        aggregation: None,
-        mitigations: false,
-        top: 10,
-        plan: AsnPlan::Rfc7938,
-        cfg: BgpConfig::default(),
-    };
     let b = bar("failure sweep");
     let tick = |done: u64, total: u64| {
         b.set_length(total);
         b.set_position(done);
     };
-    let rep =
-        analyze(&f, &f.srg_catalog(), &opts, &tick).map_err(|e| Failure::Runtime(e.to_string()))?;
+    let rep = aifabric::Study::healthy(&f, setup)
+        .failures(&aifabric::FailureRequest::default(), &tick)?;
     b.finish_and_clear();
     let worst_cap = rep
         .scenarios
@@ -101,7 +87,6 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
 
     let it = aifabric::stages::spec::job::parse("builtin:llama3-405b-16k.yaml", JOB)
         .map_err(Failure::BadInput)?;
-    let setup = aifabric::Setup::default();
     // Spread over the buildings, so that BAG failures reach the job.
     let healthy = aifabric::Study::healthy(&f, setup).job(&it, Some(Placement::Spread))?;
     say(format!(
