@@ -33,6 +33,7 @@ pub mod failures;
 mod publish;
 mod report;
 pub mod size;
+pub mod traces;
 mod verify;
 
 pub use aifabric_chakra::io::TraceSet;

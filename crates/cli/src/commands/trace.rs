@@ -2,22 +2,12 @@
 //! tables.
 
 use crate::Failure;
-use aifabric::stages::chakra::replay::ReplayError;
-use aifabric::stages::chakra::scale::{scale, DpGroups, Scaled};
-use aifabric::stages::chakra::synth::{self, Written};
-use aifabric::stages::chakra::TraceSet;
+use aifabric::stages::chakra::scale::{DpGroups, Scaled};
+use aifabric::stages::chakra::synth::Written;
 use aifabric::ReplayReport;
 use indicatif::ProgressStyle;
 use std::fmt::Write;
 use std::path::Path;
-
-fn replay_failure(e: ReplayError) -> Failure {
-    if e.is_input() {
-        Failure::BadArgument(e.to_string())
-    } else {
-        Failure::Runtime(e.to_string())
-    }
-}
 
 fn counter(what: &str) -> indicatif::ProgressBar {
     let bar = crate::commands::failures::progress_bar(what);
@@ -31,11 +21,9 @@ fn counter(what: &str) -> indicatif::ProgressBar {
 /// Run `aifabric chakra synth`.
 pub fn synth(job: &str, out: &Path, prefix: &str, gzip: bool) -> Result<Written, Failure> {
     let it = aifabric::stages::spec::job::load(job).map_err(Failure::BadInput)?;
-    aifabric::stages::chakra::io::prepare_out_dir(out).map_err(Failure::BadArgument)?;
     let bar = crate::commands::failures::progress_bar("ranks");
     bar.set_length(u64::from(it.gpus));
-    let w = synth::write(&it, out, prefix, gzip, &|_| bar.inc(1))
-        .map_err(|e| Failure::Runtime(format!("writing the trace into {}: {e}", out.display())))?;
+    let w = aifabric::traces::synthesize(&it, out, prefix, gzip, &|_| bar.inc(1))?;
     bar.finish_and_clear();
     Ok(w)
 }
@@ -60,7 +48,7 @@ pub fn rescale(input: &Path, ranks: u32, out: &Path, dp: &str) -> Result<Scaled,
     };
     let bar = crate::commands::failures::progress_bar("ranks");
     bar.set_length(u64::from(ranks));
-    let s = scale(input, ranks, out, &dp, &|_| bar.inc(1)).map_err(replay_failure)?;
+    let s = aifabric::traces::rescale(input, ranks, out, &dp, &|_| bar.inc(1))?;
     bar.finish_and_clear();
     Ok(s)
 }
@@ -91,7 +79,7 @@ pub fn replay(
     trace: &Path,
     req: &aifabric::ReplayRequest,
 ) -> Result<ReplayReport, Failure> {
-    let set = TraceSet::discover(trace).map_err(Failure::BadArgument)?;
+    let set = aifabric::traces::discover(trace)?;
     let bar = counter("nodes replayed");
     let r = study.replay(&set, req, &|n| bar.set_position(n))?;
     bar.finish_and_clear();
