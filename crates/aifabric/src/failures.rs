@@ -6,8 +6,8 @@ use aifabric_failures::compare::{planar_vs_spread, Comparison};
 use aifabric_failures::mitigate::AggregationSetup;
 use aifabric_failures::report::FailureReport;
 use aifabric_failures::sweep::{default_model, default_modes, unavailability, ClassModel, Sweep};
-use aifabric_failures::{analyze, Options};
-use aifabric_model::{Fabric, SrgClass};
+use aifabric_failures::{analyze, Options, State};
+use aifabric_model::{Down, Fabric, Scenario, SrgClass};
 use aifabric_routing::aggregation::{Aggregation, AggregationTier};
 
 /// What to sweep, as the command line says it.
@@ -29,6 +29,9 @@ pub struct FailureRequest {
     pub mitigations: bool,
     /// Worst scenarios kept in the report.
     pub top: usize,
+    /// How the study's scenario, the state the sweep starts from, is described in the report
+    /// (e.g. the selectors given); unused on the healthy fabric.
+    pub state: String,
 }
 
 impl Default for FailureRequest {
@@ -42,6 +45,7 @@ impl Default for FailureRequest {
             aggregation: None,
             mitigations: false,
             top: 10,
+            state: String::new(),
         }
     }
 }
@@ -150,6 +154,32 @@ fn parse_sweep(f: &Fabric, args: &FailureRequest) -> Result<Sweep, Error> {
     }
 }
 
+/// The study's scenario as the state a sweep starts from: what is failed or hard-drained.
+/// Soft drains are refused: a sweep counts what is out of service, and a soft-drained element
+/// still carries traffic when nothing else is left.
+pub fn starting_state(scenario: &Scenario, description: &str) -> Result<Option<State>, Error> {
+    if !scenario.drained_soft.is_empty() {
+        return Err(Error::bad_request(
+            "a failure sweep cannot start from a soft drain (a soft-drained element still              carries traffic when nothing else is left); drain it hard (--drain) to sweep from              the state where it is out of service"
+                .to_owned(),
+        ));
+    }
+    let out = scenario.unusable();
+    if out.is_empty() {
+        return Ok(None);
+    }
+    let description = if description.trim().is_empty() {
+        let (d, l) = out.counts();
+        format!("{d} device(s) and {l} link(s) out of service")
+    } else {
+        description.trim().to_owned()
+    };
+    Ok(Some(State {
+        description,
+        down: Down::of_mask(&out),
+    }))
+}
+
 fn options(f: &Fabric, args: &FailureRequest, setup: &Setup) -> Result<Options, Error> {
     if args.mitigations && args.aggregation.is_none() {
         return Err(Error::bad_request(
@@ -179,25 +209,22 @@ fn options(f: &Fabric, args: &FailureRequest, setup: &Setup) -> Result<Options, 
         top: args.top,
         plan: setup.plan,
         cfg: setup.bgp,
+        state: None,
     })
 }
 
 impl Study<'_> {
-    /// Sweep the fabric's shared-risk groups as `req` says, from the healthy fabric.
+    /// Sweep the fabric's shared-risk groups as `req` says, on top of the study's scenario (a
+    /// maintenance state: what it fails or hard-drains is out of service in every scenario,
+    /// and every figure is measured from it; soft drains are refused).
     /// `progress` gets (scenarios done, total).
     pub fn failures(
         &self,
         req: &FailureRequest,
         progress: &(dyn Fn(u64, u64) + Sync),
     ) -> Result<FailureReport, Error> {
-        if self.damaged() {
-            return Err(Error::bad_request(
-                "failure sweeps start from the healthy fabric; sweeping from a maintenance \
-                 state (a scenario) is not supported yet"
-                    .into(),
-            ));
-        }
-        let opts = options(self.fabric, req, &self.setup)?;
+        let mut opts = options(self.fabric, req, &self.setup)?;
+        opts.state = starting_state(&self.scenario, &req.state)?;
         analyze(self.fabric, &self.fabric.srg_catalog(), &opts, progress)
             .map_err(Error::runtime_from)
     }

@@ -15,12 +15,11 @@ impl Study<'_> {
         opts: &ReportOptions,
         progress: &dyn Fn(u64, u64, &str),
     ) -> Result<(ReportData, String), Error> {
-        if self.damaged() {
-            return Err(Error::bad_request(
-                "the report describes the healthy fabric; a scenario is not supported yet".into(),
-            ));
+        let mut opts = opts.clone();
+        if opts.state.is_none() {
+            opts.state = crate::failures::starting_state(&self.scenario, "")?;
         }
-        let data = build(self.fabric, opts, progress).map_err(Error::runtime_from)?;
+        let data = build(self.fabric, &opts, progress).map_err(Error::runtime_from)?;
         let html = aifabric_report::html::render(&data)
             .map_err(|e| Error::runtime_in("rendering the report", e))?;
         Ok((data, html))

@@ -142,7 +142,7 @@ fn a_replay_under_a_scenario_carries_the_healthy_replay_of_the_same_placement() 
 }
 
 #[test]
-fn a_single_failure_sweep_covers_every_group_and_refuses_a_damaged_start() {
+fn a_single_failure_sweep_covers_every_group() {
     let f = aifabric_spec::load("dsf-l2-zone").unwrap();
     let req = aifabric::FailureRequest {
         sweep: "single:plane".into(),
@@ -172,15 +172,58 @@ fn a_single_failure_sweep_covers_every_group_and_refuses_a_damaged_start() {
         Study::healthy(&f, Setup::default()).failures(&bad, &|_, _| {}),
         Err(Error::BadRequest { message: m, .. }) if m.contains("pairs needs a class")
     ));
-    // A maintenance state (one switch drained) is not a start a sweep takes yet.
-    let switch = f
-        .devices_with_role(aifabric_model::Role::Fdsw)
-        .next()
-        .expect("a DSF zone has fabric switches");
-    let drained = Scenario::from_selectors(&f, &[], &[f.device_name(switch)], &[]).unwrap();
+}
+
+#[test]
+fn a_sweep_from_a_maintenance_state_measures_from_that_state() {
+    // Four BAG planes where the zones limit the region pair: from the healthy fabric no
+    // single plane costs anything; with one plane drained, the next one costs a third (the
+    // two planes left carry 2 of the 3 planes' worth the zones can send).
+    let f = aifabric_spec::build_str(
+        "p4.yaml",
+        aifabric_fixtures::specs::TWO_REGIONS_NSF_4_PLANES_PLANAR,
+    )
+    .unwrap();
+    let req = aifabric::FailureRequest {
+        sweep: "single:plane".into(),
+        state: "drain a.bag.plane0".into(),
+        ..Default::default()
+    };
+    let healthy = Study::healthy(&f, Setup::default())
+        .failures(&req, &|_, _| {})
+        .unwrap();
+    assert!(healthy.summary.starting_state.is_none());
+    assert_eq!(healthy.summary.capacity_retained.min, 1.0);
+    let drained = Scenario::from_selectors(&f, &[], &["a.bag.plane0".to_string()], &[]).unwrap();
+    let r = Study::new(&f, drained, Setup::default())
+        .failures(&req, &|_, _| {})
+        .unwrap();
+    let st = r
+        .summary
+        .starting_state
+        .as_ref()
+        .expect("the state is reported");
+    assert_eq!(st.description, "drain a.bag.plane0");
+    assert_eq!((st.devices_out, st.gpus_cut_off), (1, 0));
+    assert_eq!(
+        r.summary.healthy_gbps, healthy.summary.healthy_gbps,
+        "the drained plane alone costs nothing"
+    );
+    let retained = |name: &str| {
+        r.scenarios
+            .iter()
+            .find(|s| s.scenario == name)
+            .map(|s| s.min_capacity_retained)
+            .unwrap()
+    };
+    assert!((retained("plane:a.bag.plane1") - 2.0 / 3.0).abs() < 1e-9);
+    // Planar wiring: plane 0 of `c` only reaches the drained plane; failing it changes nothing.
+    assert_eq!(retained("plane:c.bag.plane0"), 1.0);
+    // A soft drain still carries traffic when nothing else is left: not a state to sweep from.
+    let soft = Scenario::from_selectors(&f, &[], &[], &["a.bag.plane0".to_string()]).unwrap();
     assert!(matches!(
-        Study::new(&f, drained, Setup::default()).failures(&req, &|_, _| {}),
-        Err(Error::BadRequest { .. })
+        Study::new(&f, soft, Setup::default()).failures(&req, &|_, _| {}),
+        Err(Error::BadRequest { message: m, .. }) if m.contains("soft drain")
     ));
 }
 

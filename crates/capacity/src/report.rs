@@ -529,6 +529,9 @@ pub struct TierLedger {
     ai: BTreeMap<(u32, u32), usize>,
     /// Healthy Mb/s per accumulator.
     healthy: Vec<u64>,
+    /// What [`TierLedger::changes`] compares with: the healthy figures, or those of a
+    /// starting state ([`TierLedger::from_state`]).
+    reference: Vec<u64>,
     /// (name, scope, down accumulator, up accumulator), in report order.
     tiers: Vec<(String, String, usize, usize)>,
 }
@@ -553,6 +556,7 @@ impl TierLedger {
         }
         let mut ledger = TierLedger {
             healthy: vec![0; zones * SLOTS * 2 + zones * 2 + ai.len() * 2],
+            reference: Vec::new(),
             edge_pod,
             zones,
             ai,
@@ -592,6 +596,7 @@ impl TierLedger {
                     .push(("ai_zone_to_atsw".to_owned(), scope, d, u));
             }
         }
+        ledger.reference = ledger.healthy.clone();
         ledger
     }
 
@@ -618,13 +623,22 @@ impl TierLedger {
         live
     }
 
-    /// Tiers whose oversubscription differs between the healthy fabric and `live`.
+    /// The same ledger comparing with the state where the `down` links (each given once) are
+    /// out: a sweep that starts from a maintenance state reports what changes from there.
+    pub fn from_state(mut self, f: &Fabric, down: impl IntoIterator<Item = LinkId>) -> Self {
+        self.reference = self.without(f, down);
+        self
+    }
+
+    /// Tiers whose oversubscription differs between the reference (the healthy fabric, or
+    /// the starting state) and `live`.
     pub fn changes(&self, live: &[u64]) -> Vec<TierChange> {
+        let reference = &self.reference;
         self.tiers
             .iter()
-            .filter(|t| live[t.2] != self.healthy[t.2] || live[t.3] != self.healthy[t.3])
+            .filter(|t| live[t.2] != reference[t.2] || live[t.3] != reference[t.3])
             .map(|(name, scope, d, u)| {
-                let before = self.healthy[*d] as f64 / self.healthy[*u] as f64;
+                let before = reference[*d] as f64 / reference[*u] as f64;
                 let after = (live[*u] > 0).then(|| live[*d] as f64 / live[*u] as f64);
                 // Equal ratios (down and up lost in proportion) are no change.
                 (name, scope, before, after)

@@ -145,6 +145,10 @@ pub(crate) enum Command {
         /// Also write the JSON report to this file (atomically).
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// The maintenance state the sweep starts from (failed and hard-drained elements are
+        /// out of service in every scenario; figures are measured from that state).
+        #[command(flatten)]
+        scenario: ScenarioArgs,
         #[command(flatten)]
         bgp: BgpArgs,
     },
@@ -319,6 +323,9 @@ pub(crate) enum Command {
         /// Print report.json to stdout as well.
         #[arg(long)]
         json: bool,
+        /// The maintenance state the report describes and its failure sweep starts from.
+        #[command(flatten)]
+        scenario: ScenarioArgs,
     },
     /// Export the fabric for other tools: NetBox bulk-import CSVs (devices, interfaces,
     /// cables with lengths, IP addresses, ASNs), GraphML and node-link JSON for NetworkX, the
@@ -464,6 +471,24 @@ pub(crate) struct ScenarioArgs {
 }
 
 impl ScenarioArgs {
+    /// The scenario as the user gave it: `fail A, B; drain C; scenario FILE` (empty: none).
+    pub(crate) fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        for (what, list) in [
+            ("fail", &self.fail),
+            ("drain", &self.drain),
+            ("drain-soft", &self.drain_soft),
+        ] {
+            if !list.is_empty() {
+                parts.push(format!("{what} {}", list.join(", ")));
+            }
+        }
+        if let Some(path) = &self.scenario {
+            parts.push(format!("scenario {path}"));
+        }
+        parts.join("; ")
+    }
+
     pub(crate) fn resolve(&self, f: &Fabric) -> Result<Scenario, Failure> {
         let mut s = Scenario::from_selectors(f, &self.fail, &self.drain, &self.drain_soft)
             .map_err(|e| Failure::BadArgument(e.to_string()))?;

@@ -299,11 +299,27 @@ pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usiz
         "{}: failure sweep `{}`, {} scenarios ({} draws)",
         r.fabric, sm.sweep, sm.scenarios, sm.draws
     );
+    // From a maintenance state, "healthy" figures are the state's.
+    let base = match &sm.starting_state {
+        Some(st) => {
+            let _ = writeln!(
+                s,
+                "starting state: {} ({} and {} out of service, {} cut off by it); every figure \
+                 below is measured from this state",
+                st.description,
+                count(st.devices_out as u64, "device"),
+                count(st.links_out as u64, "link"),
+                count(st.gpus_cut_off, "GPU")
+            );
+            "state"
+        }
+        None => "healthy",
+    };
     for (pair, g) in &sm.healthy_maxflow_gbps {
         let routed = sm.healthy_gbps.get(pair).copied().unwrap_or(0.0);
         let _ = writeln!(
             s,
-            "healthy {pair}: routed {} Tb/s per direction (max-flow bound {} Tb/s)",
+            "{base} {pair}: routed {} Tb/s per direction (max-flow bound {} Tb/s)",
             tbps(routed),
             tbps(*g)
         );
@@ -446,4 +462,13 @@ pub fn comparison(c: &aifabric::stages::failures::compare::Comparison) -> String
         }
     }
     s
+}
+
+/// `n` and `word`, plural unless `n` is 1: `1 device`, `3 links`.
+fn count(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("{n} {word}")
+    } else {
+        format!("{n} {word}s")
+    }
 }

@@ -30,6 +30,7 @@
 //!     top: 0,
 //!     plan: AsnPlan::Rfc7938,
 //!     cfg: BgpConfig::default(),
+//!     state: None,
 //! };
 //! let rep = analyze(&f, &f.srg_catalog(), &opts, &|_, _| {}).unwrap();
 //! assert_eq!(rep.scenarios.len(), 16);
@@ -70,6 +71,18 @@ pub struct Options {
     pub plan: AsnPlan,
     /// BGP settings.
     pub cfg: BgpConfig,
+    /// The starting state (e.g. a drained plane) every scenario adds to; `None`: the healthy
+    /// fabric.
+    pub state: Option<State>,
+}
+
+/// A maintenance state a sweep starts from.
+#[derive(Clone, Debug)]
+pub struct State {
+    /// What it is, as the user gave it (selectors, a scenario file).
+    pub description: String,
+    /// What it takes out of service (failed and hard-drained).
+    pub down: Down,
 }
 
 /// Run a sweep on `f` and build its report: evaluate every scenario, add blackholes (with
@@ -80,13 +93,16 @@ pub fn analyze(
     opts: &Options,
     progress: sweep::Progress,
 ) -> Result<report::FailureReport, NotConverged> {
-    let ev = Evaluator::new(f, opts.plan, opts.cfg)?;
+    let ev = match &opts.state {
+        Some(state) => Evaluator::from_state(f, opts.plan, opts.cfg, state.down.clone())?,
+        None => Evaluator::new(f, opts.plan, opts.cfg)?,
+    };
     let recs = sweep::run(&ev, catalog, &opts.sweep, progress)?;
     let mut records = report::records(&ev, catalog, &recs);
     if let Some(setup) = &opts.aggregation {
         let figures = recs
             .par_iter()
-            .map(|r| mitigate::blackholes_of(&ev, &Down::of_srgs(f, catalog, &r.srgs), setup))
+            .map(|r| mitigate::blackholes_of(&ev, &ev.down_of(catalog, &r.srgs), setup))
             .collect::<Result<Vec<_>, _>>()?;
         for (rec, b) in records.iter_mut().zip(figures) {
             rec.blackholed_prefixes = b.blackholed_prefixes;
@@ -94,6 +110,12 @@ pub fn analyze(
         }
     }
     let mut rep = report::report(&ev, &opts.label, records);
+    rep.summary.starting_state = opts.state.as_ref().map(|s| report::StartingState {
+        description: s.description.clone(),
+        devices_out: s.down.devices.len(),
+        links_out: s.down.down_links(f).len(),
+        gpus_cut_off: ev.state_gpus_cut_off,
+    });
     if let (true, Some(setup)) = (opts.mitigations, &opts.aggregation) {
         let by_name: rustc_hash::FxHashMap<&str, &sweep::Record> =
             recs.iter().map(|r| (r.scenario.as_str(), r)).collect();
@@ -102,7 +124,7 @@ pub fn analyze(
             .par_iter()
             .map(|s| {
                 let r = by_name[s.scenario.as_str()];
-                mitigate::mitigations(&ev, catalog, &Down::of_srgs(f, catalog, &r.srgs), setup)
+                mitigate::mitigations(&ev, catalog, &ev.down_of(catalog, &r.srgs), setup)
             })
             .collect::<Result<Vec<_>, _>>()?;
         for (s, m) in rep.scenarios.iter_mut().zip(results) {

@@ -127,6 +127,22 @@ pub struct Summary {
     pub scenarios_with_blackholes: usize,
     /// Worst scenario per class.
     pub by_class: Vec<ClassWorst>,
+    /// The maintenance state the sweep started from; every figure above is measured from it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starting_state: Option<StartingState>,
+}
+
+/// The state a sweep started from (see [`crate::State`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StartingState {
+    /// What it is, as the user gave it.
+    pub description: String,
+    /// Devices out of service.
+    pub devices_out: usize,
+    /// Links out of service (those of the devices included).
+    pub links_out: usize,
+    /// GPUs the state itself cuts off (counted here, not again in any scenario).
+    pub gpus_cut_off: u64,
 }
 
 /// The whole report.
@@ -268,6 +284,7 @@ pub fn report(ev: &Evaluator, sweep: &str, mut scenarios: Vec<ScenarioRecord>) -
             .filter(|s| s.blackholed_prefixes > 0)
             .count(),
         by_class,
+        starting_state: None,
     };
     FailureReport {
         fabric: ev.fabric().name().to_owned(),

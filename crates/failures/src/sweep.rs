@@ -15,8 +15,8 @@
 //! BAG chassis and the power domain that feeds only it) are evaluated once and share the
 //! outcome under their own names.
 
-use crate::eval::{Down, Evaluator, Outcome, Workspace};
-use aifabric_model::{DomainClass, Fabric, SrgCatalog, SrgClass};
+use crate::eval::{Evaluator, Outcome, Workspace};
+use aifabric_model::{DomainClass, SrgCatalog, SrgClass};
 use aifabric_routing::bgp::NotConverged;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -256,7 +256,6 @@ pub fn run(
     sweep: &Sweep,
     progress: Progress,
 ) -> Result<Vec<Record>, NotConverged> {
-    let f = ev.fabric();
     let name = |srgs: &[usize]| -> String {
         if srgs.is_empty() {
             "none".to_owned()
@@ -316,7 +315,7 @@ pub fn run(
             .par_iter()
             .map_init(
                 || pool.take(ev),
-                |ws, &j| ev.evaluate(&Down::of_srgs(f, catalog, &chunk[j].1), ws.get()),
+                |ws, &j| ev.evaluate(&ev.down_of(catalog, &chunk[j].1), ws.get()),
             )
             .collect::<Result<Vec<_>, _>>()?
             .into_iter();
@@ -372,7 +371,6 @@ fn run_monte_carlo(
     name: &dyn Fn(&[usize]) -> String,
     progress: Progress,
 ) -> Result<Vec<Record>, NotConverged> {
-    let f: &Fabric = ev.fabric();
     let sampler = Sampler::new(catalog, model);
     let pool = Pool::default();
     let mut seen: FxHashMap<Vec<usize>, usize> = FxHashMap::default();
@@ -401,7 +399,7 @@ fn run_monte_carlo(
             .par_iter()
             .map_init(
                 || pool.take(ev),
-                |ws, (srgs, _)| ev.evaluate(&Down::of_srgs(f, catalog, srgs), ws.get()),
+                |ws, (srgs, _)| ev.evaluate(&ev.down_of(catalog, srgs), ws.get()),
             )
             .collect::<Result<Vec<_>, _>>()?;
         for ((srgs, draws), outcome) in distinct.into_iter().zip(outcomes) {

@@ -170,6 +170,45 @@ proptest! {
     }
 
     #[test]
+    fn a_sweep_from_a_state_is_exact_and_agrees_with_the_healthy_evaluator(
+        state in proptest::collection::vec(any::<prop::sample::Index>(), 1..3),
+        more in proptest::collection::vec(any::<prop::sample::Index>(), 1..3),
+    ) {
+        let f = build(MIXED);
+        let cat = f.srg_catalog();
+        let pick = |v: &[prop::sample::Index]| -> Vec<usize> {
+            v.iter().map(|i| i.index(cat.len())).collect()
+        };
+        let base = Down::of_srgs(&f, &cat, &pick(&state));
+        let ev = Evaluator::from_state(&f, AsnPlan::Rfc7938, BgpConfig::default(), base.clone())
+            .expect("converges");
+        let down = ev.down_of(&cat, &pick(&more));
+        let mut ws = ev.workspace();
+        let inc = ev.evaluate(&down, &mut ws).unwrap();
+        let scratch = ev.evaluate_from_scratch(&down).unwrap();
+        assert_same(&inc, &scratch, "from a state");
+        // Absolute figures do not depend on where the sweep started.
+        let healthy = evaluator(&f);
+        let abs = healthy.evaluate(&down, &mut healthy.workspace()).unwrap();
+        let figures = |o: &Outcome| {
+            let mut v = o.site_pair_gbps.clone();
+            v.extend(&o.region_pair_gbps);
+            v.extend(&o.region_maxflow_gbps);
+            v
+        };
+        for (x, y) in figures(&inc).iter().zip(figures(&abs)) {
+            prop_assert!((x - y).abs() <= 1e-9 * y.max(1.0), "{} Gb/s vs {} Gb/s", x, y);
+        }
+        // GPUs cut off are counted from the state: the state's own are not counted again.
+        let of_state = healthy.evaluate(&base, &mut healthy.workspace()).unwrap();
+        prop_assert_eq!(
+            inc.gpus_disconnected + of_state.gpus_disconnected,
+            abs.gpus_disconnected
+        );
+        prop_assert_eq!(ev.state_gpus_cut_off, of_state.gpus_disconnected);
+    }
+
+    #[test]
     fn capacity_never_increases_when_failures_are_added(
         first in proptest::collection::vec(any::<prop::sample::Index>(), 0..3),
         more in proptest::collection::vec(any::<prop::sample::Index>(), 1..3),
@@ -310,6 +349,7 @@ fn json_with_threads(threads: usize) -> String {
         top: 10,
         plan: AsnPlan::Rfc7938,
         cfg: BgpConfig::default(),
+        state: None,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -381,6 +421,7 @@ fn mitigations_remove_blackholes_and_say_what_they_cost() {
         top: 10,
         plan: AsnPlan::Rfc7938,
         cfg: BgpConfig::default(),
+        state: None,
     };
     let rep = analyze(&f, &cat, &opts, &|_, _| {}).unwrap();
     let rec = |n: &str| rep.scenarios.iter().find(|s| s.scenario == n).unwrap();

@@ -23,6 +23,15 @@ impl Down {
         }
     }
 
+    /// What `mask` marks failed.
+    pub fn of_mask(mask: &FailureMask) -> Self {
+        Down {
+            devices: mask.failed_devices().collect(),
+            links: mask.failed_links().collect(),
+            mask: mask.clone(),
+        }
+    }
+
     /// The union of shared-risk groups `srgs` of `catalog`.
     pub fn of_srgs(f: &Fabric, catalog: &SrgCatalog, srgs: &[usize]) -> Self {
         let mut d = Down::none(f);

@@ -63,6 +63,16 @@ impl FailureMask {
         self.devices.is_clear() && self.links.is_clear()
     }
 
+    /// The devices marked failed, in id order.
+    pub fn failed_devices(&self) -> impl Iterator<Item = DeviceId> + '_ {
+        self.devices.ones().map(DeviceId::from_idx)
+    }
+
+    /// The links marked failed themselves, in id order (endpoints not considered).
+    pub fn failed_links(&self) -> impl Iterator<Item = LinkId> + '_ {
+        self.links.ones().map(LinkId::from_idx)
+    }
+
     /// Union with another mask over the same fabric.
     pub fn union_with(&mut self, other: &FailureMask) {
         self.devices.union_with(&other.devices);

@@ -29,6 +29,8 @@ pub struct ReportOptions {
     /// The spec's name and text, to build it planar and spread and compare the two under
     /// the same sweep (skipped when absent or the spec has no inter-BAG links).
     pub spec_text: Option<(String, String)>,
+    /// The maintenance state the failure sweep starts from (`None`: the healthy fabric).
+    pub state: Option<aifabric_failures::State>,
 }
 
 impl Default for ReportOptions {
@@ -40,6 +42,7 @@ impl Default for ReportOptions {
             lbs: vec![Lb::Ecmp, Lb::Eecmp(16), Lb::Spray],
             seed: 1,
             spec_text: None,
+            state: None,
         }
     }
 }
@@ -99,14 +102,20 @@ pub struct TierRow {
 pub struct FailureSection {
     /// Sweep run.
     pub sweep: String,
+    /// The state the sweep started from, if not the healthy fabric.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starting_state: Option<aifabric_failures::report::StartingState>,
     /// Scenarios.
     pub scenarios: usize,
     /// Per region pair (or site pair), capacity retained by each scenario, sorted (the CDF).
     pub cdf: BTreeMap<String, Vec<f64>>,
     /// Worst scenarios, worst first: (scenario, smallest capacity retained).
     pub worst: Vec<(String, f64)>,
-    /// The same sweep on the spec built planar and built spread.
+    /// The same sweep on the spec built planar and built spread (from the healthy fabric).
     pub planar_vs_spread: Option<aifabric_failures::compare::Comparison>,
+    /// Why planar and spread were not compared, when the spec has inter-BAG links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub planar_vs_spread_note: Option<String>,
 }
 
 /// One load-balancing mode's bus bandwidth per size.
@@ -164,19 +173,36 @@ pub enum ReportError {
     Sim(#[from] SimError),
 }
 
-/// Planar vs spread under `sweep`, if the spec has inter-BAG links.
+/// Planar vs spread under `sweep`, if the spec has inter-BAG links; or why they are not
+/// compared (the spec cannot be wired spread).
 fn compare(
     name: &str,
     text: &str,
     sweep: &Sweep,
-) -> Result<Option<aifabric_failures::compare::Comparison>, ReportError> {
+) -> Result<
+    (
+        Option<aifabric_failures::compare::Comparison>,
+        Option<String>,
+    ),
+    ReportError,
+> {
     use aifabric_failures::compare::planar_vs_spread;
     use aifabric_spec::build_inter_bag;
     use aifabric_spec::spec::InterBagTopology;
     let Ok(planar) = build_inter_bag(name, text, InterBagTopology::Planar) else {
-        return Ok(None);
+        return Ok((None, None));
     };
-    let spread = build_inter_bag(name, text, InterBagTopology::Spread)?;
+    let spread = match build_inter_bag(name, text, InterBagTopology::Spread) {
+        Ok(s) => s,
+        Err(e) => {
+            let why = e.to_string();
+            let first = why.lines().next().unwrap_or_default();
+            return Ok((
+                None,
+                Some(format!("the spec cannot be wired spread ({first})")),
+            ));
+        }
+    };
     planar_vs_spread(
         &planar,
         &spread,
@@ -186,7 +212,7 @@ fn compare(
         5,
         &|_, _| {},
     )
-    .map(Some)
+    .map(|c| (Some(c), None))
     .map_err(ReportError::from)
 }
 
@@ -198,7 +224,11 @@ pub fn build(
 ) -> Result<ReportData, ReportError> {
     let steps = 2 + opts.lbs.len() as u64;
     progress(0, steps, "capacity");
-    let none = FailureMask::none(f);
+    // Every section describes the starting state: the healthy fabric, or the maintenance state.
+    let none = opts
+        .state
+        .as_ref()
+        .map_or_else(|| FailureMask::none(f), |s| s.down.mask.clone());
     let cap = capacity_report(f, &none);
     let mut zone_up = vec![0.0f64; f.zones().len()];
     let mut zone_gpus = vec![0u64; f.zones().len()];
@@ -285,6 +315,7 @@ pub fn build(
         top: 10,
         plan: AsnPlan::Rfc7938,
         cfg: BgpConfig::default(),
+        state: opts.state.clone(),
     };
     let catalog = f.srg_catalog();
     let rep = analyze(f, &catalog, &fopts, &|_, _| {})?;
@@ -310,13 +341,15 @@ pub fn build(
         v.sort_by(f64::total_cmp);
         cdf.insert(pair.clone(), v);
     }
-    let planar_vs_spread = match &opts.spec_text {
+    let (planar_vs_spread, planar_vs_spread_note) = match &opts.spec_text {
         Some((name, text)) => compare(name, text, &fopts.sweep)?,
-        None => None,
+        None => (None, None),
     };
     let failures = FailureSection {
         planar_vs_spread,
+        planar_vs_spread_note,
         sweep: fopts.label.clone(),
+        starting_state: rep.summary.starting_state.clone(),
         scenarios: rep.scenarios.len(),
         cdf,
         worst: rep
@@ -327,7 +360,8 @@ pub fn build(
             .collect(),
     };
 
-    let healthy = Scenario::healthy(f);
+    let mut healthy = Scenario::healthy(f);
+    healthy.failed = none.clone();
     let params = NetParams::default();
     let gpus_avail = f.devices_with_role(Role::Gpu).count() as u32;
     let n = opts.gpus.min(gpus_avail);

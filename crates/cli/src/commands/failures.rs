@@ -31,13 +31,18 @@ pub(crate) fn progress_bar(what: &str) -> ProgressBar {
 }
 
 /// Run the sweep on one fabric.
-pub fn sweep(f: &Fabric, setup: Setup, req: &FailureRequest) -> Result<FailureReport, Failure> {
+pub fn sweep(
+    f: &Fabric,
+    state: aifabric::stages::model::Scenario,
+    setup: Setup,
+    req: &FailureRequest,
+) -> Result<FailureReport, Failure> {
     let bar = progress_bar("scenarios");
     let tick = |done: u64, total: u64| {
         bar.set_length(total);
         bar.set_position(done);
     };
-    let report = Study::healthy(f, setup).failures(req, &tick)?;
+    let report = Study::new(f, state, setup).failures(req, &tick)?;
     bar.finish_and_clear();
     Ok(report)
 }

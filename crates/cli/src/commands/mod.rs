@@ -27,10 +27,12 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             top,
             json,
             out,
+            scenario,
             bgp,
         } => {
             let setup = bgp.setup();
             let req = aifabric::FailureRequest {
+                state: scenario.describe(),
                 sweep,
                 samples,
                 seed,
@@ -41,6 +43,13 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 top,
             };
             if compare_inter_bag {
+                if !req.state.is_empty() {
+                    return Err(Failure::BadArgument(
+                        "--compare-inter-bag sweeps the healthy planar and spread builds; it \
+                         takes no --fail/--drain/--scenario"
+                            .into(),
+                    ));
+                }
                 let (name, text) =
                     aifabric::stages::spec::read(&spec).map_err(Failure::BadInput)?;
                 let cmp = failures::compare(&name, &text, &setup, &req)?;
@@ -50,7 +59,8 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 emit_versioned(json, &cmp, render::comparison)?;
             } else {
                 let f = load(&spec)?;
-                let report = failures::sweep(&f, setup, &req)?;
+                let state = scenario.resolve(&f)?;
+                let report = failures::sweep(&f, state, setup, &req)?;
                 if let Some(path) = &out {
                     write_json(path, &versioned(&report))?;
                 }
@@ -282,6 +292,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             sweep,
             gpus,
             json,
+            scenario,
         } => {
             let sweep = match sweep.as_str() {
                 "all" => None,
@@ -296,7 +307,12 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 ..Default::default()
             };
             let bar = failures::progress_bar("report");
-            let study = aifabric::Study::healthy(&f, aifabric::Setup::default());
+            let state = scenario.resolve(&f)?;
+            let opts = aifabric::stages::report::data::ReportOptions {
+                state: aifabric::failures::starting_state(&state, &scenario.describe())?,
+                ..opts
+            };
+            let study = aifabric::Study::new(&f, state, aifabric::Setup::default());
             let (data, html) = study.report(&opts, &|i, n, what| {
                 bar.set_length(n);
                 bar.set_position(i);

@@ -952,3 +952,70 @@ fn a_collective_too_big_for_memory_is_refused_before_it_runs() {
         "{err}"
     );
 }
+
+#[test]
+fn failures_and_report_start_from_a_maintenance_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("p4.yaml");
+    std::fs::write(
+        &spec,
+        aifabric_fixtures::specs::TWO_REGIONS_NSF_4_PLANES_PLANAR,
+    )
+    .unwrap();
+    let spec = spec.to_str().unwrap();
+    let v = json(&[
+        "failures",
+        spec,
+        "--sweep",
+        "single:plane",
+        "--drain",
+        "a.bag.plane0",
+        "--json",
+    ]);
+    let st = &v["summary"]["starting_state"];
+    assert_eq!(st["description"], "drain a.bag.plane0");
+    let min = v["summary"]["capacity_retained"]["min"].as_f64().unwrap();
+    assert!((min - 2.0 / 3.0).abs() < 1e-9, "{min}");
+    let table = aifabric()
+        .args([
+            "failures",
+            spec,
+            "--sweep",
+            "single:plane",
+            "--drain",
+            "a.bag.plane0",
+        ])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.contains("starting state: drain a.bag.plane0"),
+        "{table}"
+    );
+    assert!(table.contains("state a<->c: routed"), "{table}");
+    // The report describes the state and sweeps from it.
+    let out = dir.path().join("report");
+    aifabric()
+        .args([
+            "report",
+            spec,
+            "--out",
+            out.to_str().unwrap(),
+            "--drain",
+            "a.bag.plane0",
+        ])
+        .args(["--gpus", "8"])
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("Started from a maintenance state"),
+        "no state in the report"
+    );
+    assert!(html.contains("drain a.bag.plane0"));
+    // A soft drain is not a state to sweep from: bad input.
+    aifabric()
+        .args(["failures", spec, "--drain-soft", "a.bag.plane0"])
+        .assert()
+        .code(2);
+}

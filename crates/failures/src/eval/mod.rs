@@ -69,6 +69,10 @@ aifabric_model::id_type!(
 /// Everything a sweep needs to evaluate scenarios on one fabric (see the module docs).
 pub struct Evaluator<'f> {
     f: &'f Fabric,
+    /// The starting state every scenario adds to (nothing, or a maintenance state).
+    base: Down,
+    /// GPUs the starting state itself cuts off (0 from the healthy fabric).
+    pub state_gpus_cut_off: u64,
     /// The BGP view.
     pub g: BgpGraph,
     healthy: Vec<SessionState>,
@@ -126,8 +130,22 @@ impl<'f> Evaluator<'f> {
     /// Index `f`: BGP graph (ASNs by `plan`), healthy routes toward every site, unit loads
     /// of every site pair, max-flow networks of every region pair.
     pub fn new(f: &'f Fabric, plan: AsnPlan, cfg: BgpConfig) -> Result<Self, NotConverged> {
+        Self::from_state(f, plan, cfg, Down::none(f))
+    }
+
+    /// [`Evaluator::new`] from a starting state: `base` (e.g. a drained BAG plane) is out of
+    /// service in every scenario, and every figure (capacity retained, GPUs cut off, tier
+    /// changes) is measured from that state, not from the healthy fabric.
+    pub fn from_state(
+        f: &'f Fabric,
+        plan: AsnPlan,
+        cfg: BgpConfig,
+        base: Down,
+    ) -> Result<Self, NotConverged> {
         let g = BgpGraph::new(f, plan);
-        let healthy = bgp::session_states(f, &g, &Scenario::healthy(f));
+        let mut start = Scenario::healthy(f);
+        start.failed = base.mask.clone();
+        let healthy = bgp::session_states(f, &g, &start);
         let mut session_of_link = vec![None; f.links().len()];
         for s in (0..g.sessions.len()).map(SessionId::from_idx) {
             for &l in g.links(s) {
@@ -167,16 +185,23 @@ impl<'f> Evaluator<'f> {
             .iter()
             .map(|d| site_of_zone[d.zone.idx()])
             .collect();
-        let none = FailureMask::none(f);
+        let none = &base.mask;
+        let healthy_mask = FailureMask::none(f);
+        let mut state_gpus_cut_off = 0;
         let mut rack_mbps = vec![0u64; f.devices().len()];
         let mut speaker_mbps = vec![0u64; g.speakers.len()];
         let mut gpu_ok = FixedBitSet::with_capacity(f.devices().len());
         for (i, d) in f.devices().iter().enumerate() {
-            if d.role == Role::Gpu && gpu_connected(f, DeviceId::from_idx(i), &none) {
+            if d.role == Role::Gpu && gpu_connected(f, DeviceId::from_idx(i), none) {
                 gpu_ok.insert(i);
+            } else if d.role == Role::Gpu
+                && !base.mask.is_empty()
+                && gpu_connected(f, DeviceId::from_idx(i), &healthy_mask)
+            {
+                state_gpus_cut_off += 1;
             }
             if is_rack(d.role) {
-                let w = rack_weight(f, DeviceId::from_idx(i), &none);
+                let w = rack_weight(f, DeviceId::from_idx(i), none);
                 rack_mbps[i] = w;
                 if let Some(v) = g.speaker(DeviceId::from_idx(i)) {
                     speaker_mbps[v.idx()] += w;
@@ -252,7 +277,9 @@ impl<'f> Evaluator<'f> {
             healthy_region_gbps: Vec::new(),
             healthy_maxflow_gbps: Vec::new(),
             nets: Vec::new(),
-            ledger: TierLedger::new(f),
+            ledger: TierLedger::new(f).from_state(f, base.down_links(f)),
+            base,
+            state_gpus_cut_off,
         };
         ev.speaker_site = ev.g.speaker_ids().map(|v| ev.site_of_speaker(v)).collect();
         ev.nets = (0..ev.region_pairs.len())
@@ -323,6 +350,18 @@ impl<'f> Evaluator<'f> {
     /// The fabric.
     pub fn fabric(&self) -> &'f Fabric {
         self.f
+    }
+
+    /// The starting state every scenario adds to.
+    pub fn base(&self) -> &Down {
+        &self.base
+    }
+
+    /// What the union of shared-risk groups `srgs` takes down on top of the starting state.
+    pub fn down_of(&self, catalog: &SrgCatalog, srgs: &[usize]) -> Down {
+        let mut d = Down::of_srgs(self.f, catalog, srgs);
+        d.add(&self.base.devices, &self.base.links);
+        d
     }
 
     /// Site pair names, `a<->b`.

@@ -18,7 +18,7 @@ impl<'f> Evaluator<'f> {
         scenario.failed = down.mask.clone();
         let states = bgp::session_states(f, &self.g, &scenario);
         let mut weights = vec![0u64; self.g.speakers.len()];
-        let none = FailureMask::none(f);
+        let none = &self.base.mask;
         let mut gpus_disconnected = 0;
         for (i, d) in f.devices().iter().enumerate() {
             let id = DeviceId::from_idx(i);
@@ -26,7 +26,7 @@ impl<'f> Evaluator<'f> {
                 weights[v.idx()] += rack_weight(f, id, &down.mask);
             }
             if d.role == Role::Gpu
-                && gpu_connected(f, id, &none)
+                && gpu_connected(f, id, none)
                 && !gpu_connected(f, id, &down.mask)
             {
                 gpus_disconnected += 1;
