@@ -1,9 +1,11 @@
 //! The one place that runs a prediction on the scenario's fabric and, when the scenario
 //! damages anything, on the healthy fabric too.
 
+use crate::report::Crossing;
 use crate::{Error, Study};
 use aifabric_engine::{Net, NetParams};
-use aifabric_model::Scenario;
+use aifabric_model::{LinkId, Scenario};
+use fixedbitset::FixedBitSet;
 
 /// A value on the scenario's fabric and, if the scenario damages anything, on the healthy one.
 pub(crate) struct Both<T> {
@@ -45,4 +47,46 @@ impl<T> Both<T> {
         };
         Ok(Both { now, healthy })
     }
+}
+
+/// With a damaging scenario, what of it the healthy runs' traffic (`used`: links that carried
+/// traffic) crosses; `None` on a healthy study.
+pub(crate) fn crossing<'a>(
+    study: &Study<'_>,
+    used: impl IntoIterator<Item = &'a FixedBitSet>,
+) -> Option<Crossing> {
+    if !study.damaged() {
+        return None;
+    }
+    let f = study.fabric;
+    let mut out = study.scenario.unusable();
+    out.union_with(&study.scenario.drained_soft);
+    let mut all = FixedBitSet::with_capacity(f.links().len());
+    for u in used {
+        all.union_with(u);
+    }
+    let (mut links_out, mut crossed, mut examples) = (0, 0, Vec::new());
+    for i in 0..f.links().len() {
+        let l = LinkId::from_idx(i);
+        if f.link_up(l, &out) {
+            continue;
+        }
+        links_out += 1;
+        if all.contains(i) {
+            crossed += 1;
+            if examples.len() < 3 {
+                let link = f.link(l);
+                examples.push(format!(
+                    "{}--{}",
+                    f.device_name(link.a),
+                    f.device_name(link.b)
+                ));
+            }
+        }
+    }
+    Some(Crossing {
+        links_out,
+        crossed,
+        examples,
+    })
 }

@@ -57,8 +57,8 @@ pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement};
 pub use failures::FailureRequest;
 pub use report::{
-    versioned, CollectiveReport, CollectiveRow, JobReport, ReplayReport, TrafficReport, Versioned,
-    SCHEMA_VERSION,
+    versioned, CollectiveReport, CollectiveRow, Crossing, JobReport, ReplayReport, TrafficReport,
+    Versioned, SCHEMA_VERSION,
 };
 pub use size::Sizes;
 
@@ -334,6 +334,7 @@ impl<'f> Study<'f> {
         let mut tuners = nets.map(|_| Tuner::default());
         let mut rows = Vec::new();
         let mut largest = None;
+        let mut used = Vec::new();
         for &s in &req.sizes {
             let col = Collective {
                 op: Some(req.op),
@@ -347,7 +348,11 @@ impl<'f> Study<'f> {
             };
             let r = tuners.now.simulate(&nets.now, &routes.now, &col)?;
             let slowdown = match (&mut tuners.healthy, &nets.healthy, &routes.healthy) {
-                (Some(t), Some(h), Some(hr)) => Some(r.time_s / t.simulate(h, hr, &col)?.time_s),
+                (Some(t), Some(h), Some(hr)) => {
+                    let base = t.simulate(h, hr, &col)?;
+                    used.push(base.used_links);
+                    Some(r.time_s / base.time_s)
+                }
                 _ => None,
             };
             rows.push(CollectiveRow {
@@ -374,6 +379,7 @@ impl<'f> Study<'f> {
             channels: c.channels,
             rows,
             largest: largest.ok_or_else(|| Error::bad_request("no sizes given".into()))?,
+            crossing: compare::crossing(self, &used),
         })
     }
 
@@ -399,6 +405,13 @@ impl<'f> Study<'f> {
             placement: policy,
             lb: c.lb.name(),
             seed: c.seed,
+            crossing: compare::crossing(
+                self,
+                steps
+                    .healthy
+                    .iter()
+                    .flat_map(|h| h.comms.iter().map(|c| &c.detail.used_links)),
+            ),
             result: steps.now,
             healthy: steps.healthy,
             slowdown,

@@ -35,6 +35,20 @@ pub fn versioned<T: Serialize>(body: &T) -> Versioned<'_, T> {
     }
 }
 
+/// What a damaging scenario takes out that a prediction's traffic uses: when `crossed` is 0
+/// the scenario cannot change the prediction (its traffic, on the healthy fabric, touches
+/// nothing the scenario takes out), and the output says so.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Crossing {
+    /// Links the scenario takes out of service (failed, drained, soft-drained, or attached to
+    /// such a device).
+    pub links_out: usize,
+    /// Of those, the links the healthy run carries traffic on.
+    pub crossed: usize,
+    /// Up to three of the crossed links, `a--b`.
+    pub examples: Vec<String>,
+}
+
 /// One size of a collective sweep (a row of the nccl-tests-style table).
 #[derive(Clone, Debug, Serialize)]
 pub struct CollectiveRow {
@@ -84,6 +98,9 @@ pub struct CollectiveReport {
     pub rows: Vec<CollectiveRow>,
     /// Detail of the largest size (tiers and bottlenecks).
     pub largest: CollectiveResult,
+    /// With a damaging scenario: what of it the collective's traffic crosses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crossing: Option<Crossing>,
 }
 
 /// One training iteration.
@@ -107,6 +124,9 @@ pub struct JobReport {
     /// Step time over the healthy one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slowdown: Option<f64>,
+    /// With a damaging scenario: what of it the job's traffic crosses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crossing: Option<Crossing>,
 }
 
 /// A traffic matrix, event by event.

@@ -41,6 +41,49 @@ fn a_damaging_scenario_is_compared_with_the_healthy_fabric() {
 }
 
 #[test]
+fn a_scenario_the_traffic_never_crosses_says_so_and_changes_nothing() {
+    let f = fabric();
+    let study = Study::new(&f, atsw_down(&f), Setup::default());
+    // 64 packed GPUs stay under their CTSWs: nothing they send reaches an ATSW.
+    let inside = CollectiveRequest {
+        gpus: 64,
+        sizes: vec![64 << 20],
+        ..CollectiveRequest::default()
+    };
+    let r = study.collective(&inside).unwrap();
+    let c = r
+        .crossing
+        .as_ref()
+        .expect("a damaging scenario says what it crosses");
+    assert!(c.links_out > 0);
+    assert_eq!((c.crossed, c.examples.len()), (0, 0));
+    assert_eq!(
+        r.rows[0].slowdown,
+        Some(1.0),
+        "untouched traffic cannot slow down"
+    );
+    // Over several AI zones, the ring crosses the failed ATSW's links.
+    let across = CollectiveRequest {
+        gpus: 4096,
+        sizes: vec![64 << 20],
+        ..CollectiveRequest::default()
+    };
+    let r = study.collective(&across).unwrap();
+    let c = r.crossing.as_ref().unwrap();
+    assert!(c.crossed > 0 && c.crossed <= c.links_out);
+    assert!(
+        c.examples.iter().all(|e| e.contains("atsw1")),
+        "{:?}",
+        c.examples
+    );
+    // A healthy study has nothing to cross.
+    let h = Study::healthy(&f, Setup::default())
+        .collective(&inside)
+        .unwrap();
+    assert!(h.crossing.is_none());
+}
+
+#[test]
 fn a_job_under_a_scenario_carries_the_healthy_step_of_the_same_placement() {
     let f = fabric();
     let it = aifabric_spec::job::load(concat!(

@@ -27,6 +27,7 @@ use aifabric_model::DeviceId;
 use aifabric_routing::bgp::{routes_to, NotConverged, RoutesTo, SpeakerId};
 use aifabric_workload::collective::{alg_bw_gbytes_per_s, bus_bw_gbytes_per_s, Op};
 use aifabric_workload::schedule::{schedule, Algo, Phase, ScheduleError};
+use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -135,6 +136,10 @@ pub struct CollectiveResult {
     /// With `auto`: every candidate's predicted time at this size, seconds (the chosen one
     /// is the lowest); empty when the algorithm was given.
     pub tuned: Vec<(Algo, f64)>,
+    /// The links that carried traffic (by link index), to tell whether a scenario touches
+    /// what the collective uses. Not serialized.
+    #[serde(skip)]
+    pub used_links: FixedBitSet,
 }
 
 /// Routes toward every destination speaker a collective needs, computed in parallel.
@@ -1009,6 +1014,15 @@ pub(crate) fn simulate_algo(
     }
     let lat = alpha_total + chain.longest();
     let time = xfer + lat;
+    let links = net.f.links().len();
+    let mut used_links = FixedBitSet::with_capacity(links);
+    for (r, _) in carried[..2 * links]
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| b > 0.0)
+    {
+        used_links.insert(r / 2);
+    }
     let carried = carried
         .iter()
         .enumerate()
@@ -1040,6 +1054,7 @@ pub(crate) fn simulate_algo(
         te_gap,
         algo: c.algo,
         tuned: Vec::new(),
+        used_links,
     })
 }
 

@@ -141,8 +141,30 @@ pub fn render_collective(r: &CollectiveReport) -> String {
     if auto {
         auto_choice(&mut out, &r.rows);
     }
+    if let Some(c) = &r.crossing {
+        out.push_str(&crossing(c, "collective"));
+    }
     details(&mut out, &r.largest);
     out
+}
+
+/// What of the scenario the traffic crosses; when nothing, that the scenario cannot change
+/// the result.
+fn crossing(c: &aifabric::Crossing, what: &str) -> String {
+    if c.crossed == 0 {
+        format!(
+            "the scenario takes out {} links and this {what}'s traffic crosses none of them \
+             (on the healthy fabric): it cannot change this {what}\n",
+            c.links_out
+        )
+    } else {
+        format!(
+            "the scenario takes out {} links; this {what}'s traffic crosses {} of them (e.g. {})\n",
+            c.links_out,
+            c.crossed,
+            c.examples.join(", ")
+        )
+    }
 }
 
 fn ms(s: f64) -> String {
@@ -180,7 +202,10 @@ pub fn render_job(r: &JobReport) -> String {
             x,
             (s.step_s - h.step_s) * 1e3
         );
-        if (x - 1.0).abs() < 1e-9 {
+        if let Some(c) = &r.crossing {
+            out.push_str(&crossing(c, "job"));
+        }
+        if (x - 1.0).abs() < 1e-9 && r.crossing.as_ref().is_none_or(|c| c.crossed > 0) {
             // Say why a failure changes nothing, rather than leave it silent.
             let mut tiers: Vec<&str> = r
                 .result
