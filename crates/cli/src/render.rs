@@ -215,17 +215,51 @@ pub fn blackholes(r: &aifabric::stages::routing::aggregation::BlackholeReport) -
         let agg = z.aggregate.as_deref().unwrap_or("-");
         let _ = writeln!(
             s,
-            "  {:<24} {:<20} {:>6} racks  {:>4} borders advertising, {:>4} withdrawn, {:>5} racks unreachable",
+            "  {:<24} {:<20} {:>6} racks ({} live)  {:>4} borders advertising, {:>4} withdrawn, {:>5} racks unreachable ({} live)",
             z.scope,
             agg,
             z.covered,
+            z.live_racks,
             z.advertising.len(),
             z.withdrawn.len(),
-            z.unreachable_prefixes
+            z.unreachable_prefixes,
+            z.unreachable_live_racks
         );
     }
+    // Live racks nobody can reach are an outage, blackholes or not.
+    let outages: Vec<_> = r
+        .scopes
+        .iter()
+        .filter(|z| z.unreachable_live_racks > 0)
+        .collect();
+    if !outages.is_empty() {
+        let _ = writeln!(s, "\nOutages ({})", outages.len());
+        for z in &outages {
+            let why = if z.advertising.is_empty() {
+                "no border advertises the aggregate"
+            } else {
+                "no advertising border reaches them"
+            };
+            let _ = writeln!(
+                s,
+                "  {}: {} of {} live racks unreachable ({:.1}% of its traffic): {why}",
+                z.scope,
+                z.unreachable_live_racks,
+                z.live_racks,
+                100.0 * z.outage_share
+            );
+        }
+    }
     if r.blackholes.is_empty() {
-        let _ = writeln!(s, "\nNo blackholes.");
+        let _ = writeln!(
+            s,
+            "\nNo blackholes{}.",
+            if outages.is_empty() {
+                ""
+            } else {
+                " (the outages above drop nothing: no border attracts the traffic)"
+            }
+        );
         return s;
     }
     let _ = writeln!(s, "\nBlackholes ({})", r.blackholes.len());
@@ -410,10 +444,11 @@ pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usiz
             }
             let _ = writeln!(
                 s,
-                "    mitigation {:<24} -> routed {}, blackholed {} ({on})",
+                "    mitigation {:<24} -> routed {}, blackholed {}, live racks unreachable {} ({on})",
                 m.mitigation,
                 share(m.min_capacity_retained),
                 m.blackholes.blackholed_prefixes,
+                m.blackholes.unreachable_live_racks,
             );
         }
     }

@@ -107,6 +107,7 @@ pub fn analyze(
         for (rec, b) in records.iter_mut().zip(figures) {
             rec.blackholed_prefixes = b.blackholed_prefixes;
             rec.blackholed_share = b.blackholed_share;
+            rec.unreachable_live_racks = b.unreachable_live_racks;
         }
     }
     let mut rep = report::report(&ev, &opts.label, records);

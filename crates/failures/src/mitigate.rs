@@ -74,6 +74,8 @@ fn figures(r: &BlackholeReport) -> BlackholeFigures {
     BlackholeFigures {
         blackholed_prefixes: r.blackholes.iter().map(|b| b.prefixes.len()).sum(),
         blackholed_share: r.blackholes.iter().fold(0.0, |a, b| a + b.blackholed_share),
+        unreachable_live_racks: r.scopes.iter().map(|s| s.unreachable_live_racks).sum(),
+        unreachable_share: r.scopes.iter().fold(0.0, |a, s| a + s.outage_share),
     }
 }
 
@@ -87,6 +89,8 @@ pub fn blackholes_of(
         return Ok(BlackholeFigures {
             blackholed_prefixes: 0,
             blackholed_share: 0.0,
+            unreachable_live_racks: 0,
+            unreachable_share: 0.0,
         });
     }
     Ok(figures(&run_detector(ev, down, setup, setup.aggregation)?))

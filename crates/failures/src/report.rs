@@ -17,6 +17,12 @@ pub struct BlackholeFigures {
     pub blackholed_prefixes: usize,
     /// Share of the scope's traffic that is dropped, summed over blackholes.
     pub blackholed_share: f64,
+    /// Live racks no advertising border reaches (blackholed ones included): an outage even
+    /// when no border advertises anything (a withdrawn aggregate drops no traffic but
+    /// reaches no rack).
+    pub unreachable_live_racks: usize,
+    /// Share of the scopes' traffic with no way in, summed over scopes.
+    pub unreachable_share: f64,
 }
 
 /// A mitigation applied to a scenario, and what it gives.
@@ -55,6 +61,9 @@ pub struct ScenarioRecord {
     pub blackholed_prefixes: usize,
     /// Share of aggregate traffic dropped in blackholes.
     pub blackholed_share: f64,
+    /// Live racks that no border leads to under aggregation (blackholed ones included).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unreachable_live_racks: usize,
     /// Tiers whose oversubscription changed.
     pub tiers: Vec<TierChange>,
     /// Mitigations, when asked for and the scenario has something to mitigate.
@@ -196,6 +205,7 @@ pub fn records(ev: &Evaluator, catalog: &SrgCatalog, recs: &[Record]) -> Vec<Sce
                 gpus_disconnected: o.gpus_disconnected,
                 blackholed_prefixes: 0,
                 blackholed_share: 0.0,
+                unreachable_live_racks: 0,
                 tiers: o.tiers.clone(),
                 mitigations: Vec::new(),
             }
@@ -214,6 +224,7 @@ pub fn report(ev: &Evaluator, sweep: &str, mut scenarios: Vec<ScenarioRecord>) -
     scenarios.sort_by(|a, b| {
         a.min_capacity_retained
             .total_cmp(&b.min_capacity_retained)
+            .then(b.unreachable_live_racks.cmp(&a.unreachable_live_racks))
             .then(b.blackholed_share.total_cmp(&a.blackholed_share))
             .then(b.gpus_disconnected.cmp(&a.gpus_disconnected))
     });
@@ -291,4 +302,8 @@ pub fn report(ev: &Evaluator, sweep: &str, mut scenarios: Vec<ScenarioRecord>) -
         summary,
         scenarios,
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

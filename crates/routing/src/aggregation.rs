@@ -57,6 +57,15 @@ pub struct ScopeAggregate {
     /// Covered prefixes that no BAG speaker can reach through an advertising border (counting
     /// blackholes as unreachable).
     pub unreachable_prefixes: usize,
+    /// Covered racks with a live GPU behind a live rack switch: the destinations traffic to
+    /// the aggregate is for (a dead rack's traffic has no destination).
+    pub live_racks: usize,
+    /// Live racks that no advertising border reaches: an outage (with no border advertising
+    /// at all, the whole scope is cut off while its racks are alive).
+    pub unreachable_live_racks: usize,
+    /// Share of the aggregate's traffic (uniform per live rack) that has no way in:
+    /// `unreachable_live_racks / live_racks`, blackholed traffic included.
+    pub outage_share: f64,
 }
 
 /// A border that attracts traffic it must drop.
@@ -66,13 +75,14 @@ pub struct Blackhole {
     pub device: String,
     /// The zone or region whose aggregate it advertises.
     pub scope: String,
-    /// Covered prefixes it cannot reach.
+    /// Covered live racks' prefixes it cannot reach (dead racks are not counted: their
+    /// traffic has no destination).
     pub prefixes: Vec<String>,
     /// Share of the aggregate's traffic that it attracts, entering evenly at the BAG chassis
     /// upstream (the region's own for the zone tier, the other regions' for the region tier).
     pub attracted_share: f64,
-    /// Of that, the share dropped: `attracted_share x |prefixes| / covered` (uniform traffic
-    /// per prefix).
+    /// Of that, the share dropped: `attracted_share x |prefixes| / live racks` (uniform traffic
+    /// per live rack).
     pub blackholed_share: f64,
 }
 
@@ -139,6 +149,12 @@ pub fn blackholes_in(
     let all_prefixes = prefixes(f);
     let plan = crate::addressing::AddressPlan::new(f).ok();
     let unusable = scenario.unusable();
+    // A rack is live when its switch is up and at least one of its GPUs reaches it.
+    let rack_live = |r: DeviceId| {
+        !unusable.device_failed(r)
+            && f.neighbors(r, &unusable)
+                .any(|(_, n)| f.device(n).role == Role::Gpu)
+    };
     // Racks of DSF zones cut off from their zone's cell fabric are unreachable whatever BGP
     // says (the zone is one speaker); every other rack is fine here.
     let mut rack_ok = vec![true; f.devices().len()];
@@ -272,18 +288,23 @@ pub fn blackholes_in(
         let unreachable_prefixes = (0..covered.len())
             .filter(|&i| !advertising.iter().any(|&k| reach[k][i]))
             .count();
+        let live: Vec<bool> = covered.iter().map(|p| rack_live(p.rack_switch)).collect();
+        let live_racks = live.iter().filter(|&&x| x).count();
+        let unreachable_live_racks = (0..covered.len())
+            .filter(|&i| live[i] && !advertising.iter().any(|&k| reach[k][i]))
+            .count();
         for (&k, &share) in advertising.iter().zip(&shares) {
             let lost: Vec<String> = covered
                 .iter()
                 .enumerate()
-                .filter(|&(i, _)| !reach[k][i])
+                .filter(|&(i, _)| live[i] && !reach[k][i])
                 .map(|(_, p)| p.name.clone())
                 .collect();
             if !lost.is_empty() {
                 report.blackholes.push(Blackhole {
                     device: name(f, g, borders[k]),
                     scope: scope_name.clone(),
-                    blackholed_share: share * lost.len() as f64 / covered.len() as f64,
+                    blackholed_share: share * lost.len() as f64 / live_racks as f64,
                     prefixes: lost,
                     attracted_share: share,
                 });
@@ -299,6 +320,13 @@ pub fn blackholes_in(
                 .collect(),
             withdrawn: withdrawn.iter().map(|&k| name(f, g, borders[k])).collect(),
             unreachable_prefixes,
+            live_racks,
+            unreachable_live_racks,
+            outage_share: if live_racks == 0 {
+                0.0
+            } else {
+                unreachable_live_racks as f64 / live_racks as f64
+            },
         });
     }
     Ok(report)

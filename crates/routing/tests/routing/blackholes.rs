@@ -123,3 +123,28 @@ fn region_tier_blackholes_when_a_bag_plane_loses_a_zone() {
     assert_eq!(r.scopes[0].withdrawn, vec!["a.bag.plane0.c0"]);
     assert_eq!(r.scopes[0].unreachable_prefixes, 0);
 }
+
+#[test]
+fn a_dead_rack_is_not_blackholed_and_a_withdrawn_aggregate_is_an_outage() {
+    let f = aifabric_spec::build_str("n.yaml", NSF).unwrap();
+    // Rack 2's switch is down: its prefix is unreachable everywhere, but its traffic has no
+    // destination, so no border blackholes it; 5 live racks remain.
+    let r = detect(&f, &["a.b.z.rtsw2"], Aggregation::Unconditional);
+    assert!(r.blackholes.is_empty(), "{:?}", r.blackholes);
+    let z = &r.scopes[0];
+    assert_eq!((z.covered, z.live_racks), (6, 5));
+    assert_eq!(z.unreachable_live_racks, 0);
+    // Conditional aggregation (every rack reachable) withdraws the aggregate at every border:
+    // no blackhole, but every live rack is cut off, which is an outage of all its traffic.
+    let r = detect(&f, &["a.b.z.rtsw2"], ALL);
+    assert!(r.blackholes.is_empty());
+    let z = &r.scopes[0];
+    assert!(z.advertising.is_empty(), "{z:?}");
+    assert_eq!(z.unreachable_live_racks, 5);
+    assert_eq!(z.outage_share, 1.0);
+    // A rack whose GPUs are all down is dead too.
+    let gpus: Vec<String> = (0..4).map(|g| format!("a.b.z.rack2.gpu{g}")).collect();
+    let gpus: Vec<&str> = gpus.iter().map(String::as_str).collect();
+    let r = detect(&f, &gpus, Aggregation::Unconditional);
+    assert_eq!(r.scopes[0].live_racks, 5);
+}
