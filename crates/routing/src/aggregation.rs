@@ -11,11 +11,12 @@
 //! of them. Reachability inside the scope is computed with the specifics, which stay inside.
 
 use crate::bgp::{
-    routes_to, routes_to_many, BgpConfig, BgpGraph, NotConverged, RoutesTo, SessionState,
-    SpeakerId, SpeakerKind,
+    routes_to, routes_to_many, BgpConfig, BgpGraph, NotConverged, SessionState, SpeakerId,
+    SpeakerKind,
 };
 use crate::fib::{prefixes, Prefix};
 use aifabric_model::*;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 /// How zones are aggregated toward BAG.
@@ -238,19 +239,43 @@ pub fn blackholes_in(
             .collect();
         // reach[b][i]: border b reaches covered prefix i inside the scope.
         let mut reach = vec![vec![false; covered.len()]; borders.len()];
-        let mut cache: Option<(SpeakerId, RoutesTo)> = None;
+        // Which borders have a route toward an origin depends only on the neighbours it has
+        // live sessions with: its own ASN is unique (a rack switch, or a DSF zone's one
+        // speaker), so the paths toward it are the paths toward those neighbours plus one
+        // hop. Origins with the same live neighbours (the racks of a pod, mostly) share one
+        // route computation.
+        let mut by_neighbours: FxHashMap<Vec<SpeakerId>, Vec<bool>> = FxHashMap::default();
         for (i, p) in covered.iter().enumerate() {
             let origin = g.rack_speaker(p.rack_switch);
-            let ok = rack_ok[p.rack_switch.idx()];
-            if cache.as_ref().map(|c| c.0) != Some(origin) && !borders.contains(&origin) {
-                cache = Some((origin, routes_to(g, &internal, origin, cfg)?));
+            if !rack_ok[p.rack_switch.idx()] {
+                continue;
             }
-            for (k, &b) in borders.iter().enumerate() {
-                reach[k][i] = ok
-                    && (b == origin
-                        || cache
-                            .as_ref()
-                            .is_some_and(|c| c.0 == origin && c.1.best[b.idx()].is_some()));
+            if borders.contains(&origin) {
+                let rt = routes_to(g, &internal, origin, cfg)?;
+                for (k, &b) in borders.iter().enumerate() {
+                    reach[k][i] = b == origin || rt.best[b.idx()].is_some();
+                }
+                continue;
+            }
+            let key: Vec<SpeakerId> = g
+                .neighbors(origin)
+                .iter()
+                .filter(|&&(s, _)| internal[s.idx()].links > 0)
+                .map(|&(_, u)| u)
+                .collect();
+            let row = match by_neighbours.get(&key) {
+                Some(r) => r,
+                None => {
+                    let rt = routes_to(g, &internal, origin, cfg)?;
+                    let r = borders
+                        .iter()
+                        .map(|&b| rt.best[b.idx()].is_some())
+                        .collect();
+                    by_neighbours.entry(key).or_insert(r)
+                }
+            };
+            for (k, &x) in row.iter().enumerate() {
+                reach[k][i] = x;
             }
         }
         // A border can advertise only if it still has a session up toward the outside BAG.
