@@ -698,6 +698,7 @@ fn simulation_bad_input_exits_2_with_a_hint() {
     let text = std::fs::read_to_string(job_file())
         .unwrap()
         .replace("gpus: 16384", "gpus: 1000");
+    let line = 1 + text.lines().position(|l| l == "gpus: 1000").unwrap();
     std::fs::write(&bad, text).unwrap();
     let o = aifabric()
         .args(["job", "prometheus", "--job"])
@@ -707,7 +708,7 @@ fn simulation_bad_input_exits_2_with_a_hint() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(
-        err.contains("job.yaml:4:") && err.contains("hint:"),
+        err.contains(&format!("job.yaml:{line}:")) && err.contains("hint:"),
         "{err}"
     );
 }

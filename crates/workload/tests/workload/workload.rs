@@ -179,11 +179,12 @@ const LLAMA: &str = include_str!("../../../../examples/jobs/llama3-405b-16k.yaml
 fn the_llama_job_gives_the_roofline_and_megatron_counts() {
     let it = job::parse("llama.yaml", LLAMA).unwrap();
     assert_eq!(it.gpus, 16_384);
-    // 6 x 405e9 parameters x (2,048 x 8,192) tokens over 16,384 GPUs at 989 TF x 0.41.
-    let want = 6.0 * 405e9 * 2048.0 * 8192.0 / 16384.0 / (989e12 * 0.41);
+    // 6 x 405e9 parameters x (2,048 x 8,192) tokens over 16,384 GPUs at 989 TF x 0.53.
+    let want = 6.0 * 405e9 * 2048.0 * 8192.0 / 16384.0 / (989e12 * 0.53);
     assert!(close(it.compute_s, want), "{} vs {want}", it.compute_s);
-    // 16 micro-batches per replica, 16 stages: bubble (pp - 1) / m of the compute.
-    assert!(close(it.bubble_s, it.compute_s * 15.0 / 16.0));
+    // 16 micro-batches per replica, 16 stages of 8 chunks: bubble (pp - 1) / (v m) of the
+    // compute.
+    assert!(close(it.bubble_s, it.compute_s * 15.0 / (8.0 * 16.0)));
     let tp = it.comms.iter().find(|c| c.name == "tp all_reduce").unwrap();
     // 4 all-reduces per layer per micro-batch, 128 / 16 = 8 layers per stage, 16 micro-batches.
     assert_eq!(tp.count, 4 * 8 * 16);
@@ -204,8 +205,10 @@ fn the_llama_job_gives_the_roofline_and_megatron_counts() {
     assert!(close(dp.bytes, 405e9 / 128.0 * 2.0));
     assert!(close(dp.exposed, 0.5));
     let pp = it.comms.iter().find(|c| c.name == "pp send_recv").unwrap();
-    assert_eq!(pp.count, 2 * (16 + 16 - 1));
-    assert_eq!(pp.groups.len(), 15 * 128 * 8);
+    // Interleaved: a send per micro-batch and chunk each way, plus the fill and the drain.
+    assert_eq!(pp.count, 2 * (8 * 16 + 16 - 1));
+    // The stages form a ring: 16 pairs per (replica, tensor rank).
+    assert_eq!(pp.groups.len(), 16 * 128 * 8);
     // Every rank appears once per dimension's groups.
     let mut seen = vec![0u32; 16_384];
     for g in &dp.groups {
@@ -233,7 +236,7 @@ fn bad_job_files_are_located_and_hinted() {
         e.message.contains("micro-batch") || e.message.contains("multiple"),
         "{e}"
     );
-    let eff = LLAMA.replace("efficiency: 0.41", "efficiency: 1.5");
+    let eff = LLAMA.replace("efficiency: 0.53", "efficiency: 1.5");
     assert!(job::parse("j.yaml", &eff).is_err());
     assert!(job::load("/nonexistent/job.yaml").is_err());
     let huge = LLAMA
@@ -264,8 +267,8 @@ fn counts_do_not_wrap_and_data_parallel_groups_include_context_ranks() {
     // Context parallelism 2: gradients are reduced over dp x cp ranks.
     let cp = LLAMA
         .replace(
-            "{ tp: 8, pp: 16, dp: 128 }",
-            "{ tp: 8, pp: 16, dp: 64, cp: 2 }",
+            "{ tp: 8, pp: 16, pp_virtual: 8, dp: 128 }",
+            "{ tp: 8, pp: 16, pp_virtual: 8, dp: 64, cp: 2 }",
         )
         .replace("global_batch: 2048 ", "global_batch: 1024 ");
     let it = job::parse("j.yaml", &cp).unwrap();
