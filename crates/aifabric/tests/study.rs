@@ -1,6 +1,7 @@
 //! The facade's contracts: a damaging scenario is compared with the healthy fabric by the
 //! same placement, and the comparison equals two separate studies; a healthy study reports
-//! no comparison; bad requests are `BadRequest`.
+//! no comparison; bad requests are `BadRequest`. And the Llama 3 405B example job, run as
+//! `aifabric job` runs it, gives the step time the Llama 3 paper's throughput implies.
 
 use aifabric::{CollectiveRequest, Error, Placement, Setup, Study, TrafficSource};
 use aifabric_model::{Fabric, Scenario};
@@ -99,6 +100,51 @@ fn a_job_under_a_scenario_carries_the_healthy_step_of_the_same_placement() {
     let h = r.healthy.as_ref().expect("healthy step");
     assert_eq!(h.step_s, alone.result.step_s);
     assert_eq!(r.slowdown, Some(r.result.step_s / h.step_s));
+}
+
+#[test]
+fn the_llama3_405b_job_gives_the_step_time_of_the_papers_throughput() {
+    // "The Llama 3 Herd of Models" (Meta, 2024), table 4, 405B on 16,384 H100s: TP 8, CP 1,
+    // PP 16, DP 128, sequence length 8,192, 16 sequences per DP rank (16M tokens per step),
+    // 400 TFLOP/s per GPU. The step those FLOP/s imply, counting 6 x parameters FLOPs per
+    // token: 6 x 405e9 x 16,777,216 / (16,384 x 400e12) = 6.2208 s.
+    let tokens: f64 = 16.0 * 128.0 * 8192.0;
+    let paper_step_s = 6.0 * 405e9 * tokens / (16_384.0 * 400e12);
+    assert!((paper_step_s - 6.2208).abs() < 1e-9);
+
+    let it = aifabric_spec::job::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/jobs/llama3-405b-16k.yaml"
+    ))
+    .unwrap();
+    // The example is the paper's configuration.
+    assert_eq!(it.gpus, 16_384);
+    assert_eq!(it.tokens, tokens);
+    let ranks = |name: &str| it.comms.iter().find(|c| c.name == name).unwrap().groups[0].len();
+    assert_eq!(ranks("tp all_reduce"), 8);
+    assert_eq!(ranks("dp reduce_scatter"), 128);
+    assert_eq!(it.pipeline.stages, 16);
+    assert!(
+        it.pipeline.virtual_stages > 1,
+        "the paper's schedule is interleaved"
+    );
+    assert!(!it.comms.iter().any(|c| c.name.starts_with("cp")));
+
+    let f = aifabric_spec::load("prometheus").expect("built-in spec");
+    let r = Study::healthy(&f, Setup::default()).job(&it, None).unwrap();
+    let step = r.result.step_s;
+    let off = step / paper_step_s - 1.0;
+    assert!(
+        off.abs() < 0.10,
+        "step {step:.3} s vs {paper_step_s:.4} s from the paper's 400 TFLOP/s ({:+.1}%): \
+         compute {:.3} + bubble {:.3} + exposed communication {:.3}",
+        off * 100.0,
+        r.result.compute_s,
+        r.result.bubble_s,
+        r.result.exposed_comm_s
+    );
+    // The same statement as an end-to-end MFU: 400 / 989 = 40.4%.
+    assert!((r.result.mfu / (400.0 / 989.0) - 1.0).abs() < 0.10);
 }
 
 #[test]

@@ -18,7 +18,8 @@
 //! - an `iteration_end` `METADATA_NODE` joins the chain and the side branch.
 //!
 //! Process groups are named `<dim>.<index>` (`tp.0`, `dp.3`; `pp.<i>` is a pair of adjacent
-//! stages) and written to `comm_group.json`.
+//! stages, the last and the first being adjacent under the interleaved schedule) and written
+//! to `comm_group.json`.
 
 use crate::info::TraceInfo;
 use crate::io::{rank_file, write_comm_groups, write_file};

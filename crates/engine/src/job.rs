@@ -2,13 +2,17 @@
 //! each collective, simulated with every group of its parallelism dimension running at once.
 //!
 //! Step time = compute + pipeline bubble + sum over collectives of
-//! `count x time x exposed share` ([`aifabric_workload::job`] derives counts and sizes).
+//! `count x time x exposed share` ([`aifabric_workload::job`] derives counts and sizes; the
+//! bubble is 1F1B's, or the interleaved schedule's with `pp_virtual` model chunks per stage,
+//! whose extra point-to-point sends are in the pipeline's count). Compute runs at the kernel
+//! efficiency; the end-to-end model FLOPs utilization, the figure training reports publish,
+//! is what is left of it once the bubble and the exposed communication are added.
 
 use crate::net::{Lb, Net};
 use crate::sim::{Collective, CollectiveResult, RouteCache, SimError};
 use crate::tune::Tuner;
 use aifabric_model::DeviceId;
-use aifabric_workload::job::Iteration;
+use aifabric_workload::job::{Iteration, Pipeline};
 use serde::Serialize;
 
 /// How to run the job's collectives.
@@ -58,12 +62,17 @@ pub struct StepResult {
     pub compute_s: f64,
     /// Pipeline bubble, seconds.
     pub bubble_s: f64,
+    /// The pipeline schedule behind the bubble.
+    pub pipeline: Pipeline,
     /// Exposed communication, seconds.
     pub exposed_comm_s: f64,
     /// Per collective.
     pub comms: Vec<CommTime>,
     /// Tokens per second.
     pub tokens_per_s: f64,
+    /// End-to-end model FLOPs utilization: the model's FLOPs over the step, as a share of
+    /// the GPUs' peak (`efficiency x compute / step`); what training reports publish as MFU.
+    pub mfu: f64,
 }
 
 /// Simulate one iteration of `it` with rank `r` on `gpus[r]`.
@@ -120,8 +129,10 @@ pub fn run(
         step_s: step,
         compute_s: it.compute_s,
         bubble_s: it.bubble_s,
+        pipeline: it.pipeline,
         exposed_comm_s: exposed,
         comms,
         tokens_per_s: it.tokens / step,
+        mfu: it.efficiency * it.compute_s / step,
     })
 }

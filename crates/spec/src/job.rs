@@ -53,6 +53,12 @@ pub struct Parallelism {
     /// Pipeline parallel (stages).
     #[serde(default = "one")]
     pub pp: S<u32>,
+    /// Model chunks (virtual stages) per pipeline stage: the interleaved 1F1B schedule
+    /// (Narayanan et al., SC 2021, section 2.2.2), whose bubble is `(pp - 1) / (pp_virtual x
+    /// m)` of the compute for `pp_virtual` times the point-to-point traffic. 1 (the default):
+    /// plain 1F1B.
+    #[serde(default = "one")]
+    pub pp_virtual: S<u32>,
     /// Data parallel (replicas).
     #[serde(default = "one")]
     pub dp: S<u32>,
@@ -128,7 +134,11 @@ pub struct Model {
 pub struct Compute {
     /// Peak dense FLOP/s per GPU, in TFLOP/s (H100 SXM bf16: 989).
     pub peak_tflops: S<f64>,
-    /// Share of the peak reached (model FLOPs utilization).
+    /// Share of the peak the kernels reach: the model FLOPs utilization of compute alone,
+    /// excluding the pipeline bubble and exposed communication, which the model adds on top.
+    /// Not a published end-to-end MFU: that one already contains the bubble and the
+    /// communication (an end-to-end MFU `u` over a step of which bubble and exposed
+    /// communication take a share `x` is a kernel efficiency of `u / (1 - x)`).
     pub efficiency: S<f64>,
 }
 
@@ -238,11 +248,59 @@ fn positive_f(src: &Source, v: &S<f64>, what: &str) -> Result<f64, SpecError> {
     Ok(v.value)
 }
 
+/// The interleaved schedule's conditions, as Megatron-LM checks them: a pipeline to
+/// interleave, layers split evenly over the `pp x pp_virtual` chunks, and micro-batches per
+/// replica (`micro`) in whole rounds of `pp` (the schedule runs them in groups of `pp`).
+fn interleaving(
+    src: &Source,
+    p: &Parallelism,
+    layers: u32,
+    pp: u32,
+    v: u32,
+    micro: u64,
+) -> Result<(), SpecError> {
+    let at = p.pp_virtual.referenced;
+    if pp < 2 {
+        return Err(src.error(
+            at,
+            format!("pp_virtual = {v} needs pipeline parallelism, but pp = {pp}"),
+            Some("set pp_virtual to 1, or pp to 2 or more stages".into()),
+        ));
+    }
+    let chunks = u64::from(pp) * u64::from(v);
+    if !u64::from(layers).is_multiple_of(chunks) {
+        return Err(src.error(
+            at,
+            format!(
+                "{layers} layers do not split evenly into pp x pp_virtual = {pp} x {v} = \
+                 {chunks} model chunks"
+            ),
+            Some("pick pp_virtual so that pp x pp_virtual divides the layer count".into()),
+        ));
+    }
+    if !micro.is_multiple_of(u64::from(pp)) {
+        return Err(src.error(
+            at,
+            format!(
+                "the interleaved schedule (pp_virtual = {v}) runs micro-batches in rounds of \
+                 pp = {pp}, but each replica has {micro}"
+            ),
+            Some(
+                "make global_batch / (dp x micro_batch) a multiple of pp, or set pp_virtual \
+                 to 1"
+                    .into(),
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Check a parsed job file into a plan.
 pub fn plan(job: &JobFile, src: &Source) -> Result<JobPlan, SpecError> {
     let p = &job.parallelism;
     let tp = positive(src, &p.tp, "parallelism.tp")?;
     let pp = positive(src, &p.pp, "parallelism.pp")?;
+    let pp_virtual = positive(src, &p.pp_virtual, "parallelism.pp_virtual")?;
     let dp = positive(src, &p.dp, "parallelism.dp")?;
     let cp = positive(src, &p.cp, "parallelism.cp")?;
     let ep = positive(src, &p.ep, "parallelism.ep")?;
@@ -297,6 +355,9 @@ pub fn plan(job: &JobFile, src: &Source) -> Result<JobPlan, SpecError> {
             format!("global_batch {gb} is not a multiple of dp x micro_batch = {per_step}"),
             Some("each replica needs a whole number of micro-batches".into()),
         ));
+    }
+    if pp_virtual > 1 {
+        interleaving(src, p, layers, pp, pp_virtual, u64::from(gb) / per_step)?;
     }
     let peak = positive_f(src, &job.compute.peak_tflops, "compute.peak_tflops")? * 1e12;
     let eff = positive_f(src, &job.compute.efficiency, "compute.efficiency")?;
@@ -357,6 +418,7 @@ pub fn plan(job: &JobFile, src: &Source) -> Result<JobPlan, SpecError> {
         gpus,
         tp,
         pp,
+        pp_virtual,
         dp,
         cp,
         ep,

@@ -6,8 +6,11 @@
 //! sizes derived from the model (Megatron-LM's layout; Narayanan et al., SC 2021, and
 //! Korthikanti et al., "Reducing activation recomputation", 2022):
 //! - compute: `6 x parameters x tokens` FLOPs (forward + backward, Kaplan et al. 2020) over
-//!   the GPUs at `peak x efficiency`, stretched by the 1F1B pipeline bubble `(m + pp - 1) / m`
-//!   for `m` micro-batches per replica;
+//!   the GPUs at `peak x efficiency`, where `efficiency` is the kernels' share of the peak
+//!   (the model FLOPs utilization of compute alone: no bubble, no exposed communication);
+//! - the pipeline bubble of 1F1B, `(pp - 1) / m` of the compute for `m` micro-batches per
+//!   replica, or with the interleaved schedule (Narayanan et al., SC 2021, section 2.2.2: each
+//!   GPU holds `v = pp_virtual` model chunks of `layers / (pp v)` layers) `(pp - 1) / (v m)`;
 //! - tensor parallelism: per layer and micro-batch, 4 all-reduces (2 forward, 2 backward) of
 //!   the activations `b x s x h x dtype / cp` inside each TP group, not overlapped;
 //! - context parallelism: per layer and micro-batch, an all-gather of K and V (forward) and a
@@ -15,7 +18,11 @@
 //! - expert parallelism (MoE): per layer and micro-batch, 4 all-to-alls (dispatch and combine,
 //!   forward and backward) of `b x s x h x dtype x top_k / cp` per rank;
 //! - pipeline parallelism: activations `b x s x h x dtype / (tp x cp)` sent to the next stage
-//!   per micro-batch forward and backward; on the critical path `2 (m + pp - 1)` times;
+//!   per micro-batch and model chunk, forward and backward; on the critical path
+//!   `2 (v m + pp - 1)` times (interleaving divides the bubble by `v` at the cost of `v` times
+//!   the point-to-point traffic, the same paper's trade-off); with `v > 1` the last stage
+//!   also sends to the first (its chunk `k` feeds the first stage's chunk `k + 1`), so the
+//!   stages form a ring;
 //! - data parallelism: the gradients of a rank's shard, `parameters / (tp x pp) x dtype`, once
 //!   per iteration over the dp x cp ranks that hold the same weights: an all-reduce, or
 //!   reduce-scatter + all-gather (ZeRO / FSDP); a share `dp_overlap` hides behind the
@@ -78,6 +85,8 @@ pub struct Iteration {
     pub compute_s: f64,
     /// Pipeline bubble, seconds.
     pub bubble_s: f64,
+    /// The pipeline schedule the bubble comes from.
+    pub pipeline: Pipeline,
     /// Communications.
     pub comms: Vec<Comm>,
     /// Scale-up domain size.
@@ -92,16 +101,53 @@ pub struct Iteration {
     pub tokens: f64,
     /// Peak FLOP/s per GPU.
     pub peak_flops_per_s: f64,
-    /// Share of the peak reached.
+    /// Share of the peak the kernels reach (compute alone, without bubble or communication).
     pub efficiency: f64,
+}
+
+/// A pipeline schedule: 1F1B (Narayanan et al., SC 2021, section 2.2.1), interleaved when each
+/// GPU holds several model chunks (section 2.2.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Pipeline {
+    /// Pipeline stages (GPUs a micro-batch crosses), `pp`.
+    pub stages: u32,
+    /// Model chunks per stage, `pp_virtual` (1: plain 1F1B).
+    pub virtual_stages: u32,
+    /// Micro-batches per replica and iteration, `m`.
+    pub micro_batches: u64,
+}
+
+impl Pipeline {
+    /// The bubble as a share of the compute: `(stages - 1) / (virtual_stages x m)`.
+    pub fn bubble_fraction(&self) -> f64 {
+        self.bubble_s(1.0)
+    }
+
+    /// The bubble of `compute_s` seconds of compute, seconds. Multiplied before dividing, so
+    /// that one chunk per stage gives, bit for bit, the plain 1F1B bubble
+    /// `compute x (stages - 1) / m`.
+    pub fn bubble_s(&self, compute_s: f64) -> f64 {
+        let chunks = u64::from(self.virtual_stages) * self.micro_batches;
+        compute_s * f64::from(self.stages.saturating_sub(1)) / chunks as f64
+    }
+
+    /// Point-to-point sends on the critical path, forward and backward: `2 (v m + stages - 1)`
+    /// (none without pipeline parallelism).
+    pub fn sends(&self) -> u64 {
+        if self.stages < 2 {
+            return 0;
+        }
+        2 * (u64::from(self.virtual_stages) * self.micro_batches + u64::from(self.stages) - 1)
+    }
 }
 
 /// Largest job accepted (its rank groups are materialized).
 pub const MAX_GPUS: u32 = 1 << 22;
 
 /// A job whose numbers have been checked (degrees >= 1 whose product is the GPU count, `ep`
-/// dividing `dp`, layers split evenly over the stages, a whole number of micro-batches per
-/// replica, efficiency and overlap within 0..=1): what [`JobPlan::iteration`] needs.
+/// dividing `dp`, layers split evenly over the `pp x pp_virtual` model chunks, a whole number
+/// of micro-batches per replica (a multiple of `pp` when interleaved), efficiency and overlap
+/// within 0..=1): what [`JobPlan::iteration`] needs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JobPlan {
     /// Job name, for reports.
@@ -112,6 +158,8 @@ pub struct JobPlan {
     pub tp: u32,
     /// Pipeline stages.
     pub pp: u32,
+    /// Model chunks per pipeline stage (interleaved 1F1B; 1: plain 1F1B).
+    pub pp_virtual: u32,
     /// Data-parallel replicas.
     pub dp: u32,
     /// Context-parallel degree.
@@ -124,7 +172,7 @@ pub struct JobPlan {
     pub scale_up_bytes_per_s: f64,
     /// Model parameters.
     pub parameters: f64,
-    /// Transformer layers (a multiple of pp).
+    /// Transformer layers (a multiple of pp x pp_virtual).
     pub layers: u32,
     /// Hidden size.
     pub hidden: u32,
@@ -142,7 +190,8 @@ pub struct JobPlan {
     pub top_k: u32,
     /// Peak FLOP/s per GPU.
     pub peak_flops_per_s: f64,
-    /// Share of the peak reached.
+    /// Share of the peak the kernels reach: the model FLOPs utilization of compute alone,
+    /// without the pipeline bubble and exposed communication (which the model adds).
     pub efficiency: f64,
     /// Per-step software latency of a collective, seconds.
     pub alpha_s: f64,
@@ -163,6 +212,7 @@ impl JobPlan {
             gpus,
             tp,
             pp,
+            pp_virtual,
             dp,
             cp,
             ep,
@@ -185,7 +235,12 @@ impl JobPlan {
         let micro = u64::from(gb) / (u64::from(dp) * u64::from(mb));
         let tokens = f64::from(gb) * f64::from(seq);
         let compute_s = 6.0 * params * tokens / f64::from(gpus) / (peak * eff);
-        let bubble_s = compute_s * f64::from(pp - 1) / micro as f64;
+        let pipeline = Pipeline {
+            stages: pp,
+            virtual_stages: pp_virtual,
+            micro_batches: micro,
+        };
+        let bubble_s = pipeline.bubble_s(compute_s);
         let act = f64::from(mb) * f64::from(seq) * f64::from(hidden) * f64::from(dtype);
         let layers_per_stage = layers / pp;
         let rank = |t: u32, cc: u32, d: u32, s: u32| t + tp * (cc + cp * (d + dp * s));
@@ -236,11 +291,14 @@ impl JobPlan {
                     }
                 }
                 Dim::Pp => {
-                    for s in 0..pp.saturating_sub(1) {
+                    // Interleaved, the last stage's chunk k feeds the first stage's chunk
+                    // k + 1: one more pair, closing the ring.
+                    let pairs = if pp_virtual > 1 { pp } else { pp - 1 };
+                    for s in 0..pairs {
                         for d in 0..dp {
                             for cc in 0..cp {
                                 for t in 0..tp {
-                                    out.push(vec![rank(t, cc, d, s), rank(t, cc, d, s + 1)]);
+                                    out.push(vec![rank(t, cc, d, s), rank(t, cc, d, (s + 1) % pp)]);
                                 }
                             }
                         }
@@ -300,7 +358,7 @@ impl JobPlan {
                 algo: Algo::Direct,
                 groups: groups_of(Dim::Pp),
                 bytes: act / f64::from(tp * cp),
-                count: 2 * (micro + u64::from(pp) - 1),
+                count: pipeline.sends(),
                 exposed: 1.0,
             });
         }
@@ -332,6 +390,7 @@ impl JobPlan {
             gpus,
             compute_s,
             bubble_s,
+            pipeline,
             comms,
             scale_up_gpus: self.scale_up_gpus,
             scale_up_bytes_per_s: self.scale_up_bytes_per_s,

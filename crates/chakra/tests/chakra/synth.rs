@@ -127,6 +127,14 @@ fn a_dense_job_replays_to_its_step_time() {
 }
 
 #[test]
+fn an_interleaved_pipeline_replays_to_its_step_time() {
+    // Two chunks per stage: the stages send in a ring (the last to the first too).
+    let text = DENSE.replace("pp: 4,", "pp: 4, pp_virtual: 2,");
+    assert_ne!(text, DENSE);
+    check(&text, "llama3-24k", Lb::Ecmp);
+}
+
+#[test]
 fn a_moe_job_replays_to_its_step_time() {
     check(MOE, "dsf-l1-zone", Lb::Spray);
 }

@@ -9,7 +9,7 @@ use aifabric::stages::workload::Placement;
 use serde::Serialize;
 use std::path::Path;
 
-/// The reference job: Llama-3-405B-like on 16,384 GPUs (examples/jobs/).
+/// The reference job: Llama 3 405B on 16,384 GPUs with its paper's settings (examples/jobs/).
 const JOB: &str = include_str!("../../../../examples/jobs/llama3-405b-16k.yaml");
 
 /// What `aifabric demo --json` prints.

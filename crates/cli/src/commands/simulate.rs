@@ -193,6 +193,31 @@ pub fn render_job(r: &JobReport) -> String {
         ms(s.exposed_comm_s),
         s.tokens_per_s
     );
+    let p = &s.pipeline;
+    let schedule = if p.virtual_stages > 1 {
+        format!(
+            "interleaved 1F1B, {} stages x {} chunks",
+            p.stages, p.virtual_stages
+        )
+    } else {
+        format!("1F1B, {} stages", p.stages)
+    };
+    // The kernels' share of the peak, back from the MFU: mfu = efficiency x compute / step.
+    let kernels = if s.compute_s > 0.0 {
+        s.mfu * s.step_s / s.compute_s
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "model FLOPs utilization {:.1}% end to end (kernels at {:.1}% of peak); pipeline: {}, \
+         {} micro-batches per replica, bubble {:.1}% of compute",
+        s.mfu * 100.0,
+        kernels * 100.0,
+        schedule,
+        p.micro_batches,
+        p.bubble_fraction() * 100.0
+    );
     if let (Some(h), Some(x)) = (&r.healthy, r.slowdown) {
         // The difference too: a slowdown that rounds to 1.000x is not nothing.
         let _ = writeln!(

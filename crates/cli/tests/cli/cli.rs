@@ -698,6 +698,7 @@ fn simulation_bad_input_exits_2_with_a_hint() {
     let text = std::fs::read_to_string(job_file())
         .unwrap()
         .replace("gpus: 16384", "gpus: 1000");
+    let line = 1 + text.lines().position(|l| l == "gpus: 1000").unwrap();
     std::fs::write(&bad, text).unwrap();
     let o = aifabric()
         .args(["job", "prometheus", "--job"])
@@ -707,9 +708,50 @@ fn simulation_bad_input_exits_2_with_a_hint() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8(o.stderr).unwrap();
     assert!(
-        err.contains("job.yaml:4:") && err.contains("hint:"),
+        err.contains(&format!("job.yaml:{line}:")) && err.contains("hint:"),
         "{err}"
     );
+}
+
+#[test]
+fn bad_pp_virtual_exits_2_at_its_line_and_column() {
+    let small = std::fs::read_to_string(format!(
+        "{}/../../examples/jobs/small-64.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let line = small
+        .lines()
+        .position(|l| l.starts_with("parallelism:"))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("job.yaml");
+    // 0 chunks; 32 layers over 2 x 3 chunks; 3 micro-batches per replica (global batch 12 over
+    // 4 replicas) in rounds of 2 stages.
+    for (v, batch, want) in [
+        ("0", "32", "pp_virtual must be at least 1"),
+        ("3", "32", "do not split evenly into pp x pp_virtual"),
+        ("2", "12", "rounds of pp = 2"),
+    ] {
+        let text = small
+            .replace("pp: 2,", &format!("pp: 2, pp_virtual: {v},"))
+            .replace("global_batch: 32", &format!("global_batch: {batch}"));
+        let col = text.lines().nth(line).unwrap().find("pp_virtual").unwrap() + 13;
+        std::fs::write(&bad, text).unwrap();
+        let o = aifabric()
+            .args(["job", "llama3-24k", "--job"])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "pp_virtual {v}");
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert!(
+            err.contains(&format!("job.yaml:{}:{col}:", line + 1))
+                && err.contains(want)
+                && err.contains("hint:"),
+            "{err}"
+        );
+    }
 }
 
 #[test]

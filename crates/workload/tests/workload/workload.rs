@@ -179,11 +179,12 @@ const LLAMA: &str = include_str!("../../../../examples/jobs/llama3-405b-16k.yaml
 fn the_llama_job_gives_the_roofline_and_megatron_counts() {
     let it = job::parse("llama.yaml", LLAMA).unwrap();
     assert_eq!(it.gpus, 16_384);
-    // 6 x 405e9 parameters x (2,048 x 8,192) tokens over 16,384 GPUs at 989 TF x 0.41.
-    let want = 6.0 * 405e9 * 2048.0 * 8192.0 / 16384.0 / (989e12 * 0.41);
+    // 6 x 405e9 parameters x (2,048 x 8,192) tokens over 16,384 GPUs at 989 TF x 0.53.
+    let want = 6.0 * 405e9 * 2048.0 * 8192.0 / 16384.0 / (989e12 * 0.53);
     assert!(close(it.compute_s, want), "{} vs {want}", it.compute_s);
-    // 16 micro-batches per replica, 16 stages: bubble (pp - 1) / m of the compute.
-    assert!(close(it.bubble_s, it.compute_s * 15.0 / 16.0));
+    // 16 micro-batches per replica, 16 stages of 8 chunks: bubble (pp - 1) / (v m) of the
+    // compute.
+    assert!(close(it.bubble_s, it.compute_s * 15.0 / (8.0 * 16.0)));
     let tp = it.comms.iter().find(|c| c.name == "tp all_reduce").unwrap();
     // 4 all-reduces per layer per micro-batch, 128 / 16 = 8 layers per stage, 16 micro-batches.
     assert_eq!(tp.count, 4 * 8 * 16);
@@ -204,8 +205,10 @@ fn the_llama_job_gives_the_roofline_and_megatron_counts() {
     assert!(close(dp.bytes, 405e9 / 128.0 * 2.0));
     assert!(close(dp.exposed, 0.5));
     let pp = it.comms.iter().find(|c| c.name == "pp send_recv").unwrap();
-    assert_eq!(pp.count, 2 * (16 + 16 - 1));
-    assert_eq!(pp.groups.len(), 15 * 128 * 8);
+    // Interleaved: a send per micro-batch and chunk each way, plus the fill and the drain.
+    assert_eq!(pp.count, 2 * (8 * 16 + 16 - 1));
+    // The stages form a ring: 16 pairs per (replica, tensor rank).
+    assert_eq!(pp.groups.len(), 16 * 128 * 8);
     // Every rank appears once per dimension's groups.
     let mut seen = vec![0u32; 16_384];
     for g in &dp.groups {
@@ -233,7 +236,7 @@ fn bad_job_files_are_located_and_hinted() {
         e.message.contains("micro-batch") || e.message.contains("multiple"),
         "{e}"
     );
-    let eff = LLAMA.replace("efficiency: 0.41", "efficiency: 1.5");
+    let eff = LLAMA.replace("efficiency: 0.53", "efficiency: 1.5");
     assert!(job::parse("j.yaml", &eff).is_err());
     assert!(job::load("/nonexistent/job.yaml").is_err());
     let huge = LLAMA
@@ -264,8 +267,8 @@ fn counts_do_not_wrap_and_data_parallel_groups_include_context_ranks() {
     // Context parallelism 2: gradients are reduced over dp x cp ranks.
     let cp = LLAMA
         .replace(
-            "{ tp: 8, pp: 16, dp: 128 }",
-            "{ tp: 8, pp: 16, dp: 64, cp: 2 }",
+            "{ tp: 8, pp: 16, pp_virtual: 8, dp: 128 }",
+            "{ tp: 8, pp: 16, pp_virtual: 8, dp: 64, cp: 2 }",
         )
         .replace("global_batch: 2048 ", "global_batch: 1024 ");
     let it = job::parse("j.yaml", &cp).unwrap();
@@ -277,6 +280,123 @@ fn counts_do_not_wrap_and_data_parallel_groups_include_context_ranks() {
     assert_eq!(dp.groups.len(), 8 * 16);
     assert_eq!(dp.groups[0].len(), 128);
     assert!(it.comms.iter().any(|c| c.name == "cp all_gather"));
+}
+
+const SMALL: &str = aifabric_fixtures::jobs::SMALL_64_PACKED;
+
+/// The small fixture (TP 4, PP 2, DP 8; 8 layers; 64 sequences: 8 micro-batches per replica)
+/// with `pp_virtual` written into its parallelism block.
+fn small_with(pp_virtual: &str) -> String {
+    let with = SMALL.replace("pp: 2,", &format!("pp: 2, pp_virtual: {pp_virtual},"));
+    assert_ne!(with, SMALL);
+    with
+}
+
+#[test]
+fn interleaving_divides_the_bubble_by_the_chunks_and_multiplies_the_sends() {
+    // 6 x 1e9 parameters x (64 x 2,048) tokens over 64 GPUs at 989 TF x 0.4.
+    let compute = 6.0 * 1e9 * 64.0 * 2048.0 / 64.0 / (989e12 * 0.4);
+    for v in [2u32, 4] {
+        let it = job::parse("small.yaml", &small_with(&v.to_string())).unwrap();
+        assert!(
+            close(it.compute_s, compute),
+            "{} vs {compute}",
+            it.compute_s
+        );
+        // (p - 1) / (v m) of the compute: p = 2 stages, m = 8 micro-batches.
+        let want = compute * 1.0 / (f64::from(v) * 8.0);
+        assert!(
+            close(it.bubble_s, want),
+            "v = {v}: {} vs {want}",
+            it.bubble_s
+        );
+        assert!(close(
+            it.pipeline.bubble_fraction(),
+            1.0 / (f64::from(v) * 8.0)
+        ));
+        assert_eq!((it.pipeline.stages, it.pipeline.virtual_stages), (2, v));
+        assert_eq!(it.pipeline.micro_batches, 8);
+        let pp = it.comms.iter().find(|c| c.name == "pp send_recv").unwrap();
+        // v sends per micro-batch each way, plus the p - 1 of the fill and of the drain.
+        assert_eq!(pp.count, 2 * (u64::from(v) * 8 + 1));
+        // A ring over the stages: stage 1 also sends to stage 0 (its chunk k feeds stage 0's
+        // chunk k + 1). Ranks are tensor-fastest, stage outermost: a stage is 32 ranks.
+        assert_eq!(pp.groups.len(), 2 * 8 * 4);
+        assert!(pp.groups.contains(&vec![0, 32]) && pp.groups.contains(&vec![32, 0]));
+        // Nothing else changes: same compute, same TP and DP traffic.
+        let plain = job::parse("small.yaml", SMALL).unwrap();
+        for name in ["tp all_reduce", "dp all_reduce"] {
+            let a = it.comms.iter().find(|c| c.name == name).unwrap();
+            let b = plain.comms.iter().find(|c| c.name == name).unwrap();
+            assert_eq!(a, b, "{name}");
+        }
+    }
+}
+
+#[test]
+fn one_chunk_per_stage_is_plain_1f1b_bit_for_bit() {
+    let plain = job::parse("small.yaml", SMALL).unwrap();
+    let one = job::parse("small.yaml", &small_with("1")).unwrap();
+    assert_eq!(plain, one);
+    // Today's closed forms, exactly: bubble (p - 1) / m of the compute, 2 (m + p - 1) sends
+    // along a chain of stages (no pair from the last stage back to the first).
+    assert_eq!(plain.pipeline.virtual_stages, 1);
+    assert_eq!(
+        plain.bubble_s.to_bits(),
+        (plain.compute_s * 1.0 / 8.0).to_bits()
+    );
+    let pp = plain
+        .comms
+        .iter()
+        .find(|c| c.name == "pp send_recv")
+        .unwrap();
+    assert_eq!(pp.count, 2 * (8 + 2 - 1));
+    assert_eq!(pp.groups.len(), 8 * 4);
+    assert!(pp.groups.iter().all(|g| g[1] == g[0] + 32));
+}
+
+#[test]
+fn bad_pp_virtual_values_are_located_and_hinted() {
+    // Every error points at pp_virtual's value (13 columns after its key: `pp_virtual: `
+    // and the 1-based count), in the parallelism block.
+    let line = SMALL
+        .lines()
+        .position(|l| l.starts_with("parallelism:"))
+        .unwrap();
+    let col = |text: &str| text.lines().nth(line).unwrap().find("pp_virtual").unwrap() as u64;
+    let cases: [(String, &str); 5] = [
+        (small_with("0"), "parallelism.pp_virtual must be at least 1"),
+        // 8 layers over 2 x 3 chunks.
+        (
+            small_with("3"),
+            "8 layers do not split evenly into pp x pp_virtual = 2 x 3",
+        ),
+        // 64 + 8 sequences: 9 micro-batches per replica, not a whole number of rounds of 2.
+        (
+            small_with("2").replace("global_batch: 64", "global_batch: 72"),
+            "runs micro-batches in rounds of pp = 2, but each replica has 9",
+        ),
+        // Nothing to interleave without a pipeline.
+        (
+            small_with("2")
+                .replace("pp: 2,", "pp: 1,")
+                .replace("dp: 8", "dp: 16"),
+            "pp_virtual = 2 needs pipeline parallelism, but pp = 1",
+        ),
+        (small_with("-1"), "invalid u32: `-1`"),
+    ];
+    for (text, want) in &cases {
+        let e = job::parse("j.yaml", text).unwrap_err();
+        assert!(e.message.contains(want), "{e}");
+        assert_eq!(e.line, line as u64 + 1, "{e}");
+        assert!(
+            e.column > col(text) && e.column <= col(text) + 13,
+            "column {} vs pp_virtual at {}: {e}",
+            e.column,
+            col(text) + 1
+        );
+        assert!(e.hint.is_some(), "{e}");
+    }
 }
 
 mod traffic {
