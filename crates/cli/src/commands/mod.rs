@@ -7,7 +7,9 @@ pub(crate) mod trace;
 pub(crate) mod traffic;
 
 use crate::args::{ChakraCommand, Cli, Command};
-use crate::{emit, emit_versioned, load, output, print_json, render, write_json, Failure};
+use crate::{
+    emit, emit_versioned, load, output, print, print_json, print_line, render, write_json, Failure,
+};
 use aifabric::stages::model::FabricView;
 use aifabric::versioned;
 
@@ -64,9 +66,11 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             if json {
                 print_json(&versioned(&Specs { specs: list }))?;
             } else {
+                let mut text = String::new();
                 for (name, d) in aifabric::stages::spec::builtin::list() {
-                    println!("{name:<14} {d}");
+                    text.push_str(&format!("{name:<14} {d}\n"));
                 }
+                print(&text)?;
             }
         }
         Command::Capacity {
@@ -90,9 +94,9 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             if json {
                 print_json(&versioned(&inv))?;
             } else {
-                print!("{}", render::inventory(&inv));
+                print(&render::inventory(&inv))?;
                 if let Some(path) = &out {
-                    println!("model written to {}", path.display());
+                    print_line(&format!("model written to {}", path.display()))?;
                 }
             }
         }
@@ -312,7 +316,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             if json {
                 print_json(&versioned(&data))?;
             } else {
-                println!("report: {}", page.display());
+                print_line(&format!("report: {}", page.display()))?;
             }
         }
         Command::Export {
@@ -342,13 +346,15 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                     "files": files,
                 }))?;
             } else {
+                let mut text = String::new();
                 for x in &files {
-                    println!(
-                        "{} ({} bytes)",
+                    text.push_str(&format!(
+                        "{} ({} bytes)\n",
                         x["path"].as_str().unwrap_or(""),
                         x["bytes"]
-                    );
+                    ));
                 }
+                print(&text)?;
             }
         }
         Command::Validate { spec, json } => {
@@ -361,10 +367,10 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                     "inventory": inv,
                 }))?;
             } else {
-                println!(
+                print_line(&format!(
                     "{spec}: valid ({} GPUs, {} switches, {} links)",
                     inv.gpus, inv.switches, inv.links
-                );
+                ))?;
             }
         }
     }
