@@ -65,8 +65,9 @@ impl Groups {
 pub const WORLD: &str = "";
 
 /// Process groups of a trace without `comm_group.json`: each `pg_name` is the set of ranks
-/// whose collectives name it (PyTorch names a group the same on all its members), and
-/// collectives without one are on the world group. One pass over every file.
+/// whose collectives, sends or receives name it (PyTorch names a group the same on all its
+/// members; a pipeline stage pair's group is named by the sends and receives between them),
+/// and collectives without one are on the world group. One pass over every file.
 pub fn infer_groups(set: &TraceSet) -> Result<Groups, ReplayError> {
     let mut map: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
     let mut node = NodeCore::default();
@@ -74,11 +75,14 @@ pub fn infer_groups(set: &TraceSet) -> Result<Groups, ReplayError> {
         let (mut rd, _) = Reader::open(f)?;
         let mut names: FxHashSet<String> = FxHashSet::default();
         while rd.next_into(&mut node)? {
-            if node.node_type() == Some(NodeType::CommCollNode) {
-                let name = attr(&node.attr, "pg_name")
-                    .and_then(AttributeProto::as_text)
-                    .unwrap_or_default();
-                names.insert(name);
+            let name = attr(&node.attr, "pg_name").and_then(AttributeProto::as_text);
+            match node.node_type() {
+                Some(NodeType::CommCollNode) => {
+                    names.insert(name.unwrap_or_default());
+                }
+                // A transfer without `pg_name` is on no group (not the world's).
+                Some(NodeType::CommSendNode | NodeType::CommRecvNode) => names.extend(name),
+                _ => {}
             }
         }
         for n in names {

@@ -381,3 +381,28 @@ fn a_communication_that_cannot_be_timed_keeps_the_engine_error_as_source() {
     };
     assert_eq!(bare.to_string(), "no such group");
 }
+
+#[test]
+fn groups_named_only_by_sends_and_receives_are_inferred() {
+    let d = tempfile::tempdir().unwrap();
+    let named = |mut n: aifabric_chakra::proto::Node| {
+        n.attr.push(aifabric_chakra::proto::AttributeProto::string(
+            "pg_name", "pair",
+        ));
+        n
+    };
+    let r0 = vec![
+        named(p2p(0, true, 1, 4_000, 0, &[])),
+        p2p(1, false, 2, 10, 7, &[]),
+    ];
+    let r1 = vec![named(p2p(0, false, 0, 4_000, 0, &[]))];
+    let r2 = vec![p2p(0, true, 0, 10, 7, &[])];
+    write(d.path(), &[r0, r1, r2], None);
+    let set = aifabric_chakra::TraceSet::discover(d.path()).unwrap();
+    let g = aifabric_chakra::replay::groups_of(&set).unwrap();
+    // `pair` has the two ranks that name it; a transfer without a name adds no group.
+    assert_eq!(g.names, vec!["pair".to_owned()]);
+    assert_eq!(g.members, vec![vec![0, 1]]);
+    let r = run(d.path(), 64).unwrap();
+    assert_eq!(r.transfers, 2);
+}

@@ -173,3 +173,31 @@ fn synthesized_files_are_valid_chakra() {
     // 32 TP groups, 32 DP groups, 3 x 64 pipeline pairs.
     assert_eq!(groups.len(), 32 + 32 + 3 * 64);
 }
+
+#[test]
+fn a_synthesized_trace_replays_the_same_without_its_group_file() {
+    // The documented fallback: without comm_group.json, a group is the ranks that name it, in
+    // collectives or in the pipeline's sends and receives.
+    let it = job::parse("job.yaml", aifabric_fixtures::jobs::SMALL_8).unwrap();
+    let f = aifabric_spec::load("dsf-l1-zone").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    synth::write(&it, dir.path(), "trace", true, &|_| {}).unwrap();
+    let set = TraceSet::discover(dir.path()).unwrap();
+    let file = set.comm_groups().unwrap().unwrap();
+    assert!(file.iter().any(|(name, _)| name.starts_with("pp.")));
+    let (with, _) = replay_healthy(&f, &set, &opts(Lb::Ecmp), &|_| {}).unwrap();
+    std::fs::remove_file(dir.path().join(aifabric_chakra::io::COMM_GROUP_FILE)).unwrap();
+    let inferred = aifabric_chakra::replay::infer_groups(&set).unwrap();
+    for (name, ranks) in &file {
+        let g = inferred
+            .find(name)
+            .unwrap_or_else(|| panic!("{name} not inferred"));
+        let mut want = ranks.clone();
+        want.sort_unstable();
+        assert_eq!(inferred.members[g as usize], want, "{name}");
+    }
+    assert_eq!(inferred.len(), file.len());
+    let (without, _) = replay_healthy(&f, &set, &opts(Lb::Ecmp), &|_| {}).unwrap();
+    assert_eq!(without.iteration_s, with.iteration_s);
+    assert_eq!(without.per_rank, with.per_rank);
+}

@@ -190,3 +190,15 @@ fn bad_traces_and_arguments_exit_2_with_the_place_and_the_fix() {
         &["not a multiple of the trace's 64 ranks"],
     );
 }
+
+#[test]
+fn a_synthesized_trace_replays_the_same_without_comm_group_json() {
+    // README: without comm_group.json, a group is the set of ranks that name it.
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    let t = d.path().to_str().unwrap();
+    let with = run_json(&["replay", "llama3-24k", "--trace", t, "--json"]);
+    std::fs::remove_file(d.path().join("comm_group.json")).unwrap();
+    let without = run_json(&["replay", "llama3-24k", "--trace", t, "--json"]);
+    assert_eq!(without["replay"], with["replay"]);
+}
