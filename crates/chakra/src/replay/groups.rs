@@ -100,7 +100,22 @@ pub fn groups_of(set: &TraceSet) -> Result<Groups, ReplayError> {
     match set.comm_groups().map_err(ReplayError::Input)? {
         Some(mut g) => {
             let n = set.ranks();
+            let file = set.dir.join(crate::io::COMM_GROUP_FILE);
             for (name, ranks) in &g {
+                if ranks.is_empty() {
+                    return Err(ReplayError::Input(format!(
+                        "{}: group `{name}` has no ranks; list its ranks, e.g. \"{name}\": [0, 1]",
+                        file.display()
+                    )));
+                }
+                let mut seen = FxHashSet::default();
+                if let Some(&twice) = ranks.iter().find(|&&x| !seen.insert(x)) {
+                    return Err(ReplayError::Input(format!(
+                        "{}: group `{name}` lists rank {twice} twice; a rank is in a group once \
+                         (remove the repeat from {ranks:?})",
+                        file.display()
+                    )));
+                }
                 if let Some(&bad) = ranks.iter().find(|&&x| x >= n) {
                     return Err(ReplayError::Input(format!(
                         "{}: group `{name}` has rank {bad}, but the trace has {n} ranks (0 to {})",

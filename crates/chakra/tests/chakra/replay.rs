@@ -406,3 +406,115 @@ fn groups_named_only_by_sends_and_receives_are_inferred() {
     let r = run(d.path(), 64).unwrap();
     assert_eq!(r.transfers, 2);
 }
+
+#[test]
+fn attributes_out_of_range_are_errors_naming_the_file_node_and_range() {
+    use aifabric_chakra::proto::AttributeProto;
+    // (node, what the message must say): never read as 0 or as a saturated time.
+    let with = |mut n: aifabric_chakra::proto::Node, key: &str, v: AttributeProto| {
+        n.attr.retain(|a| a.name != key);
+        n.attr.push(AttributeProto {
+            name: key.into(),
+            ..v
+        });
+        n
+    };
+    let cases = [
+        (
+            coll(3, AR, -1, "w", &[]),
+            "t.0.et: node 3: attribute `comm_size` is -1; it must be a whole number of bytes, \
+             from 0 to 1125899906842624",
+        ),
+        (
+            coll(3, AR, i64::MAX, "w", &[]),
+            "node 3: attribute `comm_size` is 9223372036854775807",
+        ),
+        (
+            with(
+                coll(3, AR, 8, "w", &[]),
+                "comm_size",
+                AttributeProto::double("", 1.5),
+            ),
+            "attribute `comm_size` is 1.5",
+        ),
+        (
+            with(comp(3, 0, &[]), "num_ops", AttributeProto::int("", -5)),
+            "node 3: attribute `num_ops` is -5; it must be a whole number of operations, 0 or more",
+        ),
+        (
+            with(
+                comp(3, 0, &[]),
+                "num_ops",
+                AttributeProto::string("", "many"),
+            ),
+            "attribute `num_ops` is \"many\"",
+        ),
+        (
+            with(
+                p2p(3, true, 1, 8, 0, &[]),
+                "comm_tag",
+                AttributeProto::int("", -1),
+            ),
+            "attribute `comm_tag` is -1",
+        ),
+    ];
+    for (node, want) in cases {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            &[vec![node], vec![]],
+            Some(&groups(&[("w", &[0])])),
+        );
+        let e = err(d.path());
+        assert!(e.contains(want), "{e}\nwant: {want}");
+    }
+    // The largest size is still accepted.
+    let d = tempfile::tempdir().unwrap();
+    let big = 1i64 << 50;
+    write(
+        d.path(),
+        &[vec![coll(0, AR, big, "w", &[])]],
+        Some(&groups(&[("w", &[0])])),
+    );
+    let r = run(d.path(), 64).unwrap();
+    assert_eq!(
+        r.iteration_s,
+        secs(aifabric_chakra::replay::Ps::new(big as u64 * 1000) + COLL_FIXED_PS)
+    );
+}
+
+#[test]
+fn an_iteration_beyond_the_clock_is_an_error_not_a_saturated_time() {
+    // 200 days of compute, twice, on one stream: past 2^64 ps.
+    let d = tempfile::tempdir().unwrap();
+    let day_us = 86_400 * 1_000_000;
+    write(
+        d.path(),
+        &[vec![
+            comp(0, 200 * day_us, &[]),
+            comp(1, 200 * day_us, &[0]),
+        ]],
+        None,
+    );
+    let e = err(d.path());
+    assert!(e.contains("does not fit the replay's clock"), "{e}");
+}
+
+#[test]
+fn a_rank_twice_in_a_group_file_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    let r = vec![coll(0, AR, 8, "g", &[])];
+    write(
+        d.path(),
+        &[r.clone(), r.clone()],
+        Some(&groups(&[("g", &[0, 1, 1])])),
+    );
+    let e = err(d.path());
+    assert!(
+        e.contains("comm_group.json: group `g` lists rank 1 twice"),
+        "{e}"
+    );
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), &[r.clone(), r], Some(&groups(&[("g", &[])])));
+    assert!(err(d.path()).contains("group `g` has no ranks"));
+}
