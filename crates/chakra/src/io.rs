@@ -591,6 +591,25 @@ pub fn write_comm_groups(dir: &Path, groups: &[(String, Vec<u32>)]) -> std::io::
     })
 }
 
+/// Check a trace's file-name prefix: each rank's file must be a plain name inside the
+/// trace's directory, so a prefix with a path separator (`../x`, `/tmp/x`, `a/b`), or an
+/// empty one (hidden `.0.et` files), is refused with the fix.
+pub fn check_prefix(prefix: &str) -> Result<(), String> {
+    let name = rank_file(prefix, 0, false);
+    let plain = matches!(
+        Path::new(&name).components().collect::<Vec<_>>()[..],
+        [std::path::Component::Normal(_)]
+    );
+    if prefix.is_empty() || !plain || prefix.contains(std::path::is_separator) {
+        return Err(format!(
+            "the trace prefix `{prefix}` is not a plain file-name start: rank files are written \
+             as <prefix>.<rank>.et inside the output directory, never elsewhere; give a name \
+             without `/`, e.g. `trace`, and choose the directory with `--out`"
+        ));
+    }
+    Ok(())
+}
+
 /// The file name of a rank.
 pub fn rank_file(prefix: &str, rank: u32, gzip: bool) -> String {
     if gzip {

@@ -251,3 +251,23 @@ fn an_efficiency_above_1_is_refused_from_the_trace_and_from_the_request() {
         "{e}"
     );
 }
+
+#[test]
+fn a_prefix_with_a_path_is_refused_before_anything_is_written() {
+    let it = job::parse("job.yaml", DP_ONLY).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for prefix in ["../x", "/x", "a/b", ""] {
+        let e = synth::write(&it, &out, prefix, true, &|_| {}).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::InvalidInput,
+            "{prefix:?}: {e}"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{prefix:?}"
+        );
+    }
+}
