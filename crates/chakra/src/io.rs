@@ -421,6 +421,122 @@ pub fn write_atomic(
     Ok(())
 }
 
+/// Why [`replace_dir`] did not replace a directory.
+#[derive(Debug, thiserror::Error)]
+pub enum DirError {
+    /// The directory holds an entry that is not a file of an earlier set (`name`): it is left
+    /// as it is rather than deleted.
+    #[error("{} holds `{name}`, which is not one of the files written there", dir.display())]
+    Foreign {
+        /// The directory.
+        dir: PathBuf,
+        /// The entry's name.
+        name: String,
+    },
+    /// The path names no directory that can be renamed (`.`, `..`, `/`).
+    #[error("{} is not a directory name that can be replaced", dir.display())]
+    Unnamed {
+        /// The path.
+        dir: PathBuf,
+    },
+    /// Creating, reading or renaming failed.
+    #[error("cannot write {}: {source}", path.display())]
+    Io {
+        /// The path it failed on.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Write a set of files as one: `fill` writes them into a new temporary directory next to
+/// `dir`, which then takes the place of `dir`, so `dir` holds the whole old set or the whole
+/// new one, never a mix (if the process is killed midway, the old set stays and a hidden
+/// `.<name>.new-*` directory is left beside it). An existing `dir` must hold only files whose
+/// names `previous` accepts (an earlier set); it is renamed away, the new one renamed in,
+/// and the old one deleted: two renames, as atomic as the file system makes `rename(2)`. If
+/// `fill` fails, its directory is removed and `dir` is untouched.
+pub fn replace_dir<T, E: From<DirError>>(
+    dir: &Path,
+    previous: impl Fn(&str) -> bool,
+    fill: impl FnOnce(&Path) -> Result<T, E>,
+) -> Result<T, E> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| DirError::Io { path, source }
+    };
+    let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Err(DirError::Unnamed {
+            dir: dir.to_owned(),
+        }
+        .into());
+    };
+    let existed = match std::fs::read_dir(dir) {
+        Ok(entries) => {
+            for e in entries {
+                let e = e.map_err(io(dir))?;
+                let n = e.file_name().to_string_lossy().into_owned();
+                let file = e.file_type().map_err(io(&e.path()))?.is_file();
+                if !file || !previous(&n) {
+                    return Err(DirError::Foreign {
+                        dir: dir.to_owned(),
+                        name: n,
+                    }
+                    .into());
+                }
+            }
+            true
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(io(dir)(e).into()),
+    };
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(parent).map_err(io(parent))?;
+    let new = tempfile::Builder::new()
+        .prefix(&format!(".{name}.new-"))
+        .tempdir_in(parent)
+        .map_err(io(parent))?;
+    // A temporary directory is private (0700); an output directory is not: 0755, as a plain
+    // create under the usual umask gives.
+    #[cfg(unix)]
+    std::fs::set_permissions(
+        new.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .map_err(io(new.path()))?;
+    let v = fill(new.path())?;
+    // The new entries are on disk before the directory is renamed into place.
+    if let Ok(d) = std::fs::File::open(new.path()) {
+        let _ = d.sync_all();
+    }
+    if existed {
+        let old = tempfile::Builder::new()
+            .prefix(&format!(".{name}.old-"))
+            .tempdir_in(parent)
+            .map_err(io(parent))?
+            .keep();
+        // Renaming onto an empty directory replaces it (rename(2)).
+        if let Err(e) = std::fs::rename(dir, &old) {
+            let _ = std::fs::remove_dir(&old);
+            return Err(io(dir)(e).into());
+        }
+        if let Err(e) = std::fs::rename(new.path(), dir) {
+            let _ = std::fs::rename(&old, dir);
+            return Err(io(dir)(e).into());
+        }
+        let _ = std::fs::remove_dir_all(&old);
+    } else {
+        std::fs::rename(new.path(), dir).map_err(io(dir))?;
+    }
+    // Its path is `dir` now: nothing left to clean up.
+    let _ = new.keep();
+    Ok(v)
+}
+
 /// Write one rank's file atomically, gzip-compressed or plain.
 pub fn write_file(
     path: &Path,

@@ -327,18 +327,30 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let f = load(&spec)?;
             let study = aifabric::Study::healthy(&f, aifabric::Setup::default());
-            std::fs::create_dir_all(&out)
-                .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
-            let mut files = Vec::new();
-            for name in format.files() {
-                let path = out.join(name);
-                output::write_atomic(&path, |w| {
-                    study.export(format, name, w).map_err(std::io::Error::other)
+            // The whole set is written next to `out` and then takes its place: `out` holds
+            // the old export or the new one, never a mix.
+            let sizes = output::replace_dir(&out, is_export_file, |dir| {
+                let mut sizes = Vec::new();
+                for name in format.files() {
+                    let path = dir.join(name);
+                    output::write_atomic(&path, |w| {
+                        study.export(format, name, w).map_err(std::io::Error::other)
+                    })
+                    .map_err(|e| {
+                        Failure::Runtime(format!("cannot write {}: {e}", out.join(name).display()))
+                    })?;
+                    sizes.push(std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0));
+                }
+                Ok::<_, Failure>(sizes)
+            })?;
+            let files: Vec<_> = format
+                .files()
+                .iter()
+                .zip(sizes)
+                .map(|(name, bytes)| {
+                    serde_json::json!({"file": name, "path": out.join(name), "bytes": bytes})
                 })
-                .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
-                let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-                files.push(serde_json::json!({"file": name, "path": path, "bytes": bytes}));
-            }
+                .collect();
             if json {
                 print_json(&serde_json::json!({
                     "schema_version": aifabric::SCHEMA_VERSION,
@@ -375,6 +387,13 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Whether `name` is a file some export writes (what `export --out DIR` may replace).
+fn is_export_file(name: &str) -> bool {
+    aifabric::stages::report::export::Format::ALL
+        .iter()
+        .any(|f| f.files().contains(&name))
 }
 
 /// `aifabric specs --json`: the built-in specs.

@@ -952,3 +952,106 @@ fn a_collective_too_big_for_memory_is_refused_before_it_runs() {
         "{err}"
     );
 }
+
+/// Names and contents of the entries of `dir`, sorted.
+fn listing(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let body = std::fs::read(e.path()).unwrap_or_default();
+            (e.file_name().to_string_lossy().into_owned(), body)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn names(dir: &std::path::Path) -> Vec<String> {
+    listing(dir).into_iter().map(|e| e.0).collect()
+}
+
+/// A 16-host fat tree, as a spec file in `dir`.
+fn small_spec(dir: &std::path::Path) -> String {
+    let path = dir.join("small.yaml");
+    std::fs::write(
+        &path,
+        "name: small\nregions:\n  - name: lab\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {k: 4}\n",
+    )
+    .unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn export_replaces_the_directory_with_exactly_the_new_set() {
+    let d = tempfile::tempdir().unwrap();
+    let spec = small_spec(d.path());
+    let out = d.path().join("exp");
+    let export = |format: &str| {
+        aifabric()
+            .args(["export", &spec, "--format", format, "--out"])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let o = export("netbox");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(names(&out).len(), 11);
+    // Another format into the same directory: the netbox files are gone.
+    let o = export("graphml");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(names(&out), ["fabric.graphml"]);
+    // Nothing left beside it.
+    assert_eq!(names(d.path()), ["exp", "small.yaml"]);
+    // A directory holding anything else is not an export's: refused, untouched (exit 2).
+    std::fs::write(out.join("notes.md"), "mine").unwrap();
+    let before = listing(&out);
+    let o = export("dot");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("holds `notes.md`") && err.contains("new or empty directory"),
+        "{err}"
+    );
+    assert!(listing(&out) == before, "now: {:?}", names(&out));
+    assert_eq!(names(d.path()), ["exp", "small.yaml"]);
+}
+
+#[test]
+fn a_killed_export_leaves_the_previous_set_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let spec = small_spec(d.path());
+    let out = d.path().join("exp");
+    let o = aifabric()
+        .args(["export", &spec, "--format", "netbox", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = listing(&out);
+    // A larger fabric's export, killed midway: the file-size limit (RLIMIT_FSIZE, 64 blocks)
+    // lets the small CSVs through and SIGXFSZ kills the process at devices.csv.
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 64 && exec '{}' export dsf-l1-zone --format netbox --out '{}'",
+            env!("CARGO_BIN_EXE_aifabric"),
+            out.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the export was meant to die");
+    // The old set, every file as it was: no mix of old and new.
+    assert!(listing(&out) == before, "now: {:?}", names(&out));
+    // Once it may finish, the new set replaces the old one.
+    let o = aifabric()
+        .args(["export", "dsf-l1-zone", "--format", "netbox", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = listing(&out);
+    assert_eq!(after.len(), 11);
+    assert!(after.iter().zip(&before).all(|(a, b)| a.0 == b.0));
+    assert!(after != before, "the new set replaced the old");
+}
