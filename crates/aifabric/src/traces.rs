@@ -20,7 +20,7 @@ pub fn synthesize(
     progress: &(dyn Fn(u32) + Sync),
 ) -> Result<Written, Error> {
     aifabric_chakra::io::check_prefix(prefix).map_err(Error::bad_request)?;
-    aifabric_chakra::io::prepare_out_dir(out).map_err(Error::bad_request)?;
+    aifabric_chakra::io::prepare_out_dir(out)?;
     synth::write(job, out, prefix, gzip, progress)
         .map_err(|e| Error::runtime_in(&format!("writing the trace into {}", out.display()), e))
 }

@@ -6,6 +6,7 @@
 //! the offset and the node. Unknown fields and node types are counted, not fatal.
 
 use crate::proto::{GlobalMetadata, Node, NodeMessage, NodeType, METADATA_FIELDS, NODE_FIELDS};
+use crate::replay::ReplayError;
 use flate2::bufread::MultiGzDecoder;
 use prost::encoding::{decode_key, decode_varint, skip_field, DecodeContext};
 use prost::Message;
@@ -676,21 +677,24 @@ impl TraceSet {
 }
 
 /// Create `dir` for a new trace, refusing one that already holds trace files (stale ranks
-/// of an earlier, larger trace would join the new one).
-pub fn prepare_out_dir(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let held = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-        .flatten()
-        .any(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            n.ends_with(".et") || n.ends_with(".et.gz")
-        });
+/// of an earlier, larger trace would join the new one): that is the request's fault
+/// ([`ReplayError::Input`]); a directory that cannot be created or read is an output that
+/// cannot be written ([`ReplayError::Write`]).
+pub fn prepare_out_dir(dir: &Path) -> Result<(), ReplayError> {
+    let write = |source| ReplayError::Write {
+        path: dir.to_owned(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(write)?;
+    let held = std::fs::read_dir(dir).map_err(write)?.flatten().any(|e| {
+        let n = e.file_name().to_string_lossy().into_owned();
+        n.ends_with(".et") || n.ends_with(".et.gz")
+    });
     if held {
-        return Err(format!(
+        return Err(ReplayError::Input(format!(
             "{} already holds a trace; write into an empty directory (or remove its .et files)",
             dir.display()
-        ));
+        )));
     }
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! `aifabric`: the command line. Thin by design: parse arguments, call the libraries, render.
 //!
-//! Exit codes: 0 ok, 1 runtime failure (e.g. an output file cannot be written), 2 bad input
-//! (spec or arguments). Standard output is written only through [`print`] (the lints below
+//! Exit codes, one rule: 0 ok, 1 an output that cannot be written or a runtime failure, 2 bad
+//! input (a spec, scenario, job, traffic or trace file, a flag, a request that cannot be met). Standard output is written only through [`print`] (the lints below
 //! forbid `print!` and `eprint!`, which panic when the stream is gone): a reader that stops
 //! early (`aifabric routes ... | head`) ends the run quietly with 0, as filters do; an output
 //! that cannot be written (a full disk) is a runtime failure.

@@ -408,3 +408,25 @@ fn a_directory_is_replaced_as_a_whole_or_not_at_all() {
     let e = replace_dir(std::path::Path::new("."), ours, write(&[])).unwrap_err();
     assert!(matches!(e, DirError::Unnamed { .. }), "{e}");
 }
+
+#[test]
+fn an_output_directory_that_cannot_be_written_is_not_bad_input() {
+    use aifabric_chakra::io::prepare_out_dir;
+    use aifabric_chakra::replay::ReplayError;
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("f");
+    std::fs::write(&file, "").unwrap();
+    // Under a regular file: the output cannot be written (exit 1).
+    let e = prepare_out_dir(&file.join("t")).unwrap_err();
+    assert!(
+        matches!(e, ReplayError::Write { .. }) && !e.is_input(),
+        "{e}"
+    );
+    // Holding a trace: the request must change (exit 2).
+    std::fs::write(d.path().join("x.0.et"), "").unwrap();
+    let e = prepare_out_dir(d.path()).unwrap_err();
+    assert!(
+        e.is_input() && e.to_string().contains("already holds a trace"),
+        "{e}"
+    );
+}

@@ -333,11 +333,22 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 let mut sizes = Vec::new();
                 for name in format.files() {
                     let path = dir.join(name);
+                    // The export's own error, kept: a fabric the plan cannot number is bad
+                    // input; only a failed write is "cannot write".
+                    let mut export_error = None;
                     output::write_atomic(&path, |w| {
-                        study.export(format, name, w).map_err(std::io::Error::other)
+                        study.export(format, name, w).map_err(|e| {
+                            let io = std::io::Error::other(e.message().to_owned());
+                            export_error = Some(e);
+                            io
+                        })
                     })
-                    .map_err(|e| {
-                        Failure::Runtime(format!("cannot write {}: {e}", out.join(name).display()))
+                    .map_err(|e| match export_error.take() {
+                        Some(bad @ aifabric::Error::BadRequest { .. }) => Failure::from(bad),
+                        _ => Failure::Runtime(format!(
+                            "cannot write {}: {e}",
+                            out.join(name).display()
+                        )),
                     })?;
                     sizes.push(std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0));
                 }

@@ -1055,3 +1055,99 @@ fn a_killed_export_leaves_the_previous_set_whole() {
     assert!(after.iter().zip(&before).all(|(a, b)| a.0 == b.0));
     assert!(after != before, "the new set replaced the old");
 }
+
+/// Run `args`, expecting exit `code` and `want` in stderr.
+fn exits(args: &[&str], code: i32, want: &str) {
+    let o = aifabric().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: `{want}` not in {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+}
+
+#[test]
+fn exit_codes_follow_one_rule() {
+    // 1: an output that cannot be written (here, under a regular file: root ignores
+    // permissions, not that).
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let under = |name: &str| file.join(name).to_str().unwrap().to_owned();
+    let job = format!(
+        "{}/../../examples/jobs/small-64.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    exits(
+        &["build", "dsf-l1-zone", "--out", &under("model.json")],
+        1,
+        "cannot write",
+    );
+    exits(
+        &[
+            "export",
+            "dsf-l1-zone",
+            "--format",
+            "dot",
+            "--out",
+            &under("x"),
+        ],
+        1,
+        "cannot write",
+    );
+    exits(
+        &["chakra", "synth", "--job", &job, "--out", &under("t")],
+        1,
+        "cannot write",
+    );
+    let trace = d.path().join("trace");
+    let t = trace.to_str().unwrap();
+    exits(&["chakra", "synth", "--job", &job, "--out", t], 0, "");
+    exits(
+        &[
+            "chakra",
+            "scale",
+            "--in",
+            t,
+            "--ranks",
+            "128",
+            "--out",
+            &under("t"),
+        ],
+        1,
+        "cannot write",
+    );
+    // 2: bad input, whatever stage finds it.
+    exits(
+        &["chakra", "synth", "--job", &job, "--out", t],
+        2,
+        "already holds a trace",
+    );
+    std::fs::write(trace.join("trace.3.et.gz"), "not gzip, not protobuf").unwrap();
+    exits(&["replay", "llama3-24k", "--trace", t], 2, "trace.3.et");
+    exits(&["validate", "no-such-spec"], 2, "cannot read spec");
+    exits(&["capacity", "dsf-l1-zone", "--fail", "moon"], 2, "moon");
+    // A fabric the IPv6 plan cannot number: the spec must change.
+    let zones: String = (0..257)
+        .map(|i| format!("          - name: z{i}\n            fat_tree: {{k: 2}}\n"))
+        .collect();
+    let big = d.path().join("big.yaml");
+    std::fs::write(
+        &big,
+        format!("name: big\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n{zones}"),
+    )
+    .unwrap();
+    let out = d.path().join("plan");
+    exits(
+        &[
+            "export",
+            big.to_str().unwrap(),
+            "--format",
+            "ipplan",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        2,
+        "more than 256 zones",
+    );
+    assert!(!out.exists());
+}
