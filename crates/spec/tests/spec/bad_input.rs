@@ -306,3 +306,30 @@ fn a_bag_layer_named_like_a_region_is_rejected() {
     let e = err(&BASE.replace("planes: 16", "planes: 16\n      name: east"));
     assert!(e.message.contains("region `east`"), "{e}");
 }
+
+#[test]
+fn a_file_over_the_yaml_node_limit_is_stated_with_a_hint() {
+    // 130,000 one-key maps: 390,000 nodes, over the reader's 250,000.
+    let regions: String = (0..130_000)
+        .map(|i| format!("  - {{name: r{i}}}\n"))
+        .collect();
+    let yaml = format!("name: t\nregions:\n{regions}");
+    let e = err(&yaml);
+    assert_eq!(
+        e.message,
+        "spec too large: more than 250,000 YAML nodes (values, lists and maps)"
+    );
+    assert!(e.line > 2, "located where the limit was passed: {e}");
+    let hint = e.hint.clone().unwrap();
+    assert!(hint.contains("counts") && hint.contains("split"), "{hint}");
+    assert!(!e.to_string().contains("Nodes {"), "no debug text: {e}");
+    // A scenario file says what it is, with its own hint.
+    let fail: String = (0..260_000).map(|i| format!("  - r{i}\n")).collect();
+    let e =
+        aifabric_spec::scenario::parse_scenario("s.yaml", &format!("fail:\n{fail}")).unwrap_err();
+    assert!(e.message.starts_with("scenario file too large"), "{e}");
+    assert!(
+        e.hint.unwrap().contains("prefix"),
+        "the scenario's own hint"
+    );
+}
