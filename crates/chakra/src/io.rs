@@ -451,16 +451,29 @@ pub enum DirError {
     },
 }
 
+/// What [`replace_dir`] does with a file already in the directory, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OldFile {
+    /// A file of the earlier set: gone once the new set is in.
+    Replaced,
+    /// A file that stays (another set sharing the directory): carried into the new directory.
+    Kept,
+    /// Not a file of any set: the directory is not replaced.
+    Foreign,
+}
+
 /// Write a set of files as one: `fill` writes them into a new temporary directory next to
 /// `dir`, which then takes the place of `dir`, so `dir` holds the whole old set or the whole
 /// new one, never a mix (if the process is killed midway, the old set stays and a hidden
-/// `.<name>.new-*` directory is left beside it). An existing `dir` must hold only files whose
-/// names `previous` accepts (an earlier set); it is renamed away, the new one renamed in,
-/// and the old one deleted: two renames, as atomic as the file system makes `rename(2)`. If
-/// `fill` fails, its directory is removed and `dir` is untouched.
+/// `.<name>.new-*` directory is left beside it). Each file already in `dir` is judged by
+/// `old` on its name: the earlier set is replaced, files of other sets are kept (hard-linked,
+/// else copied, into the new directory before `fill` runs), and anything else (or a
+/// subdirectory) stops the replacement. The old directory is renamed away, the new one
+/// renamed in, and the old one deleted: two renames, as atomic as the file system makes
+/// `rename(2)`. If `fill` fails, its directory is removed and `dir` is untouched.
 pub fn replace_dir<T, E: From<DirError>>(
     dir: &Path,
-    previous: impl Fn(&str) -> bool,
+    old: impl Fn(&str) -> OldFile,
     fill: impl FnOnce(&Path) -> Result<T, E>,
 ) -> Result<T, E> {
     let io = |path: &Path| {
@@ -473,18 +486,23 @@ pub fn replace_dir<T, E: From<DirError>>(
         }
         .into());
     };
+    let mut kept = Vec::new();
     let existed = match std::fs::read_dir(dir) {
         Ok(entries) => {
             for e in entries {
                 let e = e.map_err(io(dir))?;
                 let n = e.file_name().to_string_lossy().into_owned();
                 let file = e.file_type().map_err(io(&e.path()))?.is_file();
-                if !file || !previous(&n) {
-                    return Err(DirError::Foreign {
-                        dir: dir.to_owned(),
-                        name: n,
+                match old(&n) {
+                    OldFile::Replaced if file => {}
+                    OldFile::Kept if file => kept.push(e.file_name()),
+                    _ => {
+                        return Err(DirError::Foreign {
+                            dir: dir.to_owned(),
+                            name: n,
+                        }
+                        .into())
                     }
-                    .into());
                 }
             }
             true
@@ -509,6 +527,12 @@ pub fn replace_dir<T, E: From<DirError>>(
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .map_err(io(new.path()))?;
+    for n in &kept {
+        let (from, to) = (dir.join(n), new.path().join(n));
+        if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to).map_err(io(&to))?;
+        }
+    }
     let v = fill(new.path())?;
     // The new entries are on disk before the directory is renamed into place.
     if let Ok(d) = std::fs::File::open(new.path()) {

@@ -33,8 +33,8 @@ impl From<aifabric::stages::chakra::io::DirError> for Failure {
         use aifabric::stages::chakra::io::DirError;
         match e {
             DirError::Foreign { .. } | DirError::Unnamed { .. } => Failure::BadArgument(format!(
-                "{e}; give a new or empty directory, or one holding only an earlier export \
-                 (it is replaced as a whole)"
+                "{e}; give a new or empty directory, or one holding only earlier exports \
+                 (their files are replaced or kept, nothing else is)"
             )),
             DirError::Io { .. } => Failure::Runtime(e.to_string()),
         }

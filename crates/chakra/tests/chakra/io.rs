@@ -336,10 +336,19 @@ fn listing(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn a_directory_is_replaced_as_a_whole_or_not_at_all() {
-    use aifabric_chakra::io::{replace_dir, DirError};
+    use aifabric_chakra::io::{replace_dir, DirError, OldFile};
     let parent = tempfile::tempdir().unwrap();
     let dir = parent.path().join("set");
-    let ours = |n: &str| n.ends_with(".txt");
+    // `.txt` files are this set's, `.csv` another set's sharing the directory.
+    let ours = |n: &str| {
+        if n.ends_with(".txt") {
+            OldFile::Replaced
+        } else if n.ends_with(".csv") {
+            OldFile::Kept
+        } else {
+            OldFile::Foreign
+        }
+    };
     let write = |files: &'static [(&'static str, &'static str)]| {
         move |d: &std::path::Path| -> Result<usize, DirError> {
             for (n, body) in files {
@@ -378,6 +387,17 @@ fn a_directory_is_replaced_as_a_whole_or_not_at_all() {
     // Replaced: exactly the new set, the old file gone.
     replace_dir(&dir, ours, write(&[("c.txt", "2")])).unwrap();
     assert_eq!(listing(&dir), [("c.txt".into(), b"2".to_vec())]);
+    only_set();
+    // Another set's file stays through a replacement, as it was.
+    std::fs::write(dir.join("other.csv"), "kept").unwrap();
+    replace_dir(&dir, ours, write(&[("c.txt", "2")])).unwrap();
+    assert_eq!(
+        listing(&dir),
+        [
+            ("c.txt".into(), b"2".to_vec()),
+            ("other.csv".into(), b"kept".to_vec())
+        ]
+    );
     only_set();
     // A failure midway: the previous set stays, the half-written one is removed.
     let before = listing(&dir);

@@ -968,7 +968,11 @@ fn listing(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
 }
 
 fn names(dir: &std::path::Path) -> Vec<String> {
-    listing(dir).into_iter().map(|e| e.0).collect()
+    names_of(&listing(dir))
+}
+
+fn names_of(listing: &[(String, Vec<u8>)]) -> Vec<String> {
+    listing.iter().map(|e| e.0.clone()).collect()
 }
 
 /// A 16-host fat tree, as a spec file in `dir`.
@@ -983,30 +987,47 @@ fn small_spec(dir: &std::path::Path) -> String {
 }
 
 #[test]
-fn export_replaces_the_directory_with_exactly_the_new_set() {
+fn export_replaces_its_own_set_in_the_directory_as_a_whole() {
     let d = tempfile::tempdir().unwrap();
     let spec = small_spec(d.path());
     let out = d.path().join("exp");
-    let export = |format: &str| {
+    let export = |spec: &str, format: &str| {
         aifabric()
-            .args(["export", &spec, "--format", format, "--out"])
+            .args(["export", spec, "--format", format, "--out"])
             .arg(&out)
             .output()
             .unwrap()
     };
-    let o = export("netbox");
+    let o = export(&spec, "netbox");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(names(&out).len(), 11);
-    // Another format into the same directory: the netbox files are gone.
-    let o = export("graphml");
+    let netbox = names(&out);
+    assert_eq!(netbox.len(), 11);
+    // Another format into the same directory: added beside the first (as .ci/run does for
+    // NetworkX).
+    let o = export(&spec, "graphml");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_eq!(names(&out), ["fabric.graphml"]);
+    let graphml = std::fs::read(out.join("fabric.graphml")).unwrap();
+    assert_eq!(names(&out).len(), 12);
+    // The first format again, of another fabric: exactly its new set, the other kept.
+    let before = listing(&out);
+    let o = export("dsf-l1-zone", "netbox");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = listing(&out);
+    assert_eq!(names(&out), names_of(&before));
+    for ((name, new), (_, old)) in after.iter().zip(&before) {
+        if name == "fabric.graphml" {
+            assert_eq!(new, &graphml);
+        } else if name == "sites.csv" {
+            assert_ne!(new, old, "{name} is the new fabric's");
+        }
+    }
+    assert!(netbox.iter().all(|n| out.join(n).exists()));
     // Nothing left beside it.
     assert_eq!(names(d.path()), ["exp", "small.yaml"]);
     // A directory holding anything else is not an export's: refused, untouched (exit 2).
     std::fs::write(out.join("notes.md"), "mine").unwrap();
     let before = listing(&out);
-    let o = export("dot");
+    let o = export(&spec, "dot");
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
