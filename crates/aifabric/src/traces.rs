@@ -10,7 +10,8 @@ use std::path::Path;
 
 /// Write the Chakra trace of one iteration of `job` into `out` (one file per rank,
 /// `<prefix>.<rank>.et`, gzip-compressed with `gzip`, plus `comm_group.json`); `progress` is
-/// called once per rank written. `out` must be empty or hold only an earlier trace.
+/// called once per rank written. `out` must be empty or hold only an earlier trace, and
+/// `prefix` a plain file-name start (no path separator: nothing is written outside `out`).
 pub fn synthesize(
     job: &Iteration,
     out: &Path,
@@ -18,7 +19,8 @@ pub fn synthesize(
     gzip: bool,
     progress: &(dyn Fn(u32) + Sync),
 ) -> Result<Written, Error> {
-    aifabric_chakra::io::prepare_out_dir(out).map_err(Error::bad_request)?;
+    aifabric_chakra::io::check_prefix(prefix).map_err(Error::bad_request)?;
+    aifabric_chakra::io::prepare_out_dir(out)?;
     synth::write(job, out, prefix, gzip, progress)
         .map_err(|e| Error::runtime_in(&format!("writing the trace into {}", out.display()), e))
 }

@@ -303,6 +303,19 @@ impl Prepared {
             file: set.files[0].clone(),
             what,
         })?;
+        let peak = opts
+            .peak_flops_per_s
+            .or(info.peak_flops_per_s)
+            .unwrap_or(DEFAULT_ROOFLINE.0);
+        let eff = opts
+            .efficiency
+            .or(info.efficiency)
+            .unwrap_or(DEFAULT_ROOFLINE.1);
+        if !(eff > 0.0 && eff <= 1.0) {
+            return Err(ReplayError::Input(format!(
+                "the efficiency is the share of the peak reached: above 0 and at most 1, not {eff}"
+            )));
+        }
         let groups = replay::groups_of(set)?;
         let mut params = opts.params;
         if !opts.scale_up_fixed {
@@ -329,14 +342,6 @@ impl Prepared {
             ranks: set.ranks(),
             source,
         })?;
-        let peak = opts
-            .peak_flops_per_s
-            .or(info.peak_flops_per_s)
-            .unwrap_or(DEFAULT_ROOFLINE.0);
-        let eff = opts
-            .efficiency
-            .or(info.efficiency)
-            .unwrap_or(DEFAULT_ROOFLINE.1);
         let alpha_s = opts.alpha_s.or(info.alpha_s).unwrap_or(DEFAULT_ALPHA_S);
         Ok(Prepared {
             info,

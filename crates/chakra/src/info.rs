@@ -62,6 +62,12 @@ impl TraceInfo {
         };
         positive(self.peak_flops_per_s, "peak_tflops")?;
         positive(self.efficiency, "efficiency")?;
+        if let Some(e) = self.efficiency.filter(|&e| e > 1.0) {
+            return Err(format!(
+                "`efficiency` is {e}; it is the share of the peak reached, above 0 and at most 1 \
+                 (or override it with the flag)"
+            ));
+        }
         positive(self.scale_up_bytes_per_s, "scale_up_gbs")?;
         if let Some(a) = self.alpha_s.filter(|a| !(a.is_finite() && *a >= 0.0)) {
             return Err(format!("`alpha_us` is {}; it must be >= 0", a * 1e6));

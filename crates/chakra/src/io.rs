@@ -6,6 +6,7 @@
 //! the offset and the node. Unknown fields and node types are counted, not fatal.
 
 use crate::proto::{GlobalMetadata, Node, NodeMessage, NodeType, METADATA_FIELDS, NODE_FIELDS};
+use crate::replay::ReplayError;
 use flate2::bufread::MultiGzDecoder;
 use prost::encoding::{decode_key, decode_varint, skip_field, DecodeContext};
 use prost::Message;
@@ -421,6 +422,146 @@ pub fn write_atomic(
     Ok(())
 }
 
+/// Why [`replace_dir`] did not replace a directory.
+#[derive(Debug, thiserror::Error)]
+pub enum DirError {
+    /// The directory holds an entry that is not a file of an earlier set (`name`): it is left
+    /// as it is rather than deleted.
+    #[error("{} holds `{name}`, which is not one of the files written there", dir.display())]
+    Foreign {
+        /// The directory.
+        dir: PathBuf,
+        /// The entry's name.
+        name: String,
+    },
+    /// The path names no directory that can be renamed (`.`, `..`, `/`).
+    #[error("{} is not a directory name that can be replaced", dir.display())]
+    Unnamed {
+        /// The path.
+        dir: PathBuf,
+    },
+    /// Creating, reading or renaming failed.
+    #[error("cannot write {}: {source}", path.display())]
+    Io {
+        /// The path it failed on.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What [`replace_dir`] does with a file already in the directory, by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OldFile {
+    /// A file of the earlier set: gone once the new set is in.
+    Replaced,
+    /// A file that stays (another set sharing the directory): carried into the new directory.
+    Kept,
+    /// Not a file of any set: the directory is not replaced.
+    Foreign,
+}
+
+/// Write a set of files as one: `fill` writes them into a new temporary directory next to
+/// `dir`, which then takes the place of `dir`, so `dir` holds the whole old set or the whole
+/// new one, never a mix (if the process is killed midway, the old set stays and a hidden
+/// `.<name>.new-*` directory is left beside it). Each file already in `dir` is judged by
+/// `old` on its name: the earlier set is replaced, files of other sets are kept (hard-linked,
+/// else copied, into the new directory before `fill` runs), and anything else (or a
+/// subdirectory) stops the replacement. The old directory is renamed away, the new one
+/// renamed in, and the old one deleted: two renames, as atomic as the file system makes
+/// `rename(2)`. If `fill` fails, its directory is removed and `dir` is untouched.
+pub fn replace_dir<T, E: From<DirError>>(
+    dir: &Path,
+    old: impl Fn(&str) -> OldFile,
+    fill: impl FnOnce(&Path) -> Result<T, E>,
+) -> Result<T, E> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| DirError::Io { path, source }
+    };
+    let Some(name) = dir.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Err(DirError::Unnamed {
+            dir: dir.to_owned(),
+        }
+        .into());
+    };
+    let mut kept = Vec::new();
+    let existed = match std::fs::read_dir(dir) {
+        Ok(entries) => {
+            for e in entries {
+                let e = e.map_err(io(dir))?;
+                let n = e.file_name().to_string_lossy().into_owned();
+                let file = e.file_type().map_err(io(&e.path()))?.is_file();
+                match old(&n) {
+                    OldFile::Replaced if file => {}
+                    OldFile::Kept if file => kept.push(e.file_name()),
+                    _ => {
+                        return Err(DirError::Foreign {
+                            dir: dir.to_owned(),
+                            name: n,
+                        }
+                        .into())
+                    }
+                }
+            }
+            true
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(io(dir)(e).into()),
+    };
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(parent).map_err(io(parent))?;
+    let new = tempfile::Builder::new()
+        .prefix(&format!(".{name}.new-"))
+        .tempdir_in(parent)
+        .map_err(io(parent))?;
+    // A temporary directory is private (0700); an output directory is not: 0755, as a plain
+    // create under the usual umask gives.
+    #[cfg(unix)]
+    std::fs::set_permissions(
+        new.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .map_err(io(new.path()))?;
+    for n in &kept {
+        let (from, to) = (dir.join(n), new.path().join(n));
+        if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to).map_err(io(&to))?;
+        }
+    }
+    let v = fill(new.path())?;
+    // The new entries are on disk before the directory is renamed into place.
+    if let Ok(d) = std::fs::File::open(new.path()) {
+        let _ = d.sync_all();
+    }
+    if existed {
+        let old = tempfile::Builder::new()
+            .prefix(&format!(".{name}.old-"))
+            .tempdir_in(parent)
+            .map_err(io(parent))?
+            .keep();
+        // Renaming onto an empty directory replaces it (rename(2)).
+        if let Err(e) = std::fs::rename(dir, &old) {
+            let _ = std::fs::remove_dir(&old);
+            return Err(io(dir)(e).into());
+        }
+        if let Err(e) = std::fs::rename(new.path(), dir) {
+            let _ = std::fs::rename(&old, dir);
+            return Err(io(dir)(e).into());
+        }
+        let _ = std::fs::remove_dir_all(&old);
+    } else {
+        std::fs::rename(new.path(), dir).map_err(io(dir))?;
+    }
+    // Its path is `dir` now: nothing left to clean up.
+    let _ = new.keep();
+    Ok(v)
+}
+
 /// Write one rank's file atomically, gzip-compressed or plain.
 pub fn write_file(
     path: &Path,
@@ -560,21 +701,24 @@ impl TraceSet {
 }
 
 /// Create `dir` for a new trace, refusing one that already holds trace files (stale ranks
-/// of an earlier, larger trace would join the new one).
-pub fn prepare_out_dir(dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let held = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-        .flatten()
-        .any(|e| {
-            let n = e.file_name().to_string_lossy().into_owned();
-            n.ends_with(".et") || n.ends_with(".et.gz")
-        });
+/// of an earlier, larger trace would join the new one): that is the request's fault
+/// ([`ReplayError::Input`]); a directory that cannot be created or read is an output that
+/// cannot be written ([`ReplayError::Write`]).
+pub fn prepare_out_dir(dir: &Path) -> Result<(), ReplayError> {
+    let write = |source| ReplayError::Write {
+        path: dir.to_owned(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(write)?;
+    let held = std::fs::read_dir(dir).map_err(write)?.flatten().any(|e| {
+        let n = e.file_name().to_string_lossy().into_owned();
+        n.ends_with(".et") || n.ends_with(".et.gz")
+    });
     if held {
-        return Err(format!(
+        return Err(ReplayError::Input(format!(
             "{} already holds a trace; write into an empty directory (or remove its .et files)",
             dir.display()
-        ));
+        )));
     }
     Ok(())
 }
@@ -589,6 +733,25 @@ pub fn write_comm_groups(dir: &Path, groups: &[(String, Vec<u32>)]) -> std::io::
         serde_json::to_writer(&mut *w, &map).map_err(std::io::Error::other)?;
         w.write_all(b"\n")
     })
+}
+
+/// Check a trace's file-name prefix: each rank's file must be a plain name inside the
+/// trace's directory, so a prefix with a path separator (`../x`, `/tmp/x`, `a/b`), or an
+/// empty one (hidden `.0.et` files), is refused with the fix.
+pub fn check_prefix(prefix: &str) -> Result<(), String> {
+    let name = rank_file(prefix, 0, false);
+    let plain = matches!(
+        Path::new(&name).components().collect::<Vec<_>>()[..],
+        [std::path::Component::Normal(_)]
+    );
+    if prefix.is_empty() || !plain || prefix.contains(std::path::is_separator) {
+        return Err(format!(
+            "the trace prefix `{prefix}` is not a plain file-name start: rank files are written \
+             as <prefix>.<rank>.et inside the output directory, never elsewhere; give a name \
+             without `/`, e.g. `trace`, and choose the directory with `--out`"
+        ));
+    }
+    Ok(())
 }
 
 /// The file name of a rank.

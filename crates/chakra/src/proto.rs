@@ -367,6 +367,24 @@ impl AttributeProto {
         }
     }
 
+    /// The value as written, for messages: a scalar as it is (a string quoted), else its kind
+    /// (`a list`, `bytes`, `no value`).
+    pub fn shown(&self) -> String {
+        match &self.value {
+            Some(Value::Int32Val(v) | Value::Sint32Val(v) | Value::Sfixed32Val(v)) => v.to_string(),
+            Some(Value::Int64Val(v) | Value::Sint64Val(v) | Value::Sfixed64Val(v)) => v.to_string(),
+            Some(Value::Uint32Val(v) | Value::Fixed32Val(v)) => v.to_string(),
+            Some(Value::Uint64Val(v) | Value::Fixed64Val(v)) => v.to_string(),
+            Some(Value::DoubleVal(v)) => v.to_string(),
+            Some(Value::FloatVal(v)) => v.to_string(),
+            Some(Value::BoolVal(v)) => v.to_string(),
+            Some(Value::StringVal(s)) => format!("{s:?}"),
+            Some(Value::BytesVal(_)) => "bytes".into(),
+            Some(_) => "a list".into(),
+            None => "no value".into(),
+        }
+    }
+
     /// The value as a number.
     pub fn as_f64(&self) -> Option<f64> {
         match self.value.as_ref()? {

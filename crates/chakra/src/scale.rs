@@ -145,7 +145,7 @@ pub fn scale(
             }
         }
     }
-    crate::io::prepare_out_dir(out).map_err(ReplayError::Input)?;
+    crate::io::prepare_out_dir(out)?;
     let gzip = set
         .files
         .first()

@@ -332,7 +332,9 @@ pub struct Written {
 }
 
 /// Write the trace of `it` into `dir` (created if needed): `<prefix>.<rank>.et[.gz]` and
-/// `comm_group.json`, each file atomically; `progress` is told each rank done.
+/// `comm_group.json`, each file atomically; `progress` is told each rank done. A prefix that
+/// would put files outside `dir` ([`crate::io::check_prefix`]) is refused before anything is
+/// written.
 pub fn write(
     it: &Iteration,
     dir: &Path,
@@ -341,6 +343,8 @@ pub fn write(
     progress: &(dyn Fn(u32) + Sync),
 ) -> std::io::Result<Written> {
     use rayon::prelude::*;
+    crate::io::check_prefix(prefix)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     crate::io::prepare_out_dir(dir).map_err(std::io::Error::other)?;
     let s = Synth::new(it);
     let meta = s.metadata();

@@ -366,7 +366,7 @@ pub(crate) enum ChakraCommand {
         /// Directory to write into (created if missing).
         #[arg(long)]
         out: std::path::PathBuf,
-        /// File name prefix: `<prefix>.<rank>.et.gz`.
+        /// File name prefix: `<prefix>.<rank>.et.gz` inside `--out` (a plain name, no `/`).
         #[arg(long, default_value = "trace")]
         prefix: String,
         /// Plain files (`.et`) instead of gzip.

@@ -1,7 +1,11 @@
 //! `aifabric`: the command line. Thin by design: parse arguments, call the libraries, render.
 //!
-//! Exit codes: 0 ok, 1 runtime failure (e.g. an output file cannot be written), 2 bad input
-//! (spec or arguments).
+//! Exit codes, one rule: 0 ok, 1 an output that cannot be written or a runtime failure, 2 bad
+//! input (a spec, scenario, job, traffic or trace file, a flag, a request that cannot be met). Standard output is written only through [`print`] (the lints below
+//! forbid `print!` and `eprint!`, which panic when the stream is gone): a reader that stops
+//! early (`aifabric routes ... | head`) ends the run quietly with 0, as filters do; an output
+//! that cannot be written (a full disk) is a runtime failure.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
 mod commands;
@@ -10,7 +14,7 @@ mod render;
 
 use args::Cli;
 use clap::Parser;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 /// A failure with its exit code.
@@ -18,6 +22,23 @@ pub(crate) enum Failure {
     BadInput(aifabric::stages::spec::SpecError),
     BadArgument(String),
     Runtime(String),
+    /// Standard output was closed by its reader (a broken pipe): stop quietly, with 0.
+    StdoutClosed,
+}
+
+/// A directory of outputs not replaced: one holding other files is the request's fault (exit
+/// 2: give another); one that cannot be written, a runtime failure (1).
+impl From<aifabric::stages::chakra::io::DirError> for Failure {
+    fn from(e: aifabric::stages::chakra::io::DirError) -> Self {
+        use aifabric::stages::chakra::io::DirError;
+        match e {
+            DirError::Foreign { .. } | DirError::Unnamed { .. } => Failure::BadArgument(format!(
+                "{e}; give a new or empty directory, or one holding only earlier exports \
+                 (their files are replaced or kept, nothing else is)"
+            )),
+            DirError::Io { .. } => Failure::Runtime(e.to_string()),
+        }
+    }
 }
 
 /// A library error as the CLI reports it: a bad request exits 2, anything else 1.
@@ -32,24 +53,45 @@ impl From<aifabric::Error> for Failure {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Errors go to stderr as well as it can be written; if it cannot, the exit code still
+    // tells.
+    let mut err = std::io::stderr().lock();
     match commands::run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) | Err(Failure::StdoutClosed) => ExitCode::SUCCESS,
         Err(Failure::BadInput(e)) => {
-            eprintln!("error: {e}");
-            if std::io::stderr().is_terminal() && e.line > 0 {
-                eprintln!("{:?}", miette::Report::new(e));
+            let _ = writeln!(err, "error: {e}");
+            if err.is_terminal() && e.line > 0 {
+                let _ = writeln!(err, "{:?}", miette::Report::new(e));
             }
             ExitCode::from(2)
         }
         Err(Failure::BadArgument(msg)) => {
-            eprintln!("error: {msg}");
+            let _ = writeln!(err, "error: {msg}");
             ExitCode::from(2)
         }
         Err(Failure::Runtime(msg)) => {
-            eprintln!("error: {msg}");
+            let _ = writeln!(err, "error: {msg}");
             ExitCode::from(1)
         }
     }
+}
+
+/// Write `text` to standard output and flush it: the one way the CLI prints. A closed
+/// reader (`EPIPE`: the process ignores `SIGPIPE`, as every Rust program does) is
+/// [`Failure::StdoutClosed`]; any other error (`ENOSPC` on `/dev/full`) is a runtime failure.
+pub(crate) fn print(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe => Failure::StdoutClosed,
+            _ => Failure::Runtime(format!("cannot write to standard output: {e}")),
+        })
+}
+
+/// [`print`] `line` and a newline.
+pub(crate) fn print_line(line: &str) -> Result<(), Failure> {
+    print(&format!("{line}\n"))
 }
 
 pub(crate) fn load(spec: &str) -> Result<aifabric::stages::model::Fabric, Failure> {
@@ -65,12 +107,10 @@ pub(crate) fn emit<T: serde::Serialize>(
     if json {
         print_json(v)
     } else {
-        print!("{}", human(v));
-        Ok(())
+        print(&human(v))
     }
 }
 
-/// Write `v` as JSON to `path`, atomically.
 /// [`emit`] with the JSON contract's version in front (see [`aifabric::Versioned`]).
 pub(crate) fn emit_versioned<T: serde::Serialize>(
     json: bool,
@@ -80,11 +120,11 @@ pub(crate) fn emit_versioned<T: serde::Serialize>(
     if json {
         print_json(&aifabric::versioned(v))
     } else {
-        print!("{}", human(v));
-        Ok(())
+        print(&human(v))
     }
 }
 
+/// Write `v` as JSON to `path`, atomically.
 pub(crate) fn write_json<T: serde::Serialize>(
     path: &std::path::Path,
     v: &T,
@@ -95,8 +135,8 @@ pub(crate) fn write_json<T: serde::Serialize>(
     .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))
 }
 
+/// [`print`] `v` as pretty JSON and a newline.
 pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> Result<(), Failure> {
     let s = serde_json::to_string_pretty(v).map_err(|e| Failure::Runtime(e.to_string()))?;
-    println!("{s}");
-    Ok(())
+    print_line(&s)
 }

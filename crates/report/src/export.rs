@@ -2,7 +2,8 @@
 //! JSON for NetworkX, the IP plan as CSV, and a Graphviz DOT overview.
 //!
 //! Every export is a set of named files, each written by a function into any `Write` (the
-//! CLI writes each to a temporary file and renames it). Everything streams: nothing holds
+//! CLI writes the set into a temporary directory and renames it into place). Everything
+//! streams: nothing holds
 //! the 2.35M links of `prometheus` in memory twice.
 //!
 //! Names: devices as `Fabric::device_name`; interfaces `nic0` (a GPU's NIC), `eth<port>`
@@ -30,6 +31,15 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format.
+    pub const ALL: [Format; 5] = [
+        Format::Netbox,
+        Format::Graphml,
+        Format::Nodelink,
+        Format::Ipplan,
+        Format::Dot,
+    ];
+
     /// Parse a format name.
     pub fn parse(s: &str) -> Option<Format> {
         Some(match s {

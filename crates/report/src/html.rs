@@ -176,10 +176,14 @@ fn utilization_svg(d: &ReportData) -> String {
     })
 }
 
+/// `s` as HTML text, safe in element content and in quoted attribute values (the five
+/// characters HTML 5 gives a meaning there, escaped as minijinja's autoescape does).
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#x27;")
 }
 
 /// The hierarchy as boxes: a column per region, its buildings and zones stacked, BAG below.
@@ -226,7 +230,7 @@ fn hierarchy_svg(d: &ReportData) -> String {
                     x + 18.0,
                     y + 14.0,
                     esc(&z.name),
-                    z.kind,
+                    esc(&z.kind),
                     z.gpus,
                     z.uplink_tbps
                 );
@@ -248,12 +252,16 @@ fn hierarchy_svg(d: &ReportData) -> String {
     s
 }
 
-/// Render the report.
+/// Render the report. Every value from the data (the fabric's, regions', zones' and
+/// scenarios' names come from the spec) is HTML-escaped; only the SVGs drawn here, which
+/// escape their own text, are inserted as they are.
 pub fn render(d: &ReportData) -> Result<String, minijinja::Error> {
     font();
     let mut env = minijinja::Environment::new();
-    env.add_template("report", TEMPLATE)?;
-    let t = env.get_template("report")?;
+    // minijinja escapes by the template name's extension; say so rather than rely on a name.
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
+    env.add_template("report.html", TEMPLATE)?;
+    let t = env.get_template("report.html")?;
     t.render(minijinja::context! {
         d => minijinja::Value::from_serialize(d),
         hierarchy_svg => minijinja::Value::from_safe_string(hierarchy_svg(d)),

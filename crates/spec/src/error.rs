@@ -89,9 +89,18 @@ impl Source {
         self.error(Location::UNKNOWN, message, hint)
     }
 
-    /// Turn a YAML/serde error into a located [`SpecError`] with a hint.
+    /// Turn a YAML/serde error in a spec into a located [`SpecError`] with a hint.
     pub fn from_yaml(&self, e: &serde_saphyr::Error) -> SpecError {
+        self.from_yaml_in(e, FileKind::Spec)
+    }
+
+    /// Turn a YAML/serde error in a file of `kind` into a located [`SpecError`] with a hint.
+    pub fn from_yaml_in(&self, e: &serde_saphyr::Error, kind: FileKind) -> SpecError {
         let loc = e.location().unwrap_or(Location::UNKNOWN);
+        if let Some(breach) = budget_breach(e) {
+            let (message, hint) = too_large(breach, kind);
+            return self.error(loc, message, Some(hint));
+        }
         let raw = e.to_string();
         // serde-saphyr appends " at line L, column C"; we print the location ourselves.
         let first = raw.lines().next().unwrap_or("invalid YAML").trim();
@@ -124,6 +133,105 @@ impl Source {
             .collect();
         (!tok.is_empty()).then_some(tok)
     }
+}
+
+/// What a YAML file is, for messages about it as a whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A fabric spec.
+    Spec,
+    /// A scenario file (selector lists).
+    Scenario,
+    /// A job file.
+    Job,
+}
+
+impl FileKind {
+    fn name(self) -> &'static str {
+        match self {
+            FileKind::Spec => "spec",
+            FileKind::Scenario => "scenario file",
+            FileKind::Job => "job file",
+        }
+    }
+}
+
+/// The YAML reader's resource limit a file broke, under any wrapping.
+fn budget_breach(mut e: &serde_saphyr::Error) -> Option<&serde_saphyr::budget::BudgetBreach> {
+    loop {
+        match e {
+            serde_saphyr::Error::Budget { breach, .. } => return Some(breach),
+            serde_saphyr::Error::WithSnippet { error, .. }
+            | serde_saphyr::Error::AliasError { error, .. } => e = error,
+            _ => return None,
+        }
+    }
+}
+
+/// `n` with thousands separators: 250000 -> `250,000`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A file over one of the YAML reader's limits (serde-saphyr's default `Budget`, which keeps
+/// a hostile file from exhausting memory): what was exceeded, stated, and how to say the
+/// same in less.
+fn too_large(breach: &serde_saphyr::budget::BudgetBreach, kind: FileKind) -> (String, String) {
+    use serde_saphyr::budget::BudgetBreach as B;
+    let limits = serde_saphyr::Budget::default();
+    let what = kind.name();
+    let smaller = match kind {
+        FileKind::Spec => {
+            "say repeated parts by their counts (`pods:`, `racks_per_pod:`, `planes:`, \
+             `chassis_per_plane:`) instead of listing them one by one, let shared-risk groups \
+             name prefixes (`east.dc1`) or generated domains (`hall:east.dc1.hall0`) rather \
+             than each member, or split the fabric into several specs; the built-in \
+             `prometheus` (216,192 GPUs) takes about 100 lines"
+        }
+        FileKind::Scenario => {
+            "select by prefix (`east.dc1`) or generated domain (`hall:east.dc1.hall0`) rather \
+             than device by device"
+        }
+        FileKind::Job => "a job file is a few dozen lines: check that this is the file meant",
+    };
+    let message = match breach {
+        B::Nodes { .. } => format!(
+            "{what} too large: more than {} YAML nodes (values, lists and maps)",
+            thousands(limits.max_nodes)
+        ),
+        B::Events { .. } => format!(
+            "{what} too large: more than {} YAML events",
+            thousands(limits.max_events)
+        ),
+        B::Depth { .. } => format!(
+            "{what} nested too deep: more than {} levels of lists and maps",
+            limits.max_depth
+        ),
+        B::ScalarBytes { .. } => format!(
+            "{what} too large: more than {} MiB of values",
+            limits.max_total_scalar_bytes >> 20
+        ),
+        B::Documents { .. } => format!(
+            "{what} holds more than {} YAML documents (`---`); a {what} is one document",
+            thousands(limits.max_documents)
+        ),
+        B::Aliases { .. } | B::Anchors { .. } | B::AliasAnchorRatio { .. } => format!(
+            "{what} uses too many YAML anchors or aliases (`&a`, `*a`): it expands beyond the \
+             reader's limits"
+        ),
+        _ => {
+            format!("{what} exceeds the YAML reader's limits (input size, merge keys or includes)")
+        }
+    };
+    (message, smaller.to_owned())
 }
 
 /// The closest of `candidates` to `word`, if close enough to be a plausible typo.

@@ -204,8 +204,8 @@ pub fn parse(name: &str, text: &str) -> Result<Iteration, SpecError> {
         text: text.to_owned(),
     };
     let opts = serde_saphyr::options! { with_snippet: false };
-    let job: JobFile =
-        serde_saphyr::from_str_with_options(text, opts).map_err(|e| src.from_yaml(&e))?;
+    let job: JobFile = serde_saphyr::from_str_with_options(text, opts)
+        .map_err(|e| src.from_yaml_in(&e, crate::error::FileKind::Job))?;
     plan(&job, &src).map(|p| p.iteration())
 }
 

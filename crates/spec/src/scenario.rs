@@ -40,7 +40,7 @@ pub fn parse_scenario(name: &str, text: &str) -> Result<(ScenarioFile, Source), 
     let opts = serde_saphyr::options! { with_snippet: false };
     match serde_saphyr::from_str_with_options::<ScenarioFile>(text, opts) {
         Ok(s) => Ok((s, src)),
-        Err(e) => Err(src.from_yaml(&e)),
+        Err(e) => Err(src.from_yaml_in(&e, crate::error::FileKind::Scenario)),
     }
 }
 

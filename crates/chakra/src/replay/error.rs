@@ -71,8 +71,14 @@ pub enum ReplayError {
 }
 
 impl ReplayError {
-    /// Whether the input is at fault (exit code 2) rather than the fabric.
+    /// Whether the input is at fault (exit code 2) rather than the fabric, an output that
+    /// cannot be written or the process's limits (exit code 1).
     pub fn is_input(&self) -> bool {
-        !matches!(self, ReplayError::Sim { .. })
+        !matches!(
+            self,
+            ReplayError::Sim { .. }
+                | ReplayError::Write { .. }
+                | ReplayError::TooManyOpenFiles { .. }
+        )
     }
 }

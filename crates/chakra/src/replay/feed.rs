@@ -73,6 +73,10 @@ impl Batch {
     }
 }
 
+/// The largest `comm_size` a node may have: 1 PiB (2^50 bytes), beyond any buffer a
+/// collective or a transfer moves (a GPU holds at most a few hundred GB).
+pub const MAX_COMM_BYTES: u64 = 1 << 50;
+
 /// Nodes decoded ahead per rank.
 pub(super) const BATCH: usize = 128;
 
@@ -93,9 +97,45 @@ impl Feed {
         }
     }
 
+    /// Attribute `key` of `n` as a whole number from 0 to `max` (`unit` names what it
+    /// counts), `None` if absent; anything else (negative, fractional, too large, text) is an
+    /// error naming the attribute, its value and the range, never a silent 0.
+    fn whole(
+        &self,
+        n: &NodeCore,
+        key: &str,
+        unit: &str,
+        max: u64,
+    ) -> Result<Option<u64>, ReplayError> {
+        let Some(a) = attr(&n.attr, key) else {
+            return Ok(None);
+        };
+        match a.as_u64() {
+            Some(v) if v <= max => Ok(Some(v)),
+            _ => {
+                let range = if max == u64::MAX {
+                    "0 or more".to_owned()
+                } else {
+                    format!("from 0 to {max}")
+                };
+                Err(self.error(
+                    NodeId::new(n.id),
+                    format!(
+                        "attribute `{key}` is {}; it must be a whole number of {unit}, {range}",
+                        a.shown()
+                    ),
+                ))
+            }
+        }
+    }
+
     /// Decode node `n` of rank `r` into a kind.
     fn kind_of(&mut self, cx: &DecodeCx, r: RankId, n: &NodeCore) -> Result<Kind, ReplayError> {
         let num = |k: &str| attr(&n.attr, k).and_then(AttributeProto::as_u64);
+        let bytes = |s: &Self| {
+            s.whole(n, "comm_size", "bytes", MAX_COMM_BYTES)
+                .map(Option::unwrap_or_default)
+        };
         let pg_of = |s: &Self, name: Option<String>| -> Result<Option<u32>, ReplayError> {
             match name {
                 None => Ok(None),
@@ -126,8 +166,20 @@ impl Feed {
                                 ),
                             )
                         })?
-                } else if let Some(ops) = num("num_ops") {
-                    ps(ops as f64 / cx.flops_per_s)
+                } else if let Some(ops) = self.whole(n, "num_ops", "operations", u64::MAX)? {
+                    let s = ops as f64 / cx.flops_per_s;
+                    if s * 1e12 >= u64::MAX as f64 {
+                        return Err(self.error(
+                            NodeId::new(n.id),
+                            format!(
+                                "num_ops {ops} takes {s:.3e} s at the roofline of {:.3e} \
+                                 FLOP/s: beyond any iteration (over 200 days); check the \
+                                 attribute or the roofline (--peak-tflops, --efficiency)",
+                                cx.flops_per_s
+                            ),
+                        ));
+                    }
+                    ps(s)
                 } else {
                     Ps::ZERO
                 };
@@ -147,7 +199,7 @@ impl Feed {
                 if approx {
                     self.warnings.approximated_collectives += 1;
                 }
-                let bytes = num("comm_size").unwrap_or(0);
+                let bytes = bytes(self)?;
                 let pg = match pg_of(self, pg_name)? {
                     Some(g) => g,
                     None => cx.world.ok_or_else(|| {
@@ -201,8 +253,8 @@ impl Feed {
                             ),
                         )
                     })?;
-                let tag = num("comm_tag").unwrap_or(0);
-                let bytes = num("comm_size").unwrap_or(0);
+                let tag = self.whole(n, "comm_tag", "tags", u64::MAX)?.unwrap_or(0);
+                let bytes = bytes(self)?;
                 let pg = pg_of(self, pg_name)?;
                 let seq = self.p2p_seq.entry((peer.get(), tag, send)).or_insert(0);
                 let k = *seq;

@@ -65,8 +65,9 @@ impl Groups {
 pub const WORLD: &str = "";
 
 /// Process groups of a trace without `comm_group.json`: each `pg_name` is the set of ranks
-/// whose collectives name it (PyTorch names a group the same on all its members), and
-/// collectives without one are on the world group. One pass over every file.
+/// whose collectives, sends or receives name it (PyTorch names a group the same on all its
+/// members; a pipeline stage pair's group is named by the sends and receives between them),
+/// and collectives without one are on the world group. One pass over every file.
 pub fn infer_groups(set: &TraceSet) -> Result<Groups, ReplayError> {
     let mut map: std::collections::BTreeMap<String, Vec<u32>> = Default::default();
     let mut node = NodeCore::default();
@@ -74,11 +75,14 @@ pub fn infer_groups(set: &TraceSet) -> Result<Groups, ReplayError> {
         let (mut rd, _) = Reader::open(f)?;
         let mut names: FxHashSet<String> = FxHashSet::default();
         while rd.next_into(&mut node)? {
-            if node.node_type() == Some(NodeType::CommCollNode) {
-                let name = attr(&node.attr, "pg_name")
-                    .and_then(AttributeProto::as_text)
-                    .unwrap_or_default();
-                names.insert(name);
+            let name = attr(&node.attr, "pg_name").and_then(AttributeProto::as_text);
+            match node.node_type() {
+                Some(NodeType::CommCollNode) => {
+                    names.insert(name.unwrap_or_default());
+                }
+                // A transfer without `pg_name` is on no group (not the world's).
+                Some(NodeType::CommSendNode | NodeType::CommRecvNode) => names.extend(name),
+                _ => {}
             }
         }
         for n in names {
@@ -96,7 +100,22 @@ pub fn groups_of(set: &TraceSet) -> Result<Groups, ReplayError> {
     match set.comm_groups().map_err(ReplayError::Input)? {
         Some(mut g) => {
             let n = set.ranks();
+            let file = set.dir.join(crate::io::COMM_GROUP_FILE);
             for (name, ranks) in &g {
+                if ranks.is_empty() {
+                    return Err(ReplayError::Input(format!(
+                        "{}: group `{name}` has no ranks; list its ranks, e.g. \"{name}\": [0, 1]",
+                        file.display()
+                    )));
+                }
+                let mut seen = FxHashSet::default();
+                if let Some(&twice) = ranks.iter().find(|&&x| !seen.insert(x)) {
+                    return Err(ReplayError::Input(format!(
+                        "{}: group `{name}` lists rank {twice} twice; a rank is in a group once \
+                         (remove the repeat from {ranks:?})",
+                        file.display()
+                    )));
+                }
                 if let Some(&bad) = ranks.iter().find(|&&x| x >= n) {
                     return Err(ReplayError::Input(format!(
                         "{}: group `{name}` has rank {bad}, but the trace has {n} ranks (0 to {})",

@@ -296,6 +296,13 @@ pub fn replay<T: Timer + Send>(
             last = rk.end;
         }
     }
+    if last.0 == Ps::MAX {
+        return Err(ReplayError::Input(format!(
+            "the trace's iteration does not fit the replay's clock (2^64 ps, about 213 days): \
+             its durations, sizes or roofline are far beyond a training step; check {}",
+            set.dir.display()
+        )));
+    }
     let mut steps: Vec<(RankId, NodeId, u8, Ps, Ps)> = Vec::new();
     let mut l = last.1;
     while let Some(i) = l {

@@ -3,13 +3,17 @@
 use std::ops::{Add, AddAssign, Mul};
 
 /// A time or a duration in integer picoseconds: sums are exact and order-independent, so a
-/// replay's times do not depend on the order ranks are read in.
+/// replay's times do not depend on the order ranks are read in. Arithmetic saturates at
+/// [`Ps::MAX`] (about 213 days) rather than wrap; the replay refuses a result that reached it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Ps(u64);
 
 impl Ps {
     /// Zero.
     pub const ZERO: Ps = Ps(0);
+
+    /// The largest time (2^64 - 1 ps, about 213 days): what a sum past it saturates to.
+    pub const MAX: Ps = Ps(u64::MAX);
 
     /// `v` picoseconds.
     pub const fn new(v: u64) -> Ps {
@@ -31,13 +35,13 @@ impl Add for Ps {
     type Output = Ps;
 
     fn add(self, d: Ps) -> Ps {
-        Ps(self.0 + d.0)
+        Ps(self.0.saturating_add(d.0))
     }
 }
 
 impl AddAssign for Ps {
     fn add_assign(&mut self, d: Ps) {
-        self.0 += d.0;
+        *self = *self + d;
     }
 }
 
@@ -46,11 +50,11 @@ impl Mul<Ps> for u64 {
     type Output = Ps;
 
     fn mul(self, d: Ps) -> Ps {
-        Ps(self * d.0)
+        Ps(self.saturating_mul(d.0))
     }
 }
 
-/// Seconds to picoseconds, rounded (negative seconds give zero).
+/// Seconds to picoseconds, rounded (negative seconds give zero, beyond [`Ps::MAX`] gives it).
 pub fn ps(seconds: f64) -> Ps {
     Ps((seconds * 1e12).round().max(0.0) as u64)
 }

@@ -319,3 +319,134 @@ fn trace_directories_need_every_rank() {
         .unwrap_err()
         .contains("no Chakra files"));
 }
+
+/// Names and contents of the entries of `dir`, sorted.
+fn listing(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let body = std::fs::read(e.path()).unwrap_or_default();
+            (e.file_name().to_string_lossy().into_owned(), body)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_directory_is_replaced_as_a_whole_or_not_at_all() {
+    use aifabric_chakra::io::{replace_dir, DirError, OldFile};
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().join("set");
+    // `.txt` files are this set's, `.csv` another set's sharing the directory.
+    let ours = |n: &str| {
+        if n.ends_with(".txt") {
+            OldFile::Replaced
+        } else if n.ends_with(".csv") {
+            OldFile::Kept
+        } else {
+            OldFile::Foreign
+        }
+    };
+    let write = |files: &'static [(&'static str, &'static str)]| {
+        move |d: &std::path::Path| -> Result<usize, DirError> {
+            for (n, body) in files {
+                std::fs::write(d.join(n), body).unwrap();
+            }
+            Ok(files.len())
+        }
+    };
+    let only_set = || {
+        assert_eq!(
+            listing(parent.path())
+                .iter()
+                .map(|e| e.0.as_str())
+                .collect::<Vec<_>>(),
+            ["set"],
+            "nothing left beside the directory"
+        );
+    };
+    // New: created with the set.
+    let n = replace_dir(&dir, ours, write(&[("a.txt", "1"), ("b.txt", "1")])).unwrap();
+    assert_eq!(n, 2);
+    assert_eq!(
+        listing(&dir),
+        [
+            ("a.txt".into(), b"1".to_vec()),
+            ("b.txt".into(), b"1".to_vec())
+        ]
+    );
+    only_set();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+    }
+    // Replaced: exactly the new set, the old file gone.
+    replace_dir(&dir, ours, write(&[("c.txt", "2")])).unwrap();
+    assert_eq!(listing(&dir), [("c.txt".into(), b"2".to_vec())]);
+    only_set();
+    // Another set's file stays through a replacement, as it was.
+    std::fs::write(dir.join("other.csv"), "kept").unwrap();
+    replace_dir(&dir, ours, write(&[("c.txt", "2")])).unwrap();
+    assert_eq!(
+        listing(&dir),
+        [
+            ("c.txt".into(), b"2".to_vec()),
+            ("other.csv".into(), b"kept".to_vec())
+        ]
+    );
+    only_set();
+    // A failure midway: the previous set stays, the half-written one is removed.
+    let before = listing(&dir);
+    let e = replace_dir(&dir, ours, |d| {
+        std::fs::write(d.join("c.txt"), "3").unwrap();
+        Err::<(), _>(DirError::Io {
+            path: d.join("d.txt"),
+            source: std::io::Error::other("disk full"),
+        })
+    });
+    assert!(matches!(e, Err(DirError::Io { .. })));
+    assert_eq!(listing(&dir), before);
+    only_set();
+    // A directory holding something else is not replaced.
+    std::fs::write(dir.join("notes.md"), "mine").unwrap();
+    let e = replace_dir(&dir, ours, write(&[("c.txt", "4")])).unwrap_err();
+    assert!(
+        matches!(&e, DirError::Foreign { name, .. } if name == "notes.md"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes.md")).unwrap(),
+        "mine"
+    );
+    assert_eq!(std::fs::read_to_string(dir.join("c.txt")).unwrap(), "2");
+    only_set();
+    // `.` has no name to replace.
+    let e = replace_dir(std::path::Path::new("."), ours, write(&[])).unwrap_err();
+    assert!(matches!(e, DirError::Unnamed { .. }), "{e}");
+}
+
+#[test]
+fn an_output_directory_that_cannot_be_written_is_not_bad_input() {
+    use aifabric_chakra::io::prepare_out_dir;
+    use aifabric_chakra::replay::ReplayError;
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("f");
+    std::fs::write(&file, "").unwrap();
+    // Under a regular file: the output cannot be written (exit 1).
+    let e = prepare_out_dir(&file.join("t")).unwrap_err();
+    assert!(
+        matches!(e, ReplayError::Write { .. }) && !e.is_input(),
+        "{e}"
+    );
+    // Holding a trace: the request must change (exit 2).
+    std::fs::write(d.path().join("x.0.et"), "").unwrap();
+    let e = prepare_out_dir(d.path()).unwrap_err();
+    assert!(
+        e.is_input() && e.to_string().contains("already holds a trace"),
+        "{e}"
+    );
+}

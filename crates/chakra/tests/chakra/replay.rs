@@ -381,3 +381,140 @@ fn a_communication_that_cannot_be_timed_keeps_the_engine_error_as_source() {
     };
     assert_eq!(bare.to_string(), "no such group");
 }
+
+#[test]
+fn groups_named_only_by_sends_and_receives_are_inferred() {
+    let d = tempfile::tempdir().unwrap();
+    let named = |mut n: aifabric_chakra::proto::Node| {
+        n.attr.push(aifabric_chakra::proto::AttributeProto::string(
+            "pg_name", "pair",
+        ));
+        n
+    };
+    let r0 = vec![
+        named(p2p(0, true, 1, 4_000, 0, &[])),
+        p2p(1, false, 2, 10, 7, &[]),
+    ];
+    let r1 = vec![named(p2p(0, false, 0, 4_000, 0, &[]))];
+    let r2 = vec![p2p(0, true, 0, 10, 7, &[])];
+    write(d.path(), &[r0, r1, r2], None);
+    let set = aifabric_chakra::TraceSet::discover(d.path()).unwrap();
+    let g = aifabric_chakra::replay::groups_of(&set).unwrap();
+    // `pair` has the two ranks that name it; a transfer without a name adds no group.
+    assert_eq!(g.names, vec!["pair".to_owned()]);
+    assert_eq!(g.members, vec![vec![0, 1]]);
+    let r = run(d.path(), 64).unwrap();
+    assert_eq!(r.transfers, 2);
+}
+
+#[test]
+fn attributes_out_of_range_are_errors_naming_the_file_node_and_range() {
+    use aifabric_chakra::proto::AttributeProto;
+    // (node, what the message must say): never read as 0 or as a saturated time.
+    let with = |mut n: aifabric_chakra::proto::Node, key: &str, v: AttributeProto| {
+        n.attr.retain(|a| a.name != key);
+        n.attr.push(AttributeProto {
+            name: key.into(),
+            ..v
+        });
+        n
+    };
+    let cases = [
+        (
+            coll(3, AR, -1, "w", &[]),
+            "t.0.et: node 3: attribute `comm_size` is -1; it must be a whole number of bytes, \
+             from 0 to 1125899906842624",
+        ),
+        (
+            coll(3, AR, i64::MAX, "w", &[]),
+            "node 3: attribute `comm_size` is 9223372036854775807",
+        ),
+        (
+            with(
+                coll(3, AR, 8, "w", &[]),
+                "comm_size",
+                AttributeProto::double("", 1.5),
+            ),
+            "attribute `comm_size` is 1.5",
+        ),
+        (
+            with(comp(3, 0, &[]), "num_ops", AttributeProto::int("", -5)),
+            "node 3: attribute `num_ops` is -5; it must be a whole number of operations, 0 or more",
+        ),
+        (
+            with(
+                comp(3, 0, &[]),
+                "num_ops",
+                AttributeProto::string("", "many"),
+            ),
+            "attribute `num_ops` is \"many\"",
+        ),
+        (
+            with(
+                p2p(3, true, 1, 8, 0, &[]),
+                "comm_tag",
+                AttributeProto::int("", -1),
+            ),
+            "attribute `comm_tag` is -1",
+        ),
+    ];
+    for (node, want) in cases {
+        let d = tempfile::tempdir().unwrap();
+        write(
+            d.path(),
+            &[vec![node], vec![]],
+            Some(&groups(&[("w", &[0])])),
+        );
+        let e = err(d.path());
+        assert!(e.contains(want), "{e}\nwant: {want}");
+    }
+    // The largest size is still accepted.
+    let d = tempfile::tempdir().unwrap();
+    let big = 1i64 << 50;
+    write(
+        d.path(),
+        &[vec![coll(0, AR, big, "w", &[])]],
+        Some(&groups(&[("w", &[0])])),
+    );
+    let r = run(d.path(), 64).unwrap();
+    assert_eq!(
+        r.iteration_s,
+        secs(aifabric_chakra::replay::Ps::new(big as u64 * 1000) + COLL_FIXED_PS)
+    );
+}
+
+#[test]
+fn an_iteration_beyond_the_clock_is_an_error_not_a_saturated_time() {
+    // 200 days of compute, twice, on one stream: past 2^64 ps.
+    let d = tempfile::tempdir().unwrap();
+    let day_us = 86_400 * 1_000_000;
+    write(
+        d.path(),
+        &[vec![
+            comp(0, 200 * day_us, &[]),
+            comp(1, 200 * day_us, &[0]),
+        ]],
+        None,
+    );
+    let e = err(d.path());
+    assert!(e.contains("does not fit the replay's clock"), "{e}");
+}
+
+#[test]
+fn a_rank_twice_in_a_group_file_is_an_error() {
+    let d = tempfile::tempdir().unwrap();
+    let r = vec![coll(0, AR, 8, "g", &[])];
+    write(
+        d.path(),
+        &[r.clone(), r.clone()],
+        Some(&groups(&[("g", &[0, 1, 1])])),
+    );
+    let e = err(d.path());
+    assert!(
+        e.contains("comm_group.json: group `g` lists rank 1 twice"),
+        "{e}"
+    );
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), &[r.clone(), r], Some(&groups(&[("g", &[])])));
+    assert!(err(d.path()).contains("group `g` has no ranks"));
+}

@@ -181,3 +181,101 @@ fn synthesized_files_are_valid_chakra() {
     // 32 TP groups, 32 DP groups, 3 x 64 pipeline pairs.
     assert_eq!(groups.len(), 32 + 32 + 3 * 64);
 }
+
+#[test]
+fn a_synthesized_trace_replays_the_same_without_its_group_file() {
+    // The documented fallback: without comm_group.json, a group is the ranks that name it, in
+    // collectives or in the pipeline's sends and receives.
+    let it = job::parse("job.yaml", aifabric_fixtures::jobs::SMALL_8).unwrap();
+    let f = aifabric_spec::load("dsf-l1-zone").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    synth::write(&it, dir.path(), "trace", true, &|_| {}).unwrap();
+    let set = TraceSet::discover(dir.path()).unwrap();
+    let file = set.comm_groups().unwrap().unwrap();
+    assert!(file.iter().any(|(name, _)| name.starts_with("pp.")));
+    let (with, _) = replay_healthy(&f, &set, &opts(Lb::Ecmp), &|_| {}).unwrap();
+    std::fs::remove_file(dir.path().join(aifabric_chakra::io::COMM_GROUP_FILE)).unwrap();
+    let inferred = aifabric_chakra::replay::infer_groups(&set).unwrap();
+    for (name, ranks) in &file {
+        let g = inferred
+            .find(name)
+            .unwrap_or_else(|| panic!("{name} not inferred"));
+        let mut want = ranks.clone();
+        want.sort_unstable();
+        assert_eq!(inferred.members[g as usize], want, "{name}");
+    }
+    assert_eq!(inferred.len(), file.len());
+    let (without, _) = replay_healthy(&f, &set, &opts(Lb::Ecmp), &|_| {}).unwrap();
+    assert_eq!(without.iteration_s, with.iteration_s);
+    assert_eq!(without.per_rank, with.per_rank);
+}
+
+#[test]
+fn an_efficiency_above_1_is_refused_from_the_trace_and_from_the_request() {
+    use aifabric_chakra::info::TraceInfo;
+    use aifabric_chakra::replay::ReplayError;
+    let bad = TraceInfo {
+        efficiency: Some(5.0),
+        ..TraceInfo::default()
+    };
+    let e = bad.check().unwrap_err();
+    assert!(
+        e.contains("`efficiency` is 5") && e.contains("at most 1"),
+        "{e}"
+    );
+    // A trace whose metadata says so: the replay names the file.
+    let it = job::parse("job.yaml", aifabric_fixtures::jobs::SMALL_8).unwrap();
+    let f = aifabric_spec::load("dsf-l1-zone").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    synth::write(&it, dir.path(), "trace", false, &|_| {}).unwrap();
+    let set = TraceSet::discover(dir.path()).unwrap();
+    let rank0 = set.files[0].clone();
+    let (mut rd, meta) = Reader::open(&rank0).unwrap();
+    let nodes = rd.read_all().unwrap();
+    let mut meta5 = TraceInfo::from_metadata(&meta);
+    meta5.efficiency = Some(5.0);
+    aifabric_chakra::io::write_file(&rank0, false, &meta5.to_metadata(), |w| {
+        nodes.iter().try_for_each(w)
+    })
+    .unwrap();
+    match replay_healthy(&f, &set, &opts(Lb::Ecmp), &|_| {}) {
+        Err(e @ ReplayError::Metadata { .. }) => {
+            assert!(e.is_input());
+            let e = e.to_string();
+            assert!(e.contains("trace.0.et: metadata: `efficiency` is 5"), "{e}");
+        }
+        other => panic!("{:?}", other.map(|r| r.0.iteration_s)),
+    }
+    // The request's own efficiency, over a valid trace.
+    synth::write(&it, &dir.path().join("ok"), "trace", false, &|_| {}).unwrap();
+    let set = TraceSet::discover(&dir.path().join("ok")).unwrap();
+    let o = FabricOptions {
+        efficiency: Some(5.0),
+        ..opts(Lb::Ecmp)
+    };
+    let e = replay_healthy(&f, &set, &o, &|_| {}).unwrap_err();
+    assert!(
+        e.is_input() && e.to_string().contains("at most 1, not 5"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_prefix_with_a_path_is_refused_before_anything_is_written() {
+    let it = job::parse("job.yaml", DP_ONLY).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for prefix in ["../x", "/x", "a/b", ""] {
+        let e = synth::write(&it, &out, prefix, true, &|_| {}).unwrap_err();
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::InvalidInput,
+            "{prefix:?}: {e}"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{prefix:?}"
+        );
+    }
+}

@@ -34,8 +34,10 @@ pub struct DemoSummary {
 /// Run the demo, printing as it goes unless `json`.
 pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> {
     let say = |s: String| {
-        if !json {
-            println!("{s}");
+        if json {
+            Ok(())
+        } else {
+            crate::print_line(&s)
         }
     };
     let hide = quiet || json;
@@ -57,13 +59,13 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         cap.links,
         cap.power_mw,
         inter / 1000.0
-    ));
+    ))?;
     for t in cap.tiers.iter().filter(|t| t.name == "l2_to_bag").take(2) {
         say(format!(
             "    {} -> BAG {:.2}:1",
             t.scope,
             t.oversubscription.unwrap_or(f64::NAN)
-        ));
+        ))?;
     }
 
     let b = bar("failure sweep");
@@ -83,7 +85,7 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         rep.scenarios.len(),
         rep.summary.worst.as_deref().unwrap_or("-"),
         worst_cap * 100.0
-    ));
+    ))?;
 
     let it = aifabric::stages::spec::job::parse("builtin:llama3-405b-16k.yaml", JOB)
         .map_err(Failure::BadInput)?;
@@ -92,7 +94,7 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
     say(format!(
         "3/5 {} on {} GPUs (spread over the buildings, ECMP): step {:.2} s, {:.0} tokens/s",
         it.name, it.gpus, healthy.result.step_s, healthy.result.tokens_per_s
-    ));
+    ))?;
     // The worst scenario that leaves every GPU and region connected (one that takes GPUs
     // away stops the job outright; that is the sweep's GPUs-cut-off column).
     let mut under = None;
@@ -108,7 +110,7 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
                 under = Some((s.scenario.clone(), r));
                 break;
             }
-            Err(_) => say(format!("    {} cuts the job off", s.scenario)),
+            Err(_) => say(format!("    {} cuts the job off", s.scenario))?,
         }
     }
     if let Some((name, r)) = &under {
@@ -125,7 +127,7 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
             } else {
                 ""
             }
-        ));
+        ))?;
     }
 
     let b = bar("report");
@@ -147,7 +149,7 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
     output::write_atomic(&page, |w| std::io::Write::write_all(w, html.as_bytes()))
         .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", page.display())))?;
     crate::write_json(&out.join("report.json"), &aifabric::versioned(&data))?;
-    say(format!("5/5 report: {}", page.display()));
+    say(format!("5/5 report: {}", page.display()))?;
     Ok(DemoSummary {
         spec: f.name().to_owned(),
         gpus: cap.gpus,

@@ -7,7 +7,9 @@ pub(crate) mod trace;
 pub(crate) mod traffic;
 
 use crate::args::{ChakraCommand, Cli, Command};
-use crate::{emit, emit_versioned, load, output, print_json, render, write_json, Failure};
+use crate::{
+    emit, emit_versioned, load, output, print, print_json, print_line, render, write_json, Failure,
+};
 use aifabric::stages::model::FabricView;
 use aifabric::versioned;
 
@@ -74,9 +76,11 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             if json {
                 print_json(&versioned(&Specs { specs: list }))?;
             } else {
+                let mut text = String::new();
                 for (name, d) in aifabric::stages::spec::builtin::list() {
-                    println!("{name:<14} {d}");
+                    text.push_str(&format!("{name:<14} {d}\n"));
                 }
+                print(&text)?;
             }
         }
         Command::Capacity {
@@ -100,9 +104,9 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             if json {
                 print_json(&versioned(&inv))?;
             } else {
-                print!("{}", render::inventory(&inv));
+                print(&render::inventory(&inv))?;
                 if let Some(path) = &out {
-                    println!("model written to {}", path.display());
+                    print_line(&format!("model written to {}", path.display()))?;
                 }
             }
         }
@@ -328,7 +332,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             if json {
                 print_json(&versioned(&data))?;
             } else {
-                println!("report: {}", page.display());
+                print_line(&format!("report: {}", page.display()))?;
             }
         }
         Command::Export {
@@ -339,18 +343,45 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let f = load(&spec)?;
             let study = aifabric::Study::healthy(&f, aifabric::Setup::default());
-            std::fs::create_dir_all(&out)
-                .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
-            let mut files = Vec::new();
-            for name in format.files() {
-                let path = out.join(name);
-                output::write_atomic(&path, |w| {
-                    study.export(format, name, w).map_err(std::io::Error::other)
+            // The whole set is written next to `out` and then takes its place: `out` holds
+            // the old export or the new one, never a mix.
+            let sizes = output::replace_dir(
+                &out,
+                |n| old_export_file(format, n),
+                |dir| {
+                    let mut sizes = Vec::new();
+                    for name in format.files() {
+                        let path = dir.join(name);
+                        // The export's own error, kept: a fabric the plan cannot number is bad
+                        // input; only a failed write is "cannot write".
+                        let mut export_error = None;
+                        output::write_atomic(&path, |w| {
+                            study.export(format, name, w).map_err(|e| {
+                                let io = std::io::Error::other(e.message().to_owned());
+                                export_error = Some(e);
+                                io
+                            })
+                        })
+                        .map_err(|e| match export_error.take() {
+                            Some(bad @ aifabric::Error::BadRequest { .. }) => Failure::from(bad),
+                            _ => Failure::Runtime(format!(
+                                "cannot write {}: {e}",
+                                out.join(name).display()
+                            )),
+                        })?;
+                        sizes.push(std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0));
+                    }
+                    Ok::<_, Failure>(sizes)
+                },
+            )?;
+            let files: Vec<_> = format
+                .files()
+                .iter()
+                .zip(sizes)
+                .map(|(name, bytes)| {
+                    serde_json::json!({"file": name, "path": out.join(name), "bytes": bytes})
                 })
-                .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
-                let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-                files.push(serde_json::json!({"file": name, "path": path, "bytes": bytes}));
-            }
+                .collect();
             if json {
                 print_json(&serde_json::json!({
                     "schema_version": aifabric::SCHEMA_VERSION,
@@ -358,13 +389,15 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                     "files": files,
                 }))?;
             } else {
+                let mut text = String::new();
                 for x in &files {
-                    println!(
-                        "{} ({} bytes)",
+                    text.push_str(&format!(
+                        "{} ({} bytes)\n",
                         x["path"].as_str().unwrap_or(""),
                         x["bytes"]
-                    );
+                    ));
                 }
+                print(&text)?;
             }
         }
         Command::Validate { spec, json } => {
@@ -377,14 +410,32 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                     "inventory": inv,
                 }))?;
             } else {
-                println!(
+                print_line(&format!(
                     "{spec}: valid ({} GPUs, {} switches, {} links)",
                     inv.gpus, inv.switches, inv.links
-                );
+                ))?;
             }
         }
     }
     Ok(())
+}
+
+/// What `export --format FORMAT --out DIR` does with a file already in DIR: one of this
+/// format's earlier export is replaced, one of another format's stays beside it, anything
+/// else is not an export's and stops it.
+fn old_export_file(
+    format: aifabric::stages::report::export::Format,
+    name: &str,
+) -> aifabric::stages::chakra::io::OldFile {
+    use aifabric::stages::chakra::io::OldFile;
+    use aifabric::stages::report::export::Format;
+    if format.files().contains(&name) {
+        OldFile::Replaced
+    } else if Format::ALL.iter().any(|f| f.files().contains(&name)) {
+        OldFile::Kept
+    } else {
+        OldFile::Foreign
+    }
 }
 
 /// `aifabric specs --json`: the built-in specs.

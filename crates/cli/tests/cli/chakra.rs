@@ -190,3 +190,65 @@ fn bad_traces_and_arguments_exit_2_with_the_place_and_the_fix() {
         &["not a multiple of the trace's 64 ranks"],
     );
 }
+
+#[test]
+fn a_synthesized_trace_replays_the_same_without_comm_group_json() {
+    // README: without comm_group.json, a group is the set of ranks that name it.
+    let d = tempfile::tempdir().unwrap();
+    synth(d.path());
+    let t = d.path().to_str().unwrap();
+    let with = run_json(&["replay", "llama3-24k", "--trace", t, "--json"]);
+    std::fs::remove_file(d.path().join("comm_group.json")).unwrap();
+    let without = run_json(&["replay", "llama3-24k", "--trace", t, "--json"]);
+    assert_eq!(without["replay"], with["replay"]);
+}
+
+#[test]
+fn a_prefix_cannot_write_outside_the_output_directory() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    let elsewhere = d.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let absolute = format!("{}/x", elsewhere.display());
+    for prefix in ["../x", absolute.as_str(), "a/b", ""] {
+        fails_with(
+            &[
+                "chakra",
+                "synth",
+                "--job",
+                &job_file(),
+                "--out",
+                out.to_str().unwrap(),
+                "--prefix",
+                prefix,
+            ],
+            &[&format!("the trace prefix `{prefix}`"), "e.g. `trace`"],
+        );
+        // Nothing written, in the output directory or anywhere near it.
+        let mut left: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["elsewhere"], "{prefix:?}");
+        assert_eq!(
+            std::fs::read_dir(&elsewhere).unwrap().count(),
+            0,
+            "{prefix:?}"
+        );
+    }
+    // A prefix with dots stays a plain name.
+    let w = run_json(&[
+        "chakra",
+        "synth",
+        "--job",
+        &job_file(),
+        "--out",
+        out.to_str().unwrap(),
+        "--prefix",
+        "..x",
+        "--json",
+    ]);
+    assert_eq!(w["ranks"], 64);
+    assert!(out.join("..x.0.et.gz").exists());
+}

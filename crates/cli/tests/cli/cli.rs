@@ -1061,3 +1061,223 @@ fn failures_and_report_start_from_a_maintenance_state() {
         .assert()
         .code(2);
 }
+
+/// Names and contents of the entries of `dir`, sorted.
+fn listing(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let body = std::fs::read(e.path()).unwrap_or_default();
+            (e.file_name().to_string_lossy().into_owned(), body)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn names(dir: &std::path::Path) -> Vec<String> {
+    names_of(&listing(dir))
+}
+
+fn names_of(listing: &[(String, Vec<u8>)]) -> Vec<String> {
+    listing.iter().map(|e| e.0.clone()).collect()
+}
+
+/// A 16-host fat tree, as a spec file in `dir`.
+fn small_spec(dir: &std::path::Path) -> String {
+    let path = dir.join("small.yaml");
+    std::fs::write(
+        &path,
+        "name: small\nregions:\n  - name: lab\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {k: 4}\n",
+    )
+    .unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn export_replaces_its_own_set_in_the_directory_as_a_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let spec = small_spec(d.path());
+    let out = d.path().join("exp");
+    let export = |spec: &str, format: &str| {
+        aifabric()
+            .args(["export", spec, "--format", format, "--out"])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let o = export(&spec, "netbox");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let netbox = names(&out);
+    assert_eq!(netbox.len(), 11);
+    // Another format into the same directory: added beside the first (as .ci/run does for
+    // NetworkX).
+    let o = export(&spec, "graphml");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let graphml = std::fs::read(out.join("fabric.graphml")).unwrap();
+    assert_eq!(names(&out).len(), 12);
+    // The first format again, of another fabric: exactly its new set, the other kept.
+    let before = listing(&out);
+    let o = export("dsf-l1-zone", "netbox");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = listing(&out);
+    assert_eq!(names(&out), names_of(&before));
+    for ((name, new), (_, old)) in after.iter().zip(&before) {
+        if name == "fabric.graphml" {
+            assert_eq!(new, &graphml);
+        } else if name == "sites.csv" {
+            assert_ne!(new, old, "{name} is the new fabric's");
+        }
+    }
+    assert!(netbox.iter().all(|n| out.join(n).exists()));
+    // Nothing left beside it.
+    assert_eq!(names(d.path()), ["exp", "small.yaml"]);
+    // A directory holding anything else is not an export's: refused, untouched (exit 2).
+    std::fs::write(out.join("notes.md"), "mine").unwrap();
+    let before = listing(&out);
+    let o = export(&spec, "dot");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("holds `notes.md`") && err.contains("new or empty directory"),
+        "{err}"
+    );
+    assert!(listing(&out) == before, "now: {:?}", names(&out));
+    assert_eq!(names(d.path()), ["exp", "small.yaml"]);
+}
+
+#[test]
+fn a_killed_export_leaves_the_previous_set_whole() {
+    let d = tempfile::tempdir().unwrap();
+    let spec = small_spec(d.path());
+    let out = d.path().join("exp");
+    let o = aifabric()
+        .args(["export", &spec, "--format", "netbox", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let before = listing(&out);
+    // A larger fabric's export, killed midway: the file-size limit (RLIMIT_FSIZE, 64 blocks)
+    // lets the small CSVs through and SIGXFSZ kills the process at devices.csv.
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 64 && exec '{}' export dsf-l1-zone --format netbox --out '{}'",
+            env!("CARGO_BIN_EXE_aifabric"),
+            out.display()
+        ))
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the export was meant to die");
+    // The old set, every file as it was: no mix of old and new.
+    assert!(listing(&out) == before, "now: {:?}", names(&out));
+    // Once it may finish, the new set replaces the old one.
+    let o = aifabric()
+        .args(["export", "dsf-l1-zone", "--format", "netbox", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let after = listing(&out);
+    assert_eq!(after.len(), 11);
+    assert!(after.iter().zip(&before).all(|(a, b)| a.0 == b.0));
+    assert!(after != before, "the new set replaced the old");
+}
+
+/// Run `args`, expecting exit `code` and `want` in stderr.
+fn exits(args: &[&str], code: i32, want: &str) {
+    let o = aifabric().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: `{want}` not in {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+}
+
+#[test]
+fn exit_codes_follow_one_rule() {
+    // 1: an output that cannot be written (here, under a regular file: root ignores
+    // permissions, not that).
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let under = |name: &str| file.join(name).to_str().unwrap().to_owned();
+    let job = format!(
+        "{}/../../examples/jobs/small-64.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    exits(
+        &["build", "dsf-l1-zone", "--out", &under("model.json")],
+        1,
+        "cannot write",
+    );
+    exits(
+        &[
+            "export",
+            "dsf-l1-zone",
+            "--format",
+            "dot",
+            "--out",
+            &under("x"),
+        ],
+        1,
+        "cannot write",
+    );
+    exits(
+        &["chakra", "synth", "--job", &job, "--out", &under("t")],
+        1,
+        "cannot write",
+    );
+    let trace = d.path().join("trace");
+    let t = trace.to_str().unwrap();
+    exits(&["chakra", "synth", "--job", &job, "--out", t], 0, "");
+    exits(
+        &[
+            "chakra",
+            "scale",
+            "--in",
+            t,
+            "--ranks",
+            "128",
+            "--out",
+            &under("t"),
+        ],
+        1,
+        "cannot write",
+    );
+    // 2: bad input, whatever stage finds it.
+    exits(
+        &["chakra", "synth", "--job", &job, "--out", t],
+        2,
+        "already holds a trace",
+    );
+    std::fs::write(trace.join("trace.3.et.gz"), "not gzip, not protobuf").unwrap();
+    exits(&["replay", "llama3-24k", "--trace", t], 2, "trace.3.et");
+    exits(&["validate", "no-such-spec"], 2, "cannot read spec");
+    exits(&["capacity", "dsf-l1-zone", "--fail", "moon"], 2, "moon");
+    // A fabric the IPv6 plan cannot number: the spec must change.
+    let zones: String = (0..257)
+        .map(|i| format!("          - name: z{i}\n            fat_tree: {{k: 2}}\n"))
+        .collect();
+    let big = d.path().join("big.yaml");
+    std::fs::write(
+        &big,
+        format!("name: big\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n{zones}"),
+    )
+    .unwrap();
+    let out = d.path().join("plan");
+    exits(
+        &[
+            "export",
+            big.to_str().unwrap(),
+            "--format",
+            "ipplan",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+        2,
+        "more than 256 zones",
+    );
+    assert!(!out.exists());
+}

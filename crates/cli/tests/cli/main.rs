@@ -2,3 +2,4 @@
 
 mod chakra;
 mod cli;
+mod stdout;

@@ -31,6 +31,7 @@ pub fn build(spec: &SpecFile, src: &Source) -> Result<Fabric, SpecError> {
     check_unique(src, spec.regions.iter().map(|r| &r.name), "region")?;
     for region in &spec.regions {
         cx.check_name(&region.name)?;
+        check_addressable(src, spec, region)?;
         let rid = cx.fb.add_region(region.name.value.clone());
         let bag = match &region.bag {
             Some(b) => Some(cx.build_bag(rid, &region.name.value, b)?),
@@ -44,6 +45,10 @@ pub fn build(spec: &SpecFile, src: &Source) -> Result<Fabric, SpecError> {
     }
     for ib in &spec.inter_bag {
         cx.build_inter_bag(spec, ib)?;
+    }
+    for g in &spec.srgs {
+        // `srg:NAME` takes any text, but the command line splits selector lists at commas.
+        cx.check_name(&g.name)?;
     }
     let mut fabric = cx.fb.finish();
     check_unique(src, spec.srgs.iter().map(|g| &g.name), "shared-risk group")?;
@@ -261,22 +266,45 @@ impl Cx<'_> {
         })
     }
 
-    /// Names become parts of device names: keep them to one dotless token.
+    /// Names become parts of device names and selectors (`aifabric_model::scenario`): keep
+    /// them to one dotless token that a selector can address. Letters, digits, `_` and `-`,
+    /// but never `--` (a selector with it is a bundle `A--B`) and no `-` at either end (the
+    /// conduit `conduit:A--B` of regions `a-` and `b` would read as `a` and `-b`).
     pub fn check_name(&self, name: &S<String>) -> Result<(), SpecError> {
-        let ok = !name.value.is_empty()
-            && name
-                .value
+        let n = &name.value;
+        let bad = |why: &str, hint: &str| {
+            Err(self.err(name.referenced, format!("invalid name `{n}`: {why}"), hint))
+        };
+        if n.is_empty()
+            || !n
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if ok {
-            Ok(())
-        } else {
-            Err(self.err(
-                name.referenced,
-                format!("invalid name `{}`", name.value),
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return bad(
+                "names are letters, digits, `-` and `_`",
                 "use letters, digits, `-` and `_` only (names join into dotted device names)",
-            ))
+            );
         }
+        // The same name with every run of `-` made one and none at the ends.
+        let fixed = n
+            .split('-')
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("-");
+        if n.contains("--") {
+            return bad(
+                "`--` separates the two ends of a bundle in selectors (`A--B`), so nothing \
+                 under this name could be selected",
+                &format!("use a single `-` or `_`, e.g. `{fixed}`"),
+            );
+        }
+        if n.starts_with('-') || n.ends_with('-') {
+            return bad(
+                "a `-` at either end runs into the `--` of bundle and conduit selectors",
+                &format!("start and end the name with a letter, digit or `_`, e.g. `{fixed}`"),
+            );
+        }
+        Ok(())
     }
 
     /// Turn a port-budget failure into a located error.
@@ -584,6 +612,53 @@ fn add_gpus(
             speed,
             cx.lengths.host_m,
         )?;
+    }
+    Ok(())
+}
+
+/// Names that are valid alone but that a selector could not tell from another name: a prefix
+/// selector (`east.bag`) selects every zone whose name starts with it on a dot boundary, so a
+/// zone name must not be a dotted prefix of another's. Zone names are `region.building.zone`,
+/// `region.bag` (a BAG layer's default) and a BAG layer's own one-token `name:`; the clashes
+/// are a building `bag` beside a default-named BAG layer (`east.bag.plane0` is then a BAG
+/// plane and a zone) and a BAG layer named like a region (`west.plane0` a plane and a
+/// building's zones).
+fn check_addressable(src: &Source, spec: &SpecFile, region: &RegionSpec) -> Result<(), SpecError> {
+    let r = &region.name.value;
+    if let Some(bag) = &region.bag {
+        match &bag.name {
+            None => {
+                if let Some(b) = region.buildings.iter().find(|b| b.name.value == "bag") {
+                    return Err(src.error(
+                        b.name.referenced,
+                        format!(
+                            "building `bag` of region `{r}` has the name of the region's BAG \
+                             layer, `{r}.bag`: the selector `{r}.bag` would select both, and \
+                             `{r}.bag.plane0` a BAG plane and a zone"
+                        ),
+                        Some(
+                            "rename the building, or give the BAG layer its own `name:`".to_owned(),
+                        ),
+                    ));
+                }
+            }
+            Some(n) => {
+                if let Some(other) = spec.regions.iter().find(|o| o.name.value == n.value) {
+                    return Err(src.error(
+                        n.referenced,
+                        format!(
+                            "BAG layer `{}` has the name of region `{}`: the selector `{}` \
+                             would select both, and `{}.plane0` a BAG plane and a building",
+                            n.value, other.name.value, n.value, n.value
+                        ),
+                        Some(format!(
+                            "name the BAG layer apart from every region, e.g. `{r}-bag`, or \
+                             leave `name:` out for `{r}.bag`"
+                        )),
+                    ));
+                }
+            }
+        }
     }
     Ok(())
 }

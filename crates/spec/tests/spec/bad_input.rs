@@ -216,3 +216,120 @@ fn absurd_lengths_and_huge_tokens_are_handled() {
         "the message quotes at most a short token"
     );
 }
+
+/// Every name a spec gives must be one a selector can address (the grammar is
+/// `aifabric_model::scenario`): the error points at the name and says how to fix it.
+#[test]
+fn names_that_selectors_cannot_address_are_rejected() {
+    // `--` is the bundle separator: `east.dc--1` would be read as a bundle.
+    for (from, to, what) in [
+        ("name: dc1", "name: dc--1", "building"),
+        ("name: east", "name: ea--st", "region"),
+        ("name: z", "name: z--a", "zone"),
+    ] {
+        let yaml = BASE.replace(from, to);
+        let e = err(&yaml);
+        assert_eq!(
+            (e.line, e.column),
+            (line_of(&yaml, to), column_of(&yaml, &to[6..])),
+            "{what}: {e}"
+        );
+        assert!(e.message.contains(&format!("`{}`", &to[6..])), "{e}");
+        assert!(e.message.contains("`--`"), "{e}");
+        assert!(e.hint.as_deref().unwrap().contains("single `-`"), "{e}");
+    }
+    let e = err(&BASE.replace("name: dc1", "name: dc---1"));
+    assert!(
+        e.hint.unwrap().contains("e.g. `dc-1`"),
+        "runs of `-` become one"
+    );
+    // A `-` at either end: regions `a-` and `b` would make the conduit `conduit:a---b`.
+    for name in ["east-", "-east"] {
+        let yaml = BASE.replace("name: east", &format!("name: {name}"));
+        let e = err(&yaml);
+        assert_eq!(e.line, line_of(&yaml, name), "{e}");
+        assert!(e.message.contains("either end"), "{e}");
+        assert!(e.hint.unwrap().contains("e.g. `east`"));
+    }
+    // A shared-risk group's name goes into `--fail srg:NAME,...`: no commas.
+    let yaml = format!("{BASE}srgs:\n  - name: \"a,b\"\n    members: [east.dc1.z]\n");
+    let e = err(&yaml);
+    assert_eq!(e.line, line_of(&yaml, "a,b"), "{e}");
+    assert!(e.message.contains("invalid name `a,b`"), "{e}");
+}
+
+#[test]
+fn a_building_named_bag_beside_the_default_bag_layer_is_rejected() {
+    // `east.bag.plane0` would be both BAG plane 0 and the building's zone `plane0`.
+    let yaml = BASE
+        .replace("name: dc1", "name: bag")
+        .replace("name: z", "name: plane0");
+    let e = err(&yaml);
+    assert_eq!(
+        (e.line, e.column),
+        (
+            line_of(&yaml, "name: bag"),
+            column_of(&yaml, "name: bag") + 6
+        )
+    );
+    assert!(e.message.contains("`east.bag`"), "{e}");
+    assert!(e.hint.unwrap().contains("own `name:`"));
+    // Any zone: the selector `east.bag` would still select the building and the BAG layer.
+    err(&BASE.replace("name: dc1", "name: bag"));
+    // With the BAG layer named apart, the building may be called `bag`.
+    let yaml = BASE
+        .replace("planes: 16", "planes: 16\n      name: east-core")
+        .replace("name: dc1", "name: bag")
+        .replace("name: z", "name: plane0");
+    let f = build_str("t.yaml", &yaml).unwrap();
+    use aifabric_model::Selection;
+    let Ok(Selection::Devices(zone)) = f.select("east.bag.plane0") else {
+        panic!("the zone is selectable")
+    };
+    let Ok(Selection::Devices(plane)) = f.select("east-core.plane0") else {
+        panic!("the plane is selectable")
+    };
+    assert!(zone.iter().all(|d| !plane.contains(d)));
+}
+
+#[test]
+fn a_bag_layer_named_like_a_region_is_rejected() {
+    let yaml = format!(
+        "{}  - name: west\n    bag:\n      planes: 1\n",
+        BASE.replace("planes: 16", "planes: 16\n      name: west")
+    );
+    let e = err(&yaml);
+    assert_eq!(e.line, line_of(&yaml, "name: west"), "{e}");
+    assert!(e.message.contains("region `west`"), "{e}");
+    assert!(e.hint.unwrap().contains("`east-bag`"));
+    // Its own region's name too: `east.plane0` would be a plane and a building.
+    let e = err(&BASE.replace("planes: 16", "planes: 16\n      name: east"));
+    assert!(e.message.contains("region `east`"), "{e}");
+}
+
+#[test]
+fn a_file_over_the_yaml_node_limit_is_stated_with_a_hint() {
+    // 130,000 one-key maps: 390,000 nodes, over the reader's 250,000.
+    let regions: String = (0..130_000)
+        .map(|i| format!("  - {{name: r{i}}}\n"))
+        .collect();
+    let yaml = format!("name: t\nregions:\n{regions}");
+    let e = err(&yaml);
+    assert_eq!(
+        e.message,
+        "spec too large: more than 250,000 YAML nodes (values, lists and maps)"
+    );
+    assert!(e.line > 2, "located where the limit was passed: {e}");
+    let hint = e.hint.clone().unwrap();
+    assert!(hint.contains("counts") && hint.contains("split"), "{hint}");
+    assert!(!e.to_string().contains("Nodes {"), "no debug text: {e}");
+    // A scenario file says what it is, with its own hint.
+    let fail: String = (0..260_000).map(|i| format!("  - r{i}\n")).collect();
+    let e =
+        aifabric_spec::scenario::parse_scenario("s.yaml", &format!("fail:\n{fail}")).unwrap_err();
+    assert!(e.message.starts_with("scenario file too large"), "{e}");
+    assert!(
+        e.hint.unwrap().contains("prefix"),
+        "the scenario's own hint"
+    );
+}
