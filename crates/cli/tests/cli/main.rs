@@ -1,4 +1,5 @@
 //! The integration tests of `aifabric-cli`, one binary (each module was its own binary).
 
+mod budgets;
 mod chakra;
 mod cli;
