@@ -10,7 +10,8 @@ use std::path::Path;
 
 /// Write the Chakra trace of one iteration of `job` into `out` (one file per rank,
 /// `<prefix>.<rank>.et`, gzip-compressed with `gzip`, plus `comm_group.json`); `progress` is
-/// called once per rank written. `out` must be empty or hold only an earlier trace.
+/// called once per rank written. `out` must be empty or hold only an earlier trace. A trace
+/// beyond the budgets of [`aifabric_chakra::budget`] (files, nodes, bytes) is a bad request.
 pub fn synthesize(
     job: &Iteration,
     out: &Path,
@@ -18,6 +19,10 @@ pub fn synthesize(
     gzip: bool,
     progress: &(dyn Fn(u32) + Sync),
 ) -> Result<Written, Error> {
+    // Refused before anything is written: beyond the budgets it cannot finish in minutes.
+    synth::Synth::new(job)
+        .check_size(gzip)
+        .map_err(Error::bad_request)?;
     aifabric_chakra::io::prepare_out_dir(out).map_err(Error::bad_request)?;
     synth::write(job, out, prefix, gzip, progress)
         .map_err(|e| Error::runtime_in(&format!("writing the trace into {}", out.display()), e))

@@ -1,7 +1,7 @@
 //! `aifabric`: the command line. Thin by design: parse arguments, call the libraries, render.
 //!
 //! Exit codes: 0 ok, 1 runtime failure (e.g. an output file cannot be written), 2 bad input
-//! (spec or arguments).
+//! (spec or arguments), 130 interrupted (Ctrl-C; no partial output is left).
 
 mod args;
 mod commands;
@@ -30,8 +30,19 @@ impl From<aifabric::Error> for Failure {
     }
 }
 
+/// Exit code after an interrupt: 128 + SIGINT, what a shell reports for a process Ctrl-C
+/// ended.
+const INTERRUPTED: i32 = 130;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Ctrl-C: remove what is still being written (temporary files, a trace's staging
+    // directory) and exit; outputs already in place are complete.
+    let _ = ctrlc::set_handler(|| {
+        aifabric::abandon_outputs();
+        eprintln!("\ninterrupted: no partial output left");
+        std::process::exit(INTERRUPTED);
+    });
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::BadInput(e)) => {
