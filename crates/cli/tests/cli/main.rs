@@ -3,3 +3,4 @@
 mod budgets;
 mod chakra;
 mod cli;
+mod names;

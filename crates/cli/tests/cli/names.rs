@@ -1,0 +1,66 @@
+//! Names and counts the tool prints: scopes that are selectors, "did you mean", GPUs that are
+//! usable or explained, equal next hops kept equal, no debug text.
+
+use assert_cmd::Command;
+
+fn aifabric() -> Command {
+    Command::cargo_bin("aifabric").unwrap()
+}
+
+fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let o = aifabric().args(args).output().unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn gpus_outside_whole_scale_up_domains_are_explained_and_reachable() {
+    // dsf-l1-zone: 128 RDSWs x 36 GPUs = 4,608; domains of 8 hold 32 of each rack's 36.
+    let (code, _, err) = run(&[
+        "collective",
+        "dsf-l1-zone",
+        "--gpus",
+        "4608",
+        "--sizes",
+        "1M",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    for want in [
+        "4096 GPUs in whole scale-up domains of 8",
+        "512 in 128 racks",
+        "--scale-up 6",
+    ] {
+        assert!(err.contains(want), "`{want}` missing: {err}");
+    }
+    // The size it suggests uses every GPU.
+    let (code, out, err) = run(&[
+        "collective",
+        "dsf-l1-zone",
+        "--gpus",
+        "4608",
+        "--sizes",
+        "1M",
+        "--scale-up",
+        "6",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("4608"), "{out}");
+    // Prometheus: 216,192 GPUs, 20,480 of them in racks of 36 outside domains of 8.
+    let (code, _, err) = run(&[
+        "collective",
+        "prometheus",
+        "--gpus",
+        "200000",
+        "--sizes",
+        "1M",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("of its 216192 live GPUs, 20480 in 5120 racks"),
+        "{err}"
+    );
+    assert!(err.contains("--scale-up 4"), "{err}");
+}
