@@ -197,7 +197,7 @@ pub fn routes(views: &[aifabric::stages::routing::fib::RouteView]) -> String {
                 h.capacity_gbps,
                 100.0 * h.weight,
                 h.slots,
-                v.group_size
+                v.group_entries
             );
         }
     }

@@ -64,3 +64,38 @@ fn gpus_outside_whole_scale_up_domains_are_explained_and_reachable() {
     );
     assert!(err.contains("--scale-up 4"), "{err}");
 }
+
+#[test]
+fn equal_cost_next_hops_get_equal_entries() {
+    // 16 STSWs, one link each: one entry each in a 16-entry group, not 4/64.
+    let (code, out, err) = run(&[
+        "routes",
+        "nsf-l2",
+        "--device",
+        "east.dc1.nsf.ftsw0",
+        "--prefix",
+        "east.dc1.nsf.rack400",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let hops: Vec<&str> = out.lines().filter(|l| l.contains(" via ")).collect();
+    assert_eq!(hops.len(), 16, "{out}");
+    assert!(hops.iter().all(|l| l.ends_with("slots   1/16")), "{out}");
+    // With an 8-entry limit, 16 next hops cannot all be programmed: quantized, and the
+    // output says how many entries the group uses.
+    let (code, out, err) = run(&[
+        "routes",
+        "nsf-l2",
+        "--device",
+        "east.dc1.nsf.ftsw0",
+        "--prefix",
+        "east.dc1.nsf.rack400",
+        "--group-size",
+        "8",
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let r = &v["routes"][0];
+    assert_eq!(r["group_entries"], 8);
+    assert_eq!(r["group_size"], 8);
+}
