@@ -66,6 +66,51 @@ fn gpus_outside_whole_scale_up_domains_are_explained_and_reachable() {
 }
 
 #[test]
+fn every_tier_scope_the_capacity_report_prints_is_a_selector() {
+    let (code, out, err) = run(&["capacity", "llama3-24k", "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let scopes: Vec<String> = v["tiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["scope"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(scopes.contains(&"east.dc1.llama.ai_zone0".to_owned()));
+    for scope in scopes {
+        let (code, out, err) = run(&["capacity", "llama3-24k", "--fail", &scope, "--json"]);
+        assert_eq!(code, Some(0), "{scope}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        // An AI zone is 3,072 GPUs, 192 rack switches and 16 cluster switches.
+        if scope == "east.dc1.llama.ai_zone0" {
+            assert_eq!(v["failed_devices"], 3_072 + 192 + 16, "{scope}");
+        }
+    }
+}
+
+#[test]
+fn unknown_devices_and_selectors_get_a_did_you_mean() {
+    for (selector, want) in [
+        // A typo in the device part, the zone part, a domain name, a class.
+        ("east.dc1.nsf.ftws0", "did you mean `east.dc1.nsf.ftsw0`?"),
+        ("east.dc1.nfs.ftsw0", "did you mean `east.dc1.nsf.ftsw0`?"),
+        ("hall:east.dc1.hal0", "did you mean `hall:east.dc1.hall0`?"),
+        ("hal:east.dc1.hall0", "did you mean `hall:east.dc1.hall0`?"),
+        (
+            "east.dc1.nsf.ftsw0--east.dc1.nsf.stws0",
+            "did you mean `east.dc1.nsf.ftsw0--east.dc1.nsf.stsw0`?",
+        ),
+    ] {
+        let (code, _, err) = run(&["capacity", "nsf-l2", "--fail", selector]);
+        assert_eq!(code, Some(2), "{selector}: {err}");
+        assert!(err.contains(want), "{selector}: {err}");
+    }
+    let (code, _, err) = run(&["routes", "nsf-l2", "--device", "east.dc1.nsf.ftws0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("did you mean `east.dc1.nsf.ftsw0`?"), "{err}");
+}
+
+#[test]
 fn equal_cost_next_hops_get_equal_entries() {
     // 16 STSWs, one link each: one entry each in a 16-entry group, not 4/64.
     let (code, out, err) = run(&[
