@@ -76,7 +76,7 @@ pub(crate) fn emit<T: serde::Serialize>(
     if json {
         print_json(v)
     } else {
-        print!("{}", human(v));
+        out(&human(v));
         Ok(())
     }
 }
@@ -91,7 +91,7 @@ pub(crate) fn emit_versioned<T: serde::Serialize>(
     if json {
         print_json(&aifabric::versioned(v))
     } else {
-        print!("{}", human(v));
+        out(&human(v));
         Ok(())
     }
 }
@@ -106,8 +106,22 @@ pub(crate) fn write_json<T: serde::Serialize>(
     .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))
 }
 
+/// Write `text` to stdout. A reader that went away (`aifabric ... | head`) ends the run
+/// quietly, as for other command-line tools, instead of a panic.
+pub(crate) fn out(text: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_all(text.as_bytes()).and_then(|()| o.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: cannot write the output: {e}");
+        std::process::exit(1);
+    }
+}
+
 pub(crate) fn print_json<T: serde::Serialize>(v: &T) -> Result<(), Failure> {
     let s = serde_json::to_string_pretty(v).map_err(|e| Failure::Runtime(e.to_string()))?;
-    println!("{s}");
+    out(&format!("{s}\n"));
     Ok(())
 }

@@ -144,3 +144,24 @@ fn equal_cost_next_hops_get_equal_entries() {
     assert_eq!(r["group_entries"], 8);
     assert_eq!(r["group_size"], 8);
 }
+
+#[test]
+fn no_debug_text_and_no_1_regions() {
+    let (code, out, err) = run(&["build", "dsf-l1-zone"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("1 region, 1 building, 1 zone"), "{out}");
+    let (code, out, err) = run(&["failures", "nsf-l2", "--sweep", "single:building"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("building       1 scenario "), "{out}");
+    assert!(!out.contains("1 scenarios"), "{out}");
+    let (code, out, err) = run(&[
+        "blackholes",
+        "nsf-l2",
+        "--aggregation",
+        "conditional",
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!out.contains("Conditional {"), "{out}");
+    assert!(!out.contains("\"min\""), "{out}");
+}
