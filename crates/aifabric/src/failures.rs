@@ -50,9 +50,6 @@ impl Default for FailureRequest {
     }
 }
 
-/// Pairs sweeps beyond this many scenarios are refused (use Monte Carlo instead).
-const MAX_PAIRS: usize = 2_000_000;
-
 fn classes() -> String {
     SrgClass::all()
         .map(|c| c.prefix())
@@ -117,7 +114,17 @@ fn model(args: &FailureRequest) -> Result<Vec<ClassModel>, Error> {
     Ok(m)
 }
 
+/// The sweep `args` asks for, refused up front when it is beyond the budgets
+/// ([`aifabric_failures::sweep::MAX_SCENARIOS`], [`aifabric_failures::sweep::MAX_DRAWS`]).
 fn parse_sweep(f: &Fabric, args: &FailureRequest) -> Result<Sweep, Error> {
+    let sweep = parse_sweep_text(args)?;
+    sweep
+        .check_budget(&f.srg_catalog())
+        .map_err(Error::bad_request_from)?;
+    Ok(sweep)
+}
+
+fn parse_sweep_text(args: &FailureRequest) -> Result<Sweep, Error> {
     let s = args.sweep.trim();
     let (kind, arg) = match s.split_once(':') {
         Some((k, a)) => (k, Some(a)),
@@ -126,19 +133,7 @@ fn parse_sweep(f: &Fabric, args: &FailureRequest) -> Result<Sweep, Error> {
     match (kind, arg) {
         ("single", None) => Ok(Sweep::Single(None)),
         ("single", Some(c)) => Ok(Sweep::Single(Some(class(c, "--sweep single")?))),
-        ("pairs", Some(c)) => {
-            let c = class(c, "--sweep pairs")?;
-            let n = f.srg_catalog().of_class(c).len();
-            if n * n.saturating_sub(1) / 2 > MAX_PAIRS {
-                return Err(Error::bad_request(format!(
-                    "--sweep pairs:{}: {n} groups make {} pairs; sweep a smaller class, or \
-                     sample combinations with --sweep montecarlo",
-                    c.prefix(),
-                    n * (n - 1) / 2
-                )));
-            }
-            Ok(Sweep::Pairs(c))
-        }
+        ("pairs", Some(c)) => Ok(Sweep::Pairs(class(c, "--sweep pairs")?)),
         ("pairs", None) => Err(Error::bad_request(format!(
             "--sweep pairs needs a class, e.g. pairs:plane; classes are {}",
             classes()

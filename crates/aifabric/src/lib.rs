@@ -37,6 +37,14 @@ pub mod traces;
 mod verify;
 
 pub use aifabric_chakra::io::TraceSet;
+
+/// Remove every output still being written (temporary files, staging directories of traces)
+/// and keep anything from being put in place afterwards: what an interrupt (Ctrl-C) handler
+/// calls before exiting, so an interrupted run leaves no partial output. Returns how many
+/// were removed.
+pub fn abandon_outputs() -> usize {
+    aifabric_chakra::io::abandon_outputs()
+}
 /// The pipeline's stages (one crate each), for their types and lower-level calls: the CLI
 /// reaches them only through here.
 pub mod stages {

@@ -11,7 +11,9 @@ use std::path::Path;
 /// Write the Chakra trace of one iteration of `job` into `out` (one file per rank,
 /// `<prefix>.<rank>.et`, gzip-compressed with `gzip`, plus `comm_group.json`); `progress` is
 /// called once per rank written. `out` must be empty or hold only an earlier trace, and
-/// `prefix` a plain file-name start (no path separator: nothing is written outside `out`).
+/// `prefix` a plain file-name start (no path separator: nothing is written outside `out`). A
+/// trace beyond the budgets of [`aifabric_chakra::budget`] (files, nodes, bytes) is a bad
+/// request.
 pub fn synthesize(
     job: &Iteration,
     out: &Path,
@@ -20,6 +22,10 @@ pub fn synthesize(
     progress: &(dyn Fn(u32) + Sync),
 ) -> Result<Written, Error> {
     aifabric_chakra::io::check_prefix(prefix).map_err(Error::bad_request)?;
+    // Refused before anything is written: beyond the budgets it cannot finish in minutes.
+    synth::Synth::new(job)
+        .check_size(gzip)
+        .map_err(Error::bad_request)?;
     aifabric_chakra::io::prepare_out_dir(out)?;
     synth::write(job, out, prefix, gzip, progress)
         .map_err(|e| Error::runtime_in(&format!("writing the trace into {}", out.display()), e))

@@ -37,9 +37,14 @@ impl Study<'_> {
     pub fn routes(&self, device: &str, prefix: Option<&str>) -> Result<Vec<RouteView>, Error> {
         let (f, s) = (self.fabric, &self.setup);
         let dev = f.find_device(device).ok_or_else(|| {
-            Error::bad_request(format!(
-                "--device `{device}`: no such device (`aifabric build SPEC --out model.json` lists them)"
-            ))
+            let hint = match f
+                .suggest_name(device)
+                .filter(|g| f.find_device(g).is_some())
+            {
+                Some(g) => format!("did you mean `{g}`?"),
+                None => "`aifabric build SPEC --out model.json` lists them".to_owned(),
+            };
+            Error::bad_request(format!("--device `{device}`: no such device; {hint}"))
         })?;
         if f.device(dev).role == aifabric_model::Role::Gpu {
             return Err(Error::bad_request(format!(
@@ -48,10 +53,16 @@ impl Study<'_> {
         }
         let wanted = match prefix {
             Some(p) => vec![find_prefix(f, p).ok_or_else(|| {
-                Error::bad_request(format!(
-                    "--prefix `{p}`: no such prefix; prefixes are `<zone>.rack<N>`, e.g. `{}`",
-                    prefixes(f).first().map_or("", |x| x.name.as_str())
-                ))
+                let all = prefixes(f);
+                match aifabric_model::did_you_mean(p, all.iter().map(|x| x.name.as_str())) {
+                    Some(g) => Error::bad_request(format!(
+                        "--prefix `{p}`: no such prefix; did you mean `{g}`?"
+                    )),
+                    None => Error::bad_request(format!(
+                        "--prefix `{p}`: no such prefix; prefixes are `<zone>.rack<N>`, e.g. `{}`",
+                        all.first().map_or("", |x| x.name.as_str())
+                    )),
+                }
             })?],
             None => prefixes(f),
         };

@@ -393,9 +393,135 @@ impl<W: Write> Writer<W> {
     }
 }
 
+/// Temporary outputs being written (files and staging directories), so that an interrupt can
+/// remove them ([`abandon_outputs`]); its lock is also held while outputs are renamed into
+/// place, so an interrupt never lands between two renames of one output.
+static IN_FLIGHT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Set once outputs are abandoned: nothing is renamed into place after that.
+static ABANDONED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn in_flight() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    IN_FLIGHT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A temporary path registered in [`IN_FLIGHT`] while it lives.
+struct Pending(PathBuf);
+
+impl Pending {
+    /// Create a temporary output with `create` (which returns it and its path) and register
+    /// it, both under the lock: an interrupt removes it, or it is never created (once outputs
+    /// are abandoned, nothing new is).
+    fn create<T>(
+        create: impl FnOnce() -> std::io::Result<(T, PathBuf)>,
+    ) -> std::io::Result<(T, Pending)> {
+        let mut v = in_flight();
+        if ABANDONED.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "interrupted",
+            ));
+        }
+        let (t, path) = create()?;
+        v.push(path.clone());
+        Ok((t, Pending(path)))
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let mut v = in_flight();
+        if let Some(i) = v.iter().rposition(|p| *p == self.0) {
+            v.swap_remove(i);
+        }
+    }
+}
+
+/// Run `commit` (the renames that put outputs in place) unless outputs were abandoned; an
+/// interrupt that comes meanwhile waits for it to finish.
+fn commit<T>(commit: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
+    let _held = in_flight();
+    if ABANDONED.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            "interrupted",
+        ));
+    }
+    commit()
+}
+
+/// Remove every temporary output being written (temporary files of [`write_atomic`], staging
+/// directories of trace writers) and keep anything from being renamed into place afterwards:
+/// what an interrupt handler calls before it exits, so that an interrupted run leaves neither
+/// partial files nor a partial trace. Returns how many were removed. The process is expected
+/// to exit right after: writers that are still running block at their next output.
+pub fn abandon_outputs() -> usize {
+    let mut v = in_flight();
+    ABANDONED.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut removed = 0;
+    for p in v.drain(..) {
+        let gone = if p.is_dir() {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        };
+        removed += usize::from(gone.is_ok());
+    }
+    // Held until the process exits: no writer registers, renames or unregisters anything
+    // after this.
+    std::mem::forget(v);
+    removed
+}
+
+/// A staging directory inside `dir` (hidden, removed on drop and on [`abandon_outputs`]):
+/// writers fill it and then [`Staging::commit`] moves its files into `dir`.
+pub struct Staging {
+    dir: tempfile::TempDir,
+    target: PathBuf,
+    _pending: Pending,
+}
+
+impl Staging {
+    /// A new staging directory in `target` (which must exist).
+    pub fn new(target: &Path) -> std::io::Result<Staging> {
+        let (dir, pending) = Pending::create(|| {
+            let dir = tempfile::Builder::new()
+                .prefix(".aifabric-partial-")
+                .tempdir_in(target)?;
+            let path = dir.path().to_owned();
+            Ok((dir, path))
+        })?;
+        Ok(Staging {
+            dir,
+            target: target.to_owned(),
+            _pending: pending,
+        })
+    }
+
+    /// Where to write.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Move every file of the staging directory into the target, `last` (if there) after the
+    /// others, as one step an interrupt cannot split; then remove the staging directory.
+    pub fn commit(self, last: &str) -> std::io::Result<()> {
+        commit(|| {
+            let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(self.dir.path())?
+                .map(|e| e.map(|e| e.file_name()))
+                .collect::<std::io::Result<_>>()?;
+            names.sort_by_key(|n| n.to_str() == Some(last));
+            for n in names {
+                std::fs::rename(self.dir.path().join(&n), self.target.join(&n))?;
+            }
+            Ok(())
+        })
+    }
+}
+
 /// Write `path` through `fill`, atomically: a temporary file next to it (`tempfile`, removed
-/// if anything fails), synced, then renamed over `path`, so an interrupted run never leaves a
-/// half-written file.
+/// if anything fails and by [`abandon_outputs`]), synced, then renamed over `path`, so an
+/// interrupted run never leaves a half-written file.
 pub fn write_atomic(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<std::fs::File>) -> std::io::Result<()>,
@@ -412,13 +538,18 @@ pub fn write_atomic(
     // under the usual umask gives.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
-    let tmp = builder.tempfile_in(dir)?;
+    let (tmp, pending) = Pending::create(|| {
+        let tmp = builder.tempfile_in(dir)?;
+        let path = tmp.path().to_owned();
+        Ok((tmp, path))
+    })?;
     let mut w = BufWriter::with_capacity(1 << 16, tmp.reopen()?);
     fill(&mut w)?;
     w.flush()?;
     w.get_ref().sync_all()?;
     drop(w);
-    tmp.persist(path).map_err(|e| e.error)?;
+    commit(|| tmp.persist(path).map_err(|e| e.error))?;
+    drop(pending);
     Ok(())
 }
 

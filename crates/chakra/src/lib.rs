@@ -2,6 +2,7 @@
 //!
 //! - [`proto`]: the messages of `et_def.proto` (package `ChakraProtoMsg`) as `prost` derives,
 //!   written from the schema's public field numbers;
+//! - [`budget`]: the size of a trace to be written, estimated up front, and the limits;
 //! - [`io`]: a streaming reader (plain or gzip; byte offsets in errors; unknown fields and
 //!   node types counted) and an atomic writer, trace directories and communicator groups;
 //! - [`synth`]: a trace per rank from a job file's iteration;
@@ -37,6 +38,7 @@
 //! assert_eq!(nodes, written.nodes);
 //! ```
 
+pub mod budget;
 pub mod fabric;
 pub mod info;
 pub mod io;

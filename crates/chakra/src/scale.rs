@@ -20,8 +20,9 @@
 //! (e.g. a learning-rate schedule), or traffic between replicas other than through the
 //! data-parallel groups.
 
+use crate::budget::TraceSize;
 use crate::info::TraceInfo;
-use crate::io::{rank_file, write_comm_groups, write_file, GroupList, Reader, TraceSet};
+use crate::io::{rank_file, write_comm_groups, write_file, GroupList, Reader, Staging, TraceSet};
 use crate::proto::{AttributeProto, GlobalMetadata, Node, NodeType, Value};
 use crate::replay::{groups_of, ReplayError, WORLD};
 use rustc_hash::FxHashSet;
@@ -69,6 +70,8 @@ fn shift(a: &mut AttributeProto, by: u32) {
 }
 
 /// Rescale the trace in `input` to `ranks` ranks into `out` (gzip like the input's files).
+/// A result beyond the budgets of [`crate::budget`] ([`size`]) is refused before anything is
+/// read or allocated.
 pub fn scale(
     input: &Path,
     ranks: u32,
@@ -91,6 +94,19 @@ pub fn scale(
         ));
     }
     let f = ranks / r0;
+    let gzip = set
+        .files
+        .first()
+        .is_some_and(|p| p.to_string_lossy().ends_with(".gz"));
+    size(&set, ranks, gzip)?
+        .check(
+            &format!("--ranks {ranks} ({f} copies of the {r0}-rank trace)"),
+            &format!(
+                "ask for fewer ranks (a multiple of {r0}), or rescale a smaller trace \
+                 (`aifabric chakra synth` of a job with fewer layers or a smaller global_batch)"
+            ),
+        )
+        .map_err(ReplayError::Input)?;
     let groups = groups_of(&set)?;
     let is_dp: Vec<bool> = groups
         .names
@@ -146,10 +162,13 @@ pub fn scale(
         }
     }
     crate::io::prepare_out_dir(out)?;
-    let gzip = set
-        .files
-        .first()
-        .is_some_and(|p| p.to_string_lossy().ends_with(".gz"));
+    // Files go into a staging directory and move into `out` once all are written: an error
+    // or an interrupt leaves no partial trace.
+    let write_err = |source| ReplayError::Write {
+        path: out.to_owned(),
+        source,
+    };
+    let staging = Staging::new(out).map_err(write_err)?;
     let nodes: u64 = (0..ranks)
         .into_par_iter()
         .map(|nr| -> Result<u64, ReplayError> {
@@ -161,7 +180,8 @@ pub fn scale(
             let mut node = Node::default();
             let mut count = 0u64;
             let mut failure: Option<ReplayError> = None;
-            let path = out.join(rank_file(&set.prefix, nr, gzip));
+            let name = rank_file(&set.prefix, nr, gzip);
+            let path = staging.path().join(&name);
             write_file(&path, gzip, &meta, |w| {
                 loop {
                     match rd.next_into(&mut node) {
@@ -200,7 +220,7 @@ pub fn scale(
             })
             .map_err(|e| {
                 failure.take().unwrap_or_else(|| ReplayError::Write {
-                    path: path.clone(),
+                    path: out.join(&name),
                     source: e,
                 })
             })?;
@@ -210,10 +230,10 @@ pub fn scale(
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()
         .sum();
-    write_comm_groups(out, &new_groups).map_err(|source| ReplayError::Write {
-        path: out.to_owned(),
-        source,
-    })?;
+    write_comm_groups(staging.path(), &new_groups).map_err(write_err)?;
+    staging
+        .commit(crate::io::COMM_GROUP_FILE)
+        .map_err(write_err)?;
     let mut dp_groups: Vec<String> = dp_names
         .iter()
         .filter(|s| **s != WORLD)
@@ -226,6 +246,29 @@ pub fn scale(
         replicated_groups: is_dp.iter().filter(|d| !**d).count(),
         dp_groups,
         nodes,
+    })
+}
+
+/// The size of `set` rescaled to `ranks`, estimated from its files' sizes on disk (each output
+/// file is a copy of an input file with a few attributes changed).
+pub fn size(set: &TraceSet, ranks: u32, gzip: bool) -> Result<TraceSize, ReplayError> {
+    let mut bytes = 0u64;
+    let mut largest = 0u64;
+    for p in &set.files {
+        let len = std::fs::metadata(p)
+            .map_err(|e| ReplayError::Input(format!("cannot read {}: {e}", p.display())))?
+            .len();
+        bytes += len;
+        largest = largest.max(len);
+    }
+    let f = u64::from(ranks / set.ranks().max(1));
+    let per_node = TraceSize::bytes_per_node(gzip);
+    let bytes = bytes.saturating_mul(f);
+    Ok(TraceSize {
+        files: u64::from(ranks),
+        nodes: bytes / per_node,
+        nodes_per_rank: largest / per_node,
+        bytes,
     })
 }
 

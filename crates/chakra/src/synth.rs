@@ -21,8 +21,9 @@
 //! stages, the last and the first being adjacent under the interleaved schedule) and written
 //! to `comm_group.json`.
 
+use crate::budget::{self, TraceSize};
 use crate::info::TraceInfo;
-use crate::io::{rank_file, write_comm_groups, write_file};
+use crate::io::{rank_file, write_comm_groups, write_file, Staging, COMM_GROUP_FILE};
 use crate::proto::{AttributeProto, CollectiveCommType, Node, NodeType};
 use aifabric_workload::job::{Comm, Dim, Iteration};
 use aifabric_workload::Op;
@@ -113,6 +114,74 @@ impl<'a> Synth<'a> {
     /// Compute nodes per rank.
     pub fn slices(&self) -> u64 {
         self.slices
+    }
+
+    /// Nodes of rank `r`'s file, counted without making them (what [`Synth::rank_nodes`]
+    /// emits).
+    pub fn nodes_of(&self, r: u32) -> u64 {
+        let ru = r as usize;
+        // Compute slices, the bubble, `iteration_end`.
+        let mut n = self.slices + u64::from(self.it.bubble_s > 0.0) + 1;
+        for k in &self.partial {
+            if k.member[ru].is_none() || k.comm.op.is_none() {
+                continue;
+            }
+            let c = k.comm.count;
+            // The hidden share on the side branch, the exposed share after the bubble.
+            n = n
+                .saturating_add(if k.comm.exposed < 1.0 { c } else { 0 })
+                .saturating_add(if k.comm.exposed > 0.0 { c } else { 0 });
+        }
+        for k in &self.exposed {
+            let times = if k.comm.op.is_some() {
+                u64::from(k.member[ru].is_some())
+            } else {
+                u64::from(k.member[ru].is_some()) + u64::from(k.receives[ru].is_some())
+            };
+            n = n.saturating_add(k.comm.count.saturating_mul(times));
+        }
+        n
+    }
+
+    /// The size of the whole trace (files, nodes, estimated bytes), before writing it.
+    pub fn size(&self, gzip: bool) -> TraceSize {
+        let (mut nodes, mut most) = (0u64, 0u64);
+        for r in 0..self.it.gpus {
+            let n = self.nodes_of(r);
+            nodes = nodes.saturating_add(n);
+            most = most.max(n);
+        }
+        TraceSize {
+            files: u64::from(self.it.gpus),
+            nodes,
+            nodes_per_rank: most,
+            bytes: nodes.saturating_mul(TraceSize::bytes_per_node(gzip)),
+        }
+    }
+
+    /// [`Synth::size`] checked against the budgets of [`crate::budget`]: the error names the
+    /// size, the limit and the job's numbers to lower.
+    pub fn check_size(&self, gzip: bool) -> Result<TraceSize, String> {
+        let size = self.size(gzip);
+        let kinds: Vec<String> = self
+            .exposed
+            .iter()
+            .chain(&self.partial)
+            .map(|k| format!("{} x{}", k.comm.name, budget::thousands(k.comm.count)))
+            .collect();
+        size.check(
+            &format!("the trace of job `{}`", self.it.name),
+            &format!(
+                "per iteration it runs {}; lower model.layers or model.global_batch (the \
+                 counts grow with layers per stage x micro-batches per replica), or gpus",
+                if kinds.is_empty() {
+                    "no communication".to_owned()
+                } else {
+                    kinds.join(", ")
+                }
+            ),
+        )?;
+        Ok(size)
     }
 
     /// The global metadata of every file.
@@ -332,9 +401,11 @@ pub struct Written {
 }
 
 /// Write the trace of `it` into `dir` (created if needed): `<prefix>.<rank>.et[.gz]` and
-/// `comm_group.json`, each file atomically; `progress` is told each rank done. A prefix that
-/// would put files outside `dir` ([`crate::io::check_prefix`]) is refused before anything is
-/// written.
+/// `comm_group.json`, written into a staging directory and moved into `dir` once complete (an
+/// error or [`crate::io::abandon_outputs`] leaves no partial trace); `progress` is told each
+/// rank done. A prefix that would put files outside `dir` ([`crate::io::check_prefix`]) or a
+/// trace beyond the budgets of [`crate::budget`] is refused before anything is written
+/// ([`std::io::ErrorKind::InvalidInput`]).
 pub fn write(
     it: &Iteration,
     dir: &Path,
@@ -345,14 +416,20 @@ pub fn write(
     use rayon::prelude::*;
     crate::io::check_prefix(prefix)
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-    crate::io::prepare_out_dir(dir).map_err(std::io::Error::other)?;
     let s = Synth::new(it);
+    s.check_size(gzip)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    crate::io::prepare_out_dir(dir).map_err(std::io::Error::other)?;
+    // Every file goes into a staging directory first and moves into `dir` at the end: an
+    // error or an interrupt leaves no partial trace.
+    let staging = Staging::new(dir)?;
     let meta = s.metadata();
     let nodes = (0..it.gpus)
         .into_par_iter()
         .map(|r| {
             let mut count = 0u64;
-            write_file(&dir.join(rank_file(prefix, r, gzip)), gzip, &meta, |w| {
+            let path = staging.path().join(rank_file(prefix, r, gzip));
+            write_file(&path, gzip, &meta, |w| {
                 s.rank_nodes(r, &mut |n| {
                     count += 1;
                     w(n)
@@ -365,7 +442,8 @@ pub fn write(
         .into_iter()
         .sum();
     let groups = s.groups();
-    write_comm_groups(dir, &groups)?;
+    write_comm_groups(staging.path(), &groups)?;
+    staging.commit(COMM_GROUP_FILE)?;
     Ok(Written {
         ranks: it.gpus,
         nodes,

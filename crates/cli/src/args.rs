@@ -512,7 +512,8 @@ pub(crate) struct BgpArgs {
     /// Link-bandwidth community: `cumulative`, `multipaths` (path counts) or `none` (ECMP).
     #[arg(long, default_value = "cumulative")]
     bandwidth: BandwidthMode,
-    /// Hardware next-hop group size for quantized weights.
+    /// Largest hardware next-hop group: weights whose smallest integer ratio fits are programmed
+    /// exactly (equal ones one entry each), others are quantized into this many entries.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=65536))]
     group_size: u32,
     /// Maximum multipaths.

@@ -1,7 +1,8 @@
 //! `aifabric`: the command line. Thin by design: parse arguments, call the libraries, render.
 //!
 //! Exit codes, one rule: 0 ok, 1 an output that cannot be written or a runtime failure, 2 bad
-//! input (a spec, scenario, job, traffic or trace file, a flag, a request that cannot be met). Standard output is written only through [`print`] (the lints below
+//! input (a spec, scenario, job, traffic or trace file, a flag, a request that cannot be met),
+//! 130 interrupted (Ctrl-C; no partial output is left). Standard output is written only through [`print`] (the lints below
 //! forbid `print!` and `eprint!`, which panic when the stream is gone): a reader that stops
 //! early (`aifabric routes ... | head`) ends the run quietly with 0, as filters do; an output
 //! that cannot be written (a full disk) is a runtime failure.
@@ -51,8 +52,22 @@ impl From<aifabric::Error> for Failure {
     }
 }
 
+/// Exit code after an interrupt: 128 + SIGINT, what a shell reports for a process Ctrl-C
+/// ended.
+const INTERRUPTED: i32 = 130;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Ctrl-C: remove what is still being written (temporary files, a trace's staging
+    // directory) and exit; outputs already in place are complete.
+    let _ = ctrlc::set_handler(|| {
+        aifabric::abandon_outputs();
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"\ninterrupted: no partial output left\n",
+        );
+        std::process::exit(INTERRUPTED);
+    });
     // Errors go to stderr as well as it can be written; if it cannot, the exit code still
     // tells.
     let mut err = std::io::stderr().lock();

@@ -41,17 +41,29 @@ impl Inventory {
     }
 }
 
+/// `n` and its noun, singular for 1: `1 region`, `2 regions`.
+pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 pub fn inventory(inv: &Inventory) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{}: {} regions, {} buildings, {} zones",
-        inv.name, inv.regions, inv.buildings, inv.zones
+        "{}: {}, {}, {}",
+        inv.name,
+        count(inv.regions as u64, "region", "regions"),
+        count(inv.buildings as u64, "building", "buildings"),
+        count(inv.zones as u64, "zone", "zones")
     );
     let _ = writeln!(
         s,
-        "{} GPUs, {} switches, {} links in {} bundles",
-        inv.gpus, inv.switches, inv.links, inv.bundles
+        "{}, {}, {} in {}",
+        count(inv.gpus, "GPU", "GPUs"),
+        count(inv.switches, "switch", "switches"),
+        count(inv.links, "link", "links"),
+        count(inv.bundles, "bundle", "bundles")
     );
     for (role, n) in &inv.devices_by_role {
         let _ = writeln!(s, "  {role:<6} {n:>9}");
@@ -197,7 +209,7 @@ pub fn routes(views: &[aifabric::stages::routing::fib::RouteView]) -> String {
                 h.capacity_gbps,
                 100.0 * h.weight,
                 h.slots,
-                v.group_size
+                v.group_entries
             );
         }
     }
@@ -330,8 +342,11 @@ pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usiz
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{}: failure sweep `{}`, {} scenarios ({} draws)",
-        r.fabric, sm.sweep, sm.scenarios, sm.draws
+        "{}: failure sweep `{}`, {} ({})",
+        r.fabric,
+        sm.sweep,
+        count(sm.scenarios as u64, "scenario", "scenarios"),
+        count(sm.draws, "draw", "draws")
     );
     // From a maintenance state, "healthy" figures are the state's.
     let base = match &sm.starting_state {
@@ -341,9 +356,9 @@ pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usiz
                 "starting state: {} ({} and {} out of service, {} cut off by it); every figure \
                  below is measured from this state",
                 st.description,
-                count(st.devices_out as u64, "device"),
-                count(st.links_out as u64, "link"),
-                count(st.gpus_cut_off, "GPU")
+                count(st.devices_out as u64, "device", "devices"),
+                count(st.links_out as u64, "link", "links"),
+                count(st.gpus_cut_off, "GPU", "GPUs")
             );
             "state"
         }
@@ -369,24 +384,39 @@ pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usiz
     );
     let _ = writeln!(
         s,
-        "{} scenarios lose capacity; at most {} GPUs cut off; {} with blackholes",
-        sm.scenarios_losing_capacity, sm.max_gpus_disconnected, sm.scenarios_with_blackholes
+        "{} capacity; at most {} cut off; {} with blackholes",
+        match sm.scenarios_losing_capacity {
+            1 => "1 scenario loses".to_owned(),
+            n => format!("{n} scenarios lose"),
+        },
+        count(sm.max_gpus_disconnected, "GPU", "GPUs"),
+        sm.scenarios_with_blackholes
     );
     let _ = writeln!(s, "\nWorst per class");
     for c in &sm.by_class {
         let _ = writeln!(
             s,
-            "  {:<9} {:>6} scenarios  worst {}  {}",
+            "  {:<9} {:>6} {:<9}  worst {}  {}",
             c.class,
             c.scenarios,
+            if c.scenarios == 1 {
+                "scenario"
+            } else {
+                "scenarios"
+            },
             share(c.min_capacity_retained),
             c.worst
         );
     }
     let _ = writeln!(
         s,
-        "\nWorst {} scenarios (capacity retained: routed over region pairs, max-flow bound)",
-        top.min(r.scenarios.len())
+        "\nWorst {} (capacity retained: routed over {}, max-flow bound)",
+        count(top.min(r.scenarios.len()) as u64, "scenario", "scenarios"),
+        if sm.healthy_maxflow_gbps.is_empty() {
+            "site pairs"
+        } else {
+            "region pairs"
+        }
     );
     // The scenario column fits the longest name shown (within reason).
     let w = r
@@ -459,8 +489,8 @@ pub fn comparison(c: &aifabric::stages::failures::compare::Comparison) -> String
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "planar vs spread inter-BAG wiring, {} scenarios each",
-        c.scenarios
+        "planar vs spread inter-BAG wiring, {} each",
+        count(c.scenarios as u64, "scenario", "scenarios")
     );
     let _ = writeln!(
         s,
@@ -497,13 +527,4 @@ pub fn comparison(c: &aifabric::stages::failures::compare::Comparison) -> String
         }
     }
     s
-}
-
-/// `n` and `word`, plural unless `n` is 1: `1 device`, `3 links`.
-fn count(n: u64, word: &str) -> String {
-    if n == 1 {
-        format!("{n} {word}")
-    } else {
-        format!("{n} {word}s")
-    }
 }

@@ -86,6 +86,18 @@ impl Lb {
         }
     }
 
+    /// The weights a switch splits flows by in this mode, for reports: ECMP modes ignore
+    /// BGP's link-bandwidth weights, UCMP and spray follow them, so their results differ
+    /// exactly where those weights are unequal (`aifabric routes` shows them per switch).
+    pub fn weights(self) -> &'static str {
+        match self {
+            Lb::Ecmp | Lb::Eecmp(_) => "equal per live link",
+            Lb::Ucmp => "hashed by BGP link-bandwidth weights",
+            Lb::Spray => "split by BGP link-bandwidth weights",
+            Lb::Te => "assigned centrally",
+        }
+    }
+
     /// Name as parsed.
     pub fn name(self) -> String {
         match self {

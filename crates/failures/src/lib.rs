@@ -97,13 +97,24 @@ pub fn analyze(
         Some(state) => Evaluator::from_state(f, opts.plan, opts.cfg, state.down.clone())?,
         None => Evaluator::new(f, opts.plan, opts.cfg)?,
     };
-    let recs = sweep::run(&ev, catalog, &opts.sweep, progress)?;
+    // With aggregation, a second pass looks for blackholes in every scenario: the progress
+    // reported covers both passes (each half of the total).
+    let passes = if opts.aggregation.is_some() { 2 } else { 1 };
+    let first = |done: u64, total: u64| progress(done, total * passes);
+    let recs = sweep::run(&ev, catalog, &opts.sweep, &first)?;
     let mut records = report::records(&ev, catalog, &recs);
     if let Some(setup) = &opts.aggregation {
-        let figures = recs
-            .par_iter()
-            .map(|r| mitigate::blackholes_of(&ev, &ev.down_of(catalog, &r.srgs), setup))
-            .collect::<Result<Vec<_>, _>>()?;
+        let total = opts.sweep.size(catalog).max(1);
+        let n = recs.len().max(1) as u64;
+        let mut figures = Vec::with_capacity(recs.len());
+        for chunk in recs.chunks(256) {
+            let part = chunk
+                .par_iter()
+                .map(|r| mitigate::blackholes_of(&ev, &ev.down_of(catalog, &r.srgs), setup))
+                .collect::<Result<Vec<_>, _>>()?;
+            figures.extend(part);
+            progress(total + total * figures.len() as u64 / n, 2 * total);
+        }
         for (rec, b) in records.iter_mut().zip(figures) {
             rec.blackholed_prefixes = b.blackholed_prefixes;
             rec.blackholed_share = b.blackholed_share;

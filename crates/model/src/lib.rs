@@ -62,7 +62,7 @@ pub use hardware::{Catalog, HardwareModel, PortGroup, PortMode, FABRIC_LANE_MBPS
 pub use ids::*;
 pub use mask::FailureMask;
 pub use role::{Optic, PortKind, Role, ZoneKind};
-pub use scenario::{Scenario, Selection, SelectorError};
+pub use scenario::{did_you_mean, Scenario, Selection, SelectorError};
 pub use view::FabricView;
 
 /// What [`id_type!`] needs from this crate's dependencies; not part of the API.

@@ -4,6 +4,8 @@
 //! - a name prefix on dot boundaries: `east` (a region), `east.dc1` (a building),
 //!   `east.dc1.l2` (a zone), `east.bag.plane3` (a BAG plane), `east.dc1.l2.rdsw17` (a device),
 //!   `east.dc1.l2.rack5` (a rack's GPUs);
+//! - an AI zone of a RoCE zone, as the capacity report names its tier scope:
+//!   `east.dc1.llama.ai_zone3` (its GPUs, rack switches and cluster switches);
 //! - a link bundle `A--B` (every link between devices A and B), or one member `A--B#2`;
 //! - a generated failure domain `building:`, `hall:`, `pd:`, `plane:`, `chassis:`,
 //!   `linecard:` or `conduit:` + NAME (see [`crate::DomainClass`]);
@@ -75,10 +77,14 @@ impl Fabric {
                 let names: Vec<&str> = self.srgs.iter().map(|g| g.name.as_str()).collect();
                 sel_err(
                     selector,
-                    if names.is_empty() {
-                        "the spec defines no shared-risk groups (`srgs:`)".to_owned()
-                    } else {
-                        format!("no such shared-risk group; defined: {}", names.join(", "))
+                    match did_you_mean(name, names.iter().copied()) {
+                        _ if names.is_empty() => {
+                            "the spec defines no shared-risk groups (`srgs:`)".to_owned()
+                        }
+                        Some(g) => format!("no such shared-risk group; did you mean `srg:{g}`?"),
+                        None => {
+                            format!("no such shared-risk group; defined: {}", names.join(", "))
+                        }
                     },
                 )
             })?;
@@ -91,6 +97,15 @@ impl Fabric {
             if let Some(class) = crate::domains::DomainClass::from_prefix(prefix) {
                 return self.select_domain(class, name).ok_or_else(|| {
                     let known = self.failure_domains(class);
+                    if let Some(g) = did_you_mean(name, known.iter().map(String::as_str)) {
+                        return sel_err(
+                            selector,
+                            format!(
+                                "no {prefix} of that name; did you mean `{prefix}:{g}`? ({} in all)",
+                                known.len()
+                            ),
+                        );
+                    }
                     let sample: Vec<&str> = known.iter().take(4).map(String::as_str).collect();
                     sel_err(
                         selector,
@@ -101,6 +116,22 @@ impl Fabric {
                         ),
                     )
                 });
+            }
+            if !prefix.contains('.') && !prefix.contains('-') {
+                // `CLASS:NAME` with an unknown class.
+                let classes: Vec<&str> = crate::domains::DomainClass::ALL
+                    .iter()
+                    .map(|c| c.prefix())
+                    .chain(["srg"])
+                    .collect();
+                let hint = match did_you_mean(prefix, classes.iter().copied()) {
+                    Some(c) => format!("did you mean `{c}:{name}`?"),
+                    None => format!("classes are {}", classes.join(", ")),
+                };
+                return Err(sel_err(
+                    selector,
+                    format!("`{prefix}:` is not a failure-domain class; {hint}"),
+                ));
             }
         }
         if let Some((a, rest)) = s.split_once("--") {
@@ -145,11 +176,103 @@ impl Fabric {
                     }),
             };
         }
+        if let Some(devs) = self.ai_zone(s) {
+            return Ok(Selection::Devices(devs));
+        }
         let devs = self.devices_by_prefix(s);
         if devs.is_empty() {
             return Err(self.unknown(selector, s));
         }
         Ok(Selection::Devices(devs))
+    }
+
+    /// `ZONE.ai_zoneN` of a RoCE zone: the devices of its AI zone (pod) `N`.
+    fn ai_zone(&self, name: &str) -> Option<Vec<DeviceId>> {
+        let (zone, n) = name.rsplit_once(".ai_zone")?;
+        let n: u32 = n.parse().ok()?;
+        let z = self.zones.iter().position(|z| z.name == zone)?;
+        if self.zones[z].kind != crate::ZoneKind::Roce {
+            return None;
+        }
+        let devs: Vec<DeviceId> = self
+            .zone_devices(crate::ZoneId::from_idx(z))
+            .map(DeviceId::new)
+            .filter(|&d| self.devices[d.idx()].pod() == Some(n))
+            .collect();
+        (!devs.is_empty()).then_some(devs)
+    }
+
+    /// The valid name closest to `name`: its zone (the longest zone name it starts with, or
+    /// the closest zone name over as many components), then the closest first component
+    /// under that zone (`rdsw17`, `rack5`, `ai_zone3`), the rest kept as written.
+    pub fn suggest_name(&self, name: &str) -> Option<String> {
+        let zone = self
+            .zones
+            .iter()
+            .enumerate()
+            .filter(|(_, z)| name == z.name || name.starts_with(&format!("{}.", z.name)))
+            .max_by_key(|(_, z)| z.name.len())
+            .map(|(i, _)| i);
+        let Some(z) = zone else {
+            // The zone part is misspelt: compare as many components as each zone name has.
+            let best = did_you_mean_by(self.zones.iter().map(|z| {
+                let k = z.name.split('.').count();
+                let head: Vec<&str> = name.splitn(k + 1, '.').take(k).collect();
+                (
+                    strsim::jaro_winkler(&head.join("."), &z.name),
+                    z.name.as_str(),
+                    k,
+                )
+            }))?;
+            let rest: Vec<&str> = name.splitn(best.2 + 1, '.').skip(best.2).collect();
+            let fixed = if rest.is_empty() {
+                best.1.to_owned()
+            } else {
+                format!("{}.{}", best.1, rest.join("."))
+            };
+            // Fix the part under the zone too, when that is also wrong.
+            return Some(
+                self.suggest_name(&fixed)
+                    .filter(|_| self.select(&fixed).is_err())
+                    .unwrap_or(fixed),
+            );
+        };
+        let zname = &self.zones[z].name;
+        let rest = name.get(zname.len() + 1..)?;
+        let (first, tail) = match rest.split_once('.') {
+            Some((a, b)) => (a, Some(b)),
+            None => (rest, None),
+        };
+        // First components of the zone's names, and its AI zones.
+        let mut heads: Vec<String> = Vec::new();
+        let zid = crate::ZoneId::from_idx(z);
+        let prefix_len = zname.len() + 1;
+        for d in self.zone_devices(zid).map(DeviceId::new) {
+            let n = self.device_name(d);
+            let head = n[prefix_len..].split('.').next().unwrap_or("").to_owned();
+            if heads.last() != Some(&head) {
+                heads.push(head);
+            }
+            if self.zones[z].kind == crate::ZoneKind::Roce {
+                if let Some(p) = self.devices[d.idx()].pod() {
+                    let a = format!("ai_zone{p}");
+                    if !heads.contains(&a) {
+                        heads.push(a);
+                    }
+                }
+            }
+        }
+        heads.sort();
+        heads.dedup();
+        let best = did_you_mean_by(
+            heads
+                .iter()
+                .map(|h| (strsim::jaro_winkler(first, h), h.as_str(), 0)),
+        )?;
+        Some(match tail {
+            Some(t) => format!("{zname}.{}.{t}", best.1),
+            None => format!("{zname}.{}", best.1),
+        })
     }
 
     /// Devices whose name equals `prefix` or starts with `prefix.`.
@@ -183,15 +306,55 @@ impl Fabric {
         } else {
             hint
         };
-        sel_err(
-            selector,
-            format!(
-                "matches no device of this fabric; names start with a zone, e.g. {} \
-                 (`aifabric build SPEC --out model.json` lists every name)",
-                hint.join(", ")
+        let guess = self
+            .suggest_name(name)
+            .filter(|g| g != name)
+            .filter(|g| self.select(g).is_ok());
+        match guess {
+            Some(g) => sel_err(
+                selector,
+                format!(
+                    "matches no device of this fabric; did you mean `{}`?",
+                    selector.replacen(name, &g, 1).trim()
+                ),
             ),
-        )
+            None => sel_err(
+                selector,
+                format!(
+                    "matches no device of this fabric; names start with a zone, e.g. {} \
+                     (`aifabric build SPEC --out model.json` lists every name)",
+                    hint.join(", ")
+                ),
+            ),
+        }
     }
+}
+
+/// The candidate with the best score above 0.8 (Jaro-Winkler similarity, as the spec
+/// reader's "did you mean" uses), ties to the first.
+fn did_you_mean_by<'a>(
+    scored: impl Iterator<Item = (f64, &'a str, usize)>,
+) -> Option<(f64, &'a str, usize)> {
+    scored
+        .filter(|c| c.0 > 0.8)
+        .fold(None, |best: Option<(f64, &str, usize)>, c| match best {
+            Some(b) if b.0 >= c.0 => Some(b),
+            _ => Some(c),
+        })
+}
+
+/// The candidate closest to `word` (Jaro-Winkler similarity above 0.8), if any: the "did you
+/// mean" of every name the user types (selectors, spec keys, classes).
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    did_you_mean_by(
+        candidates
+            .into_iter()
+            .map(|c| (strsim::jaro_winkler(word, c), c, 0)),
+    )
+    .map(|c| c.1)
 }
 
 /// What is failed, hard-drained and soft-drained.

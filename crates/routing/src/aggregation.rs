@@ -19,9 +19,9 @@ use aifabric_model::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-/// How zones are aggregated toward BAG.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// How zones are aggregated toward BAG. Serialized as the command line spells it
+/// (`unconditional`, `conditional`, `conditional:N`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Aggregation {
     /// Advertise the aggregate while at least one covered prefix is reachable.
     Unconditional,
@@ -30,6 +30,12 @@ pub enum Aggregation {
         /// Contributors needed; `None` means every covered prefix.
         min: Option<u32>,
     },
+}
+
+impl Serialize for Aggregation {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 /// Where aggregates are made.

@@ -75,7 +75,7 @@ pub struct NextHopView {
     pub received_bandwidth: Option<u64>,
     /// Ideal UCMP share.
     pub weight: f64,
-    /// Slots in the hardware next-hop group.
+    /// Entries of the hardware next-hop group that point to it.
     pub slots: u32,
     /// The session is soft-drained (LOCAL_PREF 0).
     pub soft_drained: bool,
@@ -100,8 +100,12 @@ pub struct RouteView {
     pub as_path: Vec<u32>,
     /// Multipath next hops.
     pub next_hops: Vec<NextHopView>,
-    /// Hardware group size used for `slots`.
+    /// Largest hardware group (`--group-size`).
     pub group_size: u32,
+    /// Entries the group uses (the sum of `slots`): one per next hop when the weights are
+    /// equal, the weights' smallest integer ratio when it fits in `group_size`, else
+    /// `group_size` (quantized).
+    pub group_entries: u32,
     /// Largest programmed / ideal share ratio over the next hops (1.0 = exact).
     pub max_overload: f64,
 }
@@ -128,6 +132,7 @@ pub fn route_view(
         as_path: Vec::new(),
         next_hops: Vec::new(),
         group_size: cfg.group_size,
+        group_entries: 0,
         max_overload: 1.0,
     };
     let v = g.speaker(device);
@@ -155,6 +160,13 @@ pub fn route_view(
     view.local_pref = Some(best.local_pref);
     view.as_path = as_path(g, routes, v);
     let mut weights = routes.weights(g, states, v);
+    // The integers behind the weights, which the hardware group programs.
+    let received: Vec<Option<u64>> = routes
+        .multipaths(g, states, v)
+        .iter()
+        .map(|m| m.received)
+        .collect();
+    let mut ints = ucmp::integer_weights(&received, cfg.missing);
     let mut pruned = vec![None; weights.len()];
     if cfg.nsf_pruning {
         let planes = crate::nsf::prune(f, device, prefix.rack_switch, unusable);
@@ -182,12 +194,13 @@ pub fn route_view(
                 return view;
             }
             weights = usable.iter().map(|u| u / total).collect();
+            ints = usable.iter().map(|&u| u as u64).collect();
         }
     }
-    // Quantize the ideal shares (scaled to integers) into the hardware group.
-    let scaled: Vec<u64> = weights.iter().map(|w| (w * 1e12).round() as u64).collect();
-    let split = ucmp::split(&scaled, cfg.group_size);
+    // Program the weights into the hardware group: exactly when they fit, else quantized.
+    let split = ucmp::split(&ints, cfg.group_size);
     view.max_overload = split.max_overload;
+    view.group_entries = split.entries;
     for (((m, w), slots), pruned_links) in routes
         .multipaths(g, states, v)
         .iter()

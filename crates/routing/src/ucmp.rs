@@ -3,7 +3,12 @@
 //!
 //! A receiver weights each multipath next hop by the bandwidth it advertises over the sum of
 //! all of them. Hardware cannot program real numbers: it replicates next hops in a group of
-//! fixed size M, so the split is quantized (largest remainder: 50/25/25 in 16 slots -> 8/4/4).
+//! at most M entries. Weights whose smallest integer ratio fits in M entries are programmed
+//! exactly: equal weights give each next hop one entry (an ECMP group, as switches program
+//! equal-cost multipath), 4:3 gives 4 and 3 entries. Only weights that do not fit are
+//! quantized into M entries (largest remainder: 50/25/25 in 16 slots -> 8/4/4), as WCMP
+//! reduces weights to a table size (Zhou et al., "WCMP: Weighted Cost Multipathing for
+//! Improved Fairness in Data Centers", EuroSys 2014).
 
 use serde::Serialize;
 
@@ -54,6 +59,54 @@ pub fn weights_into(bandwidths: &[Option<u64>], missing: MissingBandwidth, out: 
     out.extend(bandwidths.iter().map(|&b| bw(b) as f64 / total));
 }
 
+/// The integers whose ratios are [`weights`]: the bandwidth each next hop counts for under
+/// `missing` (all 1 where the split falls back to equal weights). What [`split`] programs.
+pub fn integer_weights(bandwidths: &[Option<u64>], missing: MissingBandwidth) -> Vec<u64> {
+    let any_missing = bandwidths.iter().any(Option::is_none);
+    let all_missing = bandwidths.iter().all(Option::is_none);
+    let v: Vec<u64> = bandwidths
+        .iter()
+        .map(|&b| match missing {
+            MissingBandwidth::EcmpFallback if any_missing => 1,
+            MissingBandwidth::SkipMissing if all_missing => 1,
+            MissingBandwidth::SkipMissing | MissingBandwidth::EcmpFallback => b.unwrap_or(0),
+            MissingBandwidth::DefaultWeight(d) => b.unwrap_or(d),
+        })
+        .collect();
+    if v.iter().all(|&x| x == 0) {
+        return vec![1; v.len()];
+    }
+    v
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// The weights reduced to their smallest integer ratio (4000:3000 -> 4:3; zeros stay 0),
+/// if its entries add up to at most `max`: the group that programs them exactly.
+pub fn exact(bandwidths: &[u64], max: u32) -> Option<Vec<u32>> {
+    let g = bandwidths.iter().fold(0, |g, &b| gcd(g, b));
+    if g == 0 {
+        return None;
+    }
+    let mut sum = 0u64;
+    let mut out = Vec::with_capacity(bandwidths.len());
+    for &b in bandwidths {
+        let r = b / g;
+        sum += r;
+        if sum > u64::from(max) {
+            return None;
+        }
+        out.push(r as u32);
+    }
+    Some(out)
+}
+
 /// Integer slots per next hop in a group of `slots` entries, by largest remainder (Hamilton):
 /// floor each exact share, then give the leftover slots to the largest fractional parts, ties
 /// to the lower index. Exact in integers: share_i = slots * bw_i / sum(bw).
@@ -87,8 +140,11 @@ pub fn quantize(bandwidths: &[u64], slots: u32) -> Vec<u32> {
 pub struct QuantizedSplit {
     /// Ideal shares (sum 1).
     pub ideal: Vec<f64>,
-    /// Slots per next hop (sum = group size).
+    /// Slots per next hop (sum = [`QuantizedSplit::entries`]).
     pub slots: Vec<u32>,
+    /// Entries the group uses: the smallest integer ratio's sum when it fits in the group
+    /// size (exact), else the group size (quantized).
+    pub entries: u32,
     /// Largest ratio of programmed to ideal share over the next hops: how much more than its
     /// due the most over-served next hop gets (1.0 = exact).
     pub max_overload: f64,
@@ -97,14 +153,17 @@ pub struct QuantizedSplit {
     pub misrouted_fraction: f64,
 }
 
-/// Quantize `bandwidths` into a group of `group_size` slots and measure the loss.
+/// Program `bandwidths` into a group of at most `group_size` entries and measure the loss:
+/// exactly when their smallest integer ratio fits ([`exact`]; equal weights take one entry
+/// each), else quantized into `group_size` entries ([`quantize`]).
 pub fn split(bandwidths: &[u64], group_size: u32) -> QuantizedSplit {
     let ideal = weights(
         &bandwidths.iter().map(|&b| Some(b)).collect::<Vec<_>>(),
         MissingBandwidth::EcmpFallback,
     );
-    let slots = quantize(bandwidths, group_size);
-    let m = f64::from(group_size.max(1));
+    let slots = exact(bandwidths, group_size).unwrap_or_else(|| quantize(bandwidths, group_size));
+    let entries: u32 = slots.iter().sum();
+    let m = f64::from(entries.max(1));
     let mut max_overload: f64 = 1.0;
     let mut l1 = 0.0;
     for (w, &s) in ideal.iter().zip(&slots) {
@@ -117,6 +176,7 @@ pub fn split(bandwidths: &[u64], group_size: u32) -> QuantizedSplit {
     QuantizedSplit {
         ideal,
         slots,
+        entries,
         max_overload,
         misrouted_fraction: l1 / 2.0,
     }
@@ -129,9 +189,11 @@ mod tests {
 
     #[test]
     fn reference_example_50_25_25_in_16_slots() {
-        // Weights 50/25/25 replicated into a 16-slot group: 8/4/4 by largest remainder.
+        // Weights 50/25/25 in 16 slots by largest remainder: 8/4/4.
+        assert_eq!(quantize(&[50, 25, 25], 16), vec![8, 4, 4]);
+        // Programmed exactly as 2:1:1 in 4 entries.
         let s = split(&[50, 25, 25], 16);
-        assert_eq!(s.slots, vec![8, 4, 4]);
+        assert_eq!((s.slots.clone(), s.entries), (vec![2, 1, 1], 4));
         assert_eq!(s.ideal, vec![0.5, 0.25, 0.25]);
         assert_eq!(s.max_overload, 1.0);
         assert_eq!(s.misrouted_fraction, 0.0);
@@ -142,10 +204,28 @@ mod tests {
         // Two next hops, 4 x 100G and 3 x 100G behind them: weights 4/7 and 3/7.
         let w = weights(&[Some(400), Some(300)], MissingBandwidth::EcmpFallback);
         assert!((w[0] - 4.0 / 7.0).abs() < 1e-12 && (w[1] - 3.0 / 7.0).abs() < 1e-12);
-        // In 16 slots: 16 * 4/7 = 9.14, 16 * 3/7 = 6.86 -> 9 and 7.
+        // 4:3 fits a group of 7 entries: exact.
         let s = split(&[400, 300], 16);
-        assert_eq!(s.slots, vec![9, 7]);
-        assert!((s.max_overload - (7.0 / 16.0) / (3.0 / 7.0)).abs() < 1e-12);
+        assert_eq!((s.slots.clone(), s.entries), (vec![4, 3], 7));
+        assert_eq!(s.max_overload, 1.0);
+        // 400:299 does not fit in 16: 16 * 400/699 = 9.16, 16 * 299/699 = 6.84 -> 9 and 7.
+        let s = split(&[400, 299], 16);
+        assert_eq!((s.slots.clone(), s.entries), (vec![9, 7], 16));
+        assert!((s.max_overload - (7.0 / 16.0) / (299.0 / 699.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn equal_next_hops_stay_equal() {
+        // 18 equal next hops in a 64-entry group: one entry each, not 4/64 vs 3/64.
+        let s = split(&[1_600_000; 18], 64);
+        assert_eq!(s.slots, vec![1; 18]);
+        assert_eq!(
+            (s.entries, s.max_overload, s.misrouted_fraction),
+            (18, 1.0, 0.0)
+        );
+        // More equal next hops than entries: quantized, the best a group of 64 can do.
+        let s = split(&[1; 80], 64);
+        assert_eq!(s.entries, 64);
     }
 
     #[test]

@@ -104,6 +104,16 @@ pub enum Algorithm {
     Direct,
 }
 
+impl std::fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Algorithm::Ring => "ring",
+            Algorithm::HalvingDoubling => "halving-doubling",
+            Algorithm::Direct => "direct",
+        })
+    }
+}
+
 /// An operation / algorithm pair with no closed form here, or a bad rank count.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -138,9 +148,7 @@ pub fn alpha_beta_seconds(
         ))),
         (Op::ReduceScatter | Op::AllGather, Algorithm::Ring)
         | (Op::AllToAll, Algorithm::Direct) => Ok(steps * alpha_s + wire),
-        _ => Err(NoClosedForm(format!(
-            "no closed form for {op:?} by {algo:?}"
-        ))),
+        _ => Err(NoClosedForm(format!("no closed form for {op} by {algo}"))),
     }
 }
 

@@ -93,6 +93,20 @@ pub struct Domains {
     /// GPUs of domain `k`: `gpus[off[k]..off[k + 1]]`.
     off: Vec<u32>,
     gpus: Vec<DeviceId>,
+    /// Live GPUs left out: they do not fill a domain of their rack.
+    left_out: u64,
+    /// Racks that leave some out.
+    racks_left_out: u64,
+    /// Greatest common divisor of the racks' live GPU counts (0: no rack).
+    rack_gcd: u32,
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 impl Domains {
@@ -102,6 +116,18 @@ impl Domains {
         let mut off = vec![0u32];
         let mut gpus = Vec::new();
         let mut key = None;
+        // Per rack: its live GPUs, to count what whole domains leave out.
+        let (mut rack, mut in_rack) = (None, 0u32);
+        let (mut left_out, mut racks_left_out, mut rack_gcd) = (0u64, 0u64, 0u32);
+        let mut end_rack = |in_rack: u32| {
+            if in_rack > 0 {
+                rack_gcd = gcd(rack_gcd, in_rack);
+                if !in_rack.is_multiple_of(g) {
+                    left_out += u64::from(in_rack % g);
+                    racks_left_out += 1;
+                }
+            }
+        };
         for (i, d) in f.devices().iter().enumerate() {
             if d.role != Role::Gpu {
                 continue;
@@ -112,6 +138,12 @@ impl Domains {
             if !live {
                 continue;
             }
+            if rack != Some((d.zone, d.rack)) {
+                end_rack(in_rack);
+                rack = Some((d.zone, d.rack));
+                in_rack = 0;
+            }
+            in_rack += 1;
             let k = (d.zone, d.rack, d.index / g);
             if key != Some(k) {
                 close(&mut off, &mut gpus, g);
@@ -120,7 +152,29 @@ impl Domains {
             gpus.push(id);
         }
         close(&mut off, &mut gpus, g);
-        Domains { off, gpus }
+        end_rack(in_rack);
+        Domains {
+            off,
+            gpus,
+            left_out,
+            racks_left_out,
+            rack_gcd,
+        }
+    }
+
+    /// Live GPUs that no whole domain holds (a rack of 36 leaves 4 out of domains of 8), and
+    /// the racks that leave some out.
+    pub fn left_out(&self) -> (u64, u64) {
+        (self.left_out, self.racks_left_out)
+    }
+
+    /// The largest domain size up to `g` that leaves no live GPU out: the largest divisor of
+    /// every rack's live GPU count (1 at worst; 0 without GPUs).
+    pub fn whole_size(&self, g: u32) -> u32 {
+        (1..=g.min(self.rack_gcd))
+            .rev()
+            .find(|d| self.rack_gcd.is_multiple_of(*d))
+            .unwrap_or(0)
     }
 
     /// Number of domains.
@@ -178,11 +232,25 @@ pub fn place(
         )));
     }
     if doms.total_gpus() < n as usize {
-        return Err(PlacementError(format!(
-            "{n} GPUs asked, but {} has only {} live GPUs",
-            f.name(),
-            doms.total_gpus()
-        )));
+        let (out, racks) = doms.left_out();
+        let live = doms.total_gpus() as u64 + out;
+        return Err(PlacementError(if out == 0 {
+            format!("{n} GPUs asked, but {} has only {live} live GPUs", f.name())
+        } else {
+            // Whole domains only: a domain never straddles racks, so a rack whose GPU count
+            // is not a multiple of g leaves its remainder unallocated.
+            format!(
+                "{n} GPUs asked, but {} has {} GPUs in whole scale-up domains of {g}: of its \
+                 {live} live GPUs, {out} in {racks} racks do not fill a domain of their rack \
+                 (a domain never straddles racks) and are not allocated; ask for at most {}, \
+                 or a scale-up domain size that divides every rack's GPUs (the largest up \
+                 to {g} is {w}: `--scale-up {w}`, or scale_up.gpus in a job file)",
+                f.name(),
+                doms.total_gpus(),
+                doms.total_gpus(),
+                w = doms.whole_size(g),
+            )
+        }));
     }
     let zone_of = |k: usize| f.device(doms.gpus(k)[0]).zone;
     let order: Vec<usize> = match policy {

@@ -101,12 +101,16 @@ impl<'t, T: Timer> Sim<'t, T> {
                     RankId::new(fr),
                     fid,
                     format!(
-                        "collective #{} of process group `{}` never completes: rank(s) {:?} of \
+                        "collective #{} of process group `{}` never completes: rank(s) {} of \
                          the group never reach it (they issue fewer collectives on this group, \
                          or wait on something that waits on this)",
                         gs.base,
                         self.groups.names[g],
-                        &missing[..missing.len().min(8)]
+                        missing[..missing.len().min(8)]
+                            .iter()
+                            .map(|r| r.to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ),
                 ));
             }

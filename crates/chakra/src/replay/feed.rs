@@ -216,8 +216,9 @@ impl Feed {
                         NodeId::new(n.id),
                         format!(
                             "rank {r} runs a collective on process group `{}` but is not one of \
-                             its ranks {:?}; fix comm_group.json",
-                            cx.groups.names[pg as usize], cx.groups.members[pg as usize]
+                             its ranks ({}); fix comm_group.json",
+                            cx.groups.names[pg as usize],
+                            crate::replay::groups::rank_list(&cx.groups.members[pg as usize])
                         ),
                     ));
                 }

@@ -132,3 +132,12 @@ pub fn groups_of(set: &TraceSet) -> Result<Groups, ReplayError> {
         None => infer_groups(set),
     }
 }
+
+/// Ranks as a short list for messages: `0, 1, 2, 3` (the first 8, then how many more).
+pub(crate) fn rank_list(ranks: &[u32]) -> String {
+    let mut s: Vec<String> = ranks.iter().take(8).map(u32::to_string).collect();
+    if ranks.len() > 8 {
+        s.push(format!("and {} more", ranks.len() - 8));
+    }
+    s.join(", ")
+}

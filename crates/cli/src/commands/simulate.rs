@@ -89,13 +89,14 @@ pub fn render_collective(r: &CollectiveReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# {} ({}) over {} GPUs of {}, {} placement, lb {}, seed {}, channels {}",
+        "# {} ({}) over {} GPUs of {}, {} placement, lb {} ({}), seed {}, channels {}",
         r.op.as_str(),
         r.algorithm.name(),
         r.gpus,
         r.spec,
         r.placement.name(),
         r.lb,
+        aifabric::Lb::parse(&r.lb).map_or("", aifabric::Lb::weights),
         r.seed,
         if r.channels == 0 {
             "auto".to_string()

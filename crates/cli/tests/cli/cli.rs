@@ -226,8 +226,12 @@ fn routes_shows_ucmp_weights_and_drains() {
     );
     let hops = r["next_hops"].as_array().unwrap();
     assert_eq!(hops.len(), 8, "one FTSW per spine plane");
-    let slots: u64 = hops.iter().map(|h| h["slots"].as_u64().unwrap()).sum();
-    assert_eq!(slots, 64);
+    // Eight equal next hops: one group entry each (an ECMP group), not 8 of 64.
+    assert!(hops.iter().all(|h| h["slots"] == 1));
+    assert_eq!(
+        (r["group_entries"].as_u64(), r["group_size"].as_u64()),
+        (Some(8), Some(64))
+    );
     // Soft-drain the plane-0 FTSW of the rack's pod: the rack moves to the other 7 planes.
     let v = json(&[
         "routes",

@@ -1,5 +1,7 @@
 //! The integration tests of `aifabric-cli`, one binary (each module was its own binary).
 
+mod budgets;
 mod chakra;
 mod cli;
+mod names;
 mod stdout;

@@ -70,7 +70,7 @@ pub struct BgpConfig {
     pub missing: MissingBandwidth,
     /// Maximum multipaths per prefix.
     pub max_paths: u32,
-    /// Hardware next-hop group size for quantized weights.
+    /// Largest hardware next-hop group (see [`crate::ucmp::split`]).
     pub group_size: u32,
     /// NSF capacity-aware pruning: rack switches weight their planes by the links left usable
     /// toward the destination rack ([`crate::nsf`]) instead of by BGP link bandwidth.

@@ -184,7 +184,14 @@ impl Cx<'_> {
         if names.len() != 2 || names[0] == names[1] {
             return Err(self.err(
                 loc,
-                format!("`between` lists {names:?}"),
+                format!(
+                    "`between` lists {}",
+                    names
+                        .iter()
+                        .map(|n| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 "name exactly two different regions, e.g. `between: [east, west]`",
             ));
         }
