@@ -37,18 +37,7 @@ pub struct TraceSize {
     pub bytes: u64,
 }
 
-/// `n` with thousands separators (`4,294,967,232`).
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use aifabric_model::thousands;
 
 /// Bytes as GiB with one decimal.
 fn gib(b: u64) -> String {

@@ -121,18 +121,7 @@ pub struct TooLarge {
     pub message: String,
 }
 
-/// `n` with thousands separators (`990,528`).
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use aifabric_model::thousands;
 
 impl Sweep {
     /// Scenarios it evaluates at most on `catalog` (Monte Carlo: draws).

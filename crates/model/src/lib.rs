@@ -70,3 +70,16 @@ pub use view::FabricView;
 pub mod __private {
     pub use nonmax::NonMaxU32;
 }
+
+/// `n` with thousands separators (`4,294,967,232`), for the figures of error messages.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
