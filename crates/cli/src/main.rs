@@ -68,10 +68,12 @@ fn main() -> ExitCode {
         );
         std::process::exit(INTERRUPTED);
     });
+    let result = commands::run(cli);
     // Errors go to stderr as well as it can be written; if it cannot, the exit code still
-    // tells.
+    // tells. Locked only now: the interrupt handler and progress bars write to it during
+    // the run.
     let mut err = std::io::stderr().lock();
-    match commands::run(cli) {
+    match result {
         Ok(()) | Err(Failure::StdoutClosed) => ExitCode::SUCCESS,
         Err(Failure::BadInput(e)) => {
             let _ = writeln!(err, "error: {e}");
