@@ -65,6 +65,7 @@ pub struct Fluid {
     upper: Vec<u32>,
     sub_rate: Vec<f64>,
     uses: Vec<(u32, f64)>,
+    srefs: Vec<u32>,
     mm: MaxMin,
 }
 
@@ -194,7 +195,7 @@ impl Fluid {
         for (l, s) in flows.direct_uses(f) {
             self.usage[l as usize] += s * d;
         }
-        if let Some(sp) = flows.split_of(f) {
+        for &sp in flows.splits_of(f) {
             let s = sp as usize;
             if !self.split_marked[s] {
                 self.split_marked[s] = true;
@@ -303,7 +304,8 @@ impl Fluid {
         for k in 0..self.upper.len() {
             let f = self.upper[k];
             let r = finite(self.rate[f as usize]);
-            let split = flows.split_of(f).map(|sp| {
+            self.srefs.clear();
+            for &sp in flows.splits_of(f) {
                 let s = sp as usize;
                 if self.local_split[s] == u32::MAX {
                     self.uses.clear();
@@ -316,8 +318,8 @@ impl Fluid {
                     self.split_rate[s] = 0.0;
                 }
                 self.split_rate[s] += r;
-                self.local_split[s]
-            });
+                self.srefs.push(self.local_split[s]);
+            }
             self.uses.clear();
             for (l, sh) in flows.direct_uses(f) {
                 let ll = local_of(&mut self.local, &mut self.global, l);
@@ -327,7 +329,8 @@ impl Fluid {
                 }
                 self.contrib[ll as usize] += sh * r;
             }
-            self.sub.push_split_flow(self.uses.iter().copied(), split);
+            self.sub
+                .push_split_flow(self.uses.iter().copied(), &self.srefs);
         }
         self.contrib.resize(self.global.len(), 0.0);
         for &sp in &splits_used {

@@ -47,6 +47,7 @@ pub mod job;
 pub mod maxmin;
 pub mod net;
 pub mod sim;
+mod spray;
 pub mod te;
 pub mod traffic;
 pub mod tune;

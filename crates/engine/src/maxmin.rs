@@ -21,17 +21,19 @@
 /// Flows as lists of (link, share), stored flat: flow `f` owns
 /// `links[off[f]..off[f + 1]]` and the same range of `shares`.
 ///
-/// A flow may also use one shared **split**: a list of (link, share) stored once for every
-/// flow that spreads over the fabric the same way (sprayed flows between the same two rack
-/// switches). Its shares count for each flow that uses it, so memory stays linear in flows
-/// plus splits, whatever the number of links a split spreads over.
+/// A flow may also use shared **splits**: lists of (link, share) stored once for every flow
+/// that spreads over part of the fabric the same way (a sprayed flow's hops, shared by every
+/// flow whose spreading reaches that hop alike). Each split's shares count for each flow
+/// that uses it, so memory stays linear in flows plus splits, whatever the number of links
+/// a split spreads over. A flow uses a split at most once.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSet {
     off: Vec<u32>,
     links: Vec<u32>,
     shares: Vec<f64>,
-    /// Per flow: its split + 1, or 0 for none.
-    split: Vec<u32>,
+    /// Per flow: the splits it uses, `srefs[sref_off[f]..sref_off[f + 1]]`.
+    sref_off: Vec<u32>,
+    srefs: Vec<u32>,
     soff: Vec<u32>,
     slinks: Vec<u32>,
     sshares: Vec<f64>,
@@ -52,6 +54,7 @@ impl FlowSet {
     pub fn new() -> Self {
         FlowSet {
             off: vec![0],
+            sref_off: vec![0],
             soff: vec![0],
             ..FlowSet::default()
         }
@@ -82,7 +85,9 @@ impl FlowSet {
         self.off.push(0);
         self.links.clear();
         self.shares.clear();
-        self.split.clear();
+        self.sref_off.clear();
+        self.sref_off.push(0);
+        self.srefs.clear();
     }
 
     /// [`FlowSet::push`] from an iterator.
@@ -91,7 +96,7 @@ impl FlowSet {
     ///
     /// Panics if a share is negative or not finite.
     pub fn push_iter(&mut self, uses: impl Iterator<Item = (u32, f64)>) -> u32 {
-        self.push_split_flow(uses, None)
+        self.push_split_flow(uses, &[])
     }
 
     /// Add a shared split: (link, share) pairs that every flow using it puts on the links;
@@ -112,28 +117,34 @@ impl FlowSet {
         (self.soff.len() - 2) as u32
     }
 
-    /// Add a flow using `uses` directly and, if given, the shared split `split` too.
+    /// Add a flow using `uses` directly and the shared splits `splits` too.
     ///
     /// # Panics
     ///
-    /// Panics if a share is negative or not finite, or the split does not exist.
+    /// Panics if a share is negative or not finite, a split does not exist or is listed
+    /// twice.
     pub fn push_split_flow(
         &mut self,
         uses: impl Iterator<Item = (u32, f64)>,
-        split: Option<u32>,
+        splits: &[u32],
     ) -> u32 {
         if self.off.is_empty() {
             self.off.push(0);
+        }
+        if self.sref_off.is_empty() {
+            self.sref_off.push(0);
         }
         for (l, s) in checked(uses) {
             self.links.push(l);
             self.shares.push(s);
         }
         self.off.push(self.links.len() as u32);
-        if let Some(sp) = split {
+        for (i, &sp) in splits.iter().enumerate() {
             assert!((sp as usize) < self.splits(), "split {sp} does not exist");
+            assert!(!splits[..i].contains(&sp), "split {sp} listed twice");
         }
-        self.split.push(split.map_or(0, |x| x + 1));
+        self.srefs.extend_from_slice(splits);
+        self.sref_off.push(self.srefs.len() as u32);
         (self.off.len() - 2) as u32
     }
 
@@ -157,9 +168,10 @@ impl FlowSet {
         self.slinks.len()
     }
 
-    /// The split flow `f` uses, if any.
-    pub fn split_of(&self, f: u32) -> Option<u32> {
-        self.split[f as usize].checked_sub(1)
+    /// The splits flow `f` uses.
+    pub fn splits_of(&self, f: u32) -> &[u32] {
+        let f = f as usize;
+        &self.srefs[self.sref_off[f] as usize..self.sref_off[f + 1] as usize]
     }
 
     /// The (link, share) pairs of split `s`.
@@ -186,17 +198,18 @@ impl FlowSet {
             .zip(self.shares[a..b].iter().copied())
     }
 
-    /// All the (link, share) pairs of flow `f`: direct, then its split's.
+    /// All the (link, share) pairs of flow `f`: direct, then its splits'.
     pub fn uses(&self, f: u32) -> impl Iterator<Item = (u32, f64)> + '_ {
-        let split = self.split_of(f);
-        self.direct_uses(f)
-            .chain(split.into_iter().flat_map(move |s| self.split_uses(s)))
+        self.direct_uses(f).chain(
+            self.splits_of(f)
+                .iter()
+                .flat_map(move |&s| self.split_uses(s)),
+        )
     }
 
     /// Copy flow `f` of `other`, whose splits this set shares (same ids), into this set.
     pub fn push_from(&mut self, other: &FlowSet, f: u32) -> u32 {
-        let split = other.split_of(f);
-        self.push_split_flow(other.direct_uses(f), split)
+        self.push_split_flow(other.direct_uses(f), other.splits_of(f))
     }
 
     /// Per resource (ids `0..nres`), the sum over flows of share x `x[f]`: each split's
@@ -217,7 +230,7 @@ impl FlowSet {
             for (l, s) in self.direct_uses(f as u32) {
                 out[l as usize] += s * v;
             }
-            if let Some(sp) = self.split_of(f as u32) {
+            for &sp in self.splits_of(f as u32) {
                 split_sums[sp as usize] += v;
             }
         }
@@ -437,7 +450,7 @@ impl MaxMin {
         }
     }
 
-    /// Freeze flow `f` at `level`: its direct links now; its split's links at the end of
+    /// Freeze flow `f` at `level`: its direct links now; its splits' links at the end of
     /// the round.
     fn freeze(&mut self, flows: &FlowSet, f: u32, level: f64, rate: &mut [f64]) {
         let fi = f as usize;
@@ -455,7 +468,7 @@ impl MaxMin {
                 self.resum.push(k2);
             }
         }
-        if let Some(sp) = flows.split_of(f) {
+        for &sp in flows.splits_of(f) {
             let c = &mut self.sfroze[sp as usize];
             if *c == 0 {
                 self.touched.push(sp);
@@ -471,10 +484,8 @@ impl MaxMin {
         // Split -> flows.
         self.sfoff.clear();
         self.sfoff.resize(ns + 1, 0);
-        for &sp in &flows.split {
-            if sp > 0 {
-                self.sfoff[sp as usize] += 1;
-            }
+        for &sp in &flows.srefs {
+            self.sfoff[sp as usize + 1] += 1;
         }
         for i in 0..ns {
             self.sfoff[i + 1] += self.sfoff[i];
@@ -486,10 +497,10 @@ impl MaxMin {
         self.sflows.resize(self.sfoff[ns] as usize, 0);
         self.sfroze.clear();
         self.sfroze.extend_from_slice(&self.sfoff[..ns]);
-        for (f, &sp) in flows.split.iter().enumerate() {
-            if sp > 0 {
-                let c = &mut self.sfroze[sp as usize - 1];
-                self.sflows[*c as usize] = f as u32;
+        for f in 0..flows.len() as u32 {
+            for &sp in flows.splits_of(f) {
+                let c = &mut self.sfroze[sp as usize];
+                self.sflows[*c as usize] = f;
                 *c += 1;
             }
         }

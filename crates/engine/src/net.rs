@@ -33,7 +33,7 @@ use aifabric_model::{
     DeviceId, Fabric, FailureMask, LinkId, Ordinal, PortKind, Role, Scenario, ZoneKind,
 };
 use aifabric_routing::bgp::{
-    session_states, AsnPlan, BgpConfig, BgpGraph, RoutesTo, SessionState, SpeakerId,
+    session_states, AsnPlan, BgpConfig, BgpGraph, RoutesTo, SessionState, SpeakerId, SpeakerKind,
 };
 use fixedbitset::FixedBitSet;
 use rustc_hash::FxHashMap;
@@ -580,135 +580,205 @@ impl<'f> Net<'f> {
         let routes = routes.ok_or(NoPath::NoRoute)?;
         let target = self.g.rack_speaker(tor_dst);
         out.push((self.link_res(l_src, src), 1.0));
-        // Cables to and from the GPUs, and the source rack switch; every later hop adds the
-        // switch at its far end (see `hop_latency`).
-        let base_latency = self.params.switch_latency_s
-            + (self.host_cable_m[src.idx()] + self.host_cable_m[dst.idx()]) * NS_PER_M * 1e-9;
-        ws.frontier.clear();
-        ws.frontier.push((tor_src, 1.0, 0.0));
+        let base_latency = self.spray_base_latency_s(src, dst);
+        let mut frontier = std::mem::take(&mut ws.frontier);
+        frontier.clear();
+        frontier.push((tor_src, 1.0, 0.0));
         let mut latency = 0.0f64;
-        let weighted = !matches!(lb, Lb::Ecmp | Lb::Eecmp(_));
-        for _hop in 0..64 {
-            if ws.frontier.is_empty() {
+        let mut result = Ok(());
+        for _hop in 0..MAX_HOPS {
+            if frontier.is_empty() {
                 break;
             }
-            ws.next.clear();
-            for i in 0..ws.frontier.len() {
-                let (v, mass, lat) = ws.frontier[i];
-                if v == tor_dst {
-                    latency = latency.max(lat);
-                    continue;
-                }
-                let sv = self.g.speaker(v).ok_or(NoPath::NoRoute)?;
-                if sv == target {
-                    let x = self.crossbar(v, tor_dst, mass, out);
-                    latency = latency.max(lat + x);
-                    continue;
-                }
-                if routes.best[sv.idx()].is_none() {
-                    return Err(NoPath::NoRoute);
-                }
-                routes.weighted_next_hops(
-                    &self.g,
-                    &self.states,
-                    sv,
-                    &mut ws.scratch,
-                    &mut ws.weights,
-                    &mut ws.hops,
-                );
-                // Members: every live link of every multipath session.
-                ws.members.clear();
-                let range = self.g.adj_range(sv);
-                let nb = self.g.neighbors(sv);
-                for &(pos, _, w) in &ws.hops {
-                    let session = nb[pos - range.start].0;
-                    let links = self.g.links(session);
-                    let live: f64 = links
-                        .iter()
-                        .filter(|&&l| self.f.link_up(l, &self.down))
-                        .map(|&l| f64::from(self.f.link(l).capacity_mbps))
-                        .sum();
-                    if live <= 0.0 || w <= 0.0 {
-                        continue;
-                    }
-                    for &l in links {
-                        if self.f.link_up(l, &self.down) {
-                            let share = if weighted {
-                                w * f64::from(self.f.link(l).capacity_mbps) / live
-                            } else {
-                                1.0
-                            };
-                            ws.members.push((l, share));
-                        }
-                    }
-                }
-                if ws.members.is_empty() {
-                    return Err(NoPath::NoRoute);
-                }
-                let total: f64 = ws.members.iter().map(|m| m.1).sum();
-                let chosen: &[(LinkId, f64)] = if lb == Lb::Spray {
-                    &ws.members
-                } else {
-                    // The switch's hash of the flow picks one member.
-                    let h =
-                        mix(mix(seed ^ u64::from(v.get()).wrapping_mul(0x9E37_79B9)) ^ flow_hash);
-                    let u = (h >> 11) as f64 / (1u64 << 53) as f64 * total;
-                    let mut acc = 0.0;
-                    let mut pick = ws.members.len() - 1;
-                    for (k, m) in ws.members.iter().enumerate() {
-                        acc += m.1;
-                        if u < acc {
-                            pick = k;
-                            break;
-                        }
-                    }
-                    ws.members.swap(0, pick);
-                    ws.members[0].1 = total;
-                    &ws.members[..1]
-                };
-                for &(l, share) in chosen {
-                    let m = mass * share / total;
-                    let link = self.f.link(l);
-                    // The near end belongs to v's speaker (for a DSF system, maybe an EDSW).
-                    let near = if self.g.speaker(link.a) == Some(sv) {
-                        link.a
-                    } else {
-                        link.b
-                    };
-                    let far = link.other(near);
-                    let mut lat2 = lat;
-                    if near != v {
-                        lat2 += self.crossbar(v, near, m, out);
-                    }
-                    out.push((self.link_res(l, near), m));
-                    ws.next.push((far, m, lat2 + self.hop_latency(l)));
-                }
+            let mut next = std::mem::take(&mut ws.frontier_next);
+            match self.hop(
+                routes, &frontier, tor_dst, target, flow_hash, lb, seed, ws, &mut next, out,
+            ) {
+                Ok(end) => latency = latency.max(end),
+                Err(e) => result = Err(e),
             }
-            // Merge mass arriving at the same device.
-            ws.next.sort_unstable_by_key(|e| e.0);
-            ws.frontier.clear();
-            for &(d, m, l) in &ws.next {
-                match ws.frontier.last_mut() {
-                    Some(last) if last.0 == d => {
-                        last.1 += m;
-                        last.2 = last.2.max(l);
-                    }
-                    _ => ws.frontier.push((d, m, l)),
-                }
+            ws.frontier_next = std::mem::replace(&mut frontier, next);
+            if result.is_err() {
+                break;
             }
         }
-        if !ws.frontier.is_empty() {
+        let left = !frontier.is_empty();
+        ws.frontier = frontier;
+        result?;
+        if left {
             return Err(NoPath::NoRoute);
         }
         out.push((self.link_res(l_dst, tor_dst), 1.0));
         Ok(base_latency + latency)
     }
+
+    /// What every path from `src` to `dst` pays besides its hops: the cables to and from
+    /// the GPUs and the source rack switch (every later hop adds the switch at its far end,
+    /// see `hop_latency`), seconds.
+    pub fn spray_base_latency_s(&self, src: DeviceId, dst: DeviceId) -> f64 {
+        self.params.switch_latency_s
+            + (self.host_cable_m[src.idx()] + self.host_cable_m[dst.idx()]) * NS_PER_M * 1e-9
+    }
+
+    /// The zone of a device.
+    pub fn zone_of(&self, d: DeviceId) -> u32 {
+        self.zone_of[d.idx()]
+    }
+
+    /// The zone of a speaker (a DSF system's, or its switch's).
+    pub fn speaker_zone(&self, s: SpeakerId) -> u32 {
+        match self.g.speakers[s.idx()].kind {
+            SpeakerKind::Device(d) => self.zone_of[d.idx()],
+            SpeakerKind::DsfSystem(z) => z.get(),
+        }
+    }
+
+    /// One hop of spreading a flow toward rack switch `tor_dst` (whose speaker is `target`):
+    /// every device of `frontier` (device, mass of the flow there, latency so far) forwards
+    /// its mass over the next hops of its speaker under `lb`, pushing the resources it loads
+    /// (with their shares) to `out` and the devices reached, merged per device (masses
+    /// summed, latency the slowest), to `next`. Mass at `tor_dst`, or handed to the
+    /// crossbar of the target DSF zone, has arrived. Returns the latency of the slowest mass
+    /// that arrived in this hop (`-inf` if none did).
+    ///
+    /// Reads the routes only at the speakers of `frontier`'s devices, and the destination
+    /// only for devices of its zone: two flows whose frontiers are equal, and whose routes
+    /// agree at those speakers, spread alike in this hop (what [`crate::sim`] memoizes).
+    #[allow(clippy::too_many_arguments)]
+    pub fn hop(
+        &self,
+        routes: &RoutesTo,
+        frontier: &[(DeviceId, f64, f64)],
+        tor_dst: DeviceId,
+        target: SpeakerId,
+        flow_hash: u64,
+        lb: Lb,
+        seed: u64,
+        ws: &mut PathWs,
+        next: &mut Vec<(DeviceId, f64, f64)>,
+        out: &mut Vec<(u32, f64)>,
+    ) -> Result<f64, NoPath> {
+        let mut latency = f64::NEG_INFINITY;
+        let weighted = !matches!(lb, Lb::Ecmp | Lb::Eecmp(_));
+        ws.next.clear();
+        for &(v, mass, lat) in frontier {
+            if v == tor_dst {
+                latency = latency.max(lat);
+                continue;
+            }
+            let sv = self.g.speaker(v).ok_or(NoPath::NoRoute)?;
+            if sv == target {
+                let x = self.crossbar(v, tor_dst, mass, out);
+                latency = latency.max(lat + x);
+                continue;
+            }
+            if routes.best[sv.idx()].is_none() {
+                return Err(NoPath::NoRoute);
+            }
+            routes.weighted_next_hops(
+                &self.g,
+                &self.states,
+                sv,
+                &mut ws.scratch,
+                &mut ws.weights,
+                &mut ws.hops,
+            );
+            // Members: every live link of every multipath session.
+            ws.members.clear();
+            let range = self.g.adj_range(sv);
+            let nb = self.g.neighbors(sv);
+            for &(pos, _, w) in &ws.hops {
+                let session = nb[pos - range.start].0;
+                let links = self.g.links(session);
+                let live: f64 = links
+                    .iter()
+                    .filter(|&&l| self.f.link_up(l, &self.down))
+                    .map(|&l| f64::from(self.f.link(l).capacity_mbps))
+                    .sum();
+                if live <= 0.0 || w <= 0.0 {
+                    continue;
+                }
+                for &l in links {
+                    if self.f.link_up(l, &self.down) {
+                        let share = if weighted {
+                            w * f64::from(self.f.link(l).capacity_mbps) / live
+                        } else {
+                            1.0
+                        };
+                        ws.members.push((l, share));
+                    }
+                }
+            }
+            if ws.members.is_empty() {
+                return Err(NoPath::NoRoute);
+            }
+            let total: f64 = ws.members.iter().map(|m| m.1).sum();
+            let chosen: &[(LinkId, f64)] = if lb == Lb::Spray {
+                &ws.members
+            } else {
+                // The switch's hash of the flow picks one member.
+                let h = mix(mix(seed ^ u64::from(v.get()).wrapping_mul(0x9E37_79B9)) ^ flow_hash);
+                let u = (h >> 11) as f64 / (1u64 << 53) as f64 * total;
+                let mut acc = 0.0;
+                let mut pick = ws.members.len() - 1;
+                for (k, m) in ws.members.iter().enumerate() {
+                    acc += m.1;
+                    if u < acc {
+                        pick = k;
+                        break;
+                    }
+                }
+                ws.members.swap(0, pick);
+                ws.members[0].1 = total;
+                &ws.members[..1]
+            };
+            for &(l, share) in chosen {
+                let m = mass * share / total;
+                let link = self.f.link(l);
+                // The near end belongs to v's speaker (for a DSF system, maybe an EDSW).
+                let near = if self.g.speaker(link.a) == Some(sv) {
+                    link.a
+                } else {
+                    link.b
+                };
+                let far = link.other(near);
+                let mut lat2 = lat;
+                if near != v {
+                    lat2 += self.crossbar(v, near, m, out);
+                }
+                out.push((self.link_res(l, near), m));
+                ws.next.push((far, m, lat2 + self.hop_latency(l)));
+            }
+        }
+        // Merge mass arriving at the same device.
+        ws.next.sort_unstable_by_key(|e| e.0);
+        next.clear();
+        for &(d, m, l) in &ws.next {
+            match next.last_mut() {
+                Some(last) if last.0 == d => {
+                    last.1 += m;
+                    last.2 = last.2.max(l);
+                }
+                _ => next.push((d, m, l)),
+            }
+        }
+        Ok(latency)
+    }
+
+    /// Whether resource `r` is a link (not a DSF crossbar or scale-up resource).
+    pub fn is_link(&self, r: u32) -> bool {
+        r < self.base_iface
+    }
 }
+
+/// Most hops a flow's spreading may take before it counts as looping (no route).
+pub const MAX_HOPS: usize = 64;
 
 /// Reusable buffers of [`Net::path`].
 #[derive(Default, Debug)]
 pub struct PathWs {
     frontier: Vec<(DeviceId, f64, f64)>,
+    frontier_next: Vec<(DeviceId, f64, f64)>,
     next: Vec<(DeviceId, f64, f64)>,
     scratch: Vec<Option<u64>>,
     weights: Vec<f64>,

@@ -22,6 +22,7 @@ use crate::chain::{Chain, Edge};
 use crate::fluid::Fluid;
 use crate::maxmin::{FlowSet, MaxMin};
 use crate::net::{flow_hash, Lb, Net, NoPath, PathWs};
+use crate::spray::{Sink, SprayMemo};
 use crate::te;
 use aifabric_model::DeviceId;
 use aifabric_routing::bgp::{routes_to, NotConverged, RoutesTo, SpeakerId};
@@ -166,7 +167,8 @@ impl RouteCache {
         Ok(RouteCache { index, routes })
     }
 
-    pub(crate) fn get(&self, s: SpeakerId) -> Option<&RoutesTo> {
+    /// The routes toward destination speaker `s`, if it was one of the cache's.
+    pub fn get(&self, s: SpeakerId) -> Option<&RoutesTo> {
         let i = (*self.index.get(s.idx())?)?;
         self.routes.get(i as usize)
     }
@@ -188,10 +190,10 @@ pub(crate) struct PhaseWs {
     /// Path latency of each transfer of each group (group-major), seconds: the slowest of
     /// its queue pairs and, when split, of its branches.
     latency: Vec<f64>,
-    /// Sprayed splits of this phase by (source, destination) rack switch: the split's id in
-    /// `flows` (none when the two GPUs share a rack switch) and its latency without the
-    /// host cables.
-    spray: FxHashMap<(DeviceId, DeviceId), (Option<u32>, f64)>,
+    /// Sprayed flows' hops and splits, memoized for this phase.
+    pub(crate) spray: SprayMemo,
+    /// The splits of the flow being pushed.
+    srefs: Vec<u32>,
     /// Counting mode (every flow of the phase has the same bytes): flows are not stored,
     /// only how many cross each local resource (`count`, shares summed) and each split
     /// (`split_count`); [`equal_flows_makespan`] needs nothing else.
@@ -257,13 +259,14 @@ pub fn makespan(cap: &[f64], flows: &FlowSet, bytes: &[f64], ws: &mut FluidWs) -
         union(&mut ws.parent, flows.split_uses(sp).map(|u| u.0));
     }
     for f in 0..flows.len() as u32 {
-        let split_first = flows
-            .split_of(f)
-            .and_then(|sp| flows.split_uses(sp).next())
+        let split_firsts = flows
+            .splits_of(f)
+            .iter()
+            .filter_map(|&sp| flows.split_uses(sp).next())
             .map(|u| u.0);
         union(
             &mut ws.parent,
-            flows.direct_uses(f).map(|u| u.0).chain(split_first),
+            flows.direct_uses(f).map(|u| u.0).chain(split_firsts),
         );
     }
     // Flows grouped by component (flows on no resource finish at once and are skipped).
@@ -307,6 +310,7 @@ pub fn makespan(cap: &[f64], flows: &FlowSet, bytes: &[f64], ws: &mut FluidWs) -
             order,
             bytes: lbytes,
             uses,
+            srefs,
             ..
         } = &mut *ws;
         let mut to_local = |r: u32| {
@@ -319,18 +323,19 @@ pub fn makespan(cap: &[f64], flows: &FlowSet, bytes: &[f64], ws: &mut FluidWs) -
             *slot - 1
         };
         for &(_, f) in &order[i..j] {
-            let split = flows.split_of(f).map(|sp| {
+            srefs.clear();
+            for &sp in flows.splits_of(f) {
                 if local_split[sp as usize] == u32::MAX {
                     uses.clear();
                     uses.extend(flows.split_uses(sp).map(|(r, s)| (to_local(r), s)));
                     local_split[sp as usize] = sub.add_split(uses.iter().copied());
                     split_seen.push(sp);
                 }
-                local_split[sp as usize]
-            });
+                srefs.push(local_split[sp as usize]);
+            }
             uses.clear();
             uses.extend(flows.direct_uses(f).map(|(r, s)| (to_local(r), s)));
-            sub.push_split_flow(uses.iter().copied(), split);
+            sub.push_split_flow(uses.iter().copied(), srefs);
             lbytes.push(bytes[f as usize]);
         }
         for &r in &ws.global {
@@ -408,8 +413,10 @@ fn tightest_rates(cap: &[f64], flows: &FlowSet, split_rate: &mut Vec<f64>, rate:
     rate.clear();
     rate.extend((0..flows.len() as u32).map(|f| {
         let split = flows
-            .split_of(f)
-            .map_or(f64::INFINITY, |sp| split_rate[sp as usize]);
+            .splits_of(f)
+            .iter()
+            .map(|&sp| split_rate[sp as usize])
+            .fold(f64::INFINITY, f64::min);
         tight(&mut flows.direct_uses(f)).min(split)
     }));
 }
@@ -498,6 +505,7 @@ pub struct FluidWs {
     local: Vec<u32>,
     global: Vec<u32>,
     uses: Vec<(u32, f64)>,
+    srefs: Vec<u32>,
     local_split: Vec<u32>,
     split_seen: Vec<u32>,
     sub: FlowSet,
@@ -526,6 +534,7 @@ impl PhaseWs {
         self.flows.clear();
         self.bytes.clear();
         self.spray.clear();
+        self.srefs.clear();
         self.counting = false;
         self.count.clear();
         self.split_count.clear();
@@ -542,26 +551,45 @@ impl PhaseWs {
     }
 
     /// Add a sprayed flow of `bytes` from `src` to `dst` (whose rack switches are `key`): its
-    /// host links, and the split between the rack switches, computed once per pair. Returns
-    /// its path latency.
+    /// host links, and the splits between the rack switches, computed once per pair and
+    /// shared hop by hop ([`SprayMemo`]). Returns its path latency.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn push_sprayed(
         &mut self,
         net: &Net<'_>,
-        routes: Option<&RoutesTo>,
+        routes: &RouteCache,
         src: DeviceId,
         dst: DeviceId,
         key: (DeviceId, DeviceId),
         seed: u64,
         bytes: f64,
     ) -> Result<f64, NoPath> {
-        let (split, middle_s) = sprayed(net, routes, src, dst, key, seed, self)?;
+        let PhaseWs {
+            path,
+            local,
+            global,
+            cap,
+            flows,
+            spray,
+            srefs,
+            ..
+        } = self;
+        let mut local_id = |r: u32| local_id(net, local, global, cap, r);
+        let mut sink = Sink {
+            flows,
+            local_id: &mut local_id,
+        };
+        let (splits, middle_s) = spray.pair(net, routes, src, dst, key, seed, path, &mut sink)?;
+        srefs.clear();
+        srefs.extend_from_slice(splits);
         let (a, b) = net
             .host_resources(src, dst)
             .expect("a spray key means both GPUs are attached");
         self.uses.clear();
         self.uses.extend([(a, 1.0), (b, 1.0)]);
-        push_flow(net, self, bytes, split);
+        let srefs = std::mem::take(&mut self.srefs);
+        push_flow(net, self, bytes, &srefs);
+        self.srefs = srefs;
         Ok(middle_s + net.host_cables_s(src, dst))
     }
 }
@@ -600,7 +628,7 @@ fn run_phase(
             if c.lb == Lb::Spray || (c.lb != Lb::Te && net.hash_free(src, dst)) {
                 if let Some(key) = net.spray_key(src, dst) {
                     for _ in 0..qps {
-                        match ws.push_sprayed(net, r, src, dst, key, c.seed, share) {
+                        match ws.push_sprayed(net, routes, src, dst, key, c.seed, share) {
                             Ok(lat) => latency[tix] = lat,
                             Err(e) => {
                                 let u = unreachable.get_or_insert((0, pair_name(net, src, dst), e));
@@ -666,7 +694,7 @@ fn run_phase(
                     continue;
                 }
                 latency[tix] = latency[tix].max(path_latency);
-                push_flow(net, ws, share, None);
+                push_flow(net, ws, share, &[]);
             }
         }
     }
@@ -679,7 +707,7 @@ fn run_phase(
             ws.uses.extend_from_slice(&cands[k]);
             let tix = te_transfer[i];
             latency[tix] = latency[tix].max(te_lat[i][k]);
-            push_flow(net, ws, bytes[i], None);
+            push_flow(net, ws, bytes[i], &[]);
         }
         // The LP optimum is a lower bound: a negative gap is the solver's tolerance.
         te_gap = te::lp_gap(&te_cands, &bytes, |r| net.capacity_bps(r), choice.max_util)
@@ -715,56 +743,6 @@ fn run_phase(
     }
 }
 
-/// The sprayed split between the rack switches of `key` (computed from `src` -> `dst` the
-/// first time), cached per phase.
-fn sprayed(
-    net: &Net<'_>,
-    routes: Option<&RoutesTo>,
-    src: DeviceId,
-    dst: DeviceId,
-    key: (DeviceId, DeviceId),
-    seed: u64,
-    ws: &mut PhaseWs,
-) -> Result<(Option<u32>, f64), NoPath> {
-    if let Some(&x) = ws.spray.get(&key) {
-        return Ok(x);
-    }
-    ws.uses.clear();
-    let lat = net.path(
-        routes,
-        src,
-        dst,
-        0,
-        Lb::Spray,
-        seed,
-        &mut ws.path,
-        &mut ws.uses,
-    )?;
-    if ws.uses.iter().any(|u| net.is_dead(u.0)) {
-        return Err(NoPath::NoCapacity);
-    }
-    // The first and last uses are the host links; the split is what lies between.
-    let n = ws.uses.len();
-    let split = (n > 2).then(|| {
-        let PhaseWs {
-            uses,
-            local,
-            global,
-            cap,
-            flows,
-            ..
-        } = ws;
-        flows.add_split(
-            uses[1..n - 1]
-                .iter()
-                .map(|&(r, s)| (local_id(net, local, global, cap, r), s)),
-        )
-    });
-    let x = (split, lat - net.host_cables_s(src, dst));
-    ws.spray.insert(key, x);
-    Ok(x)
-}
-
 /// The phase-local id of global resource `r`, added on first sight.
 fn local_id(
     net: &Net<'_>,
@@ -782,9 +760,9 @@ fn local_id(
     *slot - 1
 }
 
-/// Add a flow of `bytes` using `ws.uses` (global resources) and, if given, a split of
+/// Add a flow of `bytes` using `ws.uses` (global resources) and the splits `splits` of
 /// `ws.flows`.
-pub(crate) fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64, split: Option<u32>) {
+pub(crate) fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64, splits: &[u32]) {
     let PhaseWs {
         uses,
         local,
@@ -802,14 +780,14 @@ pub(crate) fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64, split: Opti
         for &(r, s) in uses.iter() {
             ws.count[r as usize] += s;
         }
-        if let Some(sp) = split {
-            ws.split_count.resize(flows.splits(), 0.0);
+        ws.split_count.resize(flows.splits(), 0.0);
+        for &sp in splits {
             ws.split_count[sp as usize] += 1.0;
         }
         ws.counted += 1;
         return;
     }
-    flows.push_split_flow(uses.iter().copied(), split);
+    flows.push_split_flow(uses.iter().copied(), splits);
     b.push(bytes);
 }
 

@@ -87,8 +87,8 @@ pub struct TrafficResult {
 pub const MAX_SUBFLOWS: u64 = 20_000_000;
 
 /// Most (link, share) entries the sprayed splits of one run may hold (12 bytes each, so
-/// about 3 GB): a split per distinct rack pair covers every link the spray reaches, ~25k
-/// across `prometheus`'s BAG.
+/// about 3 GB). Splits are per distinct hop, shared by every rack pair whose spreading
+/// reaches it alike (see `spray`), so real fabrics stay far below.
 pub const MAX_SPLIT_ENTRIES: u64 = 256 << 20;
 
 /// Simulate `tm` with node `i` on `gpus[i]`.
@@ -135,7 +135,7 @@ pub fn run(
         };
         if lb == Lb::Spray {
             if let Some(key) = net.spray_key(src, dst) {
-                match ws.push_sprayed(net, r, src, dst, key, seed, share) {
+                match ws.push_sprayed(net, &routes, src, dst, key, seed, share) {
                     Ok(lat) => latency[i] = lat,
                     Err(e) => fail(e, &mut unreachable),
                 }
@@ -144,9 +144,9 @@ pub fn run(
                     return Err(SimError::Invalid(format!(
                         "sprayed flows between {} distinct rack pairs already spread over {held} \
                          (link, share) entries after {} of {} flows, over the limit of \
-                         {MAX_SPLIT_ENTRIES} (about {:.1} GB): each rack pair's split covers \
-                         every link it can reach; use fewer flows or racks, or ecmp / eecmp:N",
-                        ws.flows.splits(),
+                         {MAX_SPLIT_ENTRIES} (about {:.1} GB): the pairs' hops differ too much to \
+                         share; use fewer flows or racks, or ecmp / eecmp:N",
+                        ws.spray.pairs(),
                         i + 1,
                         tm.flows.len(),
                         MAX_SPLIT_ENTRIES as f64 * 12.0 / 1e9
@@ -164,7 +164,7 @@ pub fn run(
                 }
                 Ok(lat) => {
                     latency[i] = latency[i].max(lat);
-                    push_flow(net, &mut ws, share, None);
+                    push_flow(net, &mut ws, share, &[]);
                 }
                 Err(e) => fail(e, &mut unreachable),
             }

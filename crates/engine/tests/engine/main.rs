@@ -3,4 +3,5 @@
 mod engine;
 mod fluid;
 mod maxmin;
+mod spray;
 mod validation;

@@ -327,6 +327,35 @@ impl RoutesTo {
         }
     }
 
+    /// Whether speaker `v` forwards toward this prefix exactly as toward `other`'s (both
+    /// computed under `states` and the same settings): it has a route in both or neither,
+    /// the same multipath sessions, and hears the same link-bandwidth value on each, so
+    /// [`RoutesTo::weighted_next_hops`] gives the same next hops and weights, bit for bit.
+    pub fn same_forwarding_at(
+        &self,
+        other: &RoutesTo,
+        g: &BgpGraph,
+        states: &[SessionState],
+        v: SpeakerId,
+    ) -> bool {
+        if self.best[v.idx()].is_some() != other.best[v.idx()].is_some()
+            || self.cfg.missing != other.cfg.missing
+        {
+            return false;
+        }
+        let range = g.adj_range(v);
+        g.neighbors(v)
+            .iter()
+            .zip(range)
+            .all(|(&(session, neighbor), i)| {
+                let mp = self.mp.contains(i);
+                mp == other.mp.contains(i)
+                    && (!mp
+                        || self.received(states, session, neighbor)
+                            == other.received(states, session, neighbor))
+            })
+    }
+
     /// Speakers whose forwarding toward this prefix may differ between `before` (under
     /// `old` session states) and `self` (under `new`); see [`ChangeProbe`].
     pub fn changed_speakers(
