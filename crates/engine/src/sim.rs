@@ -992,20 +992,20 @@ pub(crate) fn simulate_algo(
     }
     let lat = alpha_total + chain.longest();
     let time = xfer + lat;
+    // The links the collective used, noted on the way (resources `2 l` and `2 l + 1` are
+    // link `l`'s directions).
     let links = net.f.links().len();
     let mut used_links = FixedBitSet::with_capacity(links);
-    for (r, _) in carried[..2 * links]
-        .iter()
-        .enumerate()
-        .filter(|(_, &b)| b > 0.0)
-    {
-        used_links.insert(r / 2);
-    }
     let carried = carried
         .iter()
         .enumerate()
         .filter(|(_, &b)| b > 0.0)
-        .map(|(r, &b)| (r as u32, b));
+        .map(|(r, &b)| (r as u32, b))
+        .inspect(|&(r, _)| {
+            if (r as usize) < 2 * links {
+                used_links.insert(r as usize / 2);
+            }
+        });
     let (tiers, bottlenecks, utilization_histogram) = utilization(net, carried, xfer);
     let (alg, bus) = match c.op {
         Some(op) if time > 0.0 => (

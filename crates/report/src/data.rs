@@ -225,11 +225,11 @@ pub fn build(
     let steps = 2 + opts.lbs.len() as u64;
     progress(0, steps, "capacity");
     // Every section describes the starting state: the healthy fabric, or the maintenance state.
-    let none = opts
+    let start_down = opts
         .state
         .as_ref()
         .map_or_else(|| FailureMask::none(f), |s| s.down.mask.clone());
-    let cap = capacity_report(f, &none);
+    let cap = capacity_report(f, &start_down);
     let mut zone_up = vec![0.0f64; f.zones().len()];
     let mut zone_gpus = vec![0u64; f.zones().len()];
     for l in f.links() {
@@ -360,25 +360,25 @@ pub fn build(
             .collect(),
     };
 
-    let mut healthy = Scenario::healthy(f);
-    healthy.failed = none.clone();
+    let mut start = Scenario::healthy(f);
+    start.failed = start_down.clone();
     let params = NetParams::default();
     let gpus_avail = f.devices_with_role(Role::Gpu).count() as u32;
     let n = opts.gpus.min(gpus_avail);
     // Whole scale-up domains if the racks have them, else one GPU per domain.
     let (placed, params) =
-        match placement::place(f, n, params.scale_up_gpus, Placement::Packed, &none) {
+        match placement::place(f, n, params.scale_up_gpus, Placement::Packed, &start_down) {
             Ok(p) => (p, params),
             Err(_) => {
                 let one = NetParams {
                     scale_up_gpus: 1,
                     ..params
                 };
-                let p = placement::place(f, n, 1, Placement::Packed, &none)?;
+                let p = placement::place(f, n, 1, Placement::Packed, &start_down)?;
                 (p, one)
             }
         };
-    let net = Net::new(f, &healthy, AsnPlan::Rfc7938, BgpConfig::default(), params);
+    let net = Net::new(f, &start, AsnPlan::Rfc7938, BgpConfig::default(), params);
     let routes = RouteCache::new(&net, placed.iter().copied())?;
     let mut busbw = Vec::new();
     for (i, &lb) in opts.lbs.iter().enumerate() {

@@ -321,18 +321,7 @@ fn trace_directories_need_every_rank() {
 }
 
 /// Names and contents of the entries of `dir`, sorted.
-fn listing(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            let body = std::fs::read(e.path()).unwrap_or_default();
-            (e.file_name().to_string_lossy().into_owned(), body)
-        })
-        .collect();
-    v.sort();
-    v
-}
+use aifabric_fixtures::listing;
 
 #[test]
 fn a_directory_is_replaced_as_a_whole_or_not_at_all() {

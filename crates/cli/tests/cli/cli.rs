@@ -1067,18 +1067,7 @@ fn failures_and_report_start_from_a_maintenance_state() {
 }
 
 /// Names and contents of the entries of `dir`, sorted.
-fn listing(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    let mut v: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            let body = std::fs::read(e.path()).unwrap_or_default();
-            (e.file_name().to_string_lossy().into_owned(), body)
-        })
-        .collect();
-    v.sort();
-    v
-}
+use aifabric_fixtures::listing;
 
 fn names(dir: &std::path::Path) -> Vec<String> {
     names_of(&listing(dir))
