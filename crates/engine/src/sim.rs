@@ -579,9 +579,10 @@ impl PhaseWs {
             flows,
             local_id: &mut local_id,
         };
-        let (splits, middle_s) = spray.pair(net, routes, src, dst, key, seed, path, &mut sink)?;
+        let p = spray.pair(net, routes, src, dst, key, seed, path, &mut sink)?;
         srefs.clear();
-        srefs.extend_from_slice(splits);
+        srefs.extend_from_slice(spray.ids(&p));
+        let middle_s = p.lat;
         let (a, b) = net
             .host_resources(src, dst)
             .expect("a spray key means both GPUs are attached");

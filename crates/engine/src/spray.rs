@@ -22,7 +22,8 @@
 //! Exact by construction: a memoized hop is reused only where it would be computed from the
 //! same inputs, and a split only where its (resource, share) list is bit for bit the same.
 //! The only difference with one split per pair is the order in which a resource's shares
-//! are summed.
+//! are summed. A pair inside one zone, whose first hop already depends on its destination,
+//! keeps one split of its own (nothing to share, and the walk would only cost time).
 
 use crate::maxmin::FlowSet;
 use crate::net::{Lb, Net, NoPath, PathWs, MAX_HOPS};
@@ -49,6 +50,17 @@ struct Hop {
     dead: bool,
 }
 
+/// A pair's splits, in 16 bytes (one hash-map entry per rack pair, probed once per flow):
+/// `first` is the split itself when `n == 1` (a pair inside one zone), else where its `n`
+/// splits start in `pair_splits`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PairSplits {
+    /// Latency without the host cables, seconds.
+    pub(crate) lat: f64,
+    first: u32,
+    n: u32,
+}
+
 /// Routing key of a hop whose frontier touches the destination's zone: the destination
 /// rack switch itself (above every class id).
 const EXACT: u64 = 1 << 32;
@@ -56,9 +68,10 @@ const EXACT: u64 = 1 << 32;
 /// The memo of one phase (splits use the phase's local resource ids).
 #[derive(Default)]
 pub(crate) struct SprayMemo {
-    /// Per (source, destination) rack switch: its splits (`pair_splits[a..a + n]`) and its
-    /// latency without the host cables.
-    pairs: FxHashMap<(DeviceId, DeviceId), (u32, u32, f64)>,
+    /// Per (source, destination) rack switch: its splits and its latency without the host
+    /// cables.
+    pairs: FxHashMap<(DeviceId, DeviceId), PairSplits>,
+    /// Splits of the pairs that have more than one, and of the pair being walked.
     pair_splits: Vec<u32>,
     /// Routing class of each destination speaker; per class, its zone and a representative.
     class_of: FxHashMap<SpeakerId, u32>,
@@ -105,6 +118,7 @@ impl SprayMemo {
     /// The splits of the sprayed flow between rack switches `key` (computed from GPUs `src`
     /// -> `dst` the first time) and its latency without the host cables.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(crate) fn pair(
         &mut self,
         net: &Net<'_>,
@@ -115,15 +129,61 @@ impl SprayMemo {
         seed: u64,
         path: &mut PathWs,
         sink: &mut Sink<'_>,
-    ) -> Result<(&[u32], f64), NoPath> {
-        if let Some(&(a, n, lat)) = self.pairs.get(&key) {
-            return Ok((&self.pair_splits[a as usize..(a + n) as usize], lat));
+    ) -> Result<PairSplits, NoPath> {
+        match self.pairs.get(&key) {
+            Some(&p) => Ok(p),
+            None => self.walk(net, cache, src, dst, key, seed, path, sink),
         }
+    }
+
+    /// [`SprayMemo::pair`] the first time.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn walk(
+        &mut self,
+        net: &Net<'_>,
+        cache: &RouteCache,
+        src: DeviceId,
+        dst: DeviceId,
+        key: (DeviceId, DeviceId),
+        seed: u64,
+        path: &mut PathWs,
+        sink: &mut Sink<'_>,
+    ) -> Result<PairSplits, NoPath> {
         let (tor_src, tor_dst) = key;
         let ds = net.g.rack_speaker(tor_dst);
         let routes = cache.get(ds).ok_or(NoPath::NoRoute)?;
         let zone_dst = net.zone_of(tor_dst);
         let start = self.pair_splits.len();
+        if net.zone_of(tor_src) == zone_dst {
+            // Inside one zone a pair's spreading shares little with other pairs' (its first
+            // hop already reads the destination): the whole of it, one split.
+            self.out.clear();
+            let lat = net.path(
+                Some(routes),
+                src,
+                dst,
+                0,
+                Lb::Spray,
+                seed,
+                path,
+                &mut self.out,
+            )?;
+            if self.out.iter().any(|u| net.is_dead(u.0)) {
+                return Err(NoPath::NoCapacity);
+            }
+            // The first and last uses are the host links; the split is what lies between.
+            let n = self.out.len();
+            if n > 2 {
+                let local_id = &mut sink.local_id;
+                let sp = sink
+                    .flows
+                    .add_split(self.out[1..n - 1].iter().map(|&(r, s)| (local_id(r), s)));
+                self.pair_splits.push(sp);
+            }
+            let lat = lat - net.host_cables_s(src, dst);
+            return Ok(self.keep(key, start, lat));
+        }
         let mut f = self.intern_frontier(&[(tor_src, 1.0, 0.0)]);
         let mut class = None;
         let mut latency = 0.0f64;
@@ -186,9 +246,34 @@ impl SprayMemo {
         // As `Net::path` adds it up, less the host cables (they differ between the GPUs
         // of the same rack switches).
         let lat = net.spray_base_latency_s(src, dst) + latency - net.host_cables_s(src, dst);
-        let n = (self.pair_splits.len() - start) as u32;
-        self.pairs.insert(key, (start as u32, n, lat));
-        Ok((&self.pair_splits[start..], lat))
+        Ok(self.keep(key, start, lat))
+    }
+
+    /// Keep the splits walked for `key` (`pair_splits[start..]`), and return them.
+    fn keep(&mut self, key: (DeviceId, DeviceId), start: usize, lat: f64) -> PairSplits {
+        let n = self.pair_splits.len() - start;
+        let first = if n == 1 {
+            self.pair_splits.pop().expect("one split")
+        } else {
+            start as u32
+        };
+        let p = PairSplits {
+            lat,
+            first,
+            n: n as u32,
+        };
+        self.pairs.insert(key, p);
+        p
+    }
+
+    /// The splits of `p`.
+    pub(crate) fn ids<'a>(&'a self, p: &'a PairSplits) -> &'a [u32] {
+        if p.n == 1 {
+            std::slice::from_ref(&p.first)
+        } else {
+            let a = p.first as usize;
+            &self.pair_splits[a..a + p.n as usize]
+        }
     }
 
     /// Frontier `i`.
