@@ -13,7 +13,8 @@ use aifabric_routing::aggregation::{Aggregation, AggregationTier};
 /// What to sweep, as the command line says it.
 #[derive(Clone, Debug)]
 pub struct FailureRequest {
-    /// `single`, `single:CLASS`, `pairs:CLASS` or `montecarlo`.
+    /// `single`, `single:CLASS`, `pairs:CLASS` or `montecarlo`; CLASS `switch:ROLE` is each
+    /// switch of one role (`single:switch:atsw`), `switch` each switch.
     pub sweep: String,
     /// Monte Carlo draws.
     pub samples: u64,
@@ -119,9 +120,62 @@ fn model(args: &FailureRequest) -> Result<Vec<ClassModel>, Error> {
 fn parse_sweep(f: &Fabric, args: &FailureRequest) -> Result<Sweep, Error> {
     let sweep = parse_sweep_text(args)?;
     sweep
-        .check_budget(&f.srg_catalog())
+        .check_budget(&catalog(f, args)?)
         .map_err(Error::bad_request_from)?;
     Ok(sweep)
+}
+
+/// The shared-risk groups a request sweeps: the fabric's, plus one per switch (of one role)
+/// when it asks for `switch` or `switch:ROLE`.
+pub fn catalog(f: &Fabric, args: &FailureRequest) -> Result<aifabric_model::SrgCatalog, Error> {
+    let cat = f.srg_catalog();
+    // Monte Carlo draws single switches too when the model gives them a probability.
+    let modeled = args
+        .probability
+        .iter()
+        .chain(&args.mtbf)
+        .any(|x| x.trim_start().starts_with("switch="));
+    let asked = args
+        .sweep
+        .trim()
+        .split_once(':')
+        .map(|x| x.1)
+        .filter(|a| *a == "switch" || a.starts_with("switch:"));
+    let arg = match (asked, modeled) {
+        (Some(a), _) => a,
+        (None, true) => "switch",
+        (None, false) => return Ok(cat),
+    };
+    let role = match arg.strip_prefix("switch:") {
+        None => None,
+        Some(r) => Some(
+            aifabric_model::Role::ALL
+                .into_iter()
+                .find(|x| x.as_str() == r && *x != aifabric_model::Role::Gpu)
+                .ok_or_else(|| {
+                    let roles: Vec<&str> = aifabric_model::Role::ALL
+                        .iter()
+                        .filter(|x| **x != aifabric_model::Role::Gpu)
+                        .map(|x| x.as_str())
+                        .collect();
+                    Error::bad_request(format!(
+                        "--sweep `{}`: unknown switch role `{r}`; roles are {}",
+                        args.sweep.trim(),
+                        roles.join(", ")
+                    ))
+                })?,
+        ),
+    };
+    let cat = cat.with_switches(f, role);
+    if cat.of_class(SrgClass::Switch).is_empty() {
+        return Err(Error::bad_request(format!(
+            "--sweep `{}`: {} has no {} switch",
+            args.sweep.trim(),
+            f.name(),
+            role.map_or("", |r| r.as_str())
+        )));
+    }
+    Ok(cat)
 }
 
 fn parse_sweep_text(args: &FailureRequest) -> Result<Sweep, Error> {
@@ -130,6 +184,14 @@ fn parse_sweep_text(args: &FailureRequest) -> Result<Sweep, Error> {
         Some((k, a)) => (k, Some(a)),
         None => (s, None),
     };
+    // `switch:ROLE`: the class is `switch`, the role picks its groups (see `catalog`).
+    let arg = arg.map(|a| {
+        if a.starts_with("switch:") {
+            "switch"
+        } else {
+            a
+        }
+    });
     match (kind, arg) {
         ("single", None) => Ok(Sweep::Single(None)),
         ("single", Some(c)) => Ok(Sweep::Single(Some(class(c, "--sweep single")?))),
@@ -220,7 +282,7 @@ impl Study<'_> {
     ) -> Result<FailureReport, Error> {
         let mut opts = options(self.fabric, req, &self.setup)?;
         opts.state = starting_state(&self.scenario, &req.state)?;
-        analyze(self.fabric, &self.fabric.srg_catalog(), &opts, progress)
+        analyze(self.fabric, &catalog(self.fabric, req)?, &opts, progress)
             .map_err(Error::runtime_from)
     }
 }

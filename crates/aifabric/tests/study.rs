@@ -364,3 +364,51 @@ fn a_stage_error_behind_an_error_is_its_source() {
     assert!(placement.is_some(), "{e}");
     assert_eq!(e.message(), e.to_string());
 }
+
+/// `single:switch:atsw` fails each of the 9 ATSWs of `llama3-24k` alone. Every CTSW has 3
+/// links to each ATSW (27 up), so each loss leaves 24 of 27: the AI zone -> ATSW tier goes
+/// from 7.11:1 to 7.11 x 27/24 = 8.00:1, and the routed capacity between AI zones keeps 8/9
+/// (UCMP spreads over the 8 ATSWs left). The scenario names are selectors `--fail` takes.
+#[test]
+fn each_switch_of_a_role_is_a_scenario() {
+    let f = fabric();
+    let req = aifabric::FailureRequest {
+        sweep: "single:switch:atsw".into(),
+        ..aifabric::FailureRequest::default()
+    };
+    let r = Study::healthy(&f, Setup::default())
+        .failures(&req, &|_, _| {})
+        .unwrap();
+    assert_eq!(r.scenarios.len(), 9);
+    for s in &r.scenarios {
+        assert!(
+            s.scenario.starts_with("switch:east.dc1.llama.atsw"),
+            "{}",
+            s.scenario
+        );
+        Scenario::from_selectors(&f, std::slice::from_ref(&s.scenario), &[], &[]).unwrap();
+        assert!(
+            (s.min_capacity_retained - 8.0 / 9.0).abs() < 1e-9,
+            "{}: {}",
+            s.scenario,
+            s.min_capacity_retained
+        );
+        assert_eq!(s.gpus_isolated, 0);
+        let t = s
+            .tiers
+            .iter()
+            .find(|t| t.tier == "ai_zone_to_atsw")
+            .expect("the tier");
+        let after = t.after.expect("capacity left");
+        assert!((after / t.before - 27.0 / 24.0).abs() < 1e-9, "{t:?}");
+    }
+    let bad = aifabric::FailureRequest {
+        sweep: "single:switch:atws".into(),
+        ..aifabric::FailureRequest::default()
+    };
+    let e = Study::healthy(&f, Setup::default())
+        .failures(&bad, &|_, _| {})
+        .unwrap_err();
+    assert!(matches!(e, Error::BadRequest { .. }), "{e}");
+    assert!(e.to_string().contains("roles are"), "{e}");
+}

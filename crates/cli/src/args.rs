@@ -100,12 +100,13 @@ pub(crate) enum Command {
     },
     /// Failure-domain sweep: what the fabric loses when each shared-risk group fails (or
     /// pairs of them, or random draws): routed capacity under BGP/UCMP, the max-flow bound,
-    /// GPUs cut off, blackholes, tier oversubscription. Worst first.
+    /// GPUs isolated, blackholes, tier oversubscription. Worst first.
     Failures {
         /// Built-in spec name or YAML file.
         spec: String,
         /// `single` (every group), `single:CLASS`, `pairs:CLASS` or `montecarlo`. Classes:
-        /// building, hall, pd, plane, chassis, linecard, conduit, srg.
+        /// building, hall, pd, plane, chassis, linecard, conduit, srg, and `switch:ROLE` (each
+        /// switch of a role, e.g. `single:switch:atsw`; `switch` every switch).
         #[arg(long, default_value = "single")]
         sweep: String,
         /// Monte Carlo draws.

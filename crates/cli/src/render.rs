@@ -333,6 +333,24 @@ pub fn ibm(zones: &[aifabric::stages::routing::ibm::ZoneIbm]) -> String {
     s
 }
 
+/// The tier whose oversubscription grew most, `tier before->after` (`none up` when nothing is
+/// left above it), with how many more changed; `-` if none did.
+fn worst_tier(tiers: &[aifabric::stages::capacity::TierChange]) -> String {
+    let growth = |t: &aifabric::stages::capacity::TierChange| {
+        t.after
+            .map_or(f64::INFINITY, |a| a / t.before.max(f64::MIN_POSITIVE))
+    };
+    let Some(w) = tiers.iter().max_by(|a, b| growth(a).total_cmp(&growth(b))) else {
+        return "-".into();
+    };
+    let after = w.after.map_or("none up".to_owned(), |a| format!("{a:.2}"));
+    let more = match tiers.len() - 1 {
+        0 => String::new(),
+        n => format!(" +{n}"),
+    };
+    format!("{} {:.2}->{after}{more}", w.tier, w.before)
+}
+
 fn share(x: f64) -> String {
     format!("{:.4}", x)
 }
@@ -384,12 +402,13 @@ pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usiz
     );
     let _ = writeln!(
         s,
-        "{} capacity; at most {} cut off; {} with blackholes",
+        "{} capacity; at most {} isolated ({} cut off at their rack); {} with blackholes",
         match sm.scenarios_losing_capacity {
             1 => "1 scenario loses".to_owned(),
             n => format!("{n} scenarios lose"),
         },
-        count(sm.max_gpus_disconnected, "GPU", "GPUs"),
+        count(sm.max_gpus_isolated, "GPU", "GPUs"),
+        sm.max_gpus_disconnected,
         sm.scenarios_with_blackholes
     );
     let _ = writeln!(s, "\nWorst per class");
@@ -410,13 +429,10 @@ pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usiz
     }
     let _ = writeln!(
         s,
-        "\nWorst {} (capacity retained: routed over {}, max-flow bound)",
+        "\nWorst {} (routed: capacity retained by the worst site or region pair; maxflow: bound \
+         over region pairs; isolated: GPUs reaching no other site; worst tier: oversubscription \
+         before -> after)",
         count(top.min(r.scenarios.len()) as u64, "scenario", "scenarios"),
-        if sm.healthy_maxflow_gbps.is_empty() {
-            "site pairs"
-        } else {
-            "region pairs"
-        }
     );
     // The scenario column fits the longest name shown (within reason).
     let w = r
@@ -429,8 +445,8 @@ pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usiz
         .clamp(8, 90);
     let _ = writeln!(
         s,
-        "  {:<w$} {:>8} {:>8} {:>9} {:>11} {:>6} {:>6}",
-        "scenario", "routed", "maxflow", "GPUs cut", "blackholed", "tiers", "draws"
+        "  {:<w$} {:>8} {:>8} {:>9} {:>11}  {:<28} {:>6}",
+        "scenario", "routed", "maxflow", "isolated", "blackholed", "worst tier", "draws"
     );
     for rec in r.scenarios.iter().take(top) {
         let maxflow = rec
@@ -454,11 +470,11 @@ pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usiz
         }
         let _ = writeln!(
             s,
-            "  {name:<w$} {:>8} {maxflow:>8} {:>9} {:>11} {:>6} {:>6}",
+            "  {name:<w$} {:>8} {maxflow:>8} {:>9} {:>11}  {:<28} {:>6}",
             share(rec.min_capacity_retained),
-            rec.gpus_disconnected,
+            rec.gpus_isolated,
             rec.blackholed_prefixes,
-            rec.tiers.len(),
+            worst_tier(&rec.tiers),
             rec.draws
         );
         for m in &rec.mitigations {

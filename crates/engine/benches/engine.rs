@@ -75,10 +75,10 @@ fn collective_by(f: &Fabric, n: u32, op: Op, algo: Algo, lb: Lb) -> f64 {
 }
 
 /// A permutation of `n` flows of 2 MB among `n` packed GPUs, event by event.
-fn permutation(f: &Fabric, n: u32) -> f64 {
+fn permutation(f: &Fabric, n: u32, lb: Lb) -> f64 {
     let (gpus, net) = healthy_net(f, n);
     let tm = aifabric_workload::traffic::Pattern::Permutation.generate(n, 2 << 20, 1);
-    aifabric_engine::traffic::run(&net, &tm, &gpus, Lb::Ecmp, 1)
+    aifabric_engine::traffic::run(&net, &tm, &gpus, lb, 1)
         .unwrap()
         .makespan_s
 }
@@ -99,9 +99,13 @@ fn benches(c: &mut Criterion) {
     grp.bench_function("all_to_all_4096_gpus_prometheus_ecmp", |b| {
         b.iter(|| black_box(collective(&f, 4_096, Op::AllToAll, Lb::Ecmp)))
     });
-    // Issue 14: the incremental fluid (events re-solve only the flows they can change).
+    // The incremental fluid (events re-solve only the flows they can change).
     grp.bench_function("permutation_65536_flows_prometheus_ecmp", |b| {
-        b.iter(|| black_box(permutation(&f, 65_536)))
+        b.iter(|| black_box(permutation(&f, 65_536, Lb::Ecmp)))
+    });
+    // Sprayed flows between four buildings: hops shared across rack pairs.
+    grp.bench_function("permutation_65536_flows_prometheus_spray", |b| {
+        b.iter(|| black_box(permutation(&f, 65_536, Lb::Spray)))
     });
     grp.measurement_time(Duration::from_secs(60));
     grp.bench_function("tree_all_reduce_131072_gpus_prometheus_ecmp", |b| {

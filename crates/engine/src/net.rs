@@ -633,6 +633,21 @@ impl<'f> Net<'f> {
         }
     }
 
+    /// Whether device `d` is a rack switch that is its own BGP speaker (RTSW; not a DSF
+    /// zone's RDSW, which speaks as the zone).
+    pub fn is_rack_speaker(&self, d: DeviceId) -> bool {
+        matches!(self.f.device(d).role, Role::Rtsw | Role::Rdsw)
+            && self.g.speaker(d).is_some_and(|v| self.speaker_is_rack(v))
+    }
+
+    /// Whether speaker `v` is one rack switch (not a DSF system, not a switch above racks).
+    pub fn speaker_is_rack(&self, v: SpeakerId) -> bool {
+        match self.g.speakers[v.idx()].kind {
+            SpeakerKind::Device(d) => matches!(self.f.device(d).role, Role::Rtsw | Role::Rdsw),
+            SpeakerKind::DsfSystem(_) => false,
+        }
+    }
+
     /// One hop of spreading a flow toward rack switch `tor_dst` (whose speaker is `target`):
     /// every device of `frontier` (device, mass of the flow there, latency so far) forwards
     /// its mass over the next hops of its speaker under `lb`, pushing the resources it loads

@@ -14,7 +14,9 @@
 //! routes agree at every speaker outside its zone (a **routing class**: one per DSF zone,
 //! and usually one per NSF zone, whose racks are reached alike from outside). Each hop is
 //! memoized by (frontier, class), or by (frontier, destination rack switch) once the
-//! frontier reaches the destination's zone, and its resources become two splits (DSF
+//! frontier reaches the destination's zone or stands at a rack switch that is its own
+//! speaker (the first hop from an NSF or RoCE rack: classes leave the thousands of rack
+//! speakers out, so that finding a class stays cheap), and its resources become two splits (DSF
 //! crossbar resources and links) interned by content: equal content, one split. A flow
 //! then uses one split per hop and kind, a handful, and the splits together hold what the
 //! distinct hops load, not what every pair loads.
@@ -97,12 +99,12 @@ pub(crate) struct Sink<'a> {
 }
 
 impl SprayMemo {
-    /// Forget everything (a new phase, or a new network).
+    /// Forget a phase's hops and splits (their resource ids are the phase's). The routing
+    /// classes stay: they depend only on the network and its routes, which a phase
+    /// workspace keeps for its life.
     pub(crate) fn clear(&mut self) {
         self.pairs.clear();
         self.pair_splits.clear();
-        self.class_of.clear();
-        self.classes.clear();
         self.fr.clear();
         self.fr_off.clear();
         self.fr_index.clear();
@@ -195,7 +197,11 @@ impl SprayMemo {
                 ok = true;
                 break;
             }
-            let touches = fr.iter().any(|x| net.zone_of(x.0) == zone_dst);
+            // A frontier in the destination's zone, or at a rack switch that speaks for
+            // itself (a source; classes do not look at those), reads the destination itself.
+            let touches = fr
+                .iter()
+                .any(|x| net.zone_of(x.0) == zone_dst || net.is_rack_speaker(x.0));
             let rk = if touches {
                 EXACT | u64::from(tor_dst.get())
             } else {
@@ -308,7 +314,8 @@ impl SprayMemo {
     }
 
     /// The routing class of destination speaker `ds`: the first class of its zone whose
-    /// representative's routes agree with `routes` at every speaker outside that zone.
+    /// representative's routes agree with `routes` at every speaker outside that zone, rack
+    /// switches speaking for themselves aside (a hop from one is keyed by the destination).
     fn class(
         &mut self,
         net: &Net<'_>,
@@ -325,7 +332,7 @@ impl SprayMemo {
                 && cache.get(rep).is_some_and(|other| {
                     net.g
                         .speaker_ids()
-                        .filter(|&s| net.speaker_zone(s) != z)
+                        .filter(|&s| net.speaker_zone(s) != z && !net.speaker_is_rack(s))
                         .all(|s| routes.same_forwarding_at(other, &net.g, &net.states, s))
                 })
         });

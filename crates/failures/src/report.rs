@@ -47,8 +47,8 @@ pub struct ScenarioRecord {
     pub srgs: Vec<String>,
     /// Monte Carlo draws that produced it (1 otherwise).
     pub draws: u64,
-    /// Smallest share of routed capacity left over the region pairs (site pairs with one
-    /// region): the sort key.
+    /// Smallest share of routed capacity left over every site pair and region pair: the
+    /// sort key.
     pub min_capacity_retained: f64,
     /// Routed capacity left per pair (region pairs always, site pairs when they changed;
     /// pairs not listed keep 1.0).
@@ -57,6 +57,9 @@ pub struct ScenarioRecord {
     pub maxflow_retained: BTreeMap<String, f64>,
     /// GPUs down or cut off from the fabric.
     pub gpus_disconnected: u64,
+    /// GPUs that reach no other site: those cut off, plus live GPUs whose rack switch has
+    /// no route out of its site any more.
+    pub gpus_isolated: u64,
     /// Prefixes blackholed (0 without aggregation: every border then carries specifics).
     pub blackholed_prefixes: usize,
     /// Share of aggregate traffic dropped in blackholes.
@@ -132,6 +135,8 @@ pub struct Summary {
     pub scenarios_losing_capacity: usize,
     /// Largest number of GPUs cut off by one scenario.
     pub max_gpus_disconnected: u64,
+    /// Largest number of GPUs isolated (reaching no other site) by one scenario.
+    pub max_gpus_isolated: u64,
     /// Scenarios with blackholes.
     pub scenarios_with_blackholes: usize,
     /// Worst scenario per class.
@@ -203,6 +208,7 @@ pub fn records(ev: &Evaluator, catalog: &SrgCatalog, recs: &[Record]) -> Vec<Sce
                 capacity_retained,
                 maxflow_retained,
                 gpus_disconnected: o.gpus_disconnected,
+                gpus_isolated: o.gpus_isolated,
                 blackholed_prefixes: 0,
                 blackholed_share: 0.0,
                 unreachable_live_racks: 0,
@@ -213,17 +219,20 @@ pub fn records(ev: &Evaluator, catalog: &SrgCatalog, recs: &[Record]) -> Vec<Sce
         .collect()
 }
 
-/// Sort worst first (least capacity left, then most traffic blackholed, then most GPUs cut
+/// Sort worst first (least capacity left over any site or region pair, then most GPUs
+/// isolated, then most live racks unreachable and traffic blackholed, then most GPUs cut
 /// off; stable, so full ties keep scenario order) and summarize.
 pub fn report(ev: &Evaluator, sweep: &str, mut scenarios: Vec<ScenarioRecord>) -> FailureReport {
     let values: Vec<(f64, u64)> = scenarios
         .iter()
         .map(|s| (s.min_capacity_retained, s.draws))
         .collect();
-    // Worst first: least capacity left, then most traffic blackholed, then most GPUs cut off.
+    // Worst first: least capacity left, then most GPUs isolated, then most traffic
+    // blackholed, then most GPUs cut off.
     scenarios.sort_by(|a, b| {
         a.min_capacity_retained
             .total_cmp(&b.min_capacity_retained)
+            .then(b.gpus_isolated.cmp(&a.gpus_isolated))
             .then(b.unreachable_live_racks.cmp(&a.unreachable_live_racks))
             .then(b.blackholed_share.total_cmp(&a.blackholed_share))
             .then(b.gpus_disconnected.cmp(&a.gpus_disconnected))
@@ -290,6 +299,7 @@ pub fn report(ev: &Evaluator, sweep: &str, mut scenarios: Vec<ScenarioRecord>) -
             .map(|s| s.gpus_disconnected)
             .max()
             .unwrap_or(0),
+        max_gpus_isolated: scenarios.iter().map(|s| s.gpus_isolated).max().unwrap_or(0),
         scenarios_with_blackholes: scenarios
             .iter()
             .filter(|s| s.blackholed_prefixes > 0)

@@ -542,16 +542,20 @@ pub fn retained(now: f64, healthy: f64) -> f64 {
     }
 }
 
-/// The headline of a scenario: the smallest share of routed capacity left over every region
-/// pair, or over every site pair when there is one region.
+/// The headline of a scenario: the smallest share of routed capacity left over every site
+/// pair (buildings, zones, AI zones: see [`Evaluator::sites`]) whose two sites still have
+/// live GPUs, and every region pair. A building cut off from the others reads 0 even when
+/// the region pairs barely notice; a building that is down has no pairs (its loss is in
+/// the GPUs isolated and the region pairs).
 pub fn impact(ev: &Evaluator, o: &Outcome) -> f64 {
-    let (now, healthy) = if ev.region_pairs.is_empty() {
-        (&o.site_pair_gbps, &ev.healthy_site_gbps)
-    } else {
-        (&o.region_pair_gbps, &ev.healthy_region_gbps)
-    };
-    now.iter()
-        .zip(healthy)
+    let live = |s: crate::eval::SiteId| o.site_live.get(s.idx()).copied().unwrap_or(true);
+    o.site_pair_gbps
+        .iter()
+        .zip(&ev.healthy_site_gbps)
+        .zip(&ev.site_pairs)
+        .filter(|(_, &(a, b))| live(a) && live(b))
+        .map(|(x, _)| x)
+        .chain(o.region_pair_gbps.iter().zip(&ev.healthy_region_gbps))
         .map(|(&n, &h)| retained(n, h))
         .fold(1.0, f64::min)
 }

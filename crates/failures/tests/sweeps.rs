@@ -124,7 +124,10 @@ fn spread_keeps_more_than_planar_when_different_planes_fail_on_each_side() {
     assert_eq!(d.scenario, "srg:a0-c1");
     assert!(d.spread > d.planar);
     assert!(cmp.spread_better >= 1);
-    assert_eq!(cmp.planar.worst.as_deref(), Some("conduit:a--c"));
+    // Worst: a building's conduit to its BAG (its pairs read 0 and its GPUs are isolated),
+    // ahead of the region conduit (the region pair reads 0, but every GPU still reaches
+    // the other building of its region).
+    assert_eq!(cmp.planar.worst.as_deref(), Some("conduit:a.b1"));
 }
 
 #[test]
@@ -145,6 +148,7 @@ fn assert_same(a: &Outcome, b: &Outcome, what: &str) {
         assert!(close(*x, y), "{what}: incremental {x} vs from scratch {y}");
     }
     assert_eq!(a.gpus_disconnected, b.gpus_disconnected, "{what}");
+    assert_eq!(a.gpus_isolated, b.gpus_isolated, "{what}");
     assert_eq!(a.tiers, b.tiers, "{what}");
 }
 
@@ -230,7 +234,77 @@ proptest! {
             prop_assert!(*x <= *y, "max-flow {} > {}", x, y);
         }
         prop_assert!(ob.gpus_disconnected >= oa.gpus_disconnected);
+        prop_assert!(ob.gpus_isolated >= oa.gpus_isolated);
+        prop_assert!(ob.gpus_isolated >= ob.gpus_disconnected);
     }
+}
+
+/// The hall that holds a DSF building's edge pod takes the building's way out with it: the
+/// GPUs of the other three halls are alive, connected to their rack switches, and isolated
+/// (13,824 = 3 x 4,608); the hall's own 4,608 are down. The headline is the building's pairs,
+/// at 0, although the region pair keeps most of its capacity.
+#[test]
+fn a_building_cut_off_from_the_others_reads_as_isolated_gpus_and_zero() {
+    let f = aifabric_spec::load("prometheus").unwrap();
+    let ev = evaluator(&f);
+    let cat = f.srg_catalog();
+    let i = (0..cat.len())
+        .find(|&i| cat.names[i] == "hall:east.dc1.hall0")
+        .expect("the hall");
+    let down = Down::of_srgs(&f, &cat, &[i]);
+    let o = ev.evaluate(&down, &mut ev.workspace()).unwrap();
+    assert_eq!(o.gpus_disconnected, 4_608);
+    assert_eq!(o.gpus_isolated, 4_608 + 13_824);
+    assert_eq!(impact(&ev, &o), 0.0);
+    let region = o.region_pair_gbps[0] / ev.healthy_region_gbps[0];
+    assert!(region > 0.8, "east<->west keeps {region}");
+    assert_same(&o, &ev.evaluate_from_scratch(&down).unwrap(), "hall");
+}
+
+/// A RoCE zone of 8 AI zones is 8 sites joined by the ATSWs. Cutting one AI zone's
+/// CTSW -> ATSW links leaves its racks and CTSWs alive (no GPU cut off at its rack) but
+/// with no route out: its 3,072 GPUs are isolated and its 7 pairs read 0.
+#[test]
+fn ai_zones_of_a_roce_zone_are_sites() {
+    let f = aifabric_spec::load("llama3-24k").unwrap();
+    let ev = evaluator(&f);
+    assert_eq!(ev.sites.len(), 8);
+    assert_eq!(ev.sites[3], "east.dc1.llama.ai_zone3");
+    assert_eq!(ev.site_pairs.len(), 28);
+    let uplinks: Vec<aifabric_model::LinkId> = f
+        .links()
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| {
+            let (a, b) = (f.device(l.a), f.device(l.b));
+            let ctsw3 = |d: &aifabric_model::Device| {
+                d.role == aifabric_model::Role::Ctsw && d.pod() == Some(3)
+            };
+            (ctsw3(a) && b.role == aifabric_model::Role::Atsw)
+                || (ctsw3(b) && a.role == aifabric_model::Role::Atsw)
+        })
+        .map(|(i, _)| aifabric_model::LinkId::from_idx(i))
+        .collect();
+    assert_eq!(uplinks.len(), 16 * 27);
+    let mut down = Down::none(&f);
+    down.add(&[], &uplinks);
+    let o = ev.evaluate(&down, &mut ev.workspace()).unwrap();
+    assert_eq!(o.gpus_disconnected, 0);
+    assert_eq!(o.gpus_isolated, 3_072);
+    let names = ev.site_pair_names();
+    for (k, n) in names.iter().enumerate() {
+        let left = o.site_pair_gbps[k] / ev.healthy_site_gbps[k];
+        if n.contains("ai_zone3") {
+            assert_eq!(left, 0.0, "{n}");
+        } else {
+            assert!(left > 0.99, "{n}: {left}");
+        }
+    }
+    assert_same(
+        &o,
+        &ev.evaluate_from_scratch(&down).unwrap(),
+        "ai_zone3 uplinks",
+    );
 }
 
 #[test]

@@ -284,6 +284,9 @@ pub enum SrgClass {
     Domain(DomainClass),
     /// A group defined in the spec (`srg:NAME`).
     Custom,
+    /// One switch (`switch:NAME`): not generated with the others (a fabric has thousands);
+    /// a sweep asks for them ([`SrgCatalog::with_switches`]).
+    Switch,
 }
 
 impl SrgClass {
@@ -292,15 +295,17 @@ impl SrgClass {
         match self {
             SrgClass::Domain(c) => c.prefix(),
             SrgClass::Custom => "srg",
+            SrgClass::Switch => "switch",
         }
     }
 
-    /// Every class, generated domains outermost first, then the spec's groups.
+    /// Every class, generated domains outermost first, then the spec's groups, then single
+    /// switches.
     pub fn all() -> impl Iterator<Item = SrgClass> {
         DomainClass::ALL
             .into_iter()
             .map(SrgClass::Domain)
-            .chain([SrgClass::Custom])
+            .chain([SrgClass::Custom, SrgClass::Switch])
     }
 
     /// The class of a selector prefix.
@@ -530,6 +535,24 @@ impl Fabric {
 }
 
 impl SrgCatalog {
+    /// This catalog plus one group per switch (every device but GPUs, or only those of
+    /// `role`), named `switch:DEVICE`, in device order: what `--sweep single:switch:ROLE`
+    /// sweeps ("each ATSW").
+    pub fn with_switches(mut self, f: &Fabric, role: Option<Role>) -> Self {
+        for (i, d) in f.devices().iter().enumerate() {
+            if d.role == Role::Gpu || role.is_some_and(|r| r != d.role) {
+                continue;
+            }
+            self.names
+                .push(format!("switch:{}", f.device_name(DeviceId::from_idx(i))));
+            self.classes.push(SrgClass::Switch);
+            self.devices.push(DeviceId::from_idx(i));
+            self.dev_off.push(self.devices.len() as u32);
+            self.link_off.push(self.links.len() as u32);
+        }
+        self
+    }
+
     fn drop_empty(&mut self) {
         let keep: Vec<usize> = (0..self.len())
             .filter(|&i| {

@@ -94,6 +94,16 @@ impl Fabric {
             });
         }
         if let Some((prefix, name)) = s.split_once(':') {
+            if prefix == "switch" {
+                // One switch by its full name (what a `single:switch` sweep prints).
+                return match self.find_device(name) {
+                    Some(d) if self.devices[d.idx()].role != crate::Role::Gpu => {
+                        Ok(Selection::Devices(vec![d]))
+                    }
+                    Some(_) => Err(sel_err(selector, format!("{name} is a GPU, not a switch"))),
+                    None => Err(self.unknown(selector, name)),
+                };
+            }
             if let Some(class) = crate::domains::DomainClass::from_prefix(prefix) {
                 return self.select_domain(class, name).ok_or_else(|| {
                     let known = self.failure_domains(class);
@@ -122,7 +132,7 @@ impl Fabric {
                 let classes: Vec<&str> = crate::domains::DomainClass::ALL
                     .iter()
                     .map(|c| c.prefix())
-                    .chain(["srg"])
+                    .chain(["srg", "switch"])
                     .collect();
                 let hint = match did_you_mean(prefix, classes.iter().copied()) {
                     Some(c) => format!("did you mean `{c}:{name}`?"),

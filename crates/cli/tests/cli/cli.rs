@@ -464,11 +464,25 @@ fn failures_table_and_outputs() {
     assert!(o.status.success());
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("Worst 3 scenarios"), "{text}");
-    assert!(text
-        .lines()
-        .any(|l| l.contains("conduit:east--west") && l.contains("0.0000")));
+    // A building's conduit isolates its 18,432 GPUs: its pairs read 0, and it ranks ahead
+    // of the region conduit (0 too, but nothing isolated).
+    assert!(
+        text.lines().any(|l| l.contains("conduit:east.dc1")
+            && l.contains("0.0000")
+            && l.contains("18432")
+            && l.contains("l2_to_bag 4.50->none up")),
+        "{text}"
+    );
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(file["summary"]["worst"], "conduit:east--west");
+    assert_eq!(file["summary"]["worst"], "conduit:east.dc1");
+    let regions = file["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["scenario"] == "conduit:east--west")
+        .expect("the region conduit");
+    assert_eq!(regions["min_capacity_retained"], 0.0);
+    assert_eq!(regions["gpus_isolated"], 0);
     insta::assert_json_snapshot!("failures_prometheus_conduits", file);
 }
 

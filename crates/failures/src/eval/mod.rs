@@ -2,8 +2,9 @@
 //! converged BGP/UCMP state, the max-flow bound, GPUs cut off and tier oversubscription.
 //!
 //! The [`Evaluator`] is built once per fabric: the BGP graph, the healthy session states, the
-//! routes toward every site (a site is a building, or a zone outside any building) and, for
-//! every site pair, the load each session carries per unit of demand. A scenario then pays
+//! routes toward every site (a building; each zone of a building that holds several, or
+//! outside any building; each AI zone of a RoCE zone that has several: see `sites_of`) and,
+//! for every site pair, the load each session carries per unit of demand. A scenario then pays
 //! only for what it breaks:
 //!
 //! 1. the links it takes down are its members plus every link of its member devices; their
@@ -61,7 +62,7 @@ use maxflow::MaxflowNet;
 use standing::{gpu_connected, is_rack, rack_weight};
 
 aifabric_model::id_type!(
-    /// A site: a building, or a zone with racks outside any building; its index in
+    /// A site: a building, a zone with racks, or an AI zone (see `sites_of`); its index in
     /// [`Evaluator::sites`].
     SiteId
 );
@@ -79,7 +80,7 @@ pub struct Evaluator<'f> {
     session_of_link: Vec<Option<SessionId>>,
     session_of_pos: Vec<u32>,
     owner_of_pos: Vec<u32>,
-    /// Site names (`region.building`, or a zone's name).
+    /// Site names (`region.building`, a zone's name, or `ZONE.ai_zoneN`).
     pub sites: Vec<String>,
     site_region: Vec<u32>,
     /// Site of each device (`None`, e.g. BAG).
@@ -94,6 +95,8 @@ pub struct Evaluator<'f> {
     speaker_site: Vec<Option<SiteId>>,
     /// Rack speakers of each site, ascending.
     site_speakers: Vec<Vec<SpeakerId>>,
+    /// Rack switches of each speaker (one, or a DSF zone's RDSWs).
+    speaker_racks: Vec<Vec<DeviceId>>,
     routes: Vec<RoutesTo>,
     /// Unordered site pairs (a < b).
     pub site_pairs: Vec<(SiteId, SiteId)>,
@@ -120,6 +123,85 @@ pub struct Evaluator<'f> {
     pub healthy_maxflow_gbps: Vec<f64>,
     nets: Vec<MaxflowNet>,
     ledger: TierLedger,
+}
+
+/// Sites, the units whose pairs a sweep measures: each building, unless it holds several
+/// zones with racks (then each such zone), and each zone with racks outside any building; a
+/// RoCE zone of several AI zones is split into its AI zones (`ZONE.ai_zoneN`), joined by
+/// the ATSWs, which belong to no site. Returns the names, each site's region, each zone's
+/// site (when whole) and, for split RoCE zones, the site of each AI zone (by pod).
+#[allow(clippy::type_complexity)]
+fn sites_of(
+    f: &Fabric,
+) -> (
+    Vec<String>,
+    Vec<u32>,
+    Vec<Option<SiteId>>,
+    Vec<Option<Vec<SiteId>>>,
+) {
+    let nz = f.zones().len();
+    let has_racks = |z: usize| {
+        f.zone_devices(ZoneId::from_idx(z))
+            .any(|d| is_rack(f.devices()[d as usize].role))
+    };
+    let ai_zones = |z: usize| -> u32 {
+        if f.zones()[z].kind != ZoneKind::Roce {
+            return 0;
+        }
+        f.zone_devices(ZoneId::from_idx(z))
+            .filter_map(|d| {
+                let d = &f.devices()[d as usize];
+                is_rack(d.role).then(|| d.pod()).flatten()
+            })
+            .max()
+            .map_or(0, |p| p + 1)
+    };
+    let rack_zones: Vec<bool> = (0..nz)
+        .map(|z| f.zones()[z].kind != ZoneKind::Bag && has_racks(z))
+        .collect();
+    let mut zones_in_building = vec![0u32; f.buildings().len()];
+    for (z, zone) in f.zones().iter().enumerate() {
+        if let (Some(b), true) = (zone.building, rack_zones[z]) {
+            zones_in_building[b.idx()] += 1;
+        }
+    }
+    let mut sites = Vec::new();
+    let mut site_region = Vec::new();
+    let mut site_of_zone = vec![None; nz];
+    let mut ai_zone_sites = vec![None; nz];
+    let mut building_site = vec![None; f.buildings().len()];
+    for (z, zone) in f.zones().iter().enumerate() {
+        if !rack_zones[z] {
+            continue;
+        }
+        let n_ai = ai_zones(z);
+        if n_ai > 1 {
+            let ids = (0..n_ai)
+                .map(|p| {
+                    sites.push(format!("{}.ai_zone{p}", zone.name));
+                    site_region.push(zone.region.get());
+                    SiteId::from_idx(sites.len() - 1)
+                })
+                .collect();
+            ai_zone_sites[z] = Some(ids);
+            continue;
+        }
+        let whole_building = zone.building.filter(|b| zones_in_building[b.idx()] == 1);
+        if let Some(b) = whole_building {
+            let id = *building_site[b.idx()].get_or_insert_with(|| {
+                let bd = &f.buildings()[b.idx()];
+                sites.push(format!("{}.{}", f.regions()[bd.region.idx()].name, bd.name));
+                site_region.push(bd.region.get());
+                SiteId::from_idx(sites.len() - 1)
+            });
+            site_of_zone[z] = Some(id);
+        } else {
+            sites.push(zone.name.clone());
+            site_region.push(zone.region.get());
+            site_of_zone[z] = Some(SiteId::from_idx(sites.len() - 1));
+        }
+    }
+    (sites, site_region, site_of_zone, ai_zone_sites)
 }
 
 fn mbps_to_gbps(x: f64) -> f64 {
@@ -160,30 +242,15 @@ impl<'f> Evaluator<'f> {
                 owner_of_pos[pos] = v.get();
             }
         }
-        // Sites: buildings, then zones outside any building that have racks.
-        let mut sites: Vec<String> = f
-            .buildings()
-            .iter()
-            .map(|b| format!("{}.{}", f.regions()[b.region.idx()].name, b.name))
-            .collect();
-        let mut site_region: Vec<u32> = f.buildings().iter().map(|b| b.region.get()).collect();
-        let mut site_of_zone = vec![None; f.zones().len()];
-        for (z, zone) in f.zones().iter().enumerate() {
-            if let Some(b) = zone.building {
-                site_of_zone[z] = Some(SiteId::new(b.get()));
-            } else if zone.kind != ZoneKind::Bag
-                && f.zone_devices(ZoneId::from_idx(z))
-                    .any(|d| is_rack(f.devices()[d as usize].role))
-            {
-                site_of_zone[z] = Some(SiteId::from_idx(sites.len()));
-                sites.push(zone.name.clone());
-                site_region.push(zone.region.get());
-            }
-        }
+        let (sites, site_region, site_of_zone, ai_zone_sites) = sites_of(f);
         let site_of_device: Vec<Option<SiteId>> = f
             .devices()
             .iter()
-            .map(|d| site_of_zone[d.zone.idx()])
+            .map(|d| match &ai_zone_sites[d.zone.idx()] {
+                // An AI zone's devices; the ATSWs they share belong to none.
+                Some(by_pod) => d.pod().and_then(|p| by_pod.get(p as usize).copied()),
+                None => site_of_zone[d.zone.idx()],
+            })
             .collect();
         let none = &base.mask;
         let healthy_mask = FailureMask::none(f);
@@ -218,6 +285,12 @@ impl<'f> Evaluator<'f> {
         for s in &mut site_speakers {
             s.sort_unstable();
             s.dedup();
+        }
+        let mut speaker_racks = vec![Vec::new(); g.speakers.len()];
+        for (i, d) in f.devices().iter().enumerate() {
+            if let (true, Some(v)) = (is_rack(d.role), g.speaker(DeviceId::from_idx(i))) {
+                speaker_racks[v.idx()].push(DeviceId::from_idx(i));
+            }
         }
         let routes = site_speakers
             .par_iter()
@@ -261,6 +334,7 @@ impl<'f> Evaluator<'f> {
             speaker_mbps,
             gpu_ok,
             site_speakers,
+            speaker_racks,
             speaker_site: Vec::new(),
             routes,
             site_pairs,

@@ -21,8 +21,15 @@ pub struct Outcome {
     pub region_maxflow_gbps: Vec<f64>,
     /// GPUs down or without a live path to a live rack switch with a live uplink.
     pub gpus_disconnected: u64,
+    /// GPUs that reach no other site: those of [`Outcome::gpus_disconnected`], plus the
+    /// live, connected GPUs whose rack switch's speaker has a route toward another site in
+    /// the starting state and toward none now (an edge pod or every uplink of a zone lost).
+    pub gpus_isolated: u64,
     /// Tiers whose oversubscription changed.
     pub tiers: Vec<TierChange>,
+    /// Whether each site still has live GPU bandwidth (a pair with a site that has none
+    /// carries no demand: it is left out of the headline).
+    pub site_live: Vec<bool>,
 }
 
 impl<'f> Evaluator<'f> {
@@ -33,7 +40,13 @@ impl<'f> Evaluator<'f> {
             region_pair_gbps: self.healthy_region_gbps.clone(),
             region_maxflow_gbps: self.healthy_maxflow_gbps.clone(),
             gpus_disconnected: 0,
+            gpus_isolated: 0,
             tiers: Vec::new(),
+            site_live: self
+                .site_weights(&self.speaker_mbps)
+                .iter()
+                .map(|&w| w > 0.0)
+                .collect(),
         }
     }
 
@@ -144,9 +157,16 @@ impl<'f> Evaluator<'f> {
             .collect();
 
         let out = if changed.is_empty() && weight_changes.is_empty() {
+            // Routes unchanged: no speaker lost its way out.
             Ok(Outcome {
                 gpus_disconnected,
+                gpus_isolated: gpus_disconnected,
                 tiers,
+                site_live: self
+                    .site_weights(weights)
+                    .iter()
+                    .map(|&w| w > 0.0)
+                    .collect(),
                 ..self.healthy_outcome()
             })
         } else {
@@ -158,6 +178,7 @@ impl<'f> Evaluator<'f> {
                 ws,
                 gpus_disconnected,
                 tiers,
+                mask,
             )
         };
         // The workspace goes back to healthy whatever happened.
@@ -177,6 +198,7 @@ impl<'f> Evaluator<'f> {
         ws: &mut Workspace,
         gpus_disconnected: u64,
         tiers: Vec<TierChange>,
+        mask: &FailureMask,
     ) -> Result<Outcome, NotConverged> {
         let states = std::mem::take(&mut ws.states);
         let result = (|| {
@@ -262,15 +284,65 @@ impl<'f> Evaluator<'f> {
                 }
             }
             let region_maxflow_gbps = self.maxflows(changed, weights, &states, ws);
+            let gpus_isolated = gpus_disconnected + self.gpus_without_a_way_out(&new_routes, mask);
             Ok(Outcome {
                 site_pair_gbps,
                 region_pair_gbps,
                 region_maxflow_gbps,
                 gpus_disconnected,
+                gpus_isolated,
                 tiers,
+                site_live: self
+                    .site_weights(weights)
+                    .iter()
+                    .map(|&w| w > 0.0)
+                    .collect(),
             })
         })();
         ws.states = states;
         result
+    }
+}
+
+impl Evaluator<'_> {
+    /// Live GPUs, connected to a good rack switch, whose speaker had a route toward some
+    /// other site in the starting state and has none toward any now (`new_routes[t]`: the
+    /// routes toward site `t` if they were updated, else unchanged).
+    pub(super) fn gpus_without_a_way_out(
+        &self,
+        new_routes: &[Option<RoutesTo>],
+        mask: &FailureMask,
+    ) -> u64 {
+        let f = self.f;
+        if new_routes.iter().all(Option::is_none) {
+            return 0;
+        }
+        let mut isolated = 0u64;
+        for (s, speakers) in self.site_speakers.iter().enumerate() {
+            let others = || {
+                (0..self.sites.len()).filter(move |&t| t != s && !self.site_speakers[t].is_empty())
+            };
+            for &v in speakers {
+                let had = others().any(|t| self.routes[t].best[v.idx()].is_some());
+                let has = others().any(|t| {
+                    new_routes[t].as_ref().unwrap_or(&self.routes[t]).best[v.idx()].is_some()
+                });
+                if !had || has {
+                    continue;
+                }
+                for &r in &self.speaker_racks[v.idx()] {
+                    for &l in f.incident(r) {
+                        let g = f.link(l).other(r);
+                        if f.device(g).role == Role::Gpu
+                            && self.gpu_ok.contains(g.idx())
+                            && gpu_connected(f, g, mask)
+                        {
+                            isolated += 1;
+                        }
+                    }
+                }
+            }
+        }
+        isolated
     }
 }

@@ -72,11 +72,19 @@ impl<'f> Evaluator<'f> {
             })
             .collect();
         let down_links = down.down_links(f);
+        let routes: Vec<_> = routes.into_iter().map(Some).collect();
+        let gpus_isolated = gpus_disconnected + self.gpus_without_a_way_out(&routes, &down.mask);
         Ok(Outcome {
             site_pair_gbps,
             region_pair_gbps,
             region_maxflow_gbps,
             gpus_disconnected,
+            gpus_isolated,
+            site_live: self
+                .site_weights(&weights)
+                .iter()
+                .map(|&w| w > 0.0)
+                .collect(),
             tiers: self
                 .ledger
                 .changes(&self.ledger.without(f, down_links.iter().copied())),
