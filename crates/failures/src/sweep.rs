@@ -543,18 +543,14 @@ pub fn retained(now: f64, healthy: f64) -> f64 {
 }
 
 /// The headline of a scenario: the smallest share of routed capacity left over every site
-/// pair (buildings, zones, AI zones: see [`Evaluator::sites`]) whose two sites still have
-/// live GPUs, and every region pair. A building cut off from the others reads 0 even when
-/// the region pairs barely notice; a building that is down has no pairs (its loss is in
-/// the GPUs isolated and the region pairs).
+/// pair (buildings, zones, AI zones: see [`Evaluator::sites`]) and every region pair. A
+/// building cut off from the others reads 0 even when the region pairs barely notice, and
+/// so does a building that is down (its pairs carry nothing): adding failures never raises
+/// it. Sites without GPUs by design (a hub) are not sites, so no pair of theirs counts.
 pub fn impact(ev: &Evaluator, o: &Outcome) -> f64 {
-    let live = |s: crate::eval::SiteId| o.site_live.get(s.idx()).copied().unwrap_or(true);
     o.site_pair_gbps
         .iter()
         .zip(&ev.healthy_site_gbps)
-        .zip(&ev.site_pairs)
-        .filter(|(_, &(a, b))| live(a) && live(b))
-        .map(|(x, _)| x)
         .chain(o.region_pair_gbps.iter().zip(&ev.healthy_region_gbps))
         .map(|(&n, &h)| retained(n, h))
         .fold(1.0, f64::min)

@@ -124,10 +124,10 @@ fn spread_keeps_more_than_planar_when_different_planes_fail_on_each_side() {
     assert_eq!(d.scenario, "srg:a0-c1");
     assert!(d.spread > d.planar);
     assert!(cmp.spread_better >= 1);
-    // Worst: a building's conduit to its BAG (its pairs read 0 and its GPUs are isolated),
-    // ahead of the region conduit (the region pair reads 0, but every GPU still reaches
-    // the other building of its region).
-    assert_eq!(cmp.planar.worst.as_deref(), Some("conduit:a.b1"));
+    // Worst: a whole building down (its pairs read 0 and its GPUs are lost), ahead of the
+    // region conduit (the region pair reads 0, but every GPU still reaches the other
+    // building of its region).
+    assert_eq!(cmp.planar.worst.as_deref(), Some("building:a.b1"));
 }
 
 #[test]

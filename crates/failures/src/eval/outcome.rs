@@ -27,9 +27,6 @@ pub struct Outcome {
     pub gpus_isolated: u64,
     /// Tiers whose oversubscription changed.
     pub tiers: Vec<TierChange>,
-    /// Whether each site still has live GPU bandwidth (a pair with a site that has none
-    /// carries no demand: it is left out of the headline).
-    pub site_live: Vec<bool>,
 }
 
 impl<'f> Evaluator<'f> {
@@ -42,11 +39,6 @@ impl<'f> Evaluator<'f> {
             gpus_disconnected: 0,
             gpus_isolated: 0,
             tiers: Vec::new(),
-            site_live: self
-                .site_weights(&self.speaker_mbps)
-                .iter()
-                .map(|&w| w > 0.0)
-                .collect(),
         }
     }
 
@@ -162,11 +154,6 @@ impl<'f> Evaluator<'f> {
                 gpus_disconnected,
                 gpus_isolated: gpus_disconnected,
                 tiers,
-                site_live: self
-                    .site_weights(weights)
-                    .iter()
-                    .map(|&w| w > 0.0)
-                    .collect(),
                 ..self.healthy_outcome()
             })
         } else {
@@ -292,11 +279,6 @@ impl<'f> Evaluator<'f> {
                 gpus_disconnected,
                 gpus_isolated,
                 tiers,
-                site_live: self
-                    .site_weights(weights)
-                    .iter()
-                    .map(|&w| w > 0.0)
-                    .collect(),
             })
         })();
         ws.states = states;

@@ -80,11 +80,6 @@ impl<'f> Evaluator<'f> {
             region_maxflow_gbps,
             gpus_disconnected,
             gpus_isolated,
-            site_live: self
-                .site_weights(&weights)
-                .iter()
-                .map(|&w| w > 0.0)
-                .collect(),
             tiers: self
                 .ledger
                 .changes(&self.ledger.without(f, down_links.iter().copied())),
