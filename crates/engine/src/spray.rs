@@ -75,6 +75,8 @@ pub(crate) struct SprayMemo {
     pairs: FxHashMap<(DeviceId, DeviceId), PairSplits>,
     /// Splits of the pairs that have more than one, and of the pair being walked.
     pair_splits: Vec<u32>,
+    /// The pair asked for last.
+    last: Option<((DeviceId, DeviceId), PairSplits)>,
     /// Routing class of each destination speaker; per class, its zone and a representative.
     class_of: FxHashMap<SpeakerId, u32>,
     classes: Vec<(u32, SpeakerId)>,
@@ -103,6 +105,7 @@ impl SprayMemo {
     /// classes stay: they depend only on the network and its routes, which a phase
     /// workspace keeps for its life.
     pub(crate) fn clear(&mut self) {
+        self.last = None;
         self.pairs.clear();
         self.pair_splits.clear();
         self.fr.clear();
@@ -132,10 +135,19 @@ impl SprayMemo {
         path: &mut PathWs,
         sink: &mut Sink<'_>,
     ) -> Result<PairSplits, NoPath> {
-        match self.pairs.get(&key) {
-            Some(&p) => Ok(p),
-            None => self.walk(net, cache, src, dst, key, seed, path, sink),
+        // Consecutive flows often join the same two rack switches (a ring step, a round of
+        // an all-to-all): the last pair answers without a probe.
+        if let Some((k, p)) = self.last {
+            if k == key {
+                return Ok(p);
+            }
         }
+        let p = match self.pairs.get(&key) {
+            Some(&p) => p,
+            None => self.walk(net, cache, src, dst, key, seed, path, sink)?,
+        };
+        self.last = Some((key, p));
+        Ok(p)
     }
 
     /// [`SprayMemo::pair`] the first time.
