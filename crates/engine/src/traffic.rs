@@ -71,6 +71,10 @@ pub struct TrafficResult {
     pub events: u64,
     /// Flows that never started (waiting on a trigger that never fired).
     pub never_started: u64,
+    /// Flows whose path no load-balancing mode changes: inside one scale-up domain, or
+    /// between GPUs of one rack switch or one DSF zone (whose cells are sprayed whatever the
+    /// mode). When it is every flow, `--lb` cannot change the result.
+    pub lb_free_flows: u64,
     /// Utilization per tier over the makespan.
     pub tiers: Vec<TierUtil>,
     /// The busiest resources over the makespan.
@@ -235,6 +239,14 @@ pub fn run(
         slowest,
         events: fct.events,
         never_started: fct.fct_s.iter().filter(|x| x.is_nan()).count() as u64,
+        lb_free_flows: tm
+            .flows
+            .iter()
+            .filter(|fl| {
+                let (a, b) = (gpus[fl.src as usize], gpus[fl.dst as usize]);
+                a == b || net.same_domain(a, b) || net.hash_free(a, b)
+            })
+            .count() as u64,
         tiers,
         bottlenecks,
         utilization_histogram,

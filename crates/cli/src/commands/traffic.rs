@@ -30,6 +30,14 @@ pub fn render(r: &TrafficReport) -> String {
         us(x.makespan_s),
         x.events
     );
+    if x.flows > 0 && x.lb_free_flows == x.flows {
+        let _ = writeln!(
+            o,
+            "every flow stays inside one scale-up domain, rack switch or DSF zone (whose cells \
+             are sprayed whatever the mode): --lb cannot change these results; place GPUs \
+             across zones or buildings (more --gpus, --placement spread) to compare modes"
+        );
+    }
     if x.never_started > 0 {
         let _ = writeln!(
             o,

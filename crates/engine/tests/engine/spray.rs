@@ -111,3 +111,57 @@ proptest! {
         }
     }
 }
+
+/// Flows between GPUs of one DSF zone take the same path whatever the mode (cells are
+/// sprayed in the zone), so they are counted as load-balancing free, and give the same
+/// completion times under `ecmp` and `spray`; a flow leaving the zone is not.
+#[test]
+fn flows_inside_one_dsf_zone_do_not_depend_on_the_mode() {
+    let f = fabric();
+    let params = NetParams {
+        scale_up_gpus: 1,
+        ..NetParams::default()
+    };
+    let net = Net::new(
+        f,
+        &Scenario::healthy(f),
+        AsnPlan::Rfc7938,
+        BgpConfig::default(),
+        params,
+    );
+    let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
+    let in_dsf: Vec<u32> = (0..gpus.len() as u32)
+        .filter(|&i| f.device_name(gpus[i as usize]).starts_with("a.d.d."))
+        .collect();
+    assert!(in_dsf.len() >= 4, "{in_dsf:?}");
+    let flow = |id: u64, src: u32, dst: u32| TmFlow {
+        id,
+        src,
+        dst,
+        bytes: 1 << 20,
+        start: Start::AtPs(0),
+        done_trigger: None,
+    };
+    let inside = TrafficMatrix {
+        nodes: gpus.len() as u32,
+        flows: vec![flow(1, in_dsf[0], in_dsf[3]), flow(2, in_dsf[1], in_dsf[2])],
+        triggers: Default::default(),
+    };
+    let e = traffic::run(&net, &inside, &gpus, Lb::Ecmp, 1).unwrap();
+    let s = traffic::run(&net, &inside, &gpus, Lb::Spray, 1).unwrap();
+    assert_eq!(e.lb_free_flows, 2);
+    assert_eq!(e.fct_s, s.fct_s);
+    let outside = (0..gpus.len() as u32)
+        .find(|i| !in_dsf.contains(i))
+        .unwrap();
+    let mixed = TrafficMatrix {
+        flows: vec![flow(1, in_dsf[0], in_dsf[3]), flow(2, in_dsf[1], outside)],
+        ..inside
+    };
+    assert_eq!(
+        traffic::run(&net, &mixed, &gpus, Lb::Ecmp, 1)
+            .unwrap()
+            .lb_free_flows,
+        1
+    );
+}
