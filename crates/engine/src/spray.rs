@@ -123,7 +123,6 @@ impl SprayMemo {
     /// The splits of the sprayed flow between rack switches `key` (computed from GPUs `src`
     /// -> `dst` the first time) and its latency without the host cables.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
     pub(crate) fn pair(
         &mut self,
         net: &Net<'_>,
@@ -142,28 +141,11 @@ impl SprayMemo {
                 return Ok(p);
             }
         }
-        let p = match self.pairs.get(&key) {
-            Some(&p) => p,
-            None => self.walk(net, cache, src, dst, key, seed, path, sink)?,
-        };
-        self.last = Some((key, p));
-        Ok(p)
-    }
-
-    /// [`SprayMemo::pair`] the first time.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(never)]
-    fn walk(
-        &mut self,
-        net: &Net<'_>,
-        cache: &RouteCache,
-        src: DeviceId,
-        dst: DeviceId,
-        key: (DeviceId, DeviceId),
-        seed: u64,
-        path: &mut PathWs,
-        sink: &mut Sink<'_>,
-    ) -> Result<PairSplits, NoPath> {
+        if let Some(&p) = self.pairs.get(&key) {
+            self.last = Some((key, p));
+            return Ok(p);
+        }
+        // The first time: walked hop by hop (the map remembers it).
         let (tor_src, tor_dst) = key;
         let ds = net.g.rack_speaker(tor_dst);
         let routes = cache.get(ds).ok_or(NoPath::NoRoute)?;
