@@ -76,15 +76,17 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
     let rep = aifabric::Study::healthy(&f, setup)
         .failures(&aifabric::FailureRequest::default(), &tick)?;
     b.finish_and_clear();
-    let worst_cap = rep
+    let (worst_cap, worst_isolated) = rep
         .scenarios
         .first()
-        .map_or(1.0, |s| s.min_capacity_retained);
+        .map_or((1.0, 0), |s| (s.min_capacity_retained, s.gpus_isolated));
     say(format!(
-        "2/5 failure sweep: {} shared-risk groups; worst {} keeps {:.1}% of routed capacity",
+        "2/5 failure sweep: {} shared-risk groups; worst {}: its worst building or region pair \
+         keeps {:.1}% of routed capacity, {} GPUs isolated",
         rep.scenarios.len(),
         rep.summary.worst.as_deref().unwrap_or("-"),
-        worst_cap * 100.0
+        worst_cap * 100.0,
+        worst_isolated
     ))?;
 
     let it = aifabric::stages::spec::job::parse("builtin:llama3-405b-16k.yaml", JOB)
@@ -96,12 +98,12 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         it.name, it.gpus, healthy.result.step_s, healthy.result.tokens_per_s
     ))?;
     // The worst scenario that leaves every GPU and region connected (one that takes GPUs
-    // away stops the job outright; that is the sweep's GPUs-cut-off column).
+    // away or isolates them stops the job outright; that is the sweep's isolated column).
     let mut under = None;
     let survivable = rep
         .scenarios
         .iter()
-        .filter(|s| s.gpus_disconnected == 0 && s.capacity_retained.values().all(|&x| x > 0.0));
+        .filter(|s| s.gpus_isolated == 0 && s.capacity_retained.values().all(|&x| x > 0.0));
     for s in survivable.take(3) {
         let sc = Scenario::from_selectors(&f, std::slice::from_ref(&s.scenario), &[], &[])
             .map_err(|e| Failure::Runtime(e.to_string()))?;

@@ -846,7 +846,8 @@ fn demo_runs_the_main_job_end_to_end() {
     ]);
     assert_eq!(v["gpus"], 216_192);
     assert_eq!(v["scenarios"], 4837);
-    assert_eq!(v["worst"], "conduit:east--west");
+    // A whole building down: its pairs read 0 and its 18,432 GPUs are lost.
+    assert_eq!(v["worst"], "building:east.dc1");
     assert!(v["job_step_s"].as_f64().unwrap() > 0.0);
     // The worst failure the job survives can only slow it down.
     assert!(v["job_slowdown"].as_f64().unwrap() >= 1.0 - 1e-12);
