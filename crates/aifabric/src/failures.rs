@@ -217,7 +217,9 @@ fn parse_sweep_text(args: &FailureRequest) -> Result<Sweep, Error> {
 pub fn starting_state(scenario: &Scenario, description: &str) -> Result<Option<State>, Error> {
     if !scenario.drained_soft.is_empty() {
         return Err(Error::bad_request(
-            "a failure sweep cannot start from a soft drain (a soft-drained element still              carries traffic when nothing else is left); drain it hard (--drain) to sweep from              the state where it is out of service"
+            "a failure sweep cannot start from a soft drain (a soft-drained element still \
+             carries traffic when nothing else is left); drain it hard (--drain) to sweep from \
+             the state where it is out of service"
                 .to_owned(),
         ));
     }

@@ -303,6 +303,9 @@ pub(crate) enum Command {
         /// Machine-readable summary instead of the running commentary.
         #[arg(long)]
         json: bool,
+        /// A maintenance state the whole demo starts from (capacity, sweep, job, report).
+        #[command(flatten)]
+        scenario: ScenarioArgs,
     },
     /// One self-contained HTML report (inline SVG, opens from disk) and report.json with the
     /// same data: fabric summary and hierarchy, oversubscription per tier, inter-BAG capacity,

@@ -16,6 +16,9 @@ const JOB: &str = include_str!("../../../../examples/jobs/llama3-405b-16k.yaml")
 #[derive(Serialize)]
 pub struct DemoSummary {
     pub spec: String,
+    /// The maintenance state every step started from, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starting_state: Option<String>,
     pub gpus: u64,
     pub switches: u64,
     pub links: u64,
@@ -31,8 +34,14 @@ pub struct DemoSummary {
     pub report: String,
 }
 
-/// Run the demo, printing as it goes unless `json`.
-pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> {
+/// Run the demo, printing as it goes unless `json`, from the maintenance state `state`
+/// (none: the healthy fabric).
+pub fn run(
+    out: &Path,
+    quiet: bool,
+    json: bool,
+    state: &crate::args::ScenarioArgs,
+) -> Result<DemoSummary, Failure> {
     let say = |s: String| {
         if json {
             Ok(())
@@ -50,7 +59,18 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
     };
     let f = aifabric::stages::spec::load("prometheus").map_err(Failure::BadInput)?;
     let setup = aifabric::Setup::default();
-    let cap = aifabric::Study::healthy(&f, setup).capacity();
+    let start = state.resolve(&f)?;
+    let description = state.describe();
+    // Refuse a soft drain before any work (a sweep cannot start from one).
+    let starting = aifabric::failures::starting_state(&start, &description)?;
+    if let Some(st) = &starting {
+        say(format!(
+            "starting state: {}; every step below starts from it",
+            st.description
+        ))?;
+    }
+    let study = aifabric::Study::new(&f, start.clone(), setup);
+    let cap = study.capacity();
     let inter: f64 = cap.region_pairs.iter().map(|p| p.capacity_tbps).sum();
     say(format!(
         "1/5 built prometheus: {} GPUs, {} switches, {} links, {:.1} MW; {:.1} Pb/s between the regions",
@@ -73,8 +93,13 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         b.set_length(total);
         b.set_position(done);
     };
-    let rep = aifabric::Study::healthy(&f, setup)
-        .failures(&aifabric::FailureRequest::default(), &tick)?;
+    let rep = study.failures(
+        &aifabric::FailureRequest {
+            state: description.clone(),
+            ..aifabric::FailureRequest::default()
+        },
+        &tick,
+    )?;
     b.finish_and_clear();
     let (worst_cap, worst_isolated) = rep
         .scenarios
@@ -92,10 +117,11 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
     let it = aifabric::stages::spec::job::parse("builtin:llama3-405b-16k.yaml", JOB)
         .map_err(Failure::BadInput)?;
     // Spread over the buildings, so that BAG failures reach the job.
-    let healthy = aifabric::Study::healthy(&f, setup).job(&it, Some(Placement::Spread))?;
+    // In the starting state (the healthy fabric without one).
+    let base = study.job(&it, Some(Placement::Spread))?;
     say(format!(
         "3/5 {} on {} GPUs (spread over the buildings, ECMP): step {:.2} s, {:.0} tokens/s",
-        it.name, it.gpus, healthy.result.step_s, healthy.result.tokens_per_s
+        it.name, it.gpus, base.result.step_s, base.result.tokens_per_s
     ))?;
     // The worst scenario that leaves every GPU and region connected (one that takes GPUs
     // away or isolates them stops the job outright; that is the sweep's isolated column).
@@ -105,8 +131,11 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         .iter()
         .filter(|s| s.gpus_isolated == 0 && s.capacity_retained.values().all(|&x| x > 0.0));
     for s in survivable.take(3) {
-        let sc = Scenario::from_selectors(&f, std::slice::from_ref(&s.scenario), &[], &[])
+        let mut sc = Scenario::from_selectors(&f, std::slice::from_ref(&s.scenario), &[], &[])
             .map_err(|e| Failure::Runtime(e.to_string()))?;
+        // On top of the starting state.
+        sc.failed.union_with(&start.failed);
+        sc.drained_hard.union_with(&start.drained_hard);
         match aifabric::Study::new(&f, sc, setup).job(&it, Some(Placement::Spread)) {
             Ok(r) => {
                 under = Some((s.scenario.clone(), r));
@@ -116,7 +145,8 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         }
     }
     if let Some((name, r)) = &under {
-        let x = r.slowdown.unwrap_or(1.0);
+        // Against the starting state's step (the healthy fabric's without one).
+        let x = r.result.step_s / base.result.step_s;
         say(format!(
             "4/5 under {}: step {:.2} s, slowdown {:.3}x ({:+.2} ms){}",
             name,
@@ -138,12 +168,15 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         spec_text: Some((name, text)),
         ..Default::default()
     };
-    let (data, html) =
-        aifabric::Study::healthy(&f, aifabric::Setup::default()).report(&opts, &|i, n, what| {
-            b.set_length(n);
-            b.set_position(i);
-            b.set_message(what.to_owned());
-        })?;
+    let opts = aifabric::stages::report::data::ReportOptions {
+        state: starting,
+        ..opts
+    };
+    let (data, html) = study.report(&opts, &|i, n, what| {
+        b.set_length(n);
+        b.set_position(i);
+        b.set_message(what.to_owned());
+    })?;
     b.finish_and_clear();
     std::fs::create_dir_all(out)
         .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
@@ -154,6 +187,11 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
     say(format!("5/5 report: {}", page.display()))?;
     Ok(DemoSummary {
         spec: f.name().to_owned(),
+        starting_state: rep
+            .summary
+            .starting_state
+            .as_ref()
+            .map(|s| s.description.clone()),
         gpus: cap.gpus,
         switches: cap.switches,
         links: cap.links,
@@ -162,10 +200,12 @@ pub fn run(out: &Path, quiet: bool, json: bool) -> Result<DemoSummary, Failure> 
         worst: rep.summary.worst.clone(),
         worst_capacity_retained: worst_cap,
         job: it.name.clone(),
-        job_step_s: healthy.result.step_s,
+        job_step_s: base.result.step_s,
         job_failure: under.as_ref().map(|u| u.0.clone()),
         job_step_under_failure_s: under.as_ref().map(|u| u.1.result.step_s),
-        job_slowdown: under.as_ref().and_then(|u| u.1.slowdown),
+        job_slowdown: under
+            .as_ref()
+            .map(|u| u.1.result.step_s / base.result.step_s),
         report: page.display().to_string(),
     })
 }

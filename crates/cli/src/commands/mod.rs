@@ -284,8 +284,13 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             let r = trace::replay(&study, &dir, &req)?;
             emit(json, &r, trace::render_replay)?;
         }
-        Command::Demo { out, quiet, json } => {
-            let summary = demo::run(&out, quiet, json)?;
+        Command::Demo {
+            out,
+            quiet,
+            json,
+            scenario,
+        } => {
+            let summary = demo::run(&out, quiet, json, &scenario)?;
             if json {
                 print_json(&versioned(&summary))?;
             }
