@@ -330,6 +330,50 @@ impl<'f> Study<'f> {
             .map_err(Error::bad_request_from)
     }
 
+    /// Why `policy` (not `packed`) put the GPUs `placed` exactly where `packed` would have:
+    /// a comparison of the two would show nothing. `None` when they differ.
+    pub fn placement_note(
+        &self,
+        placed: &[DeviceId],
+        policy: Placement,
+        scale_up: u32,
+    ) -> Option<String> {
+        if policy == Placement::Packed {
+            return None;
+        }
+        let packed = self
+            .place(placed.len() as u32, Placement::Packed, scale_up)
+            .ok()?;
+        if packed != placed {
+            return None;
+        }
+        let f = self.fabric;
+        let mut buildings: Vec<_> = f
+            .devices_with_role(aifabric_model::Role::Gpu)
+            .map(|g| f.zones()[f.device(g).zone.idx()].building)
+            .collect();
+        buildings.sort_unstable();
+        buildings.dedup();
+        let why = match policy {
+            Placement::Spread if buildings.len() <= 1 => format!(
+                "{} has one building, and spread goes round the buildings",
+                f.name()
+            ),
+            Placement::Spread => "round-robin over the buildings lands on the same GPUs".into(),
+            Placement::TopologyAware => {
+                "the fewest zones that hold them are the first ones, as packed takes them".into()
+            }
+            Placement::Fragmented { .. } => "the draw picked the first domains in order".into(),
+            Placement::Packed => unreachable!("returned above"),
+        };
+        Some(format!(
+            "{} places these {} GPUs exactly as packed does ({why}): comparing the two shows \
+             nothing here",
+            policy.name(),
+            placed.len()
+        ))
+    }
+
     /// A collective over `req.gpus` GPUs at every size of `req.sizes`: nccl-tests-style rows,
     /// the detail of the largest size, and with a damaging scenario the slowdown per size.
     pub fn collective(&self, req: &CollectiveRequest) -> Result<CollectiveReport, Error> {
@@ -388,6 +432,7 @@ impl<'f> Study<'f> {
             rows,
             largest: largest.ok_or_else(|| Error::bad_request("no sizes given".into()))?,
             crossing: compare::crossing(self, &used),
+            placement_note: self.placement_note(&placed, req.placement, c.net.scale_up_gpus),
         })
     }
 
@@ -423,6 +468,7 @@ impl<'f> Study<'f> {
             result: steps.now,
             healthy: steps.healthy,
             slowdown,
+            placement_note: self.placement_note(&placed, policy, params.scale_up_gpus),
         })
     }
 

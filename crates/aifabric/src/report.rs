@@ -101,6 +101,9 @@ pub struct CollectiveReport {
     /// With a damaging scenario: what of it the collective's traffic crosses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crossing: Option<Crossing>,
+    /// When the placement asked for puts the GPUs exactly where `packed` does: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement_note: Option<String>,
 }
 
 /// One training iteration.
@@ -127,6 +130,9 @@ pub struct JobReport {
     /// With a damaging scenario: what of it the job's traffic crosses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crossing: Option<Crossing>,
+    /// When the placement asked for puts the GPUs exactly where `packed` does: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement_note: Option<String>,
 }
 
 /// A traffic matrix, event by event.

@@ -412,3 +412,34 @@ fn each_switch_of_a_role_is_a_scenario() {
     assert!(matches!(e, Error::BadRequest { .. }), "{e}");
     assert!(e.to_string().contains("roles are"), "{e}");
 }
+
+/// `spread` goes round the buildings: on the one-building `llama3-24k` it places the GPUs
+/// exactly as `packed`, and the report says why; on `prometheus` the two differ, and nothing
+/// is said.
+#[test]
+fn a_placement_that_equals_packed_says_why() {
+    let req = |placement| CollectiveRequest {
+        gpus: 256,
+        placement,
+        sizes: vec![1 << 20],
+        ..CollectiveRequest::default()
+    };
+    let f = fabric();
+    let r = Study::healthy(&f, Setup::default())
+        .collective(&req(Placement::Spread))
+        .unwrap();
+    let note = r
+        .placement_note
+        .expect("spread equals packed on one building");
+    assert!(note.contains("one building"), "{note}");
+    let packed = Study::healthy(&f, Setup::default())
+        .collective(&req(Placement::Packed))
+        .unwrap();
+    assert!(packed.placement_note.is_none());
+    assert_eq!(r.rows[0].time_us, packed.rows[0].time_us);
+    let p = aifabric_spec::load("prometheus").unwrap();
+    let s = Study::healthy(&p, Setup::default())
+        .collective(&req(Placement::Spread))
+        .unwrap();
+    assert!(s.placement_note.is_none(), "{:?}", s.placement_note);
+}

@@ -145,6 +145,9 @@ pub fn render_collective(r: &CollectiveReport) -> String {
     if let Some(c) = &r.crossing {
         out.push_str(&crossing(c, "collective"));
     }
+    if let Some(n) = &r.placement_note {
+        let _ = writeln!(out, "{n}");
+    }
     details(&mut out, &r.largest);
     out
 }
@@ -219,6 +222,9 @@ pub fn render_job(r: &JobReport) -> String {
         p.micro_batches,
         p.bubble_fraction() * 100.0
     );
+    if let Some(n) = &r.placement_note {
+        let _ = writeln!(out, "{n}");
+    }
     if let (Some(h), Some(x)) = (&r.healthy, r.slowdown) {
         // The difference too: a slowdown that rounds to 1.000x is not nothing.
         let _ = writeln!(
