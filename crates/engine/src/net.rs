@@ -517,6 +517,12 @@ impl<'f> Net<'f> {
         Some((self.link_res(l_src, src), self.link_res(l_dst, tor_dst)))
     }
 
+    /// The resources of a GPU's host link: (from the GPU, toward it), when it is attached.
+    pub fn host_link_resources(&self, gpu: DeviceId) -> Option<(u32, u32)> {
+        let (l, tor) = self.attach(gpu)?;
+        Some((self.link_res(l, gpu), self.link_res(l, tor)))
+    }
+
     /// Propagation over the host cables of `src` and `dst`, seconds (part of
     /// [`Net::path`]'s latency that differs between GPUs of the same rack switches).
     pub fn host_cables_s(&self, src: DeviceId, dst: DeviceId) -> f64 {

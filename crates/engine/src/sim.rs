@@ -201,6 +201,10 @@ pub(crate) struct PhaseWs {
     count: Vec<f64>,
     split_count: Vec<f64>,
     counted: u64,
+    /// Counting mode, sprayed flows: per GPU (device index), flows on its host link out and
+    /// in, and the GPUs with any.
+    host_count: Vec<[f64; 2]>,
+    host_touched: Vec<DeviceId>,
 }
 
 /// Result of one phase.
@@ -550,9 +554,44 @@ impl PhaseWs {
         self.spray.clear();
         self.srefs.clear();
         self.counting = false;
+        if self.host_count.len() < net.f.devices().len() {
+            self.host_count = vec![[0.0; 2]; net.f.devices().len()];
+        }
+        for g in self.host_touched.drain(..) {
+            self.host_count[g.idx()] = [0.0; 2];
+        }
         self.count.clear();
         self.split_count.clear();
         self.counted = 0;
+    }
+
+    /// Put the host-link counts of sprayed flows (per GPU: out, in) on the phase's
+    /// resources, and clear them.
+    fn fold_host_counts(&mut self, net: &Net<'_>) {
+        let PhaseWs {
+            local,
+            global,
+            cap,
+            count,
+            host_count,
+            host_touched,
+            ..
+        } = self;
+        for g in host_touched.drain(..) {
+            let [out, inn] = std::mem::take(&mut host_count[g.idx()]);
+            let (up, down) = net
+                .host_link_resources(g)
+                .expect("a counted GPU is attached");
+            for (r, k) in [(up, out), (down, inn)] {
+                if k > 0.0 {
+                    let l = local_id(net, local, global, cap, r) as usize;
+                    if count.len() <= l {
+                        count.resize(l + 1, 0.0);
+                    }
+                    count[l] += k;
+                }
+            }
+        }
     }
 
     /// Bytes each local resource carries when every flow moves its bytes once (a split's
@@ -594,9 +633,26 @@ impl PhaseWs {
             local_id: &mut local_id,
         };
         let p = spray.pair(net, routes, src, dst, key, seed, path, &mut sink)?;
+        let middle_s = p.lat;
+        if self.counting {
+            // Host links counted per GPU (each is one GPU's), folded into the phase's
+            // resources once at the end (`fold_host_counts`): no resource lookup per flow.
+            for (g, side) in [(src, 0), (dst, 1)] {
+                let slot = &mut self.host_count[g.idx()];
+                if *slot == [0.0; 2] {
+                    self.host_touched.push(g);
+                }
+                slot[side] += 1.0;
+            }
+            self.split_count.resize(self.flows.splits(), 0.0);
+            for &sp in self.spray.ids(&p) {
+                self.split_count[sp as usize] += 1.0;
+            }
+            self.counted += 1;
+            return Ok(middle_s + net.host_cables_s(src, dst));
+        }
         srefs.clear();
         srefs.extend_from_slice(spray.ids(&p));
-        let middle_s = p.lat;
         let (a, b) = net
             .host_resources(src, dst)
             .expect("a spray key means both GPUs are attached");
@@ -730,6 +786,7 @@ fn run_phase(
     }
     buf.carried.clear();
     let (n, t) = if ws.counting {
+        ws.fold_host_counts(net);
         // Every split's links carry its flows.
         ws.count.resize(ws.cap.len(), 0.0);
         ws.split_count.resize(ws.flows.splits(), 0.0);
