@@ -1347,3 +1347,39 @@ fn demo_runs_from_a_maintenance_state() {
         "drain east.bag.plane5"
     );
 }
+
+/// The 32k RoCE example: a power domain that takes 4 of an AI zone's 18 CTSWs leaves 14/18
+/// of its uplinks, so the AI zone -> ATSW tier goes from 6.22:1 to 8.00:1 and the AI zone's
+/// pairs keep 14/18 of their routed capacity; nothing is isolated.
+#[test]
+fn the_32k_roce_example_shows_the_tier_change_of_a_power_domain() {
+    let spec = format!(
+        "{}/../../examples/specs/roce-32k.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let v = json(&[
+        "failures",
+        &spec,
+        "--sweep",
+        "single:pd",
+        "--top",
+        "1",
+        "--json",
+    ]);
+    let worst = &v["scenarios"][0];
+    let left = worst["min_capacity_retained"].as_f64().unwrap();
+    assert!((left - 14.0 / 18.0).abs() < 1e-9, "{left}");
+    assert_eq!(worst["gpus_isolated"], 0);
+    let tier = worst["tiers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tier"] == "ai_zone_to_atsw")
+        .expect("the AI zone tier");
+    let (before, after) = (
+        tier["before"].as_f64().unwrap(),
+        tier["after"].as_f64().unwrap(),
+    );
+    assert!((before - 1612.8 / 259.2).abs() < 1e-9, "{before}");
+    assert!((after - 8.0).abs() < 1e-9, "{after}");
+}
