@@ -829,21 +829,31 @@ fn export_writes_every_file_atomically_and_names_bad_formats() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("netbox, graphml"));
 }
 
-#[test]
-fn demo_runs_the_main_job_end_to_end() {
-    // About 18 s: run by `.ci/run`, skipped by a plain `cargo test`.
+/// `aifabric demo --quiet --json --out TMP` plus `extra`, or `None` (said) without
+/// `AIFABRIC_SLOW_TESTS`: about 18 s, run by `.ci/run`, skipped by a plain `cargo test`.
+fn slow_demo(extra: &[&str]) -> Option<(tempfile::TempDir, Value)> {
     if std::env::var_os("AIFABRIC_SLOW_TESTS").is_none() {
         eprintln!("skipped: the end-to-end demo runs with AIFABRIC_SLOW_TESTS=1 (.ci/run sets it)");
-        return;
+        return None;
     }
     let dir = tempfile::tempdir().unwrap();
-    let v = json(&[
+    let mut args = vec![
         "demo",
         "--quiet",
         "--json",
         "--out",
         dir.path().to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let v = json(&args);
+    Some((dir, v))
+}
+
+#[test]
+fn demo_runs_the_main_job_end_to_end() {
+    let Some((dir, v)) = slow_demo(&[]) else {
+        return;
+    };
     assert_eq!(v["gpus"], 216_192);
     assert_eq!(v["scenarios"], 4837);
     // A whole building down: its pairs read 0 and its 18,432 GPUs are lost.
@@ -1319,21 +1329,9 @@ fn demo_refuses_a_soft_drain_before_any_work() {
 
 #[test]
 fn demo_runs_from_a_maintenance_state() {
-    // About 18 s: run by `.ci/run`, skipped by a plain `cargo test`.
-    if std::env::var_os("AIFABRIC_SLOW_TESTS").is_none() {
-        eprintln!("skipped: the end-to-end demo runs with AIFABRIC_SLOW_TESTS=1 (.ci/run sets it)");
+    let Some((dir, v)) = slow_demo(&["--drain", "east.bag.plane5"]) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let v = json(&[
-        "demo",
-        "--quiet",
-        "--json",
-        "--drain",
-        "east.bag.plane5",
-        "--out",
-        dir.path().to_str().unwrap(),
-    ]);
+    };
     assert_eq!(v["starting_state"], "drain east.bag.plane5");
     // 15 of 16 planes between the regions: 16.4 Pb/s -> 15.4.
     let inter = v["inter_region_tbps"].as_f64().unwrap();
