@@ -540,8 +540,9 @@ impl Study<'_> {
             };
             prepared.run(net, set, &opts, p)
         })?;
-        let (replay, simulations) = runs.now;
-        let healthy = runs.healthy.map(|h| h.0);
+        let crossing = compare::crossing(self, runs.healthy.iter().map(|h| &h.used_links));
+        let (replay, simulations) = (runs.now.replay, runs.now.simulations);
+        let healthy = runs.healthy.map(|h| h.replay);
         Ok(ReplayReport {
             schema_version: SCHEMA_VERSION,
             spec: self.fabric.name().to_owned(),
@@ -554,6 +555,7 @@ impl Study<'_> {
             replay,
             simulations,
             healthy,
+            crossing,
         })
     }
 }

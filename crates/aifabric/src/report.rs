@@ -190,4 +190,7 @@ pub struct ReplayReport {
     /// Iteration time over the healthy one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slowdown: Option<f64>,
+    /// With a damaging scenario: what of it the replay's traffic crosses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub crossing: Option<Crossing>,
 }

@@ -228,6 +228,16 @@ fn a_replay_under_a_scenario_carries_the_healthy_replay_of_the_same_placement() 
     assert_eq!(r.slowdown, Some(r.replay.iteration_s / h.iteration_s));
     // The trace's ranks are the job's GPUs, and the replay ends after the job's compute.
     assert!(r.replay.iteration_s >= it.compute_s);
+    // 64 packed GPUs stay inside one AI zone: the ATSW's links are out, and the replay's
+    // traffic crosses none of them, so nothing can change.
+    assert!(alone.crossing.is_none());
+    let c = r
+        .crossing
+        .as_ref()
+        .expect("a damaging scenario says what it crosses");
+    assert!(c.links_out > 0);
+    assert_eq!(c.crossed, 0, "{c:?}");
+    assert_eq!(r.slowdown, Some(1.0));
 }
 
 #[test]

@@ -46,6 +46,8 @@ pub struct FabricTimer<'a> {
     tuner: Tuner,
     /// Engine simulations run (distinct collectives and transfers).
     pub simulations: u64,
+    /// Links any simulated collective or transfer used.
+    pub used_links: aifabric_engine::FixedBitSet,
 }
 
 /// Group processes by shape: (size, offsets from the first member). A group with the same
@@ -70,6 +72,17 @@ fn families(groups: &Groups) -> (Vec<u32>, Vec<Vec<u32>>) {
         family.push(f);
     }
     (family, families)
+}
+
+/// A replay on one network ([`Prepared::run`]).
+#[derive(Clone, Debug)]
+pub struct ReplayRun {
+    /// What the trace does.
+    pub replay: Replay,
+    /// Engine simulations run.
+    pub simulations: u64,
+    /// Links its collectives and transfers used.
+    pub used_links: aifabric_engine::FixedBitSet,
 }
 
 impl<'a> FabricTimer<'a> {
@@ -104,6 +117,7 @@ impl<'a> FabricTimer<'a> {
             alpha_s,
             tuner: Tuner::default(),
             simulations: 0,
+            used_links: aifabric_engine::FixedBitSet::with_capacity(net.f.links().len()),
         })
     }
 
@@ -133,6 +147,7 @@ impl<'a> FabricTimer<'a> {
                 context: Some(what.to_owned()),
                 source,
             })?;
+        self.used_links.union_with(&r.used_links);
         Ok(ps(r.time_s))
     }
 }
@@ -370,7 +385,7 @@ impl Prepared {
         set: &TraceSet,
         opts: &FabricOptions,
         progress: &dyn Fn(u64),
-    ) -> Result<(Replay, u64), ReplayError> {
+    ) -> Result<ReplayRun, ReplayError> {
         let mut timer = FabricTimer::new(
             net,
             &self.gpus,
@@ -380,8 +395,12 @@ impl Prepared {
             opts.channels,
             self.alpha_s,
         )?;
-        let r = replay::replay(set, &self.groups, &mut timer, self.cfg, progress)?;
-        Ok((r, timer.simulations))
+        let replay = replay::replay(set, &self.groups, &mut timer, self.cfg, progress)?;
+        Ok(ReplayRun {
+            replay,
+            simulations: timer.simulations,
+            used_links: timer.used_links,
+        })
     }
 
     /// The placement the ranks took.
@@ -416,5 +435,6 @@ pub fn replay_healthy(
 ) -> Result<(Replay, u64), ReplayError> {
     let p = Prepared::new(f, set, opts)?;
     let net = Net::new(f, &Scenario::healthy(f), opts.plan, opts.bgp, p.params());
-    p.run(&net, set, opts, progress)
+    let r = p.run(&net, set, opts, progress)?;
+    Ok((r.replay, r.simulations))
 }

@@ -52,6 +52,8 @@ pub mod te;
 pub mod traffic;
 pub mod tune;
 
+/// The bitset type of [`CollectiveResult::used_links`].
+pub use fixedbitset::FixedBitSet;
 pub use maxmin::{max_min_rates, FlowSet, MaxMin};
 pub use net::{Lb, Net, NetParams};
 pub use sim::{simulate, Collective, CollectiveResult, RouteCache, SimError};

@@ -154,7 +154,7 @@ pub fn render_collective(r: &CollectiveReport) -> String {
 
 /// What of the scenario the traffic crosses; when nothing, that the scenario cannot change
 /// the result.
-fn crossing(c: &aifabric::Crossing, what: &str) -> String {
+pub(crate) fn crossing(c: &aifabric::Crossing, what: &str) -> String {
     if c.crossed == 0 {
         format!(
             "the scenario takes out {} links and this {what}'s traffic crosses none of them \

@@ -150,12 +150,15 @@ pub fn render_replay(x: &ReplayReport) -> String {
             s,
             (r.iteration_s - h.iteration_s) * 1e3
         );
-        if (s - 1.0).abs() < 1e-9 {
+        if let Some(c) = &x.crossing {
+            out.push_str(&super::simulate::crossing(c, "replay"));
+        }
+        if (s - 1.0).abs() < 1e-9 && x.crossing.as_ref().is_none_or(|c| c.crossed > 0) {
             // Say why a failure changes nothing, rather than leave it silent.
             let _ = writeln!(
                 out,
                 "  nothing the trace times got slower: its collectives and transfers keep the \
-                 load of their busiest links (the scenario may not touch their paths at all)"
+                 load of their busiest links"
             );
         }
     }
