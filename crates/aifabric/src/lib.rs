@@ -556,6 +556,11 @@ impl Study<'_> {
             simulations,
             healthy,
             crossing,
+            placement_note: self.placement_note(
+                prepared.gpus(),
+                prepared.placement(),
+                prepared.params().scale_up_gpus,
+            ),
         })
     }
 }

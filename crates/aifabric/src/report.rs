@@ -193,4 +193,7 @@ pub struct ReplayReport {
     /// With a damaging scenario: what of it the replay's traffic crosses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crossing: Option<Crossing>,
+    /// When the placement asked for puts the ranks exactly where `packed` does: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placement_note: Option<String>,
 }

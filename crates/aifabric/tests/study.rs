@@ -238,6 +238,13 @@ fn a_replay_under_a_scenario_carries_the_healthy_replay_of_the_same_placement() 
     assert!(c.links_out > 0);
     assert_eq!(c.crossed, 0, "{c:?}");
     assert_eq!(r.slowdown, Some(1.0));
+    // The job asks for `spread`, which on this one-building fabric is `packed`: said.
+    assert_eq!(r.placement, "spread");
+    let note = r
+        .placement_note
+        .as_deref()
+        .expect("spread equals packed here");
+    assert!(note.contains("one building"), "{note}");
 }
 
 #[test]

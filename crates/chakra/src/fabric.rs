@@ -408,6 +408,11 @@ impl Prepared {
         self.policy
     }
 
+    /// The GPU of each rank.
+    pub fn gpus(&self) -> &[DeviceId] {
+        &self.gpus
+    }
+
     /// Effective FLOP/s a compute node's `num_ops` runs at.
     pub fn flops_per_s(&self) -> f64 {
         self.cfg.flops_per_s

@@ -113,6 +113,9 @@ pub fn render_replay(x: &ReplayReport) -> String {
         .per_rank
         .iter()
         .min_by(|a, b| a.iteration_s.total_cmp(&b.iteration_s));
+    if let Some(n) = &x.placement_note {
+        let _ = writeln!(out, "{n}");
+    }
     let _ = writeln!(out, "iteration {} ms", ms(r.iteration_s));
     if let (Some(s), Some(f)) = (slowest, fastest) {
         let _ = write!(
