@@ -65,8 +65,8 @@ pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement};
 pub use failures::FailureRequest;
 pub use report::{
-    versioned, CollectiveReport, CollectiveRow, Crossing, JobReport, ReplayReport, TrafficReport,
-    Versioned, SCHEMA_VERSION,
+    versioned, CollectiveReport, CollectiveRow, Crossing, JobReport, LbWeights, ReplayReport,
+    TrafficReport, Versioned, SCHEMA_VERSION,
 };
 pub use size::Sizes;
 
@@ -433,6 +433,10 @@ impl<'f> Study<'f> {
             largest: largest.ok_or_else(|| Error::bad_request("no sizes given".into()))?,
             crossing: compare::crossing(self, &used),
             placement_note: self.placement_note(&placed, req.placement, c.net.scale_up_gpus),
+            weights: LbWeights {
+                used: c.lb.weights().to_owned(),
+                differences: nets.now.weight_differences(routes.now.all()),
+            },
         })
     }
 

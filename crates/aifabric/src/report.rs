@@ -104,6 +104,20 @@ pub struct CollectiveReport {
     /// When the placement asked for puts the GPUs exactly where `packed` does: why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement_note: Option<String>,
+    /// The weights used, and where the other kind would differ.
+    pub weights: LbWeights,
+}
+
+/// The weights the switches split traffic by in the mode run, and where the other kind of
+/// weights would split it differently on the same routes.
+#[derive(Clone, Debug, Serialize)]
+pub struct LbWeights {
+    /// What the mode splits by (`equal per live link`, BGP link-bandwidth weights, ...).
+    pub used: String,
+    /// Switches with a choice of next-hop links, and where BGP's link-bandwidth weights are
+    /// not equal per live link: `ecmp` and `ucmp` can only differ there.
+    #[serde(flatten)]
+    pub differences: aifabric_engine::WeightDifferences,
 }
 
 /// One training iteration.

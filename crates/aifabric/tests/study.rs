@@ -460,3 +460,62 @@ fn a_placement_that_equals_packed_says_why() {
         .unwrap();
     assert!(s.placement_note.is_none(), "{:?}", s.placement_note);
 }
+
+/// Two AI zones of 4 racks x 8 GPUs, 4 CTSWs each, every CTSW with 2 links to each of 2 ATSWs.
+const TWO_AI_ZONES: &str = r#"
+name: two-ai-zones
+regions:
+  - name: east
+    buildings:
+      - name: dc1
+        zones:
+          - name: ai
+            roce: {ai_zones: 2, racks_per_zone: 4, gpus_per_rack: 8, ctsw_per_zone: 4, atsw: 2, ctsw_links_per_atsw: 2}
+"#;
+
+#[test]
+fn ecmp_and_ucmp_differ_exactly_where_the_weights_do() {
+    use aifabric::{Lb, Op};
+    let f = aifabric_spec::build_str("two-ai-zones.yaml", TWO_AI_ZONES).unwrap();
+    let req = CollectiveRequest {
+        op: Op::AllToAll,
+        gpus: 64,
+        sizes: vec![256 << 20],
+        ..CollectiveRequest::default()
+    };
+    let run = |scenario: Scenario, lb: Lb| {
+        let setup = Setup {
+            lb,
+            ..Setup::default()
+        };
+        Study::new(&f, scenario, setup).collective(&req).unwrap()
+    };
+    // Healthy, every CTSW hears the same from each ATSW and every RTSW the same from each
+    // CTSW: the weights are equal per link everywhere, and the two modes agree to the bit.
+    let healthy = Scenario::healthy(&f);
+    let (e, u) = (run(healthy.clone(), Lb::Ecmp), run(healthy, Lb::Ucmp));
+    assert!(e.weights.differences.switches_with_choice > 0);
+    assert_eq!(e.weights.differences.switches_unequal, 0);
+    assert_eq!(e.rows[0].time_us, u.rows[0].time_us);
+    assert_eq!(e.weights.used, "equal per live link");
+    assert_eq!(u.weights.used, "hashed by BGP link-bandwidth weights");
+    // One CTSW -> ATSW bundle down: ctsw0 keeps 2 of its 4 uplinks, so it advertises half
+    // as much toward the other AI zone and its zone's 4 RTSWs weigh it by half; and atsw0
+    // reaches zone 0 through 3 CTSWs instead of 4, so zone 1's 4 CTSWs weigh atsw0 3:4
+    // (what `aifabric routes` shows). The weights are unequal at those 8, and the modes
+    // now differ.
+    let cut = || {
+        Scenario::from_selectors(
+            &f,
+            &["east.dc1.ai.ctsw0--east.dc1.ai.atsw0".to_string()],
+            &[],
+            &[],
+        )
+        .unwrap()
+    };
+    let (e, u) = (run(cut(), Lb::Ecmp), run(cut(), Lb::Ucmp));
+    let d = &e.weights.differences;
+    assert_eq!(d.switches_unequal, 8, "{d:?}");
+    assert!(d.example.as_deref().unwrap().contains("rtsw"), "{d:?}");
+    assert_ne!(e.rows[0].time_us, u.rows[0].time_us);
+}

@@ -29,8 +29,10 @@
 //! ```
 
 pub mod bisection;
+mod hub;
 pub mod maxflow;
 mod report;
 
 pub use bisection::{zone_bisection, Bisection};
+pub use hub::{hub_pairs, HubPair};
 pub use report::*;

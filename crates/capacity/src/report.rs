@@ -133,6 +133,9 @@ pub struct CapacityReport {
     pub tiers: Vec<Tier>,
     /// Inter-region capacity.
     pub region_pairs: Vec<RegionPair>,
+    /// Regions with GPUs joined through hubs (hub and spoke): spoke-to-spoke capacity by
+    /// max-flow (empty without a hub).
+    pub hub_pairs: Vec<crate::HubPair>,
     /// Switches by role and model.
     pub devices_by_model: Vec<DeviceCount>,
     /// Links by kind and speed.
@@ -450,6 +453,7 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
         failed_links: failed_links as u64,
         tiers,
         region_pairs,
+        hub_pairs: crate::hub_pairs(f, mask),
         devices_by_model: by_model
             .into_iter()
             .map(|((role, hw), count)| DeviceCount {

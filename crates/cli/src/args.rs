@@ -310,7 +310,10 @@ pub(crate) enum Command {
     /// One self-contained HTML report (inline SVG, opens from disk) and report.json with the
     /// same data: fabric summary and hierarchy, oversubscription per tier, inter-BAG capacity,
     /// a failure sweep (capacity-retained CDF, worst scenarios), collective busBW vs message
-    /// size per load-balancing mode, link-utilization histogram.
+    /// size per load-balancing mode, link-utilization histogram. The sweep falls back to every
+    /// group when the spec has none of the class; the collective runs where the modes can
+    /// differ (spread over the buildings when packed GPUs share one DSF zone), or says why
+    /// they cannot.
     Report {
         /// Built-in spec name or YAML file.
         spec: String,
@@ -324,6 +327,10 @@ pub(crate) enum Command {
         /// GPUs of the collective benchmark.
         #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(2..))]
         gpus: u32,
+        /// One table per site pair (buildings, zones, AI zones) and region pair: the
+        /// scenarios that cost it most.
+        #[arg(long)]
+        pair_tables: bool,
         /// Print report.json to stdout as well.
         #[arg(long)]
         json: bool,

@@ -116,6 +116,20 @@ pub fn capacity(r: &CapacityReport) -> String {
             );
         }
     }
+    if !r.hub_pairs.is_empty() {
+        let _ = writeln!(s, "\nSpoke to spoke (max-flow through the hubs)");
+        for p in &r.hub_pairs {
+            let _ = writeln!(
+                s,
+                "  {} <-> {} via {}: {:.2} Pb/s both ways ({:.2} Pb/s per direction)",
+                p.a,
+                p.b,
+                p.via.join(", "),
+                p.capacity_tbps / 1_000.0,
+                p.capacity_tbps_per_direction / 1_000.0
+            );
+        }
+    }
     let _ = writeln!(s, "\nSwitches");
     for d in &r.devices_by_model {
         let _ = writeln!(s, "  {:<6} {:<22} {:>8}", d.role.as_str(), d.model, d.count);
@@ -333,24 +347,6 @@ pub fn ibm(zones: &[aifabric::stages::routing::ibm::ZoneIbm]) -> String {
     s
 }
 
-/// The tier whose oversubscription grew most, `tier before->after` (`none up` when nothing is
-/// left above it), with how many more changed; `-` if none did.
-fn worst_tier(tiers: &[aifabric::stages::capacity::TierChange]) -> String {
-    let growth = |t: &aifabric::stages::capacity::TierChange| {
-        t.after
-            .map_or(f64::INFINITY, |a| a / t.before.max(f64::MIN_POSITIVE))
-    };
-    let Some(w) = tiers.iter().max_by(|a, b| growth(a).total_cmp(&growth(b))) else {
-        return "-".into();
-    };
-    let after = w.after.map_or("none up".to_owned(), |a| format!("{a:.2}"));
-    let more = match tiers.len() - 1 {
-        0 => String::new(),
-        n => format!(" +{n}"),
-    };
-    format!("{} {:.2}->{after}{more}", w.tier, w.before)
-}
-
 fn share(x: f64) -> String {
     format!("{:.4}", x)
 }
@@ -474,7 +470,7 @@ pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usiz
             share(rec.min_capacity_retained),
             rec.gpus_isolated,
             rec.blackholed_prefixes,
-            worst_tier(&rec.tiers),
+            rec.worst_tier(),
             rec.draws
         );
         for m in &rec.mitigations {

@@ -55,5 +55,5 @@ pub mod tune;
 /// The bitset type of [`CollectiveResult::used_links`].
 pub use fixedbitset::FixedBitSet;
 pub use maxmin::{max_min_rates, FlowSet, MaxMin};
-pub use net::{Lb, Net, NetParams};
+pub use net::{Lb, Net, NetParams, WeightDifferences};
 pub use sim::{simulate, Collective, CollectiveResult, RouteCache, SimError};

@@ -127,6 +127,19 @@ impl std::fmt::Display for Lb {
 /// Most queue pairs per GPU pair `eecmp:N` accepts (NCCL uses a handful; Meta's E-ECMP 16).
 pub const MAX_QPS: u32 = 1024;
 
+/// Where BGP's link-bandwidth weights and equal per-link weights split traffic differently
+/// ([`Net::weight_differences`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct WeightDifferences {
+    /// Switches (BGP speakers) with more than one next-hop link toward some prefix.
+    pub switches_with_choice: u64,
+    /// Of those, the ones where the link-bandwidth weights are not equal per live link.
+    pub switches_unequal: u64,
+    /// The first such switch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+}
+
 /// Latency and scale-up parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct NetParams {
@@ -654,6 +667,93 @@ impl<'f> Net<'f> {
         }
     }
 
+    /// The live links speaker `sv` splits traffic toward `routes`' prefix over, into
+    /// `ws.members` with each link's share: by BGP's link-bandwidth weights (`weighted`: UCMP,
+    /// spray), each multipath's weight shared over its live links by capacity, or 1 per live
+    /// link (ECMP, E-ECMP: hardware's equal-cost group, one member per link).
+    fn next_hop_links(&self, routes: &RoutesTo, sv: SpeakerId, weighted: bool, ws: &mut PathWs) {
+        routes.weighted_next_hops(
+            &self.g,
+            &self.states,
+            sv,
+            &mut ws.scratch,
+            &mut ws.weights,
+            &mut ws.hops,
+        );
+        // Members: every live link of every multipath session.
+        ws.members.clear();
+        let range = self.g.adj_range(sv);
+        let nb = self.g.neighbors(sv);
+        for &(pos, _, w) in &ws.hops {
+            let session = nb[pos - range.start].0;
+            let links = self.g.links(session);
+            let live: f64 = links
+                .iter()
+                .filter(|&&l| self.f.link_up(l, &self.down))
+                .map(|&l| f64::from(self.f.link(l).capacity_mbps))
+                .sum();
+            if live <= 0.0 || w <= 0.0 {
+                continue;
+            }
+            for &l in links {
+                if self.f.link_up(l, &self.down) {
+                    let share = if weighted {
+                        w * f64::from(self.f.link(l).capacity_mbps) / live
+                    } else {
+                        1.0
+                    };
+                    ws.members.push((l, share));
+                }
+            }
+        }
+    }
+
+    /// Where the two kinds of weights split differently on these routes: at how many
+    /// switches (BGP speakers) a prefix of `routes` has more than one next-hop link, and at
+    /// how many of them BGP's link-bandwidth weights (`ucmp`, `spray`) give some link a
+    /// different share than equal per live link (`ecmp`, `eecmp`). `ucmp` and `ecmp` can
+    /// only differ at those; with none, they give the same results.
+    pub fn weight_differences(&self, routes: &[RoutesTo]) -> WeightDifferences {
+        use rayon::prelude::*;
+        let n = self.g.speakers.len();
+        // Per destination in parallel: (choice, unequal) bits per speaker, OR-ed together.
+        let (choice, unequal) = routes
+            .par_iter()
+            .fold(
+                || (FixedBitSet::with_capacity(n), FixedBitSet::with_capacity(n)),
+                |(mut choice, mut unequal), r| {
+                    for v in self.g.speaker_ids() {
+                        if r.is_origin(v) {
+                            continue;
+                        }
+                        if let Some(equal) = r.equal_per_link_at(&self.g, &self.states, v) {
+                            choice.insert(v.idx());
+                            if !equal {
+                                unequal.insert(v.idx());
+                            }
+                        }
+                    }
+                    (choice, unequal)
+                },
+            )
+            .reduce(
+                || (FixedBitSet::with_capacity(n), FixedBitSet::with_capacity(n)),
+                |(mut c1, mut u1), (c2, u2)| {
+                    c1.union_with(&c2);
+                    u1.union_with(&u2);
+                    (c1, u1)
+                },
+            );
+        let first = unequal.ones().next();
+        WeightDifferences {
+            switches_with_choice: choice.count_ones(..) as u64,
+            switches_unequal: unequal.count_ones(..) as u64,
+            example: first.map(|v| {
+                aifabric_routing::fib::speaker_name(self.f, &self.g, SpeakerId::from_idx(v))
+            }),
+        }
+    }
+
     /// One hop of spreading a flow toward rack switch `tor_dst` (whose speaker is `target`):
     /// every device of `frontier` (device, mass of the flow there, latency so far) forwards
     /// its mass over the next hops of its speaker under `lb`, pushing the resources it loads
@@ -696,40 +796,7 @@ impl<'f> Net<'f> {
             if routes.best[sv.idx()].is_none() {
                 return Err(NoPath::NoRoute);
             }
-            routes.weighted_next_hops(
-                &self.g,
-                &self.states,
-                sv,
-                &mut ws.scratch,
-                &mut ws.weights,
-                &mut ws.hops,
-            );
-            // Members: every live link of every multipath session.
-            ws.members.clear();
-            let range = self.g.adj_range(sv);
-            let nb = self.g.neighbors(sv);
-            for &(pos, _, w) in &ws.hops {
-                let session = nb[pos - range.start].0;
-                let links = self.g.links(session);
-                let live: f64 = links
-                    .iter()
-                    .filter(|&&l| self.f.link_up(l, &self.down))
-                    .map(|&l| f64::from(self.f.link(l).capacity_mbps))
-                    .sum();
-                if live <= 0.0 || w <= 0.0 {
-                    continue;
-                }
-                for &l in links {
-                    if self.f.link_up(l, &self.down) {
-                        let share = if weighted {
-                            w * f64::from(self.f.link(l).capacity_mbps) / live
-                        } else {
-                            1.0
-                        };
-                        ws.members.push((l, share));
-                    }
-                }
-            }
+            self.next_hop_links(routes, sv, weighted, ws);
             if ws.members.is_empty() {
                 return Err(NoPath::NoRoute);
             }

@@ -167,6 +167,11 @@ impl RouteCache {
         Ok(RouteCache { index, routes })
     }
 
+    /// Every destination's routes, in speaker order.
+    pub fn all(&self) -> &[RoutesTo] {
+        &self.routes
+    }
+
     /// The routes toward destination speaker `s`, if it was one of the cache's.
     pub fn get(&self, s: SpeakerId) -> Option<&RoutesTo> {
         let i = (*self.index.get(s.idx())?)?;

@@ -74,6 +74,56 @@ pub struct ScenarioRecord {
     pub mitigations: Vec<MitigationResult>,
 }
 
+impl ScenarioRecord {
+    /// The class of its groups (`hall`, `linecard`, ...), `mixed` when they differ, `none`
+    /// for no group.
+    pub fn class(&self) -> String {
+        let mut classes: Vec<&str> = self
+            .srgs
+            .iter()
+            .map(|n| n.split_once(':').map_or("", |x| x.0))
+            .collect();
+        classes.dedup();
+        match classes.as_slice() {
+            [] => "none".to_owned(),
+            [c] => (*c).to_owned(),
+            _ => "mixed".to_owned(),
+        }
+    }
+
+    /// The pair that keeps least of its routed capacity, and that share (`None` when every
+    /// pair keeps all of it); ties go to the first pair in name order.
+    pub fn worst_pair(&self) -> Option<(&str, f64)> {
+        self.capacity_retained
+            .iter()
+            .filter(|(_, &x)| x < 1.0 - SAME)
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(k, &x)| (k.as_str(), x))
+    }
+
+    /// The tier whose oversubscription grew most, as `tier before->after` (`none up` when
+    /// nothing is left above it), with `+N` for the N other tiers that changed; `-` if none.
+    pub fn worst_tier(&self) -> String {
+        let growth = |t: &TierChange| {
+            t.after
+                .map_or(f64::INFINITY, |a| a / t.before.max(f64::MIN_POSITIVE))
+        };
+        let Some(w) = self
+            .tiers
+            .iter()
+            .max_by(|a, b| growth(a).total_cmp(&growth(b)))
+        else {
+            return "-".into();
+        };
+        let after = w.after.map_or("none up".to_owned(), |a| format!("{a:.2}"));
+        let more = match self.tiers.len() - 1 {
+            0 => String::new(),
+            n => format!(" +{n}"),
+        };
+        format!("{} {:.2}->{after}{more}", w.tier, w.before)
+    }
+}
+
 /// Distribution of the headline over a sweep (weighted by draws).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Distribution {
@@ -249,23 +299,9 @@ pub fn report(ev: &Evaluator, sweep: &str, mut scenarios: Vec<ScenarioRecord>) -
         .into_iter()
         .zip(ev.healthy_maxflow_gbps.iter().copied())
         .collect();
-    // Per class: scenarios whose groups are all of one class.
-    let class_of = |s: &ScenarioRecord| -> String {
-        let mut classes: Vec<&str> = s
-            .srgs
-            .iter()
-            .map(|n| n.split_once(':').map_or("", |x| x.0))
-            .collect();
-        classes.dedup();
-        match classes.as_slice() {
-            [] => "none".to_owned(),
-            [c] => (*c).to_owned(),
-            _ => "mixed".to_owned(),
-        }
-    };
     let mut by_class: Vec<ClassWorst> = Vec::new();
     for s in &scenarios {
-        let c = class_of(s);
+        let c = s.class();
         match by_class.iter_mut().find(|w| w.class == c) {
             Some(w) => w.scenarios += 1,
             None => by_class.push(ClassWorst {

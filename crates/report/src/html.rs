@@ -186,6 +186,24 @@ fn esc(s: &str) -> String {
         .replace('\'', "&#x27;")
 }
 
+/// What a region's BAG box says: planes and chassis, and for a hub the spokes it joins.
+fn bag_line(r: &crate::data::RegionNode) -> String {
+    if r.hub {
+        format!(
+            "hub BAG: {} planes, {} chassis; joins {}",
+            r.bag_planes,
+            r.bag_chassis,
+            if r.spokes.is_empty() {
+                "no spoke".to_owned()
+            } else {
+                r.spokes.join(", ")
+            }
+        )
+    } else {
+        format!("BAG: {} planes, {} chassis", r.bag_planes, r.bag_chassis)
+    }
+}
+
 /// The hierarchy as boxes: a column per region, its buildings and zones stacked, BAG below.
 fn hierarchy_svg(d: &ReportData) -> String {
     let col_w = 360.0;
@@ -240,16 +258,97 @@ fn hierarchy_svg(d: &ReportData) -> String {
         let by = 45.0 + rows * row_h;
         let _ = write!(
             s,
-            r##"<rect x="{x}" y="{by}" width="{}" height="40" fill="#fbefe6" stroke="#c77a3f"/><text x="{}" y="{}">BAG: {} planes, {} chassis</text>"##,
+            r##"<rect x="{x}" y="{by}" width="{}" height="40" fill="#fbefe6" stroke="#c77a3f"/><text x="{}" y="{}">{}</text>"##,
             col_w - 20.0,
             x + 6.0,
             by + 24.0,
-            r.bag_planes,
-            r.bag_chassis
+            esc(&bag_line(r))
         );
     }
     s.push_str("</svg>");
     s
+}
+
+/// Capacity in the unit that reads best: Pb/s from 1,000 Tb/s.
+fn capacity_text(tbps: f64) -> String {
+    if tbps >= 1000.0 {
+        format!("{:.2} Pb/s", tbps / 1000.0)
+    } else {
+        format!("{tbps:.1} Tb/s")
+    }
+}
+
+/// The inter-BAG view: each region a box (hubs in the middle, the others round them), a line
+/// per pair of regions with links between them, labelled with its capacity both ways.
+/// `None` with fewer than two regions.
+fn inter_bag_svg(d: &ReportData) -> Option<String> {
+    let n = d.hierarchy.len();
+    if n < 2 {
+        return None;
+    }
+    let (w, h) = (900.0f64, 460.0f64);
+    // An ellipse wide enough that a label between a box and the hub clears both.
+    let (cx, cy, rx, ry) = (w / 2.0, h / 2.0, 330.0, 170.0);
+    let hubs: Vec<usize> = (0..n).filter(|&i| d.hierarchy[i].hub).collect();
+    let ring: Vec<usize> = (0..n).filter(|&i| !d.hierarchy[i].hub).collect();
+    let mut pos = vec![(0.0f64, 0.0f64); n];
+    for (k, &i) in hubs.iter().enumerate() {
+        pos[i] = (cx, cy + (k as f64 - (hubs.len() as f64 - 1.0) / 2.0) * 70.0);
+    }
+    for (k, &i) in ring.iter().enumerate() {
+        // Start at the left; two regions face each other.
+        let a = std::f64::consts::PI + 2.0 * std::f64::consts::PI * k as f64 / ring.len() as f64;
+        pos[i] = (cx + rx * a.cos(), cy + ry * a.sin());
+    }
+    let index = |name: &str| d.hierarchy.iter().position(|r| r.name == name);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">"#
+    );
+    for (a, b, tbps) in &d.inter_bag {
+        let (Some(i), Some(j)) = (index(a), index(b)) else {
+            continue;
+        };
+        let ((x1, y1), (x2, y2)) = (pos[i], pos[j]);
+        let _ = write!(
+            s,
+            r##"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="#c77a3f" stroke-width="3"/><text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#8a4b1c">{}</text>"##,
+            (x1 + x2) / 2.0,
+            (y1 + y2) / 2.0 - 6.0,
+            esc(&capacity_text(*tbps))
+        );
+    }
+    for (i, r) in d.hierarchy.iter().enumerate() {
+        let (x, y) = pos[i];
+        let (fill, stroke) = if r.hub {
+            ("#fbefe6", "#c77a3f")
+        } else {
+            ("#eef3fb", "#6b8cc7")
+        };
+        let title = if r.hub {
+            format!("{} (hub)", r.name)
+        } else {
+            format!("region {}", r.name)
+        };
+        let line = if r.hub {
+            format!("{} planes, {} hub chassis", r.bag_planes, r.bag_chassis)
+        } else {
+            format!("{} GPUs, {} BAG planes", r.gpus, r.bag_planes)
+        };
+        let _ = write!(
+            s,
+            r##"<rect x="{:.1}" y="{:.1}" width="180" height="46" rx="6" fill="{fill}" stroke="{stroke}"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-weight="bold">{}</text><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+            x - 90.0,
+            y - 23.0,
+            y - 5.0,
+            esc(&title),
+            y + 13.0,
+            esc(&line)
+        );
+    }
+    s.push_str("</svg>");
+    Some(s)
 }
 
 /// Render the report. Every value from the data (the fabric's, regions', zones' and
@@ -268,5 +367,6 @@ pub fn render(d: &ReportData) -> Result<String, minijinja::Error> {
         cdf_svg => minijinja::Value::from_safe_string(cdf_svg(d)),
         busbw_svg => minijinja::Value::from_safe_string(busbw_svg(d)),
         utilization_svg => minijinja::Value::from_safe_string(utilization_svg(d)),
+        inter_bag_svg => inter_bag_svg(d).map(minijinja::Value::from_safe_string),
     })
 }

@@ -239,7 +239,8 @@ fn as_path(g: &BgpGraph, routes: &RoutesTo, v: SpeakerId) -> Vec<u32> {
     path
 }
 
-fn speaker_name(f: &Fabric, g: &BgpGraph, v: SpeakerId) -> String {
+/// A speaker as the tools print it: its device, or `ZONE (DSF)` for a DSF zone's one speaker.
+pub fn speaker_name(f: &Fabric, g: &BgpGraph, v: SpeakerId) -> String {
     match g.speakers[v.idx()].kind {
         SpeakerKind::Device(d) => f.device_name(d),
         SpeakerKind::DsfSystem(z) => format!("{} (DSF)", f.zones()[z.idx()].name),

@@ -300,6 +300,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             out,
             sweep,
             gpus,
+            pair_tables,
             json,
             scenario,
         } => {
@@ -312,6 +313,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             let opts = aifabric::stages::report::data::ReportOptions {
                 sweep,
                 gpus,
+                pair_tables,
                 spec_text: Some((name, text)),
                 ..Default::default()
             };

@@ -1,6 +1,7 @@
 //! `aifabric collective` and `aifabric job`: their reports (from the `aifabric` library) as
 //! tables.
 
+use crate::render::count;
 use aifabric::stages::engine::sim::{Bottleneck, CollectiveResult, TierUtil};
 use aifabric::stages::workload::Algo;
 use aifabric::{CollectiveReport, CollectiveRow, JobReport};
@@ -148,8 +149,34 @@ pub fn render_collective(r: &CollectiveReport) -> String {
     if let Some(n) = &r.placement_note {
         let _ = writeln!(out, "{n}");
     }
+    out.push_str(&weights(&r.weights.differences));
     details(&mut out, &r.largest);
     out
+}
+
+/// Where `ecmp` and `ucmp` can differ on the routes the collective used.
+fn weights(w: &aifabric::stages::engine::WeightDifferences) -> String {
+    let n = w.switches_with_choice;
+    if n == 0 {
+        return "weights: no switch has a choice of next-hop links toward these GPUs' racks, \
+                so ecmp and ucmp take the same links\n"
+            .into();
+    }
+    match (w.switches_unequal, &w.example) {
+        (0, _) => format!(
+            "weights: BGP's link-bandwidth weights are equal per live link at all {} with a \
+             choice of next hops toward these GPUs' racks: ecmp and ucmp split alike here\n",
+            count(n, "switch", "switches")
+        ),
+        (u, Some(e)) => format!(
+            "weights: BGP's link-bandwidth weights (ucmp, spray) are not equal per live link \
+             (ecmp, eecmp) at {u} of the {} with a choice of next hops toward these GPUs' \
+             racks, e.g. {e} (`aifabric routes` shows them); ecmp and ucmp can differ only \
+             where the traffic passes those\n",
+            count(n, "switch", "switches")
+        ),
+        (u, None) => format!("weights: unequal at {u} of {n} switches\n"),
+    }
 }
 
 /// What of the scenario the traffic crosses; when nothing, that the scenario cannot change

@@ -305,8 +305,17 @@ impl<'f> Evaluator<'f> {
             .collect();
         let regions: Vec<String> = f.regions().iter().map(|r| r.name.clone()).collect();
         let nr = regions.len() as u32;
+        // A region without GPUs by design (a hub) has no sites: its pairs carry nothing and
+        // are not pairs (a hub joins spokes; the spokes' pairs measure it).
+        let mut has_sites = vec![false; regions.len()];
+        for (s, speakers) in site_speakers.iter().enumerate() {
+            if !speakers.is_empty() {
+                has_sites[site_region[s] as usize] = true;
+            }
+        }
         let region_pairs: Vec<(u32, u32)> = (0..nr)
             .flat_map(|a| (a + 1..nr).map(move |b| (a, b)))
+            .filter(|&(a, b)| has_sites[a as usize] && has_sites[b as usize])
             .collect();
         let region_members: Vec<Vec<usize>> = region_pairs
             .iter()

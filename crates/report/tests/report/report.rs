@@ -37,6 +37,43 @@ fn the_report_has_every_section_and_its_data() {
     assert_eq!(c.scenarios, 32);
     assert!((c.planar.capacity_retained.min - 15.0 / 16.0).abs() < 1e-9);
     assert!((c.spread.capacity_retained.min - 15.0 / 16.0).abs() < 1e-9);
+    // Single plane failures cannot tell the wirings apart; a plane on each side can: planar
+    // loses 1/16 when the two planes face each other, spread loses 2/16 minus their shared
+    // share of links (so planar keeps more in 1 case of 16, spread in the other 15).
+    let pairs = d.failures.planar_vs_spread_pairs.as_ref().unwrap();
+    assert_eq!(
+        (pairs.scenarios, pairs.spread_better, pairs.planar_better),
+        (16, 15, 1)
+    );
+    let note = d.failures.planar_vs_spread_note.as_deref().unwrap();
+    assert!(note.contains("keep the same capacity either way"), "{note}");
+    // Packed, 256 GPUs sit in one DSF zone, where the modes cannot differ: the ring runs
+    // spread over the buildings, and there ECMP falls behind spraying.
+    assert!(
+        d.collective.contains("spread over the buildings"),
+        "{}",
+        d.collective
+    );
+    assert!(d.collective_note.is_some());
+    let last = |lb: &str| {
+        d.busbw
+            .iter()
+            .find(|b| b.lb == lb)
+            .unwrap()
+            .points
+            .last()
+            .unwrap()
+            .1
+    };
+    assert!(last("ecmp") < last("spray"), "{:?}", d.busbw);
+    // The worst scenarios say which pair and which tier.
+    let w = &d.failures.worst[0];
+    assert_eq!(w.class, "plane");
+    assert!(
+        w.worst_pair.is_some() && w.worst_tier.starts_with("bag "),
+        "{w:?}"
+    );
+    assert_eq!(d.failures.worst_per_class.len(), 1);
     // Every resource that carried traffic is in the histogram.
     let hist: u64 = d.busbw[0].utilization_histogram.iter().sum();
     assert!(hist > 0);
@@ -63,7 +100,10 @@ fn the_report_has_every_section_and_its_data() {
         );
     }
     let svgs = doc.descendants().filter(|n| n.has_tag_name("svg")).count();
-    assert_eq!(svgs, 4, "hierarchy, CDF, busBW and utilization plots");
+    assert_eq!(
+        svgs, 5,
+        "hierarchy, inter-BAG view, CDF, busBW and utilization plots"
+    );
 }
 
 #[test]
@@ -137,9 +177,29 @@ fn names_from_the_spec_are_escaped_in_the_page() {
         hostile(&mut p.1);
     }
     hostile(&mut d.failures.sweep);
-    for w in &mut d.failures.worst {
-        hostile(&mut w.0);
+    for w in d
+        .failures
+        .worst
+        .iter_mut()
+        .chain(&mut d.failures.worst_per_class)
+    {
+        hostile(&mut w.scenario);
+        hostile(&mut w.class);
+        hostile(&mut w.worst_tier);
+        w.worst_pair = Some(SCRIPT.to_owned());
     }
+    for r in &mut d.hierarchy {
+        r.spokes = vec![SCRIPT.to_owned()];
+    }
+    d.hub_pairs = vec![aifabric_capacity::HubPair {
+        a: SCRIPT.into(),
+        b: SCRIPT.into(),
+        via: vec![SCRIPT.into()],
+        capacity_tbps_per_direction: 1.0,
+        capacity_tbps: 2.0,
+    }];
+    d.collective_note = Some(SCRIPT.to_owned());
+    d.failures.planar_vs_spread_note = Some(SCRIPT.to_owned());
     d.failures.cdf = std::mem::take(&mut d.failures.cdf)
         .into_iter()
         .map(|(k, v)| (format!("{k}{SCRIPT}"), v))
@@ -156,4 +216,82 @@ fn names_from_the_spec_are_escaped_in_the_page() {
     assert!(!d.hierarchy.is_empty() && !d.tiers.is_empty() && !d.inter_bag.is_empty());
     assert!(!d.failures.worst.is_empty() && !d.busbw.is_empty());
     escaped(&render(&d).unwrap());
+}
+
+#[test]
+fn a_hub_is_shown_as_a_hub_with_spoke_to_spoke_capacity() {
+    let text = include_str!("../../../../examples/specs/hub-and-spoke.yaml");
+    let f = aifabric_spec::build_str("hub-and-spoke", text).unwrap();
+    let opts = ReportOptions {
+        gpus: 64,
+        sizes: vec![1 << 20],
+        lbs: vec![aifabric_engine::Lb::Ecmp],
+        ..Default::default()
+    };
+    let d = build(&f, &opts, &|_, _, _| {}).unwrap();
+    let hub = &d.hierarchy[0];
+    assert!(hub.hub && hub.gpus == 0);
+    assert_eq!((hub.bag_planes, hub.bag_chassis), (16, 16));
+    assert_eq!(hub.spokes, vec!["a", "b", "c"]);
+    assert!(!d.hierarchy[1].hub && d.hierarchy[1].spokes.is_empty());
+    // Spoke to spoke: 16 planes x 128 x 800G one way, for each of the three pairs.
+    assert_eq!(d.hub_pairs.len(), 3);
+    assert!(d
+        .hub_pairs
+        .iter()
+        .all(|p| p.capacity_tbps_per_direction == 16.0 * 128.0 * 0.8 && p.via == ["hub"]));
+    // The hub has no GPUs: no pair of its own in the sweep.
+    assert!(
+        d.failures.cdf.keys().all(|k| !k.contains("hub")),
+        "{:?}",
+        d.failures.cdf.keys()
+    );
+    assert_eq!(d.failures.cdf.len(), 3);
+    let html = render(&d).unwrap();
+    assert!(html.contains("hub BAG: 16 planes, 16 chassis; joins a, b, c"));
+    assert!(html.contains("Spoke to spoke"));
+    assert!(
+        html.contains("hub (hub)"),
+        "the drawn inter-BAG view names the hub"
+    );
+}
+
+#[test]
+fn a_spec_without_the_swept_class_sweeps_every_group_and_says_so() {
+    let f = aifabric_spec::load("llama3-24k").unwrap();
+    let opts = ReportOptions {
+        gpus: 64,
+        sizes: vec![1 << 20],
+        pair_tables: true,
+        ..Default::default()
+    };
+    let d = build(&f, &opts, &|_, _, _| {}).unwrap();
+    assert_eq!(
+        d.failures.sweep,
+        "single (every group: llama3-24k has no plane)"
+    );
+    assert_eq!(d.failures.scenarios, f.srg_catalog().len());
+    assert_eq!(d.failures.worst[0].scenario, "building:east.dc1");
+    assert_eq!(d.failures.worst[0].gpus_isolated, 24_576);
+    // One table per AI-zone pair: 8 AI zones, 28 pairs, each losing its capacity at least
+    // when the building goes.
+    assert_eq!(d.failures.pair_tables.len(), 28);
+    for t in &d.failures.pair_tables {
+        assert!(t.healthy_tbps > 0.0 && !t.worst.is_empty(), "{t:?}");
+        assert!(t.worst.windows(2).all(|w| w[0].1 <= w[1].1));
+        assert!(t.scenarios_losing >= t.worst.len());
+    }
+    // Per class: one row per class swept, each its class's worst.
+    let classes: Vec<&str> = d
+        .failures
+        .worst_per_class
+        .iter()
+        .map(|w| w.class.as_str())
+        .collect();
+    assert!(
+        classes.contains(&"building") && classes.contains(&"hall"),
+        "{classes:?}"
+    );
+    let html = render(&d).unwrap();
+    assert!(html.contains("id=\"pair-tables\""));
 }

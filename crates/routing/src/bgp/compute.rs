@@ -327,6 +327,72 @@ impl RoutesTo {
         }
     }
 
+    /// Whether `v` splits traffic toward this prefix over several live links, and if so
+    /// whether its link-bandwidth weights come to the same share on every live link (what
+    /// ECMP gives each member): `None` for no choice (no route or fewer than 2 live links),
+    /// `Some(true)` when UCMP and ECMP split alike. A session's links have one speed (the
+    /// builders' bundles), so a multipath's share per link is the value it heard over its
+    /// live links; the shares are compared exactly, as integers. A multipath without the
+    /// community falls back on [`RoutesTo::weights`] and equal shares per multipath.
+    pub fn equal_per_link_at(
+        &self,
+        g: &BgpGraph,
+        states: &[SessionState],
+        v: SpeakerId,
+    ) -> Option<bool> {
+        self.best[v.idx()].as_ref()?;
+        let range = g.adj_range(v);
+        let nb = g.neighbors(v);
+        let blocks = self.mp.as_slice();
+        let mut links = 0u64;
+        // (value heard, live links) of the first multipath, the reference.
+        let mut first: Option<(u128, u128)> = None;
+        let mut equal = true;
+        let mut community = true;
+        for_bits(range.clone(), |block, mask| {
+            let mut word = blocks[block] & mask;
+            while word != 0 {
+                let pos = block * usize::BITS as usize + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let (session, neighbor) = nb[pos - range.start];
+                let n = states[session.idx()].links;
+                if n == 0 {
+                    continue;
+                }
+                links += u64::from(n);
+                match self.received(states, session, neighbor) {
+                    None => community = false,
+                    Some(x) => {
+                        let here = (u128::from(x), u128::from(n));
+                        match first {
+                            None => first = Some(here),
+                            // x / n == x0 / n0, without division.
+                            Some((x0, n0)) => equal &= here.0 * n0 == x0 * here.1,
+                        }
+                    }
+                }
+            }
+            false
+        });
+        if links < 2 {
+            return None;
+        }
+        if !community {
+            // Missing-community fallback: equal per link only if every multipath has the
+            // same weight per live link.
+            let w = self.weights(g, states, v);
+            let per_link: Vec<f64> = self
+                .multipaths(g, states, v)
+                .iter()
+                .zip(&w)
+                .filter(|(m, _)| states[m.session.idx()].links > 0)
+                .map(|(m, &w)| w / f64::from(states[m.session.idx()].links))
+                .collect();
+            return Some(per_link.windows(2).all(|p| (p[0] - p[1]).abs() <= 1e-12));
+        }
+        Some(equal)
+    }
+
     /// Whether speaker `v` forwards toward this prefix exactly as toward `other`'s (both
     /// computed under `states` and the same settings): it has a route in both or neither,
     /// the same multipath sessions, and hears the same link-bandwidth value on each, so

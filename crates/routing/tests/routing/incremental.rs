@@ -96,3 +96,58 @@ fn nothing_changed_updates_nothing() {
     // One origin per NSF rack, one for the DSF zone.
     assert_eq!(st.origins.len(), 2 * 4 + 1);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `equal_per_link_at` (exact, integers) agrees with the float UCMP weights of
+    /// `RoutesTo::weights` spread over each multipath's live links: equal per link exactly
+    /// when every live link gets the same share; no choice with fewer than 2 live links.
+    #[test]
+    fn equal_per_link_agrees_with_the_weights(
+        fail in proptest::collection::vec(any::<u32>(), 0..8),
+        mode in 0..3u8,
+    ) {
+        let f = aifabric_spec::build_str("t.yaml", TWO_REGIONS).unwrap();
+        let g = BgpGraph::new(&f, AsnPlan::Rfc7938);
+        let cfg = BgpConfig {
+            // Without the community (None) the missing-community fallback decides.
+            bandwidth: [BandwidthMode::Cumulative, BandwidthMode::NumMultipaths, BandwidthMode::None]
+                [mode as usize],
+            ..BgpConfig::default()
+        };
+        let eth: Vec<LinkId> = (0..f.links().len() as u32)
+            .map(LinkId::new)
+            .filter(|&l| f.link(l).kind == PortKind::Ethernet)
+            .collect();
+        let down: Vec<LinkId> = fail.iter().map(|x| eth[*x as usize % eth.len()]).collect();
+        let states = session_states(&f, &g, &scenario(&f, &down, &[]));
+        let all = converge_all(&f, &g, states.clone(), &cfg).unwrap();
+        let mut unequal = 0;
+        for r in &all.routes {
+            for v in g.speaker_ids() {
+                let got = r.equal_per_link_at(&g, &states, v);
+                let per_link: Vec<f64> = r
+                    .multipaths(&g, &states, v)
+                    .iter()
+                    .zip(r.weights(&g, &states, v))
+                    .flat_map(|(m, w)| {
+                        let n = states[m.session.idx()].links;
+                        std::iter::repeat_n(w / f64::from(n.max(1)), n as usize)
+                    })
+                    .collect();
+                let want = if r.best[v.idx()].is_none() || per_link.len() < 2 {
+                    None
+                } else {
+                    Some(per_link.iter().all(|&x| (x - per_link[0]).abs() <= 1e-12))
+                };
+                prop_assert_eq!(got, want, "speaker {}", v.idx());
+                unequal += usize::from(got == Some(false));
+            }
+        }
+        // Healthy, every split is equal.
+        if fail.is_empty() {
+            prop_assert_eq!(unequal, 0);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The report as a browser shows it: headless Chromium renders `report.html` to a screenshot
+//! and dumps its DOM. Skipped, with a message, where Chromium is not installed (`.ci/run`
+//! installs Debian's `chromium`); `AIFABRIC_CHROMIUM` names another binary.
+
+use aifabric_report::data::{build, ReportOptions};
+use aifabric_report::html::{render, SECTIONS};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn chromium() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("AIFABRIC_CHROMIUM") {
+        return Some(p.into());
+    }
+    let path = std::env::var_os("PATH")?;
+    [
+        "chromium",
+        "chromium-browser",
+        "google-chrome",
+        "google-chrome-stable",
+    ]
+    .iter()
+    .flat_map(|name| std::env::split_paths(&path).map(move |d| d.join(name)))
+    .find(|p| p.is_file())
+}
+
+/// Run the browser headless on `page` with `args`, at most 120 s; its stdout.
+fn headless(bin: &Path, page: &Path, args: &[&str]) -> Vec<u8> {
+    let out_file = page.with_extension("stdout");
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+        ])
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .stdout(std::fs::File::create(&out_file).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromium");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "chromium exited with {status}");
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish in 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::fs::read(out_file).unwrap()
+}
+
+/// Width and height from a PNG's IHDR chunk.
+fn png_size(png: &[u8]) -> (u32, u32) {
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    let be = |i: usize| u32::from_be_bytes(png[i..i + 4].try_into().unwrap());
+    (be(16), be(20))
+}
+
+#[test]
+fn chromium_renders_every_section_of_the_report() {
+    let Some(bin) = chromium() else {
+        eprintln!(
+            "skipped: no chromium on PATH (install Debian's `chromium`, or set AIFABRIC_CHROMIUM)"
+        );
+        return;
+    };
+    let text = include_str!("../../../../examples/specs/hub-and-spoke.yaml");
+    let f = aifabric_spec::build_str("hub-and-spoke", text).unwrap();
+    let opts = ReportOptions {
+        gpus: 64,
+        sizes: vec![1 << 20, 1 << 24],
+        spec_text: Some(("hub-and-spoke".into(), text.into())),
+        pair_tables: true,
+        ..Default::default()
+    };
+    let html = render(&build(&f, &opts, &|_, _, _| {}).unwrap()).unwrap();
+    let dir = std::env::temp_dir().join(format!("aifabric-chromium-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let page = dir.join("report.html");
+    std::fs::write(&page, &html).unwrap();
+    let blank = dir.join("blank.html");
+    std::fs::write(&blank, "<!DOCTYPE html><html><body></body></html>").unwrap();
+
+    // Every section, and every drawing, is in the DOM the browser built.
+    let dom = String::from_utf8(headless(&bin, &page, &["--dump-dom"])).unwrap();
+    for id in SECTIONS
+        .iter()
+        .chain(&["worst", "per-class", "pair-tables"])
+    {
+        assert!(
+            dom.contains(&format!("id=\"{id}\"")),
+            "section {id} missing"
+        );
+    }
+    assert_eq!(dom.matches("<svg").count(), 5, "five drawings");
+
+    // The screenshot has the window's size and holds far more than a blank page.
+    let shot = |p: &Path, name: &str| {
+        let png = dir.join(name);
+        headless(
+            &bin,
+            p,
+            &[
+                &format!("--screenshot={}", png.display()),
+                "--window-size=1280,3000",
+            ],
+        );
+        std::fs::read(png).unwrap()
+    };
+    let (report, empty) = (shot(&page, "report.png"), shot(&blank, "blank.png"));
+    assert_eq!(png_size(&report), (1280, 3000));
+    assert!(
+        report.len() > 4 * empty.len(),
+        "the screenshot looks empty: {} bytes, a blank page {}",
+        report.len(),
+        empty.len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
