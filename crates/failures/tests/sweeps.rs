@@ -541,3 +541,49 @@ fn mitigations_remove_blackholes_and_say_what_they_cost() {
         drain.min_capacity_retained
     );
 }
+
+/// A dual-stage DSF zone is one BGP speaker: a cluster cut off inside it, every FDSW -> SDSW
+/// link of the cluster down, changes no route, yet its 128 RDSWs x 36 GPUs reach nothing
+/// outside the cluster. Cutting the edge pod's stage the same way leaves the whole building
+/// (18,432 GPUs) without a way to BAG.
+#[test]
+fn a_dsf_cluster_cut_off_at_its_stage_is_isolated() {
+    let f = aifabric_spec::load("prometheus").unwrap();
+    let ev = evaluator(&f);
+    let stage = |pod: u32| -> Vec<aifabric_model::LinkId> {
+        f.links()
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| {
+                let (a, b) = (f.device(l.a), f.device(l.b));
+                let zone =
+                    |d: &aifabric_model::Device| f.zones()[d.zone.idx()].name == "east.dc1.l2";
+                let fdsw = |d: &aifabric_model::Device| {
+                    d.role == aifabric_model::Role::Fdsw && d.pod() == Some(pod)
+                };
+                let sdsw = |d: &aifabric_model::Device| d.role == aifabric_model::Role::Sdsw;
+                zone(a) && ((fdsw(a) && sdsw(b)) || (fdsw(b) && sdsw(a)))
+            })
+            .map(|(i, _)| aifabric_model::LinkId::from_idx(i))
+            .collect()
+    };
+    for (pod, want) in [(0, 128 * 36), (4, 18_432)] {
+        let links = stage(pod);
+        assert!(!links.is_empty(), "pod {pod}");
+        let mut down = Down::none(&f);
+        down.add(&[], &links);
+        let o = ev.evaluate(&down, &mut ev.workspace()).unwrap();
+        assert_eq!(o.gpus_disconnected, 0, "pod {pod}");
+        assert_eq!(o.gpus_isolated, want, "pod {pod}");
+        assert_same(
+            &o,
+            &ev.evaluate_from_scratch(&down).unwrap(),
+            "cluster stage",
+        );
+        // All but one of the stage's links down: still a way out.
+        let mut down = Down::none(&f);
+        down.add(&[], &links[1..]);
+        let o = ev.evaluate(&down, &mut ev.workspace()).unwrap();
+        assert_eq!(o.gpus_isolated, 0, "pod {pod}, one link left");
+    }
+}

@@ -56,6 +56,7 @@ use aifabric_routing::bgp::{
 };
 use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
+use std::collections::BTreeMap;
 
 use loads::{Footprint, Loads};
 use maxflow::MaxflowNet;
@@ -123,6 +124,79 @@ pub struct Evaluator<'f> {
     pub healthy_maxflow_gbps: Vec<f64>,
     nets: Vec<MaxflowNet>,
     ledger: TierLedger,
+    /// The cluster stages of dual-stage DSF zones (see [`ClusterStage`]).
+    clusters: Vec<ClusterStage>,
+}
+
+/// One cluster of a dual-stage DSF zone and its way out: the FDSW -> SDSW links of the
+/// cluster. The zone is one BGP speaker, so BGP cannot see a cluster cut off inside it; with
+/// every one of those links down, the cluster's GPUs reach nothing outside it, and when the
+/// cluster is the edge pod (whose EDSWs go up to BAG), no GPU of the zone leaves the zone.
+struct ClusterStage {
+    /// The zone's speaker.
+    speaker: SpeakerId,
+    /// Its FDSW -> SDSW links.
+    links: Vec<LinkId>,
+    /// Its RDSWs (every RDSW of the zone for the edge pod).
+    racks: Vec<DeviceId>,
+    /// Whether the starting state already cuts it off (counted in the state, not again).
+    cut_in_base: bool,
+}
+
+/// The cluster stages of every dual-stage DSF zone, edge pods first in each zone.
+fn cluster_stages(f: &Fabric, g: &BgpGraph, base: &FailureMask) -> Vec<ClusterStage> {
+    let mut out = Vec::new();
+    for (z, zone) in f.zones().iter().enumerate() {
+        if zone.kind != ZoneKind::DsfL2 {
+            continue;
+        }
+        let devs: Vec<DeviceId> = f
+            .zone_devices(ZoneId::from_idx(z))
+            .map(DeviceId::new)
+            .collect();
+        let Some(speaker) = devs.iter().find_map(|&d| g.speaker(d)) else {
+            continue;
+        };
+        let edge = devs
+            .iter()
+            .find(|&&d| f.device(d).role == Role::Edsw)
+            .and_then(|&d| f.device(d).pod());
+        let mut by_pod: BTreeMap<u32, (Vec<LinkId>, Vec<DeviceId>)> = BTreeMap::new();
+        for &d in &devs {
+            let dev = f.device(d);
+            let Some(pod) = dev.pod() else { continue };
+            match dev.role {
+                Role::Rdsw => by_pod.entry(pod).or_default().1.push(d),
+                Role::Fdsw => {
+                    for &l in f.incident(d) {
+                        if f.device(f.link(l).other(d)).role == Role::Sdsw {
+                            by_pod.entry(pod).or_default().0.push(l);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let all_racks: Vec<DeviceId> = by_pod.values().flat_map(|v| v.1.clone()).collect();
+        let mut stages: Vec<ClusterStage> = by_pod
+            .into_iter()
+            .filter(|(_, (links, _))| !links.is_empty())
+            .map(|(pod, (links, racks))| ClusterStage {
+                speaker,
+                cut_in_base: links.iter().all(|&l| !f.link_up(l, base)),
+                racks: if Some(pod) == edge {
+                    all_racks.clone()
+                } else {
+                    racks
+                },
+                links,
+            })
+            .collect();
+        // The edge pod first: when it is cut, the zone's other clusters are not counted again.
+        stages.sort_by_key(|c| c.racks.len() != all_racks.len());
+        out.extend(stages);
+    }
+    out
 }
 
 /// Sites, the units whose pairs a sweep measures: each building, unless it holds several
@@ -329,6 +403,7 @@ impl<'f> Evaluator<'f> {
                     .collect()
             })
             .collect();
+        let clusters = cluster_stages(f, &g, &base.mask);
         let mut ev = Evaluator {
             f,
             g,
@@ -361,6 +436,7 @@ impl<'f> Evaluator<'f> {
             healthy_maxflow_gbps: Vec::new(),
             nets: Vec::new(),
             ledger: TierLedger::new(f).from_state(f, base.down_links(f)),
+            clusters,
             base,
             state_gpus_cut_off,
         };

@@ -149,10 +149,10 @@ impl<'f> Evaluator<'f> {
             .collect();
 
         let out = if changed.is_empty() && weight_changes.is_empty() {
-            // Routes unchanged: no speaker lost its way out.
+            // Routes unchanged: no speaker lost its way out, but a DSF cluster may have.
             Ok(Outcome {
                 gpus_disconnected,
-                gpus_isolated: gpus_disconnected,
+                gpus_isolated: gpus_disconnected + self.gpus_without_a_way_out(&[], mask),
                 tiers,
                 ..self.healthy_outcome()
             })
@@ -289,40 +289,69 @@ impl<'f> Evaluator<'f> {
 impl Evaluator<'_> {
     /// Live GPUs, connected to a good rack switch, whose speaker had a route toward some
     /// other site in the starting state and has none toward any now (`new_routes[t]`: the
-    /// routes toward site `t` if they were updated, else unchanged).
+    /// routes toward site `t` if they were updated, else unchanged); and those of a
+    /// dual-stage DSF cluster whose every FDSW -> SDSW link is down (the whole zone's when
+    /// that cluster is the edge pod), which BGP cannot see (the zone is one speaker).
     pub(super) fn gpus_without_a_way_out(
         &self,
         new_routes: &[Option<RoutesTo>],
         mask: &FailureMask,
     ) -> u64 {
         let f = self.f;
-        if new_routes.iter().all(Option::is_none) {
-            return 0;
-        }
-        let mut isolated = 0u64;
-        for (s, speakers) in self.site_speakers.iter().enumerate() {
-            let others = || {
-                (0..self.sites.len()).filter(move |&t| t != s && !self.site_speakers[t].is_empty())
-            };
-            for &v in speakers {
-                let had = others().any(|t| self.routes[t].best[v.idx()].is_some());
-                let has = others().any(|t| {
-                    new_routes[t].as_ref().unwrap_or(&self.routes[t]).best[v.idx()].is_some()
-                });
-                if !had || has {
-                    continue;
-                }
-                for &r in &self.speaker_racks[v.idx()] {
-                    for &l in f.incident(r) {
-                        let g = f.link(l).other(r);
-                        if f.device(g).role == Role::Gpu
-                            && self.gpu_ok.contains(g.idx())
-                            && gpu_connected(f, g, mask)
-                        {
-                            isolated += 1;
-                        }
+        let live_gpus = |racks: &[DeviceId]| -> u64 {
+            let mut n = 0;
+            for &r in racks {
+                for &l in f.incident(r) {
+                    let g = f.link(l).other(r);
+                    if f.device(g).role == Role::Gpu
+                        && self.gpu_ok.contains(g.idx())
+                        && gpu_connected(f, g, mask)
+                    {
+                        n += 1;
                     }
                 }
+            }
+            n
+        };
+        let others = |s: usize| {
+            (0..self.sites.len()).filter(move |&t| t != s && !self.site_speakers[t].is_empty())
+        };
+        let mut isolated = 0u64;
+        let mut counted: Vec<SpeakerId> = Vec::new();
+        if new_routes.iter().any(Option::is_some) {
+            for (s, speakers) in self.site_speakers.iter().enumerate() {
+                for &v in speakers {
+                    let had = others(s).any(|t| self.routes[t].best[v.idx()].is_some());
+                    let has = others(s).any(|t| {
+                        new_routes[t].as_ref().unwrap_or(&self.routes[t]).best[v.idx()].is_some()
+                    });
+                    if had && !has {
+                        isolated += live_gpus(&self.speaker_racks[v.idx()]);
+                        counted.push(v);
+                    }
+                }
+            }
+        }
+        // A cut cluster stage: the first link found up (nearly always the first) ends the check.
+        let mut zone_done: Option<SpeakerId> = None;
+        for c in &self.clusters {
+            if c.cut_in_base
+                || zone_done == Some(c.speaker)
+                || counted.contains(&c.speaker)
+                || c.links.iter().any(|&l| f.link_up(l, mask))
+            {
+                continue;
+            }
+            let site = self.speaker_site[c.speaker.idx()].map(|s| s.idx());
+            let had = site
+                .is_some_and(|s| others(s).any(|t| self.routes[t].best[c.speaker.idx()].is_some()));
+            if !had {
+                continue;
+            }
+            isolated += live_gpus(&c.racks);
+            // The edge pod comes first and covers every rack of the zone.
+            if c.racks.len() == self.speaker_racks[c.speaker.idx()].len() {
+                zone_done = Some(c.speaker);
             }
         }
         isolated
