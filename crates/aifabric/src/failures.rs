@@ -33,7 +33,15 @@ pub struct FailureRequest {
     /// How the study's scenario, the state the sweep starts from, is described in the report
     /// (e.g. the selectors given); unused on the healthy fabric.
     pub state: String,
+    /// Each NSF pod a site of its own (`ZONE.podN`), refused above [`MAX_SITE_PAIRS`].
+    pub pod_sites: bool,
 }
+
+/// Most site pairs a sweep with `pod_sites` measures. `nsf-l2`'s one NSF building of 83
+/// pods has 3,403 pod pairs and its whole `single` sweep takes a few seconds on a 2-core
+/// machine; `prometheus`'s two NSF buildings (6,806 pairs besides the DSF buildings) ran
+/// past 10 minutes.
+pub const MAX_SITE_PAIRS: usize = 4_000;
 
 impl Default for FailureRequest {
     fn default() -> Self {
@@ -47,6 +55,7 @@ impl Default for FailureRequest {
             mitigations: false,
             top: 10,
             state: String::new(),
+            pod_sites: false,
         }
     }
 }
@@ -247,6 +256,20 @@ fn options(f: &Fabric, args: &FailureRequest, setup: &Setup) -> Result<Options, 
                 .to_owned(),
         ));
     }
+    if args.pod_sites {
+        let n = aifabric_failures::eval::site_names(f, true).len();
+        let pairs = n * n.saturating_sub(1) / 2;
+        if pairs > MAX_SITE_PAIRS {
+            return Err(Error::bad_request(format!(
+                "--pod-sites makes {n} sites of {}, {} pairs, over the limit of {} (one NSF \
+                 building of 83 pods is 3,403 and takes seconds); sweep a spec with one NSF \
+                 building, or drop --pod-sites",
+                f.name(),
+                aifabric_model::thousands(pairs as u64),
+                aifabric_model::thousands(MAX_SITE_PAIRS as u64)
+            )));
+        }
+    }
     let sweep = parse_sweep(f, args)?;
     let label = match &sweep {
         Sweep::MonteCarlo { samples, seed, .. } => {
@@ -269,6 +292,7 @@ fn options(f: &Fabric, args: &FailureRequest, setup: &Setup) -> Result<Options, 
         plan: setup.plan,
         cfg: setup.bgp,
         state: None,
+        pod_sites: args.pod_sites,
     })
 }
 

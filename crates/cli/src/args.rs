@@ -137,6 +137,11 @@ pub(crate) enum Command {
         /// Run the same sweep on the spec built planar and built spread, and compare.
         #[arg(long)]
         compare_inter_bag: bool,
+        /// Make each pod of an NSF zone a site of its own (`ZONE.podN`): routed capacity
+        /// between every pair of pods, GPUs isolated per pod. Refused above 4,000 site pairs
+        /// (one NSF building of 83 pods is 3,403).
+        #[arg(long)]
+        pod_sites: bool,
         /// Rows in the table (and scenarios given mitigations).
         #[arg(long, default_value_t = 20)]
         top: usize,

@@ -31,6 +31,7 @@
 //!     plan: AsnPlan::Rfc7938,
 //!     cfg: BgpConfig::default(),
 //!     state: None,
+//!     pod_sites: false,
 //! };
 //! let rep = analyze(&f, &f.srg_catalog(), &opts, &|_, _| {}).unwrap();
 //! assert_eq!(rep.scenarios.len(), 16);
@@ -74,6 +75,9 @@ pub struct Options {
     /// The starting state (e.g. a drained plane) every scenario adds to; `None`: the healthy
     /// fabric.
     pub state: Option<State>,
+    /// Each pod of an NSF zone a site of its own (`ZONE.podN`), besides buildings, zones and
+    /// AI zones.
+    pub pod_sites: bool,
 }
 
 /// A maintenance state a sweep starts from.
@@ -93,10 +97,11 @@ pub fn analyze(
     opts: &Options,
     progress: sweep::Progress,
 ) -> Result<report::FailureReport, NotConverged> {
-    let ev = match &opts.state {
-        Some(state) => Evaluator::from_state(f, opts.plan, opts.cfg, state.down.clone())?,
-        None => Evaluator::new(f, opts.plan, opts.cfg)?,
-    };
+    let base = opts
+        .state
+        .as_ref()
+        .map_or_else(|| Down::none(f), |s| s.down.clone());
+    let ev = Evaluator::with_sites(f, opts.plan, opts.cfg, base, opts.pod_sites)?;
     // With aggregation, a second pass looks for blackholes in every scenario: the progress
     // reported covers both passes (each half of the total).
     let passes = if opts.aggregation.is_some() { 2 } else { 1 };

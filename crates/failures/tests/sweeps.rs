@@ -424,6 +424,7 @@ fn json_with_threads(threads: usize) -> String {
         plan: AsnPlan::Rfc7938,
         cfg: BgpConfig::default(),
         state: None,
+        pod_sites: false,
     };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -496,6 +497,7 @@ fn mitigations_remove_blackholes_and_say_what_they_cost() {
         plan: AsnPlan::Rfc7938,
         cfg: BgpConfig::default(),
         state: None,
+        pod_sites: false,
     };
     let rep = analyze(&f, &cat, &opts, &|_, _| {}).unwrap();
     let rec = |n: &str| rep.scenarios.iter().find(|s| s.scenario == n).unwrap();
@@ -586,4 +588,55 @@ fn a_dsf_cluster_cut_off_at_its_stage_is_isolated() {
         let o = ev.evaluate(&down, &mut ev.workspace()).unwrap();
         assert_eq!(o.gpus_isolated, 0, "pod {pod}, one link left");
     }
+}
+
+/// With `pod_sites`, each NSF pod is a site (`ZONE.podN`, also a selector): the pod pair is
+/// measured, and a dead pod's pair reads 0, where the one-building view saw no pair at all.
+#[test]
+fn nsf_pods_are_sites_when_asked() {
+    let f =
+        aifabric_spec::build_str("n.yaml", aifabric_fixtures::specs::NSF_2_PODS_4_LINKS).unwrap();
+    let whole = Evaluator::new(&f, AsnPlan::Rfc7938, BgpConfig::default()).unwrap();
+    assert_eq!(whole.sites, vec!["a.b"]);
+    assert!(whole.site_pairs.is_empty());
+    let ev = Evaluator::with_sites(
+        &f,
+        AsnPlan::Rfc7938,
+        BgpConfig::default(),
+        Down::none(&f),
+        true,
+    )
+    .unwrap();
+    assert_eq!(ev.sites, vec!["a.b.z.pod0", "a.b.z.pod1"]);
+    assert_eq!(ev.site_pairs.len(), 1);
+    // 2 racks x 4 GPUs x 400G per pod; each rack has 2 planes x 4 links up: non-blocking.
+    assert!(ev.healthy_site_gbps[0] > 0.0);
+    assert_eq!(
+        aifabric_failures::eval::site_names(&f, true),
+        vec!["a.b.z.pod0", "a.b.z.pod1"]
+    );
+    // The site's name selects the pod: its racks, GPUs and fabric switches.
+    let pod1 =
+        aifabric_model::Scenario::from_selectors(&f, &["a.b.z.pod1".into()], &[], &[]).unwrap();
+    let down = Down::of_mask(&pod1.unusable());
+    let o = ev.evaluate(&down, &mut ev.workspace()).unwrap();
+    assert_eq!(o.site_pair_gbps[0], 0.0);
+    assert_eq!(o.gpus_disconnected, 8);
+    assert_eq!(impact(&ev, &o), 0.0);
+    assert_same(&o, &ev.evaluate_from_scratch(&down).unwrap(), "pod down");
+    // Half of one rack's plane-0 links: the pair keeps more than 0, less than all.
+    let rtsw0 = f.find_device("a.b.z.rtsw0").unwrap();
+    let ups: Vec<aifabric_model::LinkId> = f
+        .incident(rtsw0)
+        .iter()
+        .copied()
+        .filter(|&l| f.device(f.link(l).other(rtsw0)).role == aifabric_model::Role::Ftsw)
+        .take(4)
+        .collect();
+    let mut down = Down::none(&f);
+    down.add(&[], &ups);
+    let o = ev.evaluate(&down, &mut ev.workspace()).unwrap();
+    let left = o.site_pair_gbps[0] / ev.healthy_site_gbps[0];
+    assert!(left > 0.0 && left < 1.0, "{left}");
+    assert_same(&o, &ev.evaluate_from_scratch(&down).unwrap(), "rack links");
 }

@@ -5,7 +5,8 @@
 //!   `east.dc1.l2` (a zone), `east.bag.plane3` (a BAG plane), `east.dc1.l2.rdsw17` (a device),
 //!   `east.dc1.l2.rack5` (a rack's GPUs);
 //! - an AI zone of a RoCE zone, as the capacity report names its tier scope:
-//!   `east.dc1.llama.ai_zone3` (its GPUs, rack switches and cluster switches);
+//!   `east.dc1.llama.ai_zone3` (its GPUs, rack switches and cluster switches), or a pod of
+//!   an NSF zone, as pod-level failure sweeps name it: `east.dc1.nsf.pod7`;
 //! - a link bundle `A--B` (every link between devices A and B), or one member `A--B#2`;
 //! - a generated failure domain `building:`, `hall:`, `pd:`, `plane:`, `chassis:`,
 //!   `linecard:` or `conduit:` + NAME (see [`crate::DomainClass`]);
@@ -196,12 +197,19 @@ impl Fabric {
         Ok(Selection::Devices(devs))
     }
 
-    /// `ZONE.ai_zoneN` of a RoCE zone: the devices of its AI zone (pod) `N`.
+    /// `ZONE.ai_zoneN` of a RoCE zone, or `ZONE.podN` of an NSF zone: the devices of its AI
+    /// zone or pod `N` (racks, their GPUs, and the pod's fabric switches).
     fn ai_zone(&self, name: &str) -> Option<Vec<DeviceId>> {
-        let (zone, n) = name.rsplit_once(".ai_zone")?;
+        let (zone, n, kind) = match name.rsplit_once(".ai_zone") {
+            Some((zone, n)) => (zone, n, crate::ZoneKind::Roce),
+            None => {
+                let (zone, n) = name.rsplit_once(".pod")?;
+                (zone, n, crate::ZoneKind::Nsf)
+            }
+        };
         let n: u32 = n.parse().ok()?;
         let z = self.zones.iter().position(|z| z.name == zone)?;
-        if self.zones[z].kind != crate::ZoneKind::Roce {
+        if self.zones[z].kind != kind {
             return None;
         }
         let devs: Vec<DeviceId> = self
@@ -263,9 +271,14 @@ impl Fabric {
             if heads.last() != Some(&head) {
                 heads.push(head);
             }
-            if self.zones[z].kind == crate::ZoneKind::Roce {
+            let group = match self.zones[z].kind {
+                crate::ZoneKind::Roce => Some("ai_zone"),
+                crate::ZoneKind::Nsf => Some("pod"),
+                _ => None,
+            };
+            if let Some(group) = group {
                 if let Some(p) = self.devices[d.idx()].pod() {
-                    let a = format!("ai_zone{p}");
+                    let a = format!("{group}{p}");
                     if !heads.contains(&a) {
                         heads.push(a);
                     }

@@ -521,6 +521,7 @@ pub fn build(
         plan: AsnPlan::Rfc7938,
         cfg: BgpConfig::default(),
         state: opts.state.clone(),
+        pod_sites: false,
     };
     let rep = analyze(f, &catalog, &fopts, &|_, _| {})?;
     let mut cdf: BTreeMap<String, Vec<f64>> = BTreeMap::new();

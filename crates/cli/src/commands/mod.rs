@@ -26,6 +26,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             tier,
             mitigations,
             compare_inter_bag,
+            pod_sites,
             top,
             json,
             out,
@@ -43,6 +44,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 aggregation: aggregation.map(|a| (a, tier)),
                 mitigations,
                 top,
+                pod_sites,
             };
             if compare_inter_bag {
                 if !req.state.is_empty() {

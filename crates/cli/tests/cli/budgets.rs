@@ -22,6 +22,20 @@ fn refused(args: &[&str], needles: &[&str]) {
 }
 
 #[test]
+fn pod_sites_beyond_the_budget_are_refused() {
+    // prometheus: 176 sites (2 x 83 NSF pods and 10 DSF buildings), 15,400 pairs.
+    refused(
+        &["failures", "prometheus", "--pod-sites"],
+        &[
+            "176 sites",
+            "15,400 pairs",
+            "limit of 4,000",
+            "drop --pod-sites",
+        ],
+    );
+}
+
+#[test]
 fn failure_sweeps_beyond_the_budget_are_refused_with_narrower_sweeps() {
     // 1,408 BAG line cards: 990,528 pairs, hours of evaluation.
     refused(

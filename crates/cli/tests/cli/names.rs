@@ -165,3 +165,22 @@ fn no_debug_text_and_no_1_regions() {
     assert!(!out.contains("Conditional {"), "{out}");
     assert!(!out.contains("\"min\""), "{out}");
 }
+
+#[test]
+fn the_pod_sites_a_sweep_prints_are_selectors() {
+    // nsf-l2: 83 pods x 6 racks x 32 GPUs; pod 7 is 192 GPUs, 6 rack switches and the pod's
+    // fabric switches (one per spine plane: 8).
+    let (code, out, err) = run(&[
+        "capacity",
+        "nsf-l2",
+        "--fail",
+        "east.dc1.nsf.pod7",
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["failed_devices"], 192 + 6 + 8, "{out}");
+    let (code, _, err) = run(&["capacity", "nsf-l2", "--fail", "east.dc1.nsf.pdo7"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("did you mean `east.dc1.nsf.pod7`?"), "{err}");
+}

@@ -207,6 +207,7 @@ fn cluster_stages(f: &Fabric, g: &BgpGraph, base: &FailureMask) -> Vec<ClusterSt
 #[allow(clippy::type_complexity)]
 fn sites_of(
     f: &Fabric,
+    nsf_pods: bool,
 ) -> (
     Vec<String>,
     Vec<u32>,
@@ -219,7 +220,12 @@ fn sites_of(
             .any(|d| is_rack(f.devices()[d as usize].role))
     };
     let ai_zones = |z: usize| -> u32 {
-        if f.zones()[z].kind != ZoneKind::Roce {
+        let split = match f.zones()[z].kind {
+            ZoneKind::Roce => true,
+            ZoneKind::Nsf => nsf_pods,
+            _ => false,
+        };
+        if !split {
             return 0;
         }
         f.zone_devices(ZoneId::from_idx(z))
@@ -252,7 +258,12 @@ fn sites_of(
         if n_ai > 1 {
             let ids = (0..n_ai)
                 .map(|p| {
-                    sites.push(format!("{}.ai_zone{p}", zone.name));
+                    let group = if zone.kind == ZoneKind::Nsf {
+                        "pod"
+                    } else {
+                        "ai_zone"
+                    };
+                    sites.push(format!("{}.{group}{p}", zone.name));
                     site_region.push(zone.region.get());
                     SiteId::from_idx(sites.len() - 1)
                 })
@@ -278,6 +289,12 @@ fn sites_of(
     (sites, site_region, site_of_zone, ai_zone_sites)
 }
 
+/// The sites a sweep measures pairs of (with NSF pods as sites when `nsf_pods`), without
+/// building an evaluator: to size a sweep before running it.
+pub fn site_names(f: &Fabric, nsf_pods: bool) -> Vec<String> {
+    sites_of(f, nsf_pods).0
+}
+
 fn mbps_to_gbps(x: f64) -> f64 {
     x / 1000.0
 }
@@ -298,6 +315,19 @@ impl<'f> Evaluator<'f> {
         cfg: BgpConfig,
         base: Down,
     ) -> Result<Self, NotConverged> {
+        Self::with_sites(f, plan, cfg, base, false)
+    }
+
+    /// [`Evaluator::from_state`], with each pod of an NSF zone a site of its own when
+    /// `nsf_pods` (`ZONE.podN`; an NSF building of 83 pods then has 3,403 pairs of them,
+    /// which costs seconds per building: see [`site_names`]).
+    pub fn with_sites(
+        f: &'f Fabric,
+        plan: AsnPlan,
+        cfg: BgpConfig,
+        base: Down,
+        nsf_pods: bool,
+    ) -> Result<Self, NotConverged> {
         let g = BgpGraph::new(f, plan);
         let mut start = Scenario::healthy(f);
         start.failed = base.mask.clone();
@@ -316,7 +346,7 @@ impl<'f> Evaluator<'f> {
                 owner_of_pos[pos] = v.get();
             }
         }
-        let (sites, site_region, site_of_zone, ai_zone_sites) = sites_of(f);
+        let (sites, site_region, site_of_zone, ai_zone_sites) = sites_of(f, nsf_pods);
         let site_of_device: Vec<Option<SiteId>> = f
             .devices()
             .iter()
