@@ -107,12 +107,11 @@ pub fn capacity(r: &CapacityReport) -> String {
         for p in &r.region_pairs {
             let _ = writeln!(
                 s,
-                "  {} <-> {}: {} links, {:.2} Pb/s both ways ({:.2} Pb/s per direction)",
+                "  {} <-> {}: {} links, {}",
                 p.a,
                 p.b,
                 p.links,
-                p.capacity_tbps / 1_000.0,
-                p.capacity_tbps_per_direction / 1_000.0
+                pbps_both_ways(p.capacity_tbps, p.capacity_tbps_per_direction)
             );
         }
     }
@@ -121,12 +120,11 @@ pub fn capacity(r: &CapacityReport) -> String {
         for p in &r.hub_pairs {
             let _ = writeln!(
                 s,
-                "  {} <-> {} via {}: {:.2} Pb/s both ways ({:.2} Pb/s per direction)",
+                "  {} <-> {} via {}: {}",
                 p.a,
                 p.b,
                 p.via.join(", "),
-                p.capacity_tbps / 1_000.0,
-                p.capacity_tbps_per_direction / 1_000.0
+                pbps_both_ways(p.capacity_tbps, p.capacity_tbps_per_direction)
             );
         }
     }
@@ -345,6 +343,15 @@ pub fn ibm(zones: &[aifabric::stages::routing::ibm::ZoneIbm]) -> String {
         }
     }
     s
+}
+
+/// `X Pb/s both ways (Y Pb/s per direction)` from Tb/s.
+fn pbps_both_ways(both_tbps: f64, per_direction_tbps: f64) -> String {
+    format!(
+        "{:.2} Pb/s both ways ({:.2} Pb/s per direction)",
+        both_tbps / 1_000.0,
+        per_direction_tbps / 1_000.0
+    )
 }
 
 fn share(x: f64) -> String {

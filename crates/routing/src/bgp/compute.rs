@@ -266,6 +266,30 @@ impl RoutesTo {
         }
     }
 
+    /// Calls `f(adjacency position, session, neighbor)` for each multipath of `v`, in
+    /// session order, walking the set bits of `v`'s slice of the multipath bitset a block
+    /// at a time (no allocation: flow propagation visits every speaker).
+    fn for_each_multipath(
+        &self,
+        g: &BgpGraph,
+        v: SpeakerId,
+        mut f: impl FnMut(usize, SessionId, SpeakerId),
+    ) {
+        let range = g.adj_range(v);
+        let nb = g.neighbors(v);
+        let blocks = self.mp.as_slice();
+        for_bits(range.clone(), |block, mask| {
+            let mut word = blocks[block] & mask;
+            while word != 0 {
+                let pos = block * usize::BITS as usize + word.trailing_zeros() as usize;
+                word &= word - 1;
+                let (session, neighbor) = nb[pos - range.start];
+                f(pos, session, neighbor);
+            }
+            false
+        });
+    }
+
     /// Ideal UCMP weights of `v`'s multipaths (same order as [`RoutesTo::multipaths`]).
     pub fn weights(&self, g: &BgpGraph, states: &[SessionState], v: SpeakerId) -> Vec<f64> {
         let received: Vec<Option<u64>> = self
@@ -291,27 +315,16 @@ impl RoutesTo {
     ) {
         out.clear();
         scratch.clear();
-        let range = g.adj_range(v);
-        let nb = g.neighbors(v);
-        // Walk the set bits of v's slice of the multipath bitset a block at a time.
-        let blocks = self.mp.as_slice();
         let mut all_some = true;
         let mut total: u128 = 0;
-        for_bits(range.clone(), |block, mask| {
-            let mut word = blocks[block] & mask;
-            while word != 0 {
-                let pos = block * usize::BITS as usize + word.trailing_zeros() as usize;
-                word &= word - 1;
-                let (session, neighbor) = nb[pos - range.start];
-                let r = self.received(states, session, neighbor);
-                match r {
-                    Some(x) => total += u128::from(x),
-                    None => all_some = false,
-                }
-                scratch.push(r);
-                out.push((pos, neighbor, 0.0));
+        self.for_each_multipath(g, v, |pos, session, neighbor| {
+            let r = self.received(states, session, neighbor);
+            match r {
+                Some(x) => total += u128::from(x),
+                None => all_some = false,
             }
-            false
+            scratch.push(r);
+            out.push((pos, neighbor, 0.0));
         });
         if all_some && total > 0 {
             // Every path carries the community: weight = bandwidth / sum (ucmp::weights).
@@ -341,38 +354,28 @@ impl RoutesTo {
         v: SpeakerId,
     ) -> Option<bool> {
         self.best[v.idx()].as_ref()?;
-        let range = g.adj_range(v);
-        let nb = g.neighbors(v);
-        let blocks = self.mp.as_slice();
         let mut links = 0u64;
         // (value heard, live links) of the first multipath, the reference.
         let mut first: Option<(u128, u128)> = None;
         let mut equal = true;
         let mut community = true;
-        for_bits(range.clone(), |block, mask| {
-            let mut word = blocks[block] & mask;
-            while word != 0 {
-                let pos = block * usize::BITS as usize + word.trailing_zeros() as usize;
-                word &= word - 1;
-                let (session, neighbor) = nb[pos - range.start];
-                let n = states[session.idx()].links;
-                if n == 0 {
-                    continue;
-                }
-                links += u64::from(n);
-                match self.received(states, session, neighbor) {
-                    None => community = false,
-                    Some(x) => {
-                        let here = (u128::from(x), u128::from(n));
-                        match first {
-                            None => first = Some(here),
-                            // x / n == x0 / n0, without division.
-                            Some((x0, n0)) => equal &= here.0 * n0 == x0 * here.1,
-                        }
+        self.for_each_multipath(g, v, |_, session, neighbor| {
+            let n = states[session.idx()].links;
+            if n == 0 {
+                return;
+            }
+            links += u64::from(n);
+            match self.received(states, session, neighbor) {
+                None => community = false,
+                Some(x) => {
+                    let here = (u128::from(x), u128::from(n));
+                    match first {
+                        None => first = Some(here),
+                        // x / n == x0 / n0, without division.
+                        Some((x0, n0)) => equal &= here.0 * n0 == x0 * here.1,
                     }
                 }
             }
-            false
         });
         if links < 2 {
             return None;
