@@ -5,7 +5,9 @@ use crate::{Error, Setup, Study};
 use aifabric_failures::compare::{planar_vs_spread, Comparison};
 use aifabric_failures::mitigate::AggregationSetup;
 use aifabric_failures::report::FailureReport;
-use aifabric_failures::sweep::{default_model, default_modes, unavailability, ClassModel, Sweep};
+use aifabric_failures::sweep::{
+    default_model, default_modes, unavailability, ClassModel, LinkModel, Sweep,
+};
 use aifabric_failures::{analyze, Options, State};
 use aifabric_model::{Down, Fabric, Scenario, SrgClass};
 use aifabric_routing::aggregation::{Aggregation, AggregationTier};
@@ -78,20 +80,89 @@ pub fn class(s: &str, flag: &str) -> Result<SrgClass, Error> {
     })
 }
 
-fn model(args: &FailureRequest) -> Result<Vec<ClassModel>, Error> {
+/// A switch role by name (`atsw`, `rdsw`, ...), for `switch:ROLE`; `what` names where it
+/// was given, for the error.
+fn switch_role(r: &str, what: &str) -> Result<aifabric_model::Role, Error> {
+    use aifabric_model::Role;
+    Role::ALL
+        .into_iter()
+        .find(|x| x.as_str() == r && *x != Role::Gpu)
+        .ok_or_else(|| {
+            let roles: Vec<&str> = Role::ALL
+                .iter()
+                .filter(|x| **x != Role::Gpu)
+                .map(|x| x.as_str())
+                .collect();
+            Error::bad_request(format!(
+                "{what}: unknown switch role `{r}`; roles are {}",
+                roles.join(", ")
+            ))
+        })
+}
+
+/// What a Monte Carlo model entry is about: a class of groups (with a switch role for
+/// `switch:ROLE`), or single links (all, or of one optic class for `link:OPTIC`).
+enum Target {
+    Class(SrgClass, Option<aifabric_model::Role>),
+    Links(Option<aifabric_model::Optic>),
+}
+
+fn target(c: &str, flag: &str) -> Result<Target, Error> {
+    use aifabric_model::Optic;
+    if c == "link" {
+        return Ok(Target::Links(None));
+    }
+    if let Some(o) = c.strip_prefix("link:") {
+        let optic = Optic::ALL
+            .into_iter()
+            .find(|x| x.as_str() == o)
+            .ok_or_else(|| {
+                let all: Vec<&str> = Optic::ALL.iter().map(|x| x.as_str()).collect();
+                Error::bad_request(format!(
+                    "{flag}: unknown optic class `{o}` in `{c}`; optic classes are {}",
+                    all.join(", ")
+                ))
+            })?;
+        return Ok(Target::Links(Some(optic)));
+    }
+    if let Some(r) = c.strip_prefix("switch:") {
+        return Ok(Target::Class(
+            SrgClass::Switch,
+            Some(switch_role(r, &format!("{flag} `{c}`"))?),
+        ));
+    }
+    Ok(Target::Class(class(c, flag)?, None))
+}
+
+/// The Monte Carlo model: the default classes, then `--probability` and `--mtbf` entries
+/// (classes, `switch:ROLE`, `link`, `link:OPTIC`), a later entry for the same target
+/// replacing an earlier one.
+fn model(args: &FailureRequest) -> Result<(Vec<ClassModel>, Vec<LinkModel>), Error> {
     let mut m = default_model();
-    let mut set = |c: SrgClass, p: f64| {
-        m.retain(|x| x.class != c);
-        m.push(ClassModel {
-            class: c,
-            probability: p,
-            modes: default_modes(c),
-        });
+    let mut links: Vec<LinkModel> = Vec::new();
+    let mut set = |t: Target, p: f64| match t {
+        Target::Class(c, role) => {
+            m.retain(|x| !(x.class == c && x.role == role));
+            m.push(ClassModel {
+                class: c,
+                probability: p,
+                modes: default_modes(c),
+                role,
+            });
+        }
+        Target::Links(optic) => {
+            links.retain(|x| x.optic != optic);
+            links.push(LinkModel {
+                optic,
+                probability: p,
+            });
+        }
     };
     for item in &args.probability {
         let bad = || {
             Error::bad_request(format!(
-                "--probability `{item}`: write CLASS=P with P between 0 and 1, e.g. pd=0.001"
+                "--probability `{item}`: write CLASS=P with P between 0 and 1, e.g. pd=0.001, \
+                 switch:atsw=1e-4 or link=1e-4"
             ))
         };
         let (c, p) = item.split_once('=').ok_or_else(bad)?;
@@ -99,7 +170,7 @@ fn model(args: &FailureRequest) -> Result<Vec<ClassModel>, Error> {
         if !(0.0..=1.0).contains(&p) {
             return Err(bad());
         }
-        set(class(c.trim(), "--probability")?, p);
+        set(target(c.trim(), "--probability")?, p);
     }
     for item in &args.mtbf {
         let bad = || {
@@ -117,11 +188,12 @@ fn model(args: &FailureRequest) -> Result<Vec<ClassModel>, Error> {
         if !(a > 0.0 && b > 0.0 && a.is_finite() && b.is_finite()) {
             return Err(bad());
         }
-        set(class(c.trim(), "--mtbf")?, unavailability(a, b));
+        set(target(c.trim(), "--mtbf")?, unavailability(a, b));
     }
-    // Catalog order of classes, whatever the order of the flags.
-    m.sort_by_key(|x| SrgClass::all().position(|c| c == x.class));
-    Ok(m)
+    // Catalog order of classes, whatever the order of the flags; links by optic class.
+    m.sort_by_key(|x| (SrgClass::all().position(|c| c == x.class), x.role));
+    links.sort_by_key(|x| x.optic);
+    Ok((m, links))
 }
 
 /// The sweep `args` asks for, refused up front when it is beyond the budgets
@@ -139,11 +211,10 @@ fn parse_sweep(f: &Fabric, args: &FailureRequest) -> Result<Sweep, Error> {
 pub fn catalog(f: &Fabric, args: &FailureRequest) -> Result<aifabric_model::SrgCatalog, Error> {
     let cat = f.srg_catalog();
     // Monte Carlo draws single switches too when the model gives them a probability.
-    let modeled = args
-        .probability
-        .iter()
-        .chain(&args.mtbf)
-        .any(|x| x.trim_start().starts_with("switch="));
+    let modeled = args.probability.iter().chain(&args.mtbf).any(|x| {
+        let x = x.trim_start();
+        x.starts_with("switch=") || x.starts_with("switch:")
+    });
     let asked = args
         .sweep
         .trim()
@@ -155,25 +226,11 @@ pub fn catalog(f: &Fabric, args: &FailureRequest) -> Result<aifabric_model::SrgC
         (None, true) => "switch",
         (None, false) => return Ok(cat),
     };
+    // A Monte Carlo model with per-role entries draws from every switch; each entry keeps
+    // only its role's (see `Sampler`).
     let role = match arg.strip_prefix("switch:") {
         None => None,
-        Some(r) => Some(
-            aifabric_model::Role::ALL
-                .into_iter()
-                .find(|x| x.as_str() == r && *x != aifabric_model::Role::Gpu)
-                .ok_or_else(|| {
-                    let roles: Vec<&str> = aifabric_model::Role::ALL
-                        .iter()
-                        .filter(|x| **x != aifabric_model::Role::Gpu)
-                        .map(|x| x.as_str())
-                        .collect();
-                    Error::bad_request(format!(
-                        "--sweep `{}`: unknown switch role `{r}`; roles are {}",
-                        args.sweep.trim(),
-                        roles.join(", ")
-                    ))
-                })?,
-        ),
+        Some(r) => Some(switch_role(r, &format!("--sweep `{}`", args.sweep.trim()))?),
     };
     let cat = cat.with_switches(f, role);
     if cat.of_class(SrgClass::Switch).is_empty() {
@@ -209,11 +266,15 @@ fn parse_sweep_text(args: &FailureRequest) -> Result<Sweep, Error> {
             "--sweep pairs needs a class, e.g. pairs:plane; classes are {}",
             classes()
         ))),
-        ("montecarlo", None) => Ok(Sweep::MonteCarlo {
-            samples: args.samples,
-            seed: args.seed,
-            model: model(args)?,
-        }),
+        ("montecarlo", None) => {
+            let (model, links) = model(args)?;
+            Ok(Sweep::MonteCarlo {
+                samples: args.samples,
+                seed: args.seed,
+                model,
+                links,
+            })
+        }
         _ => Err(Error::bad_request(format!(
             "--sweep `{s}`: use single, single:CLASS, pairs:CLASS or montecarlo"
         ))),

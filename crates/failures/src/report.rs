@@ -78,11 +78,17 @@ impl ScenarioRecord {
     /// The class of its groups (`hall`, `linecard`, ...), `mixed` when they differ, `none`
     /// for no group.
     pub fn class(&self) -> String {
+        // A single link is named as a bundle member, `A--B#k`, with no class prefix.
         let mut classes: Vec<&str> = self
             .srgs
             .iter()
-            .map(|n| n.split_once(':').map_or("", |x| x.0))
+            .map(|n| match n.split_once(':') {
+                Some((c, _)) => c,
+                None if n.contains("--") => "link",
+                None => "",
+            })
             .collect();
+        classes.sort_unstable();
         classes.dedup();
         match classes.as_slice() {
             [] => "none".to_owned(),
@@ -252,7 +258,11 @@ pub fn records(ev: &Evaluator, catalog: &SrgCatalog, recs: &[Record]) -> Vec<Sce
                 .collect();
             ScenarioRecord {
                 scenario: r.scenario.clone(),
-                srgs: r.srgs.iter().map(|&i| catalog.names[i].clone()).collect(),
+                srgs: r
+                    .srgs
+                    .iter()
+                    .map(|&i| catalog.name(ev.fabric(), i))
+                    .collect(),
                 draws: r.draws,
                 min_capacity_retained: impact(ev, o),
                 capacity_retained,

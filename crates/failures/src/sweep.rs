@@ -16,7 +16,7 @@
 //! outcome under their own names.
 
 use crate::eval::{Evaluator, Outcome, Workspace};
-use aifabric_model::{DomainClass, SrgCatalog, SrgClass};
+use aifabric_model::{DomainClass, Fabric, Optic, Role, SrgCatalog, SrgClass};
 use aifabric_routing::bgp::NotConverged;
 use rand::{RngExt, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -43,6 +43,20 @@ pub struct ClassModel {
     pub probability: f64,
     /// Failure modes with relative weights.
     pub modes: Vec<(FailureMode, f64)>,
+    /// For the `switch` class: only switches of this role (`None`: every switch).
+    pub role: Option<Role>,
+}
+
+/// Single links failing independently in Monte Carlo: every link (or every link of one optic
+/// reach class) down with a probability. A fabric has millions of links, so they are drawn
+/// by geometric skips (the gap to the next failed link is geometric), which costs the
+/// number of links drawn, not the number of links.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkModel {
+    /// Only links of this optic class (`None`: every link).
+    pub optic: Option<Optic>,
+    /// Probability that a given link is down in a draw.
+    pub probability: f64,
 }
 
 /// Probability that a component is down at a random instant: `MTTR / (MTBF + MTTR)`.
@@ -70,6 +84,7 @@ pub fn default_model() -> Vec<ClassModel> {
         class: SrgClass::Domain(d),
         probability: unavailability(mtbf, mttr),
         modes: default_modes(SrgClass::Domain(d)),
+        role: None,
     };
     vec![
         c(DomainClass::Building, 1_000_000.0, 24.0),
@@ -95,6 +110,8 @@ pub enum Sweep {
         seed: u64,
         /// Per-class failure model (classes not listed never fail).
         model: Vec<ClassModel>,
+        /// Single links failing on their own (none: links fail only with their groups).
+        links: Vec<LinkModel>,
     },
     /// Named scenarios: each a list of group selectors failed together.
     Named(Vec<(String, Vec<usize>)>),
@@ -244,6 +261,8 @@ pub fn draw_rng(seed: u64, index: u64) -> Xoshiro256PlusPlus {
 struct Sampler {
     /// (group, probability, modes) of every group that can fail.
     components: Vec<(usize, f64, usize)>,
+    /// Per link model: the catalog ids of its links (ascending) and `ln(1 - p)`.
+    links: Vec<(Vec<usize>, f64)>,
     /// Mode tables: cumulative weights.
     modes: Vec<Vec<(FailureMode, f64)>>,
     /// Line cards of each chassis group.
@@ -251,7 +270,7 @@ struct Sampler {
 }
 
 impl Sampler {
-    fn new(catalog: &SrgCatalog, model: &[ClassModel]) -> Self {
+    fn new(f: &Fabric, catalog: &SrgCatalog, model: &[ClassModel], links: &[LinkModel]) -> Self {
         let mut modes = Vec::new();
         let mut components = Vec::new();
         for m in model {
@@ -267,7 +286,14 @@ impl Sampler {
                 .collect();
             modes.push(cum);
             for i in catalog.of_class(m.class) {
-                if m.probability > 0.0 {
+                let role_ok = m.role.is_none_or(|r| {
+                    catalog
+                        .members(i)
+                        .0
+                        .first()
+                        .is_some_and(|&d| f.device(d).role == r)
+                });
+                if m.probability > 0.0 && role_ok {
                     components.push((i, m.probability, modes.len() - 1));
                 }
             }
@@ -287,8 +313,23 @@ impl Sampler {
                 }
             }
         }
+        let links = links
+            .iter()
+            .filter(|m| m.probability > 0.0)
+            .map(|m| {
+                let ids: Vec<usize> = f
+                    .links()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| m.optic.is_none_or(|o| l.optic == o))
+                    .map(|(i, _)| catalog.link_id(aifabric_model::LinkId::from_idx(i)))
+                    .collect();
+                (ids, (1.0 - m.probability.min(1.0)).ln())
+            })
+            .collect();
         Sampler {
             components,
+            links,
             modes,
             line_cards,
         }
@@ -313,6 +354,28 @@ impl Sampler {
                     out.push(cards[rng.random_range(0..cards.len())]);
                 }
                 _ => out.push(i),
+            }
+        }
+        // Links: the gap before the next failed link is geometric, floor(ln U / ln(1 - p))
+        // (Devroye, "Non-Uniform Random Variate Generation", 1986, ch. X.2).
+        for (ids, ln_q) in &self.links {
+            let mut at = 0usize;
+            loop {
+                let skip = if *ln_q == f64::NEG_INFINITY {
+                    0.0
+                } else {
+                    // 1 - U is in (0, 1]: its log is finite.
+                    ((1.0 - rng.random::<f64>()).ln() / ln_q).floor()
+                };
+                if !skip.is_finite() || skip >= (ids.len() - at) as f64 {
+                    break;
+                }
+                at += skip as usize;
+                out.push(ids[at]);
+                at += 1;
+                if at >= ids.len() {
+                    break;
+                }
             }
         }
         out.sort_unstable();
@@ -364,6 +427,36 @@ pub type Progress<'a> = &'a (dyn Fn(u64, u64) + Sync);
 /// Draws per chunk: enough to keep two cores busy, small enough to report progress often.
 const CHUNK: u64 = 256;
 
+/// Most single links a scenario's name lists one by one; beyond, it says how many and a
+/// short fingerprint of the set (the record's `srgs` list every selector).
+const NAMED_LINKS: usize = 3;
+
+/// A scenario's name: its groups' selectors joined by ` + `, then its single links (a
+/// Monte Carlo draw can fail hundreds): each link's selector up to [`NAMED_LINKS`], else
+/// `N links (set XXXXXX)` with 24 bits of a hash of the set, so that two draws with
+/// different links read differently.
+fn scenario_name(f: &Fabric, catalog: &SrgCatalog, srgs: &[usize]) -> String {
+    if srgs.is_empty() {
+        return "none".to_owned();
+    }
+    let (links, groups): (Vec<usize>, Vec<usize>) =
+        srgs.iter().partition(|&&i| catalog.as_link(i).is_some());
+    let mut parts: Vec<String> = groups.iter().map(|&i| catalog.name(f, i)).collect();
+    if links.len() <= NAMED_LINKS {
+        parts.extend(links.iter().map(|&i| catalog.name(f, i)));
+    } else {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        links.hash(&mut h);
+        parts.push(format!(
+            "{} links (set {:06x})",
+            links.len(),
+            h.finish() & 0xff_ffff
+        ));
+    }
+    parts.join(" + ")
+}
+
 /// Run a sweep. Records come in scenario order (for Monte Carlo: order of first
 /// appearance); the result does not depend on the thread count.
 pub fn run(
@@ -372,16 +465,7 @@ pub fn run(
     sweep: &Sweep,
     progress: Progress,
 ) -> Result<Vec<Record>, NotConverged> {
-    let name = |srgs: &[usize]| -> String {
-        if srgs.is_empty() {
-            "none".to_owned()
-        } else {
-            srgs.iter()
-                .map(|&i| catalog.names[i].as_str())
-                .collect::<Vec<_>>()
-                .join(" + ")
-        }
-    };
+    let name = |srgs: &[usize]| scenario_name(ev.fabric(), catalog, srgs);
     let fixed: Vec<(String, Vec<usize>)> = match sweep {
         Sweep::Single(class) => (0..catalog.len())
             .filter(|&i| class.is_none_or(|c| catalog.classes[i] == c))
@@ -402,7 +486,11 @@ pub fn run(
             samples,
             seed,
             model,
-        } => return run_monte_carlo(ev, catalog, *samples, *seed, model, &name, progress),
+            links,
+        } => {
+            let sampler = Sampler::new(ev.fabric(), catalog, model, links);
+            return run_monte_carlo(ev, catalog, *samples, *seed, &sampler, &name, progress);
+        }
     };
     let total = fixed.len() as u64;
     let pool = Pool::default();
@@ -483,11 +571,10 @@ fn run_monte_carlo(
     catalog: &SrgCatalog,
     samples: u64,
     seed: u64,
-    model: &[ClassModel],
+    sampler: &Sampler,
     name: &dyn Fn(&[usize]) -> String,
     progress: Progress,
 ) -> Result<Vec<Record>, NotConverged> {
-    let sampler = Sampler::new(catalog, model);
     let pool = Pool::default();
     let mut seen: FxHashMap<Vec<usize>, usize> = FxHashMap::default();
     let mut records: Vec<Record> = Vec::new();

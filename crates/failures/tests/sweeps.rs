@@ -2,7 +2,7 @@
 //! from-scratch one, monotonicity, Monte Carlo against exact enumeration, determinism.
 
 use aifabric_failures::compare::planar_vs_spread;
-use aifabric_failures::sweep::{self, impact, ClassModel, FailureMode, Sweep};
+use aifabric_failures::sweep::{self, impact, ClassModel, FailureMode, LinkModel, Sweep};
 use aifabric_failures::{analyze, Down, Evaluator, Options, Outcome};
 use aifabric_model::{DomainClass, Fabric, SrgCatalog, SrgClass};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
@@ -364,6 +364,7 @@ fn the_monte_carlo_mean_matches_exact_enumeration() {
         class: SrgClass::Domain(DomainClass::BagPlane),
         probability: p,
         modes: vec![(FailureMode::Whole, 1.0)],
+        role: None,
     }];
     let samples = 4_000;
     let mc = sweep::run(
@@ -373,6 +374,7 @@ fn the_monte_carlo_mean_matches_exact_enumeration() {
             samples,
             seed: 7,
             model,
+            links: Vec::new(),
         },
         &|_, _| {},
     )
@@ -409,13 +411,20 @@ fn json_with_threads(threads: usize) -> String {
                     class: SrgClass::Domain(DomainClass::PowerDomain),
                     probability: 0.05,
                     modes: vec![(FailureMode::Whole, 1.0)],
+                    role: None,
                 },
                 ClassModel {
                     class: SrgClass::Domain(DomainClass::BagChassis),
                     probability: 0.1,
                     modes: vec![(FailureMode::Whole, 0.3), (FailureMode::OneLineCard, 0.7)],
+                    role: None,
                 },
             ],
+            // Single links too: their draws must not depend on the thread count either.
+            links: vec![LinkModel {
+                optic: None,
+                probability: 0.002,
+            }],
         },
         label: "montecarlo".to_owned(),
         aggregation: None,
@@ -639,4 +648,86 @@ fn nsf_pods_are_sites_when_asked() {
     let left = o.site_pair_gbps[0] / ev.healthy_site_gbps[0];
     assert!(left > 0.0 && left < 1.0, "{left}");
     assert_same(&o, &ev.evaluate_from_scratch(&down).unwrap(), "rack links");
+}
+
+/// Single links in Monte Carlo: drawn by geometric skips, each link down with probability p
+/// independently. The number down per draw is Binomial(N, p): its mean over many draws is
+/// within 4 standard errors of N p; every name is a selector for exactly that link; an optic
+/// filter draws only links of that class; p = 1 takes every link of the class.
+#[test]
+fn monte_carlo_draws_single_links_binomially() {
+    use aifabric_model::{Optic, Scenario, Selection};
+    let f = build(MIXED);
+    let cat = f.srg_catalog();
+    let ev = evaluator(&f);
+    let n_links = f.links().len() as f64;
+    let p = 0.01;
+    let samples = 2_000u64;
+    let run = |links: Vec<LinkModel>, samples: u64| {
+        sweep::run(
+            &ev,
+            &cat,
+            &Sweep::MonteCarlo {
+                samples,
+                seed: 3,
+                model: Vec::new(),
+                links,
+            },
+            &|_, _| {},
+        )
+        .unwrap()
+    };
+    let recs = run(
+        vec![LinkModel {
+            optic: None,
+            probability: p,
+        }],
+        samples,
+    );
+    assert_eq!(recs.iter().map(|r| r.draws).sum::<u64>(), samples);
+    let down: f64 = recs
+        .iter()
+        .map(|r| r.srgs.len() as f64 * r.draws as f64)
+        .sum::<f64>()
+        / samples as f64;
+    let se = (n_links * p * (1.0 - p) / samples as f64).sqrt();
+    assert!(
+        (down - n_links * p).abs() <= 4.0 * se,
+        "{down} links down per draw, expected {} +- {}",
+        n_links * p,
+        4.0 * se
+    );
+    // Names are selectors for exactly their link.
+    let r = recs.iter().find(|r| !r.srgs.is_empty()).unwrap();
+    let name = cat.name(&f, r.srgs[0]);
+    let sel = f.select(&name).unwrap();
+    let link = cat.as_link(r.srgs[0]).unwrap();
+    assert_eq!(sel, Selection::Links(vec![link]), "{name}");
+    let s = Scenario::from_selectors(&f, &[name], &[], &[]).unwrap();
+    assert_eq!(s.failed.counts(), (0, 1));
+    // One optic class only, and all of it at p = 1.
+    let optic = f.links()[0].optic;
+    let of_class = f.links().iter().filter(|l| l.optic == optic).count();
+    let all = run(
+        vec![LinkModel {
+            optic: Some(optic),
+            probability: 1.0,
+        }],
+        3,
+    );
+    assert_eq!(all.len(), 1, "one pattern, three draws");
+    assert_eq!(all[0].srgs.len(), of_class);
+    assert!(all[0]
+        .srgs
+        .iter()
+        .all(|&i| f.link(cat.as_link(i).unwrap()).optic == optic));
+    assert!(run(
+        vec![LinkModel {
+            optic: Some(Optic::Zr),
+            probability: 0.0
+        }],
+        5
+    )
+    .iter()
+    .all(|r| r.srgs.is_empty()));
 }

@@ -341,6 +341,35 @@ impl SrgCatalog {
         self.names.is_empty()
     }
 
+    /// The id of one link in the catalog's id space, past its groups (`len() + link`): a
+    /// Monte Carlo draw lists the groups and the single links it fails in one sorted list.
+    pub fn link_id(&self, l: LinkId) -> usize {
+        self.len() + l.idx()
+    }
+
+    /// The link an id past the groups stands for ([`SrgCatalog::link_id`]).
+    pub fn as_link(&self, i: usize) -> Option<LinkId> {
+        i.checked_sub(self.len()).map(LinkId::from_idx)
+    }
+
+    /// The selector of group or link `i`: the group's name, or the link as a bundle member,
+    /// `A--B#k` (what `--fail` accepts).
+    pub fn name(&self, f: &Fabric, i: usize) -> String {
+        match self.as_link(i) {
+            None => self.names[i].clone(),
+            Some(l) => {
+                let link = f.link(l);
+                let b = &f.bundles()[link.bundle.idx()];
+                format!(
+                    "{}--{}#{}",
+                    f.device_name(b.a),
+                    f.device_name(b.b),
+                    l.idx() - b.first.idx()
+                )
+            }
+        }
+    }
+
     /// Member devices and links of group `i`.
     pub fn members(&self, i: usize) -> (&[DeviceId], &[LinkId]) {
         (

@@ -32,10 +32,16 @@ impl Down {
         }
     }
 
-    /// The union of shared-risk groups `srgs` of `catalog`.
+    /// The union of shared-risk groups `srgs` of `catalog`; ids from `catalog.len()` up are
+    /// single links ([`SrgCatalog::link_id`]).
     pub fn of_srgs(f: &Fabric, catalog: &SrgCatalog, srgs: &[usize]) -> Self {
         let mut d = Down::none(f);
         for &i in srgs {
+            if let Some(l) = catalog.as_link(i) {
+                d.links.push(l);
+                d.mask.fail_link(l);
+                continue;
+            }
             let (devs, links) = catalog.members(i);
             d.devices.extend_from_slice(devs);
             d.links.extend_from_slice(links);

@@ -184,3 +184,60 @@ fn the_pod_sites_a_sweep_prints_are_selectors() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("did you mean `east.dc1.nsf.pod7`?"), "{err}");
 }
+
+#[test]
+fn monte_carlo_draws_switches_of_a_role_and_single_links_named_as_selectors() {
+    let (code, out, err) = run(&[
+        "failures",
+        "llama3-24k",
+        "--sweep",
+        "montecarlo",
+        "--samples",
+        "200",
+        "--probability",
+        "switch:atsw=0.05",
+        "--probability",
+        "link:dac=1e-4",
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let srgs: Vec<String> = v["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["srgs"].as_array().unwrap().clone())
+        .map(|x| x.as_str().unwrap().to_owned())
+        .collect();
+    let switches: Vec<&String> = srgs.iter().filter(|x| x.starts_with("switch:")).collect();
+    let links: Vec<&String> = srgs.iter().filter(|x| !x.contains(':')).collect();
+    assert!(!switches.is_empty() && !links.is_empty(), "{srgs:?}");
+    // Only ATSWs among the switches; only copper (GPU -> rack switch) links.
+    assert!(switches.iter().all(|x| x.contains(".atsw")), "{switches:?}");
+    for l in links.iter().take(5) {
+        assert!(l.contains(".gpu") && l.contains("--"), "{l}");
+        // Each name is a selector for its link.
+        let (code, out, err) = run(&["capacity", "llama3-24k", "--fail", l, "--json"]);
+        assert_eq!(code, Some(0), "{l}: {err}");
+        let c: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(c["failed_links"], 1, "{l}");
+    }
+    for (arg, want) in [
+        (
+            "link:zz=1e-4",
+            "optic classes are dac, sr, dr, fr, lr, er, zr",
+        ),
+        ("switch:foo=1e-4", "unknown switch role `foo`"),
+    ] {
+        let (code, _, err) = run(&[
+            "failures",
+            "llama3-24k",
+            "--sweep",
+            "montecarlo",
+            "--probability",
+            arg,
+        ]);
+        assert_eq!(code, Some(2), "{arg}: {err}");
+        assert!(err.contains(want), "{arg}: {err}");
+    }
+}
