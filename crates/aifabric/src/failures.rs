@@ -20,6 +20,8 @@ pub struct FailureRequest {
     pub sweep: String,
     /// Monte Carlo draws.
     pub samples: u64,
+    /// Index of the first Monte Carlo draw (a shard of a larger sweep; 0 otherwise).
+    pub first_draw: u64,
     /// Monte Carlo seed.
     pub seed: u64,
     /// Per-class failure probabilities, `CLASS=P`.
@@ -50,6 +52,7 @@ impl Default for FailureRequest {
         FailureRequest {
             sweep: "single".into(),
             samples: 1000,
+            first_draw: 0,
             seed: 1,
             probability: Vec::new(),
             mtbf: Vec::new(),
@@ -270,6 +273,7 @@ fn parse_sweep_text(args: &FailureRequest) -> Result<Sweep, Error> {
             let (model, links) = model(args)?;
             Ok(Sweep::MonteCarlo {
                 samples: args.samples,
+                first: args.first_draw,
                 seed: args.seed,
                 model,
                 links,

@@ -33,6 +33,7 @@ pub mod failures;
 mod publish;
 mod report;
 pub mod size;
+pub mod sweep;
 pub mod traces;
 mod verify;
 

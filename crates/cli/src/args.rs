@@ -252,6 +252,35 @@ pub(crate) enum Command {
         #[command(flatten)]
         bgp: BgpArgs,
     },
+    /// Design-space sweep: a sweep file names a base spec, a grid of overrides (dotted paths
+    /// into the spec) and a failure study; every design x its tasks runs here, or one shard of
+    /// them (`--shard I/N`), or as a Slurm job array (`--emit-slurm DIR`); `sweep merge`
+    /// combines shards into the output of one run, byte for byte.
+    #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+    Sweep {
+        #[command(subcommand)]
+        command: Option<SweepCommand>,
+        /// The sweep file (YAML: spec, grid, failures, draws_per_task).
+        #[arg(required = true)]
+        file: Option<std::path::PathBuf>,
+        /// Run only shard I of N (the tasks whose index is I mod N); the output is a shard
+        /// file for `sweep merge`.
+        #[arg(long)]
+        shard: Option<String>,
+        /// Write the results (or the shard) to this file as JSON, atomically.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        /// Write an sbatch job array over the shards, its merge job and submit.sh into DIR,
+        /// instead of running anything.
+        #[arg(long, value_name = "DIR")]
+        emit_slurm: Option<std::path::PathBuf>,
+        /// Shards of the Slurm job array (default: one per task, at most 64).
+        #[arg(long)]
+        shards: Option<usize>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// MLCommons Chakra execution traces: synthesize one from a job file, or rescale one to
     /// more ranks.
     Chakra {
@@ -371,6 +400,24 @@ pub(crate) enum Command {
 }
 
 /// `aifabric chakra ...`.
+#[derive(Subcommand)]
+pub(crate) enum SweepCommand {
+    /// Combine shard files of one sweep into its results (every task exactly once).
+    Merge {
+        /// The sweep file the shards ran.
+        file: std::path::PathBuf,
+        /// The shard files.
+        #[arg(required = true)]
+        shards: Vec<std::path::PathBuf>,
+        /// Write the results to this file as JSON, atomically.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 #[derive(Subcommand)]
 pub(crate) enum ChakraCommand {
     /// Write the trace of one iteration of a job file: one file per rank (the job model's

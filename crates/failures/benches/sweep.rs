@@ -33,6 +33,7 @@ fn sweeps(c: &mut Criterion) {
         b.iter(|| {
             black_box(sweep(Sweep::MonteCarlo {
                 samples: 10_000,
+                first: 0,
                 seed: 1,
                 model: default_model(),
                 links: Vec::new(),
@@ -46,6 +47,7 @@ fn sweeps(c: &mut Criterion) {
         b.iter(|| {
             black_box(sweep(Sweep::MonteCarlo {
                 samples: 1_000,
+                first: 0,
                 seed: 1,
                 model: default_model(),
                 links: vec![LinkModel {

@@ -106,6 +106,9 @@ pub enum Sweep {
     MonteCarlo {
         /// Number of draws.
         samples: u64,
+        /// Index of the first draw: draws `first..first + samples` (0 for a whole sweep; a
+        /// shard of a larger one starts further on, and draw `i` is the same either way).
+        first: u64,
         /// Seed of the whole sweep.
         seed: u64,
         /// Per-class failure model (classes not listed never fail).
@@ -484,12 +487,14 @@ pub fn run(
         Sweep::Named(list) => list.clone(),
         Sweep::MonteCarlo {
             samples,
+            first,
             seed,
             model,
             links,
         } => {
             let sampler = Sampler::new(ev.fabric(), catalog, model, links);
-            return run_monte_carlo(ev, catalog, *samples, *seed, &sampler, &name, progress);
+            let draws = *first..first.saturating_add(*samples);
+            return run_monte_carlo(ev, catalog, draws, *seed, &sampler, &name, progress);
         }
     };
     let total = fixed.len() as u64;
@@ -569,7 +574,7 @@ fn pattern_key(catalog: &SrgCatalog, srgs: &[usize]) -> u128 {
 fn run_monte_carlo(
     ev: &Evaluator,
     catalog: &SrgCatalog,
-    samples: u64,
+    draws: std::ops::Range<u64>,
     seed: u64,
     sampler: &Sampler,
     name: &dyn Fn(&[usize]) -> String,
@@ -578,9 +583,10 @@ fn run_monte_carlo(
     let pool = Pool::default();
     let mut seen: FxHashMap<Vec<usize>, usize> = FxHashMap::default();
     let mut records: Vec<Record> = Vec::new();
-    let mut start = 0;
-    while start < samples {
-        let end = (start + CHUNK).min(samples);
+    let samples = draws.end - draws.start;
+    let mut start = draws.start;
+    while start < draws.end {
+        let end = (start + CHUNK).min(draws.end);
         let patterns: Vec<Vec<usize>> = (start..end)
             .into_par_iter()
             .map(|i| sampler.draw(seed, i))
@@ -605,17 +611,17 @@ fn run_monte_carlo(
                 |ws, (srgs, _)| ev.evaluate(&ev.down_of(catalog, srgs), ws.get()),
             )
             .collect::<Result<Vec<_>, _>>()?;
-        for ((srgs, draws), outcome) in distinct.into_iter().zip(outcomes) {
+        for ((srgs, n), outcome) in distinct.into_iter().zip(outcomes) {
             seen.insert(srgs.clone(), records.len());
             records.push(Record {
                 scenario: name(&srgs),
                 srgs,
-                draws,
+                draws: n,
                 outcome,
             });
         }
         start = end;
-        progress(start, samples);
+        progress(start - draws.start, samples);
     }
     Ok(records)
 }

@@ -372,6 +372,7 @@ fn the_monte_carlo_mean_matches_exact_enumeration() {
         &cat,
         &Sweep::MonteCarlo {
             samples,
+            first: 0,
             seed: 7,
             model,
             links: Vec::new(),
@@ -405,6 +406,7 @@ fn json_with_threads(threads: usize) -> String {
     let opts = Options {
         sweep: Sweep::MonteCarlo {
             samples: 600,
+            first: 0,
             seed: 42,
             model: vec![
                 ClassModel {
@@ -669,6 +671,7 @@ fn monte_carlo_draws_single_links_binomially() {
             &cat,
             &Sweep::MonteCarlo {
                 samples,
+                first: 0,
                 seed: 3,
                 model: Vec::new(),
                 links,

@@ -3,10 +3,11 @@
 pub(crate) mod demo;
 pub(crate) mod failures;
 pub(crate) mod simulate;
+pub(crate) mod sweep;
 pub(crate) mod trace;
 pub(crate) mod traffic;
 
-use crate::args::{ChakraCommand, Cli, Command};
+use crate::args::{ChakraCommand, Cli, Command, SweepCommand};
 use crate::{
     emit, emit_versioned, load, output, print, print_json, print_line, render, write_json, Failure,
 };
@@ -38,6 +39,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 state: scenario.describe(),
                 sweep,
                 samples,
+                first_draw: 0,
                 seed,
                 probability,
                 mtbf,
@@ -225,6 +227,36 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             let report = study.job(&it, placement)?;
             emit(json, &report, simulate::render_job)?;
         }
+        Command::Sweep {
+            command,
+            file,
+            shard,
+            out,
+            emit_slurm,
+            shards,
+            json,
+        } => match (command, file) {
+            (
+                Some(SweepCommand::Merge {
+                    file,
+                    shards,
+                    out,
+                    json,
+                }),
+                _,
+            ) => sweep::merge_files(&file, &shards, out.as_deref(), json),
+            (None, Some(file)) => sweep::run(
+                &file,
+                shard.as_deref(),
+                out.as_deref(),
+                emit_slurm.as_deref(),
+                shards,
+                json,
+            ),
+            (None, None) => Err(Failure::BadArgument(
+                "aifabric sweep needs a sweep file (or `sweep merge FILE SHARDS...`)".into(),
+            )),
+        }?,
         Command::Chakra { command } => match command {
             ChakraCommand::Synth {
                 job,

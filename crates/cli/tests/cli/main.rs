@@ -5,3 +5,4 @@ mod chakra;
 mod cli;
 mod names;
 mod stdout;
+mod sweep;

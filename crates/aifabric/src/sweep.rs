@@ -1,0 +1,543 @@
+//! Design-space sweeps: a sweep file names a base spec, a grid of overrides (dotted paths into
+//! the spec, every combination a *design*) and a failure study; it expands into *tasks* with
+//! stable ids (a design's Monte Carlo draws are cut into tasks of `draws_per_task`, draw `i`
+//! the same whichever task runs it). Tasks run in any process and any order: a shard runs
+//! every task whose index is `I mod N`, and [`merge`] puts task results back together.
+//! A whole run is its tasks merged the same way, so merged shards are byte-identical to it.
+//!
+//! ```yaml
+//! spec: prometheus                       # built-in name, or a YAML file beside the sweep file
+//! grid:
+//!   regions[east].bag.planes: [8, 16]    # `[NAME]` picks the list element with that name
+//!   inter_bag[0].topology: [planar, spread]
+//! failures: {sweep: montecarlo, samples: 1000, seed: 1, probability: [link=1e-4]}
+//! draws_per_task: 250
+//! ```
+
+use crate::failures::FailureRequest;
+use crate::{Error, Setup, Study};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The failure study of a sweep file (the `failures` command's options).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailureStudy {
+    /// `single`, `single:CLASS`, `pairs:CLASS` or `montecarlo`.
+    #[serde(default = "default_sweep")]
+    pub sweep: String,
+    /// Monte Carlo draws per design.
+    #[serde(default = "default_samples")]
+    pub samples: u64,
+    /// Monte Carlo seed.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    /// `CLASS=P` entries (`link=1e-4`, `switch:atsw=1e-3`, `pd=0.001`).
+    #[serde(default)]
+    pub probability: Vec<String>,
+    /// `CLASS=MTBF/MTTR` entries, hours.
+    #[serde(default)]
+    pub mtbf: Vec<String>,
+}
+
+fn default_sweep() -> String {
+    "single".into()
+}
+fn default_samples() -> u64 {
+    1000
+}
+fn default_seed() -> u64 {
+    1
+}
+fn default_draws_per_task() -> u64 {
+    250
+}
+
+/// A sweep file.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepFile {
+    /// Built-in spec name, or a YAML file (relative to the sweep file's directory).
+    pub spec: String,
+    /// Dotted paths into the spec, each with the values to try; every combination is a
+    /// design, in path order (sorted), the last path varying fastest.
+    #[serde(default)]
+    pub grid: BTreeMap<String, Vec<serde_json::Value>>,
+    /// The failure study run on every design.
+    pub failures: FailureStudy,
+    /// Monte Carlo draws per task.
+    #[serde(default = "default_draws_per_task")]
+    pub draws_per_task: u64,
+}
+
+/// Most tasks a sweep expands into.
+pub const MAX_TASKS: usize = 100_000;
+
+/// One task: a design and, for Monte Carlo, a range of draws.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Task {
+    /// Index in the sweep (the stable id).
+    pub index: usize,
+    /// Design index.
+    pub design: usize,
+    /// Draws `first..first + samples` (Monte Carlo), else `0..0`.
+    pub first: u64,
+    /// Number of draws.
+    pub samples: u64,
+}
+
+/// A sweep ready to run: the file, the base spec's text, the designs and the tasks.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The sweep file's name, as given.
+    pub name: String,
+    /// The file.
+    pub file: SweepFile,
+    /// The base spec's name and text.
+    pub spec: (String, String),
+    /// Each design's overrides (path -> value).
+    pub designs: Vec<BTreeMap<String, serde_json::Value>>,
+    /// Every task, in index order.
+    pub tasks: Vec<Task>,
+    /// A fingerprint of the sweep file and the spec text: shards of different sweeps are not
+    /// merged.
+    pub fingerprint: String,
+}
+
+/// One scenario of a design, merged over its tasks.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct Row {
+    /// Scenario name.
+    pub scenario: String,
+    /// Every selector it fails, joined by ` + ` (the merge key).
+    pub srgs: String,
+    /// Draws that produced it.
+    pub draws: u64,
+    /// Least routed capacity kept over every site and region pair.
+    pub min_capacity_retained: f64,
+    /// GPUs reaching no other site.
+    pub gpus_isolated: u64,
+}
+
+/// What one task produced.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct TaskResult {
+    /// Task index.
+    pub task: usize,
+    /// Design index.
+    pub design: usize,
+    /// Scenarios, in the order the failure sweep reported them.
+    pub rows: Vec<Row>,
+}
+
+/// A shard's output: the task results of one `--shard I/N` run.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+pub struct Shard {
+    /// The sweep's fingerprint.
+    pub fingerprint: String,
+    /// Tasks in the whole sweep.
+    pub tasks: usize,
+    /// `[I, N]`.
+    pub shard: [usize; 2],
+    /// The results.
+    pub results: Vec<TaskResult>,
+}
+
+/// One design's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct DesignResult {
+    /// `d0`, `d1`, ...
+    pub design: String,
+    /// Its overrides.
+    pub overrides: BTreeMap<String, serde_json::Value>,
+    /// Draws (or scenarios) in all.
+    pub draws: u64,
+    /// Capacity retained over the scenarios, weighted by draws.
+    pub capacity_retained: aifabric_failures::report::Distribution,
+    /// Most GPUs isolated by one scenario.
+    pub max_gpus_isolated: u64,
+    /// Every scenario, worst first (least capacity, most GPUs isolated, then by name).
+    pub scenarios: Vec<Row>,
+}
+
+/// A whole sweep's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepResult {
+    /// The sweep file's name (without its directory).
+    pub sweep: String,
+    /// The base spec, as the sweep file names it.
+    pub spec: String,
+    /// The failure study.
+    pub failures: FailureStudy,
+    /// Tasks run.
+    pub tasks: usize,
+    /// One entry per design.
+    pub designs: Vec<DesignResult>,
+}
+
+/// Read a sweep file and expand it (spec read, every design checked to build).
+pub fn plan(path: &std::path::Path) -> Result<Plan, Error> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Error::bad_request(format!("cannot read sweep file {name}: {e}")))?;
+    let opts = serde_saphyr::options! { strict_booleans: true };
+    let file: SweepFile = serde_saphyr::from_str_with_options(&text, opts).map_err(|e| {
+        Error::bad_request(format!(
+            "{name}: {e} (a sweep file has `spec`, `grid`, `failures` and `draws_per_task`)"
+        ))
+    })?;
+    let spec_arg = if aifabric_spec::builtin::get(&file.spec).is_some() {
+        file.spec.clone()
+    } else {
+        path.parent()
+            .unwrap_or_else(|| std::path::Path::new("."))
+            .join(&file.spec)
+            .display()
+            .to_string()
+    };
+    let spec = aifabric_spec::read(&spec_arg).map_err(Error::bad_request_from)?;
+    plan_from(name, &text, file, spec)
+}
+
+fn plan_from(
+    name: String,
+    text: &str,
+    file: SweepFile,
+    spec: (String, String),
+) -> Result<Plan, Error> {
+    if file.draws_per_task == 0 {
+        return Err(Error::bad_request(format!(
+            "{name}: draws_per_task must be at least 1"
+        )));
+    }
+    for (path, values) in &file.grid {
+        if values.is_empty() {
+            return Err(Error::bad_request(format!(
+                "{name}: grid path `{path}` has no values; give a list, e.g. [8, 16]"
+            )));
+        }
+    }
+    let mut designs = vec![BTreeMap::new()];
+    for (path, values) in &file.grid {
+        designs = designs
+            .into_iter()
+            .flat_map(|d: BTreeMap<String, serde_json::Value>| {
+                values.iter().map(move |v| {
+                    let mut d = d.clone();
+                    d.insert(path.clone(), v.clone());
+                    d
+                })
+            })
+            .collect();
+    }
+    let montecarlo = file.failures.sweep.trim() == "montecarlo";
+    let mut tasks = Vec::new();
+    for d in 0..designs.len() {
+        if montecarlo {
+            let mut first = 0;
+            while first < file.failures.samples {
+                let n = file.draws_per_task.min(file.failures.samples - first);
+                tasks.push(Task {
+                    index: tasks.len(),
+                    design: d,
+                    first,
+                    samples: n,
+                });
+                first += n;
+            }
+        } else {
+            tasks.push(Task {
+                index: tasks.len(),
+                design: d,
+                first: 0,
+                samples: 0,
+            });
+        }
+        if tasks.len() > MAX_TASKS {
+            return Err(Error::bad_request(format!(
+                "{name}: more than {} tasks; raise draws_per_task or narrow the grid",
+                aifabric_model::thousands(MAX_TASKS as u64)
+            )));
+        }
+    }
+    let fingerprint = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        spec.1.hash(&mut h);
+        format!("{:016x}", h.finish())
+    };
+    let plan = Plan {
+        name,
+        file,
+        spec,
+        designs,
+        tasks,
+        fingerprint,
+    };
+    // Every design must build: a bad path or value is an error before any work.
+    for d in 0..plan.designs.len() {
+        plan.design_text(d)?;
+    }
+    Ok(plan)
+}
+
+/// Set `path` (dotted; `[N]` an index, `[NAME]` the element whose `name` is NAME) in `doc`.
+fn set_path(
+    doc: &mut serde_json::Value,
+    path: &str,
+    value: &serde_json::Value,
+) -> Result<(), String> {
+    let mut at = doc;
+    for part in path.split('.') {
+        let (key, pick) = match part.split_once('[') {
+            Some((k, rest)) => {
+                let inner = rest
+                    .strip_suffix(']')
+                    .ok_or_else(|| format!("`{part}`: a `[` without its `]`"))?;
+                (k, Some(inner))
+            }
+            None => (part, None),
+        };
+        if !key.is_empty() {
+            let obj = at
+                .as_object_mut()
+                .ok_or_else(|| format!("`{key}`: not a mapping here"))?;
+            at = obj.entry(key.to_owned()).or_insert(serde_json::Value::Null);
+        }
+        if let Some(pick) = pick {
+            let list = at
+                .as_array_mut()
+                .ok_or_else(|| format!("`{part}`: `{key}` is not a list"))?;
+            let i = match pick.parse::<usize>() {
+                Ok(i) if i < list.len() => i,
+                Ok(i) => return Err(format!("`{part}`: index {i}, the list has {}", list.len())),
+                Err(_) => list
+                    .iter()
+                    .position(|e| e.get("name").and_then(|n| n.as_str()) == Some(pick))
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = list
+                            .iter()
+                            .filter_map(|e| e.get("name").and_then(|n| n.as_str()))
+                            .collect();
+                        format!(
+                            "`{part}`: no element named `{pick}`; names are {}",
+                            names.join(", ")
+                        )
+                    })?,
+            };
+            at = &mut list[i];
+        }
+    }
+    *at = value.clone();
+    Ok(())
+}
+
+impl Plan {
+    /// The spec text of design `d`: the base spec with the design's overrides (as JSON, a
+    /// subset of YAML the spec reader takes).
+    pub fn design_text(&self, d: usize) -> Result<String, Error> {
+        if self.designs[d].is_empty() {
+            return Ok(self.spec.1.clone());
+        }
+        // YAML 1.2 booleans only: read untyped, a zone called `n` would become `false`.
+        let opts = serde_saphyr::options! { strict_booleans: true };
+        let mut doc: serde_json::Value = serde_saphyr::from_str_with_options(&self.spec.1, opts)
+            .map_err(|e| Error::bad_request(format!("{}: {e}", self.spec.0)))?;
+        for (path, v) in &self.designs[d] {
+            set_path(&mut doc, path, v).map_err(|e| {
+                Error::bad_request(format!("{}: grid path `{path}`: {e}", self.name))
+            })?;
+        }
+        let text = serde_json::to_string(&doc).map_err(Error::runtime_from)?;
+        aifabric_spec::build_str(&self.design_name(d), &text).map_err(|e| {
+            Error::bad_request(format!(
+                "{}: design d{d} ({}) does not build: {}",
+                self.name,
+                self.describe(d),
+                e.message
+            ))
+        })?;
+        Ok(text)
+    }
+
+    fn design_name(&self, d: usize) -> String {
+        format!("{} [d{d}]", self.spec.0)
+    }
+
+    /// `path=value, ...` of design `d`.
+    pub fn describe(&self, d: usize) -> String {
+        let parts: Vec<String> = self.designs[d]
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if parts.is_empty() {
+            "the base spec".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+
+    /// The tasks of shard `i` of `n` (every task whose index is `i mod n`).
+    pub fn shard(&self, i: usize, n: usize) -> Vec<&Task> {
+        self.tasks.iter().filter(|t| t.index % n == i).collect()
+    }
+
+    /// Run `tasks` (designs built once each, in order); `progress(done, of)` after each.
+    pub fn run(
+        &self,
+        tasks: &[&Task],
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<Vec<TaskResult>, Error> {
+        let mut out = Vec::with_capacity(tasks.len());
+        let mut built: Option<(usize, aifabric_model::Fabric)> = None;
+        for (k, t) in tasks.iter().enumerate() {
+            if built.as_ref().map(|b| b.0) != Some(t.design) {
+                let text = self.design_text(t.design)?;
+                let f = aifabric_spec::build_str(&self.design_name(t.design), &text)
+                    .map_err(Error::bad_request_from)?;
+                built = Some((t.design, f));
+            }
+            let f = &built.as_ref().expect("built above").1;
+            let st = &self.file.failures;
+            let req = FailureRequest {
+                sweep: st.sweep.clone(),
+                samples: t.samples,
+                first_draw: t.first,
+                seed: st.seed,
+                probability: st.probability.clone(),
+                mtbf: st.mtbf.clone(),
+                top: 0,
+                ..FailureRequest::default()
+            };
+            let rep = Study::healthy(f, Setup::default()).failures(&req, &|_, _| {})?;
+            out.push(TaskResult {
+                task: t.index,
+                design: t.design,
+                rows: rep
+                    .scenarios
+                    .iter()
+                    .map(|s| Row {
+                        scenario: s.scenario.clone(),
+                        srgs: s.srgs.join(" + "),
+                        draws: s.draws,
+                        min_capacity_retained: s.min_capacity_retained,
+                        gpus_isolated: s.gpus_isolated,
+                    })
+                    .collect(),
+            });
+            progress(k + 1, tasks.len());
+        }
+        Ok(out)
+    }
+
+    /// Run shard `i` of `n`.
+    pub fn run_shard(
+        &self,
+        i: usize,
+        n: usize,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<Shard, Error> {
+        if n == 0 || i >= n {
+            return Err(Error::bad_request(format!(
+                "--shard {i}/{n}: write I/N with 0 <= I < N, e.g. 0/4"
+            )));
+        }
+        Ok(Shard {
+            fingerprint: self.fingerprint.clone(),
+            tasks: self.tasks.len(),
+            shard: [i, n],
+            results: self.run(&self.shard(i, n), progress)?,
+        })
+    }
+}
+
+/// Put shards back together: every task exactly once, from the same sweep; the result is
+/// the same, byte for byte, as the whole sweep run in one process.
+pub fn merge(plan: &Plan, shards: &[Shard]) -> Result<SweepResult, Error> {
+    let mut results: Vec<Option<&TaskResult>> = vec![None; plan.tasks.len()];
+    for s in shards {
+        if s.fingerprint != plan.fingerprint || s.tasks != plan.tasks.len() {
+            return Err(Error::bad_request(format!(
+                "shard {}/{} is from another sweep (or another version of {} or its spec)",
+                s.shard[0], s.shard[1], plan.name
+            )));
+        }
+        for r in &s.results {
+            let slot = results.get_mut(r.task).ok_or_else(|| {
+                Error::bad_request(format!(
+                    "shard {}/{}: task {} does not exist",
+                    s.shard[0], s.shard[1], r.task
+                ))
+            })?;
+            if slot.is_some() {
+                return Err(Error::bad_request(format!(
+                    "task {} is in two shards; merge each shard once",
+                    r.task
+                )));
+            }
+            *slot = Some(r);
+        }
+    }
+    let missing: Vec<usize> = (0..results.len())
+        .filter(|&i| results[i].is_none())
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::bad_request(format!(
+            "{} of {} tasks missing (first: {}); run the shards that hold them",
+            missing.len(),
+            results.len(),
+            missing[0]
+        )));
+    }
+    let mut designs: Vec<(Vec<Row>, BTreeMap<String, usize>)> =
+        vec![(Vec::new(), BTreeMap::new()); plan.designs.len()];
+    for r in results.into_iter().flatten() {
+        let (rows, index) = &mut designs[r.design];
+        for row in &r.rows {
+            match index.get(&row.srgs) {
+                Some(&k) => rows[k].draws += row.draws,
+                None => {
+                    index.insert(row.srgs.clone(), rows.len());
+                    rows.push(row.clone());
+                }
+            }
+        }
+    }
+    let designs = designs
+        .into_iter()
+        .enumerate()
+        .map(|(d, (mut rows, _))| {
+            rows.sort_by(|a, b| {
+                a.min_capacity_retained
+                    .total_cmp(&b.min_capacity_retained)
+                    .then(b.gpus_isolated.cmp(&a.gpus_isolated))
+                    .then_with(|| a.srgs.cmp(&b.srgs))
+            });
+            let values: Vec<(f64, u64)> = rows
+                .iter()
+                .map(|r| (r.min_capacity_retained, r.draws))
+                .collect();
+            DesignResult {
+                design: format!("d{d}"),
+                overrides: plan.designs[d].clone(),
+                draws: rows.iter().map(|r| r.draws).sum(),
+                capacity_retained: aifabric_failures::report::Distribution::of(&values),
+                max_gpus_isolated: rows.iter().map(|r| r.gpus_isolated).max().unwrap_or(0),
+                scenarios: rows,
+            }
+        })
+        .collect();
+    // Names as the sweep file writes them, not as the command line reached it: a run from
+    // another directory (a Slurm job's absolute paths) gives the same bytes.
+    let file_name = std::path::Path::new(&plan.name)
+        .file_name()
+        .map_or_else(|| plan.name.clone(), |n| n.to_string_lossy().into_owned());
+    Ok(SweepResult {
+        sweep: file_name,
+        spec: plan.file.spec.clone(),
+        failures: plan.file.failures.clone(),
+        tasks: plan.tasks.len(),
+        designs,
+    })
+}

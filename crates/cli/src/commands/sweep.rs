@@ -1,0 +1,205 @@
+//! `aifabric sweep`: run a design-space sweep, one shard of it, its Slurm job array, or merge
+//! shards (library: `aifabric::sweep`).
+
+use crate::{emit_versioned, write_json, Failure};
+use aifabric::sweep::{merge, plan, Plan, Shard, SweepResult};
+use std::fmt::Write;
+use std::path::Path;
+
+fn shard_arg(s: &str) -> Result<(usize, usize), Failure> {
+    let bad = || {
+        Failure::BadArgument(format!(
+            "--shard `{s}`: write I/N with 0 <= I < N, e.g. 0/4"
+        ))
+    };
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || i >= n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+fn progress(p: &Plan, tasks: usize) -> indicatif::ProgressBar {
+    let bar = super::failures::progress_bar("sweep");
+    bar.set_length(tasks as u64);
+    bar.set_message(format!("{} tasks of {}", tasks, p.name));
+    bar
+}
+
+pub(crate) fn run(
+    file: &Path,
+    shard: Option<&str>,
+    out: Option<&Path>,
+    emit_slurm: Option<&Path>,
+    shards: Option<usize>,
+    json: bool,
+) -> Result<(), Failure> {
+    let p = plan(file)?;
+    if let Some(dir) = emit_slurm {
+        let n = shards
+            .unwrap_or(p.tasks.len().min(64))
+            .clamp(1, p.tasks.len().max(1));
+        return slurm(&p, file, dir, n);
+    }
+    let (i, n) = match shard {
+        Some(s) => shard_arg(s)?,
+        None => (0, 1),
+    };
+    let bar = progress(&p, p.shard(i, n).len());
+    let result = p.run_shard(i, n, &|done, _| bar.set_position(done as u64))?;
+    bar.finish_and_clear();
+    if shard.is_some() {
+        // A shard is an intermediate file: JSON only.
+        match out {
+            Some(path) => write_json(path, &result)?,
+            None => crate::print_json(&result)?,
+        }
+        return Ok(());
+    }
+    finish(&p, &[result], out, json)
+}
+
+pub(crate) fn merge_files(
+    file: &Path,
+    shard_files: &[std::path::PathBuf],
+    out: Option<&Path>,
+    json: bool,
+) -> Result<(), Failure> {
+    let p = plan(file)?;
+    let shards = shard_files
+        .iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(f).map_err(|e| {
+                Failure::BadArgument(format!("cannot read shard {}: {e}", f.display()))
+            })?;
+            serde_json::from_str::<Shard>(&text).map_err(|e| {
+                Failure::BadArgument(format!(
+                    "{}: not a shard file of `aifabric sweep --shard` ({e})",
+                    f.display()
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    finish(&p, &shards, out, json)
+}
+
+fn finish(p: &Plan, shards: &[Shard], out: Option<&Path>, json: bool) -> Result<(), Failure> {
+    let r = merge(p, shards)?;
+    if let Some(path) = out {
+        write_json(path, &aifabric::versioned(&r))?;
+    }
+    emit_versioned(json, &r, |r| table(p, r))
+}
+
+fn table(p: &Plan, r: &SweepResult) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{}: {} designs of {}, failure sweep `{}`, {} tasks",
+        r.sweep,
+        r.designs.len(),
+        r.spec,
+        r.failures.sweep,
+        r.tasks
+    );
+    let _ = writeln!(
+        s,
+        "  {:<6} {:>7} {:>8} {:>8} {:>8} {:>8} {:>9}  overrides / worst scenario",
+        "design", "draws", "min", "P1", "P50", "mean", "isolated"
+    );
+    for (d, x) in r.designs.iter().enumerate() {
+        let c = &x.capacity_retained;
+        let _ = writeln!(
+            s,
+            "  {:<6} {:>7} {:>8.4} {:>8.4} {:>8.4} {:>8.4} {:>9}  {}",
+            x.design,
+            x.draws,
+            c.min,
+            c.p1,
+            c.p50,
+            c.mean,
+            x.max_gpus_isolated,
+            p.describe(d)
+        );
+        if let Some(w) = x.scenarios.first() {
+            let _ = writeln!(s, "  {:<61}  worst: {}", "", w.scenario);
+        }
+    }
+    s
+}
+
+/// A word for a POSIX shell: single-quoted, with each `'` closed, escaped and reopened.
+fn sh(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn slurm(p: &Plan, file: &Path, dir: &Path, n: usize) -> Result<(), Failure> {
+    let abs = |x: &Path| std::path::absolute(x).unwrap_or_else(|_| x.to_path_buf());
+    std::fs::create_dir_all(dir.join("logs"))
+        .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", dir.display())))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| Failure::Runtime(format!("cannot find the aifabric binary: {e}")))?;
+    let (exe, file, d) = (
+        sh(&exe.display().to_string()),
+        sh(&abs(file).display().to_string()),
+        abs(dir),
+    );
+    let dq = |x: &str| sh(&d.join(x).display().to_string());
+    let array = format!(
+        "#!/bin/bash\n\
+         # aifabric sweep {name}: {tasks} tasks in {n} shards, one array task each.\n\
+         #SBATCH --job-name=aifabric-sweep\n\
+         #SBATCH --array=0-{last}\n\
+         #SBATCH --cpus-per-task=2\n\
+         #SBATCH --output={logs}/shard-%a.log\n\
+         set -euo pipefail\n\
+         exec {exe} sweep {file} --shard \"${{SLURM_ARRAY_TASK_ID}}/{n}\" \\\n  \
+         --out {dir}/shard-\"${{SLURM_ARRAY_TASK_ID}}\".json\n",
+        name = p.name,
+        tasks = p.tasks.len(),
+        last = n - 1,
+        logs = d.join("logs").display(),
+        dir = sh(&d.display().to_string()),
+    );
+    let shard_list: Vec<String> = (0..n).map(|i| dq(&format!("shard-{i}.json"))).collect();
+    let merge = format!(
+        "#!/bin/bash\n\
+         # Merge the {n} shards of aifabric sweep {name} into sweep.json (after the array).\n\
+         #SBATCH --job-name=aifabric-sweep-merge\n\
+         #SBATCH --output={logs}/merge.log\n\
+         set -euo pipefail\n\
+         exec {exe} sweep merge {file} {shards} --out {out}\n",
+        name = p.name,
+        logs = d.join("logs").display(),
+        shards = shard_list.join(" "),
+        out = dq("sweep.json"),
+    );
+    let submit = "#!/bin/bash\n\
+         # Submit the shard array, then the merge once every shard has succeeded.\n\
+         set -euo pipefail\n\
+         cd \"$(dirname \"$0\")\"\n\
+         array=$(sbatch --parsable array.sbatch)\n\
+         sbatch --dependency=afterok:\"${array%%;*}\" merge.sbatch\n"
+        .to_owned();
+    for (name, text) in [
+        ("array.sbatch", array),
+        ("merge.sbatch", merge),
+        ("submit.sh", submit),
+    ] {
+        let path = dir.join(name);
+        crate::output::write_atomic(&path, |w| std::io::Write::write_all(w, text.as_bytes()))
+            .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
+    }
+    crate::print(&format!(
+        "{}: {} tasks in {n} shards; wrote array.sbatch, merge.sbatch and submit.sh to {} \
+         (run `bash {}/submit.sh` on the cluster)\n",
+        p.name,
+        p.tasks.len(),
+        dir.display(),
+        dir.display()
+    ))
+}
