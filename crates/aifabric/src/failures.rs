@@ -361,6 +361,51 @@ fn options(f: &Fabric, args: &FailureRequest, setup: &Setup) -> Result<Options, 
     })
 }
 
+/// A failure sweep prepared once (options, shared-risk groups, evaluator) to run over
+/// several ranges of Monte Carlo draws: the tasks of one design in `aifabric sweep`.
+pub struct PreparedFailures<'f> {
+    catalog: aifabric_model::SrgCatalog,
+    opts: Options,
+    ev: aifabric_failures::Evaluator<'f>,
+}
+
+impl PreparedFailures<'_> {
+    /// Run draws `first..first + samples` of the prepared Monte Carlo sweep (a sweep of
+    /// another kind ignores both and runs whole).
+    pub fn run(
+        &self,
+        first: u64,
+        samples: u64,
+        progress: &(dyn Fn(u64, u64) + Sync),
+    ) -> Result<FailureReport, Error> {
+        let mut opts = self.opts.clone();
+        if let Sweep::MonteCarlo {
+            first: f,
+            samples: n,
+            ..
+        } = &mut opts.sweep
+        {
+            (*f, *n) = (first, samples);
+        }
+        aifabric_failures::analyze_with(&self.ev, &self.catalog, &opts, progress)
+            .map_err(Error::runtime_from)
+    }
+}
+
+impl<'f> Study<'f> {
+    /// [`Study::failures`], prepared to run several draw ranges on one evaluator.
+    pub fn prepare_failures(&self, req: &FailureRequest) -> Result<PreparedFailures<'f>, Error> {
+        let mut opts = options(self.fabric, req, &self.setup)?;
+        opts.state = starting_state(&self.scenario, &req.state)?;
+        let ev = aifabric_failures::evaluator(self.fabric, &opts).map_err(Error::runtime_from)?;
+        Ok(PreparedFailures {
+            catalog: catalog(self.fabric, req)?,
+            opts,
+            ev,
+        })
+    }
+}
+
 impl Study<'_> {
     /// Sweep the fabric's shared-risk groups as `req` says, on top of the study's scenario (a
     /// maintenance state: what it fails or hard-drains is out of service in every scenario,

@@ -383,50 +383,50 @@ impl Plan {
         self.tasks.iter().filter(|t| t.index % n == i).collect()
     }
 
-    /// Run `tasks` (designs built once each, in order); `progress(done, of)` after each.
+    /// Run `tasks` (in index order, so a design's tasks are together: each design is built,
+    /// and its evaluator made, once); `progress(done, of)` after each.
     pub fn run(
         &self,
         tasks: &[&Task],
         progress: &dyn Fn(usize, usize),
     ) -> Result<Vec<TaskResult>, Error> {
         let mut out = Vec::with_capacity(tasks.len());
-        let mut built: Option<(usize, aifabric_model::Fabric)> = None;
-        for (k, t) in tasks.iter().enumerate() {
-            if built.as_ref().map(|b| b.0) != Some(t.design) {
-                let text = self.design_text(t.design)?;
-                let f = aifabric_spec::build_str(&self.design_name(t.design), &text)
-                    .map_err(Error::bad_request_from)?;
-                built = Some((t.design, f));
+        let st = &self.file.failures;
+        let req = FailureRequest {
+            sweep: st.sweep.clone(),
+            samples: st.samples,
+            seed: st.seed,
+            probability: st.probability.clone(),
+            mtbf: st.mtbf.clone(),
+            top: 0,
+            ..FailureRequest::default()
+        };
+        for group in tasks.chunk_by(|a, b| a.design == b.design) {
+            let d = group[0].design;
+            let text = self.design_text(d)?;
+            let f = aifabric_spec::build_str(&self.design_name(d), &text)
+                .map_err(Error::bad_request_from)?;
+            let study = Study::healthy(&f, Setup::default());
+            let prepared = study.prepare_failures(&req)?;
+            for t in group {
+                let rep = prepared.run(t.first, t.samples, &|_, _| {})?;
+                out.push(TaskResult {
+                    task: t.index,
+                    design: t.design,
+                    rows: rep
+                        .scenarios
+                        .iter()
+                        .map(|s| Row {
+                            scenario: s.scenario.clone(),
+                            srgs: s.srgs.join(" + "),
+                            draws: s.draws,
+                            min_capacity_retained: s.min_capacity_retained,
+                            gpus_isolated: s.gpus_isolated,
+                        })
+                        .collect(),
+                });
+                progress(out.len(), tasks.len());
             }
-            let f = &built.as_ref().expect("built above").1;
-            let st = &self.file.failures;
-            let req = FailureRequest {
-                sweep: st.sweep.clone(),
-                samples: t.samples,
-                first_draw: t.first,
-                seed: st.seed,
-                probability: st.probability.clone(),
-                mtbf: st.mtbf.clone(),
-                top: 0,
-                ..FailureRequest::default()
-            };
-            let rep = Study::healthy(f, Setup::default()).failures(&req, &|_, _| {})?;
-            out.push(TaskResult {
-                task: t.index,
-                design: t.design,
-                rows: rep
-                    .scenarios
-                    .iter()
-                    .map(|s| Row {
-                        scenario: s.scenario.clone(),
-                        srgs: s.srgs.join(" + "),
-                        draws: s.draws,
-                        min_capacity_retained: s.min_capacity_retained,
-                        gpus_isolated: s.gpus_isolated,
-                    })
-                    .collect(),
-            });
-            progress(k + 1, tasks.len());
         }
         Ok(out)
     }

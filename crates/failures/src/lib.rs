@@ -97,17 +97,33 @@ pub fn analyze(
     opts: &Options,
     progress: sweep::Progress,
 ) -> Result<report::FailureReport, NotConverged> {
+    analyze_with(&evaluator(f, opts)?, catalog, opts, progress)
+}
+
+/// The evaluator `analyze` builds for `opts` (starting state, ASN plan, BGP settings, pod
+/// sites): build it once to run several sweeps of one fabric with [`analyze_with`].
+pub fn evaluator<'f>(f: &'f Fabric, opts: &Options) -> Result<Evaluator<'f>, NotConverged> {
     let base = opts
         .state
         .as_ref()
         .map_or_else(|| Down::none(f), |s| s.down.clone());
-    let ev = Evaluator::with_sites(f, opts.plan, opts.cfg, base, opts.pod_sites)?;
+    Evaluator::with_sites(f, opts.plan, opts.cfg, base, opts.pod_sites)
+}
+
+/// [`analyze`] with an evaluator built by [`evaluator`] for the same options.
+pub fn analyze_with(
+    ev: &Evaluator,
+    catalog: &SrgCatalog,
+    opts: &Options,
+    progress: sweep::Progress,
+) -> Result<report::FailureReport, NotConverged> {
+    let f = ev.fabric();
     // With aggregation, a second pass looks for blackholes in every scenario: the progress
     // reported covers both passes (each half of the total).
     let passes = if opts.aggregation.is_some() { 2 } else { 1 };
     let first = |done: u64, total: u64| progress(done, total * passes);
-    let recs = sweep::run(&ev, catalog, &opts.sweep, &first)?;
-    let mut records = report::records(&ev, catalog, &recs);
+    let recs = sweep::run(ev, catalog, &opts.sweep, &first)?;
+    let mut records = report::records(ev, catalog, &recs);
     if let Some(setup) = &opts.aggregation {
         let total = opts.sweep.size(catalog).max(1);
         let n = recs.len().max(1) as u64;
@@ -115,7 +131,7 @@ pub fn analyze(
         for chunk in recs.chunks(256) {
             let part = chunk
                 .par_iter()
-                .map(|r| mitigate::blackholes_of(&ev, &ev.down_of(catalog, &r.srgs), setup))
+                .map(|r| mitigate::blackholes_of(ev, &ev.down_of(catalog, &r.srgs), setup))
                 .collect::<Result<Vec<_>, _>>()?;
             figures.extend(part);
             progress(total + total * figures.len() as u64 / n, 2 * total);
@@ -126,7 +142,7 @@ pub fn analyze(
             rec.unreachable_live_racks = b.unreachable_live_racks;
         }
     }
-    let mut rep = report::report(&ev, &opts.label, records);
+    let mut rep = report::report(ev, &opts.label, records);
     rep.summary.starting_state = opts.state.as_ref().map(|s| report::StartingState {
         description: s.description.clone(),
         devices_out: s.down.devices.len(),
@@ -141,7 +157,7 @@ pub fn analyze(
             .par_iter()
             .map(|s| {
                 let r = by_name[s.scenario.as_str()];
-                mitigate::mitigations(&ev, catalog, &ev.down_of(catalog, &r.srgs), setup)
+                mitigate::mitigations(ev, catalog, &ev.down_of(catalog, &r.srgs), setup)
             })
             .collect::<Result<Vec<_>, _>>()?;
         for (s, m) in rep.scenarios.iter_mut().zip(results) {
