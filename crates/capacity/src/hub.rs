@@ -9,7 +9,7 @@
 //! Inside a chassis the fabric is taken as non-blocking, so a chassis is one node.
 
 use crate::maxflow::FlowNetworkBuilder;
-use aifabric_model::{Fabric, FailureMask, LinkId, Role};
+use aifabric_model::{DeviceId, Fabric, FailureMask, LinkId, Role};
 use serde::Serialize;
 
 /// Two regions with GPUs joined through one or more hubs.
@@ -35,57 +35,45 @@ fn is_bag(r: Role) -> bool {
 /// when the fabric has no hub.
 pub fn hub_pairs(f: &Fabric, mask: &FailureMask) -> Vec<HubPair> {
     let nr = f.regions().len();
-    let region = |d: aifabric_model::DeviceId| f.zones()[f.device(d).zone.idx()].region.idx();
+    let region = |d: DeviceId| f.zones()[f.device(d).zone.idx()].region.idx();
     let mut gpus = vec![false; nr];
     let mut hub = vec![false; nr];
-    // BAG and hub chassis get flow-network nodes 0..n in device order.
+    // BAG and hub chassis get flow-network nodes 0..n in device order; the region of each.
+    let mut chassis: Vec<usize> = Vec::new();
     let mut node = vec![u32::MAX; f.devices().len()];
-    let mut n = 0u32;
     for (i, d) in f.devices().iter().enumerate() {
-        let r = f.zones()[d.zone.idx()].region.idx();
+        let r = region(DeviceId::from_idx(i));
         match d.role {
             Role::Gpu => gpus[r] = true,
             Role::Hub => hub[r] = true,
             _ => {}
         }
         if is_bag(d.role) {
-            node[i] = n;
-            n += 1;
+            node[i] = chassis.len() as u32;
+            chassis.push(r);
         }
     }
     if !hub.contains(&true) {
         return Vec::new();
     }
-    // Live inter-region links between chassis: (node a, node b, region a, region b, Mb/s).
-    let links: Vec<(u32, u32, usize, usize, u64)> = f
-        .links()
-        .iter()
-        .enumerate()
-        .filter(|(i, l)| {
-            is_bag(f.device(l.a).role)
-                && is_bag(f.device(l.b).role)
-                && region(l.a) != region(l.b)
-                && f.link_up(LinkId::from_idx(*i), mask)
-        })
-        .map(|(_, l)| {
-            (
-                node[l.a.idx()],
-                node[l.b.idx()],
-                region(l.a),
-                region(l.b),
-                u64::from(l.capacity_mbps),
-            )
-        })
-        .collect();
-    // Which regions each hub has links to (as built: a pair stays listed when its links fail).
+    // Inter-region links between chassis: (node a, node b, region a, region b, live Mb/s),
+    // and which regions each region has links to (as built: a pair stays listed when its
+    // links fail).
+    let mut links: Vec<(u32, u32, usize, usize, u64)> = Vec::new();
     let mut touches = vec![vec![false; nr]; nr];
-    for l in f.links() {
+    for (i, l) in f.links().iter().enumerate() {
         let (ra, rb) = (region(l.a), region(l.b));
-        if is_bag(f.device(l.a).role) && is_bag(f.device(l.b).role) && ra != rb {
-            touches[ra][rb] = true;
-            touches[rb][ra] = true;
+        if ra == rb || !is_bag(f.device(l.a).role) || !is_bag(f.device(l.b).role) {
+            continue;
+        }
+        touches[ra][rb] = true;
+        touches[rb][ra] = true;
+        if f.link_up(LinkId::from_idx(i), mask) {
+            let mbps = u64::from(l.capacity_mbps);
+            links.push((node[l.a.idx()], node[l.b.idx()], ra, rb, mbps));
         }
     }
+    let n = chassis.len() as u32;
     let total: u64 = links.iter().map(|l| l.4).sum();
     let mut out = Vec::new();
     for a in (0..nr).filter(|&r| gpus[r]) {
@@ -104,14 +92,11 @@ pub fn hub_pairs(f: &Fabric, mask: &FailureMask) -> Vec<HubPair> {
                     net.add_undirected(x, y, mbps);
                 }
             }
-            for (i, d) in f.devices().iter().enumerate() {
-                if is_bag(d.role) && !hub[region(aifabric_model::DeviceId::from_idx(i))] {
-                    let r = f.zones()[d.zone.idx()].region.idx();
-                    if r == a {
-                        net.add_arc(src, node[i], total);
-                    } else if r == b {
-                        net.add_arc(node[i], dst, total);
-                    }
+            for (k, &r) in chassis.iter().enumerate() {
+                if r == a {
+                    net.add_arc(src, k as u32, total);
+                } else if r == b {
+                    net.add_arc(k as u32, dst, total);
                 }
             }
             let mbps = net.build().max_flow(src, dst);
