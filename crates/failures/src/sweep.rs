@@ -361,24 +361,18 @@ impl Sampler {
         }
         // Links: the gap before the next failed link is geometric, floor(ln U / ln(1 - p))
         // (Devroye, "Non-Uniform Random Variate Generation", 1986, ch. X.2).
+        // 1 - U is in (0, 1], so the skip is finite and not negative (0 when p = 1, where
+        // ln(1 - p) is -inf).
         for (ids, ln_q) in &self.links {
             let mut at = 0usize;
             loop {
-                let skip = if *ln_q == f64::NEG_INFINITY {
-                    0.0
-                } else {
-                    // 1 - U is in (0, 1]: its log is finite.
-                    ((1.0 - rng.random::<f64>()).ln() / ln_q).floor()
-                };
-                if !skip.is_finite() || skip >= (ids.len() - at) as f64 {
+                let skip = ((1.0 - rng.random::<f64>()).ln() / ln_q).floor();
+                if skip >= (ids.len() - at) as f64 {
                     break;
                 }
                 at += skip as usize;
                 out.push(ids[at]);
                 at += 1;
-                if at >= ids.len() {
-                    break;
-                }
             }
         }
         out.sort_unstable();

@@ -139,6 +139,8 @@ struct ClusterStage {
     links: Vec<LinkId>,
     /// Its RDSWs (every RDSW of the zone for the edge pod).
     racks: Vec<DeviceId>,
+    /// The zone's edge pod (whose EDSWs go up to BAG).
+    edge: bool,
     /// Whether the starting state already cuts it off (counted in the state, not again).
     cut_in_base: bool,
 }
@@ -184,6 +186,7 @@ fn cluster_stages(f: &Fabric, g: &BgpGraph, base: &FailureMask) -> Vec<ClusterSt
             .map(|(pod, (links, racks))| ClusterStage {
                 speaker,
                 cut_in_base: links.iter().all(|&l| !f.link_up(l, base)),
+                edge: Some(pod) == edge,
                 racks: if Some(pod) == edge {
                     all_racks.clone()
                 } else {
@@ -193,7 +196,7 @@ fn cluster_stages(f: &Fabric, g: &BgpGraph, base: &FailureMask) -> Vec<ClusterSt
             })
             .collect();
         // The edge pod first: when it is cut, the zone's other clusters are not counted again.
-        stages.sort_by_key(|c| c.racks.len() != all_racks.len());
+        stages.sort_by_key(|c| !c.edge);
         out.extend(stages);
     }
     out

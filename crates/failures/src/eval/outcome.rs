@@ -350,7 +350,7 @@ impl Evaluator<'_> {
             }
             isolated += live_gpus(&c.racks);
             // The edge pod comes first and covers every rack of the zone.
-            if c.racks.len() == self.speaker_racks[c.speaker.idx()].len() {
+            if c.edge {
                 zone_done = Some(c.speaker);
             }
         }
