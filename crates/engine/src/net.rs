@@ -522,6 +522,12 @@ impl<'f> Net<'f> {
         }
     }
 
+    /// Whether `--lb` cannot change a flow from `src` to `dst`: the same GPU, one scale-up
+    /// domain, or [`Net::hash_free`].
+    pub fn lb_free(&self, src: DeviceId, dst: DeviceId) -> bool {
+        src == dst || self.same_domain(src, dst) || self.hash_free(src, dst)
+    }
+
     /// The resources of the host links a flow from `src` to `dst` leaves and enters by (the
     /// first and last of [`Net::path`]'s), when both GPUs are attached.
     pub fn host_resources(&self, src: DeviceId, dst: DeviceId) -> Option<(u32, u32)> {

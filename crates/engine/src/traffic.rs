@@ -242,10 +242,7 @@ pub fn run(
         lb_free_flows: tm
             .flows
             .iter()
-            .filter(|fl| {
-                let (a, b) = (gpus[fl.src as usize], gpus[fl.dst as usize]);
-                a == b || net.same_domain(a, b) || net.hash_free(a, b)
-            })
+            .filter(|fl| net.lb_free(gpus[fl.src as usize], gpus[fl.dst as usize]))
             .count() as u64,
         tiers,
         bottlenecks,

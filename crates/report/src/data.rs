@@ -624,10 +624,7 @@ pub fn build(
     let net = Net::new(f, &start, AsnPlan::Rfc7938, BgpConfig::default(), params);
     // The modes can only differ where a ring neighbour pair's path depends on the hash.
     let hashed = |g: &[aifabric_model::DeviceId]| {
-        (0..g.len()).any(|i| {
-            let (a, b) = (g[i], g[(i + 1) % g.len()]);
-            a != b && !net.same_domain(a, b) && !net.hash_free(a, b)
-        })
+        (0..g.len()).any(|i| !net.lb_free(g[i], g[(i + 1) % g.len()]))
     };
     let mut how = "packed";
     let mut collective_note = None;
