@@ -8,8 +8,8 @@ use aifabric_failures::report::FailureReport;
 use aifabric_failures::sweep::{
     default_model, default_modes, unavailability, ClassModel, LinkModel, Sweep,
 };
-use aifabric_failures::{analyze, Options, State};
-use aifabric_model::{Down, Fabric, Scenario, SrgClass};
+use aifabric_failures::{Options, State};
+use aifabric_model::{Down, Fabric, Scenario, SrgCatalog, SrgClass};
 use aifabric_routing::aggregation::{Aggregation, AggregationTier};
 
 /// What to sweep, as the command line says it.
@@ -201,10 +201,10 @@ fn model(args: &FailureRequest) -> Result<(Vec<ClassModel>, Vec<LinkModel>), Err
 
 /// The sweep `args` asks for, refused up front when it is beyond the budgets
 /// ([`aifabric_failures::sweep::MAX_SCENARIOS`], [`aifabric_failures::sweep::MAX_DRAWS`]).
-fn parse_sweep(f: &Fabric, args: &FailureRequest) -> Result<Sweep, Error> {
+fn parse_sweep(catalog: &SrgCatalog, args: &FailureRequest) -> Result<Sweep, Error> {
     let sweep = parse_sweep_text(args)?;
     sweep
-        .check_budget(&catalog(f, args)?)
+        .check_budget(catalog)
         .map_err(Error::bad_request_from)?;
     Ok(sweep)
 }
@@ -313,7 +313,13 @@ pub fn starting_state(scenario: &Scenario, description: &str) -> Result<Option<S
     }))
 }
 
-fn options(f: &Fabric, args: &FailureRequest, setup: &Setup) -> Result<Options, Error> {
+/// The sweep's options; `catalog` is [`catalog`]`(f, args)`, built once by the caller.
+fn options(
+    f: &Fabric,
+    args: &FailureRequest,
+    setup: &Setup,
+    catalog: &SrgCatalog,
+) -> Result<Options, Error> {
     if args.mitigations && args.aggregation.is_none() {
         return Err(Error::bad_request(
             "--mitigations compares blackholes, which need --aggregation \
@@ -335,7 +341,7 @@ fn options(f: &Fabric, args: &FailureRequest, setup: &Setup) -> Result<Options, 
             )));
         }
     }
-    let sweep = parse_sweep(f, args)?;
+    let sweep = parse_sweep(catalog, args)?;
     let label = match &sweep {
         Sweep::MonteCarlo { samples, seed, .. } => {
             format!("montecarlo ({samples} draws, seed {seed})")
@@ -395,14 +401,11 @@ impl PreparedFailures<'_> {
 impl<'f> Study<'f> {
     /// [`Study::failures`], prepared to run several draw ranges on one evaluator.
     pub fn prepare_failures(&self, req: &FailureRequest) -> Result<PreparedFailures<'f>, Error> {
-        let mut opts = options(self.fabric, req, &self.setup)?;
+        let catalog = catalog(self.fabric, req)?;
+        let mut opts = options(self.fabric, req, &self.setup, &catalog)?;
         opts.state = starting_state(&self.scenario, &req.state)?;
         let ev = aifabric_failures::evaluator(self.fabric, &opts).map_err(Error::runtime_from)?;
-        Ok(PreparedFailures {
-            catalog: catalog(self.fabric, req)?,
-            opts,
-            ev,
-        })
+        Ok(PreparedFailures { catalog, opts, ev })
     }
 }
 
@@ -416,10 +419,8 @@ impl Study<'_> {
         req: &FailureRequest,
         progress: &(dyn Fn(u64, u64) + Sync),
     ) -> Result<FailureReport, Error> {
-        let mut opts = options(self.fabric, req, &self.setup)?;
-        opts.state = starting_state(&self.scenario, &req.state)?;
-        analyze(self.fabric, &catalog(self.fabric, req)?, &opts, progress)
-            .map_err(Error::runtime_from)
+        self.prepare_failures(req)?
+            .run(req.first_draw, req.samples, progress)
     }
 }
 
@@ -432,7 +433,7 @@ pub fn planar_vs_spread_sweep(
     req: &FailureRequest,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<Comparison, Error> {
-    let opts = options(planar, req, setup)?;
+    let opts = options(planar, req, setup, &catalog(planar, req)?)?;
     planar_vs_spread(
         planar,
         spread,
