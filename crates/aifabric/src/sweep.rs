@@ -277,7 +277,7 @@ fn plan_from(
     };
     // Every design must build: a bad path or value is an error before any work.
     for d in 0..plan.designs.len() {
-        plan.design_text(d)?;
+        plan.design(d)?;
     }
     Ok(plan)
 }
@@ -349,20 +349,20 @@ impl Plan {
                 Error::bad_request(format!("{}: grid path `{path}`: {e}", self.name))
             })?;
         }
-        let text = serde_json::to_string(&doc).map_err(Error::runtime_from)?;
-        aifabric_spec::build_str(&self.design_name(d), &text).map_err(|e| {
+        serde_json::to_string(&doc).map_err(Error::runtime_from)
+    }
+
+    /// Design `d` built, or why it does not build (the design and the spec's message).
+    pub fn design(&self, d: usize) -> Result<aifabric_model::Fabric, Error> {
+        let text = self.design_text(d)?;
+        aifabric_spec::build_str(&format!("{} [d{d}]", self.spec.0), &text).map_err(|e| {
             Error::bad_request(format!(
                 "{}: design d{d} ({}) does not build: {}",
                 self.name,
                 self.describe(d),
                 e.message
             ))
-        })?;
-        Ok(text)
-    }
-
-    fn design_name(&self, d: usize) -> String {
-        format!("{} [d{d}]", self.spec.0)
+        })
     }
 
     /// `path=value, ...` of design `d`.
@@ -403,9 +403,7 @@ impl Plan {
         };
         for group in tasks.chunk_by(|a, b| a.design == b.design) {
             let d = group[0].design;
-            let text = self.design_text(d)?;
-            let f = aifabric_spec::build_str(&self.design_name(d), &text)
-                .map_err(Error::bad_request_from)?;
+            let f = self.design(d)?;
             let study = Study::healthy(&f, Setup::default());
             let prepared = study.prepare_failures(&req)?;
             for t in group {

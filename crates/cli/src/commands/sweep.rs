@@ -196,10 +196,10 @@ fn slurm(p: &Plan, file: &Path, dir: &Path, n: usize) -> Result<(), Failure> {
     }
     crate::print(&format!(
         "{}: {} tasks in {n} shards; wrote array.sbatch, merge.sbatch and submit.sh to {} \
-         (run `bash {}/submit.sh` on the cluster)\n",
+         (run `bash {}` on the cluster)\n",
         p.name,
         p.tasks.len(),
         dir.display(),
-        dir.display()
+        dir.join("submit.sh").display()
     ))
 }
