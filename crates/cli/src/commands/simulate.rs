@@ -162,20 +162,22 @@ fn weights(w: &aifabric::stages::engine::WeightDifferences) -> String {
                 so ecmp and ucmp take the same links\n"
             .into();
     }
-    match (w.switches_unequal, &w.example) {
-        (0, _) => format!(
-            "weights: BGP's link-bandwidth weights are equal per live link at all {} with a \
-             choice of next hops toward these GPUs' racks: ecmp and ucmp split alike here\n",
-            count(n, "switch", "switches")
+    let choice = count(n, "switch", "switches");
+    match w.switches_unequal {
+        0 => format!(
+            "weights: BGP's link-bandwidth weights are equal per live link at all {choice} \
+             with a choice of next hops toward these GPUs' racks: ecmp and ucmp split alike \
+             here\n"
         ),
-        (u, Some(e)) => format!(
+        u => format!(
             "weights: BGP's link-bandwidth weights (ucmp, spray) are not equal per live link \
-             (ecmp, eecmp) at {u} of the {} with a choice of next hops toward these GPUs' \
-             racks, e.g. {e} (`aifabric routes` shows them); ecmp and ucmp can differ only \
+             (ecmp, eecmp) at {u} of the {choice} with a choice of next hops toward these \
+             GPUs' racks{} (`aifabric routes` shows them); ecmp and ucmp can differ only \
              where the traffic passes those\n",
-            count(n, "switch", "switches")
+            w.example
+                .as_deref()
+                .map_or(String::new(), |e| format!(", e.g. {e}"))
         ),
-        (u, None) => format!("weights: unequal at {u} of {n} switches\n"),
     }
 }
 
