@@ -34,6 +34,7 @@ mod publish;
 mod report;
 pub mod size;
 pub mod sweep;
+pub mod tables;
 pub mod traces;
 mod verify;
 
@@ -486,14 +487,57 @@ impl<'f> Study<'f> {
         gpus: Option<u32>,
         policy: Placement,
     ) -> Result<TrafficReport, Error> {
+        self.traffic_run(source, gpus, policy, false)
+            .map(|(r, _)| r)
+    }
+
+    /// [`Study::traffic`] with its per-record tables (of the run under the study's scenario):
+    /// every flow ([`tables::flows`]) and every resource that carried traffic
+    /// ([`tables::links`]).
+    pub fn traffic_tables(
+        &self,
+        source: &TrafficSource,
+        gpus: Option<u32>,
+        policy: Placement,
+    ) -> Result<(TrafficReport, TrafficTables), Error> {
+        self.traffic_run(source, gpus, policy, true)
+            .map(|(r, t)| (r, t.expect("asked for")))
+    }
+
+    fn traffic_run(
+        &self,
+        source: &TrafficSource,
+        gpus: Option<u32>,
+        policy: Placement,
+        detail: bool,
+    ) -> Result<(TrafficReport, Option<TrafficTables>), Error> {
         let c = &self.setup;
         let (tm, name) = matrix(source, c.seed)?;
         let n = gpus.unwrap_or(tm.nodes).max(tm.nodes);
         let placed = self.place(n, policy, c.net.scale_up_gpus)?;
-        let runs = Both::nets(self, c.net)
-            .try_map(|net| aifabric_engine::traffic::run(net, &tm, &placed, c.lb, c.seed))?;
-        let base = runs.healthy.as_ref();
-        Ok(TrafficReport {
+        let mut first = detail;
+        let runs = Both::nets(self, c.net).try_map(|net| {
+            // Only the scenario's run (the first) is detailed.
+            if std::mem::take(&mut first) {
+                aifabric_engine::traffic::run_detailed(net, &tm, &placed, c.lb, c.seed)
+                    .map(|(r, d)| (r, Some(d)))
+            } else {
+                aifabric_engine::traffic::run(net, &tm, &placed, c.lb, c.seed).map(|r| (r, None))
+            }
+        })?;
+        let base = runs.healthy.as_ref().map(|(b, _)| b);
+        let (now, detail) = runs.now;
+        let tables = detail.map(|d| {
+            let names: Vec<String> = placed
+                .iter()
+                .map(|&g| self.fabric.device_name(g).to_owned())
+                .collect();
+            TrafficTables {
+                flows: tables::flows(&tm, &names, &d, &now.fct_s),
+                links: tables::links(&d),
+            }
+        });
+        let report = TrafficReport {
             schema_version: SCHEMA_VERSION,
             spec: self.fabric.name().to_owned(),
             source: name,
@@ -501,11 +545,20 @@ impl<'f> Study<'f> {
             placement: policy,
             lb: c.lb.name(),
             seed: c.seed,
-            slowdown: base.map(|b| runs.now.makespan_s / b.makespan_s),
-            p99_slowdown: base.map(|b| runs.now.fct.p99_s / b.fct.p99_s),
-            result: runs.now,
-        })
+            slowdown: base.map(|b| now.makespan_s / b.makespan_s),
+            p99_slowdown: base.map(|b| now.fct.p99_s / b.fct.p99_s),
+            result: now,
+        };
+        Ok((report, tables))
     }
+}
+
+/// The per-record tables of a traffic run ([`Study::traffic_tables`]).
+pub struct TrafficTables {
+    /// One row per flow.
+    pub flows: tables::arrow_array::RecordBatch,
+    /// One row per resource that carried traffic.
+    pub links: tables::arrow_array::RecordBatch,
 }
 
 impl Study<'_> {

@@ -270,6 +270,10 @@ pub(crate) enum Command {
         /// Write the results (or the shard) to this file as JSON, atomically.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// Write one row per design x scenario to this file as an Arrow IPC file (pandas:
+        /// `read_feather`, polars: `read_ipc`), atomically; not with --shard.
+        #[arg(long, value_name = "FILE")]
+        table: Option<std::path::PathBuf>,
         /// Write an sbatch job array over the shards, its merge job and submit.sh into DIR,
         /// instead of running anything.
         #[arg(long, value_name = "DIR")]
@@ -412,6 +416,10 @@ pub(crate) enum SweepCommand {
         /// Write the results to this file as JSON, atomically.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// Write one row per design x scenario to this file as an Arrow IPC file (pandas:
+        /// `read_feather`, polars: `read_ipc`), atomically.
+        #[arg(long, value_name = "FILE")]
+        table: Option<std::path::PathBuf>,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,

@@ -95,6 +95,32 @@ pub const MAX_SUBFLOWS: u64 = 20_000_000;
 /// reaches it alike (see `spray`), so real fabrics stay far below.
 pub const MAX_SPLIT_ENTRIES: u64 = 256 << 20;
 
+/// One resource (a link direction, a DSF interface or stage, a scale-up port) that carried
+/// traffic in a run: a row of the per-link table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkUse {
+    /// Name, e.g. `east.dc6.nsf.rtsw3 -> east.dc6.nsf.ftsw12 #1`.
+    pub resource: String,
+    /// Tier, e.g. `rtsw-ftsw`.
+    pub tier: String,
+    /// Bytes carried over the run.
+    pub bytes: f64,
+    /// Capacity, GB/s (10^9 bytes per second).
+    pub capacity_gbytes_per_s: f64,
+    /// Bytes carried over what the capacity could carry in the makespan, 0..=1.
+    pub utilization: f64,
+}
+
+/// What [`run_detailed`] adds to a [`TrafficResult`]: every flow's start and every resource
+/// that carried traffic (the per-record tables of the Python package).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TrafficDetail {
+    /// Each flow's start in file order, seconds (NaN: never started).
+    pub start_s: Vec<f64>,
+    /// Every resource that carried traffic, busiest first (ties by resource index).
+    pub links: Vec<LinkUse>,
+}
+
 /// Simulate `tm` with node `i` on `gpus[i]`.
 pub fn run(
     net: &Net<'_>,
@@ -103,6 +129,29 @@ pub fn run(
     lb: Lb,
     seed: u64,
 ) -> Result<TrafficResult, SimError> {
+    run_inner(net, tm, gpus, lb, seed, false).map(|(r, _)| r)
+}
+
+/// [`run`], also returning each flow's start and every resource's load ([`TrafficDetail`]);
+/// naming every resource costs time, so [`run`] leaves it out.
+pub fn run_detailed(
+    net: &Net<'_>,
+    tm: &TrafficMatrix,
+    gpus: &[DeviceId],
+    lb: Lb,
+    seed: u64,
+) -> Result<(TrafficResult, TrafficDetail), SimError> {
+    run_inner(net, tm, gpus, lb, seed, true)
+}
+
+fn run_inner(
+    net: &Net<'_>,
+    tm: &TrafficMatrix,
+    gpus: &[DeviceId],
+    lb: Lb,
+    seed: u64,
+    detail: bool,
+) -> Result<(TrafficResult, TrafficDetail), SimError> {
     if lb == Lb::Te {
         return Err(SimError::Invalid(
             "te assigns the flows of a collective; use ecmp, eecmp:N, ucmp or spray for a traffic matrix".into(),
@@ -184,14 +233,20 @@ pub fn run(
         });
     }
     let fct = fluid(&ws, tm, qps as usize, &latency);
-    let carried = ws.global.iter().copied().zip(ws.carried());
+    let carried: Vec<(u32, f64)> = ws.global.iter().copied().zip(ws.carried()).collect();
     let makespan = fct
         .end_s
         .iter()
         .copied()
         .filter(|x| x.is_finite())
         .fold(0.0, f64::max);
-    let (tiers, bottlenecks, utilization_histogram) = utilization(net, carried, makespan);
+    let (tiers, bottlenecks, utilization_histogram) =
+        utilization(net, carried.iter().copied(), makespan);
+    let links = if detail {
+        link_uses(net, &carried, makespan)
+    } else {
+        Vec::new()
+    };
     let mut done: Vec<(f64, usize)> = fct
         .fct_s
         .iter()
@@ -231,7 +286,7 @@ pub fn run(
             }
         })
         .collect();
-    Ok(TrafficResult {
+    let result = TrafficResult {
         flows: tm.flows.len() as u64,
         bytes: tm.flows.iter().map(|f| f.bytes as f64).sum(),
         makespan_s: makespan,
@@ -248,7 +303,39 @@ pub fn run(
         bottlenecks,
         utilization_histogram,
         fct_s: fct.fct_s,
-    })
+    };
+    let detail = TrafficDetail {
+        start_s: if detail { fct.start_s } else { Vec::new() },
+        links,
+    };
+    Ok((result, detail))
+}
+
+/// Every resource of `carried` with bytes on it, busiest first, as [`LinkUse`] rows.
+fn link_uses(net: &Net<'_>, carried: &[(u32, f64)], makespan_s: f64) -> Vec<LinkUse> {
+    let mut out: Vec<(u32, f64, f64)> = carried
+        .iter()
+        .filter(|&&(_, b)| b > 0.0)
+        .map(|&(r, b)| {
+            let cap = net.capacity_bps(r);
+            let u = if cap > 0.0 && makespan_s > 0.0 {
+                b / (cap * makespan_s)
+            } else {
+                0.0
+            };
+            (r, b, u)
+        })
+        .collect();
+    out.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
+    out.into_iter()
+        .map(|(r, bytes, utilization)| LinkUse {
+            resource: net.resource_name(r),
+            tier: net.resource_tier(r),
+            bytes,
+            capacity_gbytes_per_s: net.capacity_bps(r) / 1e9,
+            utilization,
+        })
+        .collect()
 }
 
 struct Fct {

@@ -30,15 +30,27 @@ fn progress(p: &Plan, tasks: usize) -> indicatif::ProgressBar {
     bar
 }
 
+/// Where a run's results go: `--out` (JSON) and `--table` (Arrow IPC).
+pub(crate) struct Outputs<'a> {
+    pub(crate) json: Option<&'a Path>,
+    pub(crate) table: Option<&'a Path>,
+}
+
 pub(crate) fn run(
     file: &Path,
     shard: Option<&str>,
-    out: Option<&Path>,
+    outputs: Outputs<'_>,
     emit_slurm: Option<&Path>,
     shards: Option<usize>,
     json: bool,
 ) -> Result<(), Failure> {
     let p = plan(file)?;
+    if shard.is_some() && outputs.table.is_some() {
+        return Err(Failure::BadArgument(
+            "--table writes the merged results; give it to `sweep merge`, not to a --shard run"
+                .into(),
+        ));
+    }
     if let Some(dir) = emit_slurm {
         let n = shards
             .unwrap_or(p.tasks.len().min(64))
@@ -54,19 +66,20 @@ pub(crate) fn run(
     bar.finish_and_clear();
     if shard.is_some() {
         // A shard is an intermediate file: JSON only.
-        match out {
+        match outputs.json {
             Some(path) => write_json(path, &result)?,
             None => crate::print_json(&result)?,
         }
         return Ok(());
     }
-    finish(&p, &[result], out, json)
+    finish(&p, &[result], outputs, json)
 }
 
 pub(crate) fn merge_files(
     file: &Path,
     shard_files: &[std::path::PathBuf],
     out: Option<&Path>,
+    table: Option<&Path>,
     json: bool,
 ) -> Result<(), Failure> {
     let p = plan(file)?;
@@ -84,13 +97,16 @@ pub(crate) fn merge_files(
             })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    finish(&p, &shards, out, json)
+    finish(&p, &shards, Outputs { json: out, table }, json)
 }
 
-fn finish(p: &Plan, shards: &[Shard], out: Option<&Path>, json: bool) -> Result<(), Failure> {
+fn finish(p: &Plan, shards: &[Shard], outputs: Outputs<'_>, json: bool) -> Result<(), Failure> {
     let r = merge(p, shards)?;
-    if let Some(path) = out {
+    if let Some(path) = outputs.json {
         write_json(path, &aifabric::versioned(&r))?;
+    }
+    if let Some(path) = outputs.table {
+        aifabric::tables::write_ipc(path, &aifabric::tables::sweep(&r))?;
     }
     emit_versioned(json, &r, |r| table(p, r))
 }
@@ -168,15 +184,17 @@ fn slurm(p: &Plan, file: &Path, dir: &Path, n: usize) -> Result<(), Failure> {
     let shard_list: Vec<String> = (0..n).map(|i| dq(&format!("shard-{i}.json"))).collect();
     let merge = format!(
         "#!/bin/bash\n\
-         # Merge the {n} shards of aifabric sweep {name} into sweep.json (after the array).\n\
+         # Merge the {n} shards of aifabric sweep {name} into sweep.json and its table\n\
+         # sweep.arrow (after the array).\n\
          #SBATCH --job-name=aifabric-sweep-merge\n\
          #SBATCH --output={logs}/merge.log\n\
          set -euo pipefail\n\
-         exec {exe} sweep merge {file} {shards} --out {out}\n",
+         exec {exe} sweep merge {file} {shards} --out {out} --table {table}\n",
         name = p.name,
         logs = d.join("logs").display(),
         shards = shard_list.join(" "),
         out = dq("sweep.json"),
+        table = dq("sweep.arrow"),
     );
     let submit = "#!/bin/bash\n\
          # Submit the shard array, then the merge once every shard has succeeded.\n\

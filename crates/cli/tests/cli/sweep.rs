@@ -41,7 +41,17 @@ fn aifabric(dir: &Path, args: &[&str]) -> std::process::Output {
 fn shards_and_the_slurm_array_give_the_single_run_byte_for_byte() {
     let tmp = setup();
     let dir = tmp.path();
-    let o = aifabric(dir, &["sweep", "sweep.yaml", "--out", "single.json"]);
+    let o = aifabric(
+        dir,
+        &[
+            "sweep",
+            "sweep.yaml",
+            "--out",
+            "single.json",
+            "--table",
+            "single.arrow",
+        ],
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
@@ -49,6 +59,8 @@ fn shards_and_the_slurm_array_give_the_single_run_byte_for_byte() {
         "{text}"
     );
     let single = std::fs::read(dir.join("single.json")).unwrap();
+    let table = std::fs::read(dir.join("single.arrow")).unwrap();
+    assert!(table.starts_with(b"ARROW1"), "an Arrow IPC file");
 
     // Shards by hand, merged.
     for i in 0..4 {
@@ -113,6 +125,10 @@ fn shards_and_the_slurm_array_give_the_single_run_byte_for_byte() {
         std::fs::read(dir.join("slurm/sweep.json")).unwrap() == single,
         "the Slurm array's merge differs"
     );
+    assert!(
+        std::fs::read(dir.join("slurm/sweep.arrow")).unwrap() == table,
+        "the Slurm array's table differs"
+    );
     let submit = std::fs::read_to_string(dir.join("slurm/submit.sh")).unwrap();
     assert!(submit.contains("--dependency=afterok:"), "{submit}");
 }
@@ -128,4 +144,17 @@ fn bad_shards_are_refused() {
             "{s}"
         );
     }
+    let o = aifabric(
+        tmp.path(),
+        &[
+            "sweep",
+            "sweep.yaml",
+            "--shard",
+            "0/2",
+            "--table",
+            "t.arrow",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("sweep merge"));
 }

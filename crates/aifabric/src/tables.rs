@@ -1,0 +1,235 @@
+//! Per-record tables as Arrow record batches: failure scenarios, a sweep's design x scenario
+//! rows, per-flow times and per-link loads. The JSON contracts carry summaries; these carry
+//! every record, in columns that pandas and polars read without copies (the Python package
+//! hands them over through the Arrow C stream interface) or from an Arrow IPC file
+//! ([`write_ipc`], what `aifabric sweep --table` writes).
+//!
+//! Column names are the JSON contracts' field names; units are in the names (`_s`, `bytes`,
+//! `_gbytes_per_s`). Rows keep the order of the report they come from, so the same inputs
+//! give the same table, byte for byte.
+
+use crate::sweep::SweepResult;
+use crate::Error;
+use aifabric_engine::traffic::TrafficDetail;
+use aifabric_failures::report::FailureReport;
+use aifabric_workload::traffic::TrafficMatrix;
+use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray, UInt32Array, UInt64Array};
+use arrow_schema::{ArrowError, Field, Schema};
+use std::path::Path;
+use std::sync::Arc;
+
+pub use arrow_array;
+pub use arrow_schema;
+
+/// A batch of named columns, every column non-null except where the data has gaps.
+fn batch(columns: Vec<(String, ArrayRef)>) -> RecordBatch {
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|(n, a)| Field::new(n, a.data_type().clone(), a.null_count() > 0))
+        .collect();
+    let arrays = columns.into_iter().map(|(_, a)| a).collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+        .expect("columns built together have one length and match their fields")
+}
+
+fn strings<'a>(v: impl IntoIterator<Item = &'a str>) -> ArrayRef {
+    Arc::new(StringArray::from_iter_values(v))
+}
+fn u64s(v: impl IntoIterator<Item = u64>) -> ArrayRef {
+    Arc::new(UInt64Array::from_iter_values(v))
+}
+fn f64s(v: impl IntoIterator<Item = f64>) -> ArrayRef {
+    Arc::new(Float64Array::from_iter_values(v))
+}
+
+/// Every scenario of a failure sweep, one row each, in the report's order (worst first):
+/// `scenario`, `srgs` (the selectors it fails, joined by ` + `), `draws`,
+/// `min_capacity_retained`, `gpus_disconnected`, `gpus_isolated`, `blackholed_prefixes`,
+/// `blackholed_share`, `unreachable_live_racks`, then `capacity_retained[PAIR]` and
+/// `maxflow_retained[PAIR]` for every site and region pair of the healthy fabric.
+pub fn scenarios(report: &FailureReport) -> RecordBatch {
+    let s = &report.scenarios;
+    let pairs: Vec<&String> = report.summary.healthy_gbps.keys().collect();
+    let joined: Vec<String> = s.iter().map(|r| r.srgs.join(" + ")).collect();
+    let mut cols: Vec<(String, ArrayRef)> = vec![
+        (
+            "scenario".into(),
+            strings(s.iter().map(|r| r.scenario.as_str())),
+        ),
+        ("srgs".into(), strings(joined.iter().map(String::as_str))),
+        ("draws".into(), u64s(s.iter().map(|r| r.draws))),
+        (
+            "min_capacity_retained".into(),
+            f64s(s.iter().map(|r| r.min_capacity_retained)),
+        ),
+        (
+            "gpus_disconnected".into(),
+            u64s(s.iter().map(|r| r.gpus_disconnected)),
+        ),
+        (
+            "gpus_isolated".into(),
+            u64s(s.iter().map(|r| r.gpus_isolated)),
+        ),
+        (
+            "blackholed_prefixes".into(),
+            u64s(s.iter().map(|r| r.blackholed_prefixes as u64)),
+        ),
+        (
+            "blackholed_share".into(),
+            f64s(s.iter().map(|r| r.blackholed_share)),
+        ),
+        (
+            "unreachable_live_racks".into(),
+            u64s(s.iter().map(|r| r.unreachable_live_racks as u64)),
+        ),
+    ];
+    // A pair a scenario does not list is null (every scenario lists every pair today).
+    for p in &pairs {
+        let col = s.iter().map(|r| r.capacity_retained.get(*p).copied());
+        cols.push((
+            format!("capacity_retained[{p}]"),
+            Arc::new(Float64Array::from_iter(col)),
+        ));
+    }
+    for p in &pairs {
+        let col = s.iter().map(|r| r.maxflow_retained.get(*p).copied());
+        cols.push((
+            format!("maxflow_retained[{p}]"),
+            Arc::new(Float64Array::from_iter(col)),
+        ));
+    }
+    batch(cols)
+}
+
+/// A sweep's results, one row per design x scenario, designs in order and each design's
+/// scenarios worst first: `design` (`d0`, ...), one column per grid path with the design's
+/// value (as JSON text: `8`, `"planar"`), `scenario`, `srgs`, `draws`,
+/// `min_capacity_retained`, `gpus_isolated`.
+pub fn sweep(result: &SweepResult) -> RecordBatch {
+    let rows: Vec<(usize, &crate::sweep::Row)> = result
+        .designs
+        .iter()
+        .enumerate()
+        .flat_map(|(d, x)| x.scenarios.iter().map(move |r| (d, r)))
+        .collect();
+    let mut cols: Vec<(String, ArrayRef)> = vec![(
+        "design".into(),
+        strings(rows.iter().map(|&(d, _)| result.designs[d].design.as_str())),
+    )];
+    let paths: Vec<&String> = result
+        .designs
+        .first()
+        .map(|d| d.overrides.keys().collect())
+        .unwrap_or_default();
+    for p in paths {
+        let values: Vec<String> = rows
+            .iter()
+            .map(|&(d, _)| {
+                result.designs[d]
+                    .overrides
+                    .get(p)
+                    .map(|v| v.to_string())
+                    .unwrap_or_default()
+            })
+            .collect();
+        cols.push((p.clone(), strings(values.iter().map(String::as_str))));
+    }
+    cols.extend([
+        (
+            "scenario".into(),
+            strings(rows.iter().map(|(_, r)| r.scenario.as_str())),
+        ),
+        (
+            "srgs".into(),
+            strings(rows.iter().map(|(_, r)| r.srgs.as_str())),
+        ),
+        ("draws".into(), u64s(rows.iter().map(|(_, r)| r.draws))),
+        (
+            "min_capacity_retained".into(),
+            f64s(rows.iter().map(|(_, r)| r.min_capacity_retained)),
+        ),
+        (
+            "gpus_isolated".into(),
+            u64s(rows.iter().map(|(_, r)| r.gpus_isolated)),
+        ),
+    ]);
+    batch(cols)
+}
+
+/// Every flow of a traffic run, in file order: `flow` (its id), `src` and `dst` (matrix
+/// nodes), `src_gpu` and `dst_gpu` (the GPUs they were placed on), `bytes`, `start_s` and
+/// `fct_s` (null for a flow that never started).
+pub fn flows(
+    tm: &TrafficMatrix,
+    gpu_names: &[String],
+    detail: &TrafficDetail,
+    fct_s: &[f64],
+) -> RecordBatch {
+    let f = &tm.flows;
+    let opt = |v: &[f64]| -> ArrayRef {
+        Arc::new(Float64Array::from_iter(
+            v.iter().map(|&x| (!x.is_nan()).then_some(x)),
+        ))
+    };
+    batch(vec![
+        ("flow".into(), u64s(f.iter().map(|x| x.id))),
+        (
+            "src".into(),
+            Arc::new(UInt32Array::from_iter_values(f.iter().map(|x| x.src))),
+        ),
+        (
+            "dst".into(),
+            Arc::new(UInt32Array::from_iter_values(f.iter().map(|x| x.dst))),
+        ),
+        (
+            "src_gpu".into(),
+            strings(f.iter().map(|x| gpu_names[x.src as usize].as_str())),
+        ),
+        (
+            "dst_gpu".into(),
+            strings(f.iter().map(|x| gpu_names[x.dst as usize].as_str())),
+        ),
+        ("bytes".into(), u64s(f.iter().map(|x| x.bytes))),
+        ("start_s".into(), opt(&detail.start_s)),
+        ("fct_s".into(), opt(fct_s)),
+    ])
+}
+
+/// Every resource that carried traffic in a run, busiest first: `resource`, `tier`,
+/// `bytes`, `capacity_gbytes_per_s`, `utilization` (over the makespan).
+pub fn links(detail: &TrafficDetail) -> RecordBatch {
+    let l = &detail.links;
+    batch(vec![
+        (
+            "resource".into(),
+            strings(l.iter().map(|x| x.resource.as_str())),
+        ),
+        ("tier".into(), strings(l.iter().map(|x| x.tier.as_str()))),
+        ("bytes".into(), f64s(l.iter().map(|x| x.bytes))),
+        (
+            "capacity_gbytes_per_s".into(),
+            f64s(l.iter().map(|x| x.capacity_gbytes_per_s)),
+        ),
+        ("utilization".into(), f64s(l.iter().map(|x| x.utilization))),
+    ])
+}
+
+/// An empty table with no columns (a request whose run has no records of that kind).
+pub fn empty() -> RecordBatch {
+    RecordBatch::new_empty(Arc::new(Schema::new(Vec::<Field>::new())))
+}
+
+/// Write `batch` to `path` as an Arrow IPC file (what `pandas.read_feather`,
+/// `polars.read_ipc` and `pyarrow.ipc.open_file` read), atomically.
+pub fn write_ipc(path: &Path, batch: &RecordBatch) -> Result<(), Error> {
+    aifabric_chakra::io::write_atomic(path, |w| {
+        let io = |e: ArrowError| std::io::Error::other(e.to_string());
+        let mut fw = arrow_ipc::writer::FileWriter::try_new(w, &batch.schema()).map_err(io)?;
+        fw.write(batch).map_err(io)?;
+        fw.finish().map_err(io)
+    })
+    .map_err(|e| Error::Runtime {
+        message: format!("cannot write {}: {e}", path.display()),
+        source: Some(Box::new(e)),
+    })
+}
