@@ -66,6 +66,7 @@ pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement};
 pub use failures::FailureRequest;
+pub use publish::ExportedFile;
 pub use report::{
     versioned, CollectiveReport, CollectiveRow, Crossing, JobReport, LbWeights, ReplayReport,
     TrafficReport, Versioned, SCHEMA_VERSION,
@@ -204,6 +205,17 @@ impl From<SimError> for Error {
             SimError::Schedule(_) | SimError::Invalid(_) => Error::bad_request_from(e),
             _ => Error::runtime_from(e),
         }
+    }
+}
+
+/// An operation [`Study::collective`] runs, by name (broadcast and reduce are known to the
+/// library, for traces, but not run as collectives on their own).
+pub fn collective_op(s: &str) -> Result<Op, String> {
+    match s.parse::<Op>() {
+        Ok(op @ (Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::AllToAll)) => Ok(op),
+        _ => Err(format!(
+            "unknown operation `{s}`; use all_reduce, all_gather, reduce_scatter or all_to_all"
+        )),
     }
 }
 

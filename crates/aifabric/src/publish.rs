@@ -2,9 +2,11 @@
 //! exports (NetBox CSV, GraphML, node-link JSON, IP plan, DOT).
 
 use crate::{Error, Study};
+use aifabric_chakra::io::{replace_dir, write_atomic, DirError, OldFile};
 use aifabric_engine::sim::SimError;
 use aifabric_report::data::{build, ReportData, ReportError, ReportOptions};
 use aifabric_report::export::{write, ExportError, Format};
+use std::path::{Path, PathBuf};
 
 impl Study<'_> {
     /// The report's data (capacity, failure sweep, planar vs spread when `opts.spec_text` is
@@ -48,5 +50,96 @@ impl Study<'_> {
             ExportError::Plan(_) => Error::bad_request_from(e),
             ExportError::Io(_) | ExportError::NoFile(_) => Error::runtime_from(e),
         })
+    }
+
+    /// Write every file of export `format` into directory `out`: the whole set is written
+    /// beside `out` and then takes its place, so `out` holds the old export or the new one,
+    /// never a mix. Files of another format's earlier export stay; anything else in `out`
+    /// stops it (a bad request: give a new or empty directory).
+    pub fn export_to(&self, format: Format, out: &Path) -> Result<Vec<ExportedFile>, Error> {
+        let sizes = replace_dir(
+            out,
+            |n| old_export_file(format, n),
+            |dir| {
+                let mut sizes = Vec::new();
+                for name in format.files() {
+                    let path = dir.join(name);
+                    // The export's own error, kept: a fabric the plan cannot number is bad
+                    // input; only a failed write is "cannot write".
+                    let mut export_error = None;
+                    write_atomic(&path, |w| {
+                        self.export(format, name, w).map_err(|e| {
+                            let io = std::io::Error::other(e.message().to_owned());
+                            export_error = Some(e);
+                            io
+                        })
+                    })
+                    .map_err(|e| match export_error.take() {
+                        Some(bad @ Error::BadRequest { .. }) => bad,
+                        _ => Error::runtime_from(CannotWrite {
+                            path: out.join(name),
+                            source: e,
+                        }),
+                    })?;
+                    sizes.push(std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0));
+                }
+                Ok::<_, Error>(sizes)
+            },
+        )?;
+        Ok(format
+            .files()
+            .iter()
+            .zip(sizes)
+            .map(|(name, bytes)| ExportedFile {
+                file: (*name).to_owned(),
+                path: out.join(name),
+                bytes,
+            })
+            .collect())
+    }
+}
+
+/// One file an export wrote.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ExportedFile {
+    /// Its name in the format's set (`devices.csv`).
+    pub file: String,
+    /// Where it was written.
+    pub path: PathBuf,
+    /// Its size.
+    pub bytes: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}: {source}", path.display())]
+struct CannotWrite {
+    path: PathBuf,
+    source: std::io::Error,
+}
+
+/// A directory of outputs not replaced: one holding other files is the request's fault (give
+/// another); one that cannot be written, a runtime failure.
+impl From<DirError> for Error {
+    fn from(e: DirError) -> Self {
+        match e {
+            DirError::Foreign { .. } | DirError::Unnamed { .. } => Error::bad_request(format!(
+                "{e}; give a new or empty directory, or one holding only earlier exports \
+                 (their files are replaced or kept, nothing else is)"
+            )),
+            DirError::Io { .. } => Error::runtime_from(e),
+        }
+    }
+}
+
+/// What an export into a directory does with a file already there: one of this format's
+/// earlier export is replaced, one of another format's stays beside it, anything else is not
+/// an export's and stops it.
+fn old_export_file(format: Format, name: &str) -> OldFile {
+    if format.files().contains(&name) {
+        OldFile::Replaced
+    } else if Format::ALL.iter().any(|f| f.files().contains(&name)) {
+        OldFile::Kept
+    } else {
+        OldFile::Foreign
     }
 }

@@ -46,10 +46,12 @@ fn f64s(v: impl IntoIterator<Item = f64>) -> ArrayRef {
 /// `scenario`, `srgs` (the selectors it fails, joined by ` + `), `draws`,
 /// `min_capacity_retained`, `gpus_disconnected`, `gpus_isolated`, `blackholed_prefixes`,
 /// `blackholed_share`, `unreachable_live_racks`, then `capacity_retained[PAIR]` and
-/// `maxflow_retained[PAIR]` for every site and region pair of the healthy fabric.
+/// `maxflow_retained[PAIR]` for every pair whose routed capacity (max-flow bound) the healthy
+/// fabric reports.
 pub fn scenarios(report: &FailureReport) -> RecordBatch {
     let s = &report.scenarios;
     let pairs: Vec<&String> = report.summary.healthy_gbps.keys().collect();
+    let maxflow_pairs: Vec<&String> = report.summary.healthy_maxflow_gbps.keys().collect();
     let joined: Vec<String> = s.iter().map(|r| r.srgs.join(" + ")).collect();
     let mut cols: Vec<(String, ArrayRef)> = vec![
         (
@@ -91,7 +93,7 @@ pub fn scenarios(report: &FailureReport) -> RecordBatch {
             Arc::new(Float64Array::from_iter(col)),
         ));
     }
-    for p in &pairs {
+    for p in &maxflow_pairs {
         let col = s.iter().map(|r| r.maxflow_retained.get(*p).copied());
         cols.push((
             format!("maxflow_retained[{p}]"),

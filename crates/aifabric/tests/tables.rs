@@ -34,8 +34,8 @@ fn the_scenario_table_is_the_reports_records() {
     let t = tables::scenarios(&r);
     assert_eq!(t.num_rows(), r.scenarios.len());
     assert!(r.scenarios.len() > 10, "link draws give many patterns");
-    let pairs = r.summary.healthy_gbps.len();
-    assert_eq!(t.num_columns(), 9 + 2 * pairs);
+    let pairs = r.summary.healthy_gbps.len() + r.summary.healthy_maxflow_gbps.len();
+    assert_eq!(t.num_columns(), 9 + pairs);
     let names = col::<StringArray>(&t, "scenario");
     let min = col::<Float64Array>(&t, "min_capacity_retained");
     let draws = col::<UInt64Array>(&t, "draws");
@@ -45,6 +45,10 @@ fn the_scenario_table_is_the_reports_records() {
         assert_eq!(draws.value(i), s.draws);
         for (p, v) in &s.capacity_retained {
             let c = col::<Float64Array>(&t, &format!("capacity_retained[{p}]"));
+            assert_eq!(c.value(i).to_bits(), v.to_bits());
+        }
+        for (p, v) in &s.maxflow_retained {
+            let c = col::<Float64Array>(&t, &format!("maxflow_retained[{p}]"));
             assert_eq!(c.value(i).to_bits(), v.to_bits());
         }
     }

@@ -633,12 +633,7 @@ impl BgpArgs {
 
 /// The operations `collective` runs (the library also knows broadcast and reduce, for traces).
 pub(crate) fn parse_op(s: &str) -> Result<Op, String> {
-    match s.parse::<Op>() {
-        Ok(op @ (Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::AllToAll)) => Ok(op),
-        _ => Err(format!(
-            "unknown operation `{s}`; use all_reduce, all_gather, reduce_scatter or all_to_all"
-        )),
-    }
+    aifabric::collective_op(s)
 }
 
 pub(crate) fn parse_size_arg(s: &str) -> Result<u64, String> {

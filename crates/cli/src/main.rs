@@ -27,21 +27,6 @@ pub(crate) enum Failure {
     StdoutClosed,
 }
 
-/// A directory of outputs not replaced: one holding other files is the request's fault (exit
-/// 2: give another); one that cannot be written, a runtime failure (1).
-impl From<aifabric::stages::chakra::io::DirError> for Failure {
-    fn from(e: aifabric::stages::chakra::io::DirError) -> Self {
-        use aifabric::stages::chakra::io::DirError;
-        match e {
-            DirError::Foreign { .. } | DirError::Unnamed { .. } => Failure::BadArgument(format!(
-                "{e}; give a new or empty directory, or one holding only earlier exports \
-                 (their files are replaced or kept, nothing else is)"
-            )),
-            DirError::Io { .. } => Failure::Runtime(e.to_string()),
-        }
-    }
-}
-
 /// A library error as the CLI reports it: a bad request exits 2, anything else 1.
 impl From<aifabric::Error> for Failure {
     fn from(e: aifabric::Error) -> Self {

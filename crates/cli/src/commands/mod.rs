@@ -389,44 +389,10 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         } => {
             let f = load(&spec)?;
             let study = aifabric::Study::healthy(&f, aifabric::Setup::default());
-            // The whole set is written next to `out` and then takes its place: `out` holds
-            // the old export or the new one, never a mix.
-            let sizes = output::replace_dir(
-                &out,
-                |n| old_export_file(format, n),
-                |dir| {
-                    let mut sizes = Vec::new();
-                    for name in format.files() {
-                        let path = dir.join(name);
-                        // The export's own error, kept: a fabric the plan cannot number is bad
-                        // input; only a failed write is "cannot write".
-                        let mut export_error = None;
-                        output::write_atomic(&path, |w| {
-                            study.export(format, name, w).map_err(|e| {
-                                let io = std::io::Error::other(e.message().to_owned());
-                                export_error = Some(e);
-                                io
-                            })
-                        })
-                        .map_err(|e| match export_error.take() {
-                            Some(bad @ aifabric::Error::BadRequest { .. }) => Failure::from(bad),
-                            _ => Failure::Runtime(format!(
-                                "cannot write {}: {e}",
-                                out.join(name).display()
-                            )),
-                        })?;
-                        sizes.push(std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0));
-                    }
-                    Ok::<_, Failure>(sizes)
-                },
-            )?;
-            let files: Vec<_> = format
-                .files()
-                .iter()
-                .zip(sizes)
-                .map(|(name, bytes)| {
-                    serde_json::json!({"file": name, "path": out.join(name), "bytes": bytes})
-                })
+            let files = study.export_to(format, &out)?;
+            let files: Vec<_> = files
+                .into_iter()
+                .map(|x| serde_json::json!({"file": x.file, "path": x.path, "bytes": x.bytes}))
                 .collect();
             if json {
                 print_json(&serde_json::json!({
@@ -464,24 +430,6 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         }
     }
     Ok(())
-}
-
-/// What `export --format FORMAT --out DIR` does with a file already in DIR: one of this
-/// format's earlier export is replaced, one of another format's stays beside it, anything
-/// else is not an export's and stops it.
-fn old_export_file(
-    format: aifabric::stages::report::export::Format,
-    name: &str,
-) -> aifabric::stages::chakra::io::OldFile {
-    use aifabric::stages::chakra::io::OldFile;
-    use aifabric::stages::report::export::Format;
-    if format.files().contains(&name) {
-        OldFile::Replaced
-    } else if Format::ALL.iter().any(|f| f.files().contains(&name)) {
-        OldFile::Kept
-    } else {
-        OldFile::Foreign
-    }
 }
 
 /// `aifabric specs --json`: the built-in specs.

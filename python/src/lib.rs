@@ -1,0 +1,658 @@
+//! `aifabric._native`: the Rust side of the Python package. Every call is a call of the
+//! `aifabric` facade (the one the CLI makes), its result the same JSON contract as text (the
+//! Python side turns it into dicts) and per-record tables as Arrow (the C stream interface:
+//! pyarrow, pandas and polars take them without copying).
+//!
+//! Long calls run on a worker thread with the GIL released; the calling thread waits in
+//! slices of 50 ms and checks Python's signals between them, so Ctrl-C raises
+//! `KeyboardInterrupt` at once (the worker's result, when it comes, is dropped: the library
+//! has no cancellation points, and a detached thread finishing a sweep costs only CPU).
+
+use aifabric::stages::model::{Fabric as Model, Scenario};
+use aifabric::stages::spec::SpecError as RustSpecError;
+use aifabric::{Error, Setup, Study};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3_arrow::PyTable;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pyo3::create_exception!(
+    aifabric,
+    SpecError,
+    PyValueError,
+    "A spec, scenario, job or trace file that cannot be read: `file`, `line` and `column` \
+     (1-based, 0 when unknown) say where, `hint` how to fix it."
+);
+pyo3::create_exception!(
+    aifabric,
+    BadRequest,
+    PyValueError,
+    "A request that cannot be met as asked (too many GPUs, an unknown selector, a bad \
+     option): the message says what to change. The CLI exits 2 on these."
+);
+pyo3::create_exception!(
+    aifabric,
+    FabricError,
+    PyRuntimeError,
+    "The fabric cannot carry the request (GPUs cut off by the scenario) or an output cannot \
+     be written. The CLI exits 1 on these."
+);
+
+/// A spec error as a Python `SpecError` carrying its place and hint.
+fn spec_error(py: Python<'_>, e: &RustSpecError) -> PyErr {
+    let err = SpecError::new_err(e.to_string());
+    let v = err.value(py);
+    let _ = v.setattr("file", e.file.clone());
+    let _ = v.setattr("line", e.line);
+    let _ = v.setattr("column", e.column);
+    let _ = v.setattr("hint", e.hint.clone());
+    err
+}
+
+/// A facade error as `BadRequest` / `FabricError`, or `SpecError` when a spec error is
+/// behind it.
+fn error(py: Python<'_>, e: Error) -> PyErr {
+    if let Some(s) = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<RustSpecError>()) {
+        return spec_error(py, s);
+    }
+    match e {
+        Error::BadRequest { message, .. } => BadRequest::new_err(message),
+        Error::Runtime { message, .. } => FabricError::new_err(message),
+    }
+}
+
+/// What a worker produced: a value or the error to raise.
+enum Failed {
+    Facade(Error),
+    Spec(RustSpecError),
+    Bad(String),
+    Runtime(String),
+}
+
+impl From<Error> for Failed {
+    fn from(e: Error) -> Self {
+        Failed::Facade(e)
+    }
+}
+impl From<RustSpecError> for Failed {
+    fn from(e: RustSpecError) -> Self {
+        Failed::Spec(e)
+    }
+}
+
+impl Failed {
+    fn raise(self, py: Python<'_>) -> PyErr {
+        match self {
+            Failed::Facade(e) => error(py, e),
+            Failed::Spec(e) => spec_error(py, &e),
+            Failed::Bad(m) => BadRequest::new_err(m),
+            Failed::Runtime(m) => FabricError::new_err(m),
+        }
+    }
+}
+
+/// Set when the caller was interrupted: long calls' progress callbacks see it and unwind
+/// out of the library ([`check_cancel`]).
+type Cancel = Arc<AtomicBool>;
+
+/// What a cancelled worker unwinds with (by `resume_unwind`, which runs no panic hook, so
+/// nothing is printed).
+struct Cancelled;
+
+/// Unwind out of the library if the caller was interrupted: what the progress callbacks of
+/// failure sweeps and sweeps call, so an interrupted sweep stops within one scenario instead
+/// of running on in the background.
+fn check_cancel(cancel: &AtomicBool) {
+    if cancel.load(Ordering::Relaxed) {
+        std::panic::resume_unwind(Box::new(Cancelled));
+    }
+}
+
+/// Run `work` on a worker thread with the GIL released, checking Python's signals every
+/// 50 ms (Ctrl-C raises `KeyboardInterrupt` in the caller at once, and sets the cancel flag
+/// `work` is given).
+fn run<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl FnOnce(&AtomicBool) -> Result<T, Failed> + Send + 'static,
+) -> PyResult<T> {
+    let cancel: Cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    let work = move || work(&flag);
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    // Shared with the GIL-free wait below, which must be `Send`.
+    let rx = std::sync::Mutex::new(rx);
+    std::thread::Builder::new()
+        .name("aifabric".into())
+        // Prometheus-sized fabrics recurse deeper than the default 2 MiB of a spawned thread.
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+            let _ = tx.send(r);
+        })
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start a worker thread: {e}")))?;
+    loop {
+        match py.detach(|| {
+            let rx = rx.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            rx.recv_timeout(Duration::from_millis(50))
+        }) {
+            Ok(Ok(r)) => return r.map_err(|f| f.raise(py)),
+            Ok(Err(panic)) => {
+                let what = panic
+                    .downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| panic.downcast_ref::<&str>().copied())
+                    .unwrap_or("a panic");
+                return Err(PyRuntimeError::new_err(format!(
+                    "internal error in aifabric (please report it): {what}"
+                )));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(e) = py.check_signals() {
+                    cancel.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(PyRuntimeError::new_err("the aifabric worker thread died"))
+            }
+        }
+    }
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Failed> {
+    serde_json::to_string(&aifabric::versioned(v))
+        .map_err(|e| Failed::Runtime(format!("encoding the result: {e}")))
+}
+
+fn table(batch: aifabric::tables::arrow_array::RecordBatch) -> PyResult<PyTable> {
+    let schema = batch.schema();
+    PyTable::try_new(vec![batch], schema)
+}
+
+/// A scenario as the Python side passes it: fail, drain and drain-soft selectors and an
+/// optional scenario file.
+type ScenarioArg = (Vec<String>, Vec<String>, Vec<String>, Option<String>);
+
+fn scenario(f: &Model, s: &ScenarioArg) -> Result<Scenario, Failed> {
+    let (fail, drain, soft, file) = s;
+    let mut sc =
+        Scenario::from_selectors(f, fail, drain, soft).map_err(|e| Failed::Bad(e.to_string()))?;
+    if let Some(path) = file {
+        let (file, src) = aifabric::stages::spec::scenario::load_scenario(path)?;
+        aifabric::stages::spec::scenario::apply_scenario(f, &file, &src, &mut sc)?;
+    }
+    Ok(sc)
+}
+
+/// The scenario as the CLI describes it (`fail A, B; drain C; scenario FILE`).
+fn describe(s: &ScenarioArg) -> String {
+    let (fail, drain, soft, file) = s;
+    let mut parts = Vec::new();
+    for (what, list) in [("fail", fail), ("drain", drain), ("drain-soft", soft)] {
+        if !list.is_empty() {
+            parts.push(format!("{what} {}", list.join(", ")));
+        }
+    }
+    if let Some(path) = file {
+        parts.push(format!("scenario {path}"));
+    }
+    parts.join("; ")
+}
+
+fn parse<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, Failed>
+where
+    T::Err: std::fmt::Display,
+{
+    v.parse()
+        .map_err(|e| Failed::Bad(format!("{key}={v:?}: {e}")))
+}
+
+/// The options every question takes, by the CLI's flag names (`lb`, `seed`, `bandwidth`,
+/// ...), values as text.
+const SETUP_KEYS: &[&str] = &[
+    "asn_plan",
+    "bandwidth",
+    "group_size",
+    "max_paths",
+    "nsf_pruning",
+    "missing_bandwidth",
+    "soft_drain",
+    "lb",
+    "seed",
+    "channels",
+    "scale_up",
+    "scale_up_gbs",
+    "switch_latency_us",
+];
+
+fn setup(opts: &HashMap<String, String>) -> Result<Setup, Failed> {
+    let mut s = Setup::default();
+    let mut keys: Vec<&String> = opts.keys().collect();
+    keys.sort();
+    for k in keys {
+        let v = opts[k].as_str();
+        match k.as_str() {
+            "asn_plan" => s.plan = parse(k, v)?,
+            "bandwidth" => s.bgp.bandwidth = parse(k, v)?,
+            "group_size" => s.bgp.group_size = parse(k, v)?,
+            "max_paths" => s.bgp.max_paths = parse(k, v)?,
+            "nsf_pruning" => s.bgp.nsf_pruning = parse(k, v)?,
+            "missing_bandwidth" => s.bgp.missing = parse(k, v)?,
+            "soft_drain" => s.bgp.soft_drain = parse(k, v)?,
+            "lb" => s.lb = parse(k, v)?,
+            "seed" => s.seed = parse(k, v)?,
+            "channels" => s.channels = parse(k, v)?,
+            "scale_up" => s.net.scale_up_gpus = parse(k, v)?,
+            "scale_up_gbs" => s.net.scale_up_bytes_per_s = parse::<f64>(k, v)? * 1e9,
+            "switch_latency_us" => s.net.switch_latency_s = parse::<f64>(k, v)? * 1e-6,
+            _ => {
+                return Err(Failed::Bad(format!(
+                    "unknown option `{k}`; options are {}",
+                    SETUP_KEYS.join(", ")
+                )))
+            }
+        }
+    }
+    let n = &s.net;
+    if s.bgp.group_size == 0 || s.bgp.max_paths == 0 || n.scale_up_gpus == 0 {
+        return Err(Failed::Bad(
+            "group_size, max_paths and scale_up must be at least 1".into(),
+        ));
+    }
+    if s.channels > 64 {
+        return Err(Failed::Bad("channels must be 0 (automatic) to 64".into()));
+    }
+    if !(n.scale_up_bytes_per_s.is_finite() && n.scale_up_bytes_per_s > 0.0) {
+        return Err(Failed::Bad("scale_up_gbs must be a positive number".into()));
+    }
+    if !(n.switch_latency_s.is_finite() && n.switch_latency_s >= 0.0) {
+        return Err(Failed::Bad(
+            "switch_latency_us must be a number >= 0".into(),
+        ));
+    }
+    Ok(s)
+}
+
+/// A built fabric: the model, shared with worker threads.
+#[pyclass(frozen, module = "aifabric._native")]
+struct NativeFabric {
+    model: Arc<Model>,
+}
+
+/// Build a fabric from a built-in spec name or a YAML file path.
+#[pyfunction]
+fn load(py: Python<'_>, spec: String) -> PyResult<NativeFabric> {
+    run(py, move |_| Ok(aifabric::stages::spec::load(&spec)?))
+        .map(|m| NativeFabric { model: Arc::new(m) })
+}
+
+/// Build a fabric from YAML text; `name` names it in errors.
+#[pyfunction]
+fn from_yaml(py: Python<'_>, name: String, text: String) -> PyResult<NativeFabric> {
+    run(py, move |_| {
+        Ok(aifabric::stages::spec::build_str(&name, &text)?)
+    })
+    .map(|m| NativeFabric { model: Arc::new(m) })
+}
+
+/// The built-in specs: (name, description) pairs.
+#[pyfunction]
+fn builtin_specs() -> Vec<(String, String)> {
+    aifabric::stages::spec::builtin::list()
+        .map(|(n, d)| (n.to_owned(), d.to_owned()))
+        .collect()
+}
+
+impl NativeFabric {
+    /// Run `work` on a study of this fabric under `sc` with `opts`.
+    fn study<T: Send + 'static>(
+        &self,
+        py: Python<'_>,
+        sc: ScenarioArg,
+        opts: HashMap<String, String>,
+        work: impl FnOnce(&Study<'_>, &ScenarioArg, &AtomicBool) -> Result<T, Failed> + Send + 'static,
+    ) -> PyResult<T> {
+        let model = Arc::clone(&self.model);
+        run(py, move |cancel| {
+            let s = scenario(&model, &sc)?;
+            let study = Study::new(&model, s, setup(&opts)?);
+            work(&study, &sc, cancel)
+        })
+    }
+}
+
+#[pymethods]
+impl NativeFabric {
+    /// The fabric's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.model.name().to_owned()
+    }
+
+    /// Devices, links and GPUs: (gpus, switches, links).
+    fn counts(&self) -> (u64, u64, u64) {
+        use aifabric::stages::model::Role;
+        let f = &self.model;
+        let gpus = f.devices_with_role(Role::Gpu).count() as u64;
+        let devices = f.devices().len() as u64;
+        (gpus, devices - gpus, f.links().len() as u64)
+    }
+
+    fn capacity(&self, py: Python<'_>, scenario: ScenarioArg) -> PyResult<String> {
+        self.study(py, scenario, HashMap::new(), |s, _, _| {
+            to_json(&s.capacity())
+        })
+    }
+
+    #[pyo3(signature = (device, prefix, scenario, opts))]
+    fn routes(
+        &self,
+        py: Python<'_>,
+        device: String,
+        prefix: Option<String>,
+        scenario: ScenarioArg,
+        opts: HashMap<String, String>,
+    ) -> PyResult<String> {
+        self.study(py, scenario, opts, move |s, _, _| {
+            let routes = s.routes(&device, prefix.as_deref())?;
+            to_json(&serde_json::json!({ "routes": routes }))
+        })
+    }
+
+    fn blackholes(
+        &self,
+        py: Python<'_>,
+        aggregation: String,
+        tier: String,
+        scenario: ScenarioArg,
+        opts: HashMap<String, String>,
+    ) -> PyResult<String> {
+        self.study(py, scenario, opts, move |s, _, _| {
+            let r = s.blackholes(parse("aggregation", &aggregation)?, parse("tier", &tier)?)?;
+            to_json(&r)
+        })
+    }
+
+    /// A failure sweep: its JSON report and its scenario table.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (sweep, samples, first_draw, seed, probability, mtbf, top, pod_sites, aggregation, mitigations, scenario, opts))]
+    fn failures(
+        &self,
+        py: Python<'_>,
+        sweep: String,
+        samples: u64,
+        first_draw: u64,
+        seed: u64,
+        probability: Vec<String>,
+        mtbf: Vec<String>,
+        top: usize,
+        pod_sites: bool,
+        aggregation: Option<(String, String)>,
+        mitigations: bool,
+        scenario: ScenarioArg,
+        opts: HashMap<String, String>,
+    ) -> PyResult<(String, PyTable)> {
+        let (json, batch) = self.study(py, scenario, opts, move |s, sc, cancel| {
+            let aggregation = match aggregation {
+                Some((a, t)) => Some((parse("aggregation", &a)?, parse("tier", &t)?)),
+                None => None,
+            };
+            let req = aifabric::FailureRequest {
+                state: describe(sc),
+                sweep,
+                samples,
+                first_draw,
+                seed,
+                probability,
+                mtbf,
+                aggregation,
+                mitigations,
+                top,
+                pod_sites,
+            };
+            let r = s.failures(&req, &|_, _| check_cancel(cancel))?;
+            Ok((to_json(&r)?, aifabric::tables::scenarios(&r)))
+        })?;
+        Ok((json, table(batch)?))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn collective(
+        &self,
+        py: Python<'_>,
+        op: String,
+        algo: Option<String>,
+        gpus: u32,
+        placement: String,
+        sizes: String,
+        size_list: Option<Vec<u64>>,
+        alpha_us: f64,
+        scenario: ScenarioArg,
+        opts: HashMap<String, String>,
+    ) -> PyResult<String> {
+        self.study(py, scenario, opts, move |s, _, _| {
+            if !(alpha_us.is_finite() && alpha_us >= 0.0) {
+                return Err(Failed::Bad("alpha_us must be a number >= 0".into()));
+            }
+            if gpus < 2 {
+                return Err(Failed::Bad("gpus must be at least 2".into()));
+            }
+            let req = aifabric::CollectiveRequest {
+                op: aifabric::collective_op(&op).map_err(Failed::Bad)?,
+                algo: algo.as_deref().map(|a| parse("algo", a)).transpose()?,
+                gpus,
+                placement: parse("placement", &placement)?,
+                sizes: match size_list {
+                    Some(v) if v.is_empty() || v.len() > 64 => {
+                        return Err(Failed::Bad("sizes: give 1 to 64 sizes".into()))
+                    }
+                    Some(v) => v,
+                    None => parse::<aifabric::Sizes>("sizes", &sizes)?.0,
+                },
+                alpha_s: alpha_us * 1e-6,
+            };
+            to_json(&s.collective(&req)?)
+        })
+    }
+
+    /// A job from a file path (`text` None) or from YAML text.
+    fn job(
+        &self,
+        py: Python<'_>,
+        name: String,
+        text: Option<String>,
+        placement: Option<String>,
+        scenario: ScenarioArg,
+        opts: HashMap<String, String>,
+    ) -> PyResult<String> {
+        self.study(py, scenario, opts, move |s, _, _| {
+            let it = match text {
+                Some(t) => aifabric::stages::spec::job::parse(&name, &t)?,
+                None => aifabric::stages::spec::job::load(&name)?,
+            };
+            let p = placement
+                .as_deref()
+                .map(|p| parse("placement", p))
+                .transpose()?;
+            to_json(&s.job(&it, p)?)
+        })
+    }
+
+    /// A traffic matrix (a file, or a pattern over `gpus`): its JSON report and the flow and
+    /// link tables.
+    #[allow(clippy::too_many_arguments)]
+    fn traffic(
+        &self,
+        py: Python<'_>,
+        tm: Option<String>,
+        pattern: Option<String>,
+        size: String,
+        gpus: Option<u32>,
+        placement: String,
+        scenario: ScenarioArg,
+        opts: HashMap<String, String>,
+    ) -> PyResult<(String, PyTable, PyTable)> {
+        let (json, flows, links) = self.study(py, scenario, opts, move |s, _, _| {
+            let source = match (tm, pattern) {
+                (Some(path), _) => aifabric::TrafficSource::File(path),
+                (None, Some(p)) => aifabric::TrafficSource::Pattern {
+                    pattern: parse("pattern", &p)?,
+                    gpus: gpus.unwrap_or(1024),
+                    bytes: aifabric::size::parse_size(&size).ok_or_else(|| {
+                        Failed::Bad(format!("size {size:?}: give bytes or 64K, 2M, 1G"))
+                    })?,
+                },
+                (None, None) => {
+                    return Err(Failed::Bad(
+                        "give tm=FILE or pattern=, e.g. pattern=\"permutation\"".into(),
+                    ))
+                }
+            };
+            let (r, t) = s.traffic_tables(&source, gpus, parse("placement", &placement)?)?;
+            Ok((to_json(&r)?, t.flows, t.links))
+        })?;
+        Ok((json, table(flows)?, table(links)?))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn replay(
+        &self,
+        py: Python<'_>,
+        trace_dir: String,
+        placement: Option<String>,
+        peak_tflops: Option<f64>,
+        efficiency: Option<f64>,
+        alpha_us: Option<f64>,
+        window: u32,
+        scenario: ScenarioArg,
+        opts: HashMap<String, String>,
+    ) -> PyResult<String> {
+        self.study(py, scenario, opts, move |s, _, _| {
+            for (v, what) in [(peak_tflops, "peak_tflops"), (efficiency, "efficiency")] {
+                if let Some(x) = v.filter(|x| !(x.is_finite() && *x > 0.0)) {
+                    return Err(Failed::Bad(format!(
+                        "{what} must be a positive number, not {x}"
+                    )));
+                }
+            }
+            if let Some(a) = alpha_us.filter(|a| !(a.is_finite() && *a >= 0.0)) {
+                return Err(Failed::Bad(format!(
+                    "alpha_us must be a number >= 0, not {a}"
+                )));
+            }
+            let set = aifabric::traces::discover(std::path::Path::new(&trace_dir))?;
+            let req = aifabric::ReplayRequest {
+                placement: placement
+                    .as_deref()
+                    .map(|p| parse("placement", p))
+                    .transpose()?,
+                alpha_s: alpha_us.map(|a| a * 1e-6),
+                peak_flops_per_s: peak_tflops.map(|p| p * 1e12),
+                efficiency,
+                window,
+            };
+            to_json(&s.replay(&set, &req, &|_| {})?)
+        })
+    }
+
+    /// Write export `format` into `out_dir`; the files written, as JSON.
+    fn export(&self, py: Python<'_>, format: String, out_dir: String) -> PyResult<String> {
+        let empty = (Vec::new(), Vec::new(), Vec::new(), None);
+        self.study(py, empty, HashMap::new(), move |s, _, _| {
+            let files = s.export_to(parse("format", &format)?, std::path::Path::new(&out_dir))?;
+            to_json(&serde_json::json!({ "spec": s.fabric().name(), "files": files }))
+        })
+    }
+}
+
+/// A sweep file's plan: name, fingerprint, designs (their overrides) and tasks.
+#[pyfunction]
+fn sweep_plan(py: Python<'_>, path: String) -> PyResult<String> {
+    run(py, move |_| {
+        let p = aifabric::sweep::plan(std::path::Path::new(&path))?;
+        to_json(&serde_json::json!({
+            "name": p.name,
+            "fingerprint": p.fingerprint,
+            "designs": p.designs,
+            "tasks": p.tasks.len(),
+        }))
+    })
+}
+
+/// Run shard `i` of `n` of a sweep file: the shard file's JSON (what `aifabric sweep
+/// --shard I/N` writes).
+#[pyfunction]
+fn sweep_shard(py: Python<'_>, path: String, i: usize, n: usize) -> PyResult<String> {
+    run(py, move |cancel| {
+        if n == 0 || i >= n {
+            return Err(Failed::Bad(format!(
+                "shard ({i}, {n}): give (I, N) with 0 <= I < N"
+            )));
+        }
+        let p = aifabric::sweep::plan(std::path::Path::new(&path))?;
+        let shard = p.run_shard(i, n, &|_, _| check_cancel(cancel))?;
+        serde_json::to_string(&shard)
+            .map_err(|e| Failed::Runtime(format!("encoding the shard: {e}")))
+    })
+}
+
+/// Merge shard files' texts into the sweep's results: (JSON, table), and write them to
+/// `out` / `table_path` when given (atomically), byte-identical to `aifabric sweep merge`.
+#[pyfunction]
+#[pyo3(signature = (path, shards, out=None, table_path=None))]
+fn sweep_merge(
+    py: Python<'_>,
+    path: String,
+    shards: Vec<String>,
+    out: Option<String>,
+    table_path: Option<String>,
+) -> PyResult<(String, PyTable)> {
+    let (json, batch) = run(py, move |_| {
+        let p = aifabric::sweep::plan(std::path::Path::new(&path))?;
+        let shards = shards
+            .iter()
+            .enumerate()
+            .map(|(k, t)| {
+                serde_json::from_str::<aifabric::sweep::Shard>(t).map_err(|e| {
+                    Failed::Bad(format!("shard {k} is not a shard of a sweep run ({e})"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let r = aifabric::sweep::merge(&p, &shards)?;
+        let batch = aifabric::tables::sweep(&r);
+        if let Some(t) = &table_path {
+            aifabric::tables::write_ipc(std::path::Path::new(t), &batch)?;
+        }
+        let json = to_json(&r)?;
+        if let Some(o) = &out {
+            // What the CLI writes with --out: pretty JSON.
+            aifabric::stages::chakra::io::write_atomic(std::path::Path::new(o), |w| {
+                serde_json::to_writer_pretty(w, &aifabric::versioned(&r))
+                    .map_err(std::io::Error::other)
+            })
+            .map_err(|e| Failed::Runtime(format!("cannot write {o}: {e}")))?;
+        }
+        Ok((json, batch))
+    })?;
+    Ok((json, table(batch)?))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<NativeFabric>()?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(from_yaml, m)?)?;
+    m.add_function(wrap_pyfunction!(builtin_specs, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_shard, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_merge, m)?)?;
+    m.add("SpecError", py.get_type::<SpecError>())?;
+    m.add("BadRequest", py.get_type::<BadRequest>())?;
+    m.add("FabricError", py.get_type::<FabricError>())?;
+    m.add("SCHEMA_VERSION", aifabric::SCHEMA_VERSION)?;
+    Ok(())
+}

@@ -1,0 +1,118 @@
+"""The package answers what the CLI answers: each call's dict equals `aifabric ... --json`
+(the same library call, the same contract), and its tables hold the contract's records."""
+
+import pathlib
+
+import pytest
+
+import aifabric
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+ATSW = "east.dc1.llama.atsw1"
+
+
+def test_capacity_is_the_cli_contract(cli, llama):
+    assert llama.capacity() == cli("capacity", "llama3-24k")
+    # Under a failure too, given as the CLI's selectors.
+    assert llama.capacity(scenario=[ATSW]) == cli("capacity", "llama3-24k", "--fail", ATSW)
+
+
+def test_counts_are_the_build_inventory(cli, llama):
+    inv = cli("build", "llama3-24k")
+    assert (llama.gpus, llama.switches) == (inv["gpus"], inv["switches"])
+    assert llama.name == "llama3-24k"
+
+
+def test_failures_monte_carlo_with_links_is_the_cli_contract_and_its_table(cli, llama):
+    args = dict(sweep="montecarlo", samples=300, seed=7, probability=["link=1e-3"])
+    r = llama.failures(**args)
+    want = cli(
+        "failures", "llama3-24k", "--sweep", "montecarlo", "--samples", "300",
+        "--seed", "7", "--probability", "link=1e-3",
+    )
+    assert r == want
+    t = r.table.to_pyarrow()
+    assert t.num_rows == len(r["scenarios"])
+    assert t.column("scenario").to_pylist() == [s["scenario"] for s in r["scenarios"]]
+    assert t.column("min_capacity_retained").to_pylist() == [
+        s["min_capacity_retained"] for s in r["scenarios"]
+    ]
+    assert sum(t.column("draws").to_pylist()) == 300
+
+
+def test_collective_is_the_cli_contract(cli, llama):
+    r = llama.collective(gpus=64, sizes="1M:16M:4", placement="spread", lb="spray")
+    want = cli(
+        "collective", "llama3-24k", "--gpus", "64", "--sizes", "1M:16M:4",
+        "--placement", "spread", "--lb", "spray",
+    )
+    assert r == want
+    # A list of sizes is the same request.
+    r2 = llama.collective(gpus=64, sizes=[1 << 20, 4 << 20, 16 << 20], placement="spread", lb="spray")
+    assert r2 == want
+
+
+def test_traffic_is_the_cli_contract_and_its_tables(cli, llama):
+    r = llama.traffic(pattern="permutation", gpus=256, placement="spread", size="8M")
+    want = cli(
+        "traffic", "llama3-24k", "--pattern", "permutation", "--gpus", "256",
+        "--placement", "spread", "--size", "8M",
+    )
+    assert r == want
+    flows = r.flows.to_pandas()
+    assert len(flows) == r["result"]["flows"] == 256
+    assert flows["bytes"].sum() == r["result"]["bytes"]
+    assert flows["fct_s"].max() == r["result"]["fct"]["max_s"]
+    links = r.links.to_polars()
+    assert links["utilization"].max() == r["result"]["bottlenecks"][0]["utilization"]
+    per_tier = dict(links.group_by("tier").len().iter_rows())
+    assert per_tier == {t["tier"]: t["resources"] for t in r["result"]["tiers"]}
+
+
+def test_job_from_a_file_text_or_dict_is_the_cli_contract(cli, llama):
+    path = ROOT / "examples" / "jobs" / "small-64.yaml"
+    want = cli("job", "llama3-24k", "--job", str(path))
+    assert llama.job(path) == want
+    # From text, the job's own name differs in errors only.
+    assert llama.job(path.read_text()) == want
+
+
+def test_routes_and_blackholes_are_the_cli_contracts(cli):
+    f = aifabric.Fabric("nsf-l2")
+    dev, pre = "east.dc1.nsf.rtsw0", "east.dc1.nsf.rack400"
+    assert f.routes(dev, pre) == cli("routes", "nsf-l2", "--device", dev, "--prefix", pre)
+    link = "east.dc1.nsf.ftsw528--east.dc1.nsf.stsw0"
+    assert f.blackholes(scenario=[link]) == cli("blackholes", "nsf-l2", "--fail", link)
+    got = f.blackholes(aggregation="conditional", scenario={"fail": [link]})
+    assert got == cli("blackholes", "nsf-l2", "--fail", link, "--aggregation", "conditional")
+
+
+def test_a_scenario_as_a_list_a_dict_or_a_file_is_the_same(llama, tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text(f"fail: [{ATSW}]\n")
+    a = llama.capacity(scenario=[ATSW])
+    assert a == llama.capacity(scenario={"fail": [ATSW]})
+    assert a == llama.capacity(scenario=str(p))
+    assert a == llama.capacity(scenario={"file": p})
+    assert a != llama.capacity()
+
+
+def test_export_writes_the_cli_files(tmp_path, cli):
+    f = aifabric.Fabric("llama3-24k")
+    r = f.export("graphml", tmp_path / "py")
+    cli("export", "llama3-24k", "--format", "graphml", "--out", str(tmp_path / "cli"))
+    for x in r["files"]:
+        a = (tmp_path / "py" / x["file"]).read_bytes()
+        assert a == (tmp_path / "cli" / x["file"]).read_bytes()
+        assert len(a) == x["bytes"]
+
+
+def test_monte_carlo_slices_add_up_to_the_whole(llama):
+    args = dict(sweep="montecarlo", samples=200, seed=3, probability=["link=1e-3", "switch:atsw=0.05"])
+    whole = llama.failures(**args)
+    draws = {}
+    for i in range(3):
+        part = llama.failures(shard=(i, 3), **args)
+        for s in part["scenarios"]:
+            draws[s["scenario"]] = draws.get(s["scenario"], 0) + s["draws"]
+    assert draws == {s["scenario"]: s["draws"] for s in whole["scenarios"]}

@@ -1,0 +1,85 @@
+"""Bad input raises exceptions that say where and how to fix it; long calls release the GIL
+and Ctrl-C interrupts them."""
+
+import _thread
+import threading
+import time
+
+import pytest
+
+import aifabric
+
+
+def test_a_bad_spec_names_file_line_column_and_hint(tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text("name: x\nregions:\n  - name: east\n    bogus_field: 3\n")
+    with pytest.raises(aifabric.SpecError) as e:
+        aifabric.Fabric(p)
+    err = e.value
+    assert err.file == str(p)
+    assert err.line == 4 and err.column > 0
+    assert isinstance(err, ValueError)
+    # From text: the name given.
+    with pytest.raises(aifabric.SpecError) as e:
+        aifabric.Fabric.from_yaml("regions: [", name="inline.yaml")
+    assert e.value.file == "inline.yaml" and e.value.line == 1
+
+
+def test_a_missing_spec_says_how_to_fix_it():
+    with pytest.raises(aifabric.SpecError) as e:
+        aifabric.Fabric("no-such-spec")
+    assert e.value.hint, "a hint (the built-in names)"
+
+
+def test_bad_requests_are_bad_requests(llama):
+    with pytest.raises(aifabric.BadRequest, match="live GPUs"):
+        llama.collective(gpus=10**7)
+    with pytest.raises(aifabric.BadRequest, match="unknown option `lbb`"):
+        llama.collective(gpus=64, lbb="spray")
+    with pytest.raises(aifabric.BadRequest, match="lb="):
+        llama.collective(gpus=64, lb="sprinkle")
+    with pytest.raises(aifabric.BadRequest):
+        llama.capacity(scenario=["no.such.device"])
+    with pytest.raises(aifabric.BadRequest, match="unknown key"):
+        llama.capacity(scenario={"fial": ["x"]})
+    with pytest.raises(aifabric.BadRequest, match="unknown operation"):
+        llama.collective(op="broadcast")
+    with pytest.raises(aifabric.SpecError):
+        llama.capacity(scenario="/no/such/scenario.yaml")
+
+
+def test_long_calls_release_the_gil(llama):
+    """Another Python thread runs while a failure sweep computes."""
+    ticks = 0
+    done = threading.Event()
+
+    def count():
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    t = threading.Thread(target=count)
+    t.start()
+    start = time.monotonic()
+    llama.failures(sweep="montecarlo", samples=2000, probability=["link=1e-3"])
+    took = time.monotonic() - start
+    done.set()
+    t.join()
+    # A thread held off by the GIL would tick a few times at most (one switch interval).
+    assert took > 0.2, "the sweep is long enough to tell"
+    assert ticks > 0.2 * took / 0.001, (ticks, took)
+
+
+def test_ctrl_c_interrupts_a_long_call_at_once(llama):
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        llama.failures(sweep="montecarlo", samples=10**6, probability=["link=1e-3"])
+    took = time.monotonic() - start
+    assert took < 2.0, took
+    # The cancelled sweep stopped: the next call is not slowed by it.
+    start = time.monotonic()
+    llama.capacity()
+    assert time.monotonic() - start < 5.0
