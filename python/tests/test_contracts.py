@@ -116,3 +116,14 @@ def test_monte_carlo_slices_add_up_to_the_whole(llama):
         for s in part["scenarios"]:
             draws[s["scenario"]] = draws.get(s["scenario"], 0) + s["draws"]
     assert draws == {s["scenario"]: s["draws"] for s in whole["scenarios"]}
+
+
+def test_replay_is_the_cli_contract(cli, llama, tmp_path):
+    job = ROOT / "examples" / "jobs" / "small-64.yaml"
+    trace = tmp_path / "trace"
+    cli("chakra", "synth", "--job", str(job), "--out", str(trace), json_out=False)
+    want = cli("replay", "llama3-24k", "--trace", str(trace))
+    assert llama.replay(trace) == want
+    assert llama.replay(trace, scenario=[ATSW]) == cli(
+        "replay", "llama3-24k", "--trace", str(trace), "--fail", ATSW
+    )
