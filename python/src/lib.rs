@@ -210,70 +210,8 @@ where
         .map_err(|e| Failed::Bad(format!("{key}={v:?}: {e}")))
 }
 
-/// The options every question takes, by the CLI's flag names (`lb`, `seed`, `bandwidth`,
-/// ...), values as text.
-const SETUP_KEYS: &[&str] = &[
-    "asn_plan",
-    "bandwidth",
-    "group_size",
-    "max_paths",
-    "nsf_pruning",
-    "missing_bandwidth",
-    "soft_drain",
-    "lb",
-    "seed",
-    "channels",
-    "scale_up",
-    "scale_up_gbs",
-    "switch_latency_us",
-];
-
 fn setup(opts: &HashMap<String, String>) -> Result<Setup, Failed> {
-    let mut s = Setup::default();
-    let mut keys: Vec<&String> = opts.keys().collect();
-    keys.sort();
-    for k in keys {
-        let v = opts[k].as_str();
-        match k.as_str() {
-            "asn_plan" => s.plan = parse(k, v)?,
-            "bandwidth" => s.bgp.bandwidth = parse(k, v)?,
-            "group_size" => s.bgp.group_size = parse(k, v)?,
-            "max_paths" => s.bgp.max_paths = parse(k, v)?,
-            "nsf_pruning" => s.bgp.nsf_pruning = parse(k, v)?,
-            "missing_bandwidth" => s.bgp.missing = parse(k, v)?,
-            "soft_drain" => s.bgp.soft_drain = parse(k, v)?,
-            "lb" => s.lb = parse(k, v)?,
-            "seed" => s.seed = parse(k, v)?,
-            "channels" => s.channels = parse(k, v)?,
-            "scale_up" => s.net.scale_up_gpus = parse(k, v)?,
-            "scale_up_gbs" => s.net.scale_up_bytes_per_s = parse::<f64>(k, v)? * 1e9,
-            "switch_latency_us" => s.net.switch_latency_s = parse::<f64>(k, v)? * 1e-6,
-            _ => {
-                return Err(Failed::Bad(format!(
-                    "unknown option `{k}`; options are {}",
-                    SETUP_KEYS.join(", ")
-                )))
-            }
-        }
-    }
-    let n = &s.net;
-    if s.bgp.group_size == 0 || s.bgp.max_paths == 0 || n.scale_up_gpus == 0 {
-        return Err(Failed::Bad(
-            "group_size, max_paths and scale_up must be at least 1".into(),
-        ));
-    }
-    if s.channels > 64 {
-        return Err(Failed::Bad("channels must be 0 (automatic) to 64".into()));
-    }
-    if !(n.scale_up_bytes_per_s.is_finite() && n.scale_up_bytes_per_s > 0.0) {
-        return Err(Failed::Bad("scale_up_gbs must be a positive number".into()));
-    }
-    if !(n.switch_latency_s.is_finite() && n.switch_latency_s >= 0.0) {
-        return Err(Failed::Bad(
-            "switch_latency_us must be a number >= 0".into(),
-        ));
-    }
-    Ok(s)
+    Ok(Setup::from_options(opts.iter())?)
 }
 
 /// A built fabric: the model, shared with worker threads.

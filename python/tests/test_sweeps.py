@@ -26,10 +26,11 @@ def outputs(d):
     return (d / "s.json").read_bytes(), (d / "s.arrow").read_bytes()
 
 
-def test_the_plan_has_4_designs_of_1000_draws():
+def test_the_plan_has_4_designs_of_1000_draws_and_a_workload():
     p = aifabric.sweep_plan(SWEEP)
     assert len(p["designs"]) == 4
-    assert p["tasks"] == 4 * 1000 // 125
+    # Per design: 8 tasks of 125 draws, and the all-reduce healthy and with a plane down.
+    assert p["tasks"] == 4 * (1000 // 125 + 2)
 
 
 def test_in_process_is_the_cli_run(single, tmp_path):
@@ -37,8 +38,12 @@ def test_in_process_is_the_cli_run(single, tmp_path):
     assert outputs(tmp_path) == single
     assert [d["draws"] for d in r["designs"]] == [1000] * 4
     t = r.table.to_pyarrow()
-    assert t.num_rows == sum(len(d["scenarios"]) for d in r["designs"])
-    assert sum(t.column("draws").to_pylist()) == 4000
+    assert t.num_rows == sum(len(d["scenarios"]) + len(d["workloads"]) for d in r["designs"])
+    assert sum(x for x in t.column("draws").to_pylist() if x is not None) == 4000
+    for d in r["designs"]:
+        healthy, down = d["workloads"]
+        assert (healthy["scenario"], down["scenario"]) == ("healthy", "plane0-down")
+        assert down["slowdown"] >= 1.0 and "slowdown" not in healthy
 
 
 def test_shards_merged_in_any_order_are_the_cli_run(single, tmp_path):

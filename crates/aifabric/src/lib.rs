@@ -114,6 +114,90 @@ impl Default for Setup {
     }
 }
 
+impl Setup {
+    /// The options by the CLI's flag names (`lb`, `seed`, `bandwidth`, `nsf_pruning`, ...),
+    /// values as text, over the defaults: what the Python package's keywords and a sweep
+    /// file's workload `options` give. An unknown name or a bad value is a bad request
+    /// naming it.
+    pub fn from_options<'a>(
+        opts: impl IntoIterator<Item = (&'a String, &'a String)>,
+    ) -> Result<Setup, Error> {
+        fn parse<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, Error>
+        where
+            T::Err: std::fmt::Display,
+        {
+            v.parse()
+                .map_err(|e| Error::bad_request(format!("{key}={v:?}: {e}")))
+        }
+        let mut s = Setup::default();
+        let mut opts: Vec<_> = opts.into_iter().collect();
+        opts.sort();
+        for (k, v) in opts {
+            let v = v.as_str();
+            match k.as_str() {
+                "asn_plan" => s.plan = parse(k, v)?,
+                "bandwidth" => s.bgp.bandwidth = parse(k, v)?,
+                "group_size" => s.bgp.group_size = parse(k, v)?,
+                "max_paths" => s.bgp.max_paths = parse(k, v)?,
+                "nsf_pruning" => s.bgp.nsf_pruning = parse(k, v)?,
+                "missing_bandwidth" => s.bgp.missing = parse(k, v)?,
+                "soft_drain" => s.bgp.soft_drain = parse(k, v)?,
+                "lb" => s.lb = parse(k, v)?,
+                "seed" => s.seed = parse(k, v)?,
+                "channels" => s.channels = parse(k, v)?,
+                "scale_up" => s.net.scale_up_gpus = parse(k, v)?,
+                "scale_up_gbs" => s.net.scale_up_bytes_per_s = parse::<f64>(k, v)? * 1e9,
+                "switch_latency_us" => s.net.switch_latency_s = parse::<f64>(k, v)? * 1e-6,
+                _ => {
+                    return Err(Error::bad_request(format!(
+                        "unknown option `{k}`; options are {}",
+                        Setup::OPTIONS.join(", ")
+                    )))
+                }
+            }
+        }
+        let n = &s.net;
+        if s.bgp.group_size == 0 || s.bgp.max_paths == 0 || n.scale_up_gpus == 0 {
+            return Err(Error::bad_request(
+                "group_size, max_paths and scale_up must be at least 1".into(),
+            ));
+        }
+        if s.channels > 64 {
+            return Err(Error::bad_request(
+                "channels must be 0 (automatic) to 64".into(),
+            ));
+        }
+        if !(n.scale_up_bytes_per_s.is_finite() && n.scale_up_bytes_per_s > 0.0) {
+            return Err(Error::bad_request(
+                "scale_up_gbs must be a positive number".into(),
+            ));
+        }
+        if !(n.switch_latency_s.is_finite() && n.switch_latency_s >= 0.0) {
+            return Err(Error::bad_request(
+                "switch_latency_us must be a number >= 0".into(),
+            ));
+        }
+        Ok(s)
+    }
+
+    /// The option names [`Setup::from_options`] takes (the CLI's flags, `_` for `-`).
+    pub const OPTIONS: &'static [&'static str] = &[
+        "asn_plan",
+        "bandwidth",
+        "group_size",
+        "max_paths",
+        "nsf_pruning",
+        "missing_bandwidth",
+        "soft_drain",
+        "lb",
+        "seed",
+        "channels",
+        "scale_up",
+        "scale_up_gbs",
+        "switch_latency_us",
+    ];
+}
+
 /// The error of a stage under an [`Error`]: what [`std::error::Error::source`] returns, to
 /// downcast to the stage's own type (e.g. `aifabric_engine::sim::SimError`).
 type Source = Box<dyn std::error::Error + Send + Sync + 'static>;

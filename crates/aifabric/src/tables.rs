@@ -103,20 +103,50 @@ pub fn scenarios(report: &FailureReport) -> RecordBatch {
     batch(cols)
 }
 
-/// A sweep's results, one row per design x scenario, designs in order and each design's
-/// scenarios worst first: `design` (`d0`, ...), one column per grid path with the design's
-/// value (as JSON text: `8`, `"planar"`), `scenario`, `srgs`, `draws`,
-/// `min_capacity_retained`, `gpus_isolated`.
+/// A sweep's results, one row per design x scenario x workload: each design's failure
+/// scenarios (worst first), then its workload runs (in the sweep file's order, healthy first).
+/// Columns: `design` (`d0`, ...), one per grid path with the design's value (as JSON text:
+/// `8`, `"planar"`), `scenario`; with a failure study `srgs`, `draws`,
+/// `min_capacity_retained`, `gpus_isolated` (null on workload rows); with workloads
+/// `workload`, `time_us`, `bus_bw_gbytes_per_s`, `slowdown`, `error` (null on failure rows,
+/// and where the run has none: a job's bus bandwidth, a healthy run's slowdown; `error` says
+/// why a workload could not run under a scenario).
 pub fn sweep(result: &SweepResult) -> RecordBatch {
-    let rows: Vec<(usize, &crate::sweep::Row)> = result
+    use crate::sweep::{Row, WorkloadRow};
+    enum R<'a> {
+        Failure(&'a Row),
+        Work(&'a WorkloadRow),
+    }
+    let rows: Vec<(usize, R<'_>)> = result
         .designs
         .iter()
         .enumerate()
-        .flat_map(|(d, x)| x.scenarios.iter().map(move |r| (d, r)))
+        .flat_map(|(d, x)| {
+            let f = x.scenarios.iter().map(move |r| (d, R::Failure(r)));
+            f.chain(x.workloads.iter().map(move |w| (d, R::Work(w))))
+        })
         .collect();
+    fn failure<'a>(r: &R<'a>) -> Option<&'a Row> {
+        match r {
+            R::Failure(x) => Some(x),
+            R::Work(_) => None,
+        }
+    }
+    fn work<'a>(r: &R<'a>) -> Option<&'a WorkloadRow> {
+        match r {
+            R::Work(w) => Some(w),
+            R::Failure(_) => None,
+        }
+    }
+    fn scenario<'a>(r: &R<'a>) -> &'a str {
+        match r {
+            R::Failure(x) => &x.scenario,
+            R::Work(w) => &w.scenario,
+        }
+    }
     let mut cols: Vec<(String, ArrayRef)> = vec![(
         "design".into(),
-        strings(rows.iter().map(|&(d, _)| result.designs[d].design.as_str())),
+        strings(rows.iter().map(|(d, _)| result.designs[*d].design.as_str())),
     )];
     let paths: Vec<&String> = result
         .designs
@@ -126,8 +156,8 @@ pub fn sweep(result: &SweepResult) -> RecordBatch {
     for p in paths {
         let values: Vec<String> = rows
             .iter()
-            .map(|&(d, _)| {
-                result.designs[d]
+            .map(|(d, _)| {
+                result.designs[*d]
                     .overrides
                     .get(p)
                     .map(|v| v.to_string())
@@ -136,25 +166,72 @@ pub fn sweep(result: &SweepResult) -> RecordBatch {
             .collect();
         cols.push((p.clone(), strings(values.iter().map(String::as_str))));
     }
-    cols.extend([
-        (
-            "scenario".into(),
-            strings(rows.iter().map(|(_, r)| r.scenario.as_str())),
-        ),
-        (
-            "srgs".into(),
-            strings(rows.iter().map(|(_, r)| r.srgs.as_str())),
-        ),
-        ("draws".into(), u64s(rows.iter().map(|(_, r)| r.draws))),
-        (
-            "min_capacity_retained".into(),
-            f64s(rows.iter().map(|(_, r)| r.min_capacity_retained)),
-        ),
-        (
-            "gpus_isolated".into(),
-            u64s(rows.iter().map(|(_, r)| r.gpus_isolated)),
-        ),
-    ]);
+    cols.push((
+        "scenario".into(),
+        strings(rows.iter().map(|(_, r)| scenario(r))),
+    ));
+    if result.failures.is_some() {
+        let f = || rows.iter().map(|(_, r)| failure(r));
+        cols.extend([
+            (
+                "srgs".into(),
+                Arc::new(StringArray::from_iter(
+                    f().map(|x| x.map(|x| x.srgs.as_str())),
+                )) as ArrayRef,
+            ),
+            (
+                "draws".into(),
+                Arc::new(UInt64Array::from_iter(f().map(|x| x.map(|x| x.draws)))),
+            ),
+            (
+                "min_capacity_retained".into(),
+                Arc::new(Float64Array::from_iter(
+                    f().map(|x| x.map(|x| x.min_capacity_retained)),
+                )),
+            ),
+            (
+                "gpus_isolated".into(),
+                Arc::new(UInt64Array::from_iter(
+                    f().map(|x| x.map(|x| x.gpus_isolated)),
+                )),
+            ),
+        ]);
+    }
+    if result.designs.iter().any(|d| !d.workloads.is_empty()) {
+        let w = || rows.iter().map(|(_, r)| work(r));
+        cols.extend([
+            (
+                "workload".into(),
+                Arc::new(StringArray::from_iter(
+                    w().map(|x| x.map(|x| x.workload.as_str())),
+                )) as ArrayRef,
+            ),
+            (
+                "time_us".into(),
+                Arc::new(Float64Array::from_iter(
+                    w().map(|x| x.and_then(|x| x.time_us)),
+                )),
+            ),
+            (
+                "bus_bw_gbytes_per_s".into(),
+                Arc::new(Float64Array::from_iter(
+                    w().map(|x| x.and_then(|x| x.bus_bw_gbytes_per_s)),
+                )),
+            ),
+            (
+                "slowdown".into(),
+                Arc::new(Float64Array::from_iter(
+                    w().map(|x| x.and_then(|x| x.slowdown)),
+                )),
+            ),
+            (
+                "error".into(),
+                Arc::new(StringArray::from_iter(
+                    w().map(|x| x.and_then(|x| x.error.as_deref())),
+                )),
+            ),
+        ]);
+    }
     batch(cols)
 }
 

@@ -157,6 +157,7 @@ fn shard_files_read_back_the_exact_floats() {
             task: 0,
             design: 0,
             rows,
+            workload: None,
         }],
     };
     let back: Shard = serde_json::from_str(&serde_json::to_string(&shard).unwrap()).unwrap();
@@ -165,5 +166,144 @@ fn shard_files_read_back_the_exact_floats() {
             a.min_capacity_retained.to_bits(),
             b.min_capacity_retained.to_bits()
         );
+    }
+}
+
+const WORKLOADS: &str = r#"
+spec: two.yaml
+grid:
+  inter_bag[0].links_per_plane: [1, 4]
+workloads:
+  - name: ar
+    collective: {gpus: 16, size: 64M, placement: spread}
+    options: {scale_up: 4}
+  - collective: {op: all_to_all, gpus: 8, size: 8M, placement: spread}
+    options: {lb: spray, seed: 3, scale_up: 4}
+scenarios:
+  - {name: plane0-down, fail: [a.bag.plane0]}
+  - {name: rack-link, fail: [a.b.n.rtsw0--a.b.n.ftsw0]}
+"#;
+
+/// Workloads run on every design, healthy and under each scenario, one task each; each row
+/// equals the same request made of a study directly (the sweep adds nothing of its own),
+/// shards merge into the whole run, and the table has a row per design x scenario x workload.
+#[test]
+fn workloads_run_on_every_design_under_every_scenario() {
+    use aifabric::{CollectiveRequest, Placement, Setup, Study};
+    let (_dir, p) = write_plan(WORKLOADS);
+    let p = p.unwrap();
+    // 2 designs x 2 workloads x (healthy + 2 scenarios), no failure study.
+    assert_eq!(p.tasks.len(), 12);
+    let whole = merge(&p, &[p.run_shard(0, 1, &|_, _| {}).unwrap()]).unwrap();
+    let shards: Vec<_> = (0..5)
+        .map(|i| p.run_shard(i, 5, &|_, _| {}).unwrap())
+        .collect();
+    assert_eq!(
+        serde_json::to_string(&whole).unwrap(),
+        serde_json::to_string(&merge(&p, &shards).unwrap()).unwrap()
+    );
+    for (d, design) in whole.designs.iter().enumerate() {
+        assert!(design.capacity_retained.is_none() && design.scenarios.is_empty());
+        let names: Vec<(&str, &str)> = design
+            .workloads
+            .iter()
+            .map(|w| (w.workload.as_str(), w.scenario.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("ar", "healthy"),
+                ("ar", "plane0-down"),
+                ("ar", "rack-link"),
+                ("w1", "healthy"),
+                ("w1", "plane0-down"),
+                ("w1", "rack-link"),
+            ]
+        );
+        // The plane-down row is the collective asked of a study of that design directly.
+        let f = p.design(d).unwrap();
+        let sc =
+            aifabric_model::Scenario::from_selectors(&f, &["a.bag.plane0".to_string()], &[], &[])
+                .unwrap();
+        let mut setup = Setup::default();
+        setup.net.scale_up_gpus = 4;
+        let direct = Study::new(&f, sc, setup)
+            .collective(&CollectiveRequest {
+                gpus: 16,
+                sizes: vec![64 << 20],
+                placement: Placement::Spread,
+                alpha_s: 5e-6,
+                ..CollectiveRequest::default()
+            })
+            .unwrap();
+        let row = &design.workloads[1];
+        assert_eq!(row.time_us, Some(direct.rows[0].time_us));
+        assert_eq!(row.slowdown, direct.rows[0].slowdown);
+        assert!(row.slowdown.unwrap() >= 1.0 - 1e-12);
+        assert!(
+            design.workloads[0].slowdown.is_none(),
+            "healthy: no slowdown"
+        );
+    }
+    // One link fewer per plane between the regions: the plane-down all-reduce is slower on
+    // the 1-link design (d0) than on the 4-link one (d1), or equal.
+    let t = |d: usize| whole.designs[d].workloads[1].time_us.unwrap();
+    assert!(t(0) >= t(1), "{} vs {}", t(0), t(1));
+    let table = aifabric::tables::sweep(&whole);
+    assert_eq!(table.num_rows(), 12);
+    let names: Vec<String> = table
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "design",
+            "inter_bag[0].links_per_plane",
+            "scenario",
+            "workload",
+            "time_us",
+            "bus_bw_gbytes_per_s",
+            "slowdown",
+            "error"
+        ]
+    );
+}
+
+#[test]
+fn bad_workloads_and_scenarios_name_the_fix() {
+    let cases = [
+        (
+            "spec: two.yaml\nworkloads: [{collective: {gpus: 16}, job: x.yaml}]\n",
+            "give one of",
+        ),
+        (
+            "spec: two.yaml\nworkloads: [{collective: {gpus: 16, op: broadcast}}]\n",
+            "unknown operation",
+        ),
+        (
+            "spec: two.yaml\nworkloads: [{collective: {gpus: 16}, options: {lbb: 1}}]\n",
+            "unknown option `lbb`",
+        ),
+        (
+            "spec: two.yaml\nworkloads: [{job: nope.yaml}]\n",
+            "cannot read job file",
+        ),
+        (
+            "spec: two.yaml\nworkloads: [{collective: {gpus: 16}}]\nscenarios: [{name: x, fail: [no.such]}]\n",
+            "scenario `x` on design d0",
+        ),
+        (
+            "spec: two.yaml\nworkloads: [{collective: {gpus: 16}}]\nscenarios: [{name: healthy}]\n",
+            "is taken",
+        ),
+        ("spec: two.yaml\n", "nothing to run"),
+    ];
+    for (text, want) in cases {
+        let (_dir, p) = write_plan(text);
+        let e = p.unwrap_err().to_string();
+        assert!(e.contains(want), "{text}: {e}");
     }
 }

@@ -113,36 +113,76 @@ fn finish(p: &Plan, shards: &[Shard], outputs: Outputs<'_>, json: bool) -> Resul
 
 fn table(p: &Plan, r: &SweepResult) -> String {
     let mut s = String::new();
+    let study = match &r.failures {
+        Some(f) => format!("failure sweep `{}`", f.sweep),
+        None => "no failure sweep".into(),
+    };
+    let workloads = p.file.workloads.len();
     let _ = writeln!(
         s,
-        "{}: {} designs of {}, failure sweep `{}`, {} tasks",
+        "{}: {} designs of {}, {study}, {workloads} workloads x {} scenarios, {} tasks",
         r.sweep,
         r.designs.len(),
         r.spec,
-        r.failures.sweep,
+        p.file.scenarios.len() + 1,
         r.tasks
     );
-    let _ = writeln!(
-        s,
-        "  {:<6} {:>7} {:>8} {:>8} {:>8} {:>8} {:>9}  overrides / worst scenario",
-        "design", "draws", "min", "P1", "P50", "mean", "isolated"
-    );
-    for (d, x) in r.designs.iter().enumerate() {
-        let c = &x.capacity_retained;
+    if r.failures.is_some() {
         let _ = writeln!(
             s,
-            "  {:<6} {:>7} {:>8.4} {:>8.4} {:>8.4} {:>8.4} {:>9}  {}",
-            x.design,
-            x.draws,
-            c.min,
-            c.p1,
-            c.p50,
-            c.mean,
-            x.max_gpus_isolated,
-            p.describe(d)
+            "  {:<6} {:>7} {:>8} {:>8} {:>8} {:>8} {:>9}  overrides / worst scenario",
+            "design", "draws", "min", "P1", "P50", "mean", "isolated"
         );
-        if let Some(w) = x.scenarios.first() {
-            let _ = writeln!(s, "  {:<61}  worst: {}", "", w.scenario);
+    }
+    for (d, x) in r.designs.iter().enumerate() {
+        match &x.capacity_retained {
+            Some(c) => {
+                let _ = writeln!(
+                    s,
+                    "  {:<6} {:>7} {:>8.4} {:>8.4} {:>8.4} {:>8.4} {:>9}  {}",
+                    x.design,
+                    x.draws,
+                    c.min,
+                    c.p1,
+                    c.p50,
+                    c.mean,
+                    x.max_gpus_isolated,
+                    p.describe(d)
+                );
+                if let Some(w) = x.scenarios.first() {
+                    let _ = writeln!(s, "  {:<61}  worst: {}", "", w.scenario);
+                }
+            }
+            None => {
+                let _ = writeln!(s, "  {:<6} {}", x.design, p.describe(d));
+            }
+        }
+        for w in &x.workloads {
+            let bw = w
+                .bus_bw_gbytes_per_s
+                .map(|b| format!("{b:.1} GB/s bus"))
+                .unwrap_or_default();
+            let slow = w
+                .slowdown
+                .map(|v| format!("slowdown {v:.4}x"))
+                .unwrap_or_default();
+            let cross = match w.crossing {
+                Some([out, 0]) => format!("(crosses none of {out} links out)"),
+                Some([out, c]) => format!("(crosses {c} of {out} links out)"),
+                None => String::new(),
+            };
+            let time = match (w.time_us, &w.error) {
+                (Some(t), _) => format!("{t:>12.1} us {bw:>16} {slow} {cross}"),
+                (None, e) => format!("cannot run: {}", e.as_deref().unwrap_or("")),
+            };
+            let _ = writeln!(
+                s,
+                "  {:<6} {:<20} {:<20} {}",
+                "",
+                w.workload,
+                w.scenario,
+                time.trim_end()
+            );
         }
     }
     s

@@ -13,11 +13,17 @@
 //! failures: {sweep: montecarlo, samples: 1000, seed: 1, probability: [link=1e-4]}
 //! draws_per_task: 250
 //! ```
+//!
+//! A sweep file may also name workloads (collectives, jobs) and scenarios: every workload
+//! runs on every design, healthy and under each scenario, one task each ([`workload`]).
+
+pub mod workload;
 
 use crate::failures::FailureRequest;
 use crate::{Error, Setup, Study};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+pub use workload::{CollectiveSpec, NamedScenario, Workload, WorkloadRow};
 
 /// The failure study of a sweep file (the `failures` command's options).
 #[derive(Clone, Debug, Deserialize, Serialize)]
@@ -64,10 +70,17 @@ pub struct SweepFile {
     #[serde(default)]
     pub grid: BTreeMap<String, Vec<serde_json::Value>>,
     /// The failure study run on every design.
-    pub failures: FailureStudy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failures: Option<FailureStudy>,
     /// Monte Carlo draws per task.
     #[serde(default = "default_draws_per_task")]
     pub draws_per_task: u64,
+    /// Collectives and jobs run on every design, healthy and under each scenario.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<Workload>,
+    /// Named what-if states the workloads run under besides the healthy design.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scenarios: Vec<NamedScenario>,
 }
 
 /// Most tasks a sweep expands into.
@@ -84,6 +97,9 @@ pub struct Task {
     pub first: u64,
     /// Number of draws.
     pub samples: u64,
+    /// A workload task: (workload, scenario), scenario 0 the healthy design and `k` the
+    /// sweep file's scenario `k - 1`; `None` for a failure-study task.
+    pub work: Option<(usize, usize)>,
 }
 
 /// A sweep ready to run: the file, the base spec's text, the designs and the tasks.
@@ -99,9 +115,11 @@ pub struct Plan {
     pub designs: Vec<BTreeMap<String, serde_json::Value>>,
     /// Every task, in index order.
     pub tasks: Vec<Task>,
-    /// A fingerprint of the sweep file and the spec text: shards of different sweeps are not
-    /// merged.
+    /// A fingerprint of the sweep file, the spec text and the job files: shards of different
+    /// sweeps are not merged.
     pub fingerprint: String,
+    /// The workloads, checked.
+    workloads: Vec<workload::Checked>,
 }
 
 /// One scenario of a design, merged over its tasks.
@@ -128,6 +146,9 @@ pub struct TaskResult {
     pub design: usize,
     /// Scenarios, in the order the failure sweep reported them.
     pub rows: Vec<Row>,
+    /// A workload task's result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<WorkloadRow>,
 }
 
 /// A shard's output: the task results of one `--shard I/N` run.
@@ -152,12 +173,16 @@ pub struct DesignResult {
     pub overrides: BTreeMap<String, serde_json::Value>,
     /// Draws (or scenarios) in all.
     pub draws: u64,
-    /// Capacity retained over the scenarios, weighted by draws.
-    pub capacity_retained: aifabric_failures::report::Distribution,
+    /// Capacity retained over the scenarios, weighted by draws (no failure study: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity_retained: Option<aifabric_failures::report::Distribution>,
     /// Most GPUs isolated by one scenario.
     pub max_gpus_isolated: u64,
     /// Every scenario, worst first (least capacity, most GPUs isolated, then by name).
     pub scenarios: Vec<Row>,
+    /// Every workload under every scenario (healthy first), in the sweep file's order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadRow>,
 }
 
 /// A whole sweep's results.
@@ -168,7 +193,8 @@ pub struct SweepResult {
     /// The base spec, as the sweep file names it.
     pub spec: String,
     /// The failure study.
-    pub failures: FailureStudy,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failures: Option<FailureStudy>,
     /// Tasks run.
     pub tasks: usize,
     /// One entry per design.
@@ -183,20 +209,24 @@ pub fn plan(path: &std::path::Path) -> Result<Plan, Error> {
     let opts = serde_saphyr::options! { strict_booleans: true };
     let file: SweepFile = serde_saphyr::from_str_with_options(&text, opts).map_err(|e| {
         Error::bad_request(format!(
-            "{name}: {e} (a sweep file has `spec`, `grid`, `failures` and `draws_per_task`)"
+            "{name}: {e} (a sweep file has `spec`, `grid`, `failures`, `draws_per_task`, \
+             `workloads` and `scenarios`)"
         ))
     })?;
+    let dir = path.parent().unwrap_or_else(|| std::path::Path::new("."));
     let spec_arg = if aifabric_spec::builtin::get(&file.spec).is_some() {
         file.spec.clone()
     } else {
-        path.parent()
-            .unwrap_or_else(|| std::path::Path::new("."))
-            .join(&file.spec)
-            .display()
-            .to_string()
+        dir.join(&file.spec).display().to_string()
     };
     let spec = aifabric_spec::read(&spec_arg).map_err(Error::bad_request_from)?;
-    plan_from(name, &text, file, spec)
+    let workloads = file
+        .workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| workload::check(&name, dir, i, w))
+        .collect::<Result<Vec<_>, _>>()?;
+    plan_from(name, &text, file, spec, workloads)
 }
 
 fn plan_from(
@@ -204,7 +234,37 @@ fn plan_from(
     text: &str,
     file: SweepFile,
     spec: (String, String),
+    workloads: Vec<workload::Checked>,
 ) -> Result<Plan, Error> {
+    if file.failures.is_none() && workloads.is_empty() {
+        return Err(Error::bad_request(format!(
+            "{name}: nothing to run; give `failures` (a failure study) or `workloads`"
+        )));
+    }
+    if !file.scenarios.is_empty() && workloads.is_empty() {
+        return Err(Error::bad_request(format!(
+            "{name}: `scenarios` are what workloads run under; give `workloads` too"
+        )));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for w in &workloads {
+        if !seen.insert(w.name.as_str()) {
+            return Err(Error::bad_request(format!(
+                "{name}: two workloads are named `{}`; give each its own name",
+                w.name
+            )));
+        }
+    }
+    let mut seen = std::collections::BTreeSet::from(["healthy"]);
+    for sc in &file.scenarios {
+        if !seen.insert(sc.name.as_str()) {
+            return Err(Error::bad_request(format!(
+                "{name}: scenario name `{}` is taken (`healthy` is the design itself); give \
+                 each scenario its own name",
+                sc.name
+            )));
+        }
+    }
     if file.draws_per_task == 0 {
         return Err(Error::bad_request(format!(
             "{name}: draws_per_task must be at least 1"
@@ -230,28 +290,45 @@ fn plan_from(
             })
             .collect();
     }
-    let montecarlo = file.failures.sweep.trim() == "montecarlo";
+    let montecarlo = file
+        .failures
+        .as_ref()
+        .is_some_and(|f| f.sweep.trim() == "montecarlo");
+    let samples = file.failures.as_ref().map_or(0, |f| f.samples);
     let mut tasks = Vec::new();
     for d in 0..designs.len() {
         if montecarlo {
             let mut first = 0;
-            while first < file.failures.samples {
-                let n = file.draws_per_task.min(file.failures.samples - first);
+            while first < samples {
+                let n = file.draws_per_task.min(samples - first);
                 tasks.push(Task {
                     index: tasks.len(),
                     design: d,
                     first,
                     samples: n,
+                    work: None,
                 });
                 first += n;
             }
-        } else {
+        } else if file.failures.is_some() {
             tasks.push(Task {
                 index: tasks.len(),
                 design: d,
                 first: 0,
                 samples: 0,
+                work: None,
             });
+        }
+        for w in 0..workloads.len() {
+            for sc in 0..=file.scenarios.len() {
+                tasks.push(Task {
+                    index: tasks.len(),
+                    design: d,
+                    first: 0,
+                    samples: 0,
+                    work: Some((w, sc)),
+                });
+            }
         }
         if tasks.len() > MAX_TASKS {
             return Err(Error::bad_request(format!(
@@ -265,6 +342,9 @@ fn plan_from(
         let mut h = std::collections::hash_map::DefaultHasher::new();
         text.hash(&mut h);
         spec.1.hash(&mut h);
+        for w in &workloads {
+            w.text.hash(&mut h);
+        }
         format!("{:016x}", h.finish())
     };
     let plan = Plan {
@@ -274,10 +354,22 @@ fn plan_from(
         designs,
         tasks,
         fingerprint,
+        workloads,
     };
-    // Every design must build: a bad path or value is an error before any work.
+    // Every design must build, and every scenario resolve on it: a bad path, value or
+    // selector is an error before any work.
     for d in 0..plan.designs.len() {
-        plan.design(d)?;
+        let f = plan.design(d)?;
+        for sc in &plan.file.scenarios {
+            sc.resolve(&f).map_err(|e| {
+                Error::bad_request(format!(
+                    "{}: scenario `{}` on design d{d} ({}): {e}",
+                    plan.name,
+                    sc.name,
+                    plan.describe(d)
+                ))
+            })?;
+        }
     }
     Ok(plan)
 }
@@ -391,8 +483,7 @@ impl Plan {
         progress: &dyn Fn(usize, usize),
     ) -> Result<Vec<TaskResult>, Error> {
         let mut out = Vec::with_capacity(tasks.len());
-        let st = &self.file.failures;
-        let req = FailureRequest {
+        let req = self.file.failures.as_ref().map(|st| FailureRequest {
             sweep: st.sweep.clone(),
             samples: st.samples,
             seed: st.seed,
@@ -400,13 +491,38 @@ impl Plan {
             mtbf: st.mtbf.clone(),
             top: 0,
             ..FailureRequest::default()
-        };
+        });
         for group in tasks.chunk_by(|a, b| a.design == b.design) {
             let d = group[0].design;
             let f = self.design(d)?;
             let study = Study::healthy(&f, Setup::default());
-            let prepared = study.prepare_failures(&req)?;
+            // The failure evaluator, made once per design when one of its tasks needs it.
+            let mut prepared = None;
             for t in group {
+                if let Some((w, sc)) = t.work {
+                    let (label, scenario) = match sc.checked_sub(1) {
+                        None => ("healthy", aifabric_model::Scenario::healthy(&f)),
+                        Some(k) => {
+                            let named = &self.file.scenarios[k];
+                            let s = named.resolve(&f).map_err(Error::bad_request)?;
+                            (named.name.as_str(), s)
+                        }
+                    };
+                    let row = workload::run(&f, &self.workloads[w], label, scenario)?;
+                    out.push(TaskResult {
+                        task: t.index,
+                        design: t.design,
+                        rows: Vec::new(),
+                        workload: Some(row),
+                    });
+                    progress(out.len(), tasks.len());
+                    continue;
+                }
+                let req = req.as_ref().expect("failure tasks exist only with a study");
+                if prepared.is_none() {
+                    prepared = Some(study.prepare_failures(req)?);
+                }
+                let prepared = prepared.as_ref().expect("just made");
                 let rep = prepared.run(t.first, t.samples, &|_, _| {})?;
                 out.push(TaskResult {
                     task: t.index,
@@ -422,6 +538,7 @@ impl Plan {
                             gpus_isolated: s.gpus_isolated,
                         })
                         .collect(),
+                    workload: None,
                 });
                 progress(out.len(), tasks.len());
             }
@@ -490,7 +607,11 @@ pub fn merge(plan: &Plan, shards: &[Shard]) -> Result<SweepResult, Error> {
     }
     let mut designs: Vec<(Vec<Row>, BTreeMap<String, usize>)> =
         vec![(Vec::new(), BTreeMap::new()); plan.designs.len()];
+    let mut work: Vec<Vec<WorkloadRow>> = vec![Vec::new(); plan.designs.len()];
     for r in results.into_iter().flatten() {
+        if let Some(w) = &r.workload {
+            work[r.design].push(w.clone());
+        }
         let (rows, index) = &mut designs[r.design];
         for row in &r.rows {
             match index.get(&row.srgs) {
@@ -504,8 +625,9 @@ pub fn merge(plan: &Plan, shards: &[Shard]) -> Result<SweepResult, Error> {
     }
     let designs = designs
         .into_iter()
+        .zip(work)
         .enumerate()
-        .map(|(d, (mut rows, _))| {
+        .map(|(d, ((mut rows, _), workloads))| {
             rows.sort_by(|a, b| {
                 a.min_capacity_retained
                     .total_cmp(&b.min_capacity_retained)
@@ -520,9 +642,14 @@ pub fn merge(plan: &Plan, shards: &[Shard]) -> Result<SweepResult, Error> {
                 design: format!("d{d}"),
                 overrides: plan.designs[d].clone(),
                 draws: rows.iter().map(|r| r.draws).sum(),
-                capacity_retained: aifabric_failures::report::Distribution::of(&values),
+                capacity_retained: plan
+                    .file
+                    .failures
+                    .as_ref()
+                    .map(|_| aifabric_failures::report::Distribution::of(&values)),
                 max_gpus_isolated: rows.iter().map(|r| r.gpus_isolated).max().unwrap_or(0),
                 scenarios: rows,
+                workloads,
             }
         })
         .collect();
