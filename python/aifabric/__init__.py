@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._native import SCHEMA_VERSION, BadRequest, FabricError, SpecError
@@ -252,6 +252,7 @@ class Fabric:
         tier: str = "zone",
         mitigations: bool = False,
         scenario: Scenario = None,
+        progress: Optional[Callable[[int, int], None]] = None,
         **options: Any,
     ) -> Result:
         """A failure-domain sweep (``aifabric failures --json``): ``single``,
@@ -261,6 +262,8 @@ class Fabric:
 
         ``shard=(i, n)`` runs the i-th of n equal slices of the Monte Carlo draws (draw k is
         the same whichever slice runs it); to merge slices, use :func:`sweep`.
+        ``progress(done, total)`` is called from this thread as scenarios are evaluated
+        (at most every 50 ms, and once at the end), e.g. to drive a tqdm bar.
         """
         first = 0
         if shard is not None:
@@ -283,6 +286,7 @@ class Fabric:
             mitigations,
             _scenario(scenario),
             _options(options),
+            progress,
         )
         return Result(text, table=table)
 
@@ -393,10 +397,16 @@ def sweep_plan(path: Union[str, os.PathLike]) -> Dict[str, Any]:
     return json.loads(_native.sweep_plan(os.fspath(path)))
 
 
-def sweep_shard(path: Union[str, os.PathLike], i: int, n: int) -> str:
+def sweep_shard(
+    path: Union[str, os.PathLike],
+    i: int,
+    n: int,
+    progress: Optional[Callable[[int, int], None]] = None,
+) -> str:
     """Run shard ``i`` of ``n`` of a sweep file (the tasks whose index is ``i mod n``): the
-    shard's JSON text, what ``aifabric sweep --shard I/N`` writes."""
-    return _native.sweep_shard(os.fspath(path), int(i), int(n))
+    shard's JSON text, what ``aifabric sweep --shard I/N`` writes. ``progress(done,
+    total)`` counts the shard's tasks."""
+    return _native.sweep_shard(os.fspath(path), int(i), int(n), progress)
 
 
 def sweep_merge(
@@ -422,7 +432,8 @@ def sweep(
     path: Union[str, os.PathLike],
     out: Optional[Union[str, os.PathLike]] = None,
     table: Optional[Union[str, os.PathLike]] = None,
+    progress: Optional[Callable[[int, int], None]] = None,
 ) -> Result:
-    """Run a whole sweep file in this process (``aifabric sweep FILE``); see
-    :mod:`aifabric.ray` to run its shards on a Ray cluster."""
-    return sweep_merge(path, [sweep_shard(path, 0, 1)], out=out, table=table)
+    """Run a whole sweep file in this process (``aifabric sweep FILE``); ``progress(done,
+    total)`` counts its tasks. See :mod:`aifabric.ray` to run its shards on a Ray cluster."""
+    return sweep_merge(path, [sweep_shard(path, 0, 1, progress)], out=out, table=table)

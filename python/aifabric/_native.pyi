@@ -1,6 +1,6 @@
 """Type stubs of the native module (the Rust side); use the `aifabric` package's API."""
 
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 SCHEMA_VERSION: int
 
@@ -47,6 +47,7 @@ class NativeFabric:
         mitigations: bool,
         scenario: _Scenario,
         opts: Dict[str, str],
+        progress: Optional[Callable[[int, int], None]] = None,
     ) -> Tuple[str, ArrowTable]: ...
     def collective(
         self,
@@ -95,7 +96,9 @@ def load(spec: str) -> NativeFabric: ...
 def from_yaml(name: str, text: str) -> NativeFabric: ...
 def builtin_specs() -> List[Tuple[str, str]]: ...
 def sweep_plan(path: str) -> str: ...
-def sweep_shard(path: str, i: int, n: int) -> str: ...
+def sweep_shard(
+    path: str, i: int, n: int, progress: Optional[Callable[[int, int], None]] = None
+) -> str: ...
 def sweep_merge(
     path: str, shards: List[str], out: Optional[str] = None, table_path: Optional[str] = None
 ) -> Tuple[str, ArrowTable]: ...

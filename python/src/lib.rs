@@ -4,9 +4,10 @@
 //! pyarrow, pandas and polars take them without copying).
 //!
 //! Long calls run on a worker thread with the GIL released; the calling thread waits in
-//! slices of 50 ms and checks Python's signals between them, so Ctrl-C raises
-//! `KeyboardInterrupt` at once (the worker's result, when it comes, is dropped: the library
-//! has no cancellation points, and a detached thread finishing a sweep costs only CPU).
+//! slices of 50 ms, checks Python's signals and calls the caller's progress callback between
+//! them, so Ctrl-C raises `KeyboardInterrupt` at once. Failure sweeps and sweeps then stop
+//! within a scenario (their progress callbacks unwind out of the library); the other calls
+//! have no such points, finish on their thread, and their result is dropped.
 
 use aifabric::stages::model::{Fabric as Model, Scenario};
 use aifabric::stages::spec::SpecError as RustSpecError;
@@ -15,7 +16,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_arrow::PyTable;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -94,33 +95,53 @@ impl Failed {
     }
 }
 
-/// Set when the caller was interrupted: long calls' progress callbacks see it and unwind
-/// out of the library ([`check_cancel`]).
-type Cancel = Arc<AtomicBool>;
+/// What a worker shares with the calling thread: the cancel flag (set when the caller was
+/// interrupted) and the progress of long calls (done, total), reported by [`Ctx::tick`].
+#[derive(Default)]
+struct Ctx {
+    cancel: AtomicBool,
+    done: AtomicU64,
+    total: AtomicU64,
+}
 
 /// What a cancelled worker unwinds with (by `resume_unwind`, which runs no panic hook, so
 /// nothing is printed).
 struct Cancelled;
 
-/// Unwind out of the library if the caller was interrupted: what the progress callbacks of
-/// failure sweeps and sweeps call, so an interrupted sweep stops within one scenario instead
-/// of running on in the background.
-fn check_cancel(cancel: &AtomicBool) {
-    if cancel.load(Ordering::Relaxed) {
-        std::panic::resume_unwind(Box::new(Cancelled));
+impl Ctx {
+    /// Record progress, and unwind out of the library if the caller was interrupted: what
+    /// the progress callbacks of failure sweeps and sweeps call, so an interrupted sweep stops
+    /// within one scenario (or task) instead of running on in the background.
+    fn tick(&self, done: u64, total: u64) {
+        if self.cancel.load(Ordering::Relaxed) {
+            std::panic::resume_unwind(Box::new(Cancelled));
+        }
+        self.total.store(total, Ordering::Relaxed);
+        self.done.fetch_max(done, Ordering::Relaxed);
     }
 }
 
 /// Run `work` on a worker thread with the GIL released, checking Python's signals every
 /// 50 ms (Ctrl-C raises `KeyboardInterrupt` in the caller at once, and sets the cancel flag
-/// `work` is given).
+/// `work` sees) and calling `progress(done, total)` from the calling thread when the work
+/// reported more done.
 fn run<T: Send + 'static>(
     py: Python<'_>,
-    work: impl FnOnce(&AtomicBool) -> Result<T, Failed> + Send + 'static,
+    progress: Option<&Bound<'_, PyAny>>,
+    work: impl FnOnce(&Ctx) -> Result<T, Failed> + Send + 'static,
 ) -> PyResult<T> {
-    let cancel: Cancel = Arc::new(AtomicBool::new(false));
-    let flag = Arc::clone(&cancel);
-    let work = move || work(&flag);
+    let ctx = Arc::new(Ctx::default());
+    let shared = Arc::clone(&ctx);
+    let work = move || work(&shared);
+    let mut reported = 0;
+    let report = |reported: &mut u64| -> PyResult<()> {
+        let done = ctx.done.load(Ordering::Relaxed);
+        if let Some(cb) = progress.filter(|_| done > *reported) {
+            *reported = done;
+            cb.call1((done, ctx.total.load(Ordering::Relaxed)))?;
+        }
+        Ok(())
+    };
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     // Shared with the GIL-free wait below, which must be `Send`.
     let rx = std::sync::Mutex::new(rx);
@@ -138,7 +159,11 @@ fn run<T: Send + 'static>(
             let rx = rx.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             rx.recv_timeout(Duration::from_millis(50))
         }) {
-            Ok(Ok(r)) => return r.map_err(|f| f.raise(py)),
+            Ok(Ok(r)) => {
+                let r = r.map_err(|f| f.raise(py))?;
+                report(&mut reported)?;
+                return Ok(r);
+            }
             Ok(Err(panic)) => {
                 let what = panic
                     .downcast_ref::<String>()
@@ -150,8 +175,8 @@ fn run<T: Send + 'static>(
                 )));
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                if let Err(e) = py.check_signals() {
-                    cancel.store(true, Ordering::Relaxed);
+                if let Err(e) = py.check_signals().and_then(|_| report(&mut reported)) {
+                    ctx.cancel.store(true, Ordering::Relaxed);
                     return Err(e);
                 }
             }
@@ -223,14 +248,14 @@ struct NativeFabric {
 /// Build a fabric from a built-in spec name or a YAML file path.
 #[pyfunction]
 fn load(py: Python<'_>, spec: String) -> PyResult<NativeFabric> {
-    run(py, move |_| Ok(aifabric::stages::spec::load(&spec)?))
+    run(py, None, move |_| Ok(aifabric::stages::spec::load(&spec)?))
         .map(|m| NativeFabric { model: Arc::new(m) })
 }
 
 /// Build a fabric from YAML text; `name` names it in errors.
 #[pyfunction]
 fn from_yaml(py: Python<'_>, name: String, text: String) -> PyResult<NativeFabric> {
-    run(py, move |_| {
+    run(py, None, move |_| {
         Ok(aifabric::stages::spec::build_str(&name, &text)?)
     })
     .map(|m| NativeFabric { model: Arc::new(m) })
@@ -251,13 +276,14 @@ impl NativeFabric {
         py: Python<'_>,
         sc: ScenarioArg,
         opts: HashMap<String, String>,
-        work: impl FnOnce(&Study<'_>, &ScenarioArg, &AtomicBool) -> Result<T, Failed> + Send + 'static,
+        progress: Option<&Bound<'_, PyAny>>,
+        work: impl FnOnce(&Study<'_>, &ScenarioArg, &Ctx) -> Result<T, Failed> + Send + 'static,
     ) -> PyResult<T> {
         let model = Arc::clone(&self.model);
-        run(py, move |cancel| {
+        run(py, progress, move |ctx| {
             let s = scenario(&model, &sc)?;
             let study = Study::new(&model, s, setup(&opts)?);
-            work(&study, &sc, cancel)
+            work(&study, &sc, ctx)
         })
     }
 }
@@ -280,7 +306,7 @@ impl NativeFabric {
     }
 
     fn capacity(&self, py: Python<'_>, scenario: ScenarioArg) -> PyResult<String> {
-        self.study(py, scenario, HashMap::new(), |s, _, _| {
+        self.study(py, scenario, HashMap::new(), None, |s, _, _| {
             to_json(&s.capacity())
         })
     }
@@ -294,7 +320,7 @@ impl NativeFabric {
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
     ) -> PyResult<String> {
-        self.study(py, scenario, opts, move |s, _, _| {
+        self.study(py, scenario, opts, None, move |s, _, _| {
             let routes = s.routes(&device, prefix.as_deref())?;
             to_json(&serde_json::json!({ "routes": routes }))
         })
@@ -308,7 +334,7 @@ impl NativeFabric {
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
     ) -> PyResult<String> {
-        self.study(py, scenario, opts, move |s, _, _| {
+        self.study(py, scenario, opts, None, move |s, _, _| {
             let r = s.blackholes(parse("aggregation", &aggregation)?, parse("tier", &tier)?)?;
             to_json(&r)
         })
@@ -316,7 +342,7 @@ impl NativeFabric {
 
     /// A failure sweep: its JSON report and its scenario table.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (sweep, samples, first_draw, seed, probability, mtbf, top, pod_sites, aggregation, mitigations, scenario, opts))]
+    #[pyo3(signature = (sweep, samples, first_draw, seed, probability, mtbf, top, pod_sites, aggregation, mitigations, scenario, opts, progress=None))]
     fn failures(
         &self,
         py: Python<'_>,
@@ -332,8 +358,10 @@ impl NativeFabric {
         mitigations: bool,
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
+        progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<(String, PyTable)> {
-        let (json, batch) = self.study(py, scenario, opts, move |s, sc, cancel| {
+        let progress = progress.as_ref();
+        let (json, batch) = self.study(py, scenario, opts, progress, move |s, sc, ctx| {
             let aggregation = match aggregation {
                 Some((a, t)) => Some((parse("aggregation", &a)?, parse("tier", &t)?)),
                 None => None,
@@ -351,7 +379,7 @@ impl NativeFabric {
                 top,
                 pod_sites,
             };
-            let r = s.failures(&req, &|_, _| check_cancel(cancel))?;
+            let r = s.failures(&req, &|done, total| ctx.tick(done, total))?;
             Ok((to_json(&r)?, aifabric::tables::scenarios(&r)))
         })?;
         Ok((json, table(batch)?))
@@ -371,7 +399,7 @@ impl NativeFabric {
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
     ) -> PyResult<String> {
-        self.study(py, scenario, opts, move |s, _, _| {
+        self.study(py, scenario, opts, None, move |s, _, _| {
             if !(alpha_us.is_finite() && alpha_us >= 0.0) {
                 return Err(Failed::Bad("alpha_us must be a number >= 0".into()));
             }
@@ -406,7 +434,7 @@ impl NativeFabric {
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
     ) -> PyResult<String> {
-        self.study(py, scenario, opts, move |s, _, _| {
+        self.study(py, scenario, opts, None, move |s, _, _| {
             let it = match text {
                 Some(t) => aifabric::stages::spec::job::parse(&name, &t)?,
                 None => aifabric::stages::spec::job::load(&name)?,
@@ -433,7 +461,7 @@ impl NativeFabric {
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
     ) -> PyResult<(String, PyTable, PyTable)> {
-        let (json, flows, links) = self.study(py, scenario, opts, move |s, _, _| {
+        let (json, flows, links) = self.study(py, scenario, opts, None, move |s, _, _| {
             let source = match (tm, pattern) {
                 (Some(path), _) => aifabric::TrafficSource::File(path),
                 (None, Some(p)) => aifabric::TrafficSource::Pattern {
@@ -468,7 +496,7 @@ impl NativeFabric {
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
     ) -> PyResult<String> {
-        self.study(py, scenario, opts, move |s, _, _| {
+        self.study(py, scenario, opts, None, move |s, _, _| {
             for (v, what) in [(peak_tflops, "peak_tflops"), (efficiency, "efficiency")] {
                 if let Some(x) = v.filter(|x| !(x.is_finite() && *x > 0.0)) {
                     return Err(Failed::Bad(format!(
@@ -499,7 +527,7 @@ impl NativeFabric {
     /// Write export `format` into `out_dir`; the files written, as JSON.
     fn export(&self, py: Python<'_>, format: String, out_dir: String) -> PyResult<String> {
         let empty = (Vec::new(), Vec::new(), Vec::new(), None);
-        self.study(py, empty, HashMap::new(), move |s, _, _| {
+        self.study(py, empty, HashMap::new(), None, move |s, _, _| {
             let files = s.export_to(parse("format", &format)?, std::path::Path::new(&out_dir))?;
             to_json(&serde_json::json!({ "spec": s.fabric().name(), "files": files }))
         })
@@ -509,7 +537,7 @@ impl NativeFabric {
 /// A sweep file's plan: name, fingerprint, designs (their overrides) and tasks.
 #[pyfunction]
 fn sweep_plan(py: Python<'_>, path: String) -> PyResult<String> {
-    run(py, move |_| {
+    run(py, None, move |_| {
         let p = aifabric::sweep::plan(std::path::Path::new(&path))?;
         to_json(&serde_json::json!({
             "name": p.name,
@@ -523,15 +551,22 @@ fn sweep_plan(py: Python<'_>, path: String) -> PyResult<String> {
 /// Run shard `i` of `n` of a sweep file: the shard file's JSON (what `aifabric sweep
 /// --shard I/N` writes).
 #[pyfunction]
-fn sweep_shard(py: Python<'_>, path: String, i: usize, n: usize) -> PyResult<String> {
-    run(py, move |cancel| {
+#[pyo3(signature = (path, i, n, progress=None))]
+fn sweep_shard(
+    py: Python<'_>,
+    path: String,
+    i: usize,
+    n: usize,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    run(py, progress.as_ref(), move |ctx| {
         if n == 0 || i >= n {
             return Err(Failed::Bad(format!(
                 "shard ({i}, {n}): give (I, N) with 0 <= I < N"
             )));
         }
         let p = aifabric::sweep::plan(std::path::Path::new(&path))?;
-        let shard = p.run_shard(i, n, &|_, _| check_cancel(cancel))?;
+        let shard = p.run_shard(i, n, &|done, total| ctx.tick(done as u64, total as u64))?;
         serde_json::to_string(&shard)
             .map_err(|e| Failed::Runtime(format!("encoding the shard: {e}")))
     })
@@ -548,7 +583,7 @@ fn sweep_merge(
     out: Option<String>,
     table_path: Option<String>,
 ) -> PyResult<(String, PyTable)> {
-    let (json, batch) = run(py, move |_| {
+    let (json, batch) = run(py, None, move |_| {
         let p = aifabric::sweep::plan(std::path::Path::new(&path))?;
         let shards = shards
             .iter()

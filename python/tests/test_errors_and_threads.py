@@ -83,3 +83,26 @@ def test_ctrl_c_interrupts_a_long_call_at_once(llama):
     start = time.monotonic()
     llama.capacity()
     assert time.monotonic() - start < 5.0
+
+
+def test_progress_is_reported_from_the_calling_thread(llama):
+    calls = []
+    main = threading.get_ident()
+
+    def progress(done, total):
+        calls.append((done, total, threading.get_ident()))
+
+    llama.failures(sweep="montecarlo", samples=3000, probability=["link=1e-3"], progress=progress)
+    assert calls, "called at least once"
+    assert all(t == main for _, _, t in calls), "from the calling thread"
+    dones = [d for d, _, _ in calls]
+    assert dones == sorted(dones) and len(set(dones)) == len(dones), "increasing"
+    assert calls[-1][0] == calls[-1][1], "the last call says done"
+
+
+def test_an_exception_in_the_progress_callback_stops_the_call(llama):
+    def progress(done, total):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        llama.failures(sweep="montecarlo", samples=10**6, probability=["link=1e-3"], progress=progress)
