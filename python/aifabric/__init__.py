@@ -174,21 +174,38 @@ class Fabric:
     ``switch_latency_us``.
     """
 
-    __slots__ = ("_f",)
+    __slots__ = ("_f", "_source")
 
     def __init__(self, spec: Union[str, os.PathLike] = "prometheus") -> None:
-        self._f = _native.load(os.fspath(spec))
+        spec = os.fspath(spec)
+        self._f = _native.load(spec)
+        self._source: Tuple[str, ...] = ("load", spec)
 
     @classmethod
     def from_yaml(cls, path_or_text: Union[str, os.PathLike], name: str = "spec.yaml") -> "Fabric":
         """A fabric from a YAML file's path, or from YAML text (named ``name`` in errors)."""
-        self = cls.__new__(cls)
         p = os.fspath(path_or_text)
         if "\n" not in p and os.path.isfile(p):
-            self._f = _native.load(p)
-        else:
-            self._f = _native.from_yaml(name, p)
+            return cls(p)
+        return cls._from_text(name, p)
+
+    @classmethod
+    def _from_text(cls, name: str, text: str) -> "Fabric":
+        self = cls.__new__(cls)
+        self._f = _native.from_yaml(name, text)
+        self._source = ("yaml", name, text)
         return self
+
+    def __reduce__(self) -> Any:
+        """Pickled as its spec (a built-in name, or the YAML text of its file as read now) and
+        built again where it is unpickled: a Ray task or a process pool can take a Fabric."""
+        kind, *args = self._source
+        if kind == "load" and args[0] not in specs():
+            with open(args[0], encoding="utf-8") as f:
+                return (Fabric._from_text, (args[0], f.read()))
+        if kind == "load":
+            return (Fabric, (args[0],))
+        return (Fabric._from_text, tuple(args))
 
     @property
     def name(self) -> str:

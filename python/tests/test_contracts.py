@@ -127,3 +127,18 @@ def test_replay_is_the_cli_contract(cli, llama, tmp_path):
     assert llama.replay(trace, scenario=[ATSW]) == cli(
         "replay", "llama3-24k", "--trace", str(trace), "--fail", ATSW
     )
+
+
+def test_a_fabric_pickles_as_its_spec(llama, tmp_path):
+    import pickle
+
+    back = pickle.loads(pickle.dumps(llama))
+    assert back.capacity() == llama.capacity()
+    p = tmp_path / "two.yaml"
+    p.write_text((pathlib.Path(__file__).parent / "data" / "two.yaml").read_text())
+    f = aifabric.Fabric(p)
+    blob = pickle.dumps(f)
+    p.unlink()  # the pickle holds the text, not the path
+    assert pickle.loads(blob).capacity() == f.capacity()
+    g = aifabric.Fabric.from_yaml((pathlib.Path(__file__).parent / "data" / "two.yaml").read_text())
+    assert pickle.loads(pickle.dumps(g)).capacity() == g.capacity()
