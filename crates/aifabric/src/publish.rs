@@ -6,6 +6,7 @@ use aifabric_chakra::io::{replace_dir, write_atomic, DirError, OldFile};
 use aifabric_engine::sim::SimError;
 use aifabric_report::data::{build, ReportData, ReportError, ReportOptions};
 use aifabric_report::export::{write, ExportError, Format};
+use aifabric_report::frr;
 use std::path::{Path, PathBuf};
 
 impl Study<'_> {
@@ -46,10 +47,25 @@ impl Study<'_> {
         name: &str,
         w: &mut dyn std::io::Write,
     ) -> Result<(), Error> {
+        if format == Format::Frr {
+            return write_frr(&self.frr_topology()?, name, w);
+        }
         write(self.fabric, format, name, w).map_err(|e| match e {
             ExportError::Plan(_) => Error::bad_request_from(e),
             ExportError::Io(_) | ExportError::NoFile(_) => Error::runtime_from(e),
         })
+    }
+
+    /// The routers and links of the FRR export under the study's control-plane options (ASN
+    /// plan, link-bandwidth mode, maximum paths); a DSF fabric, or one the IPv6 plan cannot
+    /// number, is a bad request.
+    pub fn frr_topology(&self) -> Result<frr::Topology, Error> {
+        let opts = frr::FrrOptions {
+            plan: self.setup.plan,
+            bandwidth: self.setup.bgp.bandwidth,
+            max_paths: self.setup.bgp.max_paths,
+        };
+        frr::topology(self.fabric, &opts).map_err(frr_error)
     }
 
     /// Write every file of export `format` into directory `out`: the whole set is written
@@ -57,18 +73,31 @@ impl Study<'_> {
     /// never a mix. Files of another format's earlier export stay; anything else in `out`
     /// stops it (a bad request: give a new or empty directory).
     pub fn export_to(&self, format: Format, out: &Path) -> Result<Vec<ExportedFile>, Error> {
+        let (names, topology) = if format == Format::Frr {
+            let t = self.frr_topology()?;
+            (frr::file_names(&t), Some(t))
+        } else {
+            (
+                format.files().iter().map(|n| (*n).to_owned()).collect(),
+                None,
+            )
+        };
+        let export = |name: &str, w: &mut dyn std::io::Write| match &topology {
+            Some(t) => write_frr(t, name, w),
+            None => self.export(format, name, w),
+        };
         let sizes = replace_dir(
             out,
             |n| old_export_file(format, n),
             |dir| {
                 let mut sizes = Vec::new();
-                for name in format.files() {
+                for name in &names {
                     let path = dir.join(name);
                     // The export's own error, kept: a fabric the plan cannot number is bad
                     // input; only a failed write is "cannot write".
                     let mut export_error = None;
                     write_atomic(&path, |w| {
-                        self.export(format, name, w).map_err(|e| {
+                        export(name, w).map_err(|e| {
                             let io = std::io::Error::other(e.message().to_owned());
                             export_error = Some(e);
                             io
@@ -86,12 +115,11 @@ impl Study<'_> {
                 Ok::<_, Error>(sizes)
             },
         )?;
-        Ok(format
-            .files()
+        Ok(names
             .iter()
             .zip(sizes)
             .map(|(name, bytes)| ExportedFile {
-                file: (*name).to_owned(),
+                file: name.clone(),
                 path: out.join(name),
                 bytes,
             })
@@ -135,11 +163,26 @@ impl From<DirError> for Error {
 /// earlier export is replaced, one of another format's stays beside it, anything else is not
 /// an export's and stops it.
 fn old_export_file(format: Format, name: &str) -> OldFile {
-    if format.files().contains(&name) {
+    let owns = |f: Format| match f {
+        Format::Frr => frr::owns(name),
+        _ => f.files().contains(&name),
+    };
+    if owns(format) {
         OldFile::Replaced
-    } else if Format::ALL.iter().any(|f| f.files().contains(&name)) {
+    } else if Format::ALL.into_iter().chain([Format::Frr]).any(owns) {
         OldFile::Kept
     } else {
         OldFile::Foreign
     }
+}
+
+fn frr_error(e: frr::FrrError) -> Error {
+    match e {
+        frr::FrrError::Plan(_) | frr::FrrError::Dsf(_) => Error::bad_request_from(e),
+        frr::FrrError::Io(_) | frr::FrrError::NoFile(_) => Error::runtime_from(e),
+    }
+}
+
+fn write_frr(t: &frr::Topology, name: &str, w: &mut dyn std::io::Write) -> Result<(), Error> {
+    frr::write(t, name, w).map_err(frr_error)
 }

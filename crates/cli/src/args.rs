@@ -383,7 +383,8 @@ pub(crate) enum Command {
     Export {
         /// Built-in spec name or YAML file.
         spec: String,
-        /// netbox, graphml, nodelink, ipplan or dot.
+        /// netbox, graphml, nodelink, ipplan, dot or frr (FRRouting: per router bgpd.conf and
+        /// zebra.conf, and topology.json; follows --asn-plan, --bandwidth and --max-paths).
         #[arg(long)]
         format: aifabric::stages::report::export::Format,
         /// Directory to write into (created if missing).
@@ -392,6 +393,8 @@ pub(crate) enum Command {
         /// Machine-readable summary of the files written.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        bgp: BgpArgs,
     },
     /// Check a spec; prints nothing but a summary when it is valid.
     Validate {

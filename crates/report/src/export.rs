@@ -28,10 +28,13 @@ pub enum Format {
     Ipplan,
     /// Graphviz DOT at zone and BAG-plane level.
     Dot,
+    /// FRRouting configuration per router and `topology.json` ([`crate::frr`]); its files
+    /// depend on the fabric ([`crate::frr::file_names`]).
+    Frr,
 }
 
 impl Format {
-    /// Every format.
+    /// Every format with a fixed set of files ([`Format::Frr`]'s depend on the fabric).
     pub const ALL: [Format; 5] = [
         Format::Netbox,
         Format::Graphml,
@@ -48,16 +51,19 @@ impl Format {
             "nodelink" => Format::Nodelink,
             "ipplan" => Format::Ipplan,
             "dot" => Format::Dot,
+            "frr" => Format::Frr,
             _ => return None,
         })
     }
 
     /// Accepted names, for hints.
-    pub const HELP: &'static str = "netbox, graphml, nodelink, ipplan or dot";
+    pub const HELP: &'static str = "netbox, graphml, nodelink, ipplan, dot or frr";
 
-    /// The files of the export.
+    /// The files of the export (none listed for [`Format::Frr`]: see
+    /// [`crate::frr::file_names`]).
     pub fn files(self) -> &'static [&'static str] {
         match self {
+            Format::Frr => &[],
             Format::Netbox => &[
                 "manufacturers.csv",
                 "device-roles.csv",

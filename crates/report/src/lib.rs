@@ -26,4 +26,5 @@
 
 pub mod data;
 pub mod export;
+pub mod frr;
 pub mod html;

@@ -386,9 +386,10 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             format,
             out,
             json,
+            bgp,
         } => {
             let f = load(&spec)?;
-            let study = aifabric::Study::healthy(&f, aifabric::Setup::default());
+            let study = aifabric::Study::healthy(&f, bgp.setup());
             let files = study.export_to(format, &out)?;
             let files: Vec<_> = files
                 .into_iter()

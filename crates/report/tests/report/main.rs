@@ -2,4 +2,5 @@
 
 mod chromium;
 mod export;
+mod frr;
 mod report;

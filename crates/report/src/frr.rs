@@ -1,0 +1,362 @@
+//! The fabric as FRRouting configuration: for every BGP router a `bgpd.conf` and a
+//! `zebra.conf`, and `topology.json` (routers, ASNs, the prefixes they originate, and every
+//! link with its interfaces and addresses), so a real routing stack can run the fabric in
+//! network namespaces and its FIBs be compared with aifabric's routes (`aifabric lab`).
+//!
+//! What is written, and why:
+//! - eBGP per link (RFC 7938 section 5.2.1): one `neighbor` per link on the link's /127 of the
+//!   IPv6 plan, the peer's ASN from the same ASN plan as `routes`; `bgp router-id` set
+//!   explicitly (the fabric is IPv6 only, so FRR has no IPv4 address to take one from);
+//!   `bgp bestpath as-path multipath-relax` and `maximum-paths` (FRR's Debian build caps it
+//!   at 256, `--enable-multipath=256`).
+//! - The link-bandwidth extended community (draft-ietf-idr-link-bandwidth) by an outbound
+//!   route-map: a rack switch sends its own rack prefix with each link's capacity
+//!   (`cumulative`) or 1 per link (`multipaths`), every router re-advertises the sum over its
+//!   multipaths (FRR's `set extcommunity bandwidth cumulative`), as aifabric's model does.
+//!   FRR takes 1-25,600 (Mb/s); capacities are written in Gb/s (400 per 400G link): every
+//!   value is scaled alike, so the ratios, and the weights, are unchanged. `none`: no
+//!   community, plain ECMP over every link.
+//! - Short timers (keepalive 3 s, hold 9 s, connect retry 2 s), so a restored link comes
+//!   back in seconds rather than FRR's default 120 s connect retry.
+//! - `zebra.conf`: the /127 of every link and the rack's /64 (on an interface the lab
+//!   creates inside the rack switch's namespace, `rack`), and `no zebra nexthop kernel
+//!   enable`: FRR 8.4 with kernel nexthop groups keeps stale groups after a link flap (fixed
+//!   later upstream: FRR pull requests 13413 and 14080), classic multipath routes do not.
+//!
+//! A DSF zone is one BGP speaker across its interface nodes (the cell fabric is not BGP), so
+//! it has no per-router configuration: such fabrics are refused with the reason.
+
+use crate::export::interface_name;
+use aifabric_model::{Fabric, LinkId, Role};
+use aifabric_routing::addressing::{AddressPlan, PlanError};
+use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpGraph, SpeakerKind};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+/// What the configuration follows: the same options as `routes`.
+#[derive(Clone, Copy, Debug)]
+pub struct FrrOptions {
+    /// ASN plan.
+    pub plan: AsnPlan,
+    /// Link-bandwidth community mode.
+    pub bandwidth: BandwidthMode,
+    /// `maximum-paths`, capped at FRR's 256.
+    pub max_paths: u32,
+}
+
+/// Most multipaths FRR's Debian build takes (`--enable-multipath=256`).
+pub const FRR_MAX_PATHS: u32 = 256;
+
+/// Why a fabric has no FRR configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum FrrError {
+    /// The IPv6 plan cannot number it.
+    #[error("{0}")]
+    Plan(#[from] PlanError),
+    /// A DSF zone: one BGP speaker over many switches.
+    #[error(
+        "{0} is a DSF zone: one BGP speaker over its interface nodes (the cell fabric between \
+         them is not BGP), which no single FRR router stands for; export RoCE, NSF, fat-tree \
+         and BAG fabrics"
+    )]
+    Dsf(String),
+    /// Writing failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// No file of that name in this export.
+    #[error("no file {0} in the frr export")]
+    NoFile(String),
+}
+
+/// One router of the export.
+#[derive(Clone, Debug, Serialize)]
+pub struct Router {
+    /// Device name (also the FRR hostname).
+    pub name: String,
+    /// Role (`rtsw`, `ctsw`, ...).
+    pub role: String,
+    /// ASN.
+    pub asn: u32,
+    /// `bgp router-id`.
+    pub router_id: String,
+    /// Prefixes it originates (a rack switch: its rack's /64).
+    pub originates: Vec<String>,
+}
+
+/// One end of a link.
+#[derive(Clone, Debug, Serialize)]
+pub struct End {
+    /// Router.
+    pub router: String,
+    /// Interface (`eth<port>`).
+    pub interface: String,
+    /// Its address (the link's /127).
+    pub address: String,
+}
+
+/// One link between two routers.
+#[derive(Clone, Debug, Serialize)]
+pub struct TopoLink {
+    /// `a--b#k`, the `--fail` selector of this link.
+    pub name: String,
+    /// Ends.
+    pub a: End,
+    /// Ends.
+    pub b: End,
+    /// Capacity, Gb/s.
+    pub capacity_gbps: u64,
+    #[serde(skip)]
+    id: LinkId,
+}
+
+/// `topology.json`: what the lab builds namespaces and veth pairs from.
+#[derive(Clone, Debug, Serialize)]
+pub struct Topology {
+    /// The contract's version (1), as every JSON document aifabric writes.
+    pub schema_version: u32,
+    /// The fabric.
+    pub fabric: String,
+    /// ASN plan.
+    pub asn_plan: String,
+    /// Link-bandwidth mode.
+    pub bandwidth: String,
+    /// Unit of the link-bandwidth values in the configuration.
+    pub bandwidth_unit: &'static str,
+    /// `maximum-paths` written.
+    pub maximum_paths: u32,
+    /// Routers, in device order.
+    pub routers: Vec<Router>,
+    /// Links between routers, in link order.
+    pub links: Vec<TopoLink>,
+}
+
+/// The routers and links of `f` under `opts`.
+pub fn topology(f: &Fabric, opts: &FrrOptions) -> Result<Topology, FrrError> {
+    let plan = AddressPlan::new(f)?;
+    let g = BgpGraph::new(f, opts.plan);
+    let mut routers = Vec::new();
+    for (i, s) in g.speakers.iter().enumerate() {
+        let d = match s.kind {
+            SpeakerKind::Device(d) => d,
+            SpeakerKind::DsfSystem(z) => {
+                return Err(FrrError::Dsf(f.zones()[z.idx()].name.clone()))
+            }
+        };
+        let role = f.device(d).role;
+        let originates = if matches!(role, Role::Rtsw | Role::Rdsw) {
+            vec![plan.rack_prefix(f, d).to_string()]
+        } else {
+            Vec::new()
+        };
+        routers.push(Router {
+            name: f.device_name(d),
+            role: role.as_str().to_owned(),
+            asn: s.asn,
+            // 10.0.0.0/8 numbered by speaker: unique, and never 0.0.0.0.
+            router_id: std::net::Ipv4Addr::from(0x0a00_0000 | (i as u32 + 1)).to_string(),
+            originates,
+        });
+    }
+    let mut links = Vec::new();
+    for s in 0..g.sessions.len() {
+        for &l in g.links(aifabric_routing::bgp::SessionId::from_idx(s)) {
+            let link = f.link(l);
+            let (_, a, b) = plan.link(l);
+            let b0 = f.bundles()[link.bundle.idx()].first;
+            links.push(TopoLink {
+                name: format!(
+                    "{}--{}#{}",
+                    f.device_name(link.a),
+                    f.device_name(link.b),
+                    l.get() - b0.get()
+                ),
+                a: End {
+                    router: f.device_name(link.a),
+                    interface: interface_name(f, l, link.a),
+                    address: a.to_string(),
+                },
+                b: End {
+                    router: f.device_name(link.b),
+                    interface: interface_name(f, l, link.b),
+                    address: b.to_string(),
+                },
+                capacity_gbps: u64::from(link.capacity_mbps) / 1000,
+                id: l,
+            });
+        }
+    }
+    links.sort_by_key(|l| l.id);
+    Ok(Topology {
+        schema_version: 1,
+        fabric: f.name().to_owned(),
+        asn_plan: opts.plan.to_string(),
+        bandwidth: opts.bandwidth.to_string(),
+        bandwidth_unit: "Gb/s",
+        maximum_paths: opts.max_paths.min(FRR_MAX_PATHS),
+        routers,
+        links,
+    })
+}
+
+/// Whether `name` is a file of an FRR export (`topology.json`, `<router>.bgpd.conf`,
+/// `<router>.zebra.conf`).
+pub fn owns(name: &str) -> bool {
+    name == "topology.json" || name.ends_with(".bgpd.conf") || name.ends_with(".zebra.conf")
+}
+
+/// The files of the export of `t`: `topology.json`, then each router's two.
+pub fn file_names(t: &Topology) -> Vec<String> {
+    let mut v = vec!["topology.json".to_owned()];
+    for r in &t.routers {
+        v.push(format!("{}.bgpd.conf", r.name));
+        v.push(format!("{}.zebra.conf", r.name));
+    }
+    v
+}
+
+/// Write file `name` of the export of `t`.
+pub fn write(t: &Topology, name: &str, w: &mut dyn Write) -> Result<(), FrrError> {
+    if name == "topology.json" {
+        serde_json::to_writer_pretty(&mut *w, t).map_err(io::Error::other)?;
+        return Ok(w.write_all(b"\n")?);
+    }
+    let (router, kind) = name
+        .strip_suffix(".bgpd.conf")
+        .map(|r| (r, "bgpd"))
+        .or_else(|| name.strip_suffix(".zebra.conf").map(|r| (r, "zebra")))
+        .ok_or_else(|| FrrError::NoFile(name.to_owned()))?;
+    let r = t
+        .routers
+        .iter()
+        .find(|r| r.name == router)
+        .ok_or_else(|| FrrError::NoFile(name.to_owned()))?;
+    let text = if kind == "bgpd" {
+        bgpd(t, r)
+    } else {
+        zebra(t, r)
+    };
+    Ok(w.write_all(text.as_bytes())?)
+}
+
+/// This router's side of each of its links: (its end, the peer's end, the peer, capacity).
+fn ends<'t>(t: &'t Topology, r: &Router) -> Vec<(&'t End, &'t End, &'t Router, u64)> {
+    let peer = |name: &str| {
+        t.routers
+            .iter()
+            .find(|x| x.name == name)
+            .expect("both ends of a session's link are routers")
+    };
+    t.links
+        .iter()
+        .filter_map(|l| {
+            if l.a.router == r.name {
+                Some((&l.a, &l.b, peer(&l.b.router), l.capacity_gbps))
+            } else if l.b.router == r.name {
+                Some((&l.b, &l.a, peer(&l.a.router), l.capacity_gbps))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+fn bgpd(t: &Topology, r: &Router) -> String {
+    let mut s = String::new();
+    let ends = ends(t, r);
+    let _ = writeln!(
+        s,
+        "! aifabric export --format frr: {}, router {} ({}, ASN {})\n\
+         ! link bandwidth: {} in {} (FRR takes 1-25600; ratios unchanged)\n\
+         hostname {}\n\
+         log timestamp precision 3\n!",
+        t.fabric, r.name, r.role, r.asn, t.bandwidth, t.bandwidth_unit, r.name
+    );
+    let origin = !r.originates.is_empty();
+    let mode = t.bandwidth.as_str();
+    if mode != "none" {
+        if origin {
+            for (k, p) in r.originates.iter().enumerate() {
+                let _ = writeln!(s, "ipv6 prefix-list OWN seq {} permit {p}", 5 * (k + 1));
+            }
+            let _ = writeln!(s, "!");
+        }
+        // Outbound per link capacity (a rack switch's own prefix carries its link's value).
+        let mut caps: Vec<u64> = ends.iter().map(|e| e.3).collect();
+        caps.sort_unstable();
+        caps.dedup();
+        for &c in &caps {
+            let own = if mode == "multipaths" { 1 } else { c.max(1) };
+            if origin {
+                let _ = writeln!(
+                    s,
+                    "route-map LB-{c} permit 10\n match ipv6 address prefix-list OWN\n \
+                     set extcommunity bandwidth {own}\n!"
+                );
+            }
+            let _ = writeln!(
+                s,
+                "route-map LB-{c} permit 20\n set extcommunity bandwidth cumulative\n!"
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "router bgp {}\n bgp router-id {}\n no bgp ebgp-requires-policy\n \
+         no bgp default ipv4-unicast\n no bgp network import-check\n \
+         bgp bestpath as-path multipath-relax\n timers bgp 3 9",
+        r.asn, r.router_id
+    );
+    for (_, peer_end, peer, _) in &ends {
+        let _ = writeln!(
+            s,
+            " neighbor {a} remote-as {asn}\n neighbor {a} description {p} {i}\n \
+             neighbor {a} timers connect 2",
+            a = peer_end.address,
+            asn = peer.asn,
+            p = peer.name,
+            i = peer_end.interface
+        );
+    }
+    let _ = writeln!(s, " !\n address-family ipv6 unicast");
+    for p in &r.originates {
+        let _ = writeln!(s, "  network {p}");
+    }
+    let _ = writeln!(s, "  maximum-paths {}", t.maximum_paths);
+    for (_, peer_end, _, cap) in &ends {
+        let _ = writeln!(s, "  neighbor {} activate", peer_end.address);
+        if mode != "none" {
+            let _ = writeln!(s, "  neighbor {} route-map LB-{cap} out", peer_end.address);
+        }
+    }
+    let _ = writeln!(s, " exit-address-family\nexit\n!");
+    s
+}
+
+fn zebra(t: &Topology, r: &Router) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "! aifabric export --format frr: {}, router {}\n\
+         hostname {}\n\
+         ! FRR 8.4 keeps stale kernel nexthop groups after a link flap; classic multipath\n\
+         ! routes (RTA_MULTIPATH) do not.\n\
+         no zebra nexthop kernel enable\n!",
+        t.fabric, r.name, r.name
+    );
+    for (mine, _, _, _) in ends(t, r) {
+        let _ = writeln!(
+            s,
+            "interface {}\n ipv6 address {}/127\nexit\n!",
+            mine.interface, mine.address
+        );
+    }
+    for p in &r.originates {
+        // The rack's /64 on the `rack` interface the lab creates (first host address).
+        let net: aifabric_routing::addressing::Ipv6Net =
+            p.parse().expect("a prefix this module printed");
+        let host = std::net::Ipv6Addr::from(u128::from(net.network()) | 1);
+        let _ = writeln!(s, "interface rack\n ipv6 address {host}/64\nexit\n!");
+    }
+    s
+}
