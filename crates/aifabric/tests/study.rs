@@ -519,3 +519,39 @@ fn ecmp_and_ucmp_differ_exactly_where_the_weights_do() {
     assert!(d.example.as_deref().unwrap().contains("rtsw"), "{d:?}");
     assert_ne!(e.rows[0].time_us, u.rows[0].time_us);
 }
+
+/// eBGP runs per link, so without link bandwidth each live link is one multipath, as FRR and
+/// the kernel install them (checked against FRR 8.4 in network namespaces): rtsw1 toward
+/// rack0 over ctsw0 (2 links) and ctsw1 (1 link left) splits 2/3 and 1/3, not 1/2 and 1/2.
+/// The same holds for the missing-community fallback; `default:N` weights each link N.
+#[test]
+fn ecmp_splits_per_live_link_as_frr_does() {
+    use aifabric::stages::routing::bgp::BandwidthMode;
+    let f = aifabric_spec::build_str("r6", aifabric_fixtures::specs::ROCE_6_ROUTERS).unwrap();
+    let down = Scenario::from_selectors(&f, &["r.b.z.rtsw1--r.b.z.ctsw1#1".to_string()], &[], &[])
+        .unwrap();
+    let mut setup = Setup::default();
+    setup.bgp.bandwidth = BandwidthMode::None;
+    let routes = Study::new(&f, down.clone(), setup)
+        .routes("r.b.z.rtsw1", Some("r.b.z.rtsw0"))
+        .unwrap();
+    let hops: Vec<(&str, u32, f64)> = routes[0]
+        .next_hops
+        .iter()
+        .map(|h| (h.neighbor.as_str(), h.links, h.weight))
+        .collect();
+    assert_eq!(hops.len(), 2, "{hops:?}");
+    assert_eq!((hops[0].0, hops[0].1), ("r.b.z.ctsw0", 2));
+    assert_eq!((hops[1].0, hops[1].1), ("r.b.z.ctsw1", 1));
+    assert!((hops[0].2 - 2.0 / 3.0).abs() < 1e-12, "{hops:?}");
+    assert!((hops[1].2 - 1.0 / 3.0).abs() < 1e-12, "{hops:?}");
+    // The hardware group: one entry per link, 2 + 1.
+    let slots: Vec<u32> = routes[0].next_hops.iter().map(|h| h.slots).collect();
+    assert_eq!(slots, [2, 1]);
+    // With link bandwidth (cumulative), the same 2:1 (the values heard are per link).
+    let routes = Study::new(&f, down, Setup::default())
+        .routes("r.b.z.rtsw1", Some("r.b.z.rtsw0"))
+        .unwrap();
+    let w: Vec<f64> = routes[0].next_hops.iter().map(|h| h.weight).collect();
+    assert!((w[0] - 2.0 / 3.0).abs() < 1e-12, "{w:?}");
+}

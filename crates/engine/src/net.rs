@@ -874,7 +874,7 @@ pub struct PathWs {
     frontier: Vec<(DeviceId, f64, f64)>,
     frontier_next: Vec<(DeviceId, f64, f64)>,
     next: Vec<(DeviceId, f64, f64)>,
-    scratch: Vec<Option<u64>>,
+    scratch: Vec<aifabric_routing::ucmp::Path>,
     weights: Vec<f64>,
     hops: Vec<(usize, SpeakerId, f64)>,
     members: Vec<(LinkId, f64)>,

@@ -161,12 +161,12 @@ pub fn route_view(
     view.as_path = as_path(g, routes, v);
     let mut weights = routes.weights(g, states, v);
     // The integers behind the weights, which the hardware group programs.
-    let received: Vec<Option<u64>> = routes
+    let paths: Vec<ucmp::Path> = routes
         .multipaths(g, states, v)
         .iter()
-        .map(|m| m.received)
+        .map(|m| (m.received, states[m.session.idx()].links))
         .collect();
-    let mut ints = ucmp::integer_weights(&received, cfg.missing);
+    let mut ints = ucmp::integer_weights(&paths, cfg.missing);
     let mut pruned = vec![None; weights.len()];
     if cfg.nsf_pruning {
         let planes = crate::nsf::prune(f, device, prefix.rack_switch, unusable);

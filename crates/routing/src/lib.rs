@@ -17,14 +17,15 @@
 //! ```
 //! use aifabric_routing::ucmp::{quantize, weights, MissingBandwidth};
 //!
-//! // Two paths of 100 and 300 Gb/s: traffic splits 1:3 by link bandwidth...
-//! let w = weights(&[Some(100), Some(300)], MissingBandwidth::EcmpFallback);
+//! // Two multipaths heard at 100 and 300 Gb/s, one live link each: traffic splits 1:3...
+//! let w = weights(&[(Some(100), 1), (Some(300), 1)], MissingBandwidth::EcmpFallback);
 //! assert_eq!(w, vec![0.25, 0.75]);
 //! // ...and into a 16-entry hardware group as 4 and 12 members, the same ratio.
 //! assert_eq!(quantize(&[100, 300], 16), vec![4, 12]);
-//! // A path without the community falls back to equal weights for all (FRR's default).
-//! let w = weights(&[Some(100), None], MissingBandwidth::EcmpFallback);
-//! assert_eq!(w, vec![0.5, 0.5]);
+//! // A path without the community falls back to equal shares per link for all (FRR's
+//! // default; eBGP runs per link): 2 links and 1 link split 2:1.
+//! let w = weights(&[(Some(100), 2), (None, 1)], MissingBandwidth::EcmpFallback);
+//! assert_eq!(w, vec![2.0 / 3.0, 1.0 / 3.0]);
 //! ```
 
 pub mod addressing;

@@ -25,56 +25,69 @@ pub enum MissingBandwidth {
     DefaultWeight(u64),
 }
 
-/// Ideal UCMP weights (summing to 1) for next hops advertising `bandwidths` (`None` = no
-/// community). All-zero or all-missing input gives equal weights (ECMP).
-pub fn weights(bandwidths: &[Option<u64>], missing: MissingBandwidth) -> Vec<f64> {
-    let mut out = Vec::with_capacity(bandwidths.len());
-    weights_into(bandwidths, missing, &mut out);
+/// One multipath as its receiver sees it: the link-bandwidth value heard over the session
+/// (summed over its live links; `None`: no community) and its live links. eBGP runs per link
+/// (RFC 7938 section 5.2.1), so each live link is a path of its own: where the weights fall
+/// back to equal shares (no community, the `ecmp` fallback) or to a default value
+/// (`default:N`), they are equal per *link*, as FRR and the kernel install them.
+pub type Path = (Option<u64>, u32);
+
+/// The bandwidth each multipath counts for under `missing` (per link where the value is a
+/// fallback), or `None` when all come to 0 (then equal shares per link).
+fn units(paths: &[Path], missing: MissingBandwidth) -> impl Iterator<Item = u64> + '_ {
+    let any_missing = paths.iter().any(|p| p.0.is_none());
+    let all_missing = paths.iter().all(|p| p.0.is_none());
+    paths.iter().map(move |&(b, links)| {
+        let links = u64::from(links);
+        match missing {
+            MissingBandwidth::EcmpFallback if any_missing => links,
+            MissingBandwidth::SkipMissing if all_missing => links,
+            MissingBandwidth::SkipMissing | MissingBandwidth::EcmpFallback => b.unwrap_or(0),
+            MissingBandwidth::DefaultWeight(d) => b.unwrap_or_else(|| d.saturating_mul(links)),
+        }
+    })
+}
+
+/// Ideal UCMP weights (summing to 1) for multipaths `paths`. All-zero input gives equal
+/// shares per live link (ECMP), and equal shares per multipath if no link is live.
+pub fn weights(paths: &[Path], missing: MissingBandwidth) -> Vec<f64> {
+    let mut out = Vec::with_capacity(paths.len());
+    weights_into(paths, missing, &mut out);
     out
 }
 
 /// [`weights`] into a reused buffer (hot loops: flow propagation over every speaker).
-pub fn weights_into(bandwidths: &[Option<u64>], missing: MissingBandwidth, out: &mut Vec<f64>) {
+pub fn weights_into(paths: &[Path], missing: MissingBandwidth, out: &mut Vec<f64>) {
     out.clear();
-    let n = bandwidths.len();
+    let n = paths.len();
     if n == 0 {
         return;
     }
-    let any_missing = bandwidths.iter().any(Option::is_none);
-    let all_missing = bandwidths.iter().all(Option::is_none);
-    let bw = |b: Option<u64>| -> u64 {
-        match missing {
-            MissingBandwidth::EcmpFallback if any_missing => 1,
-            MissingBandwidth::SkipMissing if all_missing => 1,
-            MissingBandwidth::SkipMissing | MissingBandwidth::EcmpFallback => b.unwrap_or(0),
-            MissingBandwidth::DefaultWeight(d) => b.unwrap_or(d),
-        }
-    };
-    let total: u128 = bandwidths.iter().map(|&b| u128::from(bw(b))).sum();
+    let total: u128 = units(paths, missing).map(u128::from).sum();
     if total == 0 {
-        out.resize(n, 1.0 / n as f64);
+        let links: u64 = paths.iter().map(|p| u64::from(p.1)).sum();
+        if links == 0 {
+            out.resize(n, 1.0 / n as f64);
+        } else {
+            out.extend(paths.iter().map(|p| f64::from(p.1) / links as f64));
+        }
         return;
     }
     let total = total as f64;
-    out.extend(bandwidths.iter().map(|&b| bw(b) as f64 / total));
+    out.extend(units(paths, missing).map(|u| u as f64 / total));
 }
 
-/// The integers whose ratios are [`weights`]: the bandwidth each next hop counts for under
-/// `missing` (all 1 where the split falls back to equal weights). What [`split`] programs.
-pub fn integer_weights(bandwidths: &[Option<u64>], missing: MissingBandwidth) -> Vec<u64> {
-    let any_missing = bandwidths.iter().any(Option::is_none);
-    let all_missing = bandwidths.iter().all(Option::is_none);
-    let v: Vec<u64> = bandwidths
-        .iter()
-        .map(|&b| match missing {
-            MissingBandwidth::EcmpFallback if any_missing => 1,
-            MissingBandwidth::SkipMissing if all_missing => 1,
-            MissingBandwidth::SkipMissing | MissingBandwidth::EcmpFallback => b.unwrap_or(0),
-            MissingBandwidth::DefaultWeight(d) => b.unwrap_or(d),
-        })
-        .collect();
+/// The integers whose ratios are [`weights`]: the bandwidth each multipath counts for under
+/// `missing` (its live links where the split falls back to equal shares per link). What
+/// [`split`] programs.
+pub fn integer_weights(paths: &[Path], missing: MissingBandwidth) -> Vec<u64> {
+    let v: Vec<u64> = units(paths, missing).collect();
     if v.iter().all(|&x| x == 0) {
-        return vec![1; v.len()];
+        let links: Vec<u64> = paths.iter().map(|p| u64::from(p.1)).collect();
+        if links.iter().all(|&x| x == 0) {
+            return vec![1; v.len()];
+        }
+        return links;
     }
     v
 }
@@ -158,7 +171,7 @@ pub struct QuantizedSplit {
 /// each), else quantized into `group_size` entries ([`quantize`]).
 pub fn split(bandwidths: &[u64], group_size: u32) -> QuantizedSplit {
     let ideal = weights(
-        &bandwidths.iter().map(|&b| Some(b)).collect::<Vec<_>>(),
+        &bandwidths.iter().map(|&b| (Some(b), 1)).collect::<Vec<_>>(),
         MissingBandwidth::EcmpFallback,
     );
     let slots = exact(bandwidths, group_size).unwrap_or_else(|| quantize(bandwidths, group_size));
@@ -202,7 +215,10 @@ mod tests {
     #[test]
     fn losing_one_of_four_parallel_links_gives_3_to_4() {
         // Two next hops, 4 x 100G and 3 x 100G behind them: weights 4/7 and 3/7.
-        let w = weights(&[Some(400), Some(300)], MissingBandwidth::EcmpFallback);
+        let w = weights(
+            &[(Some(400), 4), (Some(300), 3)],
+            MissingBandwidth::EcmpFallback,
+        );
         assert!((w[0] - 4.0 / 7.0).abs() < 1e-12 && (w[1] - 3.0 / 7.0).abs() < 1e-12);
         // 4:3 fits a group of 7 entries: exact.
         let s = split(&[400, 300], 16);
@@ -230,7 +246,7 @@ mod tests {
 
     #[test]
     fn frr_behaviour_for_missing_communities() {
-        let bw = [Some(300), None, Some(100)];
+        let bw = [(Some(300), 1), (None, 1), (Some(100), 1)];
         assert_eq!(
             weights(&bw, MissingBandwidth::EcmpFallback),
             vec![1.0 / 3.0; 3]
@@ -244,8 +260,41 @@ mod tests {
             vec![0.6, 0.2, 0.2]
         );
         assert_eq!(
-            weights(&[None, None], MissingBandwidth::SkipMissing),
+            weights(&[(None, 1), (None, 1)], MissingBandwidth::SkipMissing),
             vec![0.5, 0.5]
+        );
+    }
+
+    /// Every fallback is per live link, as FRR installs one path per eBGP session and a
+    /// session per link: 2 links and 1 link split 2/3 and 1/3 (measured with FRR 8.4).
+    #[test]
+    fn fallbacks_are_per_live_link() {
+        let two_and_one = [(None, 2), (None, 1)];
+        for m in [
+            MissingBandwidth::EcmpFallback,
+            MissingBandwidth::SkipMissing,
+        ] {
+            assert_eq!(weights(&two_and_one, m), vec![2.0 / 3.0, 1.0 / 3.0]);
+            assert_eq!(integer_weights(&two_and_one, m), vec![2, 1]);
+        }
+        // ECMP fallback over a mix: per link, whatever the values heard.
+        let mixed = [(Some(800), 2), (None, 1)];
+        assert_eq!(
+            weights(&mixed, MissingBandwidth::EcmpFallback),
+            vec![2.0 / 3.0, 1.0 / 3.0]
+        );
+        // default:N counts N per link of a path without the community.
+        assert_eq!(
+            integer_weights(
+                &[(Some(800), 2), (None, 3)],
+                MissingBandwidth::DefaultWeight(100)
+            ),
+            vec![800, 300]
+        );
+        // Zeros: equal per link.
+        assert_eq!(
+            weights(&[(Some(0), 3), (Some(0), 1)], MissingBandwidth::SkipMissing),
+            vec![0.75, 0.25]
         );
     }
 

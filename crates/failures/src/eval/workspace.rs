@@ -13,7 +13,7 @@ pub struct Workspace {
     pub(super) load: Vec<f64>,
     pub(super) touched: Vec<u32>,
     pub(super) buckets: Vec<Vec<SpeakerId>>,
-    pub(super) received: Vec<Option<u64>>,
+    pub(super) received: Vec<aifabric_routing::ucmp::Path>,
     pub(super) weights: Vec<f64>,
     pub(super) hops: Vec<(usize, SpeakerId, f64)>,
     pub(super) mark: FixedBitSet,

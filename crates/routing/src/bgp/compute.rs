@@ -292,12 +292,12 @@ impl RoutesTo {
 
     /// Ideal UCMP weights of `v`'s multipaths (same order as [`RoutesTo::multipaths`]).
     pub fn weights(&self, g: &BgpGraph, states: &[SessionState], v: SpeakerId) -> Vec<f64> {
-        let received: Vec<Option<u64>> = self
+        let paths: Vec<ucmp::Path> = self
             .multipaths(g, states, v)
             .iter()
-            .map(|m| m.received)
+            .map(|m| (m.received, states[m.session.idx()].links))
             .collect();
-        ucmp::weights(&received, self.cfg.missing)
+        ucmp::weights(&paths, self.cfg.missing)
     }
 
     /// The multipaths of `v` with their ideal UCMP weights, into reused buffers: `out` gets
@@ -309,7 +309,7 @@ impl RoutesTo {
         g: &BgpGraph,
         states: &[SessionState],
         v: SpeakerId,
-        scratch: &mut Vec<Option<u64>>,
+        scratch: &mut Vec<ucmp::Path>,
         weights: &mut Vec<f64>,
         out: &mut Vec<(usize, SpeakerId, f64)>,
     ) {
@@ -323,14 +323,14 @@ impl RoutesTo {
                 Some(x) => total += u128::from(x),
                 None => all_some = false,
             }
-            scratch.push(r);
+            scratch.push((r, states[session.idx()].links));
             out.push((pos, neighbor, 0.0));
         });
         if all_some && total > 0 {
             // Every path carries the community: weight = bandwidth / sum (ucmp::weights).
             let total = total as f64;
             for (o, r) in out.iter_mut().zip(scratch.iter()) {
-                o.2 = r.unwrap_or(0) as f64 / total;
+                o.2 = r.0.unwrap_or(0) as f64 / total;
             }
             return;
         }
