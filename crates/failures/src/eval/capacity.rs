@@ -40,6 +40,14 @@ impl<'f> Evaluator<'f> {
         }
     }
 
+    /// `min capacity / load` over loads `entries` under `states`.
+    pub(super) fn min_ratio(&self, entries: &[(u32, f64)], states: &[SessionState]) -> f64 {
+        entries
+            .iter()
+            .map(|&(p, x)| states[self.session_of_pos[p as usize] as usize].mbps as f64 / x)
+            .fold(f64::INFINITY, f64::min)
+    }
+
     /// Routed capacity of a site pair from its two unit flows, Gb/s per direction.
     pub(super) fn pair_capacity(
         &self,
@@ -48,29 +56,31 @@ impl<'f> Evaluator<'f> {
         ws: &mut Workspace,
     ) -> f64 {
         let delivered = (l[0].delivered + l[1].delivered) / 2.0;
+        // A flow's part inside its source site (its leading `inside` entries) is loaded by
+        // that flow alone: the other direction ends where it enters that site. Its minimum
+        // comes ready; the rest is scanned.
+        let (rest0, rest1) = (
+            &l[0].entries[l[0].inside.0..],
+            &l[1].entries[l[1].inside.0..],
+        );
+        let mut lambda = l[0].inside.1.min(l[1].inside.1);
         // The two directions almost never share an entry (each is owned by its sender): take
         // each one's minimum, marking the first's entries to catch a shared one.
-        let cap = |p: u32| states[self.session_of_pos[p as usize] as usize].mbps as f64;
-        let mut lambda = f64::INFINITY;
-        for &(p, x) in &l[0].entries {
+        for &(p, _) in rest0 {
             ws.mark.insert(p as usize);
-            lambda = lambda.min(cap(p) / x);
         }
-        let shared = l[1]
-            .entries
-            .iter()
-            .any(|&(p, _)| ws.mark.contains(p as usize));
-        for &(p, _) in &l[0].entries {
+        let shared = rest1.iter().any(|&(p, _)| ws.mark.contains(p as usize));
+        for &(p, _) in rest0 {
             ws.mark.set(p as usize, false);
         }
         if shared {
-            Self::add_loads(ws, &l[0].entries, 1.0);
-            Self::add_loads(ws, &l[1].entries, 1.0);
-            lambda = self.lambda_of_touched(states, ws);
+            Self::add_loads(ws, rest0, 1.0);
+            Self::add_loads(ws, rest1, 1.0);
+            lambda = lambda.min(self.lambda_of_touched(states, ws));
         } else {
-            for &(p, x) in &l[1].entries {
-                lambda = lambda.min(cap(p) / x);
-            }
+            lambda = lambda
+                .min(self.min_ratio(rest0, states))
+                .min(self.min_ratio(rest1, states));
         }
         routed_gbps(lambda, delivered)
     }

@@ -1,6 +1,6 @@
 //! Unit-demand loads of a site pair: propagating demand along the routes toward a site.
 
-use aifabric_routing::bgp::{RoutesTo, SessionState};
+use aifabric_routing::bgp::{RoutesTo, SessionState, SpeakerId};
 use fixedbitset::FixedBitSet;
 
 use super::{Evaluator, SiteId, Workspace};
@@ -11,6 +11,10 @@ use super::{Evaluator, SiteId, Workspace};
 pub(super) struct Loads {
     pub(super) entries: Vec<(u32, f64)>,
     pub(super) delivered: f64,
+    /// How many leading entries are a shared part inside the source site
+    /// ([`Evaluator::flow_shared`]), and their `min capacity / load`, computed once for
+    /// every flow that shares them (0 and infinity otherwise).
+    pub(super) inside: (usize, f64),
 }
 
 /// Adjacency positions that carry load in a set of [`Loads`], for "does this change touch
@@ -34,18 +38,43 @@ impl Footprint {
     }
 }
 
+/// The part of a flow inside its source site, shared by the flows toward every destination
+/// whose routes split alike inside it (see [`Evaluator::flow_shared`]).
+#[derive(Debug)]
+pub(super) struct InSite {
+    /// The destination it was propagated for (the class's representative).
+    pub(super) to: SiteId,
+    /// Loads on the adjacency entries of the site's speakers.
+    entries: Vec<(u32, f64)>,
+    /// What leaves the site: (speaker outside it, inflow).
+    boundary: Vec<(SpeakerId, f64)>,
+    delivered: f64,
+    /// `min capacity / load` over `entries`.
+    lambda: f64,
+}
+
 impl<'f> Evaluator<'f> {
-    /// Propagate unit demand from site `from`'s rack speakers (weighted by `weights`) along
-    /// `routes` (toward site `to`), adding loads into `ws.load`, until it enters site `to`.
-    /// Returns the share delivered.
-    fn propagate(
+    /// Queue `x` of demand at `v`, in the bucket of its path length `len`.
+    fn seed(v: SpeakerId, len: usize, x: f64, ws: &mut Workspace, top: &mut usize) {
+        if ws.buckets.len() <= len {
+            ws.buckets.resize_with(len + 1, Vec::new);
+        }
+        if ws.flow[v.idx()] == 0.0 {
+            ws.buckets[len].push(v);
+        }
+        ws.flow[v.idx()] += x;
+        *top = (*top).max(len);
+    }
+
+    /// Queue site `from`'s demand at its rack speakers (in proportion to `weights`, those
+    /// with a route only); returns the share queued.
+    fn seed_sources(
         &self,
         from: SiteId,
-        to: SiteId,
         routes: &RoutesTo,
-        states: &[SessionState],
         weights: &[u64],
         ws: &mut Workspace,
+        top: &mut usize,
     ) -> f64 {
         let srcs = &self.site_speakers[from.idx()];
         let total: u64 = srcs.iter().map(|&v| weights[v.idx()]).sum();
@@ -53,7 +82,6 @@ impl<'f> Evaluator<'f> {
             return 0.0;
         }
         let mut delivered = 0.0;
-        let mut top = 0usize;
         for &v in srcs {
             let w = weights[v.idx()];
             if w == 0 {
@@ -64,16 +92,24 @@ impl<'f> Evaluator<'f> {
             };
             let share = w as f64 / total as f64;
             delivered += share;
-            let len = b.len as usize;
-            if ws.buckets.len() <= len {
-                ws.buckets.resize_with(len + 1, Vec::new);
-            }
-            if ws.flow[v.idx()] == 0.0 {
-                ws.buckets[len].push(v);
-            }
-            ws.flow[v.idx()] += share;
-            top = top.max(len);
+            Self::seed(v, b.len as usize, share, ws, top);
         }
+        delivered
+    }
+
+    /// Forward what is queued in `ws` along `routes` (toward site `to`), longest paths
+    /// first, adding loads into `ws.load`, until it enters site `to` (or an origin). With
+    /// `keep_in`, only that site's speakers forward: what reaches a speaker outside it is
+    /// left in `ws.flow` and listed in `ws.boundary`.
+    fn walk(
+        &self,
+        to: SiteId,
+        routes: &RoutesTo,
+        states: &[SessionState],
+        keep_in: Option<SiteId>,
+        top: usize,
+        ws: &mut Workspace,
+    ) {
         for len in (1..=top).rev() {
             let mut bucket = std::mem::take(&mut ws.buckets[len]);
             for &v in &bucket {
@@ -98,7 +134,12 @@ impl<'f> Evaluator<'f> {
                         ws.touched.push(pos as u32);
                     }
                     ws.load[pos] += x;
-                    if !routes.is_origin(u) && self.speaker_site[u.idx()] != Some(to) {
+                    if keep_in.is_some_and(|a| self.speaker_site[u.idx()] != Some(a)) {
+                        if ws.flow[u.idx()] == 0.0 {
+                            ws.boundary.push(u);
+                        }
+                        ws.flow[u.idx()] += x;
+                    } else if !routes.is_origin(u) && self.speaker_site[u.idx()] != Some(to) {
                         if ws.flow[u.idx()] == 0.0 {
                             ws.buckets[len - 1].push(u);
                         }
@@ -115,7 +156,129 @@ impl<'f> Evaluator<'f> {
                 ws.flow[v.idx()] = 0.0;
             }
         }
+    }
+
+    /// Propagate unit demand from site `from`'s rack speakers (weighted by `weights`) along
+    /// `routes` (toward site `to`), adding loads into `ws.load`, until it enters site `to`.
+    /// Returns the share delivered.
+    fn propagate(
+        &self,
+        from: SiteId,
+        to: SiteId,
+        routes: &RoutesTo,
+        states: &[SessionState],
+        weights: &[u64],
+        ws: &mut Workspace,
+    ) -> f64 {
+        let mut top = 0;
+        let delivered = self.seed_sources(from, routes, weights, ws, &mut top);
+        self.walk(to, routes, states, None, top, ws);
         delivered
+    }
+
+    /// Whether the routes toward two destinations, `r` and `other`, split alike at every
+    /// speaker of site `a` (so the part of a flow from `a` inside `a` is the same toward
+    /// both): the same multipaths there, link-bandwidth values of the site's speakers and
+    /// of their neighbours all in one ratio (UCMP weights are ratios of them: a common
+    /// factor cancels), exactly, and no origin among those neighbours (an origin's value is
+    /// its session's capacity, not a re-advertisement).
+    fn split_alike(&self, a: SiteId, r: &RoutesTo, other: &RoutesTo) -> bool {
+        let g = &self.g;
+        for &v in &self.site_members[a.idx()] {
+            if r.best[v.idx()].is_some() != other.best[v.idx()].is_some()
+                || !r.same_multipaths(other, g, v)
+            {
+                return false;
+            }
+        }
+        let mut ratio: Option<(u128, u128)> = None;
+        for &u in &self.site_rim[a.idx()] {
+            if r.is_origin(u) || other.is_origin(u) {
+                return false;
+            }
+            match (r.advertised[u.idx()], other.advertised[u.idx()]) {
+                (None, None) => {}
+                (Some(x), Some(y)) => {
+                    let (x, y) = (u128::from(x), u128::from(y));
+                    match ratio {
+                        None if x != 0 || y != 0 => ratio = Some((x, y)),
+                        None => {}
+                        Some((x0, y0)) if x * y0 != y * x0 => return false,
+                        Some(_) => {}
+                    }
+                    if (x == 0) != (y == 0) {
+                        return false;
+                    }
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+
+    /// [`Evaluator::flow`] for a site with many speakers, sharing the part inside site
+    /// `from` between destinations: `cache` holds that part for each class of destinations
+    /// whose routes split alike inside `from` ([`Evaluator::split_alike`]) under the same
+    /// states and weights (one scenario), and `route_of(t)` gives the routes toward `t`.
+    /// Only what leaves the site is propagated per destination. The same loads as
+    /// [`Evaluator::flow`], up to the order of summation.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn flow_shared<'r>(
+        &self,
+        from: SiteId,
+        to: SiteId,
+        route_of: &dyn Fn(SiteId) -> &'r RoutesTo,
+        states: &[SessionState],
+        weights: &[u64],
+        cache: &mut Vec<InSite>,
+        ws: &mut Workspace,
+    ) -> Loads {
+        let routes = route_of(to);
+        let k = match cache
+            .iter()
+            .position(|c| self.split_alike(from, routes, route_of(c.to)))
+        {
+            Some(k) => k,
+            None => {
+                let mut top = 0;
+                let delivered = self.seed_sources(from, routes, weights, ws, &mut top);
+                self.walk(to, routes, states, Some(from), top, ws);
+                let entries = Self::drain_loads(ws);
+                let boundary = ws
+                    .boundary
+                    .drain(..)
+                    .map(|u| (u, std::mem::replace(&mut ws.flow[u.idx()], 0.0)))
+                    .collect();
+                let lambda = self.min_ratio(&entries, states);
+                cache.push(InSite {
+                    to,
+                    lambda,
+                    entries,
+                    boundary,
+                    delivered,
+                });
+                cache.len() - 1
+            }
+        };
+        let inside = &cache[k];
+        let mut top = 0;
+        for &(u, x) in &inside.boundary {
+            if let (false, false, Some(b)) = (
+                routes.is_origin(u),
+                self.speaker_site[u.idx()] == Some(to),
+                routes.best[u.idx()],
+            ) {
+                Self::seed(u, b.len as usize, x, ws, &mut top);
+            }
+        }
+        self.walk(to, routes, states, None, top, ws);
+        let mut entries = inside.entries.clone();
+        entries.extend(Self::drain_loads(ws));
+        Loads {
+            entries,
+            delivered: inside.delivered,
+            inside: (inside.entries.len(), inside.lambda),
+        }
     }
 
     /// Take the loads accumulated in `ws` out as sparse entries (in propagation order).
@@ -143,6 +306,7 @@ impl<'f> Evaluator<'f> {
         Loads {
             entries: Self::drain_loads(ws),
             delivered,
+            inside: (0, f64::INFINITY),
         }
     }
 

@@ -94,6 +94,10 @@ pub struct Evaluator<'f> {
     gpu_ok: FixedBitSet,
     /// Site of each speaker, if it has one.
     speaker_site: Vec<Option<SiteId>>,
+    /// Speakers of each site (every role), ascending.
+    site_members: Vec<Vec<SpeakerId>>,
+    /// Speakers of each site and their neighbours outside it, ascending.
+    site_rim: Vec<Vec<SpeakerId>>,
     /// Rack speakers of each site, ascending.
     site_speakers: Vec<Vec<SpeakerId>>,
     /// Rack switches of each speaker (one, or a DSF zone's RDSWs).
@@ -453,6 +457,8 @@ impl<'f> Evaluator<'f> {
             site_speakers,
             speaker_racks,
             speaker_site: Vec::new(),
+            site_members: Vec::new(),
+            site_rim: Vec::new(),
             routes,
             site_pairs,
             pair_loads: Vec::new(),
@@ -474,6 +480,26 @@ impl<'f> Evaluator<'f> {
             state_gpus_cut_off,
         };
         ev.speaker_site = ev.g.speaker_ids().map(|v| ev.site_of_speaker(v)).collect();
+        ev.site_members = vec![Vec::new(); ev.sites.len()];
+        for v in ev.g.speaker_ids() {
+            if let Some(s) = ev.speaker_site[v.idx()] {
+                ev.site_members[s.idx()].push(v);
+            }
+        }
+        ev.site_rim = ev
+            .site_members
+            .iter()
+            .map(|m| {
+                let mut rim: Vec<SpeakerId> = m
+                    .iter()
+                    .flat_map(|&v| ev.g.neighbors(v).iter().map(|&(_, u)| u))
+                    .chain(m.iter().copied())
+                    .collect();
+                rim.sort_unstable();
+                rim.dedup();
+                rim
+            })
+            .collect();
         ev.nets = (0..ev.region_pairs.len())
             .map(|r| ev.maxflow_net(r))
             .collect();

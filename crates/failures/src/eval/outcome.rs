@@ -5,7 +5,11 @@ use aifabric_model::*;
 use aifabric_routing::bgp::{self, ChangeProbe, NotConverged, RoutesTo, SessionId, SpeakerId};
 use fixedbitset::FixedBitSet;
 
-use super::loads::Loads;
+use super::loads::{InSite, Loads};
+
+/// Sites with at least this many speakers share the part of their flows inside them
+/// between destinations ([`Evaluator::flow_shared`]); below it, a flow is cheap to redo.
+const SHARE_FROM: usize = 16;
 use super::standing::{gpu_connected, is_rack, rack_weight, session_state};
 use super::{Down, Evaluator, SiteId, Workspace};
 
@@ -238,13 +242,19 @@ impl<'f> Evaluator<'f> {
                 }
             }
             let mut fresh: Vec<[Option<Loads>; 2]> = vec![[None, None]; self.site_pairs.len()];
+            // Per source site, the parts of its flows inside it, shared by destinations.
+            let mut inside: Vec<Vec<InSite>> = (0..self.sites.len()).map(|_| Vec::new()).collect();
             let mut site_pair_gbps = self.healthy_site_gbps.clone();
             for (p, &(a, b)) in self.site_pairs.iter().enumerate() {
-                if reflow(p, 0, a, b) {
-                    fresh[p][0] = Some(self.flow(a, b, route(b), &states, weights, ws));
-                }
-                if reflow(p, 1, b, a) {
-                    fresh[p][1] = Some(self.flow(b, a, route(a), &states, weights, ws));
+                for (dir, (x, y)) in [(a, b), (b, a)].into_iter().enumerate() {
+                    if !reflow(p, dir, x, y) {
+                        continue;
+                    }
+                    fresh[p][dir] = Some(if self.site_members[x.idx()].len() >= SHARE_FROM {
+                        self.flow_shared(x, y, &route, &states, weights, &mut inside[x.idx()], ws)
+                    } else {
+                        self.flow(x, y, route(y), &states, weights, ws)
+                    });
                 }
                 let moved = fresh[p][0].is_some() || fresh[p][1].is_some();
                 if moved || self.pair_footprint[p].hits(&changed_pos) {

@@ -16,6 +16,7 @@ pub struct Workspace {
     pub(super) received: Vec<aifabric_routing::ucmp::Path>,
     pub(super) weights: Vec<f64>,
     pub(super) hops: Vec<(usize, SpeakerId, f64)>,
+    pub(super) boundary: Vec<SpeakerId>,
     pub(super) mark: FixedBitSet,
     pub(super) nets: Vec<FlowNetwork>,
 }
@@ -32,6 +33,7 @@ impl<'f> Evaluator<'f> {
             received: Vec::new(),
             weights: Vec::new(),
             hops: Vec::new(),
+            boundary: Vec::new(),
             mark: FixedBitSet::with_capacity(self.g.adj_len()),
             nets: self.nets.iter().map(|m| m.net.clone()).collect(),
         }

@@ -221,6 +221,15 @@ impl RoutesTo {
         self.is_origin[v.idx()]
     }
 
+    /// Whether `v` picks the same multipaths toward this prefix as toward `other`'s: one
+    /// word compare per 64 adjacency entries.
+    pub fn same_multipaths(&self, other: &RoutesTo, g: &BgpGraph, v: SpeakerId) -> bool {
+        let (a, b) = (self.mp.as_slice(), other.mp.as_slice());
+        !for_bits(g.adj_range(v), |block, mask| {
+            a[block] & mask != b[block] & mask
+        })
+    }
+
     /// Multipaths of speaker `v`, by session order, with the link-bandwidth value each sent.
     pub fn multipaths(
         &self,
