@@ -76,6 +76,7 @@ impl Format {
                 "cables.csv",
                 "ip-addresses.csv",
                 "asns.csv",
+                "device-asns.csv",
             ],
             Format::Graphml => &["fabric.graphml"],
             Format::Nodelink => &["fabric.json"],
@@ -121,6 +122,7 @@ pub fn write(f: &Fabric, format: Format, name: &str, w: &mut dyn Write) -> Resul
         (Format::Netbox, "cables.csv") => netbox_cables(f, w)?,
         (Format::Netbox, "ip-addresses.csv") => netbox_ips(f, &AddressPlan::new(f)?, w)?,
         (Format::Netbox, "asns.csv") => netbox_asns(f, w)?,
+        (Format::Netbox, "device-asns.csv") => device_asns(f, w)?,
         (Format::Graphml, _) => graphml(f, w)?,
         (Format::Nodelink, _) => nodelink(f, w)?,
         (Format::Ipplan, _) => ipplan(f, &AddressPlan::new(f)?, w)?,
@@ -484,6 +486,31 @@ fn netbox_asns(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
         };
         // RFC 6996 private ASNs: NetBox files them under a private RIR.
         out.write_record([asn.to_string().as_str(), "private", &desc])?;
+    }
+    out.flush()
+}
+
+/// The columns of `device-asns.csv`.
+pub const DEVICE_ASN_COLUMNS: &[&str] = &["device", "asn", "speaker"];
+
+/// Every BGP-speaking device and its ASN (the RFC 7938 plan, as `asns.csv`), with the BGP
+/// speaker it belongs to: itself, or its DSF zone, which speaks as one system. NetBox has no
+/// ASN field on a device (ASNs are objects of their own, listed in `asns.csv`), so this is a
+/// plain mapping, not a NetBox import: load it with a custom field `asn` on devices, or read it
+/// directly. GPUs and DSF fabric nodes (FDSW, SDSW: cells inside the system), which speak no
+/// BGP, are not listed.
+fn device_asns(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
+    let g = BgpGraph::new(f, AsnPlan::Rfc7938);
+    let mut out = table(w, DEVICE_ASN_COLUMNS)?;
+    for i in 0..f.devices().len() {
+        let d = DeviceId::from_idx(i);
+        let Some(v) = g.speaker(d) else { continue };
+        let s = &g.speakers[v.idx()];
+        let speaker = match s.kind {
+            SpeakerKind::Device(x) => f.device_name(x),
+            SpeakerKind::DsfSystem(z) => format!("{} (DSF system)", f.zones()[z.idx()].name),
+        };
+        out.write_record([f.device_name(d).as_str(), &s.asn.to_string(), &speaker])?;
     }
     out.flush()
 }

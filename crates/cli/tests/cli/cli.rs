@@ -786,7 +786,7 @@ fn export_writes_every_file_atomically_and_names_bad_formats() {
         "--json",
     ]);
     let files = v["files"].as_array().unwrap();
-    assert_eq!(files.len(), 11);
+    assert_eq!(files.len(), 12);
     for f in files {
         let p = std::path::Path::new(f["path"].as_str().unwrap());
         assert!(p.exists() && f["bytes"].as_u64().unwrap() > 0, "{f}");
@@ -1128,13 +1128,13 @@ fn export_replaces_its_own_set_in_the_directory_as_a_whole() {
     let o = export(&spec, "netbox");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let netbox = names(&out);
-    assert_eq!(netbox.len(), 11);
+    assert_eq!(netbox.len(), 12);
     // Another format into the same directory: added beside the first (as .ci/run does for
     // NetworkX).
     let o = export(&spec, "graphml");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let graphml = std::fs::read(out.join("fabric.graphml")).unwrap();
-    assert_eq!(names(&out).len(), 12);
+    assert_eq!(names(&out).len(), 13);
     // The first format again, of another fabric: exactly its new set, the other kept.
     let before = listing(&out);
     let o = export("dsf-l1-zone", "netbox");
@@ -1199,7 +1199,7 @@ fn a_killed_export_leaves_the_previous_set_whole() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let after = listing(&out);
-    assert_eq!(after.len(), 11);
+    assert_eq!(after.len(), 12);
     assert!(after.iter().zip(&before).all(|(a, b)| a.0 == b.0));
     assert!(after != before, "the new set replaced the old");
 }

@@ -243,7 +243,12 @@ fn llama() -> Fabric {
 fn netbox_csvs_use_netbox_field_names_and_reference_each_other() {
     let f = llama();
     let mut tables = HashMap::new();
-    for &file in Format::Netbox.files() {
+    // device-asns.csv is a plain mapping beside the imports (NetBox has no device ASN field).
+    for &file in Format::Netbox
+        .files()
+        .iter()
+        .filter(|&&x| x != "device-asns.csv")
+    {
         let (head, data) = rows(&render(&f, Format::Netbox, file));
         let allowed: HashSet<&str> = netbox_fields(file).iter().copied().collect();
         for h in &head {
@@ -420,4 +425,53 @@ fn a_fabric_too_large_for_the_plan_is_a_plan_error_with_its_source() {
     }
     let e = export::write(&f, Format::Netbox, "nope.csv", &mut Vec::new()).unwrap_err();
     assert_eq!(e.to_string(), "no file nope.csv in this export");
+}
+
+/// Every BGP speaker's ASN, not only the first device of each: each rack switch has one of
+/// its own (RFC 7938 section 5.2.1), each listed ASN is in asns.csv, GPUs are not listed, and
+/// a DSF zone's interface nodes all carry the zone's one ASN, its fabric nodes none.
+#[test]
+fn device_asns_list_every_switch_once_with_an_asn_of_the_plan() {
+    for name in ["llama3-24k", "dsf-l2-zone"] {
+        let f = aifabric_spec::load(name).unwrap();
+        let (head, devs) = rows(&render(&f, Format::Netbox, "device-asns.csv"));
+        assert_eq!(head, ["device", "asn", "speaker"]);
+        let (_, asns) = rows(&render(&f, Format::Netbox, "asns.csv"));
+        let listed: HashSet<String> = asns.iter().map(|r| r["asn"].clone()).collect();
+        // DSF fabric nodes (FDSW, SDSW) carry cells inside the system and speak no BGP.
+        let cells = |r: Role| matches!(r, Role::Fdsw | Role::Sdsw);
+        let switches = f
+            .devices()
+            .iter()
+            .filter(|d| d.role.is_switch() && !cells(d.role))
+            .count();
+        assert_eq!(
+            devs.len(),
+            switches,
+            "{name}: one row per BGP switch, no GPU"
+        );
+        let names: HashSet<&str> = devs.iter().map(|r| r["device"].as_str()).collect();
+        assert_eq!(names.len(), devs.len(), "{name}: each device once");
+        assert!(devs.iter().all(|r| listed.contains(&r["asn"])), "{name}");
+        let racks: Vec<&str> = devs
+            .iter()
+            .filter(|r| r["device"].contains("rtsw"))
+            .map(|r| r["asn"].as_str())
+            .collect();
+        let distinct: HashSet<&str> = racks.iter().copied().collect();
+        assert_eq!(
+            distinct.len(),
+            racks.len(),
+            "{name}: rack switches share no ASN"
+        );
+        if name == "dsf-l2-zone" {
+            assert!(racks.is_empty());
+            let zone: HashSet<&str> = devs
+                .iter()
+                .filter(|r| r["speaker"].ends_with("(DSF system)"))
+                .map(|r| r["asn"].as_str())
+                .collect();
+            assert_eq!(zone.len(), 1, "one ASN for the DSF system: {zone:?}");
+        }
+    }
 }
