@@ -3,9 +3,11 @@
 pairs for links, and every router's kernel FIB for every rack prefix compared with
 `aifabric routes --json`: the same neighbours, the same live links, and the same share per
 link (FRR 8.4 programs floor(100 x bw / total) per link; shares are compared within that
-rounding). Healthy, with one of two parallel links down (2:1), and with it back up; with
-the link-bandwidth community in `cumulative` and `multipaths` modes and without it (`none`:
-ECMP per link, as eBGP runs per link).
+rounding). Two fabrics: the 6-router RoCE zone with parallel links (healthy, with one of two
+parallel links down (2:1), and with it back up; with the link-bandwidth community in
+`cumulative` and `multipaths` modes and without it (`none`: ECMP per link, as eBGP runs per
+link)), and a k = 4 fat tree (20 routers; healthy, and with an edge-to-aggregation link down
+and back up, in `cumulative` and `none` modes).
 
 Needs root, `ip netns` and FRR (Debian's `frr`, daemons in /usr/lib/frr); skips with the
 reason otherwise. A first step toward `aifabric lab`, which is still to come.
@@ -23,7 +25,9 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FRR = pathlib.Path("/usr/lib/frr")
-SPEC = ROOT / "crates" / "fixtures" / "specs" / "roce-6-routers.yaml"
+SPECS = ROOT / "crates" / "fixtures" / "specs"
+ROCE6 = SPECS / "roce-6-routers.yaml"
+FAT_TREE = SPECS / "fat-tree-k4.yaml"
 
 
 def cli():
@@ -161,7 +165,7 @@ def compare(lab, fail):
         for r in lab.t["routers"]:
             if r["name"] == origin["name"]:
                 continue
-            want = expected(SPEC, r["name"], origin["name"], fail, lab.mode)
+            want = expected(lab.spec, r["name"], origin["name"], fail, lab.mode)
             got = lab.fib(r["name"], origin["originates"][0])
             if set(want) != set(got):
                 bad.append(f"{r['name']} -> {origin['name']}: neighbours {sorted(got)} vs {sorted(want)}")
@@ -186,7 +190,11 @@ def settle(lab, fail, timeout=40):
     return bad
 
 
-@pytest.fixture(scope="module", params=["cumulative", "multipaths", "none"])
+CASES = [(ROCE6, "cumulative"), (ROCE6, "multipaths"), (ROCE6, "none"),
+         (FAT_TREE, "cumulative"), (FAT_TREE, "none")]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[f"{s.stem}-{m}" for s, m in CASES])
 def lab(request):
     why = usable()
     if why:
@@ -197,9 +205,10 @@ def lab(request):
     # own temporary directories are private to root).
     d = pathlib.Path(tempfile.mkdtemp(prefix="aifabric-frr-"))
     d.chmod(0o755)
-    sh(cli(), "export", SPEC, "--format", "frr", "--bandwidth", request.param, "--out", d / "export")
+    spec, mode = request.param
+    sh(cli(), "export", spec, "--format", "frr", "--bandwidth", mode, "--out", d / "export")
     lab = Lab(d / "export")
-    lab.mode = request.param
+    lab.spec, lab.mode = spec, mode
     try:
         lab.up()
         yield lab
@@ -213,12 +222,31 @@ def test_healthy_fibs_equal_aifabric_routes(lab):
 
 
 def test_one_of_two_parallel_links_down_splits_2_to_1_and_restores(lab):
+    if lab.spec != ROCE6:
+        pytest.skip("the RoCE zone's parallel links")
     link = "r.b.z.rtsw1--r.b.z.ctsw1#1"
     lab.link(link, "down")
     try:
         assert settle(lab, link) == []
         got = lab.fib("r.b.z.rtsw1", lab.t["routers"][0]["originates"][0])
         assert {k: len(v) for k, v in got.items()} == {"r.b.z.ctsw0": 2, "r.b.z.ctsw1": 1}
+    finally:
+        lab.link(link, "up")
+    assert settle(lab, None) == []
+
+
+def test_a_fat_tree_edge_link_down_moves_traffic_and_restores(lab):
+    if lab.spec != FAT_TREE:
+        pytest.skip("the fat tree's edge link")
+    # rtsw1 keeps one of its two aggregation uplinks: everything it sends goes there, and
+    # the other pod's routers toward rtsw1's rack lose the path through ctsw0.
+    link = "r.b.z.rtsw1--r.b.z.ctsw0#0"
+    lab.link(link, "down")
+    try:
+        assert settle(lab, link) == []
+        to_far_pod = next(r for r in lab.t["routers"] if r["name"] == "r.b.z.rtsw7")
+        got = lab.fib("r.b.z.rtsw1", to_far_pod["originates"][0])
+        assert set(got) == {"r.b.z.ctsw1"}, got
     finally:
         lab.link(link, "up")
     assert settle(lab, None) == []
