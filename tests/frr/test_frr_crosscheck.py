@@ -221,32 +221,31 @@ def test_healthy_fibs_equal_aifabric_routes(lab):
     assert settle(lab, None) == []
 
 
-def test_one_of_two_parallel_links_down_splits_2_to_1_and_restores(lab):
-    if lab.spec != ROCE6:
-        pytest.skip("the RoCE zone's parallel links")
-    link = "r.b.z.rtsw1--r.b.z.ctsw1#1"
+def link_down_then_restored(lab, link, router, origin):
+    """Take `link` down: every FIB must match aifabric's routes with it failed; returns
+    `router`'s FIB toward `origin`'s rack as it was then. Restored afterwards, the FIBs must
+    match the healthy routes again."""
     lab.link(link, "down")
     try:
         assert settle(lab, link) == []
-        got = lab.fib("r.b.z.rtsw1", lab.t["routers"][0]["originates"][0])
-        assert {k: len(v) for k, v in got.items()} == {"r.b.z.ctsw0": 2, "r.b.z.ctsw1": 1}
+        prefix = next(r for r in lab.t["routers"] if r["name"] == origin)["originates"][0]
+        return lab.fib(router, prefix)
     finally:
         lab.link(link, "up")
-    assert settle(lab, None) == []
+        assert settle(lab, None) == []
+
+
+def test_one_of_two_parallel_links_down_splits_2_to_1_and_restores(lab):
+    if lab.spec != ROCE6:
+        pytest.skip("the RoCE zone's parallel links")
+    got = link_down_then_restored(lab, "r.b.z.rtsw1--r.b.z.ctsw1#1", "r.b.z.rtsw1", "r.b.z.rtsw0")
+    assert {k: len(v) for k, v in got.items()} == {"r.b.z.ctsw0": 2, "r.b.z.ctsw1": 1}
 
 
 def test_a_fat_tree_edge_link_down_moves_traffic_and_restores(lab):
     if lab.spec != FAT_TREE:
         pytest.skip("the fat tree's edge link")
     # rtsw1 keeps one of its two aggregation uplinks: everything it sends goes there, and
-    # the other pod's routers toward rtsw1's rack lose the path through ctsw0.
-    link = "r.b.z.rtsw1--r.b.z.ctsw0#0"
-    lab.link(link, "down")
-    try:
-        assert settle(lab, link) == []
-        to_far_pod = next(r for r in lab.t["routers"] if r["name"] == "r.b.z.rtsw7")
-        got = lab.fib("r.b.z.rtsw1", to_far_pod["originates"][0])
-        assert set(got) == {"r.b.z.ctsw1"}, got
-    finally:
-        lab.link(link, "up")
-    assert settle(lab, None) == []
+    # the other pods' routers toward rtsw1's rack lose the path through ctsw0.
+    got = link_down_then_restored(lab, "r.b.z.rtsw1--r.b.z.ctsw0#0", "r.b.z.rtsw1", "r.b.z.rtsw7")
+    assert set(got) == {"r.b.z.ctsw1"}, got
