@@ -40,10 +40,11 @@ impl<'f> Evaluator<'f> {
         }
     }
 
-    /// `min capacity / load` over loads `entries` under `states`.
+    /// `min capacity / load` over the loaded `entries` under `states`.
     pub(super) fn min_ratio(&self, entries: &[(u32, f64)], states: &[SessionState]) -> f64 {
         entries
             .iter()
+            .filter(|e| e.1 > 0.0)
             .map(|&(p, x)| states[self.session_of_pos[p as usize] as usize].mbps as f64 / x)
             .fold(f64::INFINITY, f64::min)
     }
@@ -151,12 +152,7 @@ impl<'f> Evaluator<'f> {
         delivered: f64,
         states: &[SessionState],
     ) -> f64 {
-        let lambda = entries
-            .iter()
-            .filter(|e| e.1 > 0.0)
-            .map(|&(p, x)| states[self.session_of_pos[p as usize] as usize].mbps as f64 / x)
-            .fold(f64::INFINITY, f64::min);
-        routed_gbps(lambda, delivered)
+        routed_gbps(self.min_ratio(entries, states), delivered)
     }
 
     /// Healthy delivery of a region pair's gravity mix (1 unless some rack has no route).
