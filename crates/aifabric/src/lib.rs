@@ -30,6 +30,7 @@ pub struct ReadmeDoctests;
 
 mod compare;
 pub mod failures;
+pub mod lab;
 mod publish;
 mod report;
 pub mod size;
@@ -115,6 +116,25 @@ impl Default for Setup {
 }
 
 impl Setup {
+    /// The control-plane options (ASN plan, link bandwidth, paths, group size, pruning,
+    /// missing-bandwidth fallback, soft drain) by the CLI's flag names: what
+    /// [`Setup::from_options`] reads back to the same control plane.
+    pub fn bgp_options(&self) -> std::collections::BTreeMap<String, String> {
+        let b = &self.bgp;
+        [
+            ("asn_plan", self.plan.to_string()),
+            ("bandwidth", b.bandwidth.to_string()),
+            ("group_size", b.group_size.to_string()),
+            ("max_paths", b.max_paths.to_string()),
+            ("nsf_pruning", b.nsf_pruning.to_string()),
+            ("missing_bandwidth", b.missing.to_string()),
+            ("soft_drain", b.soft_drain.to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
+    }
+
     /// The options by the CLI's flag names (`lb`, `seed`, `bandwidth`, `nsf_pruning`, ...),
     /// values as text, over the defaults: what the Python package's keywords and a sweep
     /// file's workload `options` give. An unknown name or a bad value is a bad request

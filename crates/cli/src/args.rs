@@ -396,6 +396,13 @@ pub(crate) enum Command {
         #[command(flatten)]
         bgp: BgpArgs,
     },
+    /// The fabric run by FRRouting in Linux network namespaces (one zebra + bgpd per router,
+    /// a veth pair per link, from `export --format frr`), and every kernel FIB compared with
+    /// aifabric's routes. Needs root, `ip netns` and FRR (Debian's `frr`).
+    Lab {
+        #[command(subcommand)]
+        command: LabCommand,
+    },
     /// Check a spec; prints nothing but a summary when it is valid.
     Validate {
         /// Built-in spec name or YAML file.
@@ -403,6 +410,64 @@ pub(crate) enum Command {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// `aifabric lab ...`.
+#[derive(Subcommand)]
+pub(crate) enum LabCommand {
+    /// Bring the lab up: namespaces, veths, and a supervisor that runs the daemons.
+    Up {
+        /// Built-in spec name or YAML file (RoCE, NSF, fat tree; not DSF).
+        spec: String,
+        /// The lab's directory: configuration, daemon state and logs, and its state file.
+        #[arg(long, default_value = "/tmp/aifabric-lab")]
+        dir: std::path::PathBuf,
+        /// FRR's daemon directory.
+        #[arg(long, default_value = aifabric::lab::FRR_DAEMONS)]
+        frr: std::path::PathBuf,
+        /// Refuse fabrics with more routers than this (two daemons and a namespace each).
+        #[arg(long, default_value_t = aifabric::lab::DEFAULT_MAX_ROUTERS)]
+        max_routers: usize,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        bgp: BgpArgs,
+    },
+    /// Set the links as the scenario says (healthy without one), wait until the FIBs agree
+    /// with aifabric's routes or --timeout passes, and print the disagreements (exit 1).
+    Check {
+        /// The spec the lab runs (checked against it).
+        spec: String,
+        /// The lab's directory.
+        #[arg(long, default_value = "/tmp/aifabric-lab")]
+        dir: std::path::PathBuf,
+        /// Seconds to wait for the FIBs to agree.
+        #[arg(long, default_value_t = 60.0)]
+        timeout: f64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+    },
+    /// Stop the daemons and remove the namespaces and the lab's directory (also after a
+    /// crash: from the state file).
+    Down {
+        /// The lab's directory.
+        #[arg(long, default_value = "/tmp/aifabric-lab")]
+        dir: std::path::PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the lab's daemons and reap them (started by `lab up`).
+    #[command(hide = true)]
+    Supervise {
+        /// The lab's directory.
+        #[arg(long)]
+        dir: std::path::PathBuf,
     },
 }
 

@@ -110,6 +110,13 @@ pub struct TopoLink {
     id: LinkId,
 }
 
+impl TopoLink {
+    /// The fabric link it stands for.
+    pub fn link(&self) -> LinkId {
+        self.id
+    }
+}
+
 /// `topology.json`: what the lab builds namespaces and veth pairs from.
 #[derive(Clone, Debug, Serialize)]
 pub struct Topology {

@@ -2,6 +2,7 @@
 
 pub(crate) mod demo;
 pub(crate) mod failures;
+pub(crate) mod lab;
 pub(crate) mod simulate;
 pub(crate) mod sweep;
 pub(crate) mod trace;
@@ -262,6 +263,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 "aifabric sweep needs a sweep file (or `sweep merge FILE SHARDS...`)".into(),
             )),
         }?,
+        Command::Lab { command } => lab::run(command)?,
         Command::Chakra { command } => match command {
             ChakraCommand::Synth {
                 job,

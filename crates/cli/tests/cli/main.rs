@@ -3,6 +3,7 @@
 mod budgets;
 mod chakra;
 mod cli;
+mod lab;
 mod names;
 mod stdout;
 mod sweep;

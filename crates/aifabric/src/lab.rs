@@ -1,0 +1,815 @@
+//! `aifabric lab`: the fabric's FRR export run by FRRouting in Linux network namespaces, and
+//! every router's kernel FIB compared with what aifabric computes.
+//!
+//! - [`up`] writes the export (`export --format frr`) into the lab directory, records the lab
+//!   in its state file (`lab.json`) before making anything, so that [`down`] can undo a lab
+//!   that failed half-way, then makes one namespace per router (IPv6 forwarding on, and
+//!   `keep_addr_on_down`, so a link taken down and up again keeps its address and its BGP
+//!   session comes back), a veth pair per link with the export's interface names and
+//!   addresses, and the rack's /64 on an in-namespace veth pair (no `dummy` module is needed).
+//!   The daemons are started by one supervisor process ([`supervise`], the caller's
+//!   `aifabric lab supervise`): it runs `zebra` and `bgpd` of each router in the foreground as
+//!   its own children, so it reaps them (a container's PID 1 may not), and stops them when
+//!   [`down`] asks.
+//! - [`check`] sets every link up or down as a scenario says (a failed or hard-drained link or
+//!   device: its links down, in both namespaces), waits until every FIB agrees with aifabric's
+//!   routes under that scenario or a time limit passes, and reports each disagreement: the
+//!   router, the prefix, both sides' next hops (neighbours, live links, shares) and the gap.
+//!   A route agrees when it has the same next-hop neighbours, the same number of live links
+//!   to each, and each neighbour's share equal to aifabric's weight within FRR 8.x's rounding:
+//!   zebra programs `floor(100 x bandwidth / total)` per link (at least 1), so a share may be
+//!   off by 1% per link.
+//! - [`down`] stops the supervisor (or, after a crash, kills what is left in the lab's
+//!   namespaces), deletes the namespaces and the lab directory.
+//!
+//! Needs root, `ip netns` (iproute2) and FRR's daemons (Debian's `frr`); [`environment`] says
+//! which is missing. DSF fabrics are refused (a DSF zone is one BGP speaker over many
+//! switches), and so are fabrics above a router budget.
+
+use crate::{Error, Setup, Study};
+use aifabric_model::{Fabric, Scenario};
+use aifabric_report::export::Format;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The lab's state file, in the lab directory.
+pub const STATE_FILE: &str = "lab.json";
+/// The daemons' process ids, written by the supervisor.
+const DAEMONS_FILE: &str = "daemons.json";
+/// Asks the supervisor to stop the daemons and exit.
+const STOP_FILE: &str = "stop";
+/// Where FRR's daemons are (Debian's package).
+pub const FRR_DAEMONS: &str = "/usr/lib/frr";
+/// Most routers `up` builds unless told otherwise (each is two daemons and a namespace).
+pub const DEFAULT_MAX_ROUTERS: usize = 100;
+
+/// A router of the lab.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LabRouter {
+    /// Device name.
+    pub name: String,
+    /// Its network namespace.
+    pub namespace: String,
+    /// Prefixes it originates (its rack's /64).
+    pub originates: Vec<String>,
+}
+
+/// One end of a lab link.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LabEnd {
+    /// Router name.
+    pub router: String,
+    /// Namespace.
+    pub namespace: String,
+    /// Interface name inside it.
+    pub interface: String,
+}
+
+/// A link of the lab: a veth pair.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LabLink {
+    /// `A--B#k`, the `--fail` selector of the link.
+    pub name: String,
+    /// Its ends.
+    pub ends: [LabEnd; 2],
+}
+
+/// `lab.json`: what [`up`] made, so that [`check`] and [`down`] (also after a crash) know it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct LabState {
+    /// The contract's version.
+    pub schema_version: u32,
+    /// The spec as given to `up` (a built-in name, or a file made absolute).
+    pub spec: String,
+    /// The fabric's name.
+    pub fabric: String,
+    /// Control-plane options by the CLI's flag names (see [`Setup::from_options`]).
+    pub options: BTreeMap<String, String>,
+    /// FRR's daemon directory.
+    pub frr: String,
+    /// Routers.
+    pub routers: Vec<LabRouter>,
+    /// Links.
+    pub links: Vec<LabLink>,
+    /// The supervisor's process id, once started.
+    pub supervisor: Option<u32>,
+}
+
+impl LabState {
+    /// The lab recorded in directory `dir`.
+    pub fn read(dir: &Path) -> Result<LabState, Error> {
+        let path = dir.join(STATE_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            Error::bad_request(format!(
+                "no lab in {}: cannot read {} ({e}); start one with `aifabric lab up SPEC --dir {}`",
+                dir.display(),
+                path.display(),
+                dir.display()
+            ))
+        })?;
+        serde_json::from_str(&text).map_err(|e| {
+            Error::bad_request(format!(
+                "{}: not a lab state file ({e}); remove the directory by hand",
+                path.display()
+            ))
+        })
+    }
+
+    fn write(&self, dir: &Path) -> Result<(), Error> {
+        let text = serde_json::to_string_pretty(self).expect("the state serializes");
+        write_atomic(&dir.join(STATE_FILE), text.as_bytes())
+    }
+
+    /// The control-plane setup the lab's configuration was written with.
+    pub fn setup(&self) -> Result<Setup, Error> {
+        Setup::from_options(&self.options)
+    }
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| Error::runtime_in(&format!("cannot write {}", path.display()), e))
+}
+
+/// Run a command; its stderr is the error.
+fn run(program: &str, args: &[&str]) -> Result<String, Error> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::runtime_in(&format!("cannot run {program}"), e))?;
+    if !out.status.success() {
+        return Err(Error::Runtime {
+            message: format!(
+                "{program} {}: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+            source: None,
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Whether this machine can run a lab: root (from `/proc/self/status`), iproute2 with network
+/// namespaces allowed, and FRR's `zebra` and `bgpd` in `frr`. The error says which is missing
+/// and how to get it.
+pub fn environment(frr: &Path) -> Result<(), Error> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let uid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or("");
+    if uid != "0" {
+        return Err(Error::bad_request(
+            "the lab needs root: network namespaces, veth pairs and FRR's daemons are made as \
+             root (run it with sudo, or in a VM or container where you are root)"
+                .into(),
+        ));
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Err(Error::bad_request(
+            "no `ip` command: install iproute2 (apt-get install iproute2)".into(),
+        ));
+    }
+    for daemon in ["zebra", "bgpd"] {
+        if !frr.join(daemon).exists() {
+            return Err(Error::bad_request(format!(
+                "FRR is not installed: no {}; install it (apt-get install frr) or give its \
+                 daemon directory with --frr",
+                frr.join(daemon).display()
+            )));
+        }
+    }
+    let probe = format!("afprobe{}", std::process::id());
+    run("ip", &["netns", "add", &probe]).map_err(|e| {
+        Error::bad_request(format!(
+            "network namespaces are not allowed here ({}); run the lab where `ip netns add` works",
+            e.message()
+        ))
+    })?;
+    let _ = run("ip", &["netns", "del", &probe]);
+    Ok(())
+}
+
+/// A short tag of the lab directory, so that two labs' namespaces and veths never clash.
+fn tag_of(dir: &Path) -> String {
+    // FNV-1a over the path: stable across runs and platforms.
+    let mut h: u32 = 0x811c_9dc5;
+    for b in dir.as_os_str().as_encoded_bytes() {
+        h = (h ^ u32::from(*b)).wrapping_mul(0x0100_0193);
+    }
+    format!("{:04x}", h & 0xffff)
+}
+
+/// Bring a lab of the study's fabric up in directory `dir` (created; it must not hold a lab):
+/// see the module docs. `spec` and the study's control-plane options are recorded for
+/// [`check`]; `supervisor` is the
+/// program run as `SUPERVISOR lab supervise --dir DIR` (the `aifabric` binary). Refuses DSF
+/// fabrics and fabrics of more than `max_routers` routers.
+pub fn up(
+    study: &Study,
+    spec: &str,
+    dir: &Path,
+    frr: &Path,
+    supervisor: &Path,
+    max_routers: usize,
+) -> Result<LabState, Error> {
+    let topo = study.frr_topology()?;
+    if topo.routers.len() > max_routers {
+        return Err(Error::bad_request(format!(
+            "{} has {} routers, more than the lab's budget of {max_routers} (two daemons and \
+             a namespace each); use a smaller spec or raise --max-routers",
+            topo.fabric,
+            topo.routers.len()
+        )));
+    }
+    if dir.join(STATE_FILE).exists() {
+        return Err(Error::bad_request(format!(
+            "{} already holds a lab; take it down first (aifabric lab down --dir {})",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    environment(frr)?;
+    reachable_by_daemons(dir)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Error::runtime_in(&format!("cannot create {}", dir.display()), e))?;
+    // The daemons drop to user `frr`: their state directories must be reachable.
+    open_to_all(dir)?;
+    study.export_to(Format::Frr, &dir.join("conf"))?;
+    let tag = tag_of(dir);
+    let ns_of: BTreeMap<&str, String> = topo
+        .routers
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (r.name.as_str(), format!("af{tag}-{i}")))
+        .collect();
+    let mut state = LabState {
+        schema_version: crate::SCHEMA_VERSION,
+        spec: spec.to_owned(),
+        fabric: topo.fabric.clone(),
+        options: study.setup().bgp_options(),
+        frr: frr.display().to_string(),
+        routers: topo
+            .routers
+            .iter()
+            .map(|r| LabRouter {
+                name: r.name.clone(),
+                namespace: ns_of[r.name.as_str()].clone(),
+                originates: r.originates.clone(),
+            })
+            .collect(),
+        links: topo
+            .links
+            .iter()
+            .map(|l| LabLink {
+                name: l.name.clone(),
+                ends: [&l.a, &l.b].map(|e| LabEnd {
+                    router: e.router.clone(),
+                    namespace: ns_of[e.router.as_str()].clone(),
+                    interface: e.interface.clone(),
+                }),
+            })
+            .collect(),
+        supervisor: None,
+    };
+    // Recorded before anything is made: `down` undoes a half-made lab.
+    state.write(dir)?;
+    for r in &state.routers {
+        let n = r.namespace.as_str();
+        run("ip", &["netns", "add", n])?;
+        for k in ["all", "default"] {
+            for (key, v) in [("keep_addr_on_down", "1"), ("forwarding", "1")] {
+                let setting = format!("net.ipv6.conf.{k}.{key}={v}");
+                run("ip", &["netns", "exec", n, "sysctl", "-qw", &setting])?;
+            }
+        }
+        run("ip", &["-n", n, "link", "set", "lo", "up"])?;
+        if !r.originates.is_empty() {
+            // The rack's /64 (zebra.conf) sits on an in-namespace veth pair.
+            run(
+                "ip",
+                &[
+                    "-n", n, "link", "add", "rack", "type", "veth", "peer", "name", "rackhost",
+                ],
+            )?;
+            run("ip", &["-n", n, "link", "set", "rack", "up"])?;
+            run("ip", &["-n", n, "link", "set", "rackhost", "up"])?;
+        }
+    }
+    for (i, l) in state.links.iter().enumerate() {
+        let (va, vb) = (format!("v{tag}{i}a"), format!("v{tag}{i}b"));
+        run(
+            "ip",
+            &["link", "add", &va, "type", "veth", "peer", "name", &vb],
+        )?;
+        for (v, e) in [(&va, &l.ends[0]), (&vb, &l.ends[1])] {
+            run(
+                "ip",
+                &[
+                    "link",
+                    "set",
+                    v,
+                    "netns",
+                    &e.namespace,
+                    "name",
+                    &e.interface,
+                ],
+            )?;
+            run(
+                "ip",
+                &["-n", &e.namespace, "link", "set", &e.interface, "up"],
+            )?;
+        }
+    }
+    for r in &state.routers {
+        let run_dir = dir.join("run").join(&r.namespace);
+        std::fs::create_dir_all(&run_dir)
+            .map_err(|e| Error::runtime_in(&format!("cannot create {}", run_dir.display()), e))?;
+        run("chown", &["frr:frr", &run_dir.display().to_string()])?;
+    }
+    let log = std::fs::File::create(dir.join("supervisor.log"))
+        .map_err(|e| Error::runtime_in("cannot create supervisor.log", e))?;
+    let err = log
+        .try_clone()
+        .map_err(|e| Error::runtime_in("supervisor.log", e))?;
+    let child = {
+        use std::os::unix::process::CommandExt;
+        Command::new(supervisor)
+            .args(["lab", "supervise", "--dir"])
+            .arg(dir)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(err)
+            // Its own process group: a Ctrl-C at the terminal that ran `up` does not stop it.
+            .process_group(0)
+            .spawn()
+            .map_err(|e| Error::runtime_in(&format!("cannot start {}", supervisor.display()), e))?
+    };
+    state.supervisor = Some(child.id());
+    state.write(dir)?;
+    // The supervisor writes the daemons' ids once all are started.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !dir.join(DAEMONS_FILE).exists() {
+        if Instant::now() > deadline || !alive(child.id()) {
+            return Err(Error::Runtime {
+                message: format!(
+                    "the supervisor did not start the daemons; see {} (then `aifabric lab down \
+                     --dir {}`)",
+                    dir.join("supervisor.log").display(),
+                    dir.display()
+                ),
+                source: None,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(state)
+}
+
+/// FRR's daemons drop to user `frr`: every existing directory above `dir` must let others
+/// through, or they cannot read their configuration (and the lab comes up with empty FIBs).
+fn reachable_by_daemons(dir: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::PermissionsExt;
+    for a in dir.ancestors().skip(1) {
+        if let Ok(m) = std::fs::metadata(a) {
+            if m.permissions().mode() & 0o001 == 0 {
+                return Err(Error::bad_request(format!(
+                    "FRR's daemons run as user frr and cannot reach {}: {} is closed to other users; choose a --dir under /tmp, or open it (chmod o+x {})",
+                    dir.display(),
+                    a.display(),
+                    a.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn open_to_all(dir: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| Error::runtime_in(&format!("cannot open {} to user frr", dir.display()), e))
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie (exited, not yet reaped) is not alive.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+/// The supervisor of the lab in `dir`: starts `zebra` then `bgpd` of every router, in the
+/// foreground inside its namespace, as its own children; writes their ids; then reaps them
+/// until [`down`] asks it to stop (the stop file), when it kills and reaps them all. A daemon
+/// that dies is logged on standard error.
+pub fn supervise(dir: &Path) -> Result<(), Error> {
+    let state = LabState::read(dir)?;
+    let frr = PathBuf::from(&state.frr);
+    let conf = dir.join("conf");
+    let mut children = Vec::new();
+    for r in &state.routers {
+        let run_dir = dir.join("run").join(&r.namespace);
+        for daemon in ["zebra", "bgpd"] {
+            let bin = frr.join(daemon).display().to_string();
+            let child = Command::new("ip")
+                .args(["netns", "exec", &r.namespace, &bin, "-P", "0", "-f"])
+                .arg(conf.join(format!("{}.{daemon}.conf", r.name)))
+                .arg("-i")
+                .arg(run_dir.join(format!("{daemon}.pid")))
+                .arg("-z")
+                .arg(run_dir.join("zserv.api"))
+                .arg("--vty_socket")
+                .arg(&run_dir)
+                .arg("--log")
+                .arg(format!("file:{}/{daemon}.log", run_dir.display()))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .spawn()
+                .map_err(|e| Error::runtime_in(&format!("cannot start {daemon}"), e))?;
+            children.push((format!("{} {daemon}", r.name), child));
+            if daemon == "zebra" {
+                // bgpd connects to zebra's socket: give it a moment to open it.
+                std::thread::sleep(Duration::from_millis(150));
+            }
+        }
+    }
+    let pids: Vec<u32> = children.iter().map(|(_, c)| c.id()).collect();
+    write_atomic(
+        &dir.join(DAEMONS_FILE),
+        serde_json::to_string(&pids).expect("ids").as_bytes(),
+    )?;
+    let stop = dir.join(STOP_FILE);
+    let mut running = vec![true; children.len()];
+    while !stop.exists() {
+        for ((who, c), up) in children.iter_mut().zip(running.iter_mut()) {
+            if *up {
+                if let Ok(Some(status)) = c.try_wait() {
+                    eprintln!("{who} exited: {status}");
+                    *up = false;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for (_, c) in &mut children {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    let _ = std::fs::remove_file(dir.join(DAEMONS_FILE));
+    Ok(())
+}
+
+/// What [`down`] removed.
+#[derive(Clone, Debug, Serialize)]
+pub struct DownReport {
+    /// The contract's version.
+    pub schema_version: u32,
+    /// Namespaces deleted.
+    pub namespaces: usize,
+    /// Processes left after the supervisor (or without one) that had to be killed.
+    pub killed: usize,
+}
+
+/// Take the lab in `dir` down: stop the supervisor (it kills and reaps the daemons), kill
+/// whatever still runs in the lab's namespaces (a crashed supervisor's daemons), delete the
+/// namespaces (and with them the veths) and the lab directory.
+pub fn down(dir: &Path) -> Result<DownReport, Error> {
+    let state = LabState::read(dir)?;
+    if let Some(pid) = state.supervisor {
+        let _ = std::fs::write(dir.join(STOP_FILE), b"");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while alive(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let mut killed = 0;
+    let mut namespaces = 0;
+    let existing = run("ip", &["netns", "list"]).unwrap_or_default();
+    for r in &state.routers {
+        let present = existing
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(r.namespace.as_str()));
+        if !present {
+            continue;
+        }
+        let pids = run("ip", &["netns", "pids", &r.namespace]).unwrap_or_default();
+        for p in pids.split_whitespace() {
+            if run("kill", &["-9", p]).is_ok() {
+                killed += 1;
+            }
+        }
+        run("ip", &["netns", "del", &r.namespace])?;
+        namespaces += 1;
+    }
+    std::fs::remove_dir_all(dir)
+        .map_err(|e| Error::runtime_in(&format!("cannot remove {}", dir.display()), e))?;
+    Ok(DownReport {
+        schema_version: crate::SCHEMA_VERSION,
+        namespaces,
+        killed,
+    })
+}
+
+/// One next hop of a route, as a side sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Hop {
+    /// Live links to the neighbour.
+    pub links: u32,
+    /// Its share of the traffic.
+    pub share: f64,
+}
+
+/// A route on which the FIB and aifabric disagree.
+#[derive(Clone, Debug, Serialize)]
+pub struct Mismatch {
+    /// The router.
+    pub router: String,
+    /// The prefix (a rack's /64).
+    pub prefix: String,
+    /// The router that originates it.
+    pub origin: String,
+    /// aifabric's next hops, by neighbour.
+    pub aifabric: BTreeMap<String, Hop>,
+    /// The kernel FIB's next hops, by neighbour.
+    pub fib: BTreeMap<String, Hop>,
+    /// The largest share gap over the neighbours of either side.
+    pub share_gap: f64,
+}
+
+/// The answer of [`check`].
+#[derive(Clone, Debug, Serialize)]
+pub struct LabCheck {
+    /// The contract's version.
+    pub schema_version: u32,
+    /// The fabric.
+    pub fabric: String,
+    /// The scenario applied (the selectors, `healthy` for none).
+    pub scenario: String,
+    /// Links set down.
+    pub links_down: Vec<String>,
+    /// Routers.
+    pub routers: usize,
+    /// Routes compared (router x rack prefix, the origin's own excluded).
+    pub routes: usize,
+    /// Whether every FIB agreed before the time limit.
+    pub agreed: bool,
+    /// Seconds from the links set to the last comparison.
+    pub seconds: f64,
+    /// The disagreements at the last comparison.
+    pub mismatches: Vec<Mismatch>,
+}
+
+/// Check the lab in `dir` under `scenario` of fabric `f` (the lab's own, loaded from its
+/// state): set its links, then compare every FIB with aifabric's routes every second until
+/// they all agree or `timeout` passes. `describe` names the scenario in the answer.
+pub fn check(
+    f: &Fabric,
+    dir: &Path,
+    scenario: Scenario,
+    describe: &str,
+    timeout: Duration,
+) -> Result<LabCheck, Error> {
+    let state = LabState::read(dir)?;
+    if f.name() != state.fabric {
+        return Err(Error::bad_request(format!(
+            "the lab in {} runs {}, not {}; give its spec or its directory",
+            dir.display(),
+            state.fabric,
+            f.name()
+        )));
+    }
+    if !scenario.drained_soft.is_empty() {
+        return Err(Error::bad_request(
+            "--drain-soft is not applied in the lab yet (graceful shutdown needs per-session \
+             FRR configuration); use --fail or --drain"
+                .into(),
+        ));
+    }
+    if !state
+        .supervisor
+        .is_some_and(|p| alive(p) && dir.join(DAEMONS_FILE).exists())
+    {
+        return Err(Error::Runtime {
+            message: format!(
+                "the lab's supervisor is not running (see {}); take the lab down and up again",
+                dir.join("supervisor.log").display()
+            ),
+            source: None,
+        });
+    }
+    let study = Study::new(f, scenario, state.setup()?);
+    let topo = study.frr_topology()?;
+    let unusable = study.scenario().unusable();
+    let mut links_down = Vec::new();
+    for (l, t) in state.links.iter().zip(&topo.links) {
+        let up = f.link_up(t.link(), &unusable);
+        if !up {
+            links_down.push(l.name.clone());
+        }
+        for e in &l.ends {
+            let to = if up { "up" } else { "down" };
+            run("ip", &["-n", &e.namespace, "link", "set", &e.interface, to])?;
+        }
+    }
+    // aifabric's side, once: every router's routes toward every rack prefix.
+    let origin_of: BTreeMap<&str, &str> = state
+        .routers
+        .iter()
+        .flat_map(|r| {
+            r.originates
+                .iter()
+                .map(move |p| (p.as_str(), r.name.as_str()))
+        })
+        .collect();
+    let mut want: Vec<(String, String, BTreeMap<String, Hop>)> = Vec::new();
+    for r in &state.routers {
+        for v in study.routes(&r.name, None)? {
+            let Some(prefix) = v.ipv6 else { continue };
+            match origin_of.get(prefix.as_str()) {
+                Some(&o) if o != r.name => {}
+                _ => continue,
+            }
+            let hops = v
+                .next_hops
+                .iter()
+                .map(|h| {
+                    (
+                        h.neighbor.clone(),
+                        Hop {
+                            links: h.links,
+                            share: h.weight,
+                        },
+                    )
+                })
+                .collect();
+            want.push((r.name.clone(), prefix, hops));
+        }
+    }
+    let start = Instant::now();
+    loop {
+        let mismatches = compare(&state, &origin_of, &want)?;
+        let agreed = mismatches.is_empty();
+        if agreed || start.elapsed() >= timeout {
+            return Ok(LabCheck {
+                schema_version: crate::SCHEMA_VERSION,
+                fabric: state.fabric.clone(),
+                scenario: describe.to_owned(),
+                links_down,
+                routers: state.routers.len(),
+                routes: want.len(),
+                agreed,
+                seconds: start.elapsed().as_secs_f64(),
+                mismatches,
+            });
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// Every route of `want` (router, prefix, next hops) against the kernel FIBs.
+fn compare(
+    state: &LabState,
+    origin_of: &BTreeMap<&str, &str>,
+    want: &[(String, String, BTreeMap<String, Hop>)],
+) -> Result<Vec<Mismatch>, Error> {
+    let mut fibs: BTreeMap<&str, BTreeMap<String, BTreeMap<String, Hop>>> = BTreeMap::new();
+    for r in &state.routers {
+        fibs.insert(r.name.as_str(), fib(state, r)?);
+    }
+    let empty = BTreeMap::new();
+    let mut out = Vec::new();
+    for (router, prefix, hops) in want {
+        let got = fibs[router.as_str()].get(prefix).unwrap_or(&empty);
+        if let Some(gap) = disagreement(hops, got) {
+            out.push(Mismatch {
+                router: router.clone(),
+                prefix: prefix.clone(),
+                origin: origin_of[prefix.as_str()].to_owned(),
+                aifabric: hops.clone(),
+                fib: got.clone(),
+                share_gap: gap,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// `None` when the FIB's next hops `got` agree with aifabric's `want` (see the module docs),
+/// else the largest share gap.
+pub fn disagreement(want: &BTreeMap<String, Hop>, got: &BTreeMap<String, Hop>) -> Option<f64> {
+    let gap = want
+        .keys()
+        .chain(got.keys())
+        .map(|n| {
+            let s = |m: &BTreeMap<String, Hop>| m.get(n).map_or(0.0, |h| h.share);
+            (s(want) - s(got)).abs()
+        })
+        .fold(0.0, f64::max);
+    let same_hops = want.len() == got.len()
+        && want
+            .iter()
+            .all(|(n, h)| got.get(n).is_some_and(|g| g.links == h.links));
+    // FRR 8.x programs floor(100 x share per link): off by at most 1% per link.
+    let within = want.iter().all(|(n, h)| {
+        got.get(n)
+            .is_some_and(|g| (g.share - h.share).abs() <= 0.01 * f64::from(h.links) + 1e-9)
+    });
+    (!(same_hops && within)).then_some(gap)
+}
+
+/// One router's kernel FIB toward the rack prefixes: prefix -> neighbour -> (links, share).
+fn fib(state: &LabState, r: &LabRouter) -> Result<BTreeMap<String, BTreeMap<String, Hop>>, Error> {
+    let text = run("ip", &["-n", &r.namespace, "-6", "-j", "route", "show"])?;
+    let routes: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap_or_default();
+    let peer_of: BTreeMap<&str, &str> = state
+        .links
+        .iter()
+        .flat_map(|l| {
+            [(0, 1), (1, 0)]
+                .into_iter()
+                .filter(move |&(i, _)| l.ends[i].router == r.name)
+                .map(move |(i, j)| (l.ends[i].interface.as_str(), l.ends[j].router.as_str()))
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    for route in &routes {
+        let Some(dst) = route["dst"].as_str() else {
+            continue;
+        };
+        let hops: Vec<(&str, f64)> = match route["nexthops"].as_array() {
+            Some(list) => list
+                .iter()
+                .filter_map(|h| Some((h["dev"].as_str()?, h["weight"].as_f64().unwrap_or(1.0))))
+                .collect(),
+            None => route["dev"]
+                .as_str()
+                .map(|d| vec![(d, 1.0)])
+                .unwrap_or_default(),
+        };
+        let total: f64 = hops.iter().map(|h| h.1).sum();
+        let mut by_peer: BTreeMap<String, Hop> = BTreeMap::new();
+        for (dev, w) in hops {
+            let Some(&peer) = peer_of.get(dev) else {
+                continue;
+            };
+            let h = by_peer.entry(peer.to_owned()).or_insert(Hop {
+                links: 0,
+                share: 0.0,
+            });
+            h.links += 1;
+            h.share += w / total;
+        }
+        if !by_peer.is_empty() {
+            out.insert(dst.to_owned(), by_peer);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hops(v: &[(&str, u32, f64)]) -> BTreeMap<String, Hop> {
+        v.iter()
+            .map(|&(n, links, share)| (n.to_owned(), Hop { links, share }))
+            .collect()
+    }
+
+    #[test]
+    fn shares_agree_within_frr_rounding_and_neighbours_must_match() {
+        // 2:1 over three links, as FRR 8.4 programs it: 33 + 33 and 33 of 99 per link.
+        let want = hops(&[("a", 2, 2.0 / 3.0), ("b", 1, 1.0 / 3.0)]);
+        assert_eq!(
+            disagreement(&want, &hops(&[("a", 2, 0.666), ("b", 1, 0.334)])),
+            None
+        );
+        // A neighbour missing, a link missing, a share off by more than 1% per link.
+        assert!(disagreement(&want, &hops(&[("a", 2, 1.0)])).is_some());
+        assert!(disagreement(&want, &hops(&[("a", 1, 0.5), ("b", 1, 0.5)])).is_some());
+        let gap = disagreement(&want, &hops(&[("a", 2, 0.5), ("b", 1, 0.5)])).unwrap();
+        assert!((gap - (2.0 / 3.0 - 0.5)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn lab_tags_differ_by_directory_and_fit_interface_names() {
+        let (a, b) = (tag_of(Path::new("/tmp/a")), tag_of(Path::new("/tmp/b")));
+        assert_ne!(a, b);
+        // Veth names are v<tag><link><a|b>: at most 15 bytes for 10,000 links.
+        assert!(format!("v{a}9999a").len() <= 15);
+    }
+}

@@ -1,0 +1,140 @@
+//! `aifabric lab up|check|down`: thin over [`aifabric::lab`].
+
+use crate::args::LabCommand;
+use crate::{emit, load, Failure};
+use aifabric::lab::{self, LabCheck};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
+    match command {
+        LabCommand::Up {
+            spec,
+            dir,
+            frr,
+            max_routers,
+            json,
+            bgp,
+        } => {
+            let f = load(&spec)?;
+            let study = aifabric::Study::healthy(&f, bgp.setup());
+            // A spec file is recorded by its absolute path: `check` may run from elsewhere.
+            let spec = match std::fs::canonicalize(&spec) {
+                Ok(p) if p.is_file() => p.display().to_string(),
+                _ => spec,
+            };
+            let exe = std::env::current_exe()
+                .map_err(|e| Failure::Runtime(format!("cannot find the aifabric binary: {e}")))?;
+            let dir = absolute(&dir)?;
+            let state = lab::up(&study, &spec, &dir, &frr, &exe, max_routers)?;
+            emit(json, &state, |s| {
+                format!(
+                    "lab {} up in {}: {} routers, {} links (supervisor pid {})\nnext: aifabric lab check {} --dir {}\n",
+                    s.fabric,
+                    dir.display(),
+                    s.routers.len(),
+                    s.links.len(),
+                    s.supervisor.unwrap_or(0),
+                    s.spec,
+                    dir.display()
+                )
+            })
+        }
+        LabCommand::Check {
+            spec,
+            dir,
+            timeout,
+            json,
+            scenario,
+        } => {
+            if !(timeout.is_finite() && timeout >= 0.0) {
+                return Err(Failure::BadArgument(
+                    "--timeout must be a number of seconds >= 0".into(),
+                ));
+            }
+            let f = load(&spec)?;
+            let s = scenario.resolve(&f)?;
+            let describe = match scenario.describe() {
+                d if d.is_empty() => "healthy".to_owned(),
+                d => d,
+            };
+            let c = lab::check(&f, &dir, s, &describe, Duration::from_secs_f64(timeout))?;
+            emit(json, &c, render)?;
+            if c.agreed {
+                Ok(())
+            } else {
+                Err(Failure::Runtime(format!(
+                    "{} of {} routes disagree with FRR after {:.0} s",
+                    c.mismatches.len(),
+                    c.routes,
+                    c.seconds
+                )))
+            }
+        }
+        LabCommand::Down { dir, json } => {
+            let r = lab::down(&dir)?;
+            emit(json, &r, |r| {
+                format!(
+                    "lab in {} down: {} namespaces removed, {} processes killed after the supervisor\n",
+                    dir.display(),
+                    r.namespaces,
+                    r.killed
+                )
+            })
+        }
+        LabCommand::Supervise { dir } => Ok(lab::supervise(&dir)?),
+    }
+}
+
+fn absolute(dir: &std::path::Path) -> Result<std::path::PathBuf, Failure> {
+    std::path::absolute(dir)
+        .map_err(|e| Failure::BadArgument(format!("--dir {}: {e}", dir.display())))
+}
+
+fn render(c: &LabCheck) -> String {
+    let mut out = format!(
+        "lab {} ({}): {} routers, {} routes compared, links down: {}\n",
+        c.fabric,
+        c.scenario,
+        c.routers,
+        c.routes,
+        if c.links_down.is_empty() {
+            "none".to_owned()
+        } else {
+            c.links_down.join(", ")
+        }
+    );
+    if c.agreed {
+        let _ = writeln!(
+            out,
+            "every FIB agrees with aifabric's routes (after {:.1} s)",
+            c.seconds
+        );
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{} routes disagree after {:.1} s:",
+        c.mismatches.len(),
+        c.seconds
+    );
+    let side = |m: &std::collections::BTreeMap<String, lab::Hop>| {
+        m.iter()
+            .map(|(n, h)| format!("{n} x{} {:.3}", h.links, h.share))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for m in &c.mismatches {
+        let _ = writeln!(
+            out,
+            "  {} -> {} ({}): aifabric [{}]  FIB [{}]  share gap {:.3}",
+            m.router,
+            m.prefix,
+            m.origin,
+            side(&m.aifabric),
+            side(&m.fib),
+            m.share_gap
+        );
+    }
+    out
+}

@@ -1,0 +1,56 @@
+//! `aifabric lab` refusals, which need no root, namespaces or FRR: each exits 2 naming the
+//! fix, before anything is made. (The lab itself runs in `tests/frr`, as root with FRR.)
+
+use assert_cmd::Command;
+
+fn aifabric() -> Command {
+    Command::cargo_bin("aifabric").unwrap()
+}
+
+/// Runs `c`, expects exit 2 and every one of `wanted` in its stderr.
+fn refused(c: &mut Command, wanted: &[&str]) {
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for w in wanted {
+        assert!(err.contains(w), "`{w}` missing from: {err}");
+    }
+}
+
+#[test]
+fn a_dsf_fabric_is_refused_for_the_lab() {
+    let dir = tempfile::tempdir().unwrap();
+    refused(
+        aifabric()
+            .args(["lab", "up", "dsf-l2-zone", "--dir"])
+            .arg(dir.path().join("lab")),
+        &["DSF zone: one BGP speaker"],
+    );
+    assert!(!dir.path().join("lab").exists());
+}
+
+#[test]
+fn a_fabric_over_the_router_budget_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    refused(
+        aifabric()
+            .args(["lab", "up", "llama3-24k", "--dir"])
+            .arg(dir.path().join("lab")),
+        &["more than the lab's budget of 100", "--max-routers"],
+    );
+    assert!(!dir.path().join("lab").exists());
+}
+
+#[test]
+fn check_and_down_without_a_lab_say_how_to_start_one() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        vec!["lab", "check", "llama3-24k", "--dir"],
+        vec!["lab", "down", "--dir"],
+    ] {
+        refused(
+            aifabric().args(&args).arg(dir.path()),
+            &["no lab in", "aifabric lab up SPEC"],
+        );
+    }
+}

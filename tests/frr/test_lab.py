@@ -1,0 +1,113 @@
+"""`aifabric lab` end to end, as a user runs it: `lab up` a fabric in network namespaces with
+FRR, `lab check` it healthy and under scenarios applied live (a link failed, a device failed,
+a device hard-drained, then healthy again), and `lab down`, also after the supervisor was
+killed. Every check must agree with aifabric's routes (exit 0, no mismatch); `lab down`
+leaves no namespace and no daemon.
+
+Needs root, `ip netns` and FRR; skips with the reason otherwise (see test_frr_crosscheck).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from test_frr_crosscheck import FAT_TREE, ROCE6, cli, usable
+
+
+def lab(*args, check=True):
+    r = subprocess.run([cli(), "lab", *map(str, args)], capture_output=True, text=True)
+    if check and r.returncode:
+        raise AssertionError(f"lab {' '.join(map(str, args))}: exit {r.returncode}\n{r.stdout}{r.stderr}")
+    return r
+
+
+def namespaces(tag_dir):
+    state = json.loads((tag_dir / "lab.json").read_text())
+    return {r["namespace"] for r in state["routers"]}
+
+
+def live_namespaces():
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return {l.split()[0] for l in out.splitlines() if l.strip()}
+
+
+@pytest.fixture
+def lab_dir():
+    why = usable()
+    if why:
+        pytest.skip(why)
+    import pathlib
+
+    # The daemons drop to user `frr`: the lab's parent must let them through.
+    top = pathlib.Path(tempfile.mkdtemp(prefix="aifabric-lab-"))
+    top.chmod(0o755)
+    d = top / "lab"
+    yield d
+    if (d / "lab.json").exists():
+        lab("down", "--dir", d, check=False)
+
+
+def checked(spec, d, *scenario):
+    r = lab("check", spec, "--dir", d, "--timeout", "60", "--json", *scenario)
+    v = json.loads(r.stdout)
+    assert v["agreed"] and v["mismatches"] == [], v
+    return v
+
+
+def test_a_fat_tree_under_live_scenarios_agrees_with_aifabric(lab_dir):
+    lab("up", FAT_TREE, "--dir", lab_dir)
+    ns = namespaces(lab_dir)
+    assert len(ns) == 20 and ns <= live_namespaces()
+    v = checked(FAT_TREE, lab_dir)
+    assert (v["routers"], v["routes"], v["links_down"]) == (20, 152, [])
+    v = checked(FAT_TREE, lab_dir, "--fail", "r.b.z.rtsw1--r.b.z.ctsw0#0")
+    assert v["links_down"] == ["r.b.z.rtsw1--r.b.z.ctsw0#0"]
+    # A core router failed: its four links down.
+    v = checked(FAT_TREE, lab_dir, "--fail", "r.b.z.atsw0")
+    assert len(v["links_down"]) == 4
+    # An aggregation router drained: out of service like a failure.
+    v = checked(FAT_TREE, lab_dir, "--drain", "r.b.z.ctsw3")
+    assert len(v["links_down"]) == 4
+    assert checked(FAT_TREE, lab_dir)["links_down"] == []
+    r = lab("down", "--dir", lab_dir, "--json")
+    assert json.loads(r.stdout)["namespaces"] == 20
+    assert not (ns & live_namespaces()) and not lab_dir.exists()
+
+
+def test_the_roce_zone_without_link_bandwidth_and_a_crashed_supervisor(lab_dir):
+    lab("up", ROCE6, "--dir", lab_dir, "--bandwidth", "none")
+    checked(ROCE6, lab_dir, "--fail", "r.b.z.rtsw1--r.b.z.ctsw1#1")
+    # Soft drains are refused, not ignored.
+    r = lab("check", ROCE6, "--dir", lab_dir, "--drain-soft", "r.b.z.ctsw1", check=False)
+    assert r.returncode == 2 and "drain-soft" in r.stderr
+    state = json.loads((lab_dir / "lab.json").read_text())
+    os.kill(state["supervisor"], signal.SIGKILL)
+    time.sleep(0.3)
+    r = lab("check", ROCE6, "--dir", lab_dir, check=False)
+    assert r.returncode == 1 and "supervisor is not running" in r.stderr
+    ns = namespaces(lab_dir)
+    v = json.loads(lab("down", "--dir", lab_dir, "--json").stdout)
+    # The daemons outlived their supervisor: down found and killed them (zebra + bgpd each).
+    assert v["namespaces"] == 6 and v["killed"] == 12, v
+    assert not (ns & live_namespaces())
+
+
+def test_a_directory_the_daemons_cannot_reach_is_refused(lab_dir):
+    closed = lab_dir.parent / "closed"
+    closed.mkdir(mode=0o700)
+    r = lab("up", ROCE6, "--dir", closed / "lab", check=False)
+    assert r.returncode == 2 and "closed to other users" in r.stderr, r.stderr
+    assert not (closed / "lab").exists(), "refused before anything was made"
+
+
+def test_a_second_up_on_a_running_lab_is_refused(lab_dir):
+    lab("up", ROCE6, "--dir", lab_dir)
+    r = lab("up", ROCE6, "--dir", lab_dir, check=False)
+    assert r.returncode == 2 and "already holds a lab" in r.stderr
+    r = lab("check", FAT_TREE, "--dir", lab_dir, check=False)
+    assert r.returncode == 2 and "runs r6" in r.stderr
