@@ -1,7 +1,7 @@
 """`aifabric lab` end to end, as a user runs it: `lab up` a fabric in network namespaces with
 FRR, `lab check` it healthy and under scenarios applied live (a link failed, a device failed,
-a device hard-drained, then healthy again), and `lab down`, also after the supervisor was
-killed. Every check must agree with aifabric's routes (exit 0, no mismatch); `lab down`
+a device hard-drained, soft drains by graceful shutdown and by prepending, then healthy
+again), and `lab down`, also after the supervisor was killed. Every check must agree with aifabric's routes (exit 0, no mismatch); `lab down`
 leaves no namespace and no daemon.
 
 Needs root, `ip netns` and FRR; skips with the reason otherwise (see test_frr_crosscheck).
@@ -52,6 +52,22 @@ def lab_dir():
         lab("down", "--dir", d, check=False)
 
 
+def fib_hops(d, router, origin):
+    """The neighbours `router`'s kernel route toward `origin`'s rack goes through."""
+    state = json.loads((d / "lab.json").read_text())
+    ns = {r["name"]: r["namespace"] for r in state["routers"]}
+    prefix = next(r["originates"][0] for r in state["routers"] if r["name"] == origin)
+    peer = {}
+    for l in state["links"]:
+        for me, other in ((0, 1), (1, 0)):
+            if l["ends"][me]["router"] == router:
+                peer[l["ends"][me]["interface"]] = l["ends"][other]["router"]
+    out = subprocess.run(["ip", "-n", ns[router], "-6", "-j", "route", "show", prefix],
+                         capture_output=True, text=True, check=True).stdout
+    r = json.loads(out)[0]
+    return [peer[h["dev"]] for h in r.get("nexthops") or [r]]
+
+
 def checked(spec, d, *scenario):
     r = lab("check", spec, "--dir", d, "--timeout", "60", "--json", *scenario)
     v = json.loads(r.stdout)
@@ -73,7 +89,13 @@ def test_a_fat_tree_under_live_scenarios_agrees_with_aifabric(lab_dir):
     # An aggregation router drained: out of service like a failure.
     v = checked(FAT_TREE, lab_dir, "--drain", "r.b.z.ctsw3")
     assert len(v["links_down"]) == 4
+    # Soft drains (graceful shutdown, RFC 8326): an aggregation router, then one link, each
+    # with LOCAL_PREF 0 on what crosses them, and rtsw0 then leaves toward pod 1 by ctsw1 only.
+    checked(FAT_TREE, lab_dir, "--drain-soft", "r.b.z.ctsw0")
+    assert set(fib_hops(lab_dir, "r.b.z.rtsw0", "r.b.z.rtsw2")) == {"r.b.z.ctsw1"}
+    checked(FAT_TREE, lab_dir, "--drain-soft", "r.b.z.rtsw1--r.b.z.ctsw1#0", "--fail", "r.b.z.atsw3")
     assert checked(FAT_TREE, lab_dir)["links_down"] == []
+    assert set(fib_hops(lab_dir, "r.b.z.rtsw0", "r.b.z.rtsw2")) == {"r.b.z.ctsw0", "r.b.z.ctsw1"}
     r = lab("down", "--dir", lab_dir, "--json")
     assert json.loads(r.stdout)["namespaces"] == 20
     assert not (ns & live_namespaces()) and not lab_dir.exists()
@@ -82,9 +104,7 @@ def test_a_fat_tree_under_live_scenarios_agrees_with_aifabric(lab_dir):
 def test_the_roce_zone_without_link_bandwidth_and_a_crashed_supervisor(lab_dir):
     lab("up", ROCE6, "--dir", lab_dir, "--bandwidth", "none")
     checked(ROCE6, lab_dir, "--fail", "r.b.z.rtsw1--r.b.z.ctsw1#1")
-    # Soft drains are refused, not ignored.
-    r = lab("check", ROCE6, "--dir", lab_dir, "--drain-soft", "r.b.z.ctsw1", check=False)
-    assert r.returncode == 2 and "drain-soft" in r.stderr
+    checked(ROCE6, lab_dir, "--drain-soft", "r.b.z.ctsw1")
     state = json.loads((lab_dir / "lab.json").read_text())
     os.kill(state["supervisor"], signal.SIGKILL)
     time.sleep(0.3)
@@ -103,6 +123,14 @@ def test_a_directory_the_daemons_cannot_reach_is_refused(lab_dir):
     r = lab("up", ROCE6, "--dir", closed / "lab", check=False)
     assert r.returncode == 2 and "closed to other users" in r.stderr, r.stderr
     assert not (closed / "lab").exists(), "refused before anything was made"
+
+
+def test_prepend_drains_agree_with_aifabric(lab_dir):
+    lab("up", FAT_TREE, "--dir", lab_dir, "--soft-drain", "prepend:2")
+    checked(FAT_TREE, lab_dir, "--drain-soft", "r.b.z.ctsw0")
+    assert set(fib_hops(lab_dir, "r.b.z.rtsw0", "r.b.z.rtsw2")) == {"r.b.z.ctsw1"}
+    checked(FAT_TREE, lab_dir, "--drain-soft", "r.b.z.atsw1")
+    checked(FAT_TREE, lab_dir)
 
 
 def test_a_second_up_on_a_running_lab_is_refused(lab_dir):

@@ -11,14 +11,18 @@
 //!   `aifabric lab supervise`): it runs `zebra` and `bgpd` of each router in the foreground as
 //!   its own children, so it reaps them (a container's PID 1 may not), and stops them when
 //!   [`down`] asks.
-//! - [`check`] sets every link up or down as a scenario says (a failed or hard-drained link or
-//!   device: its links down, in both namespaces), waits until every FIB agrees with aifabric's
-//!   routes under that scenario or a time limit passes, and reports each disagreement: the
-//!   router, the prefix, both sides' next hops (neighbours, live links, shares) and the gap.
-//!   A route agrees when it has the same next-hop neighbours, the same number of live links
-//!   to each, and each neighbour's share equal to aifabric's weight within FRR 8.x's rounding:
-//!   zebra programs `floor(100 x bandwidth / total)` per link (at least 1), so a share may be
-//!   off by 1% per link.
+//! - [`check`] applies a scenario live: a failed or hard-drained link or device has its links
+//!   set down (in both namespaces); a soft-drained session sends the drained twin of its
+//!   outbound route-map (the export's `-DRAIN` maps: the graceful-shutdown community of RFC
+//!   8326 from both ends, which every router's inbound map turns into LOCAL_PREF 0, or, with
+//!   `--soft-drain prepend:N`, the draining end's ASN prepended N times). It then waits until
+//!   every router agrees with aifabric's routes under that scenario, or a time limit passes,
+//!   and reports each disagreement: the router, the prefix, both sides and the share gap. A
+//!   route agrees when it has the same next-hop neighbours in the kernel FIB, the same
+//!   number of live links to each, each neighbour's share equal to aifabric's weight within
+//!   FRR 8.x's rounding (zebra programs `floor(100 x bandwidth / total)` per link, so a
+//!   share may be off by 1% per link), and bgpd's best path has the same LOCAL_PREF and an
+//!   AS path of the same length ([`disagreement`]).
 //! - [`down`] stops the supervisor (or, after a crash, kills what is left in the lab's
 //!   namespaces), deletes the namespaces and the lab directory.
 //!
@@ -53,6 +57,8 @@ pub struct LabRouter {
     pub name: String,
     /// Its network namespace.
     pub namespace: String,
+    /// Its ASN.
+    pub asn: u32,
     /// Prefixes it originates (its rack's /64).
     pub originates: Vec<String>,
 }
@@ -66,6 +72,8 @@ pub struct LabEnd {
     pub namespace: String,
     /// Interface name inside it.
     pub interface: String,
+    /// Its address on the link's /127 (the peer's BGP neighbour address).
+    pub address: String,
 }
 
 /// A link of the lab: a veth pair.
@@ -75,6 +83,8 @@ pub struct LabLink {
     pub name: String,
     /// Its ends.
     pub ends: [LabEnd; 2],
+    /// Capacity, Gb/s (its outbound route-map is `LB-<Gb/s>`).
+    pub capacity_gbps: u64,
 }
 
 /// `lab.json`: what [`up`] made, so that [`check`] and [`down`] (also after a crash) know it.
@@ -96,6 +106,10 @@ pub struct LabState {
     pub links: Vec<LabLink>,
     /// The supervisor's process id, once started.
     pub supervisor: Option<u32>,
+    /// Link ends whose session now sends the drained route-map (`<link>:<0|1>`), as the
+    /// last `check` set them.
+    #[serde(default)]
+    pub drained: Vec<String>,
 }
 
 impl LabState {
@@ -263,6 +277,7 @@ pub fn up(
             .map(|r| LabRouter {
                 name: r.name.clone(),
                 namespace: ns_of[r.name.as_str()].clone(),
+                asn: r.asn,
                 originates: r.originates.clone(),
             })
             .collect(),
@@ -275,10 +290,13 @@ pub fn up(
                     router: e.router.clone(),
                     namespace: ns_of[e.router.as_str()].clone(),
                     interface: e.interface.clone(),
+                    address: e.address.clone(),
                 }),
+                capacity_gbps: l.capacity_gbps,
             })
             .collect(),
         supervisor: None,
+        drained: Vec::new(),
     };
     // Recorded before anything is made: `down` undoes a half-made lab.
     state.write(dir)?;
@@ -533,7 +551,18 @@ pub struct Hop {
     pub share: f64,
 }
 
-/// A route on which the FIB and aifabric disagree.
+/// A router's route toward a prefix, as one side sees it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Side {
+    /// Next hops by neighbour (aifabric's multipaths; the kernel FIB's).
+    pub hops: BTreeMap<String, Hop>,
+    /// LOCAL_PREF of the best route (FRR: bgpd's best path; 100 when eBGP set none).
+    pub local_pref: Option<u32>,
+    /// AS path of the best route, nearest first.
+    pub as_path: Vec<u32>,
+}
+
+/// A route on which FRR and aifabric disagree.
 #[derive(Clone, Debug, Serialize)]
 pub struct Mismatch {
     /// The router.
@@ -542,10 +571,10 @@ pub struct Mismatch {
     pub prefix: String,
     /// The router that originates it.
     pub origin: String,
-    /// aifabric's next hops, by neighbour.
-    pub aifabric: BTreeMap<String, Hop>,
-    /// The kernel FIB's next hops, by neighbour.
-    pub fib: BTreeMap<String, Hop>,
+    /// aifabric's route.
+    pub aifabric: Side,
+    /// FRR's: the kernel FIB's next hops, bgpd's best path.
+    pub frr: Side,
     /// The largest share gap over the neighbours of either side.
     pub share_gap: f64,
 }
@@ -583,7 +612,7 @@ pub fn check(
     describe: &str,
     timeout: Duration,
 ) -> Result<LabCheck, Error> {
-    let state = LabState::read(dir)?;
+    let mut state = LabState::read(dir)?;
     if f.name() != state.fabric {
         return Err(Error::bad_request(format!(
             "the lab in {} runs {}, not {}; give its spec or its directory",
@@ -591,13 +620,6 @@ pub fn check(
             state.fabric,
             f.name()
         )));
-    }
-    if !scenario.drained_soft.is_empty() {
-        return Err(Error::bad_request(
-            "--drain-soft is not applied in the lab yet (graceful shutdown needs per-session \
-             FRR configuration); use --fail or --drain"
-                .into(),
-        ));
     }
     if !state
         .supervisor
@@ -625,6 +647,9 @@ pub fn check(
             run("ip", &["-n", &e.namespace, "link", "set", &e.interface, to])?;
         }
     }
+    let drained = set_drains(&state, f, study.scenario(), &topo, dir)?;
+    state.drained = drained;
+    state.write(dir)?;
     // aifabric's side, once: every router's routes toward every rack prefix.
     let origin_of: BTreeMap<&str, &str> = state
         .routers
@@ -635,7 +660,7 @@ pub fn check(
                 .map(move |p| (p.as_str(), r.name.as_str()))
         })
         .collect();
-    let mut want: Vec<(String, String, BTreeMap<String, Hop>)> = Vec::new();
+    let mut want: Vec<(String, String, Side)> = Vec::new();
     for r in &state.routers {
         for v in study.routes(&r.name, None)? {
             let Some(prefix) = v.ipv6 else { continue };
@@ -656,12 +681,17 @@ pub fn check(
                     )
                 })
                 .collect();
-            want.push((r.name.clone(), prefix, hops));
+            let side = Side {
+                hops,
+                local_pref: v.local_pref,
+                as_path: v.as_path,
+            };
+            want.push((r.name.clone(), prefix, side));
         }
     }
     let start = Instant::now();
     loop {
-        let mismatches = compare(&state, &origin_of, &want)?;
+        let mismatches = compare(&state, dir, &origin_of, &want)?;
         let agreed = mismatches.is_empty();
         if agreed || start.elapsed() >= timeout {
             return Ok(LabCheck {
@@ -680,27 +710,103 @@ pub fn check(
     }
 }
 
+/// Soft drains, live: each link end whose session the scenario soft-drains sends the
+/// drained twin of its outbound route-map (`-DRAIN`: the graceful-shutdown community on both
+/// ends of a drained session, or, when drains prepend, the ASN prepended by the end that
+/// drains: a drained link's both ends, a drained device's own), every other end its plain
+/// one; only ends that change are reconfigured (vtysh, then an outbound soft reset). Returns
+/// the drained ends.
+fn set_drains(
+    state: &LabState,
+    f: &Fabric,
+    scenario: &Scenario,
+    topo: &aifabric_report::frr::Topology,
+    dir: &Path,
+) -> Result<Vec<String>, Error> {
+    let soft = &scenario.drained_soft;
+    let prepend = topo.soft_drain.starts_with("prepend:");
+    let unusable = scenario.unusable();
+    let mut drained = Vec::new();
+    for (l, t) in state.links.iter().zip(&topo.links) {
+        let id = t.link();
+        let link = f.link(id);
+        let is_soft = f.link_up(id, &unusable) && !f.link_up(id, soft);
+        for (side, dev) in [link.a, link.b].into_iter().enumerate() {
+            let drains_here = soft.link_failed(id) || soft.device_failed(dev);
+            let want = is_soft && (!prepend || drains_here);
+            let key = format!("{}:{side}", l.name);
+            let had = state.drained.contains(&key);
+            if want {
+                drained.push(key);
+            }
+            if want == had {
+                continue;
+            }
+            let (me, peer) = (&l.ends[side], &l.ends[1 - side]);
+            let asn = state
+                .routers
+                .iter()
+                .find(|r| r.name == me.router)
+                .map_or(0, |r| r.asn);
+            let map = |d| aifabric_report::frr::out_map(&topo.bandwidth, l.capacity_gbps, d);
+            let set = match (map(want), map(!want)) {
+                (Some(m), _) => format!("neighbor {} route-map {m} out", peer.address),
+                (None, Some(old)) => format!("no neighbor {} route-map {old} out", peer.address),
+                (None, None) => continue,
+            };
+            let run_dir = dir.join("run").join(&me.namespace).display().to_string();
+            let router = format!("router bgp {asn}");
+            let clear = format!("clear bgp ipv6 unicast {} soft out", peer.address);
+            run(
+                "vtysh",
+                &[
+                    "--vty_socket",
+                    &run_dir,
+                    "-c",
+                    "configure terminal",
+                    "-c",
+                    &router,
+                    "-c",
+                    "address-family ipv6 unicast",
+                    "-c",
+                    &set,
+                    "-c",
+                    "end",
+                    "-c",
+                    &clear,
+                ],
+            )?;
+        }
+    }
+    Ok(drained)
+}
+
 /// Every route of `want` (router, prefix, next hops) against the kernel FIBs.
 fn compare(
     state: &LabState,
+    dir: &Path,
     origin_of: &BTreeMap<&str, &str>,
-    want: &[(String, String, BTreeMap<String, Hop>)],
+    want: &[(String, String, Side)],
 ) -> Result<Vec<Mismatch>, Error> {
-    let mut fibs: BTreeMap<&str, BTreeMap<String, BTreeMap<String, Hop>>> = BTreeMap::new();
+    let mut tables: BTreeMap<&str, BTreeMap<String, Side>> = BTreeMap::new();
     for r in &state.routers {
-        fibs.insert(r.name.as_str(), fib(state, r)?);
+        let mut routes = best_paths(dir, r)?;
+        for (prefix, hops) in fib(state, r)? {
+            routes.entry(prefix).or_default().hops = hops;
+        }
+        tables.insert(r.name.as_str(), routes);
     }
-    let empty = BTreeMap::new();
+    let none = Side::default();
     let mut out = Vec::new();
-    for (router, prefix, hops) in want {
-        let got = fibs[router.as_str()].get(prefix).unwrap_or(&empty);
-        if let Some(gap) = disagreement(hops, got) {
+    for (router, prefix, side) in want {
+        let got = tables[router.as_str()].get(prefix).unwrap_or(&none);
+        if let Some(gap) = disagreement(side, got) {
             out.push(Mismatch {
                 router: router.clone(),
                 prefix: prefix.clone(),
                 origin: origin_of[prefix.as_str()].to_owned(),
-                aifabric: hops.clone(),
-                fib: got.clone(),
+                aifabric: side.clone(),
+                frr: got.clone(),
                 share_gap: gap,
             });
         }
@@ -708,27 +814,71 @@ fn compare(
     Ok(out)
 }
 
-/// `None` when the FIB's next hops `got` agree with aifabric's `want` (see the module docs),
-/// else the largest share gap.
-pub fn disagreement(want: &BTreeMap<String, Hop>, got: &BTreeMap<String, Hop>) -> Option<f64> {
-    let gap = want
+/// `None` when FRR's route `got` agrees with aifabric's `want`, else the largest share gap
+/// (0 when only the attributes differ). They agree with the same next-hop neighbours, the
+/// same live links to each, each share within FRR 8.x's `floor(100 x share)` per link (1%
+/// per link), the same LOCAL_PREF and an AS path of the same length. Not the same AS path:
+/// with multipath-relax, several equally good paths through different ASNs tie, and bgpd
+/// picks its best among them by age and router id, which aifabric does not model.
+pub fn disagreement(want: &Side, got: &Side) -> Option<f64> {
+    let (w, g) = (&want.hops, &got.hops);
+    let gap = w
         .keys()
-        .chain(got.keys())
+        .chain(g.keys())
         .map(|n| {
             let s = |m: &BTreeMap<String, Hop>| m.get(n).map_or(0.0, |h| h.share);
-            (s(want) - s(got)).abs()
+            (s(w) - s(g)).abs()
         })
         .fold(0.0, f64::max);
-    let same_hops = want.len() == got.len()
-        && want
-            .iter()
-            .all(|(n, h)| got.get(n).is_some_and(|g| g.links == h.links));
-    // FRR 8.x programs floor(100 x share per link): off by at most 1% per link.
-    let within = want.iter().all(|(n, h)| {
-        got.get(n)
-            .is_some_and(|g| (g.share - h.share).abs() <= 0.01 * f64::from(h.links) + 1e-9)
-    });
-    (!(same_hops && within)).then_some(gap)
+    let same_hops = w.len() == g.len()
+        && w.iter().all(|(n, h)| {
+            g.get(n).is_some_and(|x| {
+                x.links == h.links && (x.share - h.share).abs() <= 0.01 * f64::from(h.links) + 1e-9
+            })
+        });
+    let same_attributes =
+        want.local_pref == got.local_pref && want.as_path.len() == got.as_path.len();
+    (!(same_hops && same_attributes)).then_some(gap)
+}
+
+/// bgpd's best path toward each prefix of one router (`show bgp ipv6 unicast json` through
+/// vtysh): its LOCAL_PREF (100 when absent: eBGP carries none) and AS path. A router's own
+/// prefix has an empty path.
+fn best_paths(dir: &Path, r: &LabRouter) -> Result<BTreeMap<String, Side>, Error> {
+    let run_dir = dir.join("run").join(&r.namespace).display().to_string();
+    let text = run(
+        "vtysh",
+        &["--vty_socket", &run_dir, "-c", "show bgp ipv6 unicast json"],
+    )?;
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let mut out = BTreeMap::new();
+    let Some(routes) = v["routes"].as_object() else {
+        return Ok(out);
+    };
+    for (prefix, paths) in routes {
+        let Some(best) = paths
+            .as_array()
+            .and_then(|p| p.iter().find(|x| x["bestpath"].as_bool() == Some(true)))
+        else {
+            continue;
+        };
+        let as_path = best["path"]
+            .as_str()
+            .unwrap_or("")
+            .split_whitespace()
+            .filter_map(|a| a.parse().ok())
+            .collect();
+        let local_pref = Some(best["locPrf"].as_u64().map_or(100, |x| x as u32));
+        out.insert(
+            prefix.clone(),
+            Side {
+                hops: BTreeMap::new(),
+                local_pref,
+                as_path,
+            },
+        );
+    }
+    Ok(out)
 }
 
 /// One router's kernel FIB toward the rack prefixes: prefix -> neighbour -> (links, share).
@@ -784,10 +934,15 @@ fn fib(state: &LabState, r: &LabRouter) -> Result<BTreeMap<String, BTreeMap<Stri
 mod tests {
     use super::*;
 
-    fn hops(v: &[(&str, u32, f64)]) -> BTreeMap<String, Hop> {
-        v.iter()
-            .map(|&(n, links, share)| (n.to_owned(), Hop { links, share }))
-            .collect()
+    fn hops(v: &[(&str, u32, f64)]) -> Side {
+        Side {
+            hops: v
+                .iter()
+                .map(|&(n, links, share)| (n.to_owned(), Hop { links, share }))
+                .collect(),
+            local_pref: Some(100),
+            as_path: vec![1, 2],
+        }
     }
 
     #[test]
@@ -803,6 +958,17 @@ mod tests {
         assert!(disagreement(&want, &hops(&[("a", 1, 0.5), ("b", 1, 0.5)])).is_some());
         let gap = disagreement(&want, &hops(&[("a", 2, 0.5), ("b", 1, 0.5)])).unwrap();
         assert!((gap - (2.0 / 3.0 - 0.5)).abs() < 1e-12);
+        // The same next hops under another LOCAL_PREF or a longer AS path disagree; another
+        // path of the same length (a multipath-relax tie) does not.
+        let mut drained = want.clone();
+        drained.local_pref = Some(0);
+        assert_eq!(disagreement(&want, &drained), Some(0.0));
+        let mut longer = want.clone();
+        longer.as_path.push(3);
+        assert!(disagreement(&want, &longer).is_some());
+        let mut tie = want.clone();
+        tie.as_path = vec![1, 7];
+        assert_eq!(disagreement(&want, &tie), None);
     }
 
     #[test]

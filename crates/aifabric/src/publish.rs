@@ -64,6 +64,7 @@ impl Study<'_> {
             plan: self.setup.plan,
             bandwidth: self.setup.bgp.bandwidth,
             max_paths: self.setup.bgp.max_paths,
+            soft_drain: self.setup.bgp.soft_drain,
         };
         frr::topology(self.fabric, &opts).map_err(frr_error)
     }

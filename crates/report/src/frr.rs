@@ -29,7 +29,7 @@
 use crate::export::interface_name;
 use aifabric_model::{Fabric, LinkId, Role};
 use aifabric_routing::addressing::{AddressPlan, PlanError};
-use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpGraph, SpeakerKind};
+use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpGraph, SoftDrain, SpeakerKind};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::io::{self, Write};
@@ -43,6 +43,9 @@ pub struct FrrOptions {
     pub bandwidth: BandwidthMode,
     /// `maximum-paths`, capped at FRR's 256.
     pub max_paths: u32,
+    /// How a soft drain is signalled: the `-DRAIN` route-maps `lab` applies to drained
+    /// sessions add the graceful-shutdown community, or prepend the sender's ASN.
+    pub soft_drain: SoftDrain,
 }
 
 /// Most multipaths FRR's Debian build takes (`--enable-multipath=256`).
@@ -132,6 +135,8 @@ pub struct Topology {
     pub bandwidth_unit: &'static str,
     /// `maximum-paths` written.
     pub maximum_paths: u32,
+    /// Soft drains (`gshut` or `prepend:N`), as the `-DRAIN` route-maps apply them.
+    pub soft_drain: String,
     /// Routers, in device order.
     pub routers: Vec<Router>,
     /// Links between routers, in link order.
@@ -198,6 +203,7 @@ pub fn topology(f: &Fabric, opts: &FrrOptions) -> Result<Topology, FrrError> {
         schema_version: 1,
         fabric: f.name().to_owned(),
         asn_plan: opts.plan.to_string(),
+        soft_drain: opts.soft_drain.to_string(),
         bandwidth: opts.bandwidth.to_string(),
         bandwidth_unit: "Gb/s",
         maximum_paths: opts.max_paths.min(FRR_MAX_PATHS),
@@ -281,29 +287,62 @@ fn bgpd(t: &Topology, r: &Router) -> String {
     );
     let origin = !r.originates.is_empty();
     let mode = t.bandwidth.as_str();
-    if mode != "none" {
-        if origin {
-            for (k, p) in r.originates.iter().enumerate() {
-                let _ = writeln!(s, "ipv6 prefix-list OWN seq {} permit {p}", 5 * (k + 1));
-            }
-            let _ = writeln!(s, "!");
+    if mode != "none" && origin {
+        for (k, p) in r.originates.iter().enumerate() {
+            let _ = writeln!(s, "ipv6 prefix-list OWN seq {} permit {p}", 5 * (k + 1));
         }
-        // Outbound per link capacity (a rack switch's own prefix carries its link's value).
-        let mut caps: Vec<u64> = ends.iter().map(|e| e.3).collect();
-        caps.sort_unstable();
-        caps.dedup();
-        for &c in &caps {
-            let own = if mode == "multipaths" { 1 } else { c.max(1) };
+        let _ = writeln!(s, "!");
+    }
+    // RFC 8326: a route carrying the graceful-shutdown community is used only when nothing
+    // else is left, wherever it arrives.
+    let _ = writeln!(
+        s,
+        "bgp community-list standard GSHUT seq 5 permit graceful-shutdown\n!\n\
+         route-map IN permit 10\n match community GSHUT\n set local-preference 0\n!\n\
+         route-map IN permit 20\n!"
+    );
+    // What a soft-drained session sends: the graceful-shutdown community, or this router's
+    // ASN prepended.
+    let drain = match t.soft_drain.strip_prefix("prepend:") {
+        Some(n) => {
+            let n: usize = n.parse().unwrap_or(1);
+            format!(
+                " set as-path prepend {}",
+                vec![r.asn.to_string(); n].join(" ")
+            )
+        }
+        None => " set community graceful-shutdown additive".to_owned(),
+    };
+    // Outbound per link capacity (a rack switch's own prefix carries its link's value),
+    // each with its drained twin.
+    let mut caps: Vec<u64> = ends.iter().map(|e| e.3).collect();
+    caps.sort_unstable();
+    caps.dedup();
+    for &c in &caps {
+        let own = if mode == "multipaths" { 1 } else { c.max(1) };
+        for drained in [false, true] {
+            let Some(name) = out_map(mode, c, drained) else {
+                continue;
+            };
+            let extra = if drained {
+                format!("\n{drain}")
+            } else {
+                String::new()
+            };
+            if mode == "none" {
+                let _ = writeln!(s, "route-map {name} permit 20{extra}\n!");
+                continue;
+            }
             if origin {
                 let _ = writeln!(
                     s,
-                    "route-map LB-{c} permit 10\n match ipv6 address prefix-list OWN\n \
-                     set extcommunity bandwidth {own}\n!"
+                    "route-map {name} permit 10\n match ipv6 address prefix-list OWN\n \
+                     set extcommunity bandwidth {own}{extra}\n!"
                 );
             }
             let _ = writeln!(
                 s,
-                "route-map LB-{c} permit 20\n set extcommunity bandwidth cumulative\n!"
+                "route-map {name} permit 20\n set extcommunity bandwidth cumulative{extra}\n!"
             );
         }
     }
@@ -332,12 +371,25 @@ fn bgpd(t: &Topology, r: &Router) -> String {
     let _ = writeln!(s, "  maximum-paths {}", t.maximum_paths);
     for (_, peer_end, _, cap) in &ends {
         let _ = writeln!(s, "  neighbor {} activate", peer_end.address);
-        if mode != "none" {
-            let _ = writeln!(s, "  neighbor {} route-map LB-{cap} out", peer_end.address);
+        let _ = writeln!(s, "  neighbor {} route-map IN in", peer_end.address);
+        if let Some(m) = out_map(mode, *cap, false) {
+            let _ = writeln!(s, "  neighbor {} route-map {m} out", peer_end.address);
         }
     }
     let _ = writeln!(s, " exit-address-family\nexit\n!");
     s
+}
+
+/// The outbound route-map of a session on a link of `capacity_gbps` under link-bandwidth
+/// `mode` (`cumulative`, `multipaths`, `none`), soft-drained or not: `LB-<Gb/s>` and its
+/// twin `LB-<Gb/s>-DRAIN`; without link bandwidth, none and `OUT-DRAIN`.
+pub fn out_map(mode: &str, capacity_gbps: u64, drained: bool) -> Option<String> {
+    match (mode, drained) {
+        ("none", false) => None,
+        ("none", true) => Some("OUT-DRAIN".to_owned()),
+        (_, false) => Some(format!("LB-{capacity_gbps}")),
+        (_, true) => Some(format!("LB-{capacity_gbps}-DRAIN")),
+    }
 }
 
 fn zebra(t: &Topology, r: &Router) -> String {

@@ -107,7 +107,7 @@ fn render(c: &LabCheck) -> String {
     if c.agreed {
         let _ = writeln!(
             out,
-            "every FIB agrees with aifabric's routes (after {:.1} s)",
+            "every route agrees with aifabric's: next hops, links, shares, LOCAL_PREF, AS-path length (after {:.1} s)",
             c.seconds
         );
         return out;
@@ -118,21 +118,25 @@ fn render(c: &LabCheck) -> String {
         c.mismatches.len(),
         c.seconds
     );
-    let side = |m: &std::collections::BTreeMap<String, lab::Hop>| {
-        m.iter()
+    let side = |s: &lab::Side| {
+        let hops = s
+            .hops
+            .iter()
             .map(|(n, h)| format!("{n} x{} {:.3}", h.links, h.share))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", ");
+        let lp = s.local_pref.map_or("-".to_owned(), |x| x.to_string());
+        format!("{hops}; local-pref {lp}, as-path {:?}", s.as_path)
     };
     for m in &c.mismatches {
         let _ = writeln!(
             out,
-            "  {} -> {} ({}): aifabric [{}]  FIB [{}]  share gap {:.3}",
+            "  {} -> {} ({}): aifabric [{}]  FRR [{}]  share gap {:.3}",
             m.router,
             m.prefix,
             m.origin,
             side(&m.aifabric),
-            side(&m.fib),
+            side(&m.frr),
             m.share_gap
         );
     }

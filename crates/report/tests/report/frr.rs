@@ -4,7 +4,7 @@
 
 use aifabric_report::frr::{file_names, topology, write, FrrError, FrrOptions, Topology};
 use aifabric_routing::addressing::AddressPlan;
-use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpGraph};
+use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpGraph, SoftDrain};
 use std::collections::BTreeMap;
 
 fn fabric(text: &str) -> aifabric_model::Fabric {
@@ -16,6 +16,7 @@ fn opts(bandwidth: BandwidthMode) -> FrrOptions {
         plan: AsnPlan::Rfc7938,
         bandwidth,
         max_paths: 2048,
+        soft_drain: SoftDrain::GracefulShutdown,
     }
 }
 
@@ -106,15 +107,37 @@ fn the_link_bandwidth_follows_the_mode() {
         conf.contains("  maximum-paths 256\n"),
         "capped at FRR's 256"
     );
+    // RFC 8326 on every session in; each outbound map has a drained twin that adds the
+    // graceful-shutdown community (or prepends, in prepend mode).
+    let neighbors = conf.matches(" activate\n").count();
+    assert_eq!(conf.matches(" route-map IN in\n").count(), neighbors);
+    assert!(
+        conf.contains("route-map IN permit 10\n match community GSHUT\n set local-preference 0\n")
+    );
+    assert!(conf.contains(
+        "route-map LB-400-DRAIN permit 20\n set extcommunity bandwidth cumulative\n set community graceful-shutdown additive\n"
+    ));
+    let mut o = opts(BandwidthMode::Cumulative);
+    o.soft_drain = SoftDrain::Prepend(2);
+    let t2 = topology(&f, &o).unwrap();
+    let asn = t2
+        .routers
+        .iter()
+        .find(|r| r.name == "r.b.z.ctsw0")
+        .unwrap()
+        .asn;
+    assert!(file(&t2, spine).contains(&format!(" set as-path prepend {asn} {asn}\n")));
     let t = topology(&f, &opts(BandwidthMode::NumMultipaths)).unwrap();
     assert!(file(&t, rack).contains(" set extcommunity bandwidth 1\n"));
     let t = topology(&f, &opts(BandwidthMode::None)).unwrap();
     for name in [rack, spine] {
         let conf = file(&t, name);
-        assert!(
-            !conf.contains("extcommunity") && !conf.contains("route-map"),
-            "{conf}"
-        );
+        // No link bandwidth and no outbound policy; only the drained twin is defined.
+        assert!(!conf.contains("extcommunity"), "{conf}");
+        assert!(!conf.lines().any(|l| l.ends_with(" out")), "{conf}");
+        assert!(conf.contains(
+            "route-map OUT-DRAIN permit 20\n set community graceful-shutdown additive\n"
+        ));
     }
     // zebra: every link's /127 and the rack's /64 on `rack`, classic multipath routes.
     let z = file(&t, "r.b.z.rtsw0.zebra.conf");
