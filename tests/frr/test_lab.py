@@ -16,7 +16,9 @@ import time
 
 import pytest
 
-from test_frr_crosscheck import FAT_TREE, ROCE6, cli, usable
+from test_frr_crosscheck import FAT_TREE, ROCE6, SPECS, cli, usable
+
+TWO_ZONES = SPECS / "two-zones-under-bag.yaml"
 
 
 def lab(*args, check=True):
@@ -123,6 +125,19 @@ def test_a_directory_the_daemons_cannot_reach_is_refused(lab_dir):
     r = lab("up", ROCE6, "--dir", closed / "lab", check=False)
     assert r.returncode == 2 and "closed to other users" in r.stderr, r.stderr
     assert not (closed / "lab").exists(), "refused before anything was made"
+
+
+def test_two_zones_under_bag_40_routers(lab_dir):
+    # 18 rack, 12 fabric and 8 spine routers in two NSF zones, 2 BAG chassis: 702 routes.
+    lab("up", TWO_ZONES, "--dir", lab_dir)
+    assert checked(TWO_ZONES, lab_dir)["routes"] == 702
+    checked(TWO_ZONES, lab_dir, "--fail", "a.b1.z.stsw0--a.bag.plane0.c0#0")
+    # A BAG plane lost: the zones reach each other over the other plane only.
+    v = checked(TWO_ZONES, lab_dir, "--fail", "a.bag.plane0.c0")
+    assert len(v["links_down"]) == 8
+    checked(TWO_ZONES, lab_dir, "--drain-soft", "a.bag.plane1.c0")
+    checked(TWO_ZONES, lab_dir, "--drain-soft", "a.b2.z.stsw3", "--fail", "a.b1.z.ftsw0")
+    checked(TWO_ZONES, lab_dir)
 
 
 def test_prepend_drains_agree_with_aifabric(lab_dir):
