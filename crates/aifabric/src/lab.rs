@@ -100,6 +100,11 @@ pub struct LabState {
     pub options: BTreeMap<String, String>,
     /// FRR's daemon directory.
     pub frr: String,
+    /// FRR's version (`bgpd --version`, or as given).
+    pub frr_version: String,
+    /// The steps FRR scales a next hop's link-bandwidth share into (see [`weight_steps`]):
+    /// shares agree within one step per link.
+    pub weight_steps: u32,
     /// Routers.
     pub routers: Vec<LabRouter>,
     /// Links.
@@ -212,6 +217,37 @@ pub fn environment(frr: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// FRR's version as `bgpd --version` prints it (`8.4.4`).
+pub fn frr_version(frr: &Path) -> Result<String, Error> {
+    let bgpd = frr.join("bgpd").display().to_string();
+    let out = run(&bgpd, &["--version"])?;
+    out.lines()
+        .find_map(|l| l.strip_prefix("bgpd version "))
+        .map(|v| v.trim().to_owned())
+        .ok_or_else(|| Error::Runtime {
+            message: format!("cannot read FRR's version from `{bgpd} --version`: {out}"),
+            source: None,
+        })
+}
+
+/// How finely FRR programs link-bandwidth weights into kernel next hops: 8.x scales each next
+/// hop's share to an integer weight from 1 to 100 (bgpd's `bgp_zebra.c`, checked here on
+/// 8.4.4: 2:1 over three links installs 33 + 33 and 33); later releases scale to 1-255 (from
+/// FRR's release notes; not checked here, where only 8.4.4 is installed). A version it
+/// cannot read is a bad request.
+pub fn weight_steps(version: &str) -> Result<u32, Error> {
+    let major: u32 = version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .ok_or_else(|| {
+            Error::bad_request(format!(
+                "--frr-version `{version}`: give a version like 8.4.4, or `auto`"
+            ))
+        })?;
+    Ok(if major <= 8 { 100 } else { 255 })
+}
+
 /// A short tag of the lab directory, so that two labs' namespaces and veths never clash.
 fn tag_of(dir: &Path) -> String {
     // FNV-1a over the path: stable across runs and platforms.
@@ -232,6 +268,7 @@ pub fn up(
     spec: &str,
     dir: &Path,
     frr: &Path,
+    frr_version_given: Option<&str>,
     supervisor: &Path,
     max_routers: usize,
 ) -> Result<LabState, Error> {
@@ -253,6 +290,11 @@ pub fn up(
     }
     environment(frr)?;
     reachable_by_daemons(dir)?;
+    let version = match frr_version_given {
+        Some(v) => v.to_owned(),
+        None => frr_version(frr)?,
+    };
+    let steps = weight_steps(&version)?;
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::runtime_in(&format!("cannot create {}", dir.display()), e))?;
     // The daemons drop to user `frr`: their state directories must be reachable.
@@ -271,6 +313,8 @@ pub fn up(
         fabric: topo.fabric.clone(),
         options: study.setup().bgp_options(),
         frr: frr.display().to_string(),
+        frr_version: version,
+        weight_steps: steps,
         routers: topo
             .routers
             .iter()
@@ -800,7 +844,7 @@ fn compare(
     let mut out = Vec::new();
     for (router, prefix, side) in want {
         let got = tables[router.as_str()].get(prefix).unwrap_or(&none);
-        if let Some(gap) = disagreement(side, got) {
+        if let Some(gap) = disagreement(side, got, state.weight_steps) {
             out.push(Mismatch {
                 router: router.clone(),
                 prefix: prefix.clone(),
@@ -816,11 +860,11 @@ fn compare(
 
 /// `None` when FRR's route `got` agrees with aifabric's `want`, else the largest share gap
 /// (0 when only the attributes differ). They agree with the same next-hop neighbours, the
-/// same live links to each, each share within FRR 8.x's `floor(100 x share)` per link (1%
-/// per link), the same LOCAL_PREF and an AS path of the same length. Not the same AS path:
+/// same live links to each, each share within one of FRR's `steps` per link (8.x programs
+/// `floor(100 x share)`: 1% per link; see [`weight_steps`]), the same LOCAL_PREF and an AS path of the same length. Not the same AS path:
 /// with multipath-relax, several equally good paths through different ASNs tie, and bgpd
 /// picks its best among them by age and router id, which aifabric does not model.
-pub fn disagreement(want: &Side, got: &Side) -> Option<f64> {
+pub fn disagreement(want: &Side, got: &Side, steps: u32) -> Option<f64> {
     let (w, g) = (&want.hops, &got.hops);
     let gap = w
         .keys()
@@ -833,7 +877,8 @@ pub fn disagreement(want: &Side, got: &Side) -> Option<f64> {
     let same_hops = w.len() == g.len()
         && w.iter().all(|(n, h)| {
             g.get(n).is_some_and(|x| {
-                x.links == h.links && (x.share - h.share).abs() <= 0.01 * f64::from(h.links) + 1e-9
+                x.links == h.links
+                    && (x.share - h.share).abs() <= f64::from(h.links) / f64::from(steps) + 1e-9
             })
         });
     let same_attributes =
@@ -950,25 +995,33 @@ mod tests {
         // 2:1 over three links, as FRR 8.4 programs it: 33 + 33 and 33 of 99 per link.
         let want = hops(&[("a", 2, 2.0 / 3.0), ("b", 1, 1.0 / 3.0)]);
         assert_eq!(
-            disagreement(&want, &hops(&[("a", 2, 0.666), ("b", 1, 0.334)])),
+            disagreement(&want, &hops(&[("a", 2, 0.666), ("b", 1, 0.334)]), 100),
             None
         );
         // A neighbour missing, a link missing, a share off by more than 1% per link.
-        assert!(disagreement(&want, &hops(&[("a", 2, 1.0)])).is_some());
-        assert!(disagreement(&want, &hops(&[("a", 1, 0.5), ("b", 1, 0.5)])).is_some());
-        let gap = disagreement(&want, &hops(&[("a", 2, 0.5), ("b", 1, 0.5)])).unwrap();
+        assert!(disagreement(&want, &hops(&[("a", 2, 1.0)]), 100).is_some());
+        assert!(disagreement(&want, &hops(&[("a", 1, 0.5), ("b", 1, 0.5)]), 100).is_some());
+        let gap = disagreement(&want, &hops(&[("a", 2, 0.5), ("b", 1, 0.5)]), 100).unwrap();
         assert!((gap - (2.0 / 3.0 - 0.5)).abs() < 1e-12);
         // The same next hops under another LOCAL_PREF or a longer AS path disagree; another
         // path of the same length (a multipath-relax tie) does not.
         let mut drained = want.clone();
         drained.local_pref = Some(0);
-        assert_eq!(disagreement(&want, &drained), Some(0.0));
+        assert_eq!(disagreement(&want, &drained, 100), Some(0.0));
         let mut longer = want.clone();
         longer.as_path.push(3);
-        assert!(disagreement(&want, &longer).is_some());
+        assert!(disagreement(&want, &longer, 100).is_some());
         let mut tie = want.clone();
         tie.as_path = vec![1, 7];
-        assert_eq!(disagreement(&want, &tie), None);
+        assert_eq!(disagreement(&want, &tie, 100), None);
+        // Finer weights (1-255) leave less room: 0.8% off on a one-link neighbour agrees
+        // under 8.x's 100 steps, not under 255.
+        let off = hops(&[("a", 2, 2.0 / 3.0 - 0.008), ("b", 1, 1.0 / 3.0 + 0.008)]);
+        assert_eq!(disagreement(&want, &off, 100), None);
+        assert!(disagreement(&want, &off, 255).is_some());
+        assert_eq!(weight_steps("8.4.4").unwrap(), 100);
+        assert_eq!(weight_steps("10.2").unwrap(), 255);
+        assert!(weight_steps("latest").is_err());
     }
 
     #[test]

@@ -429,6 +429,10 @@ pub(crate) enum LabCommand {
         /// Refuse fabrics with more routers than this (two daemons and a namespace each).
         #[arg(long, default_value_t = aifabric::lab::DEFAULT_MAX_ROUTERS)]
         max_routers: usize,
+        /// FRR's version, for how finely it programs link-bandwidth weights (8.x: 1-100,
+        /// later: 1-255); `auto` asks `bgpd --version`.
+        #[arg(long, default_value = "auto")]
+        frr_version: String,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,

@@ -13,6 +13,7 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
             dir,
             frr,
             max_routers,
+            frr_version,
             json,
             bgp,
         } => {
@@ -26,14 +27,17 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
             let exe = std::env::current_exe()
                 .map_err(|e| Failure::Runtime(format!("cannot find the aifabric binary: {e}")))?;
             let dir = absolute(&dir)?;
-            let state = lab::up(&study, &spec, &dir, &frr, &exe, max_routers)?;
+            let version = (frr_version != "auto").then_some(frr_version.as_str());
+            let state = lab::up(&study, &spec, &dir, &frr, version, &exe, max_routers)?;
             emit(json, &state, |s| {
                 format!(
-                    "lab {} up in {}: {} routers, {} links (supervisor pid {})\nnext: aifabric lab check {} --dir {}\n",
+                    "lab {} up in {}: {} routers, {} links, FRR {} (weights in {} steps; supervisor pid {})\nnext: aifabric lab check {} --dir {}\n",
                     s.fabric,
                     dir.display(),
                     s.routers.len(),
                     s.links.len(),
+                    s.frr_version,
+                    s.weight_steps,
                     s.supervisor.unwrap_or(0),
                     s.spec,
                     dir.display()
