@@ -140,6 +140,29 @@ def test_two_zones_under_bag_40_routers(lab_dir):
     checked(TWO_ZONES, lab_dir)
 
 
+def test_zone_aggregation_advertises_withdraws_and_blackholes_as_aifabric_says(lab_dir):
+    # Each zone's 4 spines make its /48 toward BAG (FRR's aggregate-address), specifics kept
+    # inside; aifabric's blackhole detector must name the same borders and racks.
+    lab("up", TWO_ZONES, "--dir", lab_dir, "--aggregation", "unconditional")
+
+    def frr_view(*scenario):
+        v = checked(TWO_ZONES, lab_dir, *scenario)
+        return {a["zone"]: a["frr"] for a in v["aggregates"]}
+
+    healthy = frr_view()
+    assert [len(a["advertising"]) for a in healthy.values()] == [4, 4]
+    # One spine-to-fabric link lost: that spine still advertises and drops the pod's 3 racks.
+    z = frr_view("--fail", "a.b1.z.ftsw0--a.b1.z.stsw0#0")["a.b1.z"]
+    assert list(z["blackholes"]) == ["a.b1.z.stsw0"] and len(z["blackholes"]["a.b1.z.stsw0"]) == 3
+    # All three of its fabric links: it reaches nothing and withdraws.
+    z = frr_view("--fail", "a.b1.z.ftsw0--a.b1.z.stsw0#0,a.b1.z.ftsw2--a.b1.z.stsw0#0,"
+                 "a.b1.z.ftsw4--a.b1.z.stsw0#0")["a.b1.z"]
+    assert z["withdrawn"] == ["a.b1.z.stsw0"] and z["blackholes"] == {}
+    # A BAG plane lost: half the borders of each zone advertise to no one.
+    assert [len(a["withdrawn"]) for a in frr_view("--fail", "a.bag.plane0.c0").values()] == [2, 2]
+    assert frr_view() == healthy
+
+
 def test_prepend_drains_agree_with_aifabric(lab_dir):
     lab("up", FAT_TREE, "--dir", lab_dir, "--soft-drain", "prepend:2")
     checked(FAT_TREE, lab_dir, "--drain-soft", "r.b.z.ctsw0")

@@ -32,7 +32,7 @@
 
 use crate::{Error, Setup, Study};
 use aifabric_model::{Fabric, Scenario};
-use aifabric_report::export::Format;
+use aifabric_routing::aggregation::{Aggregation, AggregationTier};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,6 +57,8 @@ pub struct LabRouter {
     pub name: String,
     /// Its network namespace.
     pub namespace: String,
+    /// Its role (`rtsw`, `stsw`, `bag`, ...).
+    pub role: String,
     /// Its ASN.
     pub asn: u32,
     /// Prefixes it originates (its rack's /64).
@@ -111,6 +113,9 @@ pub struct LabState {
     pub links: Vec<LabLink>,
     /// The supervisor's process id, once started.
     pub supervisor: Option<u32>,
+    /// Zone aggregation configured (`unconditional`), or none.
+    #[serde(default)]
+    pub aggregation: Option<String>,
     /// Link ends whose session now sends the drained route-map (`<link>:<0|1>`), as the
     /// last `check` set them.
     #[serde(default)]
@@ -269,10 +274,11 @@ pub fn up(
     dir: &Path,
     frr: &Path,
     frr_version_given: Option<&str>,
+    aggregation: Option<Aggregation>,
     supervisor: &Path,
     max_routers: usize,
 ) -> Result<LabState, Error> {
-    let topo = study.frr_topology()?;
+    let topo = study.frr_topology_aggregated(aggregation)?;
     if topo.routers.len() > max_routers {
         return Err(Error::bad_request(format!(
             "{} has {} routers, more than the lab's budget of {max_routers} (two daemons and \
@@ -299,7 +305,7 @@ pub fn up(
         .map_err(|e| Error::runtime_in(&format!("cannot create {}", dir.display()), e))?;
     // The daemons drop to user `frr`: their state directories must be reachable.
     open_to_all(dir)?;
-    study.export_to(Format::Frr, &dir.join("conf"))?;
+    study.export_frr_to(&dir.join("conf"), aggregation)?;
     let tag = tag_of(dir);
     let ns_of: BTreeMap<&str, String> = topo
         .routers
@@ -321,6 +327,7 @@ pub fn up(
             .map(|r| LabRouter {
                 name: r.name.clone(),
                 namespace: ns_of[r.name.as_str()].clone(),
+                role: r.role.clone(),
                 asn: r.asn,
                 originates: r.originates.clone(),
             })
@@ -340,6 +347,7 @@ pub fn up(
             })
             .collect(),
         supervisor: None,
+        aggregation: aggregation.map(|a| a.to_string()),
         drained: Vec::new(),
     };
     // Recorded before anything is made: `down` undoes a half-made lab.
@@ -623,6 +631,31 @@ pub struct Mismatch {
     pub share_gap: f64,
 }
 
+/// What one side says of a zone's aggregate.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AggregateView {
+    /// Borders that advertise the /48 to BAG.
+    pub advertising: Vec<String>,
+    /// Borders that do not.
+    pub withdrawn: Vec<String>,
+    /// Advertising borders that cannot reach some live covered rack (its traffic meets the
+    /// discard route behind the aggregate), with those racks' /64s.
+    pub blackholes: BTreeMap<String, Vec<String>>,
+}
+
+/// A zone's aggregate, both sides.
+#[derive(Clone, Debug, Serialize)]
+pub struct AggregateCheck {
+    /// The zone.
+    pub zone: String,
+    /// Its /48.
+    pub prefix: String,
+    /// aifabric's blackhole detector (`blackholes --tier zone`).
+    pub aifabric: AggregateView,
+    /// FRR: the BAG routers' tables (who sends the /48) and the borders' FIBs (which /64s).
+    pub frr: AggregateView,
+}
+
 /// The answer of [`check`].
 #[derive(Clone, Debug, Serialize)]
 pub struct LabCheck {
@@ -638,7 +671,9 @@ pub struct LabCheck {
     pub routers: usize,
     /// Routes compared (router x rack prefix, the origin's own excluded).
     pub routes: usize,
-    /// Whether every FIB agreed before the time limit.
+    /// Zone aggregates compared (with aggregation), each agreeing or not.
+    pub aggregates: Vec<AggregateCheck>,
+    /// Whether every route and aggregate agreed before the time limit.
     pub agreed: bool,
     /// Seconds from the links set to the last comparison.
     pub seconds: f64,
@@ -678,7 +713,13 @@ pub fn check(
         });
     }
     let study = Study::new(f, scenario, state.setup()?);
-    let topo = study.frr_topology()?;
+    let aggregation: Option<Aggregation> = state
+        .aggregation
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: String| Error::bad_request(format!("{STATE_FILE}: aggregation: {e}")))?;
+    let topo = study.frr_topology_aggregated(aggregation)?;
     let unusable = study.scenario().unusable();
     let mut links_down = Vec::new();
     for (l, t) in state.links.iter().zip(&topo.links) {
@@ -704,12 +745,46 @@ pub fn check(
                 .map(move |p| (p.as_str(), r.name.as_str()))
         })
         .collect();
+    // With aggregation, a zone's racks are seen from outside only as its /48: their routes
+    // are checked through the aggregate (who advertises it, who blackholes what), not one by
+    // one.
+    let unusable = study.scenario().unusable();
+    let all = aifabric_routing::fib::prefixes(f);
+    let watched: Vec<Watched> = topo
+        .aggregates
+        .iter()
+        .map(|a| Watched {
+            zone: a.zone.clone(),
+            prefix: a.prefix.clone(),
+            borders: a.borders.clone(),
+            live: all
+                .iter()
+                .filter(|p| {
+                    f.zones()[f.device(p.rack_switch).zone.idx()].name == a.zone
+                        && !unusable.device_failed(p.rack_switch)
+                })
+                .filter_map(|p| p.ipv6.clone())
+                .collect(),
+        })
+        .collect();
+    let aggregated: std::collections::BTreeSet<&str> = watched
+        .iter()
+        .flat_map(|w| {
+            all.iter()
+                .filter(move |p| f.zones()[f.device(p.rack_switch).zone.idx()].name == w.zone)
+                .filter_map(|p| p.ipv6.as_deref())
+        })
+        .collect();
+    let expected_aggregates = match aggregation {
+        Some(a) if !watched.is_empty() => aifabric_aggregates(&study, a, &watched, &all)?,
+        _ => Vec::new(),
+    };
     let mut want: Vec<(String, String, Side)> = Vec::new();
     for r in &state.routers {
         for v in study.routes(&r.name, None)? {
             let Some(prefix) = v.ipv6 else { continue };
             match origin_of.get(prefix.as_str()) {
-                Some(&o) if o != r.name => {}
+                Some(&o) if o != r.name && !aggregated.contains(prefix.as_str()) => {}
                 _ => continue,
             }
             let hops = v
@@ -735,8 +810,19 @@ pub fn check(
     }
     let start = Instant::now();
     loop {
-        let mismatches = compare(&state, dir, &origin_of, &want)?;
-        let agreed = mismatches.is_empty();
+        let (mismatches, views) = compare(&state, dir, &origin_of, &want, &watched)?;
+        let aggregates: Vec<AggregateCheck> = watched
+            .iter()
+            .zip(views)
+            .zip(&expected_aggregates)
+            .map(|((w, frr), ours)| AggregateCheck {
+                zone: w.zone.clone(),
+                prefix: w.prefix.clone(),
+                aifabric: ours.clone(),
+                frr,
+            })
+            .collect();
+        let agreed = mismatches.is_empty() && aggregates.iter().all(|a| a.aifabric == a.frr);
         if agreed || start.elapsed() >= timeout {
             return Ok(LabCheck {
                 schema_version: crate::SCHEMA_VERSION,
@@ -745,6 +831,7 @@ pub fn check(
                 links_down,
                 routers: state.routers.len(),
                 routes: want.len(),
+                aggregates,
                 agreed,
                 seconds: start.elapsed().as_secs_f64(),
                 mismatches,
@@ -826,20 +913,123 @@ fn set_drains(
 }
 
 /// Every route of `want` (router, prefix, next hops) against the kernel FIBs.
+/// A zone's aggregate as [`compare`] looks at it: the zone, its /48, its borders, and the
+/// /64s of its live racks.
+struct Watched {
+    zone: String,
+    prefix: String,
+    borders: Vec<String>,
+    live: Vec<String>,
+}
+
+/// aifabric's view of each watched aggregate: its blackhole detector at the zone tier.
+fn aifabric_aggregates(
+    study: &Study,
+    aggregation: Aggregation,
+    watched: &[Watched],
+    all: &[aifabric_routing::fib::Prefix],
+) -> Result<Vec<AggregateView>, Error> {
+    let report = study.blackholes(aggregation, AggregationTier::Zone)?;
+    let ipv6_of: BTreeMap<&str, &str> = all
+        .iter()
+        .filter_map(|p| Some((p.name.as_str(), p.ipv6.as_deref()?)))
+        .collect();
+    Ok(watched
+        .iter()
+        .map(|w| {
+            let mut view = AggregateView::default();
+            if let Some(scope) = report.scopes.iter().find(|s| s.scope == w.zone) {
+                view.advertising = scope.advertising.clone();
+                view.withdrawn = scope.withdrawn.clone();
+            }
+            for b in report.blackholes.iter().filter(|b| b.scope == w.zone) {
+                let mut v: Vec<String> = b
+                    .prefixes
+                    .iter()
+                    .filter_map(|p| ipv6_of.get(p.as_str()).map(|x| (*x).to_owned()))
+                    .collect();
+                v.sort();
+                view.blackholes.insert(b.device.clone(), v);
+            }
+            view.advertising.sort();
+            view.withdrawn.sort();
+            view
+        })
+        .collect())
+}
+
+/// FRR's view of an aggregate: who among its borders sends it to a BAG router, and which
+/// live covered /64s an advertising border has no route for.
+fn frr_aggregate(
+    state: &LabState,
+    a: &Watched,
+    senders: &BTreeMap<&str, Senders>,
+    fibs: &BTreeMap<&str, BTreeMap<String, BTreeMap<String, Hop>>>,
+) -> AggregateView {
+    let router_at: BTreeMap<&str, &str> = state
+        .links
+        .iter()
+        .flat_map(|l| {
+            l.ends
+                .iter()
+                .map(|e| (e.address.as_str(), e.router.as_str()))
+        })
+        .collect();
+    let mut view = AggregateView::default();
+    for b in &a.borders {
+        let advertises = senders.values().any(|table| {
+            table.get(&a.prefix).is_some_and(|peers| {
+                peers
+                    .iter()
+                    .any(|p| router_at.get(p.as_str()) == Some(&b.as_str()))
+            })
+        });
+        if !advertises {
+            view.withdrawn.push(b.clone());
+            continue;
+        }
+        view.advertising.push(b.clone());
+        let missing: Vec<String> = a
+            .live
+            .iter()
+            .filter(|p| !fibs[b.as_str()].contains_key(p.as_str()))
+            .cloned()
+            .collect();
+        let mut missing = missing;
+        missing.sort();
+        if !missing.is_empty() {
+            view.blackholes.insert(b.clone(), missing);
+        }
+    }
+    view
+}
+
 fn compare(
     state: &LabState,
     dir: &Path,
     origin_of: &BTreeMap<&str, &str>,
     want: &[(String, String, Side)],
-) -> Result<Vec<Mismatch>, Error> {
+    watched: &[Watched],
+) -> Result<(Vec<Mismatch>, Vec<AggregateView>), Error> {
     let mut tables: BTreeMap<&str, BTreeMap<String, Side>> = BTreeMap::new();
+    let mut senders: BTreeMap<&str, Senders> = BTreeMap::new();
+    let mut fibs = BTreeMap::new();
     for r in &state.routers {
-        let mut routes = best_paths(dir, r)?;
-        for (prefix, hops) in fib(state, r)? {
-            routes.entry(prefix).or_default().hops = hops;
+        let (mut routes, sent) = bgp_table(dir, r)?;
+        let fib = fib(state, r)?;
+        for (prefix, hops) in &fib {
+            routes.entry(prefix.clone()).or_default().hops = hops.clone();
         }
         tables.insert(r.name.as_str(), routes);
+        if matches!(r.role.as_str(), "bag" | "hub") {
+            senders.insert(r.name.as_str(), sent);
+        }
+        fibs.insert(r.name.as_str(), fib);
     }
+    let views = watched
+        .iter()
+        .map(|a| frr_aggregate(state, a, &senders, &fibs))
+        .collect();
     let none = Side::default();
     let mut out = Vec::new();
     for (router, prefix, side) in want {
@@ -855,7 +1045,7 @@ fn compare(
             });
         }
     }
-    Ok(out)
+    Ok((out, views))
 }
 
 /// `None` when FRR's route `got` agrees with aifabric's `want`, else the largest share gap
@@ -889,7 +1079,10 @@ pub fn disagreement(want: &Side, got: &Side, steps: u32) -> Option<f64> {
 /// bgpd's best path toward each prefix of one router (`show bgp ipv6 unicast json` through
 /// vtysh): its LOCAL_PREF (100 when absent: eBGP carries none) and AS path. A router's own
 /// prefix has an empty path.
-fn best_paths(dir: &Path, r: &LabRouter) -> Result<BTreeMap<String, Side>, Error> {
+type Senders = BTreeMap<String, Vec<String>>;
+
+/// [`best_paths`], and every prefix's senders: the neighbour address of each of its paths.
+fn bgp_table(dir: &Path, r: &LabRouter) -> Result<(BTreeMap<String, Side>, Senders), Error> {
     let run_dir = dir.join("run").join(&r.namespace).display().to_string();
     let text = run(
         "vtysh",
@@ -897,10 +1090,22 @@ fn best_paths(dir: &Path, r: &LabRouter) -> Result<BTreeMap<String, Side>, Error
     )?;
     let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
     let mut out = BTreeMap::new();
+    let mut senders = Senders::new();
     let Some(routes) = v["routes"].as_object() else {
-        return Ok(out);
+        return Ok((out, senders));
     };
     for (prefix, paths) in routes {
+        senders.insert(
+            prefix.clone(),
+            paths
+                .as_array()
+                .map(|p| {
+                    p.iter()
+                        .filter_map(|x| x["peerId"].as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        );
         let Some(best) = paths
             .as_array()
             .and_then(|p| p.iter().find(|x| x["bestpath"].as_bool() == Some(true)))
@@ -923,7 +1128,7 @@ fn best_paths(dir: &Path, r: &LabRouter) -> Result<BTreeMap<String, Side>, Error
             },
         );
     }
-    Ok(out)
+    Ok((out, senders))
 }
 
 /// One router's kernel FIB toward the rack prefixes: prefix -> neighbour -> (links, share).

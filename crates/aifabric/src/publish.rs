@@ -60,7 +60,18 @@ impl Study<'_> {
     /// plan, link-bandwidth mode, maximum paths); a DSF fabric, or one the IPv6 plan cannot
     /// number, is a bad request.
     pub fn frr_topology(&self) -> Result<frr::Topology, Error> {
+        self.frr_topology_aggregated(None)
+    }
+
+    /// [`Study::frr_topology`] with zones aggregated at their borders toward BAG
+    /// (`unconditional`; conditional aggregation cannot be configured in FRR and is a bad
+    /// request saying why).
+    pub fn frr_topology_aggregated(
+        &self,
+        aggregation: Option<aifabric_routing::aggregation::Aggregation>,
+    ) -> Result<frr::Topology, Error> {
         let opts = frr::FrrOptions {
+            aggregation,
             plan: self.setup.plan,
             bandwidth: self.setup.bgp.bandwidth,
             max_paths: self.setup.bgp.max_paths,
@@ -74,8 +85,27 @@ impl Study<'_> {
     /// never a mix. Files of another format's earlier export stay; anything else in `out`
     /// stops it (a bad request: give a new or empty directory).
     pub fn export_to(&self, format: Format, out: &Path) -> Result<Vec<ExportedFile>, Error> {
+        self.export_set(format, out, None)
+    }
+
+    /// [`Study::export_to`] of the FRR export with zones aggregated at their borders toward
+    /// BAG ([`Study::frr_topology_aggregated`]).
+    pub fn export_frr_to(
+        &self,
+        out: &Path,
+        aggregation: Option<aifabric_routing::aggregation::Aggregation>,
+    ) -> Result<Vec<ExportedFile>, Error> {
+        self.export_set(Format::Frr, out, aggregation)
+    }
+
+    fn export_set(
+        &self,
+        format: Format,
+        out: &Path,
+        aggregation: Option<aifabric_routing::aggregation::Aggregation>,
+    ) -> Result<Vec<ExportedFile>, Error> {
         let (names, topology) = if format == Format::Frr {
-            let t = self.frr_topology()?;
+            let t = self.frr_topology_aggregated(aggregation)?;
             (frr::file_names(&t), Some(t))
         } else {
             (
@@ -179,7 +209,9 @@ fn old_export_file(format: Format, name: &str) -> OldFile {
 
 fn frr_error(e: frr::FrrError) -> Error {
     match e {
-        frr::FrrError::Plan(_) | frr::FrrError::Dsf(_) => Error::bad_request_from(e),
+        frr::FrrError::Plan(_) | frr::FrrError::Dsf(_) | frr::FrrError::Conditional(_) => {
+            Error::bad_request_from(e)
+        }
         frr::FrrError::Io(_) | frr::FrrError::NoFile(_) => Error::runtime_from(e),
     }
 }

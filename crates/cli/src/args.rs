@@ -390,6 +390,9 @@ pub(crate) enum Command {
         /// Directory to write into (created if missing).
         #[arg(long)]
         out: std::path::PathBuf,
+        /// With `frr`: aggregate each zone at its borders toward BAG (`unconditional`).
+        #[arg(long)]
+        aggregation: Option<Aggregation>,
         /// Machine-readable summary of the files written.
         #[arg(long)]
         json: bool,
@@ -433,6 +436,11 @@ pub(crate) enum LabCommand {
         /// later: 1-255); `auto` asks `bgpd --version`.
         #[arg(long, default_value = "auto")]
         frr_version: String,
+        /// Aggregate each zone at its borders toward BAG (`unconditional`: FRR's
+        /// aggregate-address, the zone's specifics kept inside); `check` then compares who
+        /// advertises, withdraws and blackholes with `blackholes --tier zone`.
+        #[arg(long)]
+        aggregation: Option<Aggregation>,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,

@@ -29,6 +29,7 @@
 use crate::export::interface_name;
 use aifabric_model::{Fabric, LinkId, Role};
 use aifabric_routing::addressing::{AddressPlan, PlanError};
+use aifabric_routing::aggregation::Aggregation;
 use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpGraph, SoftDrain, SpeakerKind};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -46,6 +47,9 @@ pub struct FrrOptions {
     /// How a soft drain is signalled: the `-DRAIN` route-maps `lab` applies to drained
     /// sessions add the graceful-shutdown community, or prepend the sender's ASN.
     pub soft_drain: SoftDrain,
+    /// Zone aggregation at the zone's borders toward BAG (`unconditional` only: see
+    /// [`FrrError::Conditional`]), or none.
+    pub aggregation: Option<Aggregation>,
 }
 
 /// Most multipaths FRR's Debian build takes (`--enable-multipath=256`).
@@ -70,6 +74,28 @@ pub enum FrrError {
     /// No file of that name in this export.
     #[error("no file {0} in the frr export")]
     NoFile(String),
+    /// Conditional aggregation asked of FRR.
+    #[error(
+        "{0} aggregation cannot be configured in FRR: its conditional advertisement \
+         (advertise-map with exist-map or non-exist-map) tests whether any route of the \
+         condition is in the BGP table, so it can say \"at least one covered rack is \
+         reachable\" (which is what `unconditional` does) but not \"all of them\" or \
+         \"at least N\" for N > 1; use --aggregation unconditional"
+    )]
+    Conditional(String),
+}
+
+/// A zone's aggregate and the borders that make it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ZoneAggregate {
+    /// The zone.
+    pub zone: String,
+    /// Its /48.
+    pub prefix: String,
+    /// Its routers with a session to BAG: each advertises the /48 to BAG (FRR's
+    /// `aggregate-address`, while at least one covered rack prefix is in its BGP table, with a
+    /// discard route behind it) and keeps the zone's specifics from BAG.
+    pub borders: Vec<String>,
 }
 
 /// One router of the export.
@@ -141,10 +167,17 @@ pub struct Topology {
     pub routers: Vec<Router>,
     /// Links between routers, in link order.
     pub links: Vec<TopoLink>,
+    /// Zone aggregation (`unconditional`), or none.
+    pub aggregation: Option<String>,
+    /// The zones' aggregates, with aggregation.
+    pub aggregates: Vec<ZoneAggregate>,
 }
 
 /// The routers and links of `f` under `opts`.
 pub fn topology(f: &Fabric, opts: &FrrOptions) -> Result<Topology, FrrError> {
+    if let Some(a @ Aggregation::Conditional { .. }) = opts.aggregation {
+        return Err(FrrError::Conditional(a.to_string()));
+    }
     let plan = AddressPlan::new(f)?;
     let g = BgpGraph::new(f, opts.plan);
     let mut routers = Vec::new();
@@ -199,7 +232,40 @@ pub fn topology(f: &Fabric, opts: &FrrOptions) -> Result<Topology, FrrError> {
         }
     }
     links.sort_by_key(|l| l.id);
+    let mut aggregates = Vec::new();
+    if opts.aggregation.is_some() {
+        let is_bag =
+            |d: aifabric_model::DeviceId| matches!(f.device(d).role, Role::Bag | Role::Hub);
+        for (z, zone) in f.zones().iter().enumerate() {
+            let zid = aifabric_model::ZoneId::from_idx(z);
+            if zone.kind == aifabric_model::ZoneKind::Bag {
+                continue;
+            }
+            let mut borders: Vec<String> = f
+                .zone_devices(zid)
+                .map(aifabric_model::DeviceId::new)
+                .filter(|&d| {
+                    !is_bag(d)
+                        && f.incident(d).iter().any(|&l| {
+                            let o = f.link(l).other(d);
+                            is_bag(o) && f.device(o).zone != zid
+                        })
+                })
+                .map(|d| f.device_name(d))
+                .collect();
+            borders.sort();
+            if !borders.is_empty() {
+                aggregates.push(ZoneAggregate {
+                    zone: zone.name.clone(),
+                    prefix: plan.zone_aggregate(f, zid).to_string(),
+                    borders,
+                });
+            }
+        }
+    }
     Ok(Topology {
+        aggregation: opts.aggregation.map(|a| a.to_string()),
+        aggregates,
         schema_version: 1,
         fabric: f.name().to_owned(),
         asn_plan: opts.plan.to_string(),
@@ -293,6 +359,16 @@ fn bgpd(t: &Topology, r: &Router) -> String {
         }
         let _ = writeln!(s, "!");
     }
+    // A border of an aggregated zone: the /48 to BAG, the zone's specifics kept inside.
+    let aggregate = t.aggregates.iter().find(|a| a.borders.contains(&r.name));
+    if let Some(a) = aggregate {
+        let _ = writeln!(
+            s,
+            "ipv6 prefix-list ZONE-SPECIFICS seq 5 deny {} ge 49\n\
+             ipv6 prefix-list ZONE-SPECIFICS seq 10 permit any\n!",
+            a.prefix
+        );
+    }
     // RFC 8326: a route carrying the graceful-shutdown community is used only when nothing
     // else is left, wherever it arrives.
     let _ = writeln!(
@@ -368,10 +444,20 @@ fn bgpd(t: &Topology, r: &Router) -> String {
     for p in &r.originates {
         let _ = writeln!(s, "  network {p}");
     }
+    if let Some(a) = aggregate {
+        let _ = writeln!(s, "  aggregate-address {}", a.prefix);
+    }
     let _ = writeln!(s, "  maximum-paths {}", t.maximum_paths);
-    for (_, peer_end, _, cap) in &ends {
+    for (_, peer_end, peer, cap) in &ends {
         let _ = writeln!(s, "  neighbor {} activate", peer_end.address);
         let _ = writeln!(s, "  neighbor {} route-map IN in", peer_end.address);
+        if aggregate.is_some() && matches!(peer.role.as_str(), "bag" | "hub") {
+            let _ = writeln!(
+                s,
+                "  neighbor {} prefix-list ZONE-SPECIFICS out",
+                peer_end.address
+            );
+        }
         if let Some(m) = out_map(mode, *cap, false) {
             let _ = writeln!(s, "  neighbor {} route-map {m} out", peer_end.address);
         }

@@ -14,6 +14,7 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
             frr,
             max_routers,
             frr_version,
+            aggregation,
             json,
             bgp,
         } => {
@@ -28,7 +29,16 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
                 .map_err(|e| Failure::Runtime(format!("cannot find the aifabric binary: {e}")))?;
             let dir = absolute(&dir)?;
             let version = (frr_version != "auto").then_some(frr_version.as_str());
-            let state = lab::up(&study, &spec, &dir, &frr, version, &exe, max_routers)?;
+            let state = lab::up(
+                &study,
+                &spec,
+                &dir,
+                &frr,
+                version,
+                aggregation,
+                &exe,
+                max_routers,
+            )?;
             emit(json, &state, |s| {
                 format!(
                     "lab {} up in {}: {} routers, {} links, FRR {} (weights in {} steps; supervisor pid {})\nnext: aifabric lab check {} --dir {}\n",
@@ -67,10 +77,12 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
             if c.agreed {
                 Ok(())
             } else {
+                let aggregates = c.aggregates.iter().filter(|a| a.aifabric != a.frr).count();
                 Err(Failure::Runtime(format!(
-                    "{} of {} routes disagree with FRR after {:.0} s",
+                    "{} of {} routes and {aggregates} of {} aggregates disagree with FRR after {:.0} s",
                     c.mismatches.len(),
                     c.routes,
+                    c.aggregates.len(),
                     c.seconds
                 )))
             }
@@ -96,17 +108,53 @@ fn absolute(dir: &std::path::Path) -> Result<std::path::PathBuf, Failure> {
 }
 
 fn render(c: &LabCheck) -> String {
-    let mut out = format!(
-        "lab {} ({}): {} routers, {} routes compared, links down: {}\n",
-        c.fabric,
-        c.scenario,
-        c.routers,
-        c.routes,
-        if c.links_down.is_empty() {
-            "none".to_owned()
+    let mut out = String::new();
+    for a in &c.aggregates {
+        let same = if a.aifabric == a.frr {
+            "agree"
         } else {
-            c.links_down.join(", ")
-        }
+            "DIFFER"
+        };
+        let view = |v: &lab::AggregateView| {
+            let holes: Vec<String> = v
+                .blackholes
+                .iter()
+                .map(|(b, p)| format!("{b} drops {}", p.len()))
+                .collect();
+            format!(
+                "advertising {}, withdrawn {}, blackholes {}",
+                v.advertising.len(),
+                v.withdrawn.len(),
+                if holes.is_empty() {
+                    "none".to_owned()
+                } else {
+                    holes.join(", ")
+                }
+            )
+        };
+        let _ = writeln!(
+            out,
+            "aggregate {} ({}): {same}: aifabric [{}]  FRR [{}]",
+            a.prefix,
+            a.zone,
+            view(&a.aifabric),
+            view(&a.frr)
+        );
+    }
+    out.insert_str(
+        0,
+        &format!(
+            "lab {} ({}): {} routers, {} routes compared, links down: {}\n",
+            c.fabric,
+            c.scenario,
+            c.routers,
+            c.routes,
+            if c.links_down.is_empty() {
+                "none".to_owned()
+            } else {
+                c.links_down.join(", ")
+            }
+        ),
     );
     if c.agreed {
         let _ = writeln!(

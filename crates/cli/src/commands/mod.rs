@@ -387,12 +387,23 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             spec,
             format,
             out,
+            aggregation,
             json,
             bgp,
         } => {
             let f = load(&spec)?;
             let study = aifabric::Study::healthy(&f, bgp.setup());
-            let files = study.export_to(format, &out)?;
+            let files = match (format, aggregation) {
+                (aifabric::stages::report::export::Format::Frr, a) => {
+                    study.export_frr_to(&out, a)?
+                }
+                (_, None) => study.export_to(format, &out)?,
+                (_, Some(_)) => {
+                    return Err(Failure::BadArgument(
+                        "--aggregation applies to --format frr only".into(),
+                    ))
+                }
+            };
             let files: Vec<_> = files
                 .into_iter()
                 .map(|x| serde_json::json!({"file": x.file, "path": x.path, "bytes": x.bytes}))

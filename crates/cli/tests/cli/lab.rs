@@ -54,3 +54,28 @@ fn check_and_down_without_a_lab_say_how_to_start_one() {
         );
     }
 }
+
+#[test]
+fn conditional_aggregation_is_refused_with_frrs_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    refused(
+        aifabric()
+            .args([
+                "lab",
+                "up",
+                "nsf-l2",
+                "--aggregation",
+                "conditional",
+                "--dir",
+            ])
+            .arg(dir.path().join("lab")),
+        &["cannot be configured in FRR", "--aggregation unconditional"],
+    );
+    refused(
+        aifabric()
+            .args(["export", "nsf-l2", "--format", "netbox", "--aggregation"])
+            .args(["unconditional", "--out"])
+            .arg(dir.path().join("x")),
+        &["--aggregation applies to --format frr only"],
+    );
+}

@@ -4,6 +4,7 @@
 
 use aifabric_report::frr::{file_names, topology, write, FrrError, FrrOptions, Topology};
 use aifabric_routing::addressing::AddressPlan;
+use aifabric_routing::aggregation::Aggregation;
 use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpGraph, SoftDrain};
 use std::collections::BTreeMap;
 
@@ -17,6 +18,7 @@ fn opts(bandwidth: BandwidthMode) -> FrrOptions {
         bandwidth,
         max_paths: 2048,
         soft_drain: SoftDrain::GracefulShutdown,
+        aggregation: None,
     }
 }
 
@@ -215,4 +217,43 @@ fn frr_takes_every_file() {
             }
         }
     }
+}
+
+/// Zone aggregation: each border (a spine with BAG uplinks) makes the zone's /48 and keeps the
+/// zone's specifics from BAG; no other router aggregates; conditional aggregation is refused
+/// with FRR's reason.
+#[test]
+fn zones_aggregate_at_their_borders_toward_bag() {
+    let f = fabric(aifabric_fixtures::specs::TWO_ZONES_UNDER_BAG);
+    let mut o = opts(BandwidthMode::Cumulative);
+    o.aggregation = Some(Aggregation::Unconditional);
+    let t = topology(&f, &o).unwrap();
+    assert_eq!(t.aggregates.len(), 2);
+    let a = &t.aggregates[0];
+    assert_eq!(a.zone, "a.b1.z");
+    assert!(a.prefix.ends_with("::/48"), "{}", a.prefix);
+    // Every spine and only spines: 2 planes x 2 STSWs.
+    assert_eq!(a.borders.len(), 4);
+    assert!(a.borders.iter().all(|b| b.contains(".stsw")));
+    let border = file(&t, &format!("{}.bgpd.conf", a.borders[0]));
+    assert!(border.contains(&format!("  aggregate-address {}\n", a.prefix)));
+    assert!(border.contains(&format!(
+        "ipv6 prefix-list ZONE-SPECIFICS seq 5 deny {} ge 49\n",
+        a.prefix
+    )));
+    // The filter on its BAG sessions only (two links to its BAG chassis).
+    assert_eq!(
+        border.matches(" prefix-list ZONE-SPECIFICS out\n").count(),
+        2
+    );
+    let rack = file(&t, "a.b1.z.rtsw0.bgpd.conf");
+    assert!(!rack.contains("aggregate-address") && !rack.contains("ZONE-SPECIFICS"));
+    // Without aggregation, none of it.
+    let plain = topology(&f, &opts(BandwidthMode::Cumulative)).unwrap();
+    assert!(plain.aggregates.is_empty());
+    assert!(!file(&plain, &format!("{}.bgpd.conf", a.borders[0])).contains("aggregate-address"));
+    o.aggregation = Some(Aggregation::Conditional { min: None });
+    let e = topology(&f, &o).unwrap_err();
+    assert!(matches!(e, FrrError::Conditional(_)), "{e}");
+    assert!(e.to_string().contains("any route of the condition"), "{e}");
 }
