@@ -263,21 +263,28 @@ fn tag_of(dir: &Path) -> String {
     format!("{:04x}", h & 0xffff)
 }
 
+/// How [`up`] builds a lab.
+#[derive(Clone, Debug)]
+pub struct UpOptions {
+    /// FRR's daemon directory ([`FRR_DAEMONS`]).
+    pub frr: PathBuf,
+    /// FRR's version, or `None` to ask `bgpd --version`.
+    pub frr_version: Option<String>,
+    /// Zone aggregation (`unconditional`), or none.
+    pub aggregation: Option<Aggregation>,
+    /// The program run as `SUPERVISOR lab supervise --dir DIR` (the `aifabric` binary).
+    pub supervisor: PathBuf,
+    /// Refuse fabrics of more routers ([`DEFAULT_MAX_ROUTERS`]).
+    pub max_routers: usize,
+}
+
 /// Bring a lab of the study's fabric up in directory `dir` (created; it must not hold a lab):
 /// see the module docs. `spec` and the study's control-plane options are recorded for
-/// [`check`]; `supervisor` is the
-/// program run as `SUPERVISOR lab supervise --dir DIR` (the `aifabric` binary). Refuses DSF
-/// fabrics and fabrics of more than `max_routers` routers.
-pub fn up(
-    study: &Study,
-    spec: &str,
-    dir: &Path,
-    frr: &Path,
-    frr_version_given: Option<&str>,
-    aggregation: Option<Aggregation>,
-    supervisor: &Path,
-    max_routers: usize,
-) -> Result<LabState, Error> {
+/// [`check`]. Refuses DSF fabrics, conditional aggregation and fabrics of more than
+/// `opts.max_routers` routers.
+pub fn up(study: &Study, spec: &str, dir: &Path, opts: &UpOptions) -> Result<LabState, Error> {
+    let (frr, aggregation, max_routers) = (opts.frr.as_path(), opts.aggregation, opts.max_routers);
+    let supervisor = opts.supervisor.as_path();
     let topo = study.frr_topology_aggregated(aggregation)?;
     if topo.routers.len() > max_routers {
         return Err(Error::bad_request(format!(
@@ -296,8 +303,8 @@ pub fn up(
     }
     environment(frr)?;
     reachable_by_daemons(dir)?;
-    let version = match frr_version_given {
-        Some(v) => v.to_owned(),
+    let version = match &opts.frr_version {
+        Some(v) => v.clone(),
         None => frr_version(frr)?,
     };
     let steps = weight_steps(&version)?;

@@ -28,17 +28,14 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
             let exe = std::env::current_exe()
                 .map_err(|e| Failure::Runtime(format!("cannot find the aifabric binary: {e}")))?;
             let dir = absolute(&dir)?;
-            let version = (frr_version != "auto").then_some(frr_version.as_str());
-            let state = lab::up(
-                &study,
-                &spec,
-                &dir,
-                &frr,
-                version,
+            let opts = lab::UpOptions {
+                frr,
+                frr_version: (frr_version != "auto").then_some(frr_version),
                 aggregation,
-                &exe,
+                supervisor: exe,
                 max_routers,
-            )?;
+            };
+            let state = lab::up(&study, &spec, &dir, &opts)?;
             emit(json, &state, |s| {
                 format!(
                     "lab {} up in {}: {} routers, {} links, FRR {} (weights in {} steps; supervisor pid {})\nnext: aifabric lab check {} --dir {}\n",
