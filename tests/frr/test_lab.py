@@ -140,10 +140,12 @@ def test_two_zones_under_bag_40_routers(lab_dir):
     checked(TWO_ZONES, lab_dir)
 
 
-def test_zone_aggregation_advertises_withdraws_and_blackholes_as_aifabric_says(lab_dir):
-    # Each zone's 4 spines make its /48 toward BAG (FRR's aggregate-address), specifics kept
-    # inside; aifabric's blackhole detector must name the same borders and racks.
-    lab("up", TWO_ZONES, "--dir", lab_dir, "--aggregation", "unconditional")
+@pytest.mark.parametrize("aggregation", ["unconditional", "conditional:1"])
+def test_zone_aggregation_advertises_withdraws_and_blackholes_as_aifabric_says(lab_dir, aggregation):
+    # Each zone's 4 spines send its /48 to BAG (FRR's aggregate-address, or its conditional
+    # advertisement with an exist-map over the zone's /64s), specifics kept inside;
+    # aifabric's blackhole detector must name the same borders and racks.
+    lab("up", TWO_ZONES, "--dir", lab_dir, "--aggregation", aggregation)
 
     def frr_view(*scenario):
         v = checked(TWO_ZONES, lab_dir, *scenario)

@@ -47,7 +47,8 @@ pub struct FrrOptions {
     /// How a soft drain is signalled: the `-DRAIN` route-maps `lab` applies to drained
     /// sessions add the graceful-shutdown community, or prepend the sender's ASN.
     pub soft_drain: SoftDrain,
-    /// Zone aggregation at the zone's borders toward BAG (`unconditional` only: see
+    /// Zone aggregation at the zone's borders toward BAG: `unconditional`, or
+    /// `conditional:1` (FRR's conditional advertisement; more is not expressible, see
     /// [`FrrError::Conditional`]), or none.
     pub aggregation: Option<Aggregation>,
 }
@@ -79,8 +80,9 @@ pub enum FrrError {
         "{0} aggregation cannot be configured in FRR: its conditional advertisement \
          (advertise-map with exist-map or non-exist-map) tests whether any route of the \
          condition is in the BGP table, so it can say \"at least one covered rack is \
-         reachable\" (which is what `unconditional` does) but not \"all of them\" or \
-         \"at least N\" for N > 1; use --aggregation unconditional"
+         reachable\" (`conditional:1`, the same rule as `unconditional`) but not \"all of \
+         them\" or \"at least N\" for N > 1; use --aggregation unconditional or \
+         conditional:1"
     )]
     Conditional(String),
 }
@@ -175,8 +177,11 @@ pub struct Topology {
 
 /// The routers and links of `f` under `opts`.
 pub fn topology(f: &Fabric, opts: &FrrOptions) -> Result<Topology, FrrError> {
-    if let Some(a @ Aggregation::Conditional { .. }) = opts.aggregation {
-        return Err(FrrError::Conditional(a.to_string()));
+    match opts.aggregation {
+        Some(Aggregation::Conditional { min: Some(1) })
+        | Some(Aggregation::Unconditional)
+        | None => {}
+        Some(a) => return Err(FrrError::Conditional(a.to_string())),
     }
     let plan = AddressPlan::new(f)?;
     let g = BgpGraph::new(f, opts.plan);
@@ -361,6 +366,7 @@ fn bgpd(t: &Topology, r: &Router) -> String {
     }
     // A border of an aggregated zone: the /48 to BAG, the zone's specifics kept inside.
     let aggregate = t.aggregates.iter().find(|a| a.borders.contains(&r.name));
+    let conditional = t.aggregation.as_deref() == Some("conditional:1");
     if let Some(a) = aggregate {
         let _ = writeln!(
             s,
@@ -368,6 +374,23 @@ fn bgpd(t: &Topology, r: &Router) -> String {
              ipv6 prefix-list ZONE-SPECIFICS seq 10 permit any\n!",
             a.prefix
         );
+        if conditional {
+            // FRR's conditional advertisement: the /48 (a `network`, kept from the zone's
+            // own routers) goes to BAG while some covered rack /64 is in the BGP table (the
+            // exist-map matches any one of them). No discard route behind it (static routes
+            // need staticd): traffic for a rack the border cannot reach finds no route and
+            // is dropped all the same.
+            let _ = writeln!(
+                s,
+                "ipv6 prefix-list ZONE-AGGREGATE seq 5 permit {p}\n\
+                 ipv6 prefix-list ZONE-COVERED seq 5 permit {p} ge 64 le 64\n!\n\
+                 route-map ZONE-AGGREGATE permit 10\n match ipv6 address prefix-list ZONE-AGGREGATE\n!\n\
+                 route-map ZONE-COVERED permit 10\n match ipv6 address prefix-list ZONE-COVERED\n!\n\
+                 ipv6 prefix-list NO-AGGREGATE seq 5 deny {p}\n\
+                 ipv6 prefix-list NO-AGGREGATE seq 10 permit any\n!",
+                p = a.prefix
+            );
+        }
     }
     // RFC 8326: a route carrying the graceful-shutdown community is used only when nothing
     // else is left, wherever it arrives.
@@ -440,12 +463,22 @@ fn bgpd(t: &Topology, r: &Router) -> String {
             i = peer_end.interface
         );
     }
+    if conditional && aggregate.is_some() {
+        // The condition is polled: every 5 s instead of FRR's default 60.
+        let _ = writeln!(s, " bgp conditional-advertisement timer 5");
+    }
     let _ = writeln!(s, " !\n address-family ipv6 unicast");
     for p in &r.originates {
         let _ = writeln!(s, "  network {p}");
     }
-    if let Some(a) = aggregate {
-        let _ = writeln!(s, "  aggregate-address {}", a.prefix);
+    match aggregate {
+        Some(a) if conditional => {
+            let _ = writeln!(s, "  network {}", a.prefix);
+        }
+        Some(a) => {
+            let _ = writeln!(s, "  aggregate-address {}", a.prefix);
+        }
+        None => {}
     }
     let _ = writeln!(s, "  maximum-paths {}", t.maximum_paths);
     for (_, peer_end, peer, cap) in &ends {
@@ -455,6 +488,19 @@ fn bgpd(t: &Topology, r: &Router) -> String {
             let _ = writeln!(
                 s,
                 "  neighbor {} prefix-list ZONE-SPECIFICS out",
+                peer_end.address
+            );
+            if conditional {
+                let _ = writeln!(
+                    s,
+                    "  neighbor {} advertise-map ZONE-AGGREGATE exist-map ZONE-COVERED",
+                    peer_end.address
+                );
+            }
+        } else if conditional && aggregate.is_some() {
+            let _ = writeln!(
+                s,
+                "  neighbor {} prefix-list NO-AGGREGATE out",
                 peer_end.address
             );
         }

@@ -220,8 +220,8 @@ fn frr_takes_every_file() {
 }
 
 /// Zone aggregation: each border (a spine with BAG uplinks) makes the zone's /48 and keeps the
-/// zone's specifics from BAG; no other router aggregates; conditional aggregation is refused
-/// with FRR's reason.
+/// zone's specifics from BAG; no other router aggregates; `conditional:1` by FRR's conditional
+/// advertisement; conditional aggregation over all or N > 1 racks refused with FRR's reason.
 #[test]
 fn zones_aggregate_at_their_borders_toward_bag() {
     let f = fabric(aifabric_fixtures::specs::TWO_ZONES_UNDER_BAG);
@@ -252,8 +252,29 @@ fn zones_aggregate_at_their_borders_toward_bag() {
     let plain = topology(&f, &opts(BandwidthMode::Cumulative)).unwrap();
     assert!(plain.aggregates.is_empty());
     assert!(!file(&plain, &format!("{}.bgpd.conf", a.borders[0])).contains("aggregate-address"));
-    o.aggregation = Some(Aggregation::Conditional { min: None });
-    let e = topology(&f, &o).unwrap_err();
-    assert!(matches!(e, FrrError::Conditional(_)), "{e}");
-    assert!(e.to_string().contains("any route of the condition"), "{e}");
+    // At least one covered rack: FRR's conditional advertisement, an exist-map over the
+    // zone's /64s on each BAG session, the /48 kept from the zone's own routers.
+    o.aggregation = Some(Aggregation::Conditional { min: Some(1) });
+    let t = topology(&f, &o).unwrap();
+    let border = file(&t, &format!("{}.bgpd.conf", a.borders[0]));
+    assert!(!border.contains("aggregate-address"));
+    assert!(border.contains(&format!("  network {}\n", a.prefix)));
+    assert_eq!(
+        border
+            .matches(" advertise-map ZONE-AGGREGATE exist-map ZONE-COVERED\n")
+            .count(),
+        2
+    );
+    assert!(border.contains(&format!(
+        "ipv6 prefix-list ZONE-COVERED seq 5 permit {} ge 64 le 64\n",
+        a.prefix
+    )));
+    assert!(border.contains(" prefix-list NO-AGGREGATE out\n"));
+    // All covered racks, or at least 2: not expressible.
+    for min in [None, Some(2)] {
+        o.aggregation = Some(Aggregation::Conditional { min });
+        let e = topology(&f, &o).unwrap_err();
+        assert!(matches!(e, FrrError::Conditional(_)), "{e}");
+        assert!(e.to_string().contains("any route of the condition"), "{e}");
+    }
 }
