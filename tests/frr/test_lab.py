@@ -107,6 +107,9 @@ def test_the_roce_zone_without_link_bandwidth_and_a_crashed_supervisor(lab_dir):
     lab("up", ROCE6, "--dir", lab_dir, "--bandwidth", "none")
     checked(ROCE6, lab_dir, "--fail", "r.b.z.rtsw1--r.b.z.ctsw1#1")
     checked(ROCE6, lab_dir, "--drain-soft", "r.b.z.ctsw1")
+    # A whole bundle (both parallel links) soft-drained: its four session ends drained.
+    checked(ROCE6, lab_dir, "--drain-soft", "r.b.z.rtsw1--r.b.z.ctsw1")
+    assert len(json.loads((lab_dir / "lab.json").read_text())["drained"]) == 4
     state = json.loads((lab_dir / "lab.json").read_text())
     os.kill(state["supervisor"], signal.SIGKILL)
     time.sleep(0.3)
