@@ -359,6 +359,29 @@ pub fn up(study: &Study, spec: &str, dir: &Path, opts: &UpOptions) -> Result<Lab
     };
     // Recorded before anything is made: `down` undoes a half-made lab.
     state.write(dir)?;
+    make(&mut state, dir, &tag, supervisor).map_err(|e| {
+        let hint = format!(
+            "{} (the lab is half made: `aifabric lab down --dir {}` removes it)",
+            e.message(),
+            dir.display()
+        );
+        match e {
+            Error::BadRequest { source, .. } => Error::BadRequest {
+                message: hint,
+                source,
+            },
+            Error::Runtime { source, .. } => Error::Runtime {
+                message: hint,
+                source,
+            },
+        }
+    })?;
+    Ok(state)
+}
+
+/// What [`up`] makes once the lab is recorded: namespaces, veths, state directories, the
+/// supervisor (and its daemons).
+fn make(state: &mut LabState, dir: &Path, tag: &str, supervisor: &Path) -> Result<(), Error> {
     for r in &state.routers {
         let n = r.namespace.as_str();
         run("ip", &["netns", "add", n])?;
@@ -438,17 +461,15 @@ pub fn up(study: &Study, spec: &str, dir: &Path, opts: &UpOptions) -> Result<Lab
         if Instant::now() > deadline || !alive(child.id()) {
             return Err(Error::Runtime {
                 message: format!(
-                    "the supervisor did not start the daemons; see {} (then `aifabric lab down \
-                     --dir {}`)",
-                    dir.join("supervisor.log").display(),
-                    dir.display()
+                    "the supervisor did not start the daemons; see {}",
+                    dir.join("supervisor.log").display()
                 ),
                 source: None,
             });
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Ok(state)
+    Ok(())
 }
 
 /// FRR's daemons drop to user `frr`: every existing directory above `dir` must let others
