@@ -2,8 +2,9 @@
 
 use aifabric_routing::bgp::SessionState;
 
-use super::loads::Loads;
+use super::loads::{Inside, Loads};
 use super::{mbps_to_gbps, Evaluator, Workspace};
+use std::sync::Arc;
 
 /// Routed capacity, Gb/s per direction, from the largest scaling `lambda` (Mb/s per unit of
 /// demand) and the share of demand that has a route; 0 when nothing flows or nothing loads.
@@ -57,14 +58,11 @@ impl<'f> Evaluator<'f> {
         ws: &mut Workspace,
     ) -> f64 {
         let delivered = (l[0].delivered + l[1].delivered) / 2.0;
-        // A flow's part inside its source site (its leading `inside` entries) is loaded by
-        // that flow alone: the other direction ends where it enters that site. Its minimum
-        // comes ready; the rest is scanned.
-        let (rest0, rest1) = (
-            &l[0].entries[l[0].inside.0..],
-            &l[1].entries[l[1].inside.0..],
-        );
-        let mut lambda = l[0].inside.1.min(l[1].inside.1);
+        // A flow's part inside its source site is loaded by that flow alone: the other
+        // direction ends where it enters that site. Its minimum comes ready; the rest is
+        // scanned.
+        let (rest0, rest1) = (&l[0].entries[..], &l[1].entries[..]);
+        let mut lambda = l[0].inside_lambda().min(l[1].inside_lambda());
         // The two directions almost never share an entry (each is owned by its sender): take
         // each one's minimum, marking the first's entries to catch a shared one.
         for &(p, _) in rest0 {
@@ -110,11 +108,24 @@ impl<'f> Evaluator<'f> {
             return (Vec::new(), 0.0);
         }
         let mut delivered = 0.0;
+        // Inside parts shared by several member flows are added once, with their shares
+        // summed.
+        let mut parts: Vec<(&Arc<Inside>, f64)> = Vec::new();
         for (l, g) in loads.iter().zip(&grav) {
             let share = g / total;
-            Self::add_loads(ws, &l[0].entries, share);
-            Self::add_loads(ws, &l[1].entries, share);
+            for d in l {
+                Self::add_loads(ws, &d.entries, share);
+                if let Some(p) = &d.inside {
+                    match parts.iter_mut().find(|(q, _)| Arc::ptr_eq(q, p)) {
+                        Some(x) => x.1 += share,
+                        None => parts.push((p, share)),
+                    }
+                }
+            }
             delivered += share * (l[0].delivered + l[1].delivered) / 2.0;
+        }
+        for (p, share) in parts {
+            Self::add_loads(ws, &p.entries, share);
         }
         let entries: Vec<(u32, f64)> = if want_entries {
             ws.touched

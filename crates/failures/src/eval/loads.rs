@@ -2,6 +2,7 @@
 
 use aifabric_routing::bgp::{RoutesTo, SessionState, SpeakerId};
 use fixedbitset::FixedBitSet;
+use std::sync::Arc;
 
 use super::{Evaluator, SiteId, Workspace};
 
@@ -11,10 +12,24 @@ use super::{Evaluator, SiteId, Workspace};
 pub(super) struct Loads {
     pub(super) entries: Vec<(u32, f64)>,
     pub(super) delivered: f64,
-    /// How many leading entries are a shared part inside the source site
-    /// ([`Evaluator::flow_shared`]), and their `min capacity / load`, computed once for
-    /// every flow that shares them (0 and infinity otherwise).
-    pub(super) inside: (usize, f64),
+    /// The part inside the source site, shared with the flows toward other destinations
+    /// ([`Evaluator::flow_shared`]); `entries` then hold only the rest.
+    pub(super) inside: Option<Arc<Inside>>,
+}
+
+/// Loads inside a source site shared by several flows, with their `min capacity / load`
+/// (computed once for all of them).
+#[derive(Debug)]
+pub(super) struct Inside {
+    pub(super) entries: Vec<(u32, f64)>,
+    pub(super) lambda: f64,
+}
+
+impl Loads {
+    /// `min capacity / load` of the inside part (infinity without one).
+    pub(super) fn inside_lambda(&self) -> f64 {
+        self.inside.as_ref().map_or(f64::INFINITY, |i| i.lambda)
+    }
 }
 
 /// Adjacency positions that carry load in a set of [`Loads`], for "does this change touch
@@ -45,12 +60,10 @@ pub(super) struct InSite {
     /// The destination it was propagated for (the class's representative).
     pub(super) to: SiteId,
     /// Loads on the adjacency entries of the site's speakers.
-    entries: Vec<(u32, f64)>,
+    part: Arc<Inside>,
     /// What leaves the site: (speaker outside it, inflow).
     boundary: Vec<(SpeakerId, f64)>,
     delivered: f64,
-    /// `min capacity / load` over `entries`.
-    lambda: f64,
 }
 
 impl<'f> Evaluator<'f> {
@@ -252,8 +265,7 @@ impl<'f> Evaluator<'f> {
                 let lambda = self.min_ratio(&entries, states);
                 cache.push(InSite {
                     to,
-                    lambda,
-                    entries,
+                    part: Arc::new(Inside { entries, lambda }),
                     boundary,
                     delivered,
                 });
@@ -272,12 +284,10 @@ impl<'f> Evaluator<'f> {
             }
         }
         self.walk(to, routes, states, None, top, ws);
-        let mut entries = inside.entries.clone();
-        entries.extend(Self::drain_loads(ws));
         Loads {
-            entries,
+            entries: Self::drain_loads(ws),
             delivered: inside.delivered,
-            inside: (inside.entries.len(), inside.lambda),
+            inside: Some(Arc::clone(&inside.part)),
         }
     }
 
@@ -306,7 +316,7 @@ impl<'f> Evaluator<'f> {
         Loads {
             entries: Self::drain_loads(ws),
             delivered,
-            inside: (0, f64::INFINITY),
+            inside: None,
         }
     }
 
