@@ -176,6 +176,14 @@ def test_prepend_drains_agree_with_aifabric(lab_dir):
     checked(FAT_TREE, lab_dir)
 
 
+def test_a_directory_with_other_files_is_refused_and_kept(lab_dir):
+    lab_dir.mkdir()
+    (lab_dir / "notes.txt").write_text("mine")
+    r = lab("up", ROCE6, "--dir", lab_dir, check=False)
+    assert r.returncode == 2 and "not empty" in r.stderr
+    assert (lab_dir / "notes.txt").read_text() == "mine"
+
+
 def test_a_second_up_on_a_running_lab_is_refused(lab_dir):
     lab("up", ROCE6, "--dir", lab_dir)
     r = lab("up", ROCE6, "--dir", lab_dir, check=False)

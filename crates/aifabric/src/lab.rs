@@ -301,6 +301,12 @@ pub fn up(study: &Study, spec: &str, dir: &Path, opts: &UpOptions) -> Result<Lab
             dir.display()
         )));
     }
+    if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
+        return Err(Error::bad_request(format!(
+            "{} is not empty; give the lab a new or empty directory (`lab down` removes it)",
+            dir.display()
+        )));
+    }
     environment(frr)?;
     reachable_by_daemons(dir)?;
     let version = match &opts.frr_version {
@@ -584,7 +590,7 @@ pub struct DownReport {
 
 /// Take the lab in `dir` down: stop the supervisor (it kills and reaps the daemons), kill
 /// whatever still runs in the lab's namespaces (a crashed supervisor's daemons), delete the
-/// namespaces (and with them the veths) and the lab directory.
+/// namespaces (and with them the veths), the files `up` made, and the directory once empty.
 pub fn down(dir: &Path) -> Result<DownReport, Error> {
     let state = LabState::read(dir)?;
     if let Some(pid) = state.supervisor {
@@ -613,8 +619,18 @@ pub fn down(dir: &Path) -> Result<DownReport, Error> {
         run("ip", &["netns", "del", &r.namespace])?;
         namespaces += 1;
     }
-    std::fs::remove_dir_all(dir)
-        .map_err(|e| Error::runtime_in(&format!("cannot remove {}", dir.display()), e))?;
+    // What `up` made, then the directory if nothing else is in it.
+    for sub in ["conf", "run"] {
+        let p = dir.join(sub);
+        if p.exists() {
+            std::fs::remove_dir_all(&p)
+                .map_err(|e| Error::runtime_in(&format!("cannot remove {}", p.display()), e))?;
+        }
+    }
+    for file in [DAEMONS_FILE, STOP_FILE, "supervisor.log", STATE_FILE] {
+        let _ = std::fs::remove_file(dir.join(file));
+    }
+    let _ = std::fs::remove_dir(dir);
     Ok(DownReport {
         schema_version: crate::SCHEMA_VERSION,
         namespaces,
