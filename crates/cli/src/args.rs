@@ -390,7 +390,8 @@ pub(crate) enum Command {
         /// Directory to write into (created if missing).
         #[arg(long)]
         out: std::path::PathBuf,
-        /// With `frr`: aggregate each zone at its borders toward BAG (`unconditional`).
+        /// With `frr`: aggregate each zone at its borders toward BAG (`unconditional` or
+        /// `conditional:1`).
         #[arg(long)]
         aggregation: Option<Aggregation>,
         /// Machine-readable summary of the files written.
@@ -437,8 +438,9 @@ pub(crate) enum LabCommand {
         #[arg(long, default_value = "auto")]
         frr_version: String,
         /// Aggregate each zone at its borders toward BAG (`unconditional`: FRR's
-        /// aggregate-address, the zone's specifics kept inside); `check` then compares who
-        /// advertises, withdraws and blackholes with `blackholes --tier zone`.
+        /// aggregate-address; `conditional:1`: its conditional advertisement; the zone's
+        /// specifics kept inside); `check` then compares who advertises, withdraws and
+        /// blackholes with `blackholes --tier zone`.
         #[arg(long)]
         aggregation: Option<Aggregation>,
         /// Machine-readable output.
