@@ -270,6 +270,7 @@ class Fabric:
         mitigations: bool = False,
         scenario: Scenario = None,
         progress: Optional[Callable[[int, int], None]] = None,
+        keep: Union[int, str, None] = None,
         **options: Any,
     ) -> Result:
         """A failure-domain sweep (``aifabric failures --json``): ``single``,
@@ -281,6 +282,10 @@ class Fabric:
         the same whichever slice runs it); to merge slices, use :func:`sweep`.
         ``progress(done, total)`` is called from this thread as scenarios are evaluated
         (at most every 50 ms, and once at the end), e.g. to drive a tqdm bar.
+        ``keep`` is how many scenarios the result lists in full, worst first (an int or
+        ``"all"``); by default every scenario of a single or pairs sweep and the worst 1,000
+        of a Monte Carlo sweep. The summary counts every scenario either way
+        (``summary.scenarios_listed`` says how many are listed).
         """
         first = 0
         if shard is not None:
@@ -304,6 +309,7 @@ class Fabric:
             _scenario(scenario),
             _options(options),
             progress,
+            None if keep is None else str(keep),
         )
         return Result(text, table=table)
 

@@ -48,6 +48,7 @@ class NativeFabric:
         scenario: _Scenario,
         opts: Dict[str, str],
         progress: Optional[Callable[[int, int], None]] = None,
+        keep: Optional[str] = None,
     ) -> Tuple[str, ArrowTable]: ...
     def collective(
         self,

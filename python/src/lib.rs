@@ -342,7 +342,7 @@ impl NativeFabric {
 
     /// A failure sweep: its JSON report and its scenario table.
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (sweep, samples, first_draw, seed, probability, mtbf, top, pod_sites, aggregation, mitigations, scenario, opts, progress=None))]
+    #[pyo3(signature = (sweep, samples, first_draw, seed, probability, mtbf, top, pod_sites, aggregation, mitigations, scenario, opts, progress=None, keep=None))]
     fn failures(
         &self,
         py: Python<'_>,
@@ -359,9 +359,11 @@ impl NativeFabric {
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
         progress: Option<Bound<'_, PyAny>>,
+        keep: Option<String>,
     ) -> PyResult<(String, PyTable)> {
         let progress = progress.as_ref();
         let (json, batch) = self.study(py, scenario, opts, progress, move |s, sc, ctx| {
+            let keep = keep.as_deref().map(aifabric::parse_keep).transpose()?;
             let aggregation = match aggregation {
                 Some((a, t)) => Some((parse("aggregation", &a)?, parse("tier", &t)?)),
                 None => None,
@@ -378,6 +380,7 @@ impl NativeFabric {
                 mitigations,
                 top,
                 pod_sites,
+                keep,
             };
             let r = s.failures(&req, &|done, total| ctx.tick(done, total))?;
             Ok((to_json(&r)?, aifabric::tables::scenarios(&r)))

@@ -38,6 +38,16 @@ def test_failures_monte_carlo_with_links_is_the_cli_contract_and_its_table(cli, 
         s["min_capacity_retained"] for s in r["scenarios"]
     ]
     assert sum(t.column("draws").to_pylist()) == 300
+    # keep=2 lists the worst two, as `--keep 2` does; the summary still counts every draw.
+    k = llama.failures(keep=2, **args)
+    assert k == cli(
+        "failures", "llama3-24k", "--sweep", "montecarlo", "--samples", "300",
+        "--seed", "7", "--probability", "link=1e-3", "--keep", "2",
+    )
+    assert k["scenarios"] == r["scenarios"][:2]
+    assert k["summary"]["scenarios_listed"] == 2
+    assert k["summary"]["draws"] == 300
+    assert k.table.to_pyarrow().num_rows == 2
 
 
 def test_collective_is_the_cli_contract(cli, llama):

@@ -66,7 +66,7 @@ pub use aifabric_engine::{Lb, NetParams};
 pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement};
-pub use failures::FailureRequest;
+pub use failures::{parse_keep, FailureRequest, DEFAULT_KEEP};
 pub use publish::ExportedFile;
 pub use report::{
     versioned, CollectiveReport, CollectiveRow, Crossing, JobReport, LbWeights, ReplayReport,

@@ -145,7 +145,12 @@ pub(crate) enum Command {
         /// Rows in the table (and scenarios given mitigations).
         #[arg(long, default_value_t = 20)]
         top: usize,
-        /// Machine-readable output: every scenario and the summary.
+        /// Scenarios the report lists in full, worst first: a number or `all` (default:
+        /// every scenario of single/pairs sweeps, the worst 1,000 of a Monte Carlo sweep).
+        /// The summary counts every scenario either way.
+        #[arg(long, value_name = "N|all")]
+        keep: Option<String>,
+        /// Machine-readable output: the summary and the scenarios listed (see --keep).
         #[arg(long)]
         json: bool,
         /// Also write the JSON report to this file (atomically).

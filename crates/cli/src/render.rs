@@ -414,6 +414,14 @@ pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usiz
         sm.max_gpus_disconnected,
         sm.scenarios_with_blackholes
     );
+    if sm.scenarios_listed < sm.scenarios {
+        let _ = writeln!(
+            s,
+            "the figures above count all {}; the report lists the worst {} in full (--keep N|all)",
+            count(sm.scenarios as u64, "scenario", "scenarios"),
+            sm.scenarios_listed
+        );
+    }
     let _ = writeln!(s, "\nWorst per class");
     for c in &sm.by_class {
         let _ = writeln!(

@@ -32,6 +32,7 @@
 //!     cfg: BgpConfig::default(),
 //!     state: None,
 //!     pod_sites: false,
+//!     keep: None,
 //! };
 //! let rep = analyze(&f, &f.srg_catalog(), &opts, &|_, _| {}).unwrap();
 //! assert_eq!(rep.scenarios.len(), 16);
@@ -78,6 +79,9 @@ pub struct Options {
     /// Each pod of an NSF zone a site of its own (`ZONE.podN`), besides buildings, zones and
     /// AI zones.
     pub pod_sites: bool,
+    /// Most scenarios the report lists in full, worst first (`None`: all); the summary
+    /// counts them all either way.
+    pub keep: Option<usize>,
 }
 
 /// A maintenance state a sweep starts from.
@@ -110,7 +114,9 @@ pub fn evaluator<'f>(f: &'f Fabric, opts: &Options) -> Result<Evaluator<'f>, Not
     Evaluator::with_sites(f, opts.plan, opts.cfg, base, opts.pod_sites)
 }
 
-/// [`analyze`] with an evaluator built by [`evaluator`] for the same options.
+/// [`analyze`] with an evaluator built by [`evaluator`] for the same options. Scenarios are
+/// evaluated chunk by chunk and folded into a [`report::Tally`]: memory holds one chunk in
+/// full, the worst `opts.keep` scenarios and 16 bytes per other distinct scenario.
 pub fn analyze_with(
     ev: &Evaluator,
     catalog: &SrgCatalog,
@@ -118,31 +124,34 @@ pub fn analyze_with(
     progress: sweep::Progress,
 ) -> Result<report::FailureReport, NotConverged> {
     let f = ev.fabric();
-    // With aggregation, a second pass looks for blackholes in every scenario: the progress
-    // reported covers both passes (each half of the total).
-    let passes = if opts.aggregation.is_some() { 2 } else { 1 };
-    let first = |done: u64, total: u64| progress(done, total * passes);
-    let recs = sweep::run(ev, catalog, &opts.sweep, &first)?;
-    let mut records = report::records(ev, catalog, &recs);
-    if let Some(setup) = &opts.aggregation {
-        let total = opts.sweep.size(catalog).max(1);
-        let n = recs.len().max(1) as u64;
-        let mut figures = Vec::with_capacity(recs.len());
-        for chunk in recs.chunks(256) {
-            let part = chunk
+    let mut tally = report::Tally::new(ev, opts.keep.unwrap_or(usize::MAX));
+    sweep::run_each(ev, catalog, &opts.sweep, progress, &mut |chunk| {
+        // With aggregation, each new scenario is also checked for blackholes.
+        let figures = match &opts.aggregation {
+            Some(setup) => chunk
+                .new
                 .par_iter()
-                .map(|r| mitigate::blackholes_of(ev, &ev.down_of(catalog, &r.srgs), setup))
-                .collect::<Result<Vec<_>, _>>()?;
-            figures.extend(part);
-            progress(total + total * figures.len() as u64 / n, 2 * total);
+                .map(|r| {
+                    mitigate::blackholes_of(ev, &ev.down_of(catalog, &r.srgs), setup).map(Some)
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            None => vec![None; chunk.new.len()],
+        };
+        for (r, n) in chunk.again {
+            tally.again(r, n);
         }
-        for (rec, b) in records.iter_mut().zip(figures) {
-            rec.blackholed_prefixes = b.blackholed_prefixes;
-            rec.blackholed_share = b.blackholed_share;
-            rec.unreachable_live_racks = b.unreachable_live_racks;
+        let records = report::records(ev, catalog, &chunk.new);
+        for ((mut rec, r), b) in records.into_iter().zip(chunk.new).zip(figures) {
+            if let Some(b) = b {
+                rec.blackholed_prefixes = b.blackholed_prefixes;
+                rec.blackholed_share = b.blackholed_share;
+                rec.unreachable_live_racks = b.unreachable_live_racks;
+            }
+            tally.add(rec, r.srgs);
         }
-    }
-    let mut rep = report::report(ev, &opts.label, records);
+        Ok(())
+    })?;
+    let (mut rep, srgs) = tally.finish(&opts.label);
     rep.summary.starting_state = opts.state.as_ref().map(|s| report::StartingState {
         description: s.description.clone(),
         devices_out: s.down.devices.len(),
@@ -150,15 +159,10 @@ pub fn analyze_with(
         gpus_cut_off: ev.state_gpus_cut_off,
     });
     if let (true, Some(setup)) = (opts.mitigations, &opts.aggregation) {
-        let by_name: rustc_hash::FxHashMap<&str, &sweep::Record> =
-            recs.iter().map(|r| (r.scenario.as_str(), r)).collect();
         let n = opts.top.min(rep.scenarios.len());
-        let results = rep.scenarios[..n]
+        let results = srgs[..n]
             .par_iter()
-            .map(|s| {
-                let r = by_name[s.scenario.as_str()];
-                mitigate::mitigations(ev, catalog, &ev.down_of(catalog, &r.srgs), setup)
-            })
+            .map(|g| mitigate::mitigations(ev, catalog, &ev.down_of(catalog, g), setup))
             .collect::<Result<Vec<_>, _>>()?;
         for (s, m) in rep.scenarios.iter_mut().zip(results) {
             s.mitigations = m;

@@ -177,6 +177,9 @@ pub struct Summary {
     pub sweep: String,
     /// Distinct scenarios evaluated.
     pub scenarios: usize,
+    /// Scenarios [`FailureReport::scenarios`] lists: the worst ones, all unless the sweep
+    /// kept fewer (`--keep`; a Monte Carlo sweep keeps 1,000 by default).
+    pub scenarios_listed: usize,
     /// Draws (Monte Carlo) or scenarios.
     pub draws: u64,
     /// Healthy routed capacity per region pair and site pair, Gb/s per direction.
@@ -279,85 +282,192 @@ pub fn records(ev: &Evaluator, catalog: &SrgCatalog, recs: &[Record]) -> Vec<Sce
         .collect()
 }
 
-/// Sort worst first (least capacity left over any site or region pair, then most GPUs
-/// isolated, then most live racks unreachable and traffic blackholed, then most GPUs cut
-/// off; stable, so full ties keep scenario order) and summarize.
-pub fn report(ev: &Evaluator, sweep: &str, mut scenarios: Vec<ScenarioRecord>) -> FailureReport {
-    let values: Vec<(f64, u64)> = scenarios
-        .iter()
-        .map(|s| (s.min_capacity_retained, s.draws))
-        .collect();
-    // Worst first: least capacity left, then most GPUs isolated, then most traffic
-    // blackholed, then most GPUs cut off.
-    scenarios.sort_by(|a, b| {
+/// Where a scenario sits in the report: worst first (least capacity left over any site or
+/// region pair, then most GPUs isolated, then most live racks unreachable and traffic
+/// blackholed, then most GPUs cut off), full ties in scenario order.
+#[derive(Clone, Copy, Debug)]
+struct Rank {
+    min_capacity_retained: f64,
+    gpus_isolated: u64,
+    unreachable_live_racks: usize,
+    blackholed_share: f64,
+    gpus_disconnected: u64,
+    seq: usize,
+}
+
+impl Rank {
+    fn of(s: &ScenarioRecord, seq: usize) -> Rank {
+        Rank {
+            min_capacity_retained: s.min_capacity_retained,
+            gpus_isolated: s.gpus_isolated,
+            unreachable_live_racks: s.unreachable_live_racks,
+            blackholed_share: s.blackholed_share,
+            gpus_disconnected: s.gpus_disconnected,
+            seq,
+        }
+    }
+
+    fn cmp(&self, b: &Rank) -> std::cmp::Ordering {
+        let a = self;
         a.min_capacity_retained
             .total_cmp(&b.min_capacity_retained)
             .then(b.gpus_isolated.cmp(&a.gpus_isolated))
             .then(b.unreachable_live_racks.cmp(&a.unreachable_live_racks))
             .then(b.blackholed_share.total_cmp(&a.blackholed_share))
             .then(b.gpus_disconnected.cmp(&a.gpus_disconnected))
-    });
-    let mut healthy_gbps = BTreeMap::new();
-    for (n, &g) in ev.region_pair_names().iter().zip(&ev.healthy_region_gbps) {
-        healthy_gbps.insert(n.clone(), g);
+            .then(a.seq.cmp(&b.seq))
     }
-    for (n, &g) in ev.site_pair_names().iter().zip(&ev.healthy_site_gbps) {
-        healthy_gbps.insert(n.clone(), g);
-    }
-    let healthy_maxflow_gbps = ev
-        .region_pair_names()
-        .into_iter()
-        .zip(ev.healthy_maxflow_gbps.iter().copied())
-        .collect();
-    let mut by_class: Vec<ClassWorst> = Vec::new();
-    for s in &scenarios {
-        let c = s.class();
-        match by_class.iter_mut().find(|w| w.class == c) {
-            Some(w) => w.scenarios += 1,
-            None => by_class.push(ClassWorst {
-                class: c,
-                scenarios: 1,
-                worst: s.scenario.clone(),
-                min_capacity_retained: s.min_capacity_retained,
-            }),
+}
+
+/// A report built scenario by scenario, in memory that does not grow with the scenarios
+/// listed beyond `keep`: per scenario it holds its headline and draw count (16 bytes, for
+/// the exact distribution), and in full only the worst `keep` so far (between `keep` and
+/// `2 keep` of them, cut back to `keep` by a sort when the bound is reached). The summary
+/// counts every scenario; [`FailureReport::scenarios`] lists the worst `keep`.
+pub struct Tally<'a> {
+    ev: &'a Evaluator<'a>,
+    keep: usize,
+    values: Vec<(f64, u64)>,
+    classes: Vec<(ClassWorst, Rank)>,
+    losing: usize,
+    max_disconnected: u64,
+    max_isolated: u64,
+    with_blackholes: usize,
+    kept: Vec<(Rank, ScenarioRecord, Vec<usize>)>,
+}
+
+impl<'a> Tally<'a> {
+    /// An empty tally listing at most `keep` scenarios in full (`usize::MAX`: all).
+    pub fn new(ev: &'a Evaluator<'a>, keep: usize) -> Self {
+        Tally {
+            ev,
+            keep,
+            values: Vec::new(),
+            classes: Vec::new(),
+            losing: 0,
+            max_disconnected: 0,
+            max_isolated: 0,
+            with_blackholes: 0,
+            kept: Vec::new(),
         }
     }
-    let prefix_order = |c: &str| {
-        aifabric_model::SrgClass::all()
-            .position(|k| k.prefix() == c)
-            .unwrap_or(usize::MAX)
-    };
-    by_class.sort_by_key(|w| prefix_order(&w.class));
-    let summary = Summary {
-        sweep: sweep.to_owned(),
-        scenarios: scenarios.len(),
-        draws: values.iter().map(|v| v.1).sum(),
-        healthy_gbps,
-        healthy_maxflow_gbps,
-        capacity_retained: Distribution::of(&values),
-        worst: scenarios.first().map(|s| s.scenario.clone()),
-        scenarios_losing_capacity: scenarios
-            .iter()
-            .filter(|s| s.min_capacity_retained < 1.0 - SAME)
-            .count(),
-        max_gpus_disconnected: scenarios
-            .iter()
-            .map(|s| s.gpus_disconnected)
-            .max()
-            .unwrap_or(0),
-        max_gpus_isolated: scenarios.iter().map(|s| s.gpus_isolated).max().unwrap_or(0),
-        scenarios_with_blackholes: scenarios
-            .iter()
-            .filter(|s| s.blackholed_prefixes > 0)
-            .count(),
-        by_class,
-        starting_state: None,
-    };
-    FailureReport {
-        fabric: ev.fabric().name().to_owned(),
-        summary,
-        scenarios,
+
+    /// Add the next scenario (its index is the number added before), with the catalog
+    /// indices of its groups (handed back by [`Tally::finish`] for the scenarios listed).
+    pub fn add(&mut self, s: ScenarioRecord, srgs: Vec<usize>) {
+        let rank = Rank::of(&s, self.values.len());
+        self.values.push((s.min_capacity_retained, s.draws));
+        let c = s.class();
+        match self.classes.iter_mut().find(|w| w.0.class == c) {
+            Some((w, r)) => {
+                w.scenarios += 1;
+                if rank.cmp(r).is_lt() {
+                    w.worst.clone_from(&s.scenario);
+                    w.min_capacity_retained = s.min_capacity_retained;
+                    *r = rank;
+                }
+            }
+            None => self.classes.push((
+                ClassWorst {
+                    class: c,
+                    scenarios: 1,
+                    worst: s.scenario.clone(),
+                    min_capacity_retained: s.min_capacity_retained,
+                },
+                rank,
+            )),
+        }
+        self.losing += usize::from(s.min_capacity_retained < 1.0 - SAME);
+        self.max_disconnected = self.max_disconnected.max(s.gpus_disconnected);
+        self.max_isolated = self.max_isolated.max(s.gpus_isolated);
+        self.with_blackholes += usize::from(s.blackholed_prefixes > 0);
+        if self.keep == 0 {
+            return;
+        }
+        self.kept.push((rank, s, srgs));
+        if self.kept.len() >= self.keep.saturating_mul(2) {
+            self.cut();
+        }
     }
+
+    /// `draws` more draws of scenario `index`.
+    pub fn again(&mut self, index: usize, draws: u64) {
+        self.values[index].1 += draws;
+    }
+
+    fn cut(&mut self) {
+        self.kept.sort_by(|a, b| a.0.cmp(&b.0));
+        self.kept.truncate(self.keep);
+    }
+
+    /// The report, scenarios worst first (the worst `keep`), with the group indices of each
+    /// scenario listed.
+    pub fn finish(mut self, sweep: &str) -> (FailureReport, Vec<Vec<usize>>) {
+        self.cut();
+        let ev = self.ev;
+        let mut healthy_gbps = BTreeMap::new();
+        for (n, &g) in ev.region_pair_names().iter().zip(&ev.healthy_region_gbps) {
+            healthy_gbps.insert(n.clone(), g);
+        }
+        for (n, &g) in ev.site_pair_names().iter().zip(&ev.healthy_site_gbps) {
+            healthy_gbps.insert(n.clone(), g);
+        }
+        let healthy_maxflow_gbps = ev
+            .region_pair_names()
+            .into_iter()
+            .zip(ev.healthy_maxflow_gbps.iter().copied())
+            .collect();
+        let prefix_order = |c: &str| {
+            aifabric_model::SrgClass::all()
+                .position(|k| k.prefix() == c)
+                .unwrap_or(usize::MAX)
+        };
+        // The worst scenario is the worst of the classes' worst ones.
+        self.classes.sort_by(|a, b| a.1.cmp(&b.1));
+        let worst = self.classes.first().map(|c| c.0.worst.clone());
+        let mut by_class: Vec<ClassWorst> = self.classes.into_iter().map(|c| c.0).collect();
+        by_class.sort_by_key(|w| prefix_order(&w.class));
+        let mut scenarios = Vec::with_capacity(self.kept.len());
+        let mut srgs = Vec::with_capacity(self.kept.len());
+        for (rank, mut s, g) in self.kept {
+            s.draws = self.values[rank.seq].1;
+            scenarios.push(s);
+            srgs.push(g);
+        }
+        let summary = Summary {
+            sweep: sweep.to_owned(),
+            scenarios: self.values.len(),
+            scenarios_listed: scenarios.len(),
+            draws: self.values.iter().map(|v| v.1).sum(),
+            healthy_gbps,
+            healthy_maxflow_gbps,
+            capacity_retained: Distribution::of(&self.values),
+            worst,
+            scenarios_losing_capacity: self.losing,
+            max_gpus_disconnected: self.max_disconnected,
+            max_gpus_isolated: self.max_isolated,
+            scenarios_with_blackholes: self.with_blackholes,
+            by_class,
+            starting_state: None,
+        };
+        let rep = FailureReport {
+            fabric: ev.fabric().name().to_owned(),
+            summary,
+            scenarios,
+        };
+        (rep, srgs)
+    }
+}
+
+/// Sort worst first (least capacity left over any site or region pair, then most GPUs
+/// isolated, then most live racks unreachable and traffic blackholed, then most GPUs cut
+/// off; full ties keep scenario order) and summarize: a [`Tally`] of every scenario.
+pub fn report(ev: &Evaluator, sweep: &str, scenarios: Vec<ScenarioRecord>) -> FailureReport {
+    let mut t = Tally::new(ev, usize::MAX);
+    for s in scenarios {
+        t.add(s, Vec::new());
+    }
+    t.finish(sweep).0
 }
 
 fn is_zero(n: &usize) -> bool {

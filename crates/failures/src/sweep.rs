@@ -454,14 +454,46 @@ fn scenario_name(f: &Fabric, catalog: &SrgCatalog, srgs: &[usize]) -> String {
     parts.join(" + ")
 }
 
-/// Run a sweep. Records come in scenario order (for Monte Carlo: order of first
-/// appearance); the result does not depend on the thread count.
+/// What one chunk of a sweep adds: the scenarios seen for the first time, in order, and
+/// more draws of scenarios an earlier chunk brought (Monte Carlo only).
+#[derive(Debug, Default)]
+pub struct Chunk {
+    /// New scenarios; the `k`-th new scenario of the whole sweep has index `k`.
+    pub new: Vec<Record>,
+    /// (index of an earlier scenario, further draws that produced it).
+    pub again: Vec<(usize, u64)>,
+}
+
+/// Run a sweep, collecting every record. Records come in scenario order (for Monte Carlo:
+/// order of first appearance); the result does not depend on the thread count.
 pub fn run(
     ev: &Evaluator,
     catalog: &SrgCatalog,
     sweep: &Sweep,
     progress: Progress,
 ) -> Result<Vec<Record>, NotConverged> {
+    let mut records: Vec<Record> = Vec::new();
+    run_each(ev, catalog, sweep, progress, &mut |c: Chunk| {
+        for (r, n) in c.again {
+            records[r].draws += n;
+        }
+        records.extend(c.new);
+        Ok(())
+    })?;
+    Ok(records)
+}
+
+/// Run a sweep chunk by chunk, handing each chunk to `sink` as soon as it is evaluated:
+/// memory holds one chunk of records, plus (Monte Carlo) a 16-byte fingerprint of every
+/// distinct pattern drawn so far. Chunks come in scenario order and do not depend on the
+/// thread count.
+pub fn run_each(
+    ev: &Evaluator,
+    catalog: &SrgCatalog,
+    sweep: &Sweep,
+    progress: Progress,
+    sink: &mut dyn FnMut(Chunk) -> Result<(), NotConverged>,
+) -> Result<(), NotConverged> {
     let name = |srgs: &[usize]| scenario_name(ev.fabric(), catalog, srgs);
     let fixed: Vec<(String, Vec<usize>)> = match sweep {
         Sweep::Single(class) => (0..catalog.len())
@@ -488,27 +520,30 @@ pub fn run(
         } => {
             let sampler = Sampler::new(ev.fabric(), catalog, model, links);
             let draws = *first..first.saturating_add(*samples);
-            return run_monte_carlo(ev, catalog, draws, *seed, &sampler, &name, progress);
+            return run_monte_carlo(ev, catalog, draws, *seed, &sampler, &name, progress, sink);
         }
     };
     let total = fixed.len() as u64;
     let pool = Pool::default();
     // Scenarios with the same members fail the same things: evaluate the first, copy it.
+    // The outcome of each distinct pattern is kept for that (a single or pairs sweep is at
+    // most MAX_SCENARIOS).
     let mut seen: FxHashMap<u128, usize> = FxHashMap::default();
-    let mut records: Vec<Record> = Vec::with_capacity(fixed.len());
+    let mut stored: Vec<Outcome> = Vec::new();
+    let mut done = 0u64;
     for chunk in fixed.chunks(CHUNK as usize) {
         let keys: Vec<u128> = chunk
             .par_iter()
             .map(|(_, srgs)| pattern_key(catalog, srgs))
             .collect();
-        let base = records.len();
+        let base = stored.len();
         let mut source: Vec<Option<usize>> = Vec::with_capacity(chunk.len());
         let mut todo: Vec<usize> = Vec::new();
         for (j, key) in keys.into_iter().enumerate() {
             match seen.get(&key) {
                 Some(&r) => source.push(Some(r)),
                 None => {
-                    seen.insert(key, base + j);
+                    seen.insert(key, base + todo.len());
                     source.push(None);
                     todo.push(j);
                 }
@@ -522,21 +557,31 @@ pub fn run(
             )
             .collect::<Result<Vec<_>, _>>()?
             .into_iter();
+        let mut new = Vec::with_capacity(chunk.len());
         for ((scenario, srgs), src) in chunk.iter().zip(source) {
             let outcome = match src {
-                Some(r) => records[r].outcome.clone(),
-                None => outcomes.next().expect("one outcome per new pattern"),
+                Some(r) => stored[r].clone(),
+                None => {
+                    let o = outcomes.next().expect("one outcome per new pattern");
+                    stored.push(o.clone());
+                    o
+                }
             };
-            records.push(Record {
+            new.push(Record {
                 scenario: scenario.clone(),
                 srgs: srgs.clone(),
                 draws: 1,
                 outcome,
             });
         }
-        progress(records.len() as u64, total);
+        sink(Chunk {
+            new,
+            again: Vec::new(),
+        })?;
+        done += chunk.len() as u64;
+        progress(done, total);
     }
-    Ok(records)
+    Ok(())
 }
 
 /// A 128-bit fingerprint of the devices and links a set of groups takes down (two passes of
@@ -565,36 +610,59 @@ fn pattern_key(catalog: &SrgCatalog, srgs: &[usize]) -> u128 {
     (u128::from(half(0x6169_6661_6272_6963)) << 64) | u128::from(half(0x7372_6773_7765_6570))
 }
 
+/// A 128-bit fingerprint of a draw's sorted group list (two salted passes of std's
+/// fixed-key hasher): distinct patterns collide with probability ~2^-128, so the sweep keeps
+/// 16 bytes per distinct pattern instead of the pattern.
+fn draw_key(srgs: &[usize]) -> u128 {
+    use std::hash::{Hash, Hasher};
+    let half = |salt: u64| {
+        let mut h = std::hash::DefaultHasher::new();
+        h.write_u64(salt);
+        srgs.hash(&mut h);
+        h.finish()
+    };
+    (u128::from(half(0x6472_6177_6b65_7931)) << 64) | u128::from(half(0x6472_6177_6b65_7932))
+}
+
+#[allow(clippy::too_many_arguments)]
 fn run_monte_carlo(
     ev: &Evaluator,
     catalog: &SrgCatalog,
     draws: std::ops::Range<u64>,
     seed: u64,
     sampler: &Sampler,
-    name: &dyn Fn(&[usize]) -> String,
+    name: &(dyn Fn(&[usize]) -> String + Sync),
     progress: Progress,
-) -> Result<Vec<Record>, NotConverged> {
+    sink: &mut dyn FnMut(Chunk) -> Result<(), NotConverged>,
+) -> Result<(), NotConverged> {
     let pool = Pool::default();
-    let mut seen: FxHashMap<Vec<usize>, usize> = FxHashMap::default();
-    let mut records: Vec<Record> = Vec::new();
+    let mut seen: FxHashMap<u128, usize> = FxHashMap::default();
     let samples = draws.end - draws.start;
     let mut start = draws.start;
     while start < draws.end {
         let end = (start + CHUNK).min(draws.end);
-        let patterns: Vec<Vec<usize>> = (start..end)
+        let patterns: Vec<(u128, Vec<usize>)> = (start..end)
             .into_par_iter()
-            .map(|i| sampler.draw(seed, i))
+            .map(|i| {
+                let p = sampler.draw(seed, i);
+                (draw_key(&p), p)
+            })
             .collect();
-        // Patterns not seen before, in order of first appearance, with their counts.
+        // Patterns not seen before, in order of first appearance, with their counts; and
+        // the counts of patterns an earlier chunk brought.
         let mut distinct: Vec<(Vec<usize>, u64)> = Vec::new();
-        let mut in_chunk: FxHashMap<Vec<usize>, usize> = FxHashMap::default();
-        for p in patterns {
-            if let Some(&r) = seen.get(&p) {
-                records[r].draws += 1;
-            } else if let Some(&k) = in_chunk.get(&p) {
+        let mut again: Vec<(usize, u64)> = Vec::new();
+        let mut in_chunk: FxHashMap<u128, usize> = FxHashMap::default();
+        for (key, p) in patterns {
+            if let Some(&r) = seen.get(&key) {
+                match again.iter_mut().find(|a| a.0 == r) {
+                    Some(a) => a.1 += 1,
+                    None => again.push((r, 1)),
+                }
+            } else if let Some(&k) = in_chunk.get(&key) {
                 distinct[k].1 += 1;
             } else {
-                in_chunk.insert(p.clone(), distinct.len());
+                in_chunk.insert(key, distinct.len());
                 distinct.push((p, 1));
             }
         }
@@ -605,19 +673,22 @@ fn run_monte_carlo(
                 |ws, (srgs, _)| ev.evaluate(&ev.down_of(catalog, srgs), ws.get()),
             )
             .collect::<Result<Vec<_>, _>>()?;
-        for ((srgs, n), outcome) in distinct.into_iter().zip(outcomes) {
-            seen.insert(srgs.clone(), records.len());
-            records.push(Record {
-                scenario: name(&srgs),
+        let names: Vec<String> = distinct.par_iter().map(|(srgs, _)| name(srgs)).collect();
+        let mut new = Vec::with_capacity(distinct.len());
+        for (((srgs, n), outcome), scenario) in distinct.into_iter().zip(outcomes).zip(names) {
+            seen.insert(draw_key(&srgs), seen.len());
+            new.push(Record {
+                scenario,
                 srgs,
                 draws: n,
                 outcome,
             });
         }
+        sink(Chunk { new, again })?;
         start = end;
         progress(start - draws.start, samples);
     }
-    Ok(records)
+    Ok(())
 }
 
 /// How much of the healthy figure is left, per pair: 1 when the healthy figure is 0.

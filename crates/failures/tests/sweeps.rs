@@ -400,10 +400,8 @@ fn the_monte_carlo_mean_matches_exact_enumeration() {
     );
 }
 
-fn json_with_threads(threads: usize) -> String {
-    let f = build(MIXED);
-    let cat = f.srg_catalog();
-    let opts = Options {
+fn mixed_monte_carlo(keep: Option<usize>, link_probability: f64) -> Options {
+    Options {
         sweep: Sweep::MonteCarlo {
             samples: 600,
             first: 0,
@@ -425,7 +423,7 @@ fn json_with_threads(threads: usize) -> String {
             // Single links too: their draws must not depend on the thread count either.
             links: vec![LinkModel {
                 optic: None,
-                probability: 0.002,
+                probability: link_probability,
             }],
         },
         label: "montecarlo".to_owned(),
@@ -436,7 +434,14 @@ fn json_with_threads(threads: usize) -> String {
         cfg: BgpConfig::default(),
         state: None,
         pod_sites: false,
-    };
+        keep,
+    }
+}
+
+fn json_with_threads(threads: usize) -> String {
+    let f = build(MIXED);
+    let cat = f.srg_catalog();
+    let opts = mixed_monte_carlo(None, 0.002);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -451,6 +456,50 @@ fn the_same_seed_gives_byte_identical_json_on_one_and_two_threads() {
     let two = json_with_threads(2);
     assert!(one == two, "reports differ between 1 and 2 threads");
     assert!(one.contains("\"draws\""));
+}
+
+/// A report that lists only the worst `keep` scenarios lists exactly the first `keep` of the
+/// full report (draw counts included: patterns drawn again after they were cut from the list
+/// still count), and its summary is the full one's.
+#[test]
+fn keeping_the_worst_k_lists_the_full_reports_first_k_and_the_same_summary() {
+    let f = build(MIXED);
+    let cat = f.srg_catalog();
+    // Without single links, patterns repeat within and across chunks of draws.
+    let full = analyze(&f, &cat, &mixed_monte_carlo(None, 0.0), &|_, _| {}).unwrap();
+    let collected = sweep::run(
+        &aifabric_failures::evaluator(&f, &mixed_monte_carlo(None, 0.0)).unwrap(),
+        &cat,
+        &mixed_monte_carlo(None, 0.0).sweep,
+        &|_, _| {},
+    )
+    .unwrap();
+    assert_eq!(collected.len(), full.summary.scenarios);
+    assert_eq!(collected.iter().map(|r| r.draws).sum::<u64>(), 600);
+    assert_eq!(full.summary.draws, 600);
+    // The listed draw counts are the collected ones, and the list is worst first.
+    for s in &full.scenarios {
+        let r = collected.iter().find(|r| r.scenario == s.scenario).unwrap();
+        assert_eq!(s.draws, r.draws, "{}", s.scenario);
+    }
+    assert!(full
+        .scenarios
+        .windows(2)
+        .all(|w| w[0].min_capacity_retained <= w[1].min_capacity_retained));
+    assert!(
+        full.summary.scenarios < 300,
+        "the model draws patterns more than once"
+    );
+    assert_eq!(full.summary.scenarios_listed, full.scenarios.len());
+    for keep in [0, 1, 7, 40, full.scenarios.len() + 5] {
+        let part = analyze(&f, &cat, &mixed_monte_carlo(Some(keep), 0.0), &|_, _| {}).unwrap();
+        let n = keep.min(full.scenarios.len());
+        assert_eq!(part.scenarios, full.scenarios[..n], "keep {keep}");
+        let mut summary = part.summary.clone();
+        assert_eq!(summary.scenarios_listed, n);
+        summary.scenarios_listed = full.summary.scenarios_listed;
+        assert_eq!(summary, full.summary, "keep {keep}");
+    }
 }
 
 #[test]
@@ -509,6 +558,7 @@ fn mitigations_remove_blackholes_and_say_what_they_cost() {
         cfg: BgpConfig::default(),
         state: None,
         pod_sites: false,
+        keep: None,
     };
     let rep = analyze(&f, &cat, &opts, &|_, _| {}).unwrap();
     let rec = |n: &str| rep.scenarios.iter().find(|s| s.scenario == n).unwrap();

@@ -522,6 +522,7 @@ pub fn build(
         cfg: BgpConfig::default(),
         state: opts.state.clone(),
         pod_sites: false,
+        keep: None,
     };
     let rep = analyze(f, &catalog, &fopts, &|_, _| {})?;
     let mut cdf: BTreeMap<String, Vec<f64>> = BTreeMap::new();

@@ -490,6 +490,8 @@ impl Plan {
             probability: st.probability.clone(),
             mtbf: st.mtbf.clone(),
             top: 0,
+            // Every scenario is a row: shards merge into the single run's table.
+            keep: Some(usize::MAX),
             ..FailureRequest::default()
         });
         for group in tasks.chunk_by(|a, b| a.design == b.design) {

@@ -30,12 +30,14 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             compare_inter_bag,
             pod_sites,
             top,
+            keep,
             json,
             out,
             scenario,
             bgp,
         } => {
             let setup = bgp.setup();
+            let keep = keep.as_deref().map(aifabric::parse_keep).transpose()?;
             let req = aifabric::FailureRequest {
                 state: scenario.describe(),
                 sweep,
@@ -48,6 +50,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                 mitigations,
                 top,
                 pod_sites,
+                keep,
             };
             if compare_inter_bag {
                 if !req.state.is_empty() {

@@ -507,6 +507,34 @@ fn failures_monte_carlo_is_reproducible() {
     assert_eq!(a.stdout, b.stdout);
     let v: Value = serde_json::from_slice(&a.stdout).unwrap();
     assert_eq!(v["summary"]["draws"], 300);
+    // `--keep 2` lists the worst two of the same scenarios; the summary still counts all.
+    let k = aifabric()
+        .args(args)
+        .args(["--keep", "2"])
+        .output()
+        .unwrap();
+    assert!(k.status.success(), "{}", String::from_utf8_lossy(&k.stderr));
+    let w: Value = serde_json::from_slice(&k.stdout).unwrap();
+    assert_eq!(w["summary"]["scenarios"], v["summary"]["scenarios"]);
+    assert_eq!(w["summary"]["scenarios_listed"], 2);
+    assert_eq!(
+        w["summary"]["capacity_retained"],
+        v["summary"]["capacity_retained"]
+    );
+    assert_eq!(
+        w["scenarios"].as_array().unwrap()[..],
+        v["scenarios"].as_array().unwrap()[..2]
+    );
+    let text = aifabric()
+        .args(&args[..args.len() - 1])
+        .args(["--keep", "2"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("the report lists the worst 2 in full"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -525,6 +553,7 @@ fn failures_bad_arguments_exit_2_with_a_hint() {
         (vec!["--sweep", "pairs:pd"], "montecarlo"),
         (vec!["--mitigations"], "--aggregation"),
         (vec!["--sweep", "everything"], "single, single:CLASS"),
+        (vec!["--keep", "many"], "or `all`"),
     ] {
         let o = aifabric()
             .args(["failures", "prometheus"])
