@@ -10,8 +10,8 @@
 //!   are evaluated once and counted `draws` times.
 //!
 //! Scenarios are evaluated in chunks: generate, deduplicate, evaluate the new patterns in
-//! parallel, collect in order. Memory holds one record per distinct pattern, never one per
-//! draw. In single and pairs sweeps, scenarios that take down the same devices and links (a
+//! parallel, hand them on in order ([`run_each`]). Memory holds one chunk of records and a
+//! 16-byte fingerprint per distinct pattern, never one record per draw. In single and pairs sweeps, scenarios that take down the same devices and links (a
 //! BAG chassis and the power domain that feeds only it) are evaluated once and share the
 //! outcome under their own names.
 
