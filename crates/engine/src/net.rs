@@ -714,6 +714,25 @@ impl<'f> Net<'f> {
         }
     }
 
+    /// The next-hop links of speaker `sv` toward `routes`' destination, each with its share:
+    /// by BGP's link-bandwidth weights when `weighted` (UCMP), else 1 per live link (an ECMP
+    /// group). For engines that forward packet by packet and build their own tables.
+    pub fn next_hops(
+        &self,
+        routes: &RoutesTo,
+        sv: SpeakerId,
+        weighted: bool,
+    ) -> Vec<(LinkId, f64)> {
+        let mut ws = PathWs::default();
+        self.next_hop_links(routes, sv, weighted, &mut ws);
+        ws.members
+    }
+
+    /// Resource id of link `l` crossed from its end `from` (`2 l + dir`, `dir` 0 from `a`).
+    pub fn link_resource(&self, l: LinkId, from: DeviceId) -> u32 {
+        self.link_res(l, from)
+    }
+
     /// Where the two kinds of weights split differently on these routes: at how many
     /// switches (BGP speakers) a prefix of `routes` has more than one next-hop link, and at
     /// how many of them BGP's link-bandwidth weights (`ucmp`, `spray`) give some link a

@@ -150,6 +150,15 @@ impl Catalog {
                 1_800.0,
             ),
             model(
+                "nic-100g",
+                "Host with one 100G NIC, the endpoint of htsim's regression fat trees \
+                 (Ultra Ethernet Consortium htsim); power is an estimate",
+                vec![group(Host, &[(1, 100 * GBPS)])],
+                0,
+                0,
+                300.0,
+            ),
+            model(
                 "meru800bia",
                 "Jericho3 DSF interface node (RDSW/EDSW): 18x800G or 36x400G Ethernet, 160 \
                  fabric links at 106.25G, 12 GB usable HBM + 128 MB SRAM (FBOSS); power estimated",
@@ -178,6 +187,16 @@ impl Catalog {
                 0,
                 150 * MB,
                 1_400.0,
+            ),
+            model(
+                "tomahawk3-100g",
+                "Tomahawk3-class switch: 128x100G or 32x400G (12.8 Tb/s), 64 MB shared buffer \
+                 (Broadcom BCM56980 product brief); the switch of 100 Gb/s fat trees such as \
+                 htsim's; power estimated",
+                vec![group(Ethernet, &[(128, 100 * GBPS), (32, 400 * GBPS)])],
+                0,
+                64 * MB,
+                400.0,
             ),
             model(
                 "minipack2",

@@ -1,0 +1,53 @@
+//! Packet-engine benchmarks: htsim's 1,024-node permutation of 2 MiB flows on a k = 16 fat
+//! tree of 100 Gb/s links, sprayed over 128 entropy values (the `uec-htsim` preset), and the
+//! 128-node one. Events per second are printed once per case.
+
+use aifabric_engine::net::{Net, NetParams};
+use aifabric_model::{Role, Scenario};
+use aifabric_packet::{run, Config};
+use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+use criterion::{criterion_group, criterion_main, Criterion};
+
+fn fat_tree(k: u32) -> aifabric_model::Fabric {
+    let yaml = format!(
+        "name: ft{k}\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {{k: {k}, link_speed_gbps: 100, gpu_model: nic-100g, switch_model: tomahawk3-100g}}\n"
+    );
+    aifabric_spec::build_str("ft.yaml", &yaml).expect("the fat tree builds")
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("packet");
+    g.sample_size(10);
+    for (k, file) in [(8, "perm_128n_2MiB.cm"), (16, "perm_1024n_2MiB.cm")] {
+        let f = fat_tree(k);
+        let net = Net::new(
+            &f,
+            &Scenario::healthy(&f),
+            AsnPlan::Rfc7938,
+            BgpConfig::default(),
+            NetParams::default(),
+        );
+        let gpus: Vec<_> = f.devices_with_role(Role::Gpu).collect();
+        let path = format!("{}/scenarios/htsim-uec/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).expect("the scenario file");
+        let tm = aifabric_workload::traffic::parse_htsim(file, &text).expect("it parses");
+        let cfg = Config::uec_htsim();
+        let t = std::time::Instant::now();
+        let r = run(&net, &tm, &gpus, &cfg).expect("it runs");
+        let s = t.elapsed().as_secs_f64();
+        eprintln!(
+            "{file}: {} events in {s:.3} s, {:.2} M events/s; FCT P50 {:.1} us, max {:.1} us",
+            r.events,
+            r.events as f64 / s / 1e6,
+            r.fct.p50_s * 1e6,
+            r.fct.max_s * 1e6
+        );
+        g.bench_function(format!("{file}_spray128"), |b| {
+            b.iter(|| run(&net, &tm, &gpus, &cfg).expect("it runs"))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,239 @@
+//! # aifabric-packet
+//!
+//! The packet-level engine: what the flow engine's ideal fluid cannot show (queues filling,
+//! ECN and congestion-control transients, packets trimmed or dropped and retransmitted, the
+//! tail of completion times), on aifabric's own fabric model and routes.
+//!
+//! A discrete-event simulator in integer picoseconds, single-threaded and deterministic by
+//! seed ([`run`]):
+//! - **links** serialize each packet's bytes at their rate and delay it by their propagation
+//!   (cable length at 5 ns/m, or one latency for every link) plus the far switch's
+//!   forwarding latency;
+//! - **switches** are output-queued: per egress port a data class limited in bytes and a
+//!   high-priority class (trimmed headers, ACKs, NACKs) served first. A data packet that
+//!   does not fit is **trimmed** to its header (NDP, Handley et al., SIGCOMM 2017; Ultra
+//!   Ethernet's packet trimming) or dropped (drop-tail); ECN marks data packets on dequeue
+//!   with a probability linear in the data-class occupancy between two thresholds (RED-style
+//!   marking as in DCTCP's switch configuration, Alizadeh et al., SIGCOMM 2010);
+//! - **forwarding** follows the control plane: at each switch the next hops of its converged
+//!   BGP route toward the destination rack. `ecmp` hashes the flow (one path), `spray:N`
+//!   hashes the flow and a per-packet entropy value out of N (htsim's `-paths N`) over the
+//!   next hops weighted by UCMP, `adaptive` takes the next hop whose queue holds least (NSF's
+//!   adaptive routing);
+//! - **endpoints**: a sender in the NSCC family ([`nscc`]) or a line-rate sender, a receiver
+//!   that acknowledges every `ack_every_bytes` (selective: each ACK lists the packets it
+//!   covers) and answers a trimmed header with a NACK; the sender retransmits NACKed packets
+//!   at once and everything outstanding after a retransmission timeout.
+//!
+//! Scale-up (NVLink) transfers are not modelled: every flow crosses the scale-out network.
+//! DSF zones (VOQs, credits, cells) are refused with a clear error for now.
+
+mod events;
+pub mod nscc;
+mod sim;
+mod topo;
+
+pub use sim::run;
+
+use serde::Serialize;
+
+/// How switches pick among next hops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lb {
+    /// Per-flow hash: one path per flow.
+    Ecmp,
+    /// Per-packet: the flow's hash and an entropy value drawn per packet out of N, over the
+    /// next hops weighted by UCMP.
+    Spray(u32),
+    /// The next hop whose egress queue holds fewest bytes (ties by the flow's hash).
+    Adaptive,
+}
+
+impl Lb {
+    /// Parse `ecmp`, `spray:N` (`spray` is `spray:128`) or `adaptive`.
+    pub fn parse(s: &str) -> Option<Lb> {
+        match s {
+            "ecmp" => Some(Lb::Ecmp),
+            "adaptive" => Some(Lb::Adaptive),
+            "spray" => Some(Lb::Spray(128)),
+            _ => {
+                let n: u32 = s.strip_prefix("spray:")?.parse().ok()?;
+                (1..=65_536).contains(&n).then_some(Lb::Spray(n))
+            }
+        }
+    }
+
+    /// Accepted spellings.
+    pub const HELP: &'static str =
+        "ecmp, spray:N (N entropy values, 1..=65536; spray = spray:128) or adaptive";
+
+    /// Name as parsed.
+    pub fn name(self) -> String {
+        match self {
+            Lb::Ecmp => "ecmp".into(),
+            Lb::Spray(n) => format!("spray:{n}"),
+            Lb::Adaptive => "adaptive".into(),
+        }
+    }
+}
+
+/// Sender congestion control.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cc {
+    /// NSCC-family window control ([`nscc::Params`]).
+    Nscc(nscc::Params),
+    /// No congestion control: the NIC sends at line rate whatever the network does.
+    LineRate,
+}
+
+/// Everything the packet engine's model takes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Config {
+    /// Largest packet on the wire, bytes (payload + header).
+    pub mtu_bytes: u32,
+    /// Header, and the size of ACKs, NACKs and trimmed packets, bytes.
+    pub header_bytes: u32,
+    /// The receiver acknowledges every this many payload bytes (0: every packet); a packet
+    /// that asks for an ACK (the last of a window or of the flow, a retransmission) is
+    /// acknowledged at once.
+    pub ack_every_bytes: u32,
+    /// Data-class queue per egress port, bytes.
+    pub queue_bytes: u64,
+    /// High-priority class per egress port, bytes.
+    pub priority_queue_bytes: u64,
+    /// ECN marking on dequeue, linear from 0 at the first to 1 at the second data-class
+    /// occupancy, bytes; `None`: no marking.
+    pub ecn_bytes: Option<(u64, u64)>,
+    /// Trim data packets that do not fit (else drop them).
+    pub trim: bool,
+    /// Load balancing.
+    pub lb: Lb,
+    /// Congestion control.
+    pub cc: Cc,
+    /// One propagation delay for every link, picoseconds (`None`: cable length at 5 ns/m).
+    pub link_latency_ps: Option<u64>,
+    /// Forwarding latency of each switch, picoseconds.
+    pub switch_latency_ps: u64,
+    /// Retransmission timeout, picoseconds.
+    pub rto_ps: u64,
+    /// Seed of every random choice (switch hash salts, entropy values, trim victims, ECN).
+    pub seed: u64,
+    /// Stop at this simulated time, picoseconds (flows not done by then are reported).
+    pub end_ps: u64,
+    /// Check at every event that the bytes hosts put on the wire equal those delivered,
+    /// dropped, trimmed off and still in the network (by a scan of live packets: slow, for
+    /// tests).
+    #[serde(skip)]
+    pub check_conservation: bool,
+}
+
+impl Config {
+    /// htsim's Ultra Ethernet regression parameters (see the crate's README section and
+    /// `shared/scenarios/htsim-uec`): 4,150 B MTU, 64 B headers, ACK every 16,384 B,
+    /// 178,450 B data queues with trimming, ECN between 37,350 and 145,250 B, 1 us per link
+    /// and no switch latency, NSCC for 100 Gb/s and a 14.02272 us base RTT, minimum RTO
+    /// 100.656 us, spraying over 128 entropy values.
+    pub fn uec_htsim() -> Config {
+        Config {
+            mtu_bytes: 4150,
+            header_bytes: 64,
+            ack_every_bytes: 16_384,
+            queue_bytes: 178_450,
+            priority_queue_bytes: 2 * 178_450,
+            ecn_bytes: Some((37_350, 145_250)),
+            trim: true,
+            lb: Lb::Spray(128),
+            cc: Cc::Nscc(nscc::Params::for_path(100_000_000_000, 14_022_720, 4150)),
+            link_latency_ps: Some(1_000_000),
+            switch_latency_ps: 0,
+            rto_ps: 100_656_000,
+            seed: 13,
+            end_ps: 1_000_000_000_000,
+            check_conservation: false,
+        }
+    }
+}
+
+impl Default for Config {
+    /// The htsim-like defaults ([`Config::uec_htsim`]) with links at their cable delays and
+    /// 1 us per switch, as the flow engine assumes.
+    fn default() -> Self {
+        Config {
+            link_latency_ps: None,
+            switch_latency_ps: 1_000_000,
+            seed: 1,
+            ..Config::uec_htsim()
+        }
+    }
+}
+
+/// Why the packet engine cannot run a matrix.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PacketError {
+    /// The request or the fabric does not allow it; the message says why and what to do.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Packet counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    /// Data packets sent for the first time.
+    pub data_new: u64,
+    /// Data packets sent again (after a NACK or a timeout).
+    pub data_retransmitted: u64,
+    /// ACKs sent.
+    pub acks: u64,
+    /// NACKs sent.
+    pub nacks: u64,
+    /// Data packets trimmed to their header.
+    pub trimmed: u64,
+    /// Packets dropped (data with drop-tail, or any packet finding its class full).
+    pub dropped: u64,
+    /// Data packets marked ECN.
+    pub ecn_marked: u64,
+    /// Retransmission timeouts that resent something.
+    pub timeouts: u64,
+}
+
+/// Queue occupancy of one tier's egress ports (those that carried traffic).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TierQueues {
+    /// Tier, as the flow engine names it (`gpu->rtsw`, `rtsw->ctsw`, ...).
+    pub tier: String,
+    /// Ports of the tier that carried packets.
+    pub ports: u64,
+    /// Largest occupancy of any of them (both classes), bytes.
+    pub peak_bytes: u64,
+    /// Time-averaged occupancy per port over the run, bytes.
+    pub mean_bytes: f64,
+}
+
+/// What a traffic matrix does, packet by packet.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PacketResult {
+    /// Flows.
+    pub flows: u64,
+    /// Payload bytes, all flows.
+    pub bytes: u64,
+    /// When the last flow completed, seconds.
+    pub makespan_s: f64,
+    /// Flow completion times (start to the sender holding the last ACK).
+    pub fct: aifabric_engine::traffic::FctStats,
+    /// The slowest flows, slowest first.
+    pub slowest: Vec<aifabric_engine::traffic::SlowFlow>,
+    /// Flows that never started (waiting on a trigger that never fired).
+    pub never_started: u64,
+    /// Flows not done when the run stopped at `Config::end_ps`.
+    pub unfinished: u64,
+    /// Packet counters.
+    pub counters: Counters,
+    /// Queue occupancy per tier.
+    pub queues: Vec<TierQueues>,
+    /// Events processed.
+    pub events: u64,
+    /// The model's settings.
+    pub config: Config,
+}

@@ -1,0 +1,275 @@
+//! Sender congestion control in the Ultra Ethernet NSCC family (Network-Signaled Congestion
+//! Control of Ultra Ethernet Transport).
+//!
+//! Sources: the Ultra Ethernet design paper (Hoefler et al., "Ultra Ethernet's Design
+//! Principles and Architectural Innovations", arXiv 2508.08906, 2025), which describes NSCC
+//! as a window control on two signals, ECN marks and queuing delay; SMaRTT-REPS / FASTFLOW
+//! (Bonato et al., arXiv 2404.01630), which gives the control law; and htsim's Ultra Ethernet
+//! model (`uec.cpp` in the Ultra Ethernet Consortium's htsim, read for its parameter
+//! formulas, not copied), whose defaults the `uec-htsim` preset takes.
+//!
+//! On each ACK the sender has `acked` new bytes, whether the ACK echoes an ECN mark, and a
+//! delay sample: RTT minus the base RTT. With `Tq` the target queuing delay:
+//! - no mark, delay < `Tq`: **proportional increase**, `alpha * acked * (Tq - delay)` (about
+//!   `alpha * (Tq - delay)` per RTT); when a whole window came back with under 1 us of delay,
+//!   a **fast increase** instead grows the window by `fi_scale * acked` at once;
+//! - no mark, delay >= `Tq`: **fair increase**, `fi * acked` (about `fi` bytes per RTT);
+//! - mark, delay >= `Tq`: **multiplicative decrease**, at most once per base RTT and only
+//!   when the smoothed delay also exceeds `Tq`:
+//!   `cwnd *= max(1 - gamma * (avg - Tq) / avg, 1/2)`;
+//! - mark, delay < `Tq`: no change (the mark came from a queue this flow barely waited in).
+//!
+//! Increases are credited and applied in batches (`cwnd += credit / cwnd` once more than 8
+//! MTUs have been acknowledged, or one RTT has passed), plus `eta` once per RTT. A NACK
+//! (a trimmed packet) takes the packet's size off the window; a timeout too. **Quick adapt**:
+//! once per `base_rtt + Tq`, if a NACK came or the delay exceeded `4 Tq` and the flow
+//! delivered less than an eighth of its maximum window in that period, the window drops to
+//! what was delivered.
+//!
+//! Not modelled: the receiver-side credit control (RCCC), REPS's recycling of good entropy
+//! values (packets draw entropies at random), base-RTT learning (the base RTT is given).
+
+use serde::Serialize;
+
+/// Parameters (bytes, picoseconds).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Params {
+    /// Base RTT, picoseconds.
+    pub base_rtt_ps: u64,
+    /// Target queuing delay, picoseconds.
+    pub target_delay_ps: u64,
+    /// Initial window, bytes.
+    pub init_cwnd_bytes: f64,
+    /// Largest window, bytes.
+    pub max_cwnd_bytes: f64,
+    /// Smallest window, bytes (one MTU).
+    pub min_cwnd_bytes: f64,
+    /// Proportional-increase gain, bytes of window per acked byte per picosecond of delay
+    /// below target.
+    pub alpha: f64,
+    /// Fair increase per acked byte (about `fi` bytes of window per RTT).
+    pub fi: f64,
+    /// Added once per RTT when increases are applied, bytes.
+    pub eta: f64,
+    /// Fast increase per acked byte.
+    pub fi_scale: f64,
+    /// Multiplicative-decrease gain.
+    pub gamma: f64,
+    /// Weight of a new sample in the smoothed delay.
+    pub delay_weight: f64,
+    /// Quick adapt: delay above which it may fire, picoseconds.
+    pub qa_delay_ps: u64,
+    /// Quick adapt fires only for flows that delivered less than this in its period, bytes.
+    pub qa_bytes: f64,
+    /// Increases are applied once more than this many bytes were acknowledged.
+    pub adjust_bytes: f64,
+    /// MTU on the wire, bytes.
+    pub mtu_bytes: f64,
+}
+
+impl Params {
+    /// The parameters for a path of `rate_bps` and base RTT `base_rtt_ps` with `mtu` bytes
+    /// on the wire (64 B headers), scaled from the reference network of 100 Gb/s x 12 us as
+    /// htsim's model scales them: BDP = rate x RTT; windows 1.5 BDP; `Tq` = 0.75 RTT (with
+    /// trimming); with `a` = BDP / 150 KB: `fi` = 5 MSS a, `eta` = 0.15 MSS a, `fi_scale` =
+    /// 0.25 a, `alpha` = 4 MSS a / 12 us; `gamma` 0.8; quick adapt at 4 `Tq`, under an
+    /// eighth of the maximum window; increases every 8 MTU.
+    pub fn for_path(rate_bps: u64, base_rtt_ps: u64, mtu: u32) -> Params {
+        let bdp = (base_rtt_ps as f64 * 1e-12 * rate_bps as f64 / 8.0).floor();
+        let mss = f64::from(mtu - 64);
+        let a = bdp / 150_000.0;
+        let target = (base_rtt_ps as f64 * 0.75).round() as u64;
+        let max = (1.5 * bdp).floor();
+        Params {
+            base_rtt_ps,
+            target_delay_ps: target,
+            init_cwnd_bytes: max,
+            max_cwnd_bytes: max,
+            min_cwnd_bytes: f64::from(mtu),
+            alpha: 4.0 * mss * a / 12_000_000.0,
+            fi: 5.0 * mss * a,
+            eta: 0.15 * mss * a,
+            fi_scale: 0.25 * a,
+            gamma: 0.8,
+            delay_weight: 0.0125,
+            qa_delay_ps: 4 * target,
+            qa_bytes: (max as u64 >> 3) as f64,
+            adjust_bytes: 8.0 * f64::from(mtu),
+            mtu_bytes: f64::from(mtu),
+        }
+    }
+}
+
+/// One sender's state.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct State {
+    /// Congestion window, bytes.
+    pub cwnd_bytes: f64,
+    avg_delay_ps: f64,
+    credit: f64,
+    credited_bytes: f64,
+    last_adjust_ps: u64,
+    last_decrease_ps: Option<u64>,
+    fast_bytes: f64,
+    fast: bool,
+    qa_end_ps: u64,
+    delivered: f64,
+    lossy: bool,
+}
+
+impl State {
+    /// A sender at the initial window.
+    pub fn new(p: &Params) -> State {
+        State {
+            cwnd_bytes: p.init_cwnd_bytes,
+            ..State::default()
+        }
+    }
+
+    fn clamp(&mut self, p: &Params) {
+        self.cwnd_bytes = self.cwnd_bytes.clamp(p.min_cwnd_bytes, p.max_cwnd_bytes);
+    }
+
+    /// Quick adapt, checked on each ACK and NACK: true when it cut the window (the rest of
+    /// the update is then skipped).
+    fn quick_adapt(&mut self, p: &Params, now: u64, loss: bool, delay_ps: u64) -> bool {
+        if now <= self.qa_end_ps {
+            return false;
+        }
+        let mut cut = false;
+        if self.qa_end_ps != 0
+            && (self.lossy || loss || delay_ps > p.qa_delay_ps)
+            && self.delivered < p.qa_bytes
+        {
+            self.cwnd_bytes = self.delivered.max(p.min_cwnd_bytes);
+            self.lossy = false;
+            self.credit = 0.0;
+            self.credited_bytes = 0.0;
+            cut = true;
+        }
+        self.delivered = 0.0;
+        self.qa_end_ps = now + p.base_rtt_ps + p.target_delay_ps;
+        cut
+    }
+
+    /// An ACK of `acked` new bytes, `marked` of them ECN-marked, with an RTT sample (`None`
+    /// when the packet that triggered it was retransmitted).
+    pub fn on_ack(&mut self, p: &Params, now: u64, acked: u64, marked: u64, rtt_ps: Option<u64>) {
+        let acked = acked as f64;
+        self.delivered += acked;
+        let ecn = marked > 0;
+        let delay = match rtt_ps {
+            Some(rtt) => {
+                let d = rtt.saturating_sub(p.base_rtt_ps);
+                // Unmarked high-delay samples count as a quarter base RTT in the average: the
+                // queue they saw is not this flow's bottleneck.
+                let sample = if !ecn && d > p.target_delay_ps {
+                    p.base_rtt_ps as f64 / 4.0
+                } else {
+                    d as f64
+                };
+                self.avg_delay_ps += p.delay_weight * (sample - self.avg_delay_ps);
+                d
+            }
+            None => self.avg_delay_ps as u64,
+        };
+        if self.quick_adapt(p, now, false, delay) {
+            return;
+        }
+        let tq = p.target_delay_ps;
+        match (ecn, delay >= tq) {
+            (false, true) => self.credit += p.fi * acked,
+            (false, false) => {
+                if delay < 1_000_000 {
+                    self.fast_bytes += acked;
+                    if self.fast_bytes > self.cwnd_bytes || self.fast {
+                        self.cwnd_bytes += acked * p.fi_scale;
+                        self.fast = true;
+                    } else {
+                        self.credit += p.alpha * acked * (tq - delay) as f64;
+                    }
+                } else {
+                    self.fast_bytes = 0.0;
+                    self.fast = false;
+                    self.credit += p.alpha * acked * (tq - delay) as f64;
+                }
+            }
+            (true, true) => {
+                self.fast = false;
+                self.fast_bytes = 0.0;
+                let recent = self
+                    .last_decrease_ps
+                    .is_some_and(|t| now.saturating_sub(t) <= p.base_rtt_ps);
+                let avg = self.avg_delay_ps;
+                if avg > tq as f64 && !recent {
+                    let f = (1.0 - p.gamma * (avg - tq as f64) / avg).max(0.5);
+                    self.cwnd_bytes = (self.cwnd_bytes * f).floor();
+                    self.last_decrease_ps = Some(now);
+                }
+            }
+            (true, false) => {}
+        }
+        self.clamp(p);
+        self.credited_bytes += acked;
+        if self.credited_bytes > p.adjust_bytes
+            || now.saturating_sub(self.last_adjust_ps) > p.base_rtt_ps
+        {
+            self.cwnd_bytes += (self.credit / self.cwnd_bytes).floor();
+            self.credit = 0.0;
+            self.credited_bytes = 0.0;
+            if now.saturating_sub(self.last_adjust_ps) >= p.base_rtt_ps {
+                self.cwnd_bytes += p.eta;
+                self.last_adjust_ps = now;
+            }
+            self.clamp(p);
+        }
+    }
+
+    /// A NACK of a packet of `bytes`.
+    pub fn on_nack(&mut self, p: &Params, now: u64, bytes: u64) {
+        self.lossy = true;
+        if !self.quick_adapt(p, now, true, 0) {
+            self.cwnd_bytes = (self.cwnd_bytes - bytes as f64).max(p.min_cwnd_bytes);
+        }
+    }
+
+    /// A retransmission timeout of a packet of `bytes`.
+    pub fn on_timeout(&mut self, p: &Params, bytes: u64) {
+        self.cwnd_bytes = (self.cwnd_bytes - bytes as f64).max(p.min_cwnd_bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// htsim's figures for 100 Gb/s, a 14.02272 us base RTT and a 4,150 B MTU.
+    #[test]
+    fn parameters_scale_from_the_reference_network() {
+        let p = Params::for_path(100_000_000_000, 14_022_720, 4150);
+        assert_eq!(p.max_cwnd_bytes, 262_926.0);
+        assert_eq!(p.target_delay_ps, 10_517_040);
+        assert!((p.fi - 23_873.68).abs() < 0.5, "{}", p.fi);
+        assert!((p.eta - 716.21).abs() < 0.05, "{}", p.eta);
+        assert!((p.fi_scale - 0.29214).abs() < 1e-4);
+        assert!((p.alpha - 1.59158e-3).abs() < 1e-7, "{}", p.alpha);
+        assert_eq!(p.qa_bytes, 32_865.0);
+    }
+
+    #[test]
+    fn marks_with_high_delay_halve_at_most_once_per_rtt() {
+        let p = Params::for_path(100_000_000_000, 14_022_720, 4150);
+        let mut s = State::new(&p);
+        // Arm quick adapt's period with an ACK that delivered plenty.
+        s.delivered = 1e9;
+        s.quick_adapt(&p, 1, false, 0);
+        s.delivered = 1e9;
+        s.avg_delay_ps = 1e9; // far above target: the cut is capped at one half
+        let w = s.cwnd_bytes;
+        s.on_ack(&p, 2, 16_600, 4150, Some(p.base_rtt_ps + 50_000_000));
+        assert_eq!(s.cwnd_bytes, (w * 0.5).floor().max(p.min_cwnd_bytes));
+        let w2 = s.cwnd_bytes;
+        s.on_ack(&p, 3, 16_600, 4150, Some(p.base_rtt_ps + 50_000_000));
+        assert_eq!(s.cwnd_bytes, w2, "no second decrease within one base RTT");
+    }
+}

@@ -1,0 +1,1002 @@
+//! The event loop: ports, switches and endpoints (see the crate docs).
+
+use crate::events::Events;
+use crate::nscc;
+use crate::topo::Topo;
+use crate::{Cc, Config, Counters, Lb, PacketError, PacketResult, TierQueues};
+use aifabric_engine::net::{mix, Net};
+use aifabric_engine::traffic::{FctStats, SlowFlow};
+use aifabric_model::{DeviceId, Role};
+use aifabric_workload::traffic::{Start, TrafficMatrix, TriggerKind};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+
+/// Event kinds (the top byte of an event's `what`).
+const TX_DONE: u64 = 0;
+const ARRIVE: u64 = 1;
+const START: u64 = 2;
+const RTO: u64 = 3;
+const ID: u64 = (1 << 56) - 1;
+
+/// Packet kinds.
+const DATA: u8 = 0;
+const HEADER: u8 = 1;
+const ACK: u8 = 2;
+const NACK: u8 = 3;
+
+/// Per-packet state of a sender.
+const UNSENT: u8 = 0;
+const IN_FLIGHT: u8 = 1;
+const LOST: u8 = 2;
+const ACKED: u8 = 3;
+
+/// Most slowest flows reported.
+const SLOWEST: usize = 10;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Packet {
+    flow: u32,
+    seq: u32,
+    bytes: u32,
+    kind: u8,
+    ecn: bool,
+    /// The receiver should acknowledge at once.
+    ack_request: bool,
+    entropy: u32,
+    /// The port it is on (queued, or crossing).
+    port: u32,
+    /// Data: when the sender sent it. ACK: the send time of the newest packet it covers.
+    stamp_ps: u64,
+    /// ACK: index of its list of packets in the SACK pool. NACK: unused.
+    sack: u32,
+    /// ACK: data bytes among those it covers that were marked ECN.
+    ecn_bytes: u32,
+    /// Data: a retransmission. ACK: its RTT sample is not valid (the packet that triggered
+    /// it was a retransmission).
+    again: bool,
+    live: bool,
+}
+
+#[derive(Default)]
+struct PortState {
+    busy: bool,
+    hi: VecDeque<u32>,
+    lo: VecDeque<u32>,
+    hi_bytes: u64,
+    lo_bytes: u64,
+    peak: u64,
+    /// Occupancy integrated over time, byte-picoseconds.
+    area: u128,
+    since_ps: u64,
+    used: bool,
+}
+
+impl PortState {
+    #[inline]
+    fn account(&mut self, now: u64) {
+        self.area += u128::from(self.hi_bytes + self.lo_bytes) * u128::from(now - self.since_ps);
+        self.since_ps = now;
+    }
+}
+
+struct Flow {
+    id: u64,
+    src: u32,
+    dst: u32,
+    bytes: u64,
+    packets: u32,
+    start_ps: u64,
+    started: bool,
+    done: bool,
+    finish_ps: u64,
+    done_trigger: Option<u32>,
+    // Sender.
+    next_new: u32,
+    state: Vec<u8>,
+    acked: u32,
+    retx: VecDeque<u32>,
+    in_flight_bytes: u64,
+    cc: nscc::State,
+    rto_armed: bool,
+    progress_ps: u64,
+    rng: u64,
+    // Receiver.
+    got: Vec<u64>,
+    received: u32,
+    pending: Vec<u32>,
+    pending_bytes: u32,
+    pending_ecn: u32,
+    newest_stamp: u64,
+}
+
+impl Flow {
+    fn wire_bytes(&self, seq: u32, mtu: u32, header: u32) -> u32 {
+        let payload = mtu - header;
+        let last = (self.bytes - u64::from(self.packets - 1) * u64::from(payload)) as u32;
+        if seq + 1 == self.packets {
+            last + header
+        } else {
+            mtu
+        }
+    }
+}
+
+struct Sim<'a> {
+    cfg: &'a Config,
+    topo: &'a Topo,
+    now: u64,
+    events: Events,
+    packets: Vec<Packet>,
+    free: Vec<u32>,
+    sacks: Vec<Vec<u32>>,
+    free_sacks: Vec<u32>,
+    ports: Vec<PortState>,
+    flows: Vec<Flow>,
+    /// Per host: its active flows (round robin) and where the robin is.
+    active: Vec<Vec<u32>>,
+    robin: Vec<usize>,
+    salts: Vec<u64>,
+    rng: u64,
+    counters: Counters,
+    // Conservation ledger, bytes.
+    injected: u64,
+    delivered: u64,
+    dropped: u64,
+    trimmed_off: u64,
+    // Triggers.
+    waiting: FxHashMap<u32, VecDeque<u32>>,
+    kinds: FxHashMap<u32, TriggerKind>,
+    activations: FxHashMap<u32, u32>,
+    fired: FxHashMap<u32, bool>,
+    done_flows: usize,
+    events_done: u64,
+}
+
+#[inline]
+fn next_rand(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    mix(*state)
+}
+
+impl Sim<'_> {
+    fn alloc(&mut self, p: Packet) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.packets[i as usize] = p;
+                i
+            }
+            None => {
+                self.packets.push(p);
+                self.packets.len() as u32 - 1
+            }
+        }
+    }
+
+    fn release(&mut self, i: u32) {
+        let p = &mut self.packets[i as usize];
+        p.live = false;
+        if p.kind == ACK {
+            let s = p.sack;
+            self.sacks[s as usize].clear();
+            self.free_sacks.push(s);
+        }
+        self.free.push(i);
+    }
+
+    /// Put packet `i` on port `p`'s wire now.
+    fn transmit(&mut self, p: u32, i: u32) {
+        let port = self.topo.ports[p as usize];
+        let bytes = self.packets[i as usize].bytes;
+        self.packets[i as usize].port = p;
+        let ser = port.serialize_ps(bytes);
+        let st = &mut self.ports[p as usize];
+        st.busy = true;
+        st.used = true;
+        self.events
+            .push(self.now + ser, TX_DONE << 56 | u64::from(p));
+        self.events
+            .push(self.now + ser + port.delay_ps, ARRIVE << 56 | u64::from(i));
+    }
+
+    /// Start the next queued packet on a switch port (high priority first), marking data
+    /// packets ECN on dequeue.
+    fn dequeue(&mut self, p: u32) {
+        let st = &mut self.ports[p as usize];
+        st.account(self.now);
+        let i = if let Some(i) = st.hi.pop_front() {
+            st.hi_bytes -= u64::from(self.packets[i as usize].bytes);
+            i
+        } else if let Some(i) = st.lo.pop_front() {
+            st.lo_bytes -= u64::from(self.packets[i as usize].bytes);
+            if let Some((lo, hi)) = self.cfg.ecn_bytes {
+                let q = st.lo_bytes;
+                let mark = if q <= lo {
+                    false
+                } else if q >= hi {
+                    true
+                } else {
+                    let u = next_rand(&mut self.rng) >> 11;
+                    (u as f64) < (q - lo) as f64 / (hi - lo) as f64 * (1u64 << 53) as f64
+                };
+                if mark && !self.packets[i as usize].ecn {
+                    self.packets[i as usize].ecn = true;
+                    self.counters.ecn_marked += 1;
+                }
+            }
+            i
+        } else {
+            st.busy = false;
+            return;
+        };
+        self.transmit(p, i);
+    }
+
+    /// Queue packet `i` on switch port `p` (trimming or dropping what does not fit).
+    fn enqueue(&mut self, p: u32, i: u32) {
+        let bytes = u64::from(self.packets[i as usize].bytes);
+        let data = self.packets[i as usize].kind == DATA;
+        self.ports[p as usize].account(self.now);
+        if data {
+            let st = &self.ports[p as usize];
+            if st.lo_bytes + bytes <= self.cfg.queue_bytes {
+                let st = &mut self.ports[p as usize];
+                st.lo.push_back(i);
+                st.lo_bytes += bytes;
+            } else if self.cfg.trim {
+                // The victim: the arrival, or (half the time) the last data packet queued,
+                // whose place the arrival takes when it fits there.
+                let mut victim = i;
+                let last = self.ports[p as usize].lo.back().copied();
+                if let Some(j) = last {
+                    let jb = u64::from(self.packets[j as usize].bytes);
+                    let st = &self.ports[p as usize];
+                    if next_rand(&mut self.rng) & 1 == 1
+                        && st.lo_bytes - jb + bytes <= self.cfg.queue_bytes
+                    {
+                        let st = &mut self.ports[p as usize];
+                        st.lo.pop_back();
+                        st.lo.push_back(i);
+                        st.lo_bytes = st.lo_bytes - jb + bytes;
+                        victim = j;
+                    }
+                }
+                self.trim(victim);
+                self.enqueue_hi(p, victim);
+            } else {
+                self.drop_packet(i);
+            }
+        } else {
+            self.enqueue_hi(p, i);
+        }
+        self.note_peak(p);
+        if !self.ports[p as usize].busy {
+            self.dequeue(p);
+        }
+    }
+
+    fn enqueue_hi(&mut self, p: u32, i: u32) {
+        let bytes = u64::from(self.packets[i as usize].bytes);
+        let st = &mut self.ports[p as usize];
+        if st.hi_bytes + bytes <= self.cfg.priority_queue_bytes {
+            st.hi.push_back(i);
+            st.hi_bytes += bytes;
+        } else {
+            self.drop_packet(i);
+        }
+    }
+
+    fn note_peak(&mut self, p: u32) {
+        let st = &mut self.ports[p as usize];
+        st.peak = st.peak.max(st.hi_bytes + st.lo_bytes);
+    }
+
+    fn trim(&mut self, i: u32) {
+        let h = self.cfg.header_bytes;
+        let pk = &mut self.packets[i as usize];
+        self.trimmed_off += u64::from(pk.bytes - h);
+        pk.bytes = h;
+        pk.kind = HEADER;
+        self.counters.trimmed += 1;
+    }
+
+    fn drop_packet(&mut self, i: u32) {
+        self.dropped += u64::from(self.packets[i as usize].bytes);
+        self.counters.dropped += 1;
+        self.release(i);
+    }
+
+    /// The egress port of switch `v` for packet `i`.
+    fn route(&mut self, v: u32, i: u32) -> u32 {
+        let pk = self.packets[i as usize];
+        let f = &self.flows[pk.flow as usize];
+        // Control packets travel from the flow's receiver back to its sender.
+        let to_host = if matches!(pk.kind, ACK | NACK) {
+            f.src
+        } else {
+            f.dst
+        };
+        let t = self.topo;
+        let dest = t.host_dest[to_host as usize];
+        if t.dest_rack[dest as usize] == v {
+            return t.host_down[to_host as usize];
+        }
+        let sw = t.switch_index[v as usize] as usize;
+        let (start, n) = t.table[dest as usize * t.switches + sw];
+        let (start, n) = (start as usize, n as usize);
+        let h = mix(self.salts[sw] ^ mix(f.id << 24 ^ u64::from(pk.entropy)));
+        if n == 1 {
+            return t.members[start];
+        }
+        match self.cfg.lb {
+            Lb::Adaptive => {
+                let first = (((h >> 32) * n as u64) >> 32) as usize;
+                let mut best = t.members[start + first];
+                let mut best_q = u64::MAX;
+                for k in 0..n {
+                    let m = t.members[start + (first + k) % n];
+                    let st = &self.ports[m as usize];
+                    let q = st.lo_bytes + st.hi_bytes + u64::from(st.busy);
+                    if q < best_q {
+                        best = m;
+                        best_q = q;
+                    }
+                }
+                best
+            }
+            _ if t.cum_weight.is_empty() => {
+                t.members[start + (((h >> 32) * n as u64) >> 32) as usize]
+            }
+            _ => {
+                let u = h >> 32;
+                let cum = &t.cum_weight[start..start + n];
+                let k = cum.partition_point(|&c| c <= u).min(n - 1);
+                t.members[start + k]
+            }
+        }
+    }
+
+    /// Let host `h` send: control packets first, then the next data packet of its active
+    /// flows, round robin, that its window allows.
+    fn try_send(&mut self, h: u32) {
+        let p = self.topo.host_up[h as usize];
+        if self.ports[p as usize].busy {
+            return;
+        }
+        let st = &mut self.ports[p as usize];
+        st.account(self.now);
+        if let Some(i) = st.hi.pop_front() {
+            st.hi_bytes -= u64::from(self.packets[i as usize].bytes);
+            self.transmit(p, i);
+            return;
+        }
+        let n = self.active[h as usize].len();
+        for k in 0..n {
+            let slot = (self.robin[h as usize] + k) % n;
+            let fi = self.active[h as usize][slot];
+            if let Some(i) = self.next_data(fi) {
+                self.robin[h as usize] = slot + 1;
+                self.injected += u64::from(self.packets[i as usize].bytes);
+                self.transmit(p, i);
+                return;
+            }
+        }
+    }
+
+    /// The next data packet flow `fi` may send now, if any.
+    fn next_data(&mut self, fi: u32) -> Option<u32> {
+        let (mtu, hdr) = (self.cfg.mtu_bytes, self.cfg.header_bytes);
+        let lb = self.cfg.lb;
+        let now = self.now;
+        let f = &mut self.flows[fi as usize];
+        // Retransmissions first (skipping packets acknowledged meanwhile).
+        while let Some(&s) = f.retx.front() {
+            if f.state[s as usize] == LOST {
+                break;
+            }
+            f.retx.pop_front();
+        }
+        let (seq, again) = match f.retx.front() {
+            Some(&s) => (s, true),
+            None if f.next_new < f.packets => (f.next_new, false),
+            None => return None,
+        };
+        let bytes = f.wire_bytes(seq, mtu, hdr);
+        let window = match self.cfg.cc {
+            Cc::LineRate => u64::MAX,
+            Cc::Nscc(_) => f.cc.cwnd_bytes as u64,
+        };
+        if f.in_flight_bytes > 0 && f.in_flight_bytes + u64::from(bytes) > window {
+            return None;
+        }
+        if again {
+            f.retx.pop_front();
+            self.counters.data_retransmitted += 1;
+        } else {
+            f.next_new += 1;
+            self.counters.data_new += 1;
+        }
+        f.state[seq as usize] = IN_FLIGHT;
+        f.in_flight_bytes += u64::from(bytes);
+        let entropy = match lb {
+            Lb::Spray(n) => (next_rand(&mut f.rng) % u64::from(n)) as u32,
+            _ => 0,
+        };
+        let window_full = f.in_flight_bytes + u64::from(mtu) > window;
+        let last = f.next_new == f.packets && f.retx.is_empty();
+        let arm = !f.rto_armed;
+        f.rto_armed = true;
+        if f.progress_ps < f.start_ps {
+            f.progress_ps = now;
+        }
+        let pk = Packet {
+            flow: fi,
+            seq,
+            bytes,
+            kind: DATA,
+            ecn: false,
+            ack_request: again || window_full || last,
+            entropy,
+            port: 0,
+            stamp_ps: now,
+            sack: 0,
+            ecn_bytes: 0,
+            again,
+            live: true,
+        };
+        if arm {
+            self.events
+                .push(now + self.cfg.rto_ps, RTO << 56 | u64::from(fi));
+        }
+        Some(self.alloc(pk))
+    }
+
+    fn start_flow(&mut self, fi: u32) {
+        let f = &mut self.flows[fi as usize];
+        if f.started {
+            return;
+        }
+        f.started = true;
+        f.start_ps = self.now;
+        f.progress_ps = self.now;
+        let h = f.src;
+        if f.packets == 0 {
+            self.finish(fi);
+            return;
+        }
+        self.active[h as usize].push(fi);
+        self.try_send(h);
+    }
+
+    fn finish(&mut self, fi: u32) {
+        let now = self.now;
+        let f = &mut self.flows[fi as usize];
+        if f.done {
+            return;
+        }
+        f.done = true;
+        f.finish_ps = now;
+        let h = f.src;
+        let trig = f.done_trigger;
+        self.done_flows += 1;
+        if let Some(pos) = self.active[h as usize].iter().position(|&x| x == fi) {
+            self.active[h as usize].remove(pos);
+            let n = self.active[h as usize].len().max(1);
+            self.robin[h as usize] %= n;
+        }
+        if let Some(t) = trig {
+            self.activate(t);
+        }
+    }
+
+    /// One activation of trigger `t` (htsim's semantics, as in the flow engine).
+    fn activate(&mut self, t: u32) {
+        let kind = self.kinds.get(&t).copied().unwrap_or(TriggerKind::Oneshot);
+        let fire_all = match kind {
+            TriggerKind::Oneshot => !self.fired.insert(t, true).unwrap_or(false),
+            TriggerKind::Barrier(n) => {
+                let a = self.activations.entry(t).or_insert(0);
+                *a += 1;
+                *a == n
+            }
+            TriggerKind::Multishot => {
+                if let Some(fi) = self.waiting.get_mut(&t).and_then(VecDeque::pop_front) {
+                    self.start_flow(fi);
+                }
+                false
+            }
+        };
+        if fire_all {
+            let list: Vec<u32> = self.waiting.remove(&t).map(Vec::from).unwrap_or_default();
+            for fi in list {
+                self.start_flow(fi);
+            }
+        }
+    }
+
+    /// Packet `i` arrives over its port.
+    fn arrive(&mut self, i: u32) {
+        let p = self.packets[i as usize].port;
+        let v = self.topo.ports[p as usize].to;
+        let h = self.topo.host_of_device[v as usize];
+        if h == u32::MAX {
+            let e = self.route(v, i);
+            self.enqueue(e, i);
+            return;
+        }
+        let pk = self.packets[i as usize];
+        self.delivered += u64::from(pk.bytes);
+        if pk.kind == ACK {
+            // Its SACK list goes back to the pool with it: read it first.
+            self.receive_ack(pk);
+            self.release(i);
+            return;
+        }
+        self.release(i);
+        match pk.kind {
+            DATA => self.receive_data(pk),
+            HEADER => {
+                let f = &self.flows[pk.flow as usize];
+                let dst = f.dst;
+                self.counters.nacks += 1;
+                self.send_control(
+                    dst,
+                    Packet {
+                        flow: pk.flow,
+                        seq: pk.seq,
+                        bytes: self.cfg.header_bytes,
+                        kind: NACK,
+                        entropy: pk.entropy,
+                        stamp_ps: pk.stamp_ps,
+                        live: true,
+                        ..Packet::default()
+                    },
+                );
+            }
+            _ => self.receive_nack(pk),
+        }
+    }
+
+    fn send_control(&mut self, h: u32, pk: Packet) {
+        let i = self.alloc(pk);
+        let p = self.topo.host_up[h as usize];
+        self.injected += u64::from(pk.bytes);
+        let st = &mut self.ports[p as usize];
+        st.account(self.now);
+        st.hi.push_back(i);
+        st.hi_bytes += u64::from(pk.bytes);
+        self.note_peak(p);
+        self.try_send(h);
+    }
+
+    fn receive_data(&mut self, pk: Packet) {
+        let payload = pk.bytes - self.cfg.header_bytes;
+        let every = self.cfg.ack_every_bytes;
+        let f = &mut self.flows[pk.flow as usize];
+        let (w, b) = (pk.seq as usize / 64, pk.seq as usize % 64);
+        let new = f.got[w] >> b & 1 == 0;
+        if new {
+            f.got[w] |= 1 << b;
+            f.received += 1;
+            f.pending_bytes += payload;
+            if pk.ecn {
+                f.pending_ecn += pk.bytes;
+            }
+            f.newest_stamp = f.newest_stamp.max(pk.stamp_ps);
+        }
+        // A duplicate is acknowledged again (at once): the sender may have presumed it lost.
+        f.pending.push(pk.seq);
+        let complete = f.received == f.packets;
+        // At once: a mark (its echo must not wait), the first packet, a packet asking for
+        // it, the last one; else every `every` bytes.
+        let now_ack = pk.ecn || f.received == 1 || pk.ack_request || complete || !new;
+        if !(now_ack || f.pending_bytes >= every) {
+            return;
+        }
+        let sack = match self.free_sacks.pop() {
+            Some(s) => s,
+            None => {
+                self.sacks.push(Vec::new());
+                self.sacks.len() as u32 - 1
+            }
+        };
+        std::mem::swap(&mut self.sacks[sack as usize], &mut f.pending);
+        let ack = Packet {
+            flow: pk.flow,
+            seq: pk.seq,
+            bytes: self.cfg.header_bytes,
+            kind: ACK,
+            entropy: pk.entropy,
+            stamp_ps: pk.stamp_ps,
+            sack,
+            ecn_bytes: f.pending_ecn,
+            again: pk.again,
+            live: true,
+            ..Packet::default()
+        };
+        f.pending_bytes = 0;
+        f.pending_ecn = 0;
+        let dst = f.dst;
+        self.counters.acks += 1;
+        self.send_control(dst, ack);
+    }
+
+    fn receive_ack(&mut self, pk: Packet) {
+        let (mtu, hdr) = (self.cfg.mtu_bytes, self.cfg.header_bytes);
+        let now = self.now;
+        let f = &mut self.flows[pk.flow as usize];
+        let mut newly = 0u64;
+        for &s in &self.sacks[pk.sack as usize] {
+            match f.state[s as usize] {
+                IN_FLIGHT => {
+                    let b = u64::from(f.wire_bytes(s, mtu, hdr));
+                    f.in_flight_bytes -= b;
+                    newly += b;
+                    f.state[s as usize] = ACKED;
+                    f.acked += 1;
+                }
+                LOST => {
+                    newly += u64::from(f.wire_bytes(s, mtu, hdr));
+                    f.state[s as usize] = ACKED;
+                    f.acked += 1;
+                }
+                _ => {}
+            }
+        }
+        if newly > 0 {
+            f.progress_ps = now;
+        }
+        if let Cc::Nscc(params) = &self.cfg.cc {
+            let rtt = (!pk.again).then(|| now.saturating_sub(pk.stamp_ps));
+            f.cc.on_ack(params, now, newly, u64::from(pk.ecn_bytes), rtt);
+        }
+        let (done, src) = (f.acked == f.packets, f.src);
+        if done {
+            self.finish(pk.flow);
+        }
+        self.try_send(src);
+    }
+
+    fn receive_nack(&mut self, pk: Packet) {
+        let (mtu, hdr) = (self.cfg.mtu_bytes, self.cfg.header_bytes);
+        let now = self.now;
+        let f = &mut self.flows[pk.flow as usize];
+        if f.state[pk.seq as usize] == IN_FLIGHT {
+            f.state[pk.seq as usize] = LOST;
+            f.in_flight_bytes -= u64::from(f.wire_bytes(pk.seq, mtu, hdr));
+            f.retx.push_back(pk.seq);
+            if let Cc::Nscc(params) = &self.cfg.cc {
+                f.cc.on_nack(params, now, u64::from(f.wire_bytes(pk.seq, mtu, hdr)));
+            }
+        }
+        let src = f.src;
+        self.try_send(src);
+    }
+
+    fn timeout(&mut self, fi: u32) {
+        let rto = self.cfg.rto_ps;
+        let now = self.now;
+        let (mtu, hdr) = (self.cfg.mtu_bytes, self.cfg.header_bytes);
+        let f = &mut self.flows[fi as usize];
+        f.rto_armed = false;
+        if f.done {
+            return;
+        }
+        if now < f.progress_ps + rto {
+            // Progress since: check again one timeout after it.
+            f.rto_armed = true;
+            let at = f.progress_ps + rto;
+            self.events.push(at, RTO << 56 | u64::from(fi));
+            return;
+        }
+        if f.in_flight_bytes == 0 {
+            return;
+        }
+        // Everything outstanding is presumed lost.
+        for s in 0..f.next_new {
+            if f.state[s as usize] == IN_FLIGHT {
+                f.state[s as usize] = LOST;
+                f.in_flight_bytes -= u64::from(f.wire_bytes(s, mtu, hdr));
+                f.retx.push_back(s);
+            }
+        }
+        f.progress_ps = now;
+        if let Cc::Nscc(params) = &self.cfg.cc {
+            f.cc.on_timeout(params, u64::from(mtu));
+        }
+        self.counters.timeouts += 1;
+        let src = f.src;
+        self.try_send(src);
+    }
+
+    /// Bytes of live packets (a scan): with the ledger, the conservation check.
+    fn check(&self) {
+        let live: u64 = self
+            .packets
+            .iter()
+            .filter(|p| p.live)
+            .map(|p| u64::from(p.bytes))
+            .sum();
+        assert_eq!(
+            self.injected,
+            self.delivered + self.dropped + self.trimmed_off + live,
+            "bytes put on the wire = delivered + dropped + trimmed off + in the network, at {} ps",
+            self.now
+        );
+    }
+}
+
+/// Simulate `tm` with node `i` on `gpus[i]`, packet by packet.
+pub fn run(
+    net: &Net<'_>,
+    tm: &TrafficMatrix,
+    gpus: &[DeviceId],
+    cfg: &Config,
+) -> Result<PacketResult, PacketError> {
+    if cfg.mtu_bytes <= cfg.header_bytes {
+        return Err(PacketError::Invalid(format!(
+            "--mtu {}: must exceed the {} B header",
+            cfg.mtu_bytes, cfg.header_bytes
+        )));
+    }
+    if (cfg.queue_bytes) < u64::from(cfg.mtu_bytes) {
+        return Err(PacketError::Invalid(format!(
+            "--queue-bytes {}: a queue must hold at least one MTU ({} B)",
+            cfg.queue_bytes, cfg.mtu_bytes
+        )));
+    }
+    if let Some((lo, hi)) = cfg.ecn_bytes {
+        if lo >= hi {
+            return Err(PacketError::Invalid(format!(
+                "--ecn {lo}:{hi}: the first threshold must be below the second"
+            )));
+        }
+    }
+    if (gpus.len() as u64) < u64::from(tm.nodes) {
+        return Err(PacketError::Invalid(format!(
+            "the matrix has {} nodes but {} GPUs were placed",
+            tm.nodes,
+            gpus.len()
+        )));
+    }
+    // Hosts: the GPUs the matrix names, in node order.
+    let hosts: Vec<DeviceId> = gpus[..tm.nodes as usize].to_vec();
+    let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(tm.flows.len());
+    for fl in &tm.flows {
+        if fl.src == fl.dst {
+            return Err(PacketError::Invalid(format!(
+                "flow {}: {} sends to itself; drop the line",
+                fl.id, fl.src
+            )));
+        }
+        pairs.push((fl.src, fl.dst));
+    }
+    let topo = Topo::build(
+        net,
+        &hosts,
+        &pairs,
+        cfg.lb,
+        cfg.link_latency_ps,
+        cfg.switch_latency_ps,
+    )?;
+    let payload = u64::from(cfg.mtu_bytes - cfg.header_bytes);
+    let init = match cfg.cc {
+        Cc::Nscc(p) => nscc::State::new(&p),
+        Cc::LineRate => nscc::State::default(),
+    };
+    let mut flows = Vec::with_capacity(tm.flows.len());
+    for (k, fl) in tm.flows.iter().enumerate() {
+        let packets = fl.bytes.div_ceil(payload);
+        if packets > u64::from(u32::MAX / 2) {
+            return Err(PacketError::Invalid(format!(
+                "flow {}: {} bytes is too many packets for one flow",
+                fl.id, fl.bytes
+            )));
+        }
+        let packets = packets as u32;
+        flows.push(Flow {
+            id: fl.id,
+            src: fl.src,
+            dst: fl.dst,
+            bytes: fl.bytes,
+            packets,
+            start_ps: 0,
+            started: false,
+            done: false,
+            finish_ps: 0,
+            done_trigger: fl.done_trigger,
+            next_new: 0,
+            state: vec![UNSENT; packets as usize],
+            acked: 0,
+            retx: VecDeque::new(),
+            in_flight_bytes: 0,
+            cc: init,
+            rto_armed: false,
+            progress_ps: 0,
+            rng: mix(cfg.seed ^ mix(fl.id ^ (k as u64) << 32)),
+            got: vec![0; (packets as usize).div_ceil(64)],
+            received: 0,
+            pending: Vec::new(),
+            pending_bytes: 0,
+            pending_ecn: 0,
+            newest_stamp: 0,
+        });
+    }
+    let n_hosts = hosts.len();
+    let mut sim = Sim {
+        cfg,
+        topo: &topo,
+        now: 0,
+        events: Events::new(),
+        packets: Vec::new(),
+        free: Vec::new(),
+        sacks: Vec::new(),
+        free_sacks: Vec::new(),
+        ports: (0..topo.ports.len())
+            .map(|_| PortState::default())
+            .collect(),
+        flows,
+        active: vec![Vec::new(); n_hosts],
+        robin: vec![0; n_hosts],
+        salts: (0..topo.switches as u64)
+            .map(|k| mix(cfg.seed ^ mix(k + 1)))
+            .collect(),
+        rng: mix(cfg.seed ^ 0x7061_636b_6574),
+        counters: Counters::default(),
+        injected: 0,
+        delivered: 0,
+        dropped: 0,
+        trimmed_off: 0,
+        waiting: FxHashMap::default(),
+        kinds: tm.triggers.clone(),
+        activations: FxHashMap::default(),
+        fired: FxHashMap::default(),
+        done_flows: 0,
+        events_done: 0,
+    };
+    for (k, fl) in tm.flows.iter().enumerate() {
+        match fl.start {
+            Start::AtPs(t) => sim.events.push(t, START << 56 | k as u64),
+            Start::Trigger(t) => sim.waiting.entry(t).or_default().push_back(k as u32),
+        }
+    }
+    let total = sim.flows.len();
+    while sim.done_flows < total {
+        let Some(e) = sim.events.pop() else { break };
+        if e.time_ps > cfg.end_ps {
+            break;
+        }
+        sim.now = e.time_ps;
+        sim.events_done += 1;
+        let id = (e.what & ID) as u32;
+        match e.what >> 56 {
+            TX_DONE => match topo.port_host[id as usize] {
+                u32::MAX => sim.dequeue(id),
+                host => {
+                    sim.ports[id as usize].busy = false;
+                    sim.try_send(host);
+                }
+            },
+            ARRIVE => sim.arrive(id),
+            START => sim.start_flow(id),
+            _ => sim.timeout(id),
+        }
+        if cfg.check_conservation {
+            sim.check();
+        }
+    }
+    Ok(sim.result(net, tm))
+}
+
+impl Sim<'_> {
+    fn result(&mut self, net: &Net<'_>, tm: &TrafficMatrix) -> PacketResult {
+        let end = self.now;
+        for st in &mut self.ports {
+            st.account(end);
+        }
+        let mut fcts: Vec<(u64, usize)> = Vec::new();
+        let mut never = 0u64;
+        let mut unfinished = 0u64;
+        for (k, f) in self.flows.iter().enumerate() {
+            if !f.started {
+                never += 1;
+            } else if !f.done {
+                unfinished += 1;
+            } else {
+                fcts.push((f.finish_ps - f.start_ps, k));
+            }
+        }
+        let s = |ps: u64| ps as f64 * 1e-12;
+        let mut sorted = fcts.clone();
+        sorted.sort_unstable();
+        let rank = |q: f64| -> f64 {
+            if sorted.is_empty() {
+                return 0.0;
+            }
+            let r = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+            s(sorted[r - 1].0)
+        };
+        let fct = FctStats {
+            min_s: sorted.first().map_or(0.0, |x| s(x.0)),
+            p50_s: rank(0.5),
+            p99_s: rank(0.99),
+            max_s: sorted.last().map_or(0.0, |x| s(x.0)),
+            mean_s: if sorted.is_empty() {
+                0.0
+            } else {
+                sorted.iter().map(|x| s(x.0)).sum::<f64>() / sorted.len() as f64
+            },
+        };
+        let mut slow = fcts.clone();
+        slow.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let gpus_name = |h: u32| net.f.device_name(DeviceId::new(self.topo_host_device(h)));
+        let slowest = slow
+            .iter()
+            .take(SLOWEST)
+            .map(|&(ps, k)| {
+                let f = &self.flows[k];
+                SlowFlow {
+                    id: f.id,
+                    pair: format!("{} -> {}", gpus_name(f.src), gpus_name(f.dst)),
+                    bytes: f.bytes,
+                    start_s: s(f.start_ps),
+                    fct_s: s(ps),
+                }
+            })
+            .collect();
+        let makespan = self
+            .flows
+            .iter()
+            .filter(|f| f.done)
+            .map(|f| f.finish_ps)
+            .max()
+            .unwrap_or(0);
+        // Queues per tier, over the ports that carried something.
+        let mut tiers: Vec<(String, u64, u64, u128)> = Vec::new();
+        let mut index: FxHashMap<String, usize> = FxHashMap::default();
+        for (p, st) in self.ports.iter().enumerate() {
+            if !st.used {
+                continue;
+            }
+            let name = net.resource_tier(self.topo.ports[p].resource);
+            let k = *index.entry(name.clone()).or_insert_with(|| {
+                tiers.push((name, 0, 0, 0));
+                tiers.len() - 1
+            });
+            tiers[k].1 += 1;
+            tiers[k].2 = tiers[k].2.max(st.peak);
+            tiers[k].3 += st.area;
+        }
+        tiers.sort_by(|a, b| a.0.cmp(&b.0));
+        let queues = tiers
+            .into_iter()
+            .map(|(tier, ports, peak, area)| TierQueues {
+                tier,
+                ports,
+                peak_bytes: peak,
+                mean_bytes: if end > 0 {
+                    area as f64 / end as f64 / ports as f64
+                } else {
+                    0.0
+                },
+            })
+            .collect();
+        let _ = Role::Gpu;
+        PacketResult {
+            flows: self.flows.len() as u64,
+            bytes: tm.flows.iter().map(|f| f.bytes).sum(),
+            makespan_s: s(makespan),
+            fct,
+            slowest,
+            never_started: never,
+            unfinished,
+            counters: self.counters.clone(),
+            queues,
+            events: self.events_done,
+            config: self.cfg.clone(),
+        }
+    }
+
+    fn topo_host_device(&self, h: u32) -> u32 {
+        self.topo.host_device[h as usize]
+    }
+}

@@ -1,0 +1,311 @@
+//! The fabric as the packet engine sees it: directed ports with a rate and a delay, and per
+//! destination rack switch a forwarding table of next-hop ports at every switch a flow can
+//! cross, from the control plane's converged routes (`aifabric-routing`, through
+//! [`Net::next_hops`]).
+//!
+//! Index-based and sized by what the traffic touches: only the switches on some path toward
+//! a destination rack of the matrix get a compact index, only the links they forward over get
+//! ports, and the table is dense over (destination rack, switch).
+
+use crate::{Lb, PacketError};
+use aifabric_engine::net::Net;
+use aifabric_model::{DeviceId, LinkId, Role};
+use aifabric_routing::bgp::{routes_to, SpeakerKind};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+/// Propagation in fiber: 5 ns per metre.
+pub const PS_PER_M: u64 = 5_000;
+
+/// Most (destination rack, switch) entries the forwarding table may hold (4 bytes x 2 each).
+pub const MAX_TABLE: usize = 64 << 20;
+
+/// A directed link.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Port {
+    /// Device at the far end.
+    pub to: u32,
+    /// Line rate, bits per second.
+    pub rate_bps: u64,
+    /// Picoseconds per byte when a whole number (100, 200, 400, 800 Gb/s), else 0.
+    pub ps_per_byte: u64,
+    /// Propagation delay plus the far switch's forwarding latency, picoseconds.
+    pub delay_ps: u64,
+    /// The engine's resource id (`2 link + dir`), for names and tiers.
+    pub resource: u32,
+}
+
+impl Port {
+    /// Time to serialize `bytes` on this port, picoseconds (rounded up).
+    #[inline]
+    pub fn serialize_ps(&self, bytes: u32) -> u64 {
+        if self.ps_per_byte > 0 {
+            u64::from(bytes) * self.ps_per_byte
+        } else {
+            (u128::from(bytes) * 8_000_000_000_000u128).div_ceil(u128::from(self.rate_bps)) as u64
+        }
+    }
+}
+
+/// Ports and forwarding.
+pub(crate) struct Topo {
+    pub ports: Vec<Port>,
+    /// Per host (matrix node): its NIC port, the port from its rack switch down to it, and
+    /// the index of its rack switch among the destinations.
+    pub host_up: Vec<u32>,
+    pub host_down: Vec<u32>,
+    pub host_dest: Vec<u32>,
+    /// Device index -> host (matrix node), `u32::MAX` for switches.
+    pub host_of_device: Vec<u32>,
+    /// Device index of each host.
+    pub host_device: Vec<u32>,
+    /// Port -> the host whose NIC it is, `u32::MAX` for switch ports.
+    pub port_host: Vec<u32>,
+    /// Device index -> compact switch index, `u32::MAX` where no path goes.
+    pub switch_index: Vec<u32>,
+    /// Rack switch device of each destination.
+    pub dest_rack: Vec<u32>,
+    pub switches: usize,
+    /// `[dest * switches + switch]` -> (first member, members).
+    pub table: Vec<(u32, u32)>,
+    /// Next-hop ports.
+    pub members: Vec<u32>,
+    /// Cumulative UCMP weight of each member within its group, scaled to 2^32 (empty when
+    /// every group splits equally).
+    pub cum_weight: Vec<u64>,
+}
+
+/// What a destination's forwarding table is built from: (switch, [(link, far end, share)]).
+type Groups = Vec<(DeviceId, Vec<(LinkId, DeviceId, f64)>)>;
+
+impl Topo {
+    /// Ports and tables for flows `pairs` (source and destination GPUs) on `net`.
+    pub fn build(
+        net: &Net<'_>,
+        hosts: &[DeviceId],
+        pairs: &[(u32, u32)],
+        lb: Lb,
+        link_latency_ps: Option<u64>,
+        switch_latency_ps: u64,
+    ) -> Result<Topo, PacketError> {
+        let f = net.f;
+        let nd = f.devices().len();
+        let mut host_of_device = vec![u32::MAX; nd];
+        for (i, &h) in hosts.iter().enumerate() {
+            host_of_device[h.idx()] = i as u32;
+        }
+        // Each host's link and rack switch.
+        let mut attach = Vec::with_capacity(hosts.len());
+        for &h in hosts {
+            let (l, tor) = net.attach(h).ok_or_else(|| {
+                PacketError::Invalid(format!(
+                    "{} has no live link to a rack switch: it can neither send nor receive",
+                    f.device_name(h)
+                ))
+            })?;
+            attach.push((l, tor));
+        }
+        // Destination racks, and the source racks that send to each.
+        let mut dest_of_rack: FxHashMap<DeviceId, u32> = FxHashMap::default();
+        let mut dest_rack: Vec<DeviceId> = Vec::new();
+        let mut host_dest = vec![u32::MAX; hosts.len()];
+        let mut sources: Vec<Vec<DeviceId>> = Vec::new();
+        // Data goes from source to destination, ACKs and NACKs back: both are destinations.
+        let both = pairs.iter().flat_map(|&(s, d)| [(s, d), (d, s)]);
+        for (s, d) in both {
+            let tor = attach[d as usize].1;
+            let k = *dest_of_rack.entry(tor).or_insert_with(|| {
+                dest_rack.push(tor);
+                sources.push(Vec::new());
+                dest_rack.len() as u32 - 1
+            });
+            host_dest[d as usize] = k;
+            sources[k as usize].push(attach[s as usize].1);
+        }
+        for (h, d) in host_dest.iter_mut().enumerate() {
+            if *d == u32::MAX {
+                if let Some(&k) = dest_of_rack.get(&attach[h].1) {
+                    *d = k;
+                }
+            }
+        }
+        let weighted = matches!(lb, Lb::Spray(_));
+        let groups: Vec<Groups> = dest_rack
+            .par_iter()
+            .zip(sources.par_iter())
+            .map(|(&tor, srcs)| groups_toward(net, tor, srcs, weighted))
+            .collect::<Result<_, _>>()?;
+        // Compact switch indices, in device order.
+        let mut switch_index = vec![u32::MAX; nd];
+        let mut seen: Vec<u32> = groups
+            .iter()
+            .flat_map(|g| g.iter().map(|(d, _)| d.get()))
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        for (i, &d) in seen.iter().enumerate() {
+            switch_index[d as usize] = i as u32;
+        }
+        let switches = seen.len();
+        let entries = switches.saturating_mul(dest_rack.len());
+        if entries > MAX_TABLE {
+            return Err(PacketError::Invalid(format!(
+                "{} destination racks x {switches} switches on their paths make {entries} \
+                 forwarding entries, over the limit of {MAX_TABLE}; send to fewer racks",
+                dest_rack.len()
+            )));
+        }
+        let mut ports: Vec<Port> = Vec::new();
+        let mut port_of: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut port = |l: LinkId, from: DeviceId, ports: &mut Vec<Port>| -> u32 {
+            let r = net.link_resource(l, from);
+            *port_of.entry(r).or_insert_with(|| {
+                let link = f.link(l);
+                let to = link.other(from);
+                let rate_bps = u64::from(link.capacity_mbps) * 1_000_000;
+                let prop = link_latency_ps
+                    .unwrap_or_else(|| (link.length_m() * PS_PER_M as f64).round() as u64);
+                let fwd = if f.device(to).role == Role::Gpu {
+                    0
+                } else {
+                    switch_latency_ps
+                };
+                ports.push(Port {
+                    to: to.get(),
+                    rate_bps,
+                    ps_per_byte: if 8_000_000_000_000u64.is_multiple_of(rate_bps.max(1)) {
+                        8_000_000_000_000u64 / rate_bps.max(1)
+                    } else {
+                        0
+                    },
+                    delay_ps: prop + fwd,
+                    resource: r,
+                });
+                ports.len() as u32 - 1
+            })
+        };
+        let mut host_up = Vec::with_capacity(hosts.len());
+        let mut host_down = Vec::with_capacity(hosts.len());
+        for (i, &h) in hosts.iter().enumerate() {
+            let (l, tor) = attach[i];
+            host_up.push(port(l, h, &mut ports));
+            host_down.push(port(l, tor, &mut ports));
+        }
+        let mut table = vec![(0u32, 0u32); entries];
+        let mut members: Vec<u32> = Vec::new();
+        let mut cum: Vec<u64> = Vec::new();
+        let mut unequal = false;
+        for (k, g) in groups.iter().enumerate() {
+            for (v, hops) in g {
+                let start = members.len() as u32;
+                let total: f64 = hops.iter().map(|h| h.2).sum();
+                let mut acc = 0.0;
+                for &(l, _, w) in hops {
+                    members.push(port(l, *v, &mut ports));
+                    acc += w;
+                    cum.push(((acc / total) * 4_294_967_296.0).round() as u64);
+                    unequal |= (w - hops[0].2).abs() > 1e-12 * hops[0].2.abs();
+                }
+                let sw = switch_index[v.idx()] as usize;
+                table[k * switches + sw] = (start, hops.len() as u32);
+            }
+        }
+        let mut port_host = vec![u32::MAX; ports.len()];
+        for (h, &p) in host_up.iter().enumerate() {
+            port_host[p as usize] = h as u32;
+        }
+        Ok(Topo {
+            port_host,
+            host_device: hosts.iter().map(|d| d.get()).collect(),
+            ports,
+            host_up,
+            host_down,
+            host_dest,
+            host_of_device,
+            switch_index,
+            dest_rack: dest_rack.iter().map(|d| d.get()).collect(),
+            switches,
+            table,
+            members,
+            cum_weight: if unequal { cum } else { Vec::new() },
+        })
+    }
+}
+
+/// The next hops of every switch a packet from `sources` can reach on its way to rack `tor`.
+fn groups_toward(
+    net: &Net<'_>,
+    tor: DeviceId,
+    sources: &[DeviceId],
+    weighted: bool,
+) -> Result<Groups, PacketError> {
+    let f = net.f;
+    let target = net.g.rack_speaker(tor);
+    let routes = routes_to(&net.g, &net.states, target, &net.cfg)
+        .map_err(|e| PacketError::Invalid(format!("routing did not converge: {e}")))?;
+    let mut visited: FxHashMap<DeviceId, ()> = FxHashMap::default();
+    let mut stack: Vec<DeviceId> = sources.iter().copied().filter(|&s| s != tor).collect();
+    stack.sort_unstable();
+    stack.dedup();
+    let mut out: Groups = Vec::new();
+    while let Some(v) = stack.pop() {
+        if visited.insert(v, ()).is_some() {
+            continue;
+        }
+        let sv = net.g.speaker(v).ok_or_else(|| {
+            PacketError::Invalid(format!("{} speaks no BGP: no route", f.device_name(v)))
+        })?;
+        if let SpeakerKind::DsfSystem(_) = net.g.speakers[sv.idx()].kind {
+            return Err(PacketError::Invalid(format!(
+                "the path to {} crosses {}, in a DSF zone: the packet engine does not model \
+                 DSF's VOQs, credits and cells yet; run this matrix with --engine flow, or on \
+                 an Ethernet fabric (fat tree, NSF, RoCE)",
+                f.device_name(tor),
+                f.device_name(v)
+            )));
+        }
+        let hops = net.next_hops(&routes, sv, weighted);
+        if hops.is_empty() {
+            return Err(PacketError::Invalid(format!(
+                "{} has no route toward {}: a failure or drain cuts it off",
+                f.device_name(v),
+                f.device_name(tor)
+            )));
+        }
+        let mut group = Vec::with_capacity(hops.len());
+        for (l, w) in hops {
+            let far = f.link(l).other(v);
+            group.push((l, far, w));
+            if far != tor && !visited.contains_key(&far) {
+                stack.push(far);
+            }
+        }
+        out.push((v, group));
+    }
+    out.sort_unstable_by_key(|g| g.0);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialization_is_exact_at_whole_picoseconds_per_byte() {
+        let p = Port {
+            to: 0,
+            rate_bps: 100_000_000_000,
+            ps_per_byte: 80,
+            delay_ps: 0,
+            resource: 0,
+        };
+        assert_eq!(p.serialize_ps(4150), 332_000);
+        let q = Port {
+            rate_bps: 106_250_000_000,
+            ps_per_byte: 0,
+            ..p
+        };
+        // 4150 B x 8 / 106.25 Gb/s = 312.47 ns, rounded up.
+        assert_eq!(q.serialize_ps(4150), 312_471);
+    }
+}
