@@ -1,6 +1,8 @@
 //! Packet-engine benchmarks: htsim's 1,024-node permutation of 2 MiB flows on a k = 16 fat
 //! tree of 100 Gb/s links, sprayed over 128 entropy values (the `uec-htsim` preset), and the
 //! 128-node one. Events per second are printed once per case.
+//! Run: `cargo bench -p aifabric-packet --bench packet`.
+#![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
 use aifabric_engine::net::{Net, NetParams};
 use aifabric_model::{Role, Scenario};
