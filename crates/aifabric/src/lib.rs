@@ -31,6 +31,7 @@ pub struct ReadmeDoctests;
 mod compare;
 pub mod failures;
 pub mod lab;
+pub mod packet;
 mod publish;
 mod report;
 pub mod size;
@@ -56,6 +57,7 @@ pub mod stages {
     pub use aifabric_engine as engine;
     pub use aifabric_failures as failures;
     pub use aifabric_model as model;
+    pub use aifabric_packet as packet;
     pub use aifabric_report as report;
     pub use aifabric_routing as routing;
     pub use aifabric_spec as spec;
@@ -67,6 +69,7 @@ pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement};
 pub use failures::{parse_keep, FailureRequest, DEFAULT_KEEP};
+pub use packet::PacketTrafficReport;
 pub use publish::ExportedFile;
 pub use report::{
     versioned, CollectiveReport, CollectiveRow, Crossing, JobReport, LbWeights, ReplayReport,

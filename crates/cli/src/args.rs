@@ -251,6 +251,8 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
+        packet: PacketArgs,
+        #[command(flatten)]
         sim: SimArgs,
         #[command(flatten)]
         scenario: ScenarioArgs,
@@ -556,15 +558,78 @@ pub(crate) enum ChakraCommand {
     },
 }
 
+/// Which engine runs a traffic matrix, and the packet engine's model.
+#[derive(clap::Args, Debug)]
+pub(crate) struct PacketArgs {
+    /// flow: max-min fair fluid (fast, no queues); packet: packets through output-queued
+    /// switches with ECN, trimming and sender congestion control; both: the two side by side
+    /// with their ratio per completion-time percentile.
+    #[arg(long, default_value = "flow", value_parser = ["flow", "packet", "both"])]
+    pub engine: String,
+    /// Packet engine: every model parameter from a preset; `uec-htsim` is htsim's Ultra
+    /// Ethernet regression runs (100 Gb/s, 1 us links, 4,150 B MTU, 178,450 B queues with
+    /// trimming, ECN 37,350:145,250, NSCC, spray:128, seed 13). Flags given override it.
+    #[arg(long)]
+    pub preset: Option<String>,
+    /// Packet engine: nscc (default) or line-rate (no congestion control).
+    #[arg(long)]
+    pub cc: Option<String>,
+    /// Packet engine: MTU on the wire, bytes (default 4150).
+    #[arg(long, value_name = "B")]
+    pub mtu: Option<u32>,
+    /// Packet engine: data queue per switch port, bytes (default 178450).
+    #[arg(long, value_name = "B")]
+    pub queue_bytes: Option<u64>,
+    /// Packet engine: ECN marking between MIN and MAX bytes of queue, or off (default
+    /// 37350:145250).
+    #[arg(long, value_name = "MIN:MAX|off")]
+    pub ecn: Option<String>,
+    /// Packet engine: trim packets that do not fit to their header (the default).
+    #[arg(long, conflicts_with = "drop_tail")]
+    pub trim: bool,
+    /// Packet engine: drop packets that do not fit (recovered by timeout).
+    #[arg(long)]
+    pub drop_tail: bool,
+    /// Packet engine: the receiver ACKs every this many bytes, 0 every packet (default 16384).
+    #[arg(long, value_name = "B")]
+    pub ack_bytes: Option<u32>,
+    /// Packet engine: one latency for every link, microseconds (default: cable length at
+    /// 5 ns/m).
+    #[arg(long, value_name = "US")]
+    pub link_latency_us: Option<f64>,
+    /// Packet engine: retransmission timeout, microseconds (default 100.656).
+    #[arg(long, value_name = "US")]
+    pub rto_us: Option<f64>,
+}
+
+impl PacketArgs {
+    /// Whether any packet-engine flag was given.
+    pub(crate) fn any(&self) -> bool {
+        self.preset.is_some()
+            || self.cc.is_some()
+            || self.mtu.is_some()
+            || self.queue_bytes.is_some()
+            || self.ecn.is_some()
+            || self.trim
+            || self.drop_tail
+            || self.ack_bytes.is_some()
+            || self.link_latency_us.is_some()
+            || self.rto_us.is_some()
+    }
+}
+
 /// Load balancing and the engine's parameters.
 #[derive(clap::Args, Debug)]
 pub(crate) struct SimArgs {
-    /// ecmp, eecmp:N (N queue pairs per GPU pair), ucmp, spray or te.
-    #[arg(long, default_value = "ecmp")]
-    lb: Lb,
-    /// Seed of the switches' ECMP hashes (and of fragmented placement draws).
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// ecmp (default), eecmp:N (N queue pairs per GPU pair), ucmp, spray or te; with
+    /// `traffic --engine packet`: ecmp, spray:N (N entropy values per flow) or adaptive.
+    #[arg(long)]
+    lb: Option<String>,
+    /// Seed of the switches' ECMP hashes (and of fragmented placement draws, generated
+    /// traffic, and the packet engine's random choices); default 1 (13 with --preset
+    /// uec-htsim, as htsim's runs).
+    #[arg(long)]
+    seed: Option<u64>,
     /// Channels per collective, each an equal share on its own connections; 0 = automatic:
     /// for rings one per GPU of the scale-up domain (rail-aligned, as NCCL on 8-GPU servers),
     /// else 1.
@@ -576,33 +641,73 @@ pub(crate) struct SimArgs {
     /// Scale-up bandwidth per GPU and direction, GB/s (`collective`).
     #[arg(long, default_value_t = 450.0)]
     scale_up_gbs: f64,
-    /// Forwarding latency per switch, microseconds.
-    #[arg(long, default_value_t = 1.0)]
-    switch_latency_us: f64,
+    /// Forwarding latency per switch, microseconds (default 1; 0 with --preset uec-htsim).
+    #[arg(long)]
+    switch_latency_us: Option<f64>,
 }
 
 impl SimArgs {
+    /// The packet engine's options from these flags and `p`'s.
+    pub(crate) fn packet_options(&self, p: &PacketArgs) -> aifabric::packet::PacketOptions {
+        aifabric::packet::PacketOptions {
+            preset: p.preset.clone(),
+            lb: self.lb.clone(),
+            cc: p.cc.clone(),
+            mtu_bytes: p.mtu,
+            queue_bytes: p.queue_bytes,
+            ecn: p.ecn.clone(),
+            trim: match (p.trim, p.drop_tail) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
+            ack_bytes: p.ack_bytes,
+            link_latency_us: p.link_latency_us,
+            switch_latency_us: self.switch_latency_us,
+            rto_us: p.rto_us,
+            seed: self.seed,
+        }
+    }
+
+    /// [`SimArgs::setup`] without parsing `--lb` for the flow engine (the packet engine
+    /// takes other modes); the caller sets `lb`.
+    pub(crate) fn setup_without_lb(&self, bgp: &BgpArgs) -> Result<aifabric::Setup, Failure> {
+        let plain = SimArgs {
+            lb: None,
+            seed: self.seed,
+            channels: self.channels,
+            scale_up: self.scale_up,
+            scale_up_gbs: self.scale_up_gbs,
+            switch_latency_us: self.switch_latency_us,
+        };
+        plain.setup(bgp)
+    }
+
     pub(crate) fn setup(&self, bgp: &BgpArgs) -> Result<aifabric::Setup, Failure> {
         if !(self.scale_up_gbs.is_finite() && self.scale_up_gbs > 0.0) {
             return Err(Failure::BadArgument(
                 "--scale-up-gbs must be a positive number".into(),
             ));
         }
-        if !(self.switch_latency_us.is_finite() && self.switch_latency_us >= 0.0) {
+        let switch_latency_us = self.switch_latency_us.unwrap_or(1.0);
+        if !(switch_latency_us.is_finite() && switch_latency_us >= 0.0) {
             return Err(Failure::BadArgument(
                 "--switch-latency-us must be a number >= 0".into(),
             ));
         }
         Ok(aifabric::Setup {
-            lb: self.lb,
-            seed: self.seed,
+            lb: match &self.lb {
+                None => Lb::Ecmp,
+                Some(s) => s.parse().map_err(Failure::BadArgument)?,
+            },
+            seed: self.seed.unwrap_or(1),
             channels: self.channels,
             plan: bgp.plan(),
             bgp: bgp.config(),
             net: NetParams {
                 scale_up_gpus: self.scale_up,
                 scale_up_bytes_per_s: self.scale_up_gbs * 1e9,
-                switch_latency_s: self.switch_latency_us * 1e-6,
+                switch_latency_s: switch_latency_us * 1e-6,
                 ..NetParams::default()
             },
         })

@@ -84,6 +84,11 @@ impl Lb {
 pub enum Cc {
     /// NSCC-family window control ([`nscc::Params`]).
     Nscc(nscc::Params),
+    /// NSCC with parameters for the fabric: [`nscc::Params::for_path`] at the hosts' NIC
+    /// rate and the base RTT of the longest path a flow of the matrix takes (its links'
+    /// delays both ways, an MTU and an ACK serialized at each hop); the result's `config`
+    /// shows the parameters chosen.
+    NsccAuto,
     /// No congestion control: the NIC sends at line rate whatever the network does.
     LineRate,
 }
@@ -157,13 +162,16 @@ impl Config {
 }
 
 impl Default for Config {
-    /// The htsim-like defaults ([`Config::uec_htsim`]) with links at their cable delays and
-    /// 1 us per switch, as the flow engine assumes.
+    /// The htsim-like defaults ([`Config::uec_htsim`]) with links at their cable delays, 1 us
+    /// per switch (as the flow engine assumes), NSCC scaled to the fabric ([`Cc::NsccAuto`]),
+    /// per-flow ECMP and seed 1.
     fn default() -> Self {
         Config {
             link_latency_ps: None,
             switch_latency_ps: 1_000_000,
             seed: 1,
+            lb: Lb::Ecmp,
+            cc: Cc::NsccAuto,
             ..Config::uec_htsim()
         }
     }

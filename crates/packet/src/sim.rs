@@ -402,8 +402,8 @@ impl Sim<'_> {
         };
         let bytes = f.wire_bytes(seq, mtu, hdr);
         let window = match self.cfg.cc {
-            Cc::LineRate => u64::MAX,
             Cc::Nscc(_) => f.cc.cwnd_bytes as u64,
+            Cc::LineRate | Cc::NsccAuto => u64::MAX,
         };
         if f.in_flight_bytes > 0 && f.in_flight_bytes + u64::from(bytes) > window {
             return None;
@@ -778,10 +778,20 @@ pub fn run(
         cfg.link_latency_ps,
         cfg.switch_latency_ps,
     )?;
+    let resolved;
+    let cfg = if cfg.cc == Cc::NsccAuto {
+        resolved = Config {
+            cc: Cc::Nscc(auto_params(&topo, &pairs, cfg)),
+            ..cfg.clone()
+        };
+        &resolved
+    } else {
+        cfg
+    };
     let payload = u64::from(cfg.mtu_bytes - cfg.header_bytes);
     let init = match cfg.cc {
         Cc::Nscc(p) => nscc::State::new(&p),
-        Cc::LineRate => nscc::State::default(),
+        Cc::LineRate | Cc::NsccAuto => nscc::State::default(),
     };
     let mut flows = Vec::with_capacity(tm.flows.len());
     for (k, fl) in tm.flows.iter().enumerate() {
@@ -885,6 +895,42 @@ pub fn run(
         }
     }
     Ok(sim.result(net, tm))
+}
+
+/// NSCC parameters for the matrix's longest path ([`Cc::NsccAuto`]): the path of entropy 0
+/// of each flow, through the forwarding tables.
+fn auto_params(topo: &Topo, pairs: &[(u32, u32)], cfg: &Config) -> nscc::Params {
+    let mut worst = 0u64;
+    let mut rate = 0u64;
+    let mut seen: rustc_hash::FxHashSet<(u32, u32)> = Default::default();
+    for &(s, d) in pairs {
+        let (sr, dr) = (topo.host_dest[s as usize], topo.host_dest[d as usize]);
+        if !seen.insert((sr, dr)) {
+            continue;
+        }
+        let mut rtt = 0u64;
+        let mut p = topo.host_up[s as usize];
+        rate = rate.max(topo.ports[p as usize].rate_bps);
+        for _ in 0..64 {
+            let port = topo.ports[p as usize];
+            rtt += 2 * port.delay_ps
+                + port.serialize_ps(cfg.mtu_bytes)
+                + port.serialize_ps(cfg.header_bytes);
+            let v = port.to;
+            if topo.host_of_device[v as usize] != u32::MAX {
+                break;
+            }
+            let dest = topo.host_dest[d as usize];
+            p = if topo.dest_rack[dest as usize] == v {
+                topo.host_down[d as usize]
+            } else {
+                let sw = topo.switch_index[v as usize] as usize;
+                topo.members[topo.table[dest as usize * topo.switches + sw].0 as usize]
+            };
+        }
+        worst = worst.max(rtt);
+    }
+    nscc::Params::for_path(rate.max(1), worst.max(1), cfg.mtu_bytes)
 }
 
 impl Sim<'_> {

@@ -27,6 +27,21 @@ const SPECS: &[(&str, &str, &str)] = &[
         "Llama 3 RoCE cluster: 8 AI zones x 3,072 GPUs, RTSW/CTSW/ATSW",
         include_str!("../specs/llama3-24k.yaml"),
     ),
+    (
+        "htsim-k8",
+        "htsim's k = 8 fat tree: 128 hosts, 100 Gb/s (packet engine, --preset uec-htsim)",
+        include_str!("../specs/htsim-k8.yaml"),
+    ),
+    (
+        "htsim-k16",
+        "htsim's k = 16 fat tree: 1,024 hosts, 100 Gb/s (packet engine, --preset uec-htsim)",
+        include_str!("../specs/htsim-k16.yaml"),
+    ),
+    (
+        "htsim-k32",
+        "htsim's k = 32 fat tree: 8,192 hosts, 100 Gb/s (packet engine, --preset uec-htsim)",
+        include_str!("../specs/htsim-k32.yaml"),
+    ),
 ];
 
 /// The built-in spec called `name`.

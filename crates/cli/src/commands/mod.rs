@@ -192,11 +192,35 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             gpus,
             placement,
             json,
+            packet,
             sim,
             scenario,
             bgp,
         } => {
-            let setup = sim.setup(&bgp)?;
+            let packet_engine = packet.engine != "flow";
+            if !packet_engine && packet.any() {
+                return Err(Failure::BadArgument(
+                    "--preset, --cc, --mtu, --queue-bytes, --ecn, --trim, --drop-tail, \
+                     --ack-bytes, --link-latency-us and --rto-us set the packet engine: add \
+                     --engine packet (or both)"
+                        .into(),
+                ));
+            }
+            let cfg = if packet_engine {
+                Some(sim.packet_options(&packet).config()?)
+            } else {
+                None
+            };
+            let setup = match &cfg {
+                // The flow engine's mode closest to the packet engine's (for `both`).
+                Some(c) => {
+                    let mut s = sim.setup_without_lb(&bgp)?;
+                    s.lb = aifabric::packet::flow_lb(c.lb);
+                    s.seed = c.seed;
+                    s
+                }
+                None => sim.setup(&bgp)?,
+            };
             let source = match (tm, pattern) {
                 (Some(path), _) => aifabric::TrafficSource::File(path),
                 (None, Some(pattern)) => aifabric::TrafficSource::Pattern {
@@ -212,8 +236,21 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             };
             let f = load(&spec)?;
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
-            let report = study.traffic(&source, gpus, placement)?;
-            emit(json, &report, traffic::render)?;
+            if let Some(cfg) = cfg {
+                let t = std::time::Instant::now();
+                let report = study.traffic_packet(
+                    &source,
+                    gpus,
+                    placement,
+                    &cfg,
+                    packet.engine == "both",
+                )?;
+                let wall_s = t.elapsed().as_secs_f64();
+                emit(json, &report, |r| traffic::render_packet(r, wall_s))?;
+            } else {
+                let report = study.traffic(&source, gpus, placement)?;
+                emit(json, &report, traffic::render)?;
+            }
         }
         Command::Job {
             spec,

@@ -81,3 +81,141 @@ pub fn render(r: &TrafficReport) -> String {
     crate::commands::simulate::tiers_table(&mut o, &x.tiers, &x.bottlenecks, "the makespan");
     o
 }
+
+/// The packet engine's table (and, with `--engine both`, the flow engine's beside it).
+pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
+    use aifabric::stages::packet::Cc;
+    let x = &r.packet;
+    let c = &x.config;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# traffic {} on {} GPUs of {}, {} placement, packet engine{}, seed {}",
+        r.source,
+        r.gpus,
+        r.spec,
+        r.placement.name(),
+        if r.engine == "both" {
+            " and flow engine"
+        } else {
+            ""
+        },
+        c.seed
+    );
+    let cc = match c.cc {
+        Cc::Nscc(p) => format!(
+            "NSCC (base RTT {:.3} us, target delay {:.3} us, window {:.0} B)",
+            p.base_rtt_ps as f64 * 1e-6,
+            p.target_delay_ps as f64 * 1e-6,
+            p.max_cwnd_bytes
+        ),
+        Cc::NsccAuto => "NSCC".to_owned(),
+        Cc::LineRate => "line rate, no congestion control".to_owned(),
+    };
+    let _ = writeln!(
+        o,
+        "model: lb {}, {cc}; MTU {} B, queues {} B ({}), ECN {}, ACK every {} B, links {}, switches {} us, RTO {:.3} us",
+        c.lb.name(),
+        c.mtu_bytes,
+        c.queue_bytes,
+        if c.trim { "trimming" } else { "drop-tail" },
+        c.ecn_bytes
+            .map_or("off".to_owned(), |(a, b)| format!("{a}:{b} B")),
+        c.ack_every_bytes,
+        c.link_latency_ps
+            .map_or("at 5 ns/m of cable".to_owned(), |l| format!(
+                "{} us each",
+                l as f64 * 1e-6
+            )),
+        c.switch_latency_ps as f64 * 1e-6,
+        c.rto_ps as f64 * 1e-6
+    );
+    let _ = writeln!(
+        o,
+        "{} flows, {:.3} GB; makespan {} us; {} events in {:.3} s ({:.2} M events/s)",
+        x.flows,
+        x.bytes as f64 / 1e9,
+        us(x.makespan_s),
+        x.events,
+        wall_s,
+        x.events as f64 / wall_s.max(1e-9) / 1e6
+    );
+    if x.never_started > 0 || x.unfinished > 0 {
+        let _ = writeln!(
+            o,
+            "{} flows never started (waiting on a trigger that never fired), {} unfinished at the end time",
+            x.never_started, x.unfinished
+        );
+    }
+    let _ = writeln!(o, "\nFlow completion time (us)");
+    let _ = writeln!(
+        o,
+        "  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        "", "min", "p50", "p99", "max", "mean"
+    );
+    let row = |o: &mut String, name: &str, f: &aifabric::stages::engine::traffic::FctStats| {
+        let _ = writeln!(
+            o,
+            "  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12}",
+            name,
+            us(f.min_s),
+            us(f.p50_s),
+            us(f.p99_s),
+            us(f.max_s),
+            us(f.mean_s)
+        );
+    };
+    row(&mut o, "packet", &x.fct);
+    if let (Some(flow), Some(q)) = (&r.flow, &r.ratios) {
+        row(&mut o, "flow", &flow.fct);
+        let _ = writeln!(
+            o,
+            "  {:<8} {:>12.3} {:>12.3} {:>12.3} {:>12.3}   makespan x{:.3}",
+            "ratio", q.min, q.p50, q.p99, q.max, q.makespan
+        );
+        let _ = writeln!(
+            o,
+            "  (flow engine with lb {}: max-min fair rates, no queues, no losses)",
+            r.flow_lb.as_deref().unwrap_or("?")
+        );
+    }
+    let k = &x.counters;
+    let _ = writeln!(
+        o,
+        "\nPackets: {} new, {} retransmitted, {} ACKs, {} NACKs, {} trimmed, {} dropped, {} ECN-marked, {} timeouts",
+        k.data_new,
+        k.data_retransmitted,
+        k.acks,
+        k.nacks,
+        k.trimmed,
+        k.dropped,
+        k.ecn_marked,
+        k.timeouts
+    );
+    let _ = writeln!(o, "\nQueues per tier (ports that carried packets)");
+    let _ = writeln!(
+        o,
+        "  {:<16} {:>7} {:>12} {:>12}",
+        "tier", "ports", "peak B", "mean B"
+    );
+    for q in &x.queues {
+        let _ = writeln!(
+            o,
+            "  {:<16} {:>7} {:>12} {:>12.0}",
+            q.tier, q.ports, q.peak_bytes, q.mean_bytes
+        );
+    }
+    let _ = writeln!(o, "\nSlowest flows");
+    for s in &x.slowest {
+        let _ = writeln!(
+            o,
+            "  {:>12} us  id {:<8} {} ({} B, start {} us)",
+            us(s.fct_s),
+            s.id,
+            s.pair,
+            s.bytes,
+            us(s.start_s)
+        );
+    }
+    o
+}

@@ -1,0 +1,245 @@
+//! A traffic matrix packet by packet (`aifabric-packet`), alone or next to the flow engine.
+
+use crate::{matrix, Error, Study, TrafficSource, SCHEMA_VERSION};
+use aifabric_engine::traffic::TrafficResult;
+use aifabric_engine::{Lb, Net};
+use aifabric_packet::{Config, PacketResult};
+use aifabric_workload::Placement;
+use serde::Serialize;
+
+/// The packet engine's settings as a user gives them (the CLI's flags, the Python keywords):
+/// a preset, then each setting given on top of it. `None` keeps the preset's (or the
+/// default's) value.
+#[derive(Clone, Debug, Default)]
+pub struct PacketOptions {
+    /// `uec-htsim` ([`Config::uec_htsim`]); `None`: [`Config::default`].
+    pub preset: Option<String>,
+    /// `ecmp`, `spray:N`, `spray` or `adaptive`.
+    pub lb: Option<String>,
+    /// `nscc` or `line-rate`.
+    pub cc: Option<String>,
+    /// MTU on the wire, bytes.
+    pub mtu_bytes: Option<u32>,
+    /// Data-class queue per port, bytes.
+    pub queue_bytes: Option<u64>,
+    /// `MIN:MAX` bytes, or `off`.
+    pub ecn: Option<String>,
+    /// Trim (true) or drop (false) what does not fit.
+    pub trim: Option<bool>,
+    /// ACK every this many bytes (0: every packet).
+    pub ack_bytes: Option<u32>,
+    /// One latency for every link, microseconds.
+    pub link_latency_us: Option<f64>,
+    /// Per-switch forwarding latency, microseconds.
+    pub switch_latency_us: Option<f64>,
+    /// Retransmission timeout, microseconds.
+    pub rto_us: Option<f64>,
+    /// Seed.
+    pub seed: Option<u64>,
+}
+
+/// Presets `PacketOptions::preset` takes.
+pub const PRESETS: &str = "uec-htsim";
+
+fn us_to_ps(what: &str, us: f64) -> Result<u64, Error> {
+    if us.is_finite() && us >= 0.0 && us < 1e9 {
+        Ok((us * 1e6).round() as u64)
+    } else {
+        Err(Error::bad_request(format!(
+            "{what} {us}: give microseconds, a number >= 0"
+        )))
+    }
+}
+
+impl PacketOptions {
+    /// The engine's configuration, or what is wrong with an option and how to write it.
+    pub fn config(&self) -> Result<Config, Error> {
+        let mut c = match self.preset.as_deref() {
+            None => Config::default(),
+            Some("uec-htsim") => Config::uec_htsim(),
+            Some(p) => {
+                return Err(Error::bad_request(format!(
+                    "--preset {p}: unknown; presets are {PRESETS}"
+                )))
+            }
+        };
+        if let Some(lb) = &self.lb {
+            c.lb = aifabric_packet::Lb::parse(lb).ok_or_else(|| {
+                Error::bad_request(format!(
+                    "--lb {lb}: the packet engine takes {}",
+                    aifabric_packet::Lb::HELP
+                ))
+            })?;
+        }
+        if let Some(mtu) = self.mtu_bytes {
+            c.mtu_bytes = mtu;
+        }
+        if let Some(cc) = &self.cc {
+            c.cc = match cc.as_str() {
+                // The preset's NSCC was scaled for its MTU: another MTU rescales it.
+                "nscc" if self.preset.is_some() && self.mtu_bytes.is_none() => c.cc,
+                "nscc" => aifabric_packet::Cc::NsccAuto,
+                "line-rate" => aifabric_packet::Cc::LineRate,
+                _ => {
+                    return Err(Error::bad_request(format!(
+                        "--cc {cc}: give nscc or line-rate"
+                    )))
+                }
+            };
+        } else if self.mtu_bytes.is_some() && matches!(c.cc, aifabric_packet::Cc::Nscc(_)) {
+            c.cc = aifabric_packet::Cc::NsccAuto;
+        }
+        if let Some(q) = self.queue_bytes {
+            c.queue_bytes = q;
+        }
+        if let Some(e) = &self.ecn {
+            c.ecn_bytes = match e.as_str() {
+                "off" => None,
+                _ => {
+                    let bad = || {
+                        Error::bad_request(format!(
+                            "--ecn {e}: give MIN:MAX in bytes of queue (e.g. 37350:145250) or off"
+                        ))
+                    };
+                    let (a, b) = e.split_once(':').ok_or_else(bad)?;
+                    let (a, b): (u64, u64) = (
+                        a.trim().parse().map_err(|_| bad())?,
+                        b.trim().parse().map_err(|_| bad())?,
+                    );
+                    Some((a, b))
+                }
+            };
+        }
+        if let Some(t) = self.trim {
+            c.trim = t;
+        }
+        if let Some(a) = self.ack_bytes {
+            c.ack_every_bytes = a;
+        }
+        if let Some(l) = self.link_latency_us {
+            c.link_latency_ps = Some(us_to_ps("--link-latency-us", l)?);
+        }
+        if let Some(l) = self.switch_latency_us {
+            c.switch_latency_ps = us_to_ps("--switch-latency-us", l)?;
+        }
+        if let Some(r) = self.rto_us {
+            c.rto_ps = us_to_ps("--rto-us", r)?.max(1);
+        }
+        if let Some(s) = self.seed {
+            c.seed = s;
+        }
+        Ok(c)
+    }
+}
+
+/// Packet over flow engine, per completion-time percentile (1 = they agree).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Ratios {
+    /// Fastest flow.
+    pub min: f64,
+    /// Median.
+    pub p50: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Slowest flow.
+    pub max: f64,
+    /// Makespan.
+    pub makespan: f64,
+}
+
+/// A traffic matrix run by the packet engine, with the flow engine's answer beside it when
+/// both were asked for.
+#[derive(Clone, Debug, Serialize)]
+pub struct PacketTrafficReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The fabric's name.
+    pub spec: String,
+    /// The file, or the pattern.
+    pub source: String,
+    /// GPUs placed (the matrix's nodes are the first of them).
+    pub gpus: u32,
+    /// How they were placed.
+    pub placement: Placement,
+    /// `packet` or `both`.
+    pub engine: String,
+    /// The packet engine's result (its model's settings included).
+    pub packet: PacketResult,
+    /// The flow engine's result on the same matrix (with `both`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow: Option<TrafficResult>,
+    /// The flow engine's load balancing (with `both`): `ecmp` for `ecmp`, its fluid `spray`
+    /// for `spray:N` and `adaptive`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_lb: Option<String>,
+    /// Packet over flow engine (with `both`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ratios: Option<Ratios>,
+}
+
+/// The flow engine's mode closest to a packet load-balancing mode: per-flow hashing is
+/// `ecmp`; spraying and adaptive routing both spread every flow, which the fluid does with
+/// `spray` (the limit of many entropy values).
+pub fn flow_lb(lb: aifabric_packet::Lb) -> Lb {
+    match lb {
+        aifabric_packet::Lb::Ecmp => Lb::Ecmp,
+        aifabric_packet::Lb::Spray(_) | aifabric_packet::Lb::Adaptive => Lb::Spray,
+    }
+}
+
+impl Study<'_> {
+    /// Run a traffic matrix packet by packet under the study's scenario (and with `both`, the
+    /// flow engine on the same matrix and placement, set side by side). Scale-up (NVLink)
+    /// transfers are not modelled by the packet engine, so GPUs are placed one per domain
+    /// and both engines send every flow over the network. Seeds: `cfg.seed` drives the
+    /// packet engine and the flow engine's hashes and generated matrices.
+    pub fn traffic_packet(
+        &self,
+        source: &TrafficSource,
+        gpus: Option<u32>,
+        policy: Placement,
+        cfg: &Config,
+        both: bool,
+    ) -> Result<PacketTrafficReport, Error> {
+        let c = &self.setup;
+        let (tm, name) = matrix(source, cfg.seed)?;
+        let n = gpus.unwrap_or(tm.nodes).max(tm.nodes);
+        let placed = self.place(n, policy, 1)?;
+        let params = aifabric_engine::NetParams {
+            scale_up_gpus: 1,
+            switch_latency_s: cfg.switch_latency_ps as f64 * 1e-12,
+            ..c.net
+        };
+        let net = Net::new(self.fabric, &self.scenario, c.plan, c.bgp, params);
+        let packet = aifabric_packet::run(&net, &tm, &placed, cfg)
+            .map_err(|e| Error::bad_request(e.to_string()))?;
+        let (flow, flow_lb_name, ratios) = if both {
+            let lb = flow_lb(cfg.lb);
+            let flow = aifabric_engine::traffic::run(&net, &tm, &placed, lb, cfg.seed)
+                .map_err(Error::runtime_from)?;
+            let r = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
+            let ratios = Ratios {
+                min: r(packet.fct.min_s, flow.fct.min_s),
+                p50: r(packet.fct.p50_s, flow.fct.p50_s),
+                p99: r(packet.fct.p99_s, flow.fct.p99_s),
+                max: r(packet.fct.max_s, flow.fct.max_s),
+                makespan: r(packet.makespan_s, flow.makespan_s),
+            };
+            (Some(flow), Some(lb.name()), Some(ratios))
+        } else {
+            (None, None, None)
+        };
+        Ok(PacketTrafficReport {
+            schema_version: SCHEMA_VERSION,
+            spec: self.fabric.name().to_owned(),
+            source: name,
+            gpus: n,
+            placement: policy,
+            engine: if both { "both" } else { "packet" }.to_owned(),
+            packet,
+            flow,
+            flow_lb: flow_lb_name,
+            ratios,
+        })
+    }
+}
