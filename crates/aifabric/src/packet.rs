@@ -42,7 +42,7 @@ pub struct PacketOptions {
 pub const PRESETS: &str = "uec-htsim";
 
 fn us_to_ps(what: &str, us: f64) -> Result<u64, Error> {
-    if us.is_finite() && us >= 0.0 && us < 1e9 {
+    if (0.0..1e9).contains(&us) {
         Ok((us * 1e6).round() as u64)
     } else {
         Err(Error::bad_request(format!(
