@@ -219,6 +219,17 @@ pub struct TierQueues {
     pub mean_bytes: f64,
 }
 
+/// Bytes a directed link carried.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkLoad {
+    /// The link and direction, as the flow engine names it.
+    pub link: String,
+    /// Bytes sent over it (data, headers, ACKs and NACKs).
+    pub bytes: u64,
+    /// Largest queue at its egress port, bytes.
+    pub peak_queue_bytes: u64,
+}
+
 /// What a traffic matrix does, packet by packet.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PacketResult {
@@ -240,6 +251,8 @@ pub struct PacketResult {
     pub counters: Counters,
     /// Queue occupancy per tier.
     pub queues: Vec<TierQueues>,
+    /// The links that carried most bytes, busiest first.
+    pub busiest: Vec<LinkLoad>,
     /// Events processed.
     pub events: u64,
     /// The model's settings.

@@ -6,7 +6,7 @@ use crate::topo::Topo;
 use crate::{Cc, Config, Counters, Lb, PacketError, PacketResult, TierQueues};
 use aifabric_engine::net::{mix, Net};
 use aifabric_engine::traffic::{FctStats, SlowFlow};
-use aifabric_model::{DeviceId, Role};
+use aifabric_model::DeviceId;
 use aifabric_workload::traffic::{Start, TrafficMatrix, TriggerKind};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -29,6 +29,12 @@ const UNSENT: u8 = 0;
 const IN_FLIGHT: u8 = 1;
 const LOST: u8 = 2;
 const ACKED: u8 = 3;
+
+/// Most entropy values a sprayed flow keeps for reuse.
+const GOOD_ENTROPIES: usize = 64;
+
+/// Most busiest links reported.
+const BUSIEST: usize = 10;
 
 /// Most slowest flows reported.
 const SLOWEST: usize = 10;
@@ -69,6 +75,8 @@ struct PortState {
     area: u128,
     since_ps: u64,
     used: bool,
+    /// Bytes sent.
+    sent: u64,
 }
 
 impl PortState {
@@ -100,6 +108,8 @@ struct Flow {
     rto_armed: bool,
     progress_ps: u64,
     rng: u64,
+    /// Entropy values that came back unmarked, to reuse first (REPS).
+    good: VecDeque<u32>,
     // Receiver.
     got: Vec<u64>,
     received: u32,
@@ -192,6 +202,7 @@ impl Sim<'_> {
         let st = &mut self.ports[p as usize];
         st.busy = true;
         st.used = true;
+        st.sent += u64::from(bytes);
         self.events
             .push(self.now + ser, TX_DONE << 56 | u64::from(p));
         self.events
@@ -417,8 +428,13 @@ impl Sim<'_> {
         }
         f.state[seq as usize] = IN_FLIGHT;
         f.in_flight_bytes += u64::from(bytes);
+        // REPS (Bonato et al., "REPS: Recycled Entropy Packet Spraying", arXiv 2407.21625):
+        // reuse an entropy value whose packet was acknowledged unmarked; else draw one.
         let entropy = match lb {
-            Lb::Spray(n) => (next_rand(&mut f.rng) % u64::from(n)) as u32,
+            Lb::Spray(n) => match f.good.pop_front() {
+                Some(e) => e,
+                None => (next_rand(&mut f.rng) % u64::from(n)) as u32,
+            },
             _ => 0,
         };
         let window_full = f.in_flight_bytes + u64::from(mtu) > window;
@@ -645,6 +661,12 @@ impl Sim<'_> {
         if newly > 0 {
             f.progress_ps = now;
         }
+        if pk.ecn_bytes == 0 && matches!(self.cfg.lb, Lb::Spray(_)) {
+            if f.good.len() >= GOOD_ENTROPIES {
+                f.good.pop_front();
+            }
+            f.good.push_back(pk.entropy);
+        }
         if let Cc::Nscc(params) = &self.cfg.cc {
             let rtt = (!pk.again).then(|| now.saturating_sub(pk.stamp_ps));
             f.cc.on_ack(params, now, newly, u64::from(pk.ecn_bytes), rtt);
@@ -823,6 +845,7 @@ pub fn run(
             rto_armed: false,
             progress_ps: 0,
             rng: mix(cfg.seed ^ mix(fl.id ^ (k as u64) << 32)),
+            good: VecDeque::new(),
             got: vec![0; (packets as usize).div_ceil(64)],
             received: 0,
             pending: Vec::new(),
@@ -1026,8 +1049,26 @@ impl Sim<'_> {
                 },
             })
             .collect();
-        let _ = Role::Gpu;
+        // The busiest links (ties by port order, which follows first use).
+        let mut by_load: Vec<(u64, usize)> = self
+            .ports
+            .iter()
+            .enumerate()
+            .filter(|(_, st)| st.sent > 0)
+            .map(|(p, st)| (st.sent, p))
+            .collect();
+        by_load.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let busiest = by_load
+            .iter()
+            .take(BUSIEST)
+            .map(|&(bytes, p)| crate::LinkLoad {
+                link: net.resource_name(self.topo.ports[p].resource),
+                bytes,
+                peak_queue_bytes: self.ports[p].peak,
+            })
+            .collect();
         PacketResult {
+            busiest,
             flows: self.flows.len() as u64,
             bytes: tm.flows.iter().map(|f| f.bytes).sum(),
             makespan_s: s(makespan),

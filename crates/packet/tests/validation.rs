@@ -99,28 +99,105 @@ fn the_same_seed_gives_the_same_output_byte_for_byte() {
     assert_ne!(a, c, "the seed drives entropies and trim victims");
 }
 
+/// A permutation of 16 hosts on a k = 4 fat tree (non-blocking), 2 MiB each: nothing beats
+/// the bytes on the wire at line rate (the fluid's floor); with one path per flow (ECMP),
+/// the slowest flow is set by the busiest link: it cannot finish before that link has sent
+/// its bytes, and finishes soon after.
 #[test]
-fn permutation_prints() {
-    let f = fat_tree(8);
+fn permutation_respects_the_line_rate_floor_and_ecmp_the_busiest_link() {
+    let f = fat_tree(4);
     let net = net(&f);
     let g = gpus(&f);
-    let text =
-        std::fs::read_to_string("/work/shared/scenarios/htsim-uec/cm/perm_128n_2MiB.cm").unwrap();
-    let tm = aifabric_workload::traffic::parse_htsim("p.cm", &text).unwrap();
+    let size = 2_097_152u64;
+    let flows: Vec<(u32, u32, u64)> = (0..16u32).map(|i| (i, (i * 5 + 7) % 16, size)).collect();
+    assert!(flows.iter().all(|f| f.0 != f.1));
+    let tm = matrix(16, &flows);
+    let wire = size + size.div_ceil(4086) * 64;
+    let floor = wire as f64 * 8.0 / 100e9;
     for lb in [Lb::Spray(128), Lb::Ecmp, Lb::Adaptive] {
         let cfg = Config {
             lb,
             ..Config::uec_htsim()
         };
-        let t = std::time::Instant::now();
         let r = run(&net, &tm, &g, &cfg).unwrap();
-        eprintln!(
-            "{lb:?}: unfinished {} {:?} {:?} events {} in {:?}",
-            r.unfinished,
-            r.fct,
-            r.counters,
-            r.events,
-            t.elapsed()
-        );
+        assert_eq!(r.unfinished, 0);
+        assert!(r.fct.min_s >= floor, "{lb:?}: {} < {floor}", r.fct.min_s);
+        if lb == Lb::Ecmp {
+            let busiest = r.busiest[0].bytes as f64 * 8.0 / 100e9;
+            assert!(r.fct.max_s >= busiest, "{} < {busiest}", r.fct.max_s);
+            assert!(
+                r.fct.max_s <= busiest * 1.25 + 30e-6,
+                "ECMP's slowest flow {} s, busiest link {busiest} s: {:?}",
+                r.fct.max_s,
+                r.busiest[0]
+            );
+        }
+    }
+}
+
+/// htsim's 128-node permutation (its own traffic file) runs whole under the preset.
+#[test]
+fn htsim_permutation_runs_under_the_preset() {
+    let f = fat_tree(8);
+    let net = net(&f);
+    let g = gpus(&f);
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/htsim-uec/perm_128n_2MiB.cm"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let tm = aifabric_workload::traffic::parse_htsim("perm.cm", &text).unwrap();
+    let r = run(&net, &tm, &g, &Config::uec_htsim()).unwrap();
+    assert_eq!((r.flows, r.unfinished, r.never_started), (128, 0, 0));
+    assert_eq!(r.counters.data_new, 128 * 2_097_152u64.div_ceil(4086));
+    // At least the bytes on the wire at line rate, plus the shortest path (2 links of 1 us,
+    // within one rack switch) and the last ACK's way back.
+    let floor = (2_097_152.0 + 514.0 * 64.0) * 8.0 / 100e9 + 4e-6;
+    assert!(r.fct.min_s >= floor, "{} < {floor}", r.fct.min_s);
+    // Spreading every flow over 4 uplinks at full load queues packets that the fluid never
+    // holds: the median is within 25% of that floor, the slowest within 40%.
+    assert!(r.fct.p50_s <= floor * 1.25, "{}", r.fct.p50_s);
+    assert!(r.fct.max_s <= floor * 1.4, "{}", r.fct.max_s);
+}
+
+mod conservation {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        /// Bytes hosts put on the wire = delivered + dropped + trimmed off + in the network,
+        /// checked at every event by a scan of live packets; every flow completes.
+        #[test]
+        fn bytes_are_conserved_at_every_event(
+            flows in prop::collection::vec((0u32..16, 0u32..16, 1u64..300_000), 1..24),
+            lb in 0usize..3,
+            line_rate in any::<bool>(),
+            trim in any::<bool>(),
+            queue in 8_300u64..100_000,
+            ack in prop::sample::select(vec![0u32, 4096, 16_384]),
+            seed in 0u64..1000,
+        ) {
+            let f = fat_tree(4);
+            let net = net(&f);
+            let g = gpus(&f);
+            let flows: Vec<(u32, u32, u64)> =
+                flows.into_iter().filter(|f| f.0 != f.1).collect();
+            prop_assume!(!flows.is_empty());
+            let tm = matrix(16, &flows);
+            let cfg = Config {
+                lb: [Lb::Ecmp, Lb::Spray(16), Lb::Adaptive][lb],
+                cc: if line_rate { Cc::LineRate } else { Config::uec_htsim().cc },
+                trim,
+                queue_bytes: queue,
+                ack_every_bytes: ack,
+                seed,
+                check_conservation: true,
+                ..Config::uec_htsim()
+            };
+            let r = run(&net, &tm, &g, &cfg).unwrap();
+            prop_assert_eq!(r.unfinished, 0);
+            prop_assert_eq!(r.never_started, 0);
+        }
     }
 }
