@@ -5,5 +5,6 @@ mod chakra;
 mod cli;
 mod lab;
 mod names;
+mod packet;
 mod stdout;
 mod sweep;
