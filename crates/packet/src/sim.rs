@@ -57,17 +57,39 @@ struct Packet {
     sack: u32,
     /// ACK: data bytes among those it covers that were marked ECN.
     ecn_bytes: u32,
+    /// The next packet in its port's queue (`NONE` at the tail).
+    next: u32,
     /// Data: a retransmission. ACK: its RTT sample is not valid (the packet that triggered
     /// it was a retransmission).
     again: bool,
     live: bool,
 }
 
+/// No packet.
+const NONE: u32 = u32::MAX;
+
+/// A FIFO of packets linked through their `next` field: no buffer of its own, so a port's
+/// queues cost 8 bytes each and reading one touches only the packets.
+#[derive(Clone, Copy)]
+struct Fifo {
+    head: u32,
+    tail: u32,
+}
+
+impl Default for Fifo {
+    fn default() -> Self {
+        Fifo {
+            head: NONE,
+            tail: NONE,
+        }
+    }
+}
+
 #[derive(Default)]
 struct PortState {
     busy: bool,
-    hi: VecDeque<u32>,
-    lo: VecDeque<u32>,
+    hi: Fifo,
+    lo: Fifo,
     hi_bytes: u64,
     lo_bytes: u64,
     peak: u64,
@@ -169,6 +191,36 @@ fn next_rand(state: &mut u64) -> u64 {
 }
 
 impl Sim<'_> {
+    fn push(&mut self, q: Fifo, i: u32) -> Fifo {
+        self.packets[i as usize].next = NONE;
+        if q.tail == NONE {
+            Fifo { head: i, tail: i }
+        } else {
+            self.packets[q.tail as usize].next = i;
+            Fifo {
+                head: q.head,
+                tail: i,
+            }
+        }
+    }
+
+    fn pop(&mut self, q: Fifo) -> (Fifo, Option<u32>) {
+        if q.head == NONE {
+            return (q, None);
+        }
+        let i = q.head;
+        let next = self.packets[i as usize].next;
+        let q = if next == NONE {
+            Fifo::default()
+        } else {
+            Fifo {
+                head: next,
+                tail: q.tail,
+            }
+        };
+        (q, Some(i))
+    }
+
     fn alloc(&mut self, p: Packet) -> u32 {
         match self.free.pop() {
             Some(i) => {
@@ -212,12 +264,16 @@ impl Sim<'_> {
     /// Start the next queued packet on a switch port (high priority first), marking data
     /// packets ECN on dequeue.
     fn dequeue(&mut self, p: u32) {
-        let st = &mut self.ports[p as usize];
-        st.account(self.now);
-        let i = if let Some(i) = st.hi.pop_front() {
+        self.ports[p as usize].account(self.now);
+        let (hi, lo) = (self.ports[p as usize].hi, self.ports[p as usize].lo);
+        let i = if let (hi, Some(i)) = self.pop(hi) {
+            let st = &mut self.ports[p as usize];
+            st.hi = hi;
             st.hi_bytes -= u64::from(self.packets[i as usize].bytes);
             i
-        } else if let Some(i) = st.lo.pop_front() {
+        } else if let (lo, Some(i)) = self.pop(lo) {
+            let st = &mut self.ports[p as usize];
+            st.lo = lo;
             st.lo_bytes -= u64::from(self.packets[i as usize].bytes);
             if let Some((lo, hi)) = self.cfg.ecn_bytes {
                 let q = st.lo_bytes;
@@ -236,7 +292,7 @@ impl Sim<'_> {
             }
             i
         } else {
-            st.busy = false;
+            self.ports[p as usize].busy = false;
             return;
         };
         self.transmit(p, i);
@@ -250,29 +306,30 @@ impl Sim<'_> {
         if data {
             let st = &self.ports[p as usize];
             if st.lo_bytes + bytes <= self.cfg.queue_bytes {
+                let lo = self.push(st.lo, i);
                 let st = &mut self.ports[p as usize];
-                st.lo.push_back(i);
+                st.lo = lo;
                 st.lo_bytes += bytes;
             } else if self.cfg.trim {
                 // The victim: the arrival, or (half the time) the last data packet queued,
-                // whose place the arrival takes when it fits there.
-                let mut victim = i;
-                let last = self.ports[p as usize].lo.back().copied();
-                if let Some(j) = last {
+                // whose place the arrival takes when it fits there. Queued packets are named
+                // only by their queue, so the two swap slots: the tail's slot takes the
+                // arrival, the arrival's slot the victim.
+                let j = self.ports[p as usize].lo.tail;
+                if j != NONE {
                     let jb = u64::from(self.packets[j as usize].bytes);
                     let st = &self.ports[p as usize];
                     if next_rand(&mut self.rng) & 1 == 1
                         && st.lo_bytes - jb + bytes <= self.cfg.queue_bytes
                     {
+                        self.packets.swap(i as usize, j as usize);
+                        self.packets[j as usize].next = NONE;
                         let st = &mut self.ports[p as usize];
-                        st.lo.pop_back();
-                        st.lo.push_back(i);
                         st.lo_bytes = st.lo_bytes - jb + bytes;
-                        victim = j;
                     }
                 }
-                self.trim(victim);
-                self.enqueue_hi(p, victim);
+                self.trim(i);
+                self.enqueue_hi(p, i);
             } else {
                 self.drop_packet(i);
             }
@@ -287,9 +344,11 @@ impl Sim<'_> {
 
     fn enqueue_hi(&mut self, p: u32, i: u32) {
         let bytes = u64::from(self.packets[i as usize].bytes);
-        let st = &mut self.ports[p as usize];
+        let st = &self.ports[p as usize];
         if st.hi_bytes + bytes <= self.cfg.priority_queue_bytes {
-            st.hi.push_back(i);
+            let hi = self.push(st.hi, i);
+            let st = &mut self.ports[p as usize];
+            st.hi = hi;
             st.hi_bytes += bytes;
         } else {
             self.drop_packet(i);
@@ -373,9 +432,10 @@ impl Sim<'_> {
         if self.ports[p as usize].busy {
             return;
         }
-        let st = &mut self.ports[p as usize];
-        st.account(self.now);
-        if let Some(i) = st.hi.pop_front() {
+        self.ports[p as usize].account(self.now);
+        if let (hi, Some(i)) = self.pop(self.ports[p as usize].hi) {
+            let st = &mut self.ports[p as usize];
+            st.hi = hi;
             st.hi_bytes -= u64::from(self.packets[i as usize].bytes);
             self.transmit(p, i);
             return;
@@ -456,6 +516,7 @@ impl Sim<'_> {
             stamp_ps: now,
             sack: 0,
             ecn_bytes: 0,
+            next: NONE,
             again,
             live: true,
         };
@@ -576,9 +637,10 @@ impl Sim<'_> {
         let i = self.alloc(pk);
         let p = self.topo.host_up[h as usize];
         self.injected += u64::from(pk.bytes);
+        self.ports[p as usize].account(self.now);
+        let hi = self.push(self.ports[p as usize].hi, i);
         let st = &mut self.ports[p as usize];
-        st.account(self.now);
-        st.hi.push_back(i);
+        st.hi = hi;
         st.hi_bytes += u64::from(pk.bytes);
         self.note_peak(p);
         self.try_send(h);
