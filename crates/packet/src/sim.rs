@@ -30,6 +30,10 @@ const IN_FLIGHT: u8 = 1;
 const LOST: u8 = 2;
 const ACKED: u8 = 3;
 
+/// Most entropy values whose penalties a sprayed flow tracks (beyond, values are not
+/// penalized).
+const MAX_PENALIZED: u32 = 1024;
+
 /// Most entropy values a sprayed flow keeps for reuse.
 const GOOD_ENTROPIES: usize = 64;
 
@@ -132,6 +136,11 @@ struct Flow {
     rng: u64,
     /// Entropy values that came back unmarked, to reuse first (REPS).
     good: VecDeque<u32>,
+    /// Penalties of entropy values that came back marked or trimmed (sprayed flows of at
+    /// most `MAX_PENALIZED` values), the round-robin position and its offset.
+    penalty: Vec<u8>,
+    ev_next: u32,
+    ev_offset: u32,
     // Receiver.
     got: Vec<u64>,
     received: u32,
@@ -142,6 +151,38 @@ struct Flow {
 }
 
 impl Flow {
+    /// An entropy value when none can be reused: a round-robin walk over the N values from
+    /// a random offset (redrawn at each wrap), skipping values with a penalty; the first
+    /// penalized value met loses one point of it, so a penalty fades with use (htsim's
+    /// default "mixed" load balancing works this way; ECN counts 1, a trim 4).
+    fn fresh_entropy(&mut self, n: u32) -> u32 {
+        let mut decremented = false;
+        for _ in 0..=n {
+            if self.ev_next >= n {
+                self.ev_next = 0;
+                self.ev_offset = (next_rand(&mut self.rng) % u64::from(n)) as u32;
+            }
+            let e = (self.ev_next + self.ev_offset) % n;
+            self.ev_next += 1;
+            match self.penalty.get_mut(e as usize) {
+                Some(p) if *p > 0 => {
+                    if !decremented {
+                        *p -= 1;
+                        decremented = true;
+                    }
+                }
+                _ => return e,
+            }
+        }
+        (next_rand(&mut self.rng) % u64::from(n)) as u32
+    }
+
+    fn penalize(&mut self, e: u32, points: u8) {
+        if let Some(p) = self.penalty.get_mut(e as usize) {
+            *p = (*p + points).min(15);
+        }
+    }
+
     fn wire_bytes(&self, seq: u32, mtu: u32, header: u32) -> u32 {
         let payload = mtu - header;
         let last = (self.bytes - u64::from(self.packets - 1) * u64::from(payload)) as u32;
@@ -493,9 +534,11 @@ impl Sim<'_> {
         let entropy = match lb {
             Lb::Spray(n) => match f.good.pop_front() {
                 Some(e) => e,
-                None => (next_rand(&mut f.rng) % u64::from(n)) as u32,
+                None => f.fresh_entropy(n),
             },
-            _ => 0,
+            // Adaptive routing breaks ties between equally short queues per packet.
+            Lb::Adaptive => (next_rand(&mut f.rng) >> 48) as u32,
+            Lb::Ecmp => 0,
         };
         let window_full = f.in_flight_bytes + u64::from(mtu) > window;
         let last = f.next_new == f.packets && f.retx.is_empty();
@@ -723,11 +766,15 @@ impl Sim<'_> {
         if newly > 0 {
             f.progress_ps = now;
         }
-        if pk.ecn_bytes == 0 && matches!(self.cfg.lb, Lb::Spray(_)) {
-            if f.good.len() >= GOOD_ENTROPIES {
-                f.good.pop_front();
+        if matches!(self.cfg.lb, Lb::Spray(_)) {
+            if pk.ecn_bytes == 0 {
+                if f.good.len() >= GOOD_ENTROPIES {
+                    f.good.pop_front();
+                }
+                f.good.push_back(pk.entropy);
+            } else {
+                f.penalize(pk.entropy, 1);
             }
-            f.good.push_back(pk.entropy);
         }
         if let Cc::Nscc(params) = &self.cfg.cc {
             let rtt = (!pk.again).then(|| now.saturating_sub(pk.stamp_ps));
@@ -744,6 +791,7 @@ impl Sim<'_> {
         let (mtu, hdr) = (self.cfg.mtu_bytes, self.cfg.header_bytes);
         let now = self.now;
         let f = &mut self.flows[pk.flow as usize];
+        f.penalize(pk.entropy, 4);
         if f.state[pk.seq as usize] == IN_FLIGHT {
             f.state[pk.seq as usize] = LOST;
             f.in_flight_bytes -= u64::from(f.wire_bytes(pk.seq, mtu, hdr));
@@ -908,6 +956,12 @@ pub fn run(
             progress_ps: 0,
             rng: mix(cfg.seed ^ mix(fl.id ^ (k as u64) << 32)),
             good: VecDeque::new(),
+            penalty: match cfg.lb {
+                Lb::Spray(n) if n <= MAX_PENALIZED => vec![0; n as usize],
+                _ => Vec::new(),
+            },
+            ev_next: u32::MAX,
+            ev_offset: 0,
             got: vec![0; (packets as usize).div_ceil(64)],
             received: 0,
             pending: Vec::new(),
