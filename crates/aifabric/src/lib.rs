@@ -781,6 +781,7 @@ fn pattern_name(p: Pattern, bytes: u64) -> String {
         Pattern::Incast(n) => format!("incast:{n}"),
         Pattern::AllToAll => "all-to-all".to_string(),
         Pattern::Random(n) => format!("random:{n}"),
+        Pattern::RingAllReduce => return format!("ring-allreduce, {bytes} B per GPU"),
     };
     format!("{kind}, {bytes} B per flow")
 }

@@ -235,7 +235,9 @@ pub(crate) enum Command {
         #[arg(long, required_unless_present = "pattern", conflicts_with = "pattern")]
         tm: Option<String>,
         /// Generate instead: permutation, incast:N (N senders to node 0), all-to-all or
-        /// random:N (N flows between random pairs), over --gpus GPUs, all starting at 0.
+        /// random:N (N flows between random pairs), over --gpus GPUs, all starting at 0; or
+        /// ring-allreduce (--size per GPU: 2 (N - 1) steps of size / N to the next GPU, each
+        /// step starting when the GPU's previous chunk has come in).
         #[arg(long)]
         pattern: Option<aifabric::stages::workload::traffic::Pattern>,
         /// Bytes per generated flow (binary K, M, G).

@@ -201,3 +201,29 @@ mod conservation {
         }
     }
 }
+
+/// Ring all-reduce (the workload's phases: 2 (N - 1) steps of chunks of S / N to the next
+/// node, each step starting when the previous chunk into the node completes): at least the
+/// bandwidth term 2 (N - 1) / N x S / rate, and within 15% of it plus one round trip per
+/// step (each step waits for its chunk's last ACK).
+#[test]
+fn ring_all_reduce_takes_the_bandwidth_term_plus_a_round_trip_per_step() {
+    use aifabric_workload::traffic::Pattern;
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let n = 16u64;
+    let s = 16u64 << 20;
+    let tm = Pattern::RingAllReduce.generate(n as u32, s, 1);
+    assert_eq!(tm.flows.len() as u64, 2 * (n - 1) * n);
+    let r = run(&net, &tm, &g, &Config::uec_htsim()).unwrap();
+    assert_eq!((r.unfinished, r.never_started), (0, 0));
+    let chunk = s / n;
+    let wire = chunk + chunk.div_ceil(4086) * 64;
+    let steps = 2 * (n - 1);
+    let bandwidth = steps as f64 * wire as f64 * 8.0 / 100e9;
+    assert!(r.makespan_s >= bandwidth, "{} < {bandwidth}", r.makespan_s);
+    // The longest path in a k = 4 tree is 6 links of 1 us: a round trip of 12 us.
+    let bound = bandwidth * 1.15 + steps as f64 * 12e-6;
+    assert!(r.makespan_s <= bound, "{} > {bound}", r.makespan_s);
+}

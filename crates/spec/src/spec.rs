@@ -246,6 +246,15 @@ pub struct FatTreeSpec {
     /// Switch model (needs k ports at the link speed).
     #[serde(default = "d_mp3n")]
     pub switch_model: S<String>,
+    /// Uplinks of each edge (ToR) switch, 1..=k/2 (default k/2, non-blocking): also the
+    /// aggregation switches per pod, as each edge switch links to every one of its pod's.
+    /// Fewer oversubscribe the edge tier (k/2 hosts over this many uplinks).
+    #[serde(default)]
+    pub tor_uplinks: Option<S<u32>>,
+    /// Uplinks of each aggregation switch to the cores, 1..=k/2 (default k/2). Fewer
+    /// oversubscribe the aggregation tier (k/2 edge switches over this many uplinks).
+    #[serde(default)]
+    pub agg_uplinks: Option<S<u32>>,
 }
 
 /// DSF single stage (FBOSS: 128 RDSW / 40 FDSW / 16 EDSW).

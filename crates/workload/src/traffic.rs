@@ -408,6 +408,11 @@ pub enum Pattern {
     AllToAll,
     /// N flows between random distinct nodes.
     Random(u64),
+    /// Ring all-reduce of `bytes` per node (the phases of NCCL's ring: reduce-scatter then
+    /// all-gather, 2 (N - 1) steps): in each step node i sends a chunk of bytes / N to node
+    /// i + 1, and its step k + 1 starts when its chunk of step k from node i - 1 has arrived
+    /// (a oneshot trigger per step and node).
+    RingAllReduce,
 }
 
 impl Pattern {
@@ -416,6 +421,7 @@ impl Pattern {
         Some(match s {
             "permutation" => Pattern::Permutation,
             "all-to-all" | "all_to_all" | "alltoall" => Pattern::AllToAll,
+            "ring-allreduce" | "ring_allreduce" | "ring-all-reduce" => Pattern::RingAllReduce,
             _ => {
                 let (k, v) = s.split_once(':')?;
                 match k {
@@ -428,7 +434,7 @@ impl Pattern {
     }
 
     /// Accepted spellings, for hints.
-    pub const HELP: &'static str = "permutation, incast:N, all-to-all or random:N";
+    pub const HELP: &'static str = "permutation, incast:N, all-to-all, random:N or ring-allreduce";
 
     /// Nodes it needs at least.
     pub fn min_nodes(self) -> u32 {
@@ -442,6 +448,9 @@ impl Pattern {
     /// permutation or the random pairs).
     pub fn generate(self, nodes: u32, bytes: u64, seed: u64) -> TrafficMatrix {
         use rand::{RngExt, SeedableRng};
+        if self == Pattern::RingAllReduce {
+            return ring_all_reduce(nodes, bytes);
+        }
         let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
         let mut pairs: Vec<(u32, u32)> = Vec::new();
         match self {
@@ -463,6 +472,8 @@ impl Pattern {
                     pairs.extend((0..nodes).filter(|&d| d != s).map(|d| (s, d)));
                 }
             }
+            // Generated above, with its triggers.
+            Pattern::RingAllReduce => {}
             Pattern::Random(n) => {
                 for _ in 0..n {
                     let s = rng.random_range(0..nodes);
@@ -496,7 +507,45 @@ impl Pattern {
             Pattern::Incast(n) => u64::from(n.min(nodes.saturating_sub(1))),
             Pattern::AllToAll => u64::from(nodes) * u64::from(nodes.saturating_sub(1)),
             Pattern::Random(n) => n,
+            Pattern::RingAllReduce => 2 * u64::from(nodes.saturating_sub(1)) * u64::from(nodes),
         }
+    }
+}
+
+/// [`Pattern::RingAllReduce`]: flow `k N + i + 1` is step k's chunk from node i to i + 1; it
+/// starts at 0 for k = 0, else on trigger `k N + i`, which the chunk of step k - 1 into node
+/// i fires when it completes.
+fn ring_all_reduce(nodes: u32, bytes: u64) -> TrafficMatrix {
+    let n = u64::from(nodes);
+    let chunk = bytes / n.max(1);
+    let steps = 2 * n.saturating_sub(1);
+    let mut flows = Vec::with_capacity((steps * n) as usize);
+    let mut triggers = FxHashMap::default();
+    for k in 0..steps {
+        for i in 0..n {
+            let next = (i + 1) % n;
+            flows.push(TmFlow {
+                id: k * n + i + 1,
+                src: i as u32,
+                dst: next as u32,
+                bytes: chunk,
+                start: if k == 0 {
+                    Start::AtPs(0)
+                } else {
+                    Start::Trigger((k * n + i) as u32)
+                },
+                // Node `next` forwards in step k + 1 once this chunk is in.
+                done_trigger: (k + 1 < steps).then_some(((k + 1) * n + next) as u32),
+            });
+            if k > 0 {
+                triggers.insert((k * n + i) as u32, TriggerKind::Oneshot);
+            }
+        }
+    }
+    TrafficMatrix {
+        nodes,
+        flows,
+        triggers,
     }
 }
 

@@ -44,3 +44,32 @@ fn losing_core_switches_cuts_the_bisection_by_their_share() {
     let b = capacity_report(&f, &m).zones[0].bisection.clone().unwrap();
     assert_eq!(b.bisection_gbps, 64.0 * 400.0 * 12.0 / 16.0);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// Oversubscribed per tier (htsim's wiring): A = `tor_uplinks` aggregation switches per
+    /// pod, A x `agg_uplinks` cores; the edge tier is (k/2) : A, the aggregation tier
+    /// (k/2) : `agg_uplinks`; every core links to one aggregation switch per pod.
+    #[test]
+    fn oversubscribed_trees_have_their_ratios(half in 1u32..9, tor in 1u32..9, agg in 1u32..9) {
+        let k = 2 * half;
+        let (tor, agg) = (tor.min(half), agg.min(half));
+        let yaml = format!(
+            "name: os\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {{k: {k}, tor_uplinks: {tor}, agg_uplinks: {agg}}}\n"
+        );
+        let f = aifabric_spec::build_str("os.yaml", &yaml).unwrap();
+        let n = |r| f.devices_with_role(r).count() as u32;
+        prop_assert_eq!(n(Role::Gpu), k * half * half);
+        prop_assert_eq!(n(Role::Rtsw), k * half);
+        prop_assert_eq!(n(Role::Ctsw), k * tor);
+        prop_assert_eq!(n(Role::Atsw), tor * agg);
+        for c in f.devices_with_role(Role::Atsw) {
+            prop_assert_eq!(f.incident(c).len() as u32, k);
+        }
+        let r = capacity_report(&f, &FailureMask::none(&f));
+        let ratio = |role: &str| r.tiers.iter().find(|t| t.name == role).and_then(|t| t.oversubscription);
+        prop_assert_eq!(ratio("rtsw"), Some(f64::from(half) / f64::from(tor)));
+        prop_assert_eq!(ratio("ctsw"), Some(f64::from(half) / f64::from(agg)));
+    }
+}

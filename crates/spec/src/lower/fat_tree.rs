@@ -1,6 +1,10 @@
 //! Generic k-ary fat tree (Al-Fares, Loukissas, Vahdat, SIGCOMM 2008): k pods, each with k/2
-//! edge switches (k/2 hosts each) and k/2 aggregation switches; aggregation switch i of every
-//! pod connects to core switches i*(k/2) .. (i+1)*(k/2)-1. Non-blocking by construction.
+//! edge switches (k/2 hosts each) and k/2 aggregation switches, (k/2)^2 cores; non-blocking by
+//! default. Wired as htsim builds its fat trees: every edge switch links to every aggregation
+//! switch of its pod, and the aggregation switch at in-pod position p to cores p + A l,
+//! l = 0 .. (uplinks - 1), with A aggregation switches per pod. Oversubscribed per tier with
+//! `tor_uplinks` (A = that many aggregation switches per pod) and `agg_uplinks` (cores = A x
+//! that).
 
 use super::{add_rack, device, mbps, size, Cx, Rack, Site};
 use crate::error::SpecError;
@@ -20,15 +24,37 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &FatTreeSpec) -> Result
     }
     let speed = mbps(cx.pos(&s.link_speed_gbps, "link_speed_gbps")?);
     let h = k / 2;
+    let uplinks = |v: &Option<crate::spec::S<u32>>, what: &str| -> Result<u32, SpecError> {
+        match v {
+            None => Ok(h),
+            Some(x) => {
+                let n = cx.pos(x, what)?;
+                if n > h {
+                    return Err(cx.err(
+                        x.referenced,
+                        format!("`{what}` = {n} is more than k/2 = {h}"),
+                        format!(
+                            "a switch of radix {k} has k/2 = {h} ports up; give 1..={h} (fewer \
+                             oversubscribe the tier)"
+                        ),
+                    ));
+                }
+                Ok(n)
+            }
+        }
+    };
+    // Aggregation switches per pod, and uplinks of each to the cores.
+    let a = uplinks(&s.tor_uplinks, "tor_uplinks")?;
+    let up = uplinks(&s.agg_uplinks, "agg_uplinks")?;
     cx.reserve(
         site.loc,
-        size(&[&[k, h, h], &[k, h], &[k, h], &[h, h]]),
-        size(&[&[k, h, h], &[k, h, h], &[k, h, h]]),
+        size(&[&[k, h, h], &[k, h], &[k, a], &[a, up]]),
+        size(&[&[k, h, h], &[k, h, a], &[k, a, up]]),
     )?;
     let halls = u32::from(site.halls);
     let len_rack = cx.lengths.rack_to_fabric_m;
     let len_spine = cx.lengths.fabric_to_spine_m;
-    let mut aggs = Vec::with_capacity((k * h) as usize);
+    let mut aggs = Vec::with_capacity((k * a) as usize);
     for pod in 0..k {
         let hall = (pod % halls) as u16;
         let mut edges = Vec::with_capacity(h as usize);
@@ -45,9 +71,9 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &FatTreeSpec) -> Result
             };
             edges.push(add_rack(cx, site, r)?);
         }
-        for a in 0..h {
+        for p in 0..a {
             let pd = site.pd.next(&mut cx.fb, hall);
-            let mut d = device(Role::Ctsw, sw, site.zone, pod * h + a, Some(hall), pd);
+            let mut d = device(Role::Ctsw, sw, site.zone, pod * a + p, Some(hall), pd);
             d.pod = NonMaxU32::new(pod);
             let id = cx.fb.add_device(d);
             for &e in &edges {
@@ -56,15 +82,15 @@ pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &FatTreeSpec) -> Result
             aggs.push(id);
         }
     }
-    for c in 0..h * h {
+    for c in 0..a * up {
         let hall = (c % halls) as u16;
         let pd = site.pd.next(&mut cx.fb, hall);
         let core = cx
             .fb
             .add_device(device(Role::Atsw, sw, site.zone, c, Some(hall), pd));
-        // Core switch c serves aggregation switch c / (k/2) of every pod.
+        // Core c = p + A l serves the aggregation switch at position p = c mod A of every pod.
         for pod in 0..k {
-            let agg = aggs[(pod * h + c / h) as usize];
+            let agg = aggs[(pod * a + c % a) as usize];
             cx.bundle(site.loc, agg, core, 1, PortKind::Ethernet, speed, len_spine)?;
         }
     }

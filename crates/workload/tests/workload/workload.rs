@@ -414,6 +414,40 @@ mod traffic {
         (e.line, e.message)
     }
 
+    /// Ring all-reduce: 2 (N - 1) steps of N chunks of S / N; node i's step k + 1 starts on
+    /// the trigger that step k's chunk into node i fires on completion.
+    #[test]
+    fn ring_all_reduce_chains_each_nodes_steps_on_its_incoming_chunk() {
+        let (n, s) = (5u32, 1000u64);
+        let tm = Pattern::RingAllReduce.generate(n, s, 7);
+        assert_eq!(tm.flows.len() as u64, Pattern::RingAllReduce.flow_count(n));
+        assert_eq!(tm.flows.len(), 2 * 4 * 5);
+        for f in &tm.flows {
+            assert_eq!(f.bytes, s / u64::from(n));
+            assert_eq!(f.dst, (f.src + 1) % n);
+        }
+        for (k, f) in tm.flows.iter().enumerate() {
+            let step = k as u32 / n;
+            match f.start {
+                Start::AtPs(0) => assert_eq!(step, 0),
+                Start::Trigger(t) => {
+                    assert!(step > 0);
+                    // Exactly one flow fires it: the previous step's chunk into f.src.
+                    let firing: Vec<_> = tm
+                        .flows
+                        .iter()
+                        .filter(|g| g.done_trigger == Some(t))
+                        .collect();
+                    assert_eq!(firing.len(), 1);
+                    assert_eq!(firing[0].dst, f.src);
+                    assert_eq!((firing[0].id - 1) / u64::from(n), u64::from(step) - 1);
+                    assert_eq!(tm.triggers.get(&t), Some(&TriggerKind::Oneshot));
+                }
+                Start::AtPs(_) => panic!("a ring step starts at 0 or on a trigger"),
+            }
+        }
+    }
+
     #[test]
     fn htsim_format_reads_as_htsim_writes_it() {
         let t = "# a comment\nNodes 8\nConnections 2\nTriggers 1\n\n\
