@@ -366,12 +366,41 @@ class Fabric:
         gpus: Optional[int] = None,
         placement: str = "packed",
         scenario: Scenario = None,
+        engine: str = "flow",
         **options: Any,
     ) -> Result:
-        """A traffic matrix on the flow engine (``aifabric traffic --json``): an htsim
-        connection matrix or CSV file (``tm``), or a ``pattern`` (``permutation``,
-        ``all-to-all``, ``incast:N``, ``random:N``) over ``gpus`` with flows of ``size``.
-        ``.flows`` has one row per flow, ``.links`` one per link that carried traffic."""
+        """A traffic matrix (``aifabric traffic --json``): an htsim connection matrix or CSV
+        file (``tm``), or a ``pattern`` (``permutation``, ``all-to-all``, ``incast:N``,
+        ``random:N``, ``ring-allreduce``) over ``gpus`` with flows of ``size``.
+
+        ``engine="flow"`` (the fluid): ``.flows`` has one row per flow, ``.links`` one per
+        link that carried traffic. ``engine="packet"`` or ``"both"``: the packet engine
+        (``--engine packet|both``), with its options as keywords: ``preset`` (``"uec-htsim"``),
+        ``lb`` (``"ecmp"``, ``"spray:N"``, ``"adaptive"``), ``cc`` (``"nscc"``,
+        ``"line-rate"``), ``mtu``, ``queue_bytes``, ``ecn`` (``"MIN:MAX"`` or ``"off"``),
+        ``trim``, ``ack_bytes``, ``link_latency_us``, ``switch_latency_us``, ``rto_us``,
+        ``seed``; the result is the JSON contract, without tables."""
+        if engine != "flow":
+            if engine not in ("packet", "both"):
+                raise BadRequest(f"engine={engine!r}: give 'flow', 'packet' or 'both'")
+            keys = {
+                "preset", "lb", "cc", "mtu", "queue_bytes", "ecn", "trim", "ack_bytes",
+                "link_latency_us", "switch_latency_us", "rto_us", "seed",
+            }
+            packet = _options({k: v for k, v in options.items() if k in keys})
+            rest = {k: v for k, v in options.items() if k not in keys}
+            text = self._f.traffic_packet(
+                None if tm is None else os.fspath(tm),
+                pattern,
+                str(size),
+                gpus,
+                placement,
+                engine == "both",
+                packet,
+                _scenario(scenario),
+                _options(rest),
+            )
+            return Result(text)
         text, flows, links = self._f.traffic(
             None if tm is None else os.fspath(tm),
             pattern,

@@ -80,6 +80,18 @@ class NativeFabric:
         scenario: _Scenario,
         opts: Dict[str, str],
     ) -> Tuple[str, ArrowTable, ArrowTable]: ...
+    def traffic_packet(
+        self,
+        tm: Optional[str],
+        pattern: Optional[str],
+        size: str,
+        gpus: Optional[int],
+        placement: str,
+        both: bool,
+        packet: Dict[str, str],
+        scenario: _Scenario,
+        opts: Dict[str, str],
+    ) -> str: ...
     def replay(
         self,
         trace_dir: str,

@@ -235,6 +235,44 @@ where
         .map_err(|e| Failed::Bad(format!("{key}={v:?}: {e}")))
 }
 
+/// The packet engine's keyword arguments, as strings (Python passes `str(value)`).
+fn packet_options(m: &HashMap<String, String>) -> Result<aifabric::packet::PacketOptions, Failed> {
+    let mut o = aifabric::packet::PacketOptions::default();
+    let mut keys: Vec<&String> = m.keys().collect();
+    keys.sort();
+    for k in keys {
+        let v = m[k].clone();
+        match k.as_str() {
+            "preset" => o.preset = Some(v),
+            "lb" => o.lb = Some(v),
+            "cc" => o.cc = Some(v),
+            "ecn" => o.ecn = Some(v),
+            "mtu" => o.mtu_bytes = Some(parse(k, &v)?),
+            "queue_bytes" => o.queue_bytes = Some(parse(k, &v)?),
+            "ack_bytes" => o.ack_bytes = Some(parse(k, &v)?),
+            "trim" => {
+                o.trim = Some(match v.as_str() {
+                    "True" | "true" | "1" => true,
+                    "False" | "false" | "0" => false,
+                    _ => return Err(Failed::Bad(format!("trim={v:?}: give True or False"))),
+                })
+            }
+            "link_latency_us" => o.link_latency_us = Some(parse(k, &v)?),
+            "switch_latency_us" => o.switch_latency_us = Some(parse(k, &v)?),
+            "rto_us" => o.rto_us = Some(parse(k, &v)?),
+            "seed" => o.seed = Some(parse(k, &v)?),
+            _ => {
+                return Err(Failed::Bad(format!(
+                    "{k}: not a packet-engine option; they are preset, lb, cc, mtu, \
+                     queue_bytes, ecn, trim, ack_bytes, link_latency_us, switch_latency_us, \
+                     rto_us, seed"
+                )))
+            }
+        }
+    }
+    Ok(o)
+}
+
 fn setup(opts: &HashMap<String, String>) -> Result<Setup, Failed> {
     Ok(Setup::from_options(opts.iter())?)
 }
@@ -484,6 +522,44 @@ impl NativeFabric {
             Ok((to_json(&r)?, t.flows, t.links))
         })?;
         Ok((json, table(flows)?, table(links)?))
+    }
+
+    /// A traffic matrix on the packet engine (`both`: with the flow engine beside it).
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (tm, pattern, size, gpus, placement, both, packet, scenario, opts))]
+    fn traffic_packet(
+        &self,
+        py: Python<'_>,
+        tm: Option<String>,
+        pattern: Option<String>,
+        size: String,
+        gpus: Option<u32>,
+        placement: String,
+        both: bool,
+        packet: HashMap<String, String>,
+        scenario: ScenarioArg,
+        opts: HashMap<String, String>,
+    ) -> PyResult<String> {
+        self.study(py, scenario, opts, None, move |s, _, _| {
+            let source = match (tm, pattern) {
+                (Some(path), _) => aifabric::TrafficSource::File(path),
+                (None, Some(p)) => aifabric::TrafficSource::Pattern {
+                    pattern: parse("pattern", &p)?,
+                    gpus: gpus.unwrap_or(1024),
+                    bytes: aifabric::size::parse_size(&size).ok_or_else(|| {
+                        Failed::Bad(format!("size {size:?}: give bytes or 64K, 2M, 1G"))
+                    })?,
+                },
+                (None, None) => {
+                    return Err(Failed::Bad(
+                        "give tm=FILE or pattern=, e.g. pattern=\"permutation\"".into(),
+                    ))
+                }
+            };
+            let cfg = packet_options(&packet)?.config()?;
+            let r = s.traffic_packet(&source, gpus, parse("placement", &placement)?, &cfg, both)?;
+            to_json(&r)
+        })
     }
 
     #[allow(clippy::too_many_arguments)]

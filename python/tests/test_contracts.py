@@ -50,6 +50,23 @@ def test_failures_monte_carlo_with_links_is_the_cli_contract_and_its_table(cli, 
     assert k.table.to_pyarrow().num_rows == 2
 
 
+def test_packet_engine_is_the_cli_contract(cli, llama):
+    r = llama.traffic(
+        pattern="permutation", gpus=64, size="256K", engine="both",
+        lb="spray:16", queue_bytes=50000, trim=False, seed=3,
+    )
+    want = cli(
+        "traffic", "llama3-24k", "--pattern", "permutation", "--gpus", "64", "--size", "256K",
+        "--engine", "both", "--lb", "spray:16", "--queue-bytes", "50000", "--drop-tail",
+        "--seed", "3",
+    )
+    assert r == want
+    assert r["packet"]["config"]["trim"] is False
+    assert r["packet"]["flows"] == 64 and r["flow"]["flows"] == 64
+    with pytest.raises(aifabric.BadRequest, match="spray:N"):
+        llama.traffic(pattern="permutation", gpus=16, engine="packet", lb="ucmp")
+
+
 def test_collective_is_the_cli_contract(cli, llama):
     r = llama.collective(gpus=64, sizes="1M:16M:4", placement="spread", lb="spray")
     want = cli(
