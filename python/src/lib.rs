@@ -235,6 +235,29 @@ where
         .map_err(|e| Failed::Bad(format!("{key}={v:?}: {e}")))
 }
 
+/// A traffic matrix from a file (`tm`) or a generated `pattern` over `gpus` of `size`.
+fn traffic_source(
+    tm: Option<String>,
+    pattern: Option<String>,
+    size: &str,
+    gpus: Option<u32>,
+) -> Result<aifabric::TrafficSource, Failed> {
+    Ok(match (tm, pattern) {
+        (Some(path), _) => aifabric::TrafficSource::File(path),
+        (None, Some(p)) => aifabric::TrafficSource::Pattern {
+            pattern: parse("pattern", &p)?,
+            gpus: gpus.unwrap_or(1024),
+            bytes: aifabric::size::parse_size(size)
+                .ok_or_else(|| Failed::Bad(format!("size {size:?}: give bytes or 64K, 2M, 1G")))?,
+        },
+        (None, None) => {
+            return Err(Failed::Bad(
+                "give tm=FILE or pattern=, e.g. pattern=\"permutation\"".into(),
+            ))
+        }
+    })
+}
+
 /// The packet engine's keyword arguments, as strings (Python passes `str(value)`).
 fn packet_options(m: &HashMap<String, String>) -> Result<aifabric::packet::PacketOptions, Failed> {
     let mut o = aifabric::packet::PacketOptions::default();
@@ -503,21 +526,7 @@ impl NativeFabric {
         opts: HashMap<String, String>,
     ) -> PyResult<(String, PyTable, PyTable)> {
         let (json, flows, links) = self.study(py, scenario, opts, None, move |s, _, _| {
-            let source = match (tm, pattern) {
-                (Some(path), _) => aifabric::TrafficSource::File(path),
-                (None, Some(p)) => aifabric::TrafficSource::Pattern {
-                    pattern: parse("pattern", &p)?,
-                    gpus: gpus.unwrap_or(1024),
-                    bytes: aifabric::size::parse_size(&size).ok_or_else(|| {
-                        Failed::Bad(format!("size {size:?}: give bytes or 64K, 2M, 1G"))
-                    })?,
-                },
-                (None, None) => {
-                    return Err(Failed::Bad(
-                        "give tm=FILE or pattern=, e.g. pattern=\"permutation\"".into(),
-                    ))
-                }
-            };
+            let source = traffic_source(tm, pattern, &size, gpus)?;
             let (r, t) = s.traffic_tables(&source, gpus, parse("placement", &placement)?)?;
             Ok((to_json(&r)?, t.flows, t.links))
         })?;
@@ -541,21 +550,7 @@ impl NativeFabric {
         opts: HashMap<String, String>,
     ) -> PyResult<String> {
         self.study(py, scenario, opts, None, move |s, _, _| {
-            let source = match (tm, pattern) {
-                (Some(path), _) => aifabric::TrafficSource::File(path),
-                (None, Some(p)) => aifabric::TrafficSource::Pattern {
-                    pattern: parse("pattern", &p)?,
-                    gpus: gpus.unwrap_or(1024),
-                    bytes: aifabric::size::parse_size(&size).ok_or_else(|| {
-                        Failed::Bad(format!("size {size:?}: give bytes or 64K, 2M, 1G"))
-                    })?,
-                },
-                (None, None) => {
-                    return Err(Failed::Bad(
-                        "give tm=FILE or pattern=, e.g. pattern=\"permutation\"".into(),
-                    ))
-                }
-            };
+            let source = traffic_source(tm, pattern, &size, gpus)?;
             let cfg = packet_options(&packet)?.config()?;
             let r = s.traffic_packet(&source, gpus, parse("placement", &placement)?, &cfg, both)?;
             to_json(&r)

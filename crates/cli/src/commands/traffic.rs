@@ -8,6 +8,22 @@ fn us(s: f64) -> String {
     format!("{:.3}", s * 1e6)
 }
 
+/// The slowest flows, one line each.
+fn slowest(o: &mut String, flows: &[aifabric::stages::engine::traffic::SlowFlow]) {
+    let _ = writeln!(o, "\nSlowest flows");
+    for s in flows {
+        let _ = writeln!(
+            o,
+            "  {:>12} us  id {:<8} {} ({} B, start {} us)",
+            us(s.fct_s),
+            s.id,
+            s.pair,
+            s.bytes,
+            us(s.start_s)
+        );
+    }
+}
+
 /// The table.
 pub fn render(r: &TrafficReport) -> String {
     let x = &r.result;
@@ -66,18 +82,7 @@ pub fn render(r: &TrafficReport) -> String {
             "  against the healthy fabric: makespan x{s:.3}, p99 FCT x{p:.3}"
         );
     }
-    let _ = writeln!(o, "\nSlowest flows");
-    for s in &x.slowest {
-        let _ = writeln!(
-            o,
-            "  {:>12} us  id {:<8} {} ({} B, start {} us)",
-            us(s.fct_s),
-            s.id,
-            s.pair,
-            s.bytes,
-            us(s.start_s)
-        );
-    }
+    slowest(&mut o, &x.slowest);
     crate::commands::simulate::tiers_table(&mut o, &x.tiers, &x.bottlenecks, "the makespan");
     o
 }
@@ -205,17 +210,6 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
             q.tier, q.ports, q.peak_bytes, q.mean_bytes
         );
     }
-    let _ = writeln!(o, "\nSlowest flows");
-    for s in &x.slowest {
-        let _ = writeln!(
-            o,
-            "  {:>12} us  id {:<8} {} ({} B, start {} us)",
-            us(s.fct_s),
-            s.id,
-            s.pair,
-            s.bytes,
-            us(s.start_s)
-        );
-    }
+    slowest(&mut o, &x.slowest);
     o
 }
