@@ -379,13 +379,13 @@ class Fabric:
         ``lb`` (``"ecmp"``, ``"spray:N"``, ``"adaptive"``), ``cc`` (``"nscc"``,
         ``"line-rate"``), ``mtu``, ``queue_bytes``, ``ecn`` (``"MIN:MAX"`` or ``"off"``),
         ``trim``, ``ack_bytes``, ``link_latency_us``, ``switch_latency_us``, ``rto_us``,
-        ``seed``; the result is the JSON contract, without tables."""
+        ``seed``, ``end_us``; the result is the JSON contract, without tables."""
         if engine != "flow":
             if engine not in ("packet", "both"):
                 raise BadRequest(f"engine={engine!r}: give 'flow', 'packet' or 'both'")
             keys = {
                 "preset", "lb", "cc", "mtu", "queue_bytes", "ecn", "trim", "ack_bytes",
-                "link_latency_us", "switch_latency_us", "rto_us", "seed",
+                "link_latency_us", "switch_latency_us", "rto_us", "seed", "end_us",
             }
             packet = _options({k: v for k, v in options.items() if k in keys})
             rest = {k: v for k, v in options.items() if k not in keys}

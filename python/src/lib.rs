@@ -284,11 +284,12 @@ fn packet_options(m: &HashMap<String, String>) -> Result<aifabric::packet::Packe
             "switch_latency_us" => o.switch_latency_us = Some(parse(k, &v)?),
             "rto_us" => o.rto_us = Some(parse(k, &v)?),
             "seed" => o.seed = Some(parse(k, &v)?),
+            "end_us" => o.end_us = Some(parse(k, &v)?),
             _ => {
                 return Err(Failed::Bad(format!(
                     "{k}: not a packet-engine option; they are preset, lb, cc, mtu, \
                      queue_bytes, ecn, trim, ack_bytes, link_latency_us, switch_latency_us, \
-                     rto_us, seed"
+                     rto_us, seed, end_us"
                 )))
             }
         }

@@ -36,6 +36,8 @@ pub struct PacketOptions {
     pub rto_us: Option<f64>,
     /// Seed.
     pub seed: Option<u64>,
+    /// Stop at this simulated time, microseconds (default: when every flow is done).
+    pub end_us: Option<f64>,
 }
 
 /// Presets `PacketOptions::preset` takes.
@@ -128,6 +130,9 @@ impl PacketOptions {
         if let Some(s) = self.seed {
             c.seed = s;
         }
+        if let Some(e) = self.end_us {
+            c.end_ps = us_to_ps("--end-us", e)?;
+        }
         Ok(c)
     }
 }
@@ -172,7 +177,7 @@ pub struct PacketTrafficReport {
     /// for `spray:N` and `adaptive`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_lb: Option<String>,
-    /// Packet over flow engine (with `both`).
+    /// Packet over flow engine (with `both`, when every packet-engine flow completed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratios: Option<Ratios>,
 }
@@ -213,6 +218,9 @@ impl Study<'_> {
         let net = Net::new(self.fabric, &self.scenario, c.plan, c.bgp, params);
         let packet = aifabric_packet::run(&net, &tm, &placed, cfg)
             .map_err(|e| Error::bad_request(e.to_string()))?;
+        // Ratios only when every flow of the packet run completed: a cut-off run has no
+        // completion times to compare.
+        let complete = packet.unfinished == 0;
         let (flow, flow_lb_name, ratios) = if both {
             let lb = flow_lb(cfg.lb);
             let flow = aifabric_engine::traffic::run(&net, &tm, &placed, lb, cfg.seed)
@@ -225,7 +233,7 @@ impl Study<'_> {
                 max: r(packet.fct.max_s, flow.fct.max_s),
                 makespan: r(packet.makespan_s, flow.makespan_s),
             };
-            (Some(flow), Some(lb.name()), Some(ratios))
+            (Some(flow), Some(lb.name()), complete.then_some(ratios))
         } else {
             (None, None, None)
         };

@@ -602,6 +602,10 @@ pub(crate) struct PacketArgs {
     /// Packet engine: retransmission timeout, microseconds (default 100.656).
     #[arg(long, value_name = "US")]
     pub rto_us: Option<f64>,
+    /// Packet engine: stop at this simulated time, microseconds; flows not done by then are
+    /// reported unfinished (default: run until every flow is done).
+    #[arg(long, value_name = "US")]
+    pub end_us: Option<f64>,
 }
 
 impl PacketArgs {
@@ -617,6 +621,7 @@ impl PacketArgs {
             || self.ack_bytes.is_some()
             || self.link_latency_us.is_some()
             || self.rto_us.is_some()
+            || self.end_us.is_some()
     }
 }
 
@@ -668,6 +673,7 @@ impl SimArgs {
             switch_latency_us: self.switch_latency_us,
             rto_us: p.rto_us,
             seed: self.seed,
+            end_us: p.end_us,
         }
     }
 

@@ -116,7 +116,9 @@ pub fn evaluator<'f>(f: &'f Fabric, opts: &Options) -> Result<Evaluator<'f>, Not
 
 /// [`analyze`] with an evaluator built by [`evaluator`] for the same options. Scenarios are
 /// evaluated chunk by chunk and folded into a [`report::Tally`]: memory holds one chunk in
-/// full, the worst `opts.keep` scenarios and 16 bytes per other distinct scenario.
+/// full, the worst `opts.keep` scenarios and 16 bytes per other distinct scenario (a
+/// Monte Carlo sweep; a `single`, `pairs` or named sweep, at most `MAX_SCENARIOS`, also keeps
+/// each distinct pattern's outcome to share it with scenarios that fail the same things).
 pub fn analyze_with(
     ev: &Evaluator,
     catalog: &SrgCatalog,

@@ -125,7 +125,8 @@ pub struct Config {
     pub rto_ps: u64,
     /// Seed of every random choice (switch hash salts, entropy values, trim victims, ECN).
     pub seed: u64,
-    /// Stop at this simulated time, picoseconds (flows not done by then are reported).
+    /// Stop at this simulated time, picoseconds (flows not done by then are reported as
+    /// unfinished); `u64::MAX`: run until every flow is done.
     pub end_ps: u64,
     /// Check at every event that the bytes hosts put on the wire equal those delivered,
     /// dropped, trimmed off and still in the network (by a scan of live packets: slow, for
@@ -155,7 +156,7 @@ impl Config {
             switch_latency_ps: 0,
             rto_ps: 100_656_000,
             seed: 13,
-            end_ps: 1_000_000_000_000,
+            end_ps: u64::MAX,
             check_conservation: false,
         }
     }

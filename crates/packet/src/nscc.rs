@@ -26,8 +26,8 @@
 //! delivered less than an eighth of its maximum window in that period, the window drops to
 //! what was delivered.
 //!
-//! Not modelled: the receiver-side credit control (RCCC), REPS's recycling of good entropy
-//! values (packets draw entropies at random), base-RTT learning (the base RTT is given).
+//! Not modelled: the receiver-side credit control (RCCC), base-RTT learning (the base RTT is
+//! given). Entropy values (REPS reuse, penalties) are the engine's, in `sim.rs`.
 
 use serde::Serialize;
 
@@ -79,7 +79,8 @@ impl Params {
         let mss = f64::from(mtu - 64);
         let a = bdp / 150_000.0;
         let target = (base_rtt_ps as f64 * 0.75).round() as u64;
-        let max = (1.5 * bdp).floor();
+        // At least one MTU, whatever the path.
+        let max = (1.5 * bdp).floor().max(f64::from(mtu));
         Params {
             base_rtt_ps,
             target_delay_ps: target,
@@ -127,7 +128,9 @@ impl State {
     }
 
     fn clamp(&mut self, p: &Params) {
-        self.cwnd_bytes = self.cwnd_bytes.clamp(p.min_cwnd_bytes, p.max_cwnd_bytes);
+        self.cwnd_bytes = self
+            .cwnd_bytes
+            .clamp(p.min_cwnd_bytes, p.max_cwnd_bytes.max(p.min_cwnd_bytes));
     }
 
     /// Quick adapt, checked on each ACK and NACK: true when it cut the window (the rest of

@@ -16,6 +16,7 @@ const TX_DONE: u64 = 0;
 const ARRIVE: u64 = 1;
 const START: u64 = 2;
 const RTO: u64 = 3;
+const ACK_TIMER: u64 = 4;
 const ID: u64 = (1 << 56) - 1;
 
 /// Packet kinds.
@@ -131,8 +132,12 @@ struct Flow {
     retx: VecDeque<u32>,
     in_flight_bytes: u64,
     cc: nscc::State,
+    /// When each packet was last sent, picoseconds.
+    sent_ps: Vec<u64>,
+    /// (send time, packet) in send order; entries whose packet was acknowledged, declared
+    /// lost or sent again since are skipped when read.
+    sends: VecDeque<(u64, u32)>,
     rto_armed: bool,
-    progress_ps: u64,
     rng: u64,
     /// Entropy values that came back unmarked, to reuse first (REPS).
     good: VecDeque<u32>,
@@ -145,9 +150,10 @@ struct Flow {
     got: Vec<u64>,
     received: u32,
     pending: Vec<u32>,
-    pending_bytes: u32,
+    pending_bytes: u64,
     pending_ecn: u32,
-    newest_stamp: u64,
+    /// A delayed-ACK event is scheduled.
+    ack_timer: bool,
 }
 
 impl Flow {
@@ -223,6 +229,9 @@ struct Sim<'a> {
     fired: FxHashMap<u32, bool>,
     done_flows: usize,
     events_done: u64,
+    /// How long a receiver holds unacknowledged data at most: three quarters of the RTO, so
+    /// the ACK is back before the timer fires.
+    ack_delay_ps: u64,
 }
 
 #[inline]
@@ -529,6 +538,8 @@ impl Sim<'_> {
         }
         f.state[seq as usize] = IN_FLIGHT;
         f.in_flight_bytes += u64::from(bytes);
+        f.sent_ps[seq as usize] = now;
+        f.sends.push_back((now, seq));
         // REPS (Bonato et al., "REPS: Recycled Entropy Packet Spraying", arXiv 2407.21625):
         // reuse an entropy value whose packet was acknowledged unmarked; else draw one.
         let entropy = match lb {
@@ -544,9 +555,6 @@ impl Sim<'_> {
         let last = f.next_new == f.packets && f.retx.is_empty();
         let arm = !f.rto_armed;
         f.rto_armed = true;
-        if f.progress_ps < f.start_ps {
-            f.progress_ps = now;
-        }
         let pk = Packet {
             flow: fi,
             seq,
@@ -577,7 +585,11 @@ impl Sim<'_> {
         }
         f.started = true;
         f.start_ps = self.now;
-        f.progress_ps = self.now;
+        // Per-packet state lives from the start to the end of the flow.
+        let n = f.packets as usize;
+        f.state = vec![UNSENT; n];
+        f.sent_ps = vec![0; n];
+        f.got = vec![0; n.div_ceil(64)];
         let h = f.src;
         if f.packets == 0 {
             self.finish(fi);
@@ -595,6 +607,10 @@ impl Sim<'_> {
         }
         f.done = true;
         f.finish_ps = now;
+        f.state = Vec::new();
+        f.sent_ps = Vec::new();
+        f.sends = VecDeque::new();
+        f.retx = VecDeque::new();
         let h = f.src;
         let trig = f.done_trigger;
         self.done_flows += 1;
@@ -690,19 +706,21 @@ impl Sim<'_> {
     }
 
     fn receive_data(&mut self, pk: Packet) {
-        let payload = pk.bytes - self.cfg.header_bytes;
-        let every = self.cfg.ack_every_bytes;
+        let every = u64::from(self.cfg.ack_every_bytes);
+        let now = self.now;
+        let delay = self.ack_delay_ps;
         let f = &mut self.flows[pk.flow as usize];
         let (w, b) = (pk.seq as usize / 64, pk.seq as usize % 64);
         let new = f.got[w] >> b & 1 == 0;
         if new {
             f.got[w] |= 1 << b;
             f.received += 1;
-            f.pending_bytes += payload;
+            // Counted on the wire, as htsim's receiver counts: four 4,150 B packets reach
+            // 16,384 B.
+            f.pending_bytes += u64::from(pk.bytes);
             if pk.ecn {
                 f.pending_ecn += pk.bytes;
             }
-            f.newest_stamp = f.newest_stamp.max(pk.stamp_ps);
         }
         // A duplicate is acknowledged again (at once): the sender may have presumed it lost.
         f.pending.push(pk.seq);
@@ -711,8 +729,22 @@ impl Sim<'_> {
         // it, the last one; else every `every` bytes.
         let now_ack = pk.ecn || f.received == 1 || pk.ack_request || complete || !new;
         if !(now_ack || f.pending_bytes >= every) {
+            // What is held is acknowledged at the latest `ack_delay_ps` after it came: a
+            // window cut below the ACK threshold cannot stall the sender until a timeout.
+            if !f.ack_timer {
+                f.ack_timer = true;
+                self.events
+                    .push(now + delay, ACK_TIMER << 56 | u64::from(pk.flow));
+            }
             return;
         }
+        self.send_ack(pk);
+    }
+
+    /// Acknowledge what flow `pk.flow`'s receiver holds; `pk` is the packet that triggered
+    /// it (its send time and entropy are echoed).
+    fn send_ack(&mut self, pk: Packet) {
+        let f = &mut self.flows[pk.flow as usize];
         let sack = match self.free_sacks.pop() {
             Some(s) => s,
             None => {
@@ -745,6 +777,10 @@ impl Sim<'_> {
         let (mtu, hdr) = (self.cfg.mtu_bytes, self.cfg.header_bytes);
         let now = self.now;
         let f = &mut self.flows[pk.flow as usize];
+        if f.done {
+            // A late ACK (of a duplicate) after the flow completed.
+            return;
+        }
         let mut newly = 0u64;
         for &s in &self.sacks[pk.sack as usize] {
             match f.state[s as usize] {
@@ -762,9 +798,6 @@ impl Sim<'_> {
                 }
                 _ => {}
             }
-        }
-        if newly > 0 {
-            f.progress_ps = now;
         }
         if matches!(self.cfg.lb, Lb::Spray(_)) {
             if pk.ecn_bytes == 0 {
@@ -792,7 +825,10 @@ impl Sim<'_> {
         let now = self.now;
         let f = &mut self.flows[pk.flow as usize];
         f.penalize(pk.entropy, 4);
-        if f.state[pk.seq as usize] == IN_FLIGHT {
+        // A NACK of an earlier copy says nothing about the one in flight now.
+        let current = f.state.get(pk.seq as usize) == Some(&IN_FLIGHT)
+            && f.sent_ps[pk.seq as usize] == pk.stamp_ps;
+        if current {
             f.state[pk.seq as usize] = LOST;
             f.in_flight_bytes -= u64::from(f.wire_bytes(pk.seq, mtu, hdr));
             f.retx.push_back(pk.seq);
@@ -804,6 +840,9 @@ impl Sim<'_> {
         self.try_send(src);
     }
 
+    /// The retransmission timer of flow `fi`: it runs from the send time of the earliest
+    /// packet still in flight (htsim's rule); when that packet has waited `rto_ps`, it is
+    /// presumed lost and sent again, and the timer moves to the next one.
     fn timeout(&mut self, fi: u32) {
         let rto = self.cfg.rto_ps;
         let now = self.now;
@@ -813,31 +852,53 @@ impl Sim<'_> {
         if f.done {
             return;
         }
-        if now < f.progress_ps + rto {
-            // Progress since: check again one timeout after it.
-            f.rto_armed = true;
-            let at = f.progress_ps + rto;
-            self.events.push(at, RTO << 56 | u64::from(fi));
-            return;
-        }
-        if f.in_flight_bytes == 0 {
-            return;
-        }
-        // Everything outstanding is presumed lost.
-        for s in 0..f.next_new {
-            if f.state[s as usize] == IN_FLIGHT {
-                f.state[s as usize] = LOST;
-                f.in_flight_bytes -= u64::from(f.wire_bytes(s, mtu, hdr));
-                f.retx.push_back(s);
+        // The earliest packet in flight, skipping stale entries.
+        while let Some(&(t, seq)) = f.sends.front() {
+            if f.state[seq as usize] == IN_FLIGHT && f.sent_ps[seq as usize] == t {
+                break;
             }
+            f.sends.pop_front();
         }
-        f.progress_ps = now;
+        let Some(&(t, seq)) = f.sends.front() else {
+            return;
+        };
+        if now < t + rto {
+            f.rto_armed = true;
+            self.events.push(t + rto, RTO << 56 | u64::from(fi));
+            return;
+        }
+        f.sends.pop_front();
+        let bytes = f.wire_bytes(seq, mtu, hdr);
+        f.state[seq as usize] = LOST;
+        f.in_flight_bytes -= u64::from(bytes);
+        f.retx.push_back(seq);
         if let Cc::Nscc(params) = &self.cfg.cc {
-            f.cc.on_timeout(params, u64::from(mtu));
+            f.cc.on_timeout(params, u64::from(bytes));
         }
         self.counters.timeouts += 1;
+        // The next packet's turn.
+        f.rto_armed = true;
+        self.events.push(now, RTO << 56 | u64::from(fi));
         let src = f.src;
         self.try_send(src);
+    }
+
+    /// A receiver's delayed ACK: acknowledge what it still holds.
+    fn ack_timer(&mut self, fi: u32) {
+        let f = &mut self.flows[fi as usize];
+        f.ack_timer = false;
+        let Some(&last) = f.pending.last() else {
+            return;
+        };
+        let pk = Packet {
+            flow: fi,
+            seq: last,
+            entropy: 0,
+            // No RTT sample: the ACK waited on purpose.
+            again: true,
+            ..Packet::default()
+        };
+        self.send_ack(pk);
     }
 
     /// Bytes of live packets (a scan): with the ledger, the conservation check.
@@ -854,6 +915,44 @@ impl Sim<'_> {
             "bytes put on the wire = delivered + dropped + trimmed off + in the network, at {} ps",
             self.now
         );
+        let (mtu, hdr) = (self.cfg.mtu_bytes, self.cfg.header_bytes);
+        for f in self.flows.iter().filter(|f| f.started && !f.done) {
+            let mut in_flight = 0u64;
+            let mut acked = 0u32;
+            for (seq, &st) in f.state.iter().enumerate() {
+                match st {
+                    IN_FLIGHT => in_flight += u64::from(f.wire_bytes(seq as u32, mtu, hdr)),
+                    ACKED => acked += 1,
+                    LOST => assert!(
+                        f.retx.contains(&(seq as u32)),
+                        "flow {}: packet {seq} is lost but not queued to be sent again",
+                        f.id
+                    ),
+                    _ => {}
+                }
+            }
+            assert_eq!(
+                f.in_flight_bytes, in_flight,
+                "flow {}: bytes in flight",
+                f.id
+            );
+            assert_eq!(f.acked, acked, "flow {}: packets acknowledged", f.id);
+        }
+        for (p, st) in self.ports.iter().enumerate() {
+            for (q, bytes) in [(st.hi, st.hi_bytes), (st.lo, st.lo_bytes)] {
+                let (mut i, mut sum, mut last) = (q.head, 0u64, NONE);
+                while i != NONE {
+                    sum += u64::from(self.packets[i as usize].bytes);
+                    last = i;
+                    i = self.packets[i as usize].next;
+                }
+                assert_eq!(
+                    (sum, last),
+                    (bytes, q.tail),
+                    "port {p}: queue bytes and tail"
+                );
+            }
+        }
     }
 }
 
@@ -947,13 +1046,14 @@ pub fn run(
             finish_ps: 0,
             done_trigger: fl.done_trigger,
             next_new: 0,
-            state: vec![UNSENT; packets as usize],
+            state: Vec::new(),
             acked: 0,
             retx: VecDeque::new(),
             in_flight_bytes: 0,
             cc: init,
+            sent_ps: Vec::new(),
+            sends: VecDeque::new(),
             rto_armed: false,
-            progress_ps: 0,
             rng: mix(cfg.seed ^ mix(fl.id ^ (k as u64) << 32)),
             good: VecDeque::new(),
             penalty: match cfg.lb {
@@ -962,12 +1062,12 @@ pub fn run(
             },
             ev_next: u32::MAX,
             ev_offset: 0,
-            got: vec![0; (packets as usize).div_ceil(64)],
+            got: Vec::new(),
             received: 0,
             pending: Vec::new(),
             pending_bytes: 0,
             pending_ecn: 0,
-            newest_stamp: 0,
+            ack_timer: false,
         });
     }
     let n_hosts = hosts.len();
@@ -1001,6 +1101,7 @@ pub fn run(
         fired: FxHashMap::default(),
         done_flows: 0,
         events_done: 0,
+        ack_delay_ps: cfg.rto_ps / 4 * 3,
     };
     for (k, fl) in tm.flows.iter().enumerate() {
         match fl.start {
@@ -1027,7 +1128,8 @@ pub fn run(
             },
             ARRIVE => sim.arrive(id),
             START => sim.start_flow(id),
-            _ => sim.timeout(id),
+            RTO => sim.timeout(id),
+            _ => sim.ack_timer(id),
         }
         if cfg.check_conservation {
             sim.check();

@@ -409,7 +409,8 @@ pub enum Pattern {
     /// N flows between random distinct nodes.
     Random(u64),
     /// Ring all-reduce of `bytes` per node (the phases of NCCL's ring: reduce-scatter then
-    /// all-gather, 2 (N - 1) steps): in each step node i sends a chunk of bytes / N to node
+    /// all-gather, 2 (N - 1) steps): in each step node i sends a chunk of bytes / N (rounded
+    /// up) to node
     /// i + 1, and its step k + 1 starts when its chunk of step k from node i - 1 has arrived
     /// (a oneshot trigger per step and node).
     RingAllReduce,
@@ -517,7 +518,8 @@ impl Pattern {
 /// i fires when it completes.
 fn ring_all_reduce(nodes: u32, bytes: u64) -> TrafficMatrix {
     let n = u64::from(nodes);
-    let chunk = bytes / n.max(1);
+    // size / N rounded up (at least 1 byte): every byte of the buffer moves.
+    let chunk = bytes.div_ceil(n.max(1)).max(1);
     let steps = 2 * n.saturating_sub(1);
     let mut flows = Vec::with_capacity((steps * n) as usize);
     let mut triggers = FxHashMap::default();

@@ -201,7 +201,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             if !packet_engine && packet.any() {
                 return Err(Failure::BadArgument(
                     "--preset, --cc, --mtu, --queue-bytes, --ecn, --trim, --drop-tail, \
-                     --ack-bytes, --link-latency-us and --rto-us set the packet engine: add \
+                     --ack-bytes, --link-latency-us, --rto-us and --end-us set the packet engine: add \
                      --engine packet (or both)"
                         .into(),
                 ));

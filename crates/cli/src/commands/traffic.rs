@@ -148,8 +148,15 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
     if x.never_started > 0 || x.unfinished > 0 {
         let _ = writeln!(
             o,
-            "{} flows never started (waiting on a trigger that never fired), {} unfinished at the end time",
-            x.never_started, x.unfinished
+            "{} flows never started (waiting on a trigger that never fired), {} unfinished when the run stopped at {} us (--end-us); the times below are of the flows that completed{}",
+            x.never_started,
+            x.unfinished,
+            us(c.end_ps as f64 * 1e-12),
+            if r.engine == "both" {
+                ", and no ratios are given"
+            } else {
+                ""
+            }
         );
     }
     let _ = writeln!(o, "\nFlow completion time (us)");
@@ -171,6 +178,9 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
         );
     };
     row(&mut o, "packet", &x.fct);
+    if let (Some(flow), None) = (&r.flow, &r.ratios) {
+        row(&mut o, "flow", &flow.fct);
+    }
     if let (Some(flow), Some(q)) = (&r.flow, &r.ratios) {
         row(&mut o, "flow", &flow.fct);
         let _ = writeln!(

@@ -423,7 +423,7 @@ mod traffic {
         assert_eq!(tm.flows.len() as u64, Pattern::RingAllReduce.flow_count(n));
         assert_eq!(tm.flows.len(), 2 * 4 * 5);
         for f in &tm.flows {
-            assert_eq!(f.bytes, s / u64::from(n));
+            assert_eq!(f.bytes, s.div_ceil(u64::from(n)));
             assert_eq!(f.dst, (f.src + 1) % n);
         }
         for (k, f) in tm.flows.iter().enumerate() {
