@@ -33,7 +33,7 @@ pub mod nscc;
 mod sim;
 mod topo;
 
-pub use sim::run;
+pub use sim::{run, MAX_PACKETS};
 
 use serde::Serialize;
 

@@ -38,6 +38,10 @@ const MAX_PENALIZED: u32 = 1024;
 /// Most entropy values a sprayed flow keeps for reuse.
 const GOOD_ENTROPIES: usize = 64;
 
+/// Most packets a run may send for the first time (a 1,024-node permutation of 2 MiB flows
+/// is 0.5M and takes under a second; 67M events take about 20 s on 2 cores).
+pub const MAX_PACKETS: u64 = 1 << 30;
+
 /// Most busiest links reported.
 const BUSIEST: usize = 10;
 
@@ -1024,6 +1028,16 @@ pub fn run(
         Cc::Nscc(p) => nscc::State::new(&p),
         Cc::LineRate | Cc::NsccAuto => nscc::State::default(),
     };
+    // Every packet is at least one event on each hop: refuse what would take hours (and
+    // tens of bytes of state per packet of the flows running) before allocating anything.
+    let total: u64 = tm.flows.iter().map(|f| f.bytes.div_ceil(payload)).sum();
+    if total > MAX_PACKETS {
+        return Err(PacketError::Invalid(format!(
+            "the matrix makes {total} packets of {payload} B, over the limit of {MAX_PACKETS} \
+             (about an hour of simulation on 2 cores); use smaller flows or fewer of them, \
+             or the flow engine (--engine flow)"
+        )));
+    }
     let mut flows = Vec::with_capacity(tm.flows.len());
     for (k, fl) in tm.flows.iter().enumerate() {
         let packets = fl.bytes.div_ceil(payload);

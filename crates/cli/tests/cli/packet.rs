@@ -103,6 +103,7 @@ fn packet_flags_without_the_packet_engine_and_bad_values_exit_2() {
         ),
         (vec!["--engine", "packet", "--mtu", "40"], "header"),
         (vec!["--engine", "dsf", "--lb", "ecmp"], "possible values"),
+        (vec!["--engine", "packet", "--size", "1T"], "over the limit"),
     ] {
         let o = aifabric()
             .args([
