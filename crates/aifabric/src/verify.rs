@@ -14,6 +14,15 @@ impl Study<'_> {
         capacity_report(self.fabric, &self.scenario.unusable())
     }
 
+    /// PFC headroom against every switch's buffer ([`aifabric_capacity::buffers`]), for the
+    /// built fabric: a design-time check, so every link counts whatever the scenario.
+    pub fn buffers(
+        &self,
+        opts: &aifabric_capacity::buffers::BufferOptions,
+    ) -> aifabric_capacity::buffers::BufferReport {
+        aifabric_capacity::buffers::buffer_report(self.fabric, opts)
+    }
+
     /// DSF Input Balanced Mode per zone under the scenario.
     pub fn ibm(&self) -> Vec<ZoneIbm> {
         input_balanced(self.fabric, &self.scenario.unusable())

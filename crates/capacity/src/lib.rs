@@ -29,6 +29,7 @@
 //! ```
 
 pub mod bisection;
+pub mod buffers;
 mod hub;
 pub mod maxflow;
 mod report;

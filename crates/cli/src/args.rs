@@ -37,6 +37,23 @@ pub(crate) enum Command {
         #[command(flatten)]
         scenario: ScenarioArgs,
     },
+    /// PFC headroom at design time: per port class the headroom a lossless priority needs
+    /// (rate x (2 x cable x 5 ns/m + the switch's response time) + 2 MTU), its sum per switch
+    /// against the model's HBM + SRAM, the longest lossless cable per model and speed, and
+    /// every switch that cannot hold its headroom with the fix.
+    Buffers {
+        /// Built-in spec name or YAML file.
+        spec: String,
+        /// Lossless priorities (PFC classes) per port.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
+        lossless_priorities: u32,
+        /// Largest frame, bytes.
+        #[arg(long, default_value_t = 9216, value_parser = clap::value_parser!(u32).range(64..=65536))]
+        mtu: u32,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Build the model and print its inventory; `--out` writes the whole model as JSON.
     Build {
         /// Built-in spec name or YAML file.

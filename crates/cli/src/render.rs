@@ -555,3 +555,93 @@ pub fn comparison(c: &aifabric::stages::failures::compare::Comparison) -> String
     }
     s
 }
+
+/// `aifabric buffers`.
+pub fn buffers(r: &aifabric::stages::capacity::buffers::BufferReport) -> String {
+    let mut s = String::new();
+    let o = &r.options;
+    let _ = writeln!(
+        s,
+        "PFC headroom per port and lossless priority: rate x (2 x cable x 5 ns/m + response \
+         time) + 2 x {} B; {} lossless {}",
+        o.mtu_bytes,
+        o.lossless_priorities,
+        if o.lossless_priorities == 1 {
+            "priority"
+        } else {
+            "priorities"
+        }
+    );
+    let _ = writeln!(s, "\nPort classes (longest cable of each)");
+    let _ = writeln!(
+        s,
+        "  {:<22} {:<6} {:>7} {:>9} {:>12} {:>14}",
+        "model", "role", "Gb/s", "ports", "longest m", "headroom KB"
+    );
+    for c in &r.classes {
+        let _ = writeln!(
+            s,
+            "  {:<22} {:<6} {:>7} {:>9} {:>12.1} {:>14.1}",
+            c.model,
+            c.role,
+            c.speed_gbps,
+            c.ports,
+            c.longest_m,
+            c.headroom_bytes / 1e3
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nFullest switch of each model (headroom over HBM + SRAM)"
+    );
+    for w in &r.fullest {
+        let _ = writeln!(
+            s,
+            "  {:<22} {:>10.2} MB of {:>10.1} MB ({:>7.3}%)  {} ({} lossless ports)",
+            w.model,
+            w.headroom_bytes / 1e6,
+            w.buffer_bytes as f64 / 1e6,
+            w.share * 100.0,
+            w.switch,
+            w.ports
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\nLongest lossless cable per model and speed (buffer shared by all ports at that speed)"
+    );
+    for l in &r.limits {
+        let _ = writeln!(
+            s,
+            "  {:<22} {:>4} x {:>5} Gb/s, {:>10.1} MB: {:>10.0} m",
+            l.model,
+            l.ports,
+            l.speed_gbps,
+            l.buffer_bytes as f64 / 1e6,
+            l.longest_m
+        );
+    }
+    if r.switches_over == 0 {
+        let _ = writeln!(s, "\nEvery switch holds its headroom.");
+    } else {
+        let _ = writeln!(
+            s,
+            "\n{} switches cannot hold their headroom (first {} listed):",
+            r.switches_over,
+            r.problems.len()
+        );
+        for p in &r.problems {
+            let _ = writeln!(
+                s,
+                "  {} ({}): {:.1} MB needed, {:.1} MB; longest cable {}; fix: {}",
+                p.switch,
+                p.model,
+                p.headroom_bytes / 1e6,
+                p.buffer_bytes as f64 / 1e6,
+                p.longest_link,
+                p.fix
+            );
+        }
+    }
+    s
+}

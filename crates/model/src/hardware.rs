@@ -71,6 +71,19 @@ pub struct HardwareModel {
     /// fixed switches.
     #[serde(default)]
     pub line_cards: u32,
+    /// How long the switch takes to stop sending after a PFC pause arrives (its response
+    /// time), nanoseconds: the `t_response` of the PFC headroom formula.
+    #[serde(default = "default_pfc_response_ns")]
+    pub pfc_response_ns: u32,
+}
+
+/// PFC response time of the built-in models, nanoseconds: an assumption (vendors publish
+/// none for these switches), of the order of a few pause-frame times plus the time to finish
+/// the packet on the wire.
+pub const DEFAULT_PFC_RESPONSE_NS: u32 = 1_000;
+
+fn default_pfc_response_ns() -> u32 {
+    DEFAULT_PFC_RESPONSE_NS
 }
 
 impl HardwareModel {
@@ -114,6 +127,7 @@ fn model(
         sram_bytes,
         power_w,
         line_cards: 0,
+        pfc_response_ns: DEFAULT_PFC_RESPONSE_NS,
     }
 }
 

@@ -58,7 +58,9 @@ pub use builder::{port_group_kind, FabricBuilder, PortError};
 pub use domains::{DomainClass, SrgCatalog, SrgClass};
 pub use down::Down;
 pub use fabric::*;
-pub use hardware::{Catalog, HardwareModel, PortGroup, PortMode, FABRIC_LANE_MBPS};
+pub use hardware::{
+    Catalog, HardwareModel, PortGroup, PortMode, DEFAULT_PFC_RESPONSE_NS, FABRIC_LANE_MBPS,
+};
 pub use ids::*;
 pub use mask::FailureMask;
 pub use role::{Optic, PortKind, Role, ZoneKind};

@@ -100,6 +100,20 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default());
             emit_versioned(json, &study.capacity(), render::capacity)?;
         }
+        Command::Buffers {
+            spec,
+            lossless_priorities,
+            mtu,
+            json,
+        } => {
+            let f = load(&spec)?;
+            let study = aifabric::Study::healthy(&f, Default::default());
+            let opts = aifabric::stages::capacity::buffers::BufferOptions {
+                lossless_priorities,
+                mtu_bytes: mtu,
+            };
+            emit_versioned(json, &study.buffers(&opts), render::buffers)?;
+        }
         Command::Build { spec, json, out } => {
             let f = load(&spec)?;
             let inv = render::Inventory::of(&f);

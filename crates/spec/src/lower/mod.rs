@@ -393,6 +393,7 @@ impl Cx<'_> {
                 sram_bytes: h.sram_bytes,
                 power_w: h.power_w.value,
                 line_cards: 0,
+                pfc_response_ns: aifabric_model::DEFAULT_PFC_RESPONSE_NS,
             });
         }
         Ok(())
