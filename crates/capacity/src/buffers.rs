@@ -8,7 +8,7 @@
 //! buffers). A switch must hold the sum over its Ethernet and host ports; its buffer is the
 //! model's HBM plus SRAM. DSF fabric ports carry credited cells, not PFC, and are left out.
 
-use aifabric_model::{DeviceId, Fabric, PortKind, Role};
+use aifabric_model::{DeviceId, Fabric, FailureMask, PortKind, Role};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -136,8 +136,14 @@ pub struct BufferReport {
 /// Most problems listed (all are counted).
 const PROBLEMS: usize = 50;
 
-/// The PFC headroom report of `f` (healthy fabric: every link's both ends).
+/// The PFC headroom report of `f` as built (every link's both ends).
 pub fn buffer_report(f: &Fabric, opts: &BufferOptions) -> BufferReport {
+    buffer_report_under(f, &FailureMask::none(f), opts)
+}
+
+/// [`buffer_report`] over the links that are up under `mask` (a link down needs no
+/// headroom).
+pub fn buffer_report_under(f: &Fabric, mask: &FailureMask, opts: &BufferOptions) -> BufferReport {
     let nd = f.devices().len();
     let prio = f64::from(opts.lossless_priorities);
     // Per switch: headroom, ports, longest cable (metres, link index).
@@ -146,7 +152,7 @@ pub fn buffer_report(f: &Fabric, opts: &BufferOptions) -> BufferReport {
     let mut longest: Vec<(f64, u32)> = vec![(-1.0, 0); nd];
     let mut classes: BTreeMap<(String, &'static str, u32), (u64, f64, f64)> = BTreeMap::new();
     for (i, l) in f.links().iter().enumerate() {
-        if l.kind == PortKind::Fabric {
+        if l.kind == PortKind::Fabric || !f.link_up(aifabric_model::LinkId::from_idx(i), mask) {
             continue;
         }
         for (near, far) in [(l.a, l.b), (l.b, l.a)] {
@@ -188,7 +194,8 @@ pub fn buffer_report(f: &Fabric, opts: &BufferOptions) -> BufferReport {
             headroom_bytes: h,
         })
         .collect();
-    let mut fullest: BTreeMap<String, SwitchHeadroom> = BTreeMap::new();
+    // Per model: (share, switch) of its fullest switch (first in device order on ties).
+    let mut fullest: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
     let mut problems = Vec::new();
     let mut over = 0u64;
     for d in 0..nd {
@@ -203,18 +210,10 @@ pub fn buffer_report(f: &Fabric, opts: &BufferOptions) -> BufferReport {
         } else {
             f64::INFINITY
         };
-        let row = SwitchHeadroom {
-            switch: f.device_name(id),
-            model: hw.name.clone(),
-            ports: ports[d],
-            headroom_bytes: need[d],
-            buffer_bytes: buffer,
-            share,
-        };
-        match fullest.get(&hw.name) {
-            Some(r) if r.share >= share => {}
+        match fullest.get(hw.name.as_str()) {
+            Some(r) if r.0 >= share => {}
             _ => {
-                fullest.insert(hw.name.clone(), row);
+                fullest.insert(hw.name.as_str(), (share, d));
             }
         }
         if need[d] > buffer as f64 {
@@ -279,7 +278,21 @@ pub fn buffer_report(f: &Fabric, opts: &BufferOptions) -> BufferReport {
     BufferReport {
         options: *opts,
         classes,
-        fullest: fullest.into_values().collect(),
+        fullest: fullest
+            .into_iter()
+            .map(|(model, (share, d))| {
+                let id = DeviceId::from_idx(d);
+                let hw = f.hardware(id);
+                SwitchHeadroom {
+                    switch: f.device_name(id),
+                    model: model.to_owned(),
+                    ports: ports[d],
+                    headroom_bytes: need[d],
+                    buffer_bytes: hw.hbm_bytes + hw.sram_bytes,
+                    share,
+                }
+            })
+            .collect(),
         problems,
         switches_over: over,
         limits,

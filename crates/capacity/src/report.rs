@@ -146,6 +146,19 @@ pub struct CapacityReport {
     pub port_use: Vec<PortUse>,
     /// Zones.
     pub zones: Vec<ZoneSummary>,
+    /// PFC headroom of the live links against every switch's buffer, with one lossless
+    /// priority and 9,216 B frames (`aifabric buffers` for the whole report and other
+    /// settings).
+    pub pfc_headroom: PfcSummary,
+}
+
+/// The capacity report's PFC headroom section.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PfcSummary {
+    /// Switches that cannot hold their headroom.
+    pub switches_over: u64,
+    /// Per model, the switch needing the largest share of its buffer.
+    pub fullest: Vec<crate::buffers::SwitchHeadroom>,
 }
 
 /// Tier slot of the FDSWs of a DSF L2 edge pod (the other slots are roles).
@@ -443,7 +456,12 @@ pub fn capacity_report(f: &Fabric, mask: &FailureMask) -> CapacityReport {
         .collect();
     let (failed_devices, failed_links) = mask.counts();
     let gpus: u64 = per_zone.iter().map(|z| z.0).sum();
+    let pfc = crate::buffers::buffer_report_under(f, mask, &Default::default());
     CapacityReport {
+        pfc_headroom: PfcSummary {
+            switches_over: pfc.switches_over,
+            fullest: pfc.fullest,
+        },
         name: f.name().to_owned(),
         gpus,
         switches: f.devices().len() as u64 - gpus,

@@ -183,6 +183,29 @@ pub fn capacity(r: &CapacityReport) -> String {
             }
         }
     }
+    let p = &r.pfc_headroom;
+    let _ = writeln!(
+        s,
+        "\nPFC headroom (1 lossless priority, 9,216 B frames; `aifabric buffers` for the whole report)"
+    );
+    for w in &p.fullest {
+        let _ = writeln!(
+            s,
+            "  {:<22} fullest {:>7.3}% of {:.1} MB  {}",
+            w.model,
+            w.share * 100.0,
+            w.buffer_bytes as f64 / 1e6,
+            w.switch
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  {}",
+        match p.switches_over {
+            0 => "every switch holds its headroom".to_owned(),
+            n => format!("{n} switches cannot hold their headroom: see `aifabric buffers`"),
+        }
+    );
     s
 }
 

@@ -78,3 +78,47 @@ fn built_in_specs_hold_their_headroom() {
         assert!(!r.classes.is_empty(), "{name}");
     }
 }
+
+/// The seeds' two cases. Shallow-buffer NSF spines far from BAG: `nsf-l2` holds its
+/// headroom 300 m from BAG and not 20 km away (each STSW's BAG uplinks then need about 10 MB
+/// each of its 150 MB). BAG-to-BAG at 60 km: `prometheus`'s deep-buffer J3 chassis hold it,
+/// the same chassis with 150 MB of on-chip buffer only do not.
+#[test]
+fn shallow_buffers_far_from_bag_and_on_60_km_bag_links_are_flagged() {
+    let opts = BufferOptions::default();
+    let nsf = aifabric_spec::builtin::get("nsf-l2").unwrap();
+    assert!(nsf.contains("distance_to_bag_m: 300"));
+    let near = aifabric_spec::build_str("nsf.yaml", nsf).unwrap();
+    assert_eq!(buffer_report(&near, &opts).switches_over, 0);
+    let far_text = nsf.replace("distance_to_bag_m: 300", "distance_to_bag_m: 20000");
+    let far = aifabric_spec::build_str("nsf-far.yaml", &far_text).unwrap();
+    let r = buffer_report(&far, &opts);
+    assert!(r.switches_over > 0);
+    assert!(
+        r.problems.iter().all(|p| p.switch.contains("stsw")),
+        "{:?}",
+        r.problems[0]
+    );
+    assert!(
+        r.problems[0].fix.contains("deep-buffer"),
+        "{}",
+        r.problems[0].fix
+    );
+
+    let prom = aifabric_spec::builtin::get("prometheus").unwrap();
+    assert!(prom.contains("length_m: 60000"));
+    let shallow = format!(
+        "hardware:\n  - name: shallow-bag\n    ethernet: [{{count: 432, speed_gbps: 800}}, {{count: 864, speed_gbps: 400}}]\n    sram_bytes: 150000000\n{}",
+        prom.replace("model: bag-j3-chassis", "model: shallow-bag")
+    );
+    let f = aifabric_spec::build_str("prometheus-shallow.yaml", &shallow).unwrap();
+    let r = buffer_report(&f, &opts);
+    assert!(r.switches_over > 0);
+    let p = &r.problems[0];
+    assert!(
+        p.model == "shallow-bag" && p.longest_link.starts_with("60000 m"),
+        "{p:?}"
+    );
+    let deep = aifabric_spec::load("prometheus").unwrap();
+    assert_eq!(buffer_report(&deep, &opts).switches_over, 0);
+}
