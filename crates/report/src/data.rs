@@ -216,6 +216,8 @@ pub struct ReportData {
     pub inter_bag: Vec<(String, String, f64)>,
     /// Regions with GPUs joined through hubs: spoke-to-spoke capacity by max-flow.
     pub hub_pairs: Vec<aifabric_capacity::HubPair>,
+    /// PFC headroom against each switch model's buffer.
+    pub pfc_headroom: aifabric_capacity::PfcSummary,
     /// Failure sweep.
     pub failures: FailureSection,
     /// Collective: what ran.
@@ -711,6 +713,7 @@ pub fn build(
         tiers,
         inter_bag,
         hub_pairs: cap.hub_pairs.clone(),
+        pfc_headroom: cap.pfc_headroom.clone(),
         failures,
         collective: format!("ring all-reduce over {n} GPUs ({how}), seed {}", opts.seed),
         collective_note,

@@ -15,6 +15,7 @@ pub const SECTIONS: &[&str] = &[
     "summary",
     "hierarchy",
     "tiers",
+    "pfc-headroom",
     "inter-bag",
     "failures",
     "collectives",
