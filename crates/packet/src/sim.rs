@@ -447,10 +447,10 @@ impl Sim<'_> {
         let sw = t.switch_index[v as usize] as usize;
         let (start, n) = t.table[dest as usize * t.switches + sw];
         let (start, n) = (start as usize, n as usize);
-        let h = mix(self.salts[sw] ^ mix(f.id << 24 ^ u64::from(pk.entropy)));
         if n == 1 {
             return t.members[start];
         }
+        let h = mix(self.salts[sw] ^ mix(f.id << 24 ^ u64::from(pk.entropy)));
         match self.cfg.lb {
             Lb::Adaptive => {
                 let first = (((h >> 32) * n as u64) >> 32) as usize;
@@ -1034,7 +1034,8 @@ pub fn run(
     if total > MAX_PACKETS {
         return Err(PacketError::Invalid(format!(
             "the matrix makes {total} packets of {payload} B, over the limit of {MAX_PACKETS} \
-             (about an hour of simulation on 2 cores); use smaller flows or fewer of them, \
+             (each packet is at least 2 events per hop: billions of events, hours at the engine's \
+             3-15M events/s on 2 cores); use smaller flows or fewer of them, \
              or the flow engine (--engine flow)"
         )));
     }
