@@ -4,6 +4,7 @@ use crate::eval::Evaluator;
 use crate::sweep::{impact, retained, weighted_percentile, Record};
 use aifabric_capacity::TierChange;
 use aifabric_model::SrgCatalog;
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -233,7 +234,9 @@ pub struct FailureReport {
 pub fn records(ev: &Evaluator, catalog: &SrgCatalog, recs: &[Record]) -> Vec<ScenarioRecord> {
     let site_names = ev.site_pair_names();
     let region_names = ev.region_pair_names();
-    recs.iter()
+    // In parallel: the sweep's workers are idle while a chunk is folded in, and naming a
+    // draw's groups (hundreds of links) is most of what this costs.
+    recs.par_iter()
         .map(|r| {
             let o = &r.outcome;
             let mut capacity_retained = BTreeMap::new();

@@ -43,11 +43,18 @@ impl<'f> Evaluator<'f> {
 
     /// `min capacity / load` over the loaded `entries` under `states`.
     pub(super) fn min_ratio(&self, entries: &[(u32, f64)], states: &[SessionState]) -> f64 {
-        entries
-            .iter()
-            .filter(|e| e.1 > 0.0)
-            .map(|&(p, x)| states[self.session_of_pos[p as usize] as usize].mbps as f64 / x)
-            .fold(f64::INFINITY, f64::min)
+        // Ratios are never NaN (loads are positive), so a plain comparison does what
+        // `f64::min` does without its NaN handling, on the sweep's hottest loop.
+        let mut lambda = f64::INFINITY;
+        for &(p, x) in entries {
+            if x > 0.0 {
+                let r = states[self.session_of_pos[p as usize] as usize].mbps as f64 / x;
+                if r < lambda {
+                    lambda = r;
+                }
+            }
+        }
+        lambda
     }
 
     /// Routed capacity of a site pair from its two unit flows, Gb/s per direction.

@@ -10,7 +10,7 @@ use super::loads::{InSite, Loads};
 /// Sites with at least this many speakers share the part of their flows inside them
 /// between destinations ([`Evaluator::flow_shared`]); below it, a flow is cheap to redo.
 const SHARE_FROM: usize = 16;
-use super::standing::{gpu_connected, is_rack, rack_weight, session_state};
+use super::standing::{is_rack, rack_weight, session_state, RackStanding};
 use super::{Down, Evaluator, SiteId, Workspace};
 
 /// The metrics of one scenario.
@@ -114,9 +114,10 @@ impl<'f> Evaluator<'f> {
         }
         gpus.sort_unstable();
         gpus.dedup();
+        let standing = RackStanding::new(f, mask, &racks);
         let gpus_disconnected = gpus
             .iter()
-            .filter(|&&g| self.gpu_ok.contains(g.idx()) && !gpu_connected(f, g, mask))
+            .filter(|&&g| self.gpu_ok.contains(g.idx()) && !standing.gpu_connected(g))
             .count() as u64;
         let mut weight_changes: Vec<(SpeakerId, i64)> = Vec::new();
         for &r in &racks {
@@ -156,7 +157,7 @@ impl<'f> Evaluator<'f> {
             // Routes unchanged: no speaker lost its way out, but a DSF cluster may have.
             Ok(Outcome {
                 gpus_disconnected,
-                gpus_isolated: gpus_disconnected + self.gpus_without_a_way_out(&[], mask),
+                gpus_isolated: gpus_disconnected + self.gpus_without_a_way_out(&[], &standing),
                 tiers,
                 ..self.healthy_outcome()
             })
@@ -169,7 +170,7 @@ impl<'f> Evaluator<'f> {
                 ws,
                 gpus_disconnected,
                 tiers,
-                mask,
+                &standing,
             )
         };
         // The workspace goes back to healthy whatever happened.
@@ -189,19 +190,27 @@ impl<'f> Evaluator<'f> {
         ws: &mut Workspace,
         gpus_disconnected: u64,
         tiers: Vec<TierChange>,
-        mask: &FailureMask,
+        standing: &RackStanding,
     ) -> Result<Outcome, NotConverged> {
         let states = std::mem::take(&mut ws.states);
+        let mut spare = std::mem::take(&mut ws.spare_routes);
+        // Routes toward each site, updated where the change can matter.
+        // `None` where the routes did not need updating.
+        let mut new_routes: Vec<Option<RoutesTo>> = Vec::with_capacity(self.sites.len());
         let result = (|| {
-            // Routes toward each site, updated where the change can matter.
-            // `None` where the routes did not need updating.
-            let mut new_routes: Vec<Option<RoutesTo>> = Vec::with_capacity(self.sites.len());
             for r in &self.routes {
                 if !changed.is_empty() && bgp::affected(&self.g, r, &self.healthy, &states, changed)
                 {
-                    let mut x = r.clone();
-                    x.update(&self.g, &self.healthy, &states, changed)?;
+                    let mut x = match spare.pop() {
+                        Some(mut x) => {
+                            x.clone_from(r);
+                            x
+                        }
+                        None => r.clone(),
+                    };
+                    let updated = x.update(&self.g, &self.healthy, &states, changed);
                     new_routes.push(Some(x));
+                    updated?;
                 } else {
                     new_routes.push(None);
                 }
@@ -281,7 +290,8 @@ impl<'f> Evaluator<'f> {
                 }
             }
             let region_maxflow_gbps = self.maxflows(changed, weights, &states, ws);
-            let gpus_isolated = gpus_disconnected + self.gpus_without_a_way_out(&new_routes, mask);
+            let gpus_isolated =
+                gpus_disconnected + self.gpus_without_a_way_out(&new_routes, standing);
             Ok(Outcome {
                 site_pair_gbps,
                 region_pair_gbps,
@@ -292,6 +302,8 @@ impl<'f> Evaluator<'f> {
             })
         })();
         ws.states = states;
+        spare.extend(new_routes.into_iter().flatten());
+        ws.spare_routes = spare;
         result
     }
 }
@@ -305,9 +317,10 @@ impl Evaluator<'_> {
     pub(super) fn gpus_without_a_way_out(
         &self,
         new_routes: &[Option<RoutesTo>],
-        mask: &FailureMask,
+        standing: &RackStanding,
     ) -> u64 {
         let f = self.f;
+        let mask = standing.mask();
         let live_gpus = |racks: &[DeviceId]| -> u64 {
             let mut n = 0;
             for &r in racks {
@@ -315,7 +328,7 @@ impl Evaluator<'_> {
                     let g = f.link(l).other(r);
                     if f.device(g).role == Role::Gpu
                         && self.gpu_ok.contains(g.idx())
-                        && gpu_connected(f, g, mask)
+                        && standing.gpu_connected(g)
                     {
                         n += 1;
                     }

@@ -4,7 +4,7 @@ use aifabric_model::*;
 use aifabric_routing::bgp::{self, routes_to_many, NotConverged};
 
 use super::loads::Loads;
-use super::standing::{gpu_connected, is_rack, rack_weight};
+use super::standing::{gpu_connected, is_rack, rack_weight, RackStanding};
 use super::{mbps_to_gbps, Down, Evaluator, Outcome};
 
 impl<'f> Evaluator<'f> {
@@ -73,7 +73,8 @@ impl<'f> Evaluator<'f> {
             .collect();
         let down_links = down.down_links(f);
         let routes: Vec<_> = routes.into_iter().map(Some).collect();
-        let gpus_isolated = gpus_disconnected + self.gpus_without_a_way_out(&routes, &down.mask);
+        let gpus_isolated = gpus_disconnected
+            + self.gpus_without_a_way_out(&routes, &RackStanding::new(f, &down.mask, &[]));
         Ok(Outcome {
             site_pair_gbps,
             region_pair_gbps,

@@ -1,7 +1,7 @@
 //! Per-thread scratch memory ([`Workspace`]), reused across scenarios.
 
 use aifabric_capacity::maxflow::FlowNetwork;
-use aifabric_routing::bgp::{SessionState, SpeakerId};
+use aifabric_routing::bgp::{RoutesTo, SessionState, SpeakerId};
 use fixedbitset::FixedBitSet;
 
 use super::Evaluator;
@@ -19,6 +19,8 @@ pub struct Workspace {
     pub(super) boundary: Vec<SpeakerId>,
     pub(super) mark: FixedBitSet,
     pub(super) nets: Vec<FlowNetwork>,
+    /// Buffers of updated routes, given back after each scenario (see `RoutesTo::clone_from`).
+    pub(super) spare_routes: Vec<RoutesTo>,
 }
 
 impl<'f> Evaluator<'f> {
@@ -36,6 +38,7 @@ impl<'f> Evaluator<'f> {
             boundary: Vec::new(),
             mark: FixedBitSet::with_capacity(self.g.adj_len()),
             nets: self.nets.iter().map(|m| m.net.clone()).collect(),
+            spare_routes: Vec::new(),
         }
     }
 }

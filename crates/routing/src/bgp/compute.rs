@@ -26,8 +26,7 @@ use crate::ucmp::{self, MissingBandwidth};
 use aifabric_model::*;
 use fixedbitset::FixedBitSet;
 use serde::Serialize;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// What the link-bandwidth community carries when a route is re-advertised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -175,7 +174,7 @@ pub struct Multipath {
 }
 
 /// The converged state of every speaker toward one prefix.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct RoutesTo {
     /// The originating speakers (one for a rack prefix; every advertiser of an aggregate).
     pub origins: Vec<SpeakerId>,
@@ -187,6 +186,30 @@ pub struct RoutesTo {
     pub advertised: Vec<Option<u64>>,
     is_origin: Vec<bool>,
     cfg: BgpConfig,
+}
+
+impl Clone for RoutesTo {
+    fn clone(&self) -> Self {
+        RoutesTo {
+            origins: self.origins.clone(),
+            best: self.best.clone(),
+            mp: self.mp.clone(),
+            advertised: self.advertised.clone(),
+            is_origin: self.is_origin.clone(),
+            cfg: self.cfg,
+        }
+    }
+
+    /// Field by field, reusing `self`'s buffers: failure sweeps copy every route they update,
+    /// once per scenario, and a fresh allocation of that size costs page faults each time.
+    fn clone_from(&mut self, other: &Self) {
+        self.origins.clone_from(&other.origins);
+        self.best.clone_from(&other.best);
+        self.mp.clone_from(&other.mp);
+        self.advertised.clone_from(&other.advertised);
+        self.is_origin.clone_from(&other.is_origin);
+        self.cfg = other.cfg;
+    }
 }
 
 /// The fixpoint did not settle (a policy dispute); should not happen with these policies.
@@ -611,36 +634,100 @@ impl RoutesTo {
             }
             return Ok(());
         }
-        let mut heap: BinaryHeap<Reverse<(u32, SpeakerId)>> = BinaryHeap::new();
+        // A bucket queue by path length: a value depends only on multipaths one hop (or a
+        // prepend more) closer to the origin, so lengths in increasing order, in any order
+        // within a length, see every value before it is summed (as a heap on (length, id)
+        // would, without its log factor). Each entry carries the speaker's value before
+        // this pass.
+        //
+        // Speakers evaluated by the fixpoint (their multipaths may have changed) are summed
+        // afresh; the others only hear new values from multipaths they keep, so their sum
+        // moves by exactly the difference (integers, no rounding): O(1) per change instead
+        // of a walk over every multipath, which is what a link-bandwidth cascade through a
+        // fabric of a thousand speakers costs. Where a difference could saturate (values
+        // near u64::MAX, or a missing community), the speaker is summed afresh too.
+        type Queued = (SpeakerId, Option<u64>);
+        let mut buckets: Vec<Vec<Queued>> = Vec::new();
         let mut queued = vec![false; n];
+        let mut afresh = vec![false; n];
         let len_of =
             |best: &[Option<Best>], v: SpeakerId| best[v.idx()].map_or(u32::MAX, |b| b.len);
+        let mut unreachable: Vec<Queued> = Vec::new();
+        let push =
+            |buckets: &mut Vec<Vec<Queued>>, unreachable: &mut Vec<Queued>, len: u32, q: Queued| {
+                if len == u32::MAX {
+                    unreachable.push(q);
+                    return;
+                }
+                let len = len as usize;
+                if buckets.len() <= len {
+                    buckets.resize_with(len + 1, Vec::new);
+                }
+                buckets[len].push(q);
+            };
         for &v in evaluated.iter().chain(bandwidth_seeds) {
             if !self.is_origin[v.idx()] && !queued[v.idx()] {
                 queued[v.idx()] = true;
-                heap.push(Reverse((len_of(&self.best, v), v)));
+                afresh[v.idx()] = true;
+                let q = (v, self.advertised[v.idx()]);
+                push(&mut buckets, &mut unreachable, len_of(&self.best, v), q);
             }
         }
-        while let Some(Reverse((_, v))) = heap.pop() {
+        // Speakers without a route advertise nothing and have no multipaths: nobody sums
+        // what they send, so they are settled first, in any order.
+        let mut len = 0;
+        loop {
+            let (v, old) = if let Some(q) = unreachable.pop() {
+                q
+            } else {
+                while len < buckets.len() && buckets[len].is_empty() {
+                    len += 1;
+                }
+                match buckets.get_mut(len).and_then(Vec::pop) {
+                    Some(q) => q,
+                    None => break,
+                }
+            };
             queued[v.idx()] = false;
-            let new = if self.best[v.idx()].is_none() {
+            let new = if !std::mem::replace(&mut afresh[v.idx()], false) {
+                // Every difference is already in.
+                self.advertised[v.idx()]
+            } else if self.best[v.idx()].is_none() {
                 None
             } else {
                 self.sum_received(g, states, v)
             };
-            if new == self.advertised[v.idx()] {
+            self.advertised[v.idx()] = new;
+            if new == old {
                 continue;
             }
-            self.advertised[v.idx()] = new;
-            // Every neighbor that uses v as a multipath hears a new value: recompute it after
-            // v (its path is longer, so the heap orders it later).
-            for (&(_, u), vpos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
-                if self.is_origin[u.idx()] || queued[u.idx()] {
+            // Every neighbor that uses v as a multipath hears a new value: its sum moves (or
+            // is redone) before it comes out of its bucket, which is later than v's (its
+            // path is longer).
+            for (&(session, u), vpos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
+                if self.is_origin[u.idx()] || !self.mp.contains(g.reverse(vpos)) {
                     continue;
                 }
-                if self.mp.contains(g.reverse(vpos)) {
+                if !queued[u.idx()] {
                     queued[u.idx()] = true;
-                    heap.push(Reverse((len_of(&self.best, u), u)));
+                    let q = (u, self.advertised[u.idx()]);
+                    push(&mut buckets, &mut unreachable, len_of(&self.best, u), q);
+                }
+                if afresh[u.idx()] {
+                    continue;
+                }
+                let links = u64::from(states[session.idx()].links);
+                let moved = match (old, new, self.advertised[u.idx()]) {
+                    (Some(a), Some(b), Some(sum)) if sum < u64::MAX => a
+                        .checked_mul(links)
+                        .zip(b.checked_mul(links))
+                        .and_then(|(a, b)| sum.checked_sub(a)?.checked_add(b))
+                        .filter(|&x| x < u64::MAX),
+                    _ => None,
+                };
+                match moved {
+                    Some(x) => self.advertised[u.idx()] = Some(x),
+                    None => afresh[u.idx()] = true,
                 }
             }
         }
@@ -650,13 +737,11 @@ impl RoutesTo {
     /// The link-bandwidth value `v` re-advertises: the sum of what its multipaths sent.
     fn sum_received(&self, g: &BgpGraph, states: &[SessionState], v: SpeakerId) -> Option<u64> {
         let mut sum: Option<u64> = None;
-        for (&(s, u), i) in g.neighbors(v).iter().zip(g.adj_range(v)) {
-            if self.mp.contains(i) {
-                if let Some(x) = self.received(states, s, u) {
-                    sum = Some(sum.unwrap_or(0).saturating_add(x));
-                }
+        self.for_each_multipath(g, v, |_, s, u| {
+            if let Some(x) = self.received(states, s, u) {
+                sum = Some(sum.unwrap_or(0).saturating_add(x));
             }
-        }
+        });
         sum
     }
 
