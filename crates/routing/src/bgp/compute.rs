@@ -347,25 +347,33 @@ impl RoutesTo {
     ) {
         out.clear();
         scratch.clear();
+        // The common case first: every multipath carries the community and the sum fits in
+        // 64 bits, so each weight is its value over the sum, the value parked in the weight
+        // slot meanwhile (no scratch list, no 128-bit sum).
         let mut all_some = true;
-        let mut total: u128 = 0;
+        let mut total: Option<u64> = Some(0);
         self.for_each_multipath(g, v, |pos, session, neighbor| {
             let r = self.received(states, session, neighbor);
             match r {
-                Some(x) => total += u128::from(x),
+                Some(x) => total = total.and_then(|t| t.checked_add(x)),
                 None => all_some = false,
             }
-            scratch.push((r, states[session.idx()].links));
-            out.push((pos, neighbor, 0.0));
+            out.push((pos, neighbor, r.unwrap_or(0) as f64));
         });
-        if all_some && total > 0 {
-            // Every path carries the community: weight = bandwidth / sum (ucmp::weights).
+        if let (true, Some(total)) = (all_some, total.filter(|&t| t > 0)) {
+            // weight = bandwidth / sum (ucmp::weights).
             let total = total as f64;
-            for (o, r) in out.iter_mut().zip(scratch.iter()) {
-                o.2 = r.0.unwrap_or(0) as f64 / total;
+            for o in out.iter_mut() {
+                o.2 /= total;
             }
             return;
         }
+        self.for_each_multipath(g, v, |_, session, neighbor| {
+            scratch.push((
+                self.received(states, session, neighbor),
+                states[session.idx()].links,
+            ));
+        });
         ucmp::weights_into(scratch, self.cfg.missing, weights);
         for (o, &w) in out.iter_mut().zip(weights.iter()) {
             o.2 = w;
