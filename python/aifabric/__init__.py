@@ -375,17 +375,20 @@ class Fabric:
 
         ``engine="flow"`` (the fluid): ``.flows`` has one row per flow, ``.links`` one per
         link that carried traffic. ``engine="packet"`` or ``"both"``: the packet engine
-        (``--engine packet|both``), with its options as keywords: ``preset`` (``"uec-htsim"``),
+        (``--engine packet|both``), with its options as keywords: ``preset`` (``"uec-htsim"``,
+        ``"roce"``),
         ``lb`` (``"ecmp"``, ``"spray:N"``, ``"adaptive"``), ``cc`` (``"nscc"``,
         ``"line-rate"``), ``mtu``, ``queue_bytes``, ``ecn`` (``"MIN:MAX"`` or ``"off"``),
         ``trim``, ``ack_bytes``, ``link_latency_us``, ``switch_latency_us``, ``rto_us``,
-        ``seed``, ``end_us``; the result is the JSON contract, without tables."""
+        ``seed``, ``end_us``, ``pfc`` (``"on"``, ``"off"``, ``"XOFF:XON"``), ``pfc_headroom``
+        (``"auto"`` or bytes); the result is the JSON contract, without tables."""
         if engine != "flow":
             if engine not in ("packet", "both"):
                 raise BadRequest(f"engine={engine!r}: give 'flow', 'packet' or 'both'")
             keys = {
                 "preset", "lb", "cc", "mtu", "queue_bytes", "ecn", "trim", "ack_bytes",
-                "link_latency_us", "switch_latency_us", "rto_us", "seed", "end_us",
+                "link_latency_us", "switch_latency_us", "rto_us", "seed", "end_us", "pfc",
+                "pfc_headroom",
             }
             packet = _options({k: v for k, v in options.items() if k in keys})
             rest = {k: v for k, v in options.items() if k not in keys}

@@ -285,11 +285,13 @@ fn packet_options(m: &HashMap<String, String>) -> Result<aifabric::packet::Packe
             "rto_us" => o.rto_us = Some(parse(k, &v)?),
             "seed" => o.seed = Some(parse(k, &v)?),
             "end_us" => o.end_us = Some(parse(k, &v)?),
+            "pfc" => o.pfc = Some(v),
+            "pfc_headroom" => o.pfc_headroom = Some(v),
             _ => {
                 return Err(Failed::Bad(format!(
                     "{k}: not a packet-engine option; they are preset, lb, cc, mtu, \
                      queue_bytes, ecn, trim, ack_bytes, link_latency_us, switch_latency_us, \
-                     rto_us, seed, end_us"
+                     rto_us, seed, end_us, pfc, pfc_headroom"
                 )))
             }
         }

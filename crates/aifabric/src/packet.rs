@@ -38,10 +38,16 @@ pub struct PacketOptions {
     pub seed: Option<u64>,
     /// Stop at this simulated time, microseconds (default: when every flow is done).
     pub end_us: Option<f64>,
+    /// Priority flow control: `on` (XOFF 200,000 B, XON 180,000 B per ingress link),
+    /// `XOFF:XON` in bytes, or `off`.
+    pub pfc: Option<String>,
+    /// PFC headroom above XOFF per ingress link: `auto` (each link's own need, from its rate
+    /// and delay) or bytes.
+    pub pfc_headroom: Option<String>,
 }
 
 /// Presets `PacketOptions::preset` takes.
-pub const PRESETS: &str = "uec-htsim";
+pub const PRESETS: &str = "uec-htsim, roce";
 
 fn us_to_ps(what: &str, us: f64) -> Result<u64, Error> {
     if (0.0..1e9).contains(&us) {
@@ -59,6 +65,7 @@ impl PacketOptions {
         let mut c = match self.preset.as_deref() {
             None => Config::default(),
             Some("uec-htsim") => Config::uec_htsim(),
+            Some("roce") => Config::roce(),
             Some(p) => {
                 return Err(Error::bad_request(format!(
                     "--preset {p}: unknown; presets are {PRESETS}"
@@ -79,7 +86,11 @@ impl PacketOptions {
         if let Some(cc) = &self.cc {
             c.cc = match cc.as_str() {
                 // The preset's NSCC was scaled for its MTU: another MTU rescales it.
-                "nscc" if self.preset.is_some() && self.mtu_bytes.is_none() => c.cc,
+                "nscc"
+                    if matches!(c.cc, aifabric_packet::Cc::Nscc(_)) && self.mtu_bytes.is_none() =>
+                {
+                    c.cc
+                }
                 "nscc" => aifabric_packet::Cc::NsccAuto,
                 "line-rate" => aifabric_packet::Cc::LineRate,
                 _ => {
@@ -132,6 +143,59 @@ impl PacketOptions {
         }
         if let Some(e) = self.end_us {
             c.end_ps = us_to_ps("--end-us", e)?;
+        }
+        if let Some(v) = &self.pfc {
+            c.pfc = match v.as_str() {
+                "off" => None,
+                "on" => Some(c.pfc.unwrap_or_default()),
+                _ => {
+                    let bad = || {
+                        Error::bad_request(format!(
+                            "--pfc {v}: give on, off or XOFF:XON in bytes per ingress link \
+                             (e.g. 200000:180000, XON at most XOFF)"
+                        ))
+                    };
+                    let (a, b) = v.split_once(':').ok_or_else(bad)?;
+                    let (xoff, xon): (u64, u64) = (
+                        a.trim().parse().map_err(|_| bad())?,
+                        b.trim().parse().map_err(|_| bad())?,
+                    );
+                    if xon > xoff {
+                        return Err(bad());
+                    }
+                    Some(aifabric_packet::Pfc {
+                        xoff_bytes: xoff,
+                        xon_bytes: xon,
+                        ..c.pfc.unwrap_or_default()
+                    })
+                }
+            };
+        }
+        if let Some(h) = &self.pfc_headroom {
+            let Some(pfc) = c.pfc.as_mut() else {
+                return Err(Error::bad_request(format!(
+                    "--pfc-headroom {h}: PFC is off; add --pfc on (or --preset roce)"
+                )));
+            };
+            pfc.headroom_bytes = match h.as_str() {
+                "auto" => None,
+                _ => Some(h.trim().parse().map_err(|_| {
+                    Error::bad_request(format!(
+                        "--pfc-headroom {h}: give auto or bytes above XOFF per ingress link"
+                    ))
+                })?),
+            };
+        }
+        if c.pfc.is_some() && c.trim {
+            // A lossless class is never full: nothing to trim. Say so rather than ignore it.
+            if self.trim == Some(true) {
+                return Err(Error::bad_request(
+                    "--trim with --pfc: a lossless data class never overflows, so nothing \
+                     is trimmed; drop --trim (or turn PFC off)"
+                        .to_owned(),
+                ));
+            }
+            c.trim = false;
         }
         Ok(c)
     }

@@ -270,7 +270,7 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
-        packet: PacketArgs,
+        packet: Box<PacketArgs>,
         #[command(flatten)]
         sim: SimArgs,
         #[command(flatten)]
@@ -587,7 +587,9 @@ pub(crate) struct PacketArgs {
     pub engine: String,
     /// Packet engine: every model parameter from a preset; `uec-htsim` is htsim's Ultra
     /// Ethernet regression runs (100 Gb/s, 1 us links, 4,150 B MTU, 178,450 B queues with
-    /// trimming, ECN 37,350:145,250, NSCC, spray:128, seed 13). Flags given override it.
+    /// trimming, ECN 37,350:145,250, NSCC, spray:128, seed 13); `roce` is a RoCE fabric as
+    /// Meta ran its 400G AI zones (PFC, line-rate senders, no ECN or trimming, ECMP, 4,160 B
+    /// MTU). Flags given override it.
     #[arg(long)]
     pub preset: Option<String>,
     /// Packet engine: nscc (default) or line-rate (no congestion control).
@@ -623,6 +625,14 @@ pub(crate) struct PacketArgs {
     /// reported unfinished (default: run until every flow is done).
     #[arg(long, value_name = "US")]
     pub end_us: Option<f64>,
+    /// Packet engine: priority flow control on the data class: on (XOFF 200000, XON 180000
+    /// bytes per ingress link), XOFF:XON in bytes, or off (default off; on with --preset roce).
+    #[arg(long, value_name = "on|off|XOFF:XON")]
+    pub pfc: Option<String>,
+    /// Packet engine: PFC headroom above XOFF per ingress link: auto (each link's rate x
+    /// (2 x delay + response) + 2 MTU) or bytes; too little and data is dropped (counted).
+    #[arg(long, value_name = "auto|B")]
+    pub pfc_headroom: Option<String>,
 }
 
 impl PacketArgs {
@@ -639,6 +649,8 @@ impl PacketArgs {
             || self.link_latency_us.is_some()
             || self.rto_us.is_some()
             || self.end_us.is_some()
+            || self.pfc.is_some()
+            || self.pfc_headroom.is_some()
     }
 }
 
@@ -691,6 +703,8 @@ impl SimArgs {
             rto_us: p.rto_us,
             seed: self.seed,
             end_us: p.end_us,
+            pfc: p.pfc.clone(),
+            pfc_headroom: p.pfc_headroom.clone(),
         }
     }
 

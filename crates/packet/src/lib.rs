@@ -33,7 +33,7 @@ pub mod nscc;
 mod sim;
 mod topo;
 
-pub use sim::{run, MAX_PACKETS};
+pub use sim::{pfc_headroom_bytes, run, MAX_PACKETS};
 
 use serde::Serialize;
 
@@ -128,6 +128,8 @@ pub struct Config {
     /// Stop at this simulated time, picoseconds (flows not done by then are reported as
     /// unfinished); `u64::MAX`: run until every flow is done.
     pub end_ps: u64,
+    /// Priority flow control (IEEE 802.1Qbb) on the data class: `None`, a lossy fabric.
+    pub pfc: Option<Pfc>,
     /// Check at every event that the bytes hosts put on the wire equal those delivered,
     /// dropped, trimmed off and still in the network (by a scan of live packets: slow, for
     /// tests).
@@ -157,7 +159,64 @@ impl Config {
             rto_ps: 100_656_000,
             seed: 13,
             end_ps: u64::MAX,
+            pfc: None,
             check_conservation: false,
+        }
+    }
+
+    /// A RoCE fabric as Meta ran its 400G AI zones (Gangidi et al., "RDMA over Ethernet for
+    /// Distributed Training at Meta Scale", SIGCOMM 2024): PFC on the data class and no
+    /// congestion control (DCQCN off; line-rate senders), no trimming or ECN, per-flow ECMP,
+    /// 4,096 B of payload per packet plus 64 B of headers, ACK every 16,384 B, and a
+    /// retransmission timeout far above any pause (lossless: nothing to recover).
+    pub fn roce() -> Config {
+        Config {
+            mtu_bytes: 4160,
+            ecn_bytes: None,
+            trim: false,
+            lb: Lb::Ecmp,
+            cc: Cc::LineRate,
+            rto_ps: 10_000_000_000,
+            pfc: Some(Pfc::default()),
+            ..Config::default()
+        }
+    }
+}
+
+/// Priority flow control on the data class (IEEE 802.1Qbb): a switch counts, per ingress
+/// link, the data bytes that came in over it and still wait in its egress queues. Above
+/// `xoff_bytes` it sends the upstream port a PAUSE, which travels back over the link; the
+/// upstream port then sends no data (its control class still goes) until a RESUME, sent when
+/// the count falls to `xon_bytes`. The data that arrives meanwhile (what was on the wire and
+/// in serialization when the PAUSE took effect) lands in the headroom above XOFF; what finds
+/// the headroom full is dropped and counted. With PFC the egress data queues have no limit
+/// of their own (`queue_bytes` is not applied): a lossless switch's buffer is its ingress
+/// accounting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Pfc {
+    /// Pause the upstream port above this many bytes per ingress link.
+    pub xoff_bytes: u64,
+    /// Resume it at or below this many.
+    pub xon_bytes: u64,
+    /// Headroom above XOFF per ingress link, bytes; `None`: for each link, what a PAUSE
+    /// needs to take effect, `R x (2 x delay + response) + 2 MTU` (the headroom formula of
+    /// the design-time `buffers` report, with the link's modelled one-way delay: cable and
+    /// the far switch's forwarding latency).
+    pub headroom_bytes: Option<u64>,
+    /// From XOFF crossed to the upstream port's reaction, beyond the PAUSE frame's trip,
+    /// picoseconds (the catalog's `pfc_response_ns`, 1 us, is the design-time value).
+    pub response_ps: u64,
+}
+
+impl Default for Pfc {
+    /// XOFF 200 KB, XON 180 KB (a few MTUs of hysteresis), headroom for each link's own
+    /// delay, 1 us response.
+    fn default() -> Self {
+        Pfc {
+            xoff_bytes: 200_000,
+            xon_bytes: 180_000,
+            headroom_bytes: None,
+            response_ps: 1_000_000,
         }
     }
 }
@@ -256,6 +315,40 @@ pub struct PacketResult {
     pub busiest: Vec<LinkLoad>,
     /// Events processed.
     pub events: u64,
+    /// Pauses per tier (with PFC on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<PfcResult>,
     /// The model's settings.
     pub config: Config,
+}
+
+/// What priority flow control did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PfcResult {
+    /// PAUSE frames sent.
+    pub pauses: u64,
+    /// RESUME frames sent.
+    pub resumes: u64,
+    /// Data packets dropped because they found their ingress link's headroom full (a
+    /// lossless fabric with enough headroom drops none).
+    pub headroom_drops: u64,
+    /// Largest ingress count of any link, bytes (XOFF plus what the headroom took).
+    pub peak_ingress_bytes: u64,
+    /// Per tier, the egress ports that were paused.
+    pub tiers: Vec<TierPauses>,
+}
+
+/// The pauses one tier's egress ports took.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TierPauses {
+    /// Tier, as the flow engine names it (`gpu->rtsw` is the NICs).
+    pub tier: String,
+    /// Ports of the tier that were paused at least once.
+    pub ports_paused: u64,
+    /// PAUSE frames they received.
+    pub pauses: u64,
+    /// Time paused, summed over those ports, seconds.
+    pub paused_s: f64,
+    /// Longest total time one port of the tier was paused, seconds.
+    pub max_paused_s: f64,
 }

@@ -3,7 +3,9 @@
 use crate::events::Events;
 use crate::nscc;
 use crate::topo::Topo;
-use crate::{Cc, Config, Counters, Lb, PacketError, PacketResult, TierQueues};
+use crate::{
+    Cc, Config, Counters, Lb, PacketError, PacketResult, PfcResult, TierPauses, TierQueues,
+};
 use aifabric_engine::net::{mix, Net};
 use aifabric_engine::traffic::{FctStats, SlowFlow};
 use aifabric_model::DeviceId;
@@ -17,6 +19,10 @@ const ARRIVE: u64 = 1;
 const START: u64 = 2;
 const RTO: u64 = 3;
 const ACK_TIMER: u64 = 4;
+/// A PAUSE frame reaches the port it stops (PFC).
+const PAUSE: u64 = 5;
+/// A RESUME frame reaches the port it restarts.
+const RESUME: u64 = 6;
 const ID: u64 = (1 << 56) - 1;
 
 /// Packet kinds.
@@ -108,6 +114,19 @@ struct PortState {
     used: bool,
     /// Bytes sent.
     sent: u64,
+    // PFC, as the upstream side of the link: paused (no data leaves), since when, for how
+    // long in all, and how many PAUSE frames came.
+    paused: bool,
+    paused_since_ps: u64,
+    paused_ps: u64,
+    pauses_received: u64,
+    // PFC, as the downstream switch's ingress accounting of what came in over this link:
+    // data bytes still queued there, whether it sent a PAUSE not yet followed by a RESUME,
+    // the headroom above XOFF, and the largest count.
+    ingress: u64,
+    pause_sent: bool,
+    headroom: u64,
+    ingress_peak: u64,
 }
 
 impl PortState {
@@ -236,6 +255,10 @@ struct Sim<'a> {
     /// How long a receiver holds unacknowledged data at most: three quarters of the RTO, so
     /// the ACK is back before the timer fires.
     ack_delay_ps: u64,
+    /// PFC frames sent and data dropped for want of headroom.
+    pfc_pauses: u64,
+    pfc_resumes: u64,
+    pfc_drops: u64,
 }
 
 #[inline]
@@ -325,12 +348,15 @@ impl Sim<'_> {
             st.hi = hi;
             st.hi_bytes -= u64::from(self.packets[i as usize].bytes);
             i
-        } else if let (lo, Some(i)) = self.pop(lo) {
+        } else if let (false, (lo, Some(i))) = (self.ports[p as usize].paused, self.pop(lo)) {
             let st = &mut self.ports[p as usize];
             st.lo = lo;
             st.lo_bytes -= u64::from(self.packets[i as usize].bytes);
+            let q = st.lo_bytes;
+            if self.cfg.pfc.is_some() {
+                self.release_ingress(i);
+            }
             if let Some((lo, hi)) = self.cfg.ecn_bytes {
-                let q = st.lo_bytes;
                 let mark = if q <= lo {
                     false
                 } else if q >= hi {
@@ -359,7 +385,8 @@ impl Sim<'_> {
         self.ports[p as usize].account(self.now);
         if data {
             let st = &self.ports[p as usize];
-            if st.lo_bytes + bytes <= self.cfg.queue_bytes {
+            // Lossless: the ingress accounting bounds the buffer, not the egress queue.
+            if self.cfg.pfc.is_some() || st.lo_bytes + bytes <= self.cfg.queue_bytes {
                 let lo = self.push(st.lo, i);
                 let st = &mut self.ports[p as usize];
                 st.lo = lo;
@@ -406,6 +433,71 @@ impl Sim<'_> {
             st.hi_bytes += bytes;
         } else {
             self.drop_packet(i);
+        }
+    }
+
+    /// PFC at a switch: count data packet `i`, arrived over port `p`, against that link's
+    /// ingress; drop it if the headroom is full; send a PAUSE upstream when XOFF is crossed.
+    /// Whether the packet was admitted.
+    fn admit(&mut self, p: u32, i: u32) -> bool {
+        let Some(pfc) = self.cfg.pfc else { return true };
+        let bytes = u64::from(self.packets[i as usize].bytes);
+        let st = &mut self.ports[p as usize];
+        if st.ingress + bytes > pfc.xoff_bytes + st.headroom {
+            self.pfc_drops += 1;
+            self.drop_packet(i);
+            return false;
+        }
+        st.ingress += bytes;
+        st.ingress_peak = st.ingress_peak.max(st.ingress);
+        if st.ingress > pfc.xoff_bytes && !st.pause_sent {
+            st.pause_sent = true;
+            self.pfc_pauses += 1;
+            let delay = self.topo.ports[p as usize].delay_ps;
+            self.events.push(
+                self.now + pfc.response_ps + delay,
+                PAUSE << 56 | u64::from(p),
+            );
+        }
+        true
+    }
+
+    /// PFC: data packet `i` leaves the switch that counted it against the link it came in
+    /// over (its `port` until it is transmitted); a RESUME goes upstream at XON.
+    fn release_ingress(&mut self, i: u32) {
+        let Some(pfc) = self.cfg.pfc else { return };
+        let p = self.packets[i as usize].port;
+        let st = &mut self.ports[p as usize];
+        st.ingress -= u64::from(self.packets[i as usize].bytes);
+        if st.pause_sent && st.ingress <= pfc.xon_bytes {
+            st.pause_sent = false;
+            self.pfc_resumes += 1;
+            let delay = self.topo.ports[p as usize].delay_ps;
+            self.events.push(
+                self.now + pfc.response_ps + delay,
+                RESUME << 56 | u64::from(p),
+            );
+        }
+    }
+
+    /// A PAUSE or RESUME frame reaches port `p`'s sender.
+    fn pause(&mut self, p: u32, on: bool) {
+        let st = &mut self.ports[p as usize];
+        if st.paused == on {
+            return;
+        }
+        st.paused = on;
+        if on {
+            st.pauses_received += 1;
+            st.paused_since_ps = self.now;
+            return;
+        }
+        st.paused_ps += self.now - st.paused_since_ps;
+        if !st.busy {
+            match self.topo.port_host[p as usize] {
+                u32::MAX => self.dequeue(p),
+                host => self.try_send(host),
+            }
         }
     }
 
@@ -492,6 +584,9 @@ impl Sim<'_> {
             st.hi = hi;
             st.hi_bytes -= u64::from(self.packets[i as usize].bytes);
             self.transmit(p, i);
+            return;
+        }
+        if self.ports[p as usize].paused {
             return;
         }
         let n = self.active[h as usize].len();
@@ -659,6 +754,10 @@ impl Sim<'_> {
         let v = self.topo.ports[p as usize].to;
         let h = self.topo.host_of_device[v as usize];
         if h == u32::MAX {
+            if self.cfg.pfc.is_some() && self.packets[i as usize].kind == DATA && !self.admit(p, i)
+            {
+                return;
+            }
             let e = self.route(v, i);
             self.enqueue(e, i);
             return;
@@ -942,6 +1041,24 @@ impl Sim<'_> {
             );
             assert_eq!(f.acked, acked, "flow {}: packets acknowledged", f.id);
         }
+        if self.cfg.pfc.is_some() {
+            // Every switch's ingress count is the data it holds from that link.
+            let mut ingress = vec![0u64; self.ports.len()];
+            for (p, st) in self.ports.iter().enumerate() {
+                if self.topo.port_host[p] != u32::MAX {
+                    continue;
+                }
+                let mut i = st.lo.head;
+                while i != NONE {
+                    let pk = &self.packets[i as usize];
+                    ingress[pk.port as usize] += u64::from(pk.bytes);
+                    i = pk.next;
+                }
+            }
+            for (p, st) in self.ports.iter().enumerate() {
+                assert_eq!(st.ingress, ingress[p], "port {p}: PFC ingress count");
+            }
+        }
         for (p, st) in self.ports.iter().enumerate() {
             for (q, bytes) in [(st.hi, st.hi_bytes), (st.lo, st.lo_bytes)] {
                 let (mut i, mut sum, mut last) = (q.head, 0u64, NONE);
@@ -1117,7 +1234,17 @@ pub fn run(
         done_flows: 0,
         events_done: 0,
         ack_delay_ps: cfg.rto_ps / 4 * 3,
+        pfc_pauses: 0,
+        pfc_resumes: 0,
+        pfc_drops: 0,
     };
+    if let Some(pfc) = cfg.pfc {
+        for (st, port) in sim.ports.iter_mut().zip(&topo.ports) {
+            st.headroom = pfc.headroom_bytes.unwrap_or_else(|| {
+                pfc_headroom_bytes(port.rate_bps, port.delay_ps, pfc.response_ps, cfg.mtu_bytes)
+            });
+        }
+    }
     for (k, fl) in tm.flows.iter().enumerate() {
         match fl.start {
             Start::AtPs(t) => sim.events.push(t, START << 56 | k as u64),
@@ -1144,7 +1271,9 @@ pub fn run(
             ARRIVE => sim.arrive(id),
             START => sim.start_flow(id),
             RTO => sim.timeout(id),
-            _ => sim.ack_timer(id),
+            ACK_TIMER => sim.ack_timer(id),
+            PAUSE => sim.pause(id, true),
+            _ => sim.pause(id, false),
         }
         if cfg.check_conservation {
             sim.check();
@@ -1300,7 +1429,9 @@ impl Sim<'_> {
                 peak_queue_bytes: self.ports[p].peak,
             })
             .collect();
+        let pfc = self.cfg.pfc.map(|_| self.pfc_result(net, end));
         PacketResult {
+            pfc,
             busiest,
             flows: self.flows.len() as u64,
             bytes: tm.flows.iter().map(|f| f.bytes).sum(),
@@ -1316,7 +1447,65 @@ impl Sim<'_> {
         }
     }
 
+    /// Pauses per tier, the frames and the drops.
+    fn pfc_result(&self, net: &Net<'_>, end: u64) -> PfcResult {
+        let mut tiers: Vec<TierPauses> = Vec::new();
+        for (p, st) in self.ports.iter().enumerate() {
+            if st.pauses_received == 0 {
+                continue;
+            }
+            let paused = st.paused_ps
+                + if st.paused {
+                    end - st.paused_since_ps
+                } else {
+                    0
+                };
+            let paused_s = paused as f64 * 1e-12;
+            let tier = net.resource_tier(self.topo.ports[p].resource);
+            let t = match tiers.iter().position(|t| t.tier == tier) {
+                Some(k) => &mut tiers[k],
+                None => {
+                    tiers.push(TierPauses {
+                        tier,
+                        ports_paused: 0,
+                        pauses: 0,
+                        paused_s: 0.0,
+                        max_paused_s: 0.0,
+                    });
+                    tiers.last_mut().expect("just pushed")
+                }
+            };
+            t.ports_paused += 1;
+            t.pauses += st.pauses_received;
+            t.paused_s += paused_s;
+            t.max_paused_s = t.max_paused_s.max(paused_s);
+        }
+        tiers.sort_by(|a, b| a.tier.cmp(&b.tier));
+        PfcResult {
+            pauses: self.pfc_pauses,
+            resumes: self.pfc_resumes,
+            headroom_drops: self.pfc_drops,
+            peak_ingress_bytes: self
+                .ports
+                .iter()
+                .map(|st| st.ingress_peak)
+                .max()
+                .unwrap_or(0),
+            tiers,
+        }
+    }
+
     fn topo_host_device(&self, h: u32) -> u32 {
         self.topo.host_device[h as usize]
     }
+}
+
+/// PFC headroom of one ingress link: what arrives after XOFF is crossed and before the
+/// PAUSE takes effect upstream, `R x (2 x delay + response) + 2 MTU` bytes (the design-time
+/// formula, `H = R x (2 L x 5 ns/m + t_response) + 2 MTU`, with the link's modelled delay:
+/// the PAUSE travels back over the link while the data already on it keeps coming; one MTU
+/// in serialization upstream, one crossing the threshold).
+pub fn pfc_headroom_bytes(rate_bps: u64, delay_ps: u64, response_ps: u64, mtu: u32) -> u64 {
+    let ps = u128::from(2 * delay_ps + response_ps);
+    (u128::from(rate_bps) * ps).div_ceil(8_000_000_000_000) as u64 + 2 * u64::from(mtu)
 }

@@ -119,11 +119,23 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
     };
     let _ = writeln!(
         o,
-        "model: lb {}, {cc}; MTU {} B, queues {} B ({}), ECN {}, ACK every {} B, links {}, switches {} us, RTO {:.3} us",
+        "model: lb {}, {cc}; MTU {} B, {}, ECN {}, ACK every {} B, links {}, switches {} us, RTO {:.3} us",
         c.lb.name(),
         c.mtu_bytes,
-        c.queue_bytes,
-        if c.trim { "trimming" } else { "drop-tail" },
+        match c.pfc {
+            Some(p) => format!(
+                "lossless data class (PFC: XOFF {} B, XON {} B, headroom {} per ingress link; no egress limit)",
+                p.xoff_bytes,
+                p.xon_bytes,
+                p.headroom_bytes
+                    .map_or("each link's own".to_owned(), |h| format!("{h} B"))
+            ),
+            None => format!(
+                "queues {} B ({})",
+                c.queue_bytes,
+                if c.trim { "trimming" } else { "drop-tail" }
+            ),
+        },
         c.ecn_bytes
             .map_or("off".to_owned(), |(a, b)| format!("{a}:{b} B")),
         c.ack_every_bytes,
@@ -219,6 +231,33 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
             "  {:<16} {:>7} {:>12} {:>12.0}",
             q.tier, q.ports, q.peak_bytes, q.mean_bytes
         );
+    }
+    if let Some(p) = &x.pfc {
+        let _ = writeln!(
+            o,
+            "\nPFC: {} PAUSE and {} RESUME frames sent, {} data packets dropped for want of headroom, largest ingress count {} B",
+            p.pauses, p.resumes, p.headroom_drops, p.peak_ingress_bytes
+        );
+        if p.tiers.is_empty() {
+            let _ = writeln!(o, "  no port was paused");
+        } else {
+            let _ = writeln!(
+                o,
+                "  {:<16} {:>13} {:>8} {:>14} {:>16}",
+                "paused tier", "ports paused", "pauses", "paused us", "max per port us"
+            );
+            for t in &p.tiers {
+                let _ = writeln!(
+                    o,
+                    "  {:<16} {:>13} {:>8} {:>14} {:>16}",
+                    t.tier,
+                    t.ports_paused,
+                    t.pauses,
+                    us(t.paused_s),
+                    us(t.max_paused_s)
+                );
+            }
+        }
     }
     slowest(&mut o, &x.slowest);
     o

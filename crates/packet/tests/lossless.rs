@@ -1,0 +1,205 @@
+//! Priority flow control: no loss with enough headroom, losses counted without it, pauses
+//! spreading upstream, and the headroom formula, against closed forms.
+
+mod common;
+
+use aifabric_packet::{pfc_headroom_bytes, run, Cc, Config, Lb, Pfc};
+use common::*;
+
+/// A lossless RoCE-style configuration for the 100 Gb/s test trees.
+fn lossless() -> Config {
+    Config {
+        mtu_bytes: 4150,
+        ..Config::roce()
+    }
+}
+
+/// `H = R x (2 x delay + response) + 2 MTU`, worked by hand: 800 Gb/s is 100 bytes per ns.
+#[test]
+fn headroom_is_the_closed_form() {
+    // 100 m of cable (500 ns each way), 1 us response: 100 B/ns x 2,000 ns + 2 x 4,160 B.
+    assert_eq!(
+        pfc_headroom_bytes(800_000_000_000, 500_000, 1_000_000, 4160),
+        200_000 + 8_320
+    );
+    // 2 km (10 us each way): 100 B/ns x 21,000 ns + 8,320 B, about 2 MB as the seeds say.
+    assert_eq!(
+        pfc_headroom_bytes(800_000_000_000, 10_000_000, 1_000_000, 4160),
+        2_100_000 + 8_320
+    );
+    // 100 Gb/s over 1 us links with no response time: 12.5 B/ns x 2,000 ns + 2 MTU.
+    assert_eq!(
+        pfc_headroom_bytes(100_000_000_000, 1_000_000, 0, 4150),
+        25_000 + 8_300
+    );
+}
+
+/// N -> 1 incast under PFC: nothing is dropped, trimmed or resent; the receiver's link
+/// stays busy, so the makespan is the N x size / rate floor plus a few microseconds; and the
+/// pauses reach past the congested switch (the ports feeding the aggregation and core
+/// tiers are paused too: head-of-line blocking spreads upstream).
+#[test]
+fn incast_under_pfc_loses_nothing_and_keeps_the_receiver_busy() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let n = 12u64;
+    let size = 1_000_000u64;
+    // Senders in every pod, one receiver.
+    let flows: Vec<(u32, u32, u64)> = (0..n as u32).map(|i| (i + 4, 0, size)).collect();
+    let tm = matrix(16, &flows);
+    let cfg = Config {
+        check_conservation: true,
+        ..lossless()
+    };
+    let r = run(&net, &tm, &g, &cfg).unwrap();
+    assert_eq!(r.unfinished, 0);
+    let c = &r.counters;
+    assert_eq!(
+        (c.dropped, c.trimmed, c.data_retransmitted, c.timeouts),
+        (0, 0, 0, 0),
+        "{c:?}"
+    );
+    let pfc = r.pfc.as_ref().expect("PFC is on");
+    assert_eq!(pfc.headroom_drops, 0);
+    assert!(pfc.pauses > 0 && pfc.pauses >= pfc.resumes, "{pfc:?}");
+    // What the receiver's link must carry, headers included.
+    let packets = size.div_ceil(4150 - 64);
+    let wire = n * (size + packets * 64);
+    let floor = wire as f64 * 8.0 / 100e9;
+    assert!(r.makespan_s >= floor, "{} < {floor}", r.makespan_s);
+    assert!(
+        r.makespan_s <= floor * 1.01 + 20e-6,
+        "PFC keeps the bottleneck busy: {} vs {floor}",
+        r.makespan_s
+    );
+    // Paused: the senders' NICs and at least one switch tier above the rack.
+    let paused: Vec<&str> = pfc.tiers.iter().map(|t| t.tier.as_str()).collect();
+    assert!(paused.len() >= 2, "pauses only at {paused:?}");
+    // No ingress count ever went past XOFF plus its link's headroom.
+    let p = cfg.pfc.unwrap();
+    let worst_headroom = pfc_headroom_bytes(100_000_000_000, 1_000_000, p.response_ps, 4150) * 2;
+    assert!(pfc.peak_ingress_bytes <= p.xoff_bytes + worst_headroom);
+}
+
+/// Headroom too small for the link's delay: the data in flight when the PAUSE lands does
+/// not fit, and every such packet is counted as a headroom drop and recovered by the
+/// retransmission timer; every flow still completes and bytes are conserved.
+#[test]
+fn too_little_headroom_drops_and_counts() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let flows: Vec<(u32, u32, u64)> = (0..8u32).map(|i| (i + 4, 0, 500_000)).collect();
+    let tm = matrix(16, &flows);
+    let base = Config {
+        link_latency_ps: Some(10_000_000),
+        rto_ps: 2_000_000_000,
+        check_conservation: true,
+        ..lossless()
+    };
+    // Enough: each link's own need, at 10 us per link.
+    let ok = run(&net, &tm, &g, &base).unwrap();
+    assert_eq!(ok.pfc.as_ref().unwrap().headroom_drops, 0);
+    assert_eq!(ok.counters.dropped, 0);
+    // One MTU of headroom where 10 us of a 100 Gb/s link is 125 KB.
+    let small = Config {
+        pfc: Some(Pfc {
+            headroom_bytes: Some(4150),
+            ..Pfc::default()
+        }),
+        ..base
+    };
+    let r = run(&net, &tm, &g, &small).unwrap();
+    let pfc = r.pfc.as_ref().unwrap();
+    assert!(pfc.headroom_drops > 0, "{pfc:?}");
+    assert_eq!(r.counters.dropped, pfc.headroom_drops);
+    assert!(r.counters.timeouts > 0);
+    assert!(r.counters.data_retransmitted >= pfc.headroom_drops);
+    assert_eq!(r.unfinished, 0);
+    assert!(r.makespan_s > ok.makespan_s);
+}
+
+/// Without PFC the same incast on drop-tail queues loses packets: the lossless run's zero
+/// is PFC's doing, not the traffic's.
+#[test]
+fn the_same_incast_without_pfc_drops() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let flows: Vec<(u32, u32, u64)> = (0..8u32).map(|i| (i + 4, 0, 500_000)).collect();
+    let tm = matrix(16, &flows);
+    let cfg = Config {
+        pfc: None,
+        queue_bytes: 200_000,
+        rto_ps: 200_000_000,
+        ..lossless()
+    };
+    let r = run(&net, &tm, &g, &cfg).unwrap();
+    assert!(r.counters.dropped > 0, "{:?}", r.counters);
+    assert!(r.pfc.is_none());
+}
+
+mod property {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        /// A lossless run never drops, whatever the traffic, load balancing, thresholds
+        /// and link delays, as long as the headroom is each link's own need; the ingress
+        /// counts match the queued data at every event (`check_conservation`).
+        #[test]
+        fn a_lossless_run_never_drops(
+            flows in prop::collection::vec((0u32..16, 0u32..16, 1u64..300_000), 1..24),
+            lb in 0usize..3,
+            xoff in 8_300u64..300_000,
+            hysteresis in 0u64..50_000,
+            latency_ns in prop::sample::select(vec![0u64, 100, 1_000, 5_000]),
+            seed in 0u64..1000,
+        ) {
+            let f = fat_tree(4);
+            let net = net(&f);
+            let g = gpus(&f);
+            let flows: Vec<(u32, u32, u64)> =
+                flows.into_iter().filter(|f| f.0 != f.1).collect();
+            prop_assume!(!flows.is_empty());
+            let tm = matrix(16, &flows);
+            let cfg = Config {
+                lb: [Lb::Ecmp, Lb::Spray(16), Lb::Adaptive][lb],
+                cc: Cc::LineRate,
+                link_latency_ps: Some(latency_ns * 1000),
+                pfc: Some(Pfc {
+                    xoff_bytes: xoff,
+                    xon_bytes: xoff.saturating_sub(hysteresis),
+                    ..Pfc::default()
+                }),
+                seed,
+                check_conservation: true,
+                ..lossless()
+            };
+            let r = run(&net, &tm, &g, &cfg).unwrap();
+            prop_assert_eq!(r.unfinished, 0);
+            prop_assert_eq!(r.counters.dropped, 0);
+            prop_assert_eq!(r.counters.data_retransmitted, 0);
+            prop_assert_eq!(r.pfc.unwrap().headroom_drops, 0);
+        }
+    }
+}
+
+/// Same seed, same output, with PFC on.
+#[test]
+fn pfc_runs_are_deterministic() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let flows: Vec<(u32, u32, u64)> = (0..12u32).map(|i| (i + 4, i % 4, 300_000)).collect();
+    let tm = matrix(16, &flows);
+    let cfg = Config {
+        lb: Lb::Spray(16),
+        ..lossless()
+    };
+    let a = serde_json::to_string(&run(&net, &tm, &g, &cfg).unwrap()).unwrap();
+    let b = serde_json::to_string(&run(&net, &tm, &g, &cfg).unwrap()).unwrap();
+    assert_eq!(a, b);
+}
