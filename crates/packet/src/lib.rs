@@ -28,6 +28,7 @@
 //! Scale-up (NVLink) transfers are not modelled: every flow crosses the scale-out network.
 //! DSF zones (VOQs, credits, cells) are refused with a clear error for now.
 
+pub mod dcqcn;
 mod events;
 pub mod nscc;
 mod sim;
