@@ -378,7 +378,7 @@ class Fabric:
         (``--engine packet|both``), with its options as keywords: ``preset`` (``"uec-htsim"``,
         ``"roce"``),
         ``lb`` (``"ecmp"``, ``"spray:N"``, ``"adaptive"``), ``cc`` (``"nscc"``,
-        ``"line-rate"``), ``mtu``, ``queue_bytes``, ``ecn`` (``"MIN:MAX"`` or ``"off"``),
+        ``"dcqcn"``, ``"line-rate"``), ``mtu``, ``queue_bytes``, ``ecn`` (``"MIN:MAX"`` or ``"off"``),
         ``trim``, ``ack_bytes``, ``link_latency_us``, ``switch_latency_us``, ``rto_us``,
         ``seed``, ``end_us``, ``pfc`` (``"on"``, ``"off"``, ``"XOFF:XON"``), ``pfc_headroom``
         (``"auto"`` or bytes); the result is the JSON contract, without tables."""

@@ -16,7 +16,7 @@ pub struct PacketOptions {
     pub preset: Option<String>,
     /// `ecmp`, `spray:N`, `spray` or `adaptive`.
     pub lb: Option<String>,
-    /// `nscc` or `line-rate`.
+    /// `nscc`, `dcqcn` or `line-rate`.
     pub cc: Option<String>,
     /// MTU on the wire, bytes.
     pub mtu_bytes: Option<u32>,
@@ -93,9 +93,10 @@ impl PacketOptions {
                 }
                 "nscc" => aifabric_packet::Cc::NsccAuto,
                 "line-rate" => aifabric_packet::Cc::LineRate,
+                "dcqcn" => aifabric_packet::Cc::DcqcnAuto,
                 _ => {
                     return Err(Error::bad_request(format!(
-                        "--cc {cc}: give nscc or line-rate"
+                        "--cc {cc}: give nscc, dcqcn or line-rate"
                     )))
                 }
             };
@@ -111,14 +112,25 @@ impl PacketOptions {
                 _ => {
                     let bad = || {
                         Error::bad_request(format!(
-                            "--ecn {e}: give MIN:MAX in bytes of queue (e.g. 37350:145250) or off"
+                            "--ecn {e}: give MIN:MAX in bytes of queue (e.g. 37350:145250), \
+                             MIN:MAX:PMAX with the marking probability at MAX (RED's Pmax, \
+                             0 < PMAX <= 1; e.g. 5000:200000:0.01 as DCQCN's switches), or off"
                         ))
                     };
-                    let (a, b) = e.split_once(':').ok_or_else(bad)?;
+                    let mut parts = e.split(':');
+                    let (a, b) = (parts.next().ok_or_else(bad)?, parts.next().ok_or_else(bad)?);
+                    let pmax: f64 = match parts.next() {
+                        Some(x) => x.trim().parse().map_err(|_| bad())?,
+                        None => 1.0,
+                    };
+                    if parts.next().is_some() || !(pmax > 0.0 && pmax <= 1.0) {
+                        return Err(bad());
+                    }
                     let (a, b): (u64, u64) = (
                         a.trim().parse().map_err(|_| bad())?,
                         b.trim().parse().map_err(|_| bad())?,
                     );
+                    c.ecn_max_probability = pmax;
                     Some((a, b))
                 }
             };

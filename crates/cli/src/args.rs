@@ -592,7 +592,8 @@ pub(crate) struct PacketArgs {
     /// MTU). Flags given override it.
     #[arg(long)]
     pub preset: Option<String>,
-    /// Packet engine: nscc (default) or line-rate (no congestion control).
+    /// Packet engine: nscc (default), dcqcn (rate control on ECN, for lossless RoCE fabrics)
+    /// or line-rate (no congestion control).
     #[arg(long)]
     pub cc: Option<String>,
     /// Packet engine: MTU on the wire, bytes (default 4150).
@@ -601,9 +602,9 @@ pub(crate) struct PacketArgs {
     /// Packet engine: data queue per switch port, bytes (default 178450).
     #[arg(long, value_name = "B")]
     pub queue_bytes: Option<u64>,
-    /// Packet engine: ECN marking between MIN and MAX bytes of queue, or off (default
-    /// 37350:145250).
-    #[arg(long, value_name = "MIN:MAX|off")]
+    /// Packet engine: ECN marking between MIN and MAX bytes of queue (probability linear to
+    /// PMAX at MAX, 1 above; PMAX defaults to 1), or off (default 37350:145250).
+    #[arg(long, value_name = "MIN:MAX[:PMAX]|off")]
     pub ecn: Option<String>,
     /// Packet engine: trim packets that do not fit to their header (the default).
     #[arg(long, conflicts_with = "drop_tail")]

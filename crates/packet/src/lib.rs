@@ -92,6 +92,12 @@ pub enum Cc {
     NsccAuto,
     /// No congestion control: the NIC sends at line rate whatever the network does.
     LineRate,
+    /// DCQCN ([`dcqcn`]): each flow paced at a rate cut on every congestion notification
+    /// packet (CNP) its receiver returns for ECN-marked data (at most one per
+    /// `cnp_interval_ps`), raised again by timer and byte counter.
+    Dcqcn(dcqcn::Params),
+    /// DCQCN with [`dcqcn::Params::for_line_rate`] at the hosts' NIC rate.
+    DcqcnAuto,
 }
 
 /// Everything the packet engine's model takes.
@@ -112,6 +118,9 @@ pub struct Config {
     /// ECN marking on dequeue, linear from 0 at the first to 1 at the second data-class
     /// occupancy, bytes; `None`: no marking.
     pub ecn_bytes: Option<(u64, u64)>,
+    /// Marking probability at the second threshold (RED's `Pmax`; above it every packet is
+    /// marked): 1 is the linear ramp htsim uses, DCQCN's switches use 0.01.
+    pub ecn_max_probability: f64,
     /// Trim data packets that do not fit (else drop them).
     pub trim: bool,
     /// Load balancing.
@@ -152,6 +161,7 @@ impl Config {
             queue_bytes: 178_450,
             priority_queue_bytes: 2 * 178_450,
             ecn_bytes: Some((37_350, 145_250)),
+            ecn_max_probability: 1.0,
             trim: true,
             lb: Lb::Spray(128),
             cc: Cc::Nscc(nscc::Params::for_path(100_000_000_000, 14_022_720, 4150)),
@@ -265,6 +275,8 @@ pub struct Counters {
     pub ecn_marked: u64,
     /// Retransmission timeouts that resent something.
     pub timeouts: u64,
+    /// Congestion notification packets sent (DCQCN).
+    pub cnps: u64,
 }
 
 /// Queue occupancy of one tier's egress ports (those that carried traffic).

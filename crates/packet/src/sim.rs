@@ -1,8 +1,8 @@
 //! The event loop: ports, switches and endpoints (see the crate docs).
 
 use crate::events::Events;
-use crate::nscc;
 use crate::topo::Topo;
+use crate::{dcqcn, nscc};
 use crate::{
     Cc, Config, Counters, Lb, PacketError, PacketResult, PfcResult, TierPauses, TierQueues,
 };
@@ -23,6 +23,8 @@ const ACK_TIMER: u64 = 4;
 const PAUSE: u64 = 5;
 /// A RESUME frame reaches the port it restarts.
 const RESUME: u64 = 6;
+/// A host's paced flows may send again (DCQCN).
+const PACE: u64 = 7;
 const ID: u64 = (1 << 56) - 1;
 
 /// Packet kinds.
@@ -30,6 +32,8 @@ const DATA: u8 = 0;
 const HEADER: u8 = 1;
 const ACK: u8 = 2;
 const NACK: u8 = 3;
+/// DCQCN's congestion notification, receiver to sender.
+const CNP: u8 = 4;
 
 /// Per-packet state of a sender.
 const UNSENT: u8 = 0;
@@ -177,6 +181,10 @@ struct Flow {
     pending_ecn: u32,
     /// A delayed-ACK event is scheduled.
     ack_timer: bool,
+    /// DCQCN: the sender's rate, when it may send next, and the receiver's CNP pacing.
+    rate: Option<dcqcn::State>,
+    next_send_ps: u64,
+    cnp: dcqcn::CnpPacer,
 }
 
 impl Flow {
@@ -255,6 +263,8 @@ struct Sim<'a> {
     /// How long a receiver holds unacknowledged data at most: three quarters of the RTO, so
     /// the ACK is back before the timer fires.
     ack_delay_ps: u64,
+    /// Per host: when a PACE event is due (DCQCN).
+    pace_at: Vec<u64>,
     /// PFC frames sent and data dropped for want of headroom.
     pfc_pauses: u64,
     pfc_resumes: u64,
@@ -363,7 +373,10 @@ impl Sim<'_> {
                     true
                 } else {
                     let u = next_rand(&mut self.rng) >> 11;
-                    (u as f64) < (q - lo) as f64 / (hi - lo) as f64 * (1u64 << 53) as f64
+                    (u as f64)
+                        < (q - lo) as f64 / (hi - lo) as f64
+                            * self.cfg.ecn_max_probability
+                            * (1u64 << 53) as f64
                 };
                 if mark && !self.packets[i as usize].ecn {
                     self.packets[i as usize].ecn = true;
@@ -526,7 +539,7 @@ impl Sim<'_> {
         let pk = self.packets[i as usize];
         let f = &self.flows[pk.flow as usize];
         // Control packets travel from the flow's receiver back to its sender.
-        let to_host = if matches!(pk.kind, ACK | NACK) {
+        let to_host = if matches!(pk.kind, ACK | NACK | CNP) {
             f.src
         } else {
             f.dst
@@ -600,6 +613,22 @@ impl Sim<'_> {
                 return;
             }
         }
+        if matches!(self.cfg.cc, Cc::Dcqcn(_)) {
+            // Nothing may go now: wake up when the first paced flow may.
+            let next = self.active[h as usize]
+                .iter()
+                .map(|&fi| &self.flows[fi as usize])
+                .filter(|f| f.next_send_ps > self.now && f.rate.is_some())
+                .map(|f| f.next_send_ps)
+                .min();
+            if let Some(t) = next {
+                let at = &mut self.pace_at[h as usize];
+                if *at <= self.now || t < *at {
+                    *at = t;
+                    self.events.push(t, PACE << 56 | u64::from(h));
+                }
+            }
+        }
     }
 
     /// The next data packet flow `fi` may send now, if any.
@@ -623,10 +652,21 @@ impl Sim<'_> {
         let bytes = f.wire_bytes(seq, mtu, hdr);
         let window = match self.cfg.cc {
             Cc::Nscc(_) => f.cc.cwnd_bytes as u64,
-            Cc::LineRate | Cc::NsccAuto => u64::MAX,
+            _ => u64::MAX,
         };
         if f.in_flight_bytes > 0 && f.in_flight_bytes + u64::from(bytes) > window {
             return None;
+        }
+        // DCQCN paces each flow at its rate: the next packet leaves one packet time (at that
+        // rate) after the previous one.
+        if let (Cc::Dcqcn(p), Some(st)) = (&self.cfg.cc, f.rate.as_mut()) {
+            if now < f.next_send_ps {
+                return None;
+            }
+            st.on_sent(p, u64::from(bytes), now);
+            let gap =
+                (u128::from(bytes) * 8_000_000_000_000).div_ceil(u128::from(st.rate_bps().max(1)));
+            f.next_send_ps = now + gap as u64;
         }
         if again {
             f.retx.pop_front();
@@ -791,6 +831,13 @@ impl Sim<'_> {
                     },
                 );
             }
+            CNP => {
+                if let (Cc::Dcqcn(p), Some(st)) =
+                    (&self.cfg.cc, self.flows[pk.flow as usize].rate.as_mut())
+                {
+                    st.on_cnp(p, self.now);
+                }
+            }
             _ => self.receive_nack(pk),
         }
     }
@@ -825,9 +872,30 @@ impl Sim<'_> {
                 f.pending_ecn += pk.bytes;
             }
         }
+        let cnp = match (&self.cfg.cc, pk.ecn) {
+            (Cc::Dcqcn(p), true) => f.cnp.should_send(p, now),
+            _ => false,
+        };
         // A duplicate is acknowledged again (at once): the sender may have presumed it lost.
         f.pending.push(pk.seq);
         let complete = f.received == f.packets;
+        if cnp {
+            let dst = f.dst;
+            self.counters.cnps += 1;
+            self.send_control(
+                dst,
+                Packet {
+                    flow: pk.flow,
+                    seq: pk.seq,
+                    bytes: self.cfg.header_bytes,
+                    kind: CNP,
+                    entropy: pk.entropy,
+                    live: true,
+                    ..Packet::default()
+                },
+            );
+        }
+        let f = &mut self.flows[pk.flow as usize];
         // At once: a mark (its echo must not wait), the first packet, a packet asking for
         // it, the last one; else every `every` bytes.
         let now_ack = pk.ecn || f.received == 1 || pk.ack_request || complete || !new;
@@ -1137,13 +1205,20 @@ pub fn run(
             ..cfg.clone()
         };
         &resolved
+    } else if cfg.cc == Cc::DcqcnAuto {
+        let nic = hosts_nic_rate(&topo);
+        resolved = Config {
+            cc: Cc::Dcqcn(dcqcn::Params::for_line_rate(nic)),
+            ..cfg.clone()
+        };
+        &resolved
     } else {
         cfg
     };
     let payload = u64::from(cfg.mtu_bytes - cfg.header_bytes);
     let init = match cfg.cc {
         Cc::Nscc(p) => nscc::State::new(&p),
-        Cc::LineRate | Cc::NsccAuto => nscc::State::default(),
+        _ => nscc::State::default(),
     };
     // Every packet is at least one event on each hop: refuse what would take hours (and
     // tens of bytes of state per packet of the flows running) before allocating anything.
@@ -1200,6 +1275,12 @@ pub fn run(
             pending_bytes: 0,
             pending_ecn: 0,
             ack_timer: false,
+            rate: match cfg.cc {
+                Cc::Dcqcn(p) => Some(dcqcn::State::new(&p, 0)),
+                _ => None,
+            },
+            next_send_ps: 0,
+            cnp: dcqcn::CnpPacer::new(),
         });
     }
     let n_hosts = hosts.len();
@@ -1234,6 +1315,7 @@ pub fn run(
         done_flows: 0,
         events_done: 0,
         ack_delay_ps: cfg.rto_ps / 4 * 3,
+        pace_at: vec![0; n_hosts],
         pfc_pauses: 0,
         pfc_resumes: 0,
         pfc_drops: 0,
@@ -1273,13 +1355,28 @@ pub fn run(
             RTO => sim.timeout(id),
             ACK_TIMER => sim.ack_timer(id),
             PAUSE => sim.pause(id, true),
-            _ => sim.pause(id, false),
+            RESUME => sim.pause(id, false),
+            _ => {
+                if sim.pace_at[id as usize] == sim.now {
+                    sim.try_send(id);
+                }
+            }
         }
         if cfg.check_conservation {
             sim.check();
         }
     }
     Ok(sim.result(net, tm))
+}
+
+/// The fastest NIC among the hosts, bits per second (DCQCN starts at line rate).
+fn hosts_nic_rate(topo: &Topo) -> u64 {
+    topo.host_up
+        .iter()
+        .map(|&p| topo.ports[p as usize].rate_bps)
+        .max()
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// NSCC parameters for the matrix's longest path ([`Cc::NsccAuto`]): the path of entropy 0

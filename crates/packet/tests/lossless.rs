@@ -146,8 +146,8 @@ mod property {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
-        /// A lossless run never drops, whatever the traffic, load balancing, thresholds
-        /// and link delays, as long as the headroom is each link's own need; the ingress
+        /// A lossless run never drops, whatever the traffic, load balancing, thresholds,
+        /// link delays and senders (line rate or DCQCN), as long as the headroom is each link's own need; the ingress
         /// counts match the queued data at every event (`check_conservation`).
         #[test]
         fn a_lossless_run_never_drops(
@@ -156,6 +156,7 @@ mod property {
             xoff in 8_300u64..300_000,
             hysteresis in 0u64..50_000,
             latency_ns in prop::sample::select(vec![0u64, 100, 1_000, 5_000]),
+            dcqcn in any::<bool>(),
             seed in 0u64..1000,
         ) {
             let f = fat_tree(4);
@@ -167,7 +168,8 @@ mod property {
             let tm = matrix(16, &flows);
             let cfg = Config {
                 lb: [Lb::Ecmp, Lb::Spray(16), Lb::Adaptive][lb],
-                cc: Cc::LineRate,
+                cc: if dcqcn { Cc::DcqcnAuto } else { Cc::LineRate },
+                ecn_bytes: Some((5_000, 100_000)),
                 link_latency_ps: Some(latency_ns * 1000),
                 pfc: Some(Pfc {
                     xoff_bytes: xoff,
@@ -202,4 +204,56 @@ fn pfc_runs_are_deterministic() {
     let a = serde_json::to_string(&run(&net, &tm, &g, &cfg).unwrap()).unwrap();
     let b = serde_json::to_string(&run(&net, &tm, &g, &cfg).unwrap()).unwrap();
     assert_eq!(a, b);
+}
+
+/// DCQCN on a lossless fabric: an idle path is never marked, so a lone flow runs at line
+/// rate exactly as without congestion control; under an incast the receivers return CNPs,
+/// the senders slow down and the switches pause their neighbours less often than with
+/// line-rate senders, still without a loss.
+#[test]
+fn dcqcn_slows_incast_senders_and_pauses_less() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let dcqcn = Config {
+        cc: Cc::DcqcnAuto,
+        ecn_bytes: Some((5_000, 200_000)),
+        ecn_max_probability: 0.01,
+        check_conservation: true,
+        ..lossless()
+    };
+    let alone = matrix(16, &[(0, 15, 2_000_000)]);
+    let a = run(&net, &alone, &g, &dcqcn).unwrap();
+    let b = run(
+        &net,
+        &alone,
+        &g,
+        &Config {
+            cc: Cc::LineRate,
+            ..dcqcn.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(a.counters.cnps, 0);
+    assert_eq!(a.fct.max_s, b.fct.max_s);
+    let flows: Vec<(u32, u32, u64)> = (0..12u32).map(|i| (i + 4, 0, 1_000_000)).collect();
+    let tm = matrix(16, &flows);
+    let d = run(&net, &tm, &g, &dcqcn).unwrap();
+    let l = run(
+        &net,
+        &tm,
+        &g,
+        &Config {
+            cc: Cc::LineRate,
+            ..dcqcn.clone()
+        },
+    )
+    .unwrap();
+    assert!(d.counters.cnps > 0, "{:?}", d.counters);
+    assert_eq!(d.counters.dropped + l.counters.dropped, 0);
+    let (pd, pl) = (d.pfc.unwrap().pauses, l.pfc.unwrap().pauses);
+    assert!(pd < pl, "DCQCN {pd} pauses, line rate {pl}");
+    // The receiver's link is the floor either way.
+    let floor = 12.0 * 1_000_000.0 * 8.0 / 100e9;
+    assert!(d.makespan_s >= floor && l.makespan_s >= floor);
 }

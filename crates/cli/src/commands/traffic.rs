@@ -116,6 +116,16 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
         ),
         Cc::NsccAuto => "NSCC".to_owned(),
         Cc::LineRate => "line rate, no congestion control".to_owned(),
+        Cc::Dcqcn(p) => format!(
+            "DCQCN (line rate {} Gb/s, g {}, timers {:.0} us, byte counter {} B, F {}, R_AI {} Mb/s)",
+            p.line_rate_bps as f64 / 1e9,
+            p.g,
+            p.rate_timer_ps as f64 * 1e-6,
+            p.byte_counter_bytes,
+            p.fast_recovery_steps,
+            p.rate_ai_bps as f64 / 1e6
+        ),
+        Cc::DcqcnAuto => "DCQCN".to_owned(),
     };
     let _ = writeln!(
         o,
@@ -136,8 +146,11 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
                 if c.trim { "trimming" } else { "drop-tail" }
             ),
         },
-        c.ecn_bytes
-            .map_or("off".to_owned(), |(a, b)| format!("{a}:{b} B")),
+        c.ecn_bytes.map_or("off".to_owned(), |(a, b)| if c.ecn_max_probability < 1.0 {
+            format!("{a}:{b} B (P {} at {b} B)", c.ecn_max_probability)
+        } else {
+            format!("{a}:{b} B")
+        }),
         c.ack_every_bytes,
         c.link_latency_ps
             .map_or("at 5 ns/m of cable".to_owned(), |l| format!(
@@ -209,7 +222,7 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
     let k = &x.counters;
     let _ = writeln!(
         o,
-        "\nPackets: {} new, {} retransmitted, {} ACKs, {} NACKs, {} trimmed, {} dropped, {} ECN-marked, {} timeouts",
+        "\nPackets: {} new, {} retransmitted, {} ACKs, {} NACKs, {} trimmed, {} dropped, {} ECN-marked, {} timeouts, {} CNPs",
         k.data_new,
         k.data_retransmitted,
         k.acks,
@@ -217,7 +230,8 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
         k.trimmed,
         k.dropped,
         k.ecn_marked,
-        k.timeouts
+        k.timeouts,
+        k.cnps
     );
     let _ = writeln!(o, "\nQueues per tier (ports that carried packets)");
     let _ = writeln!(
