@@ -287,11 +287,12 @@ fn packet_options(m: &HashMap<String, String>) -> Result<aifabric::packet::Packe
             "end_us" => o.end_us = Some(parse(k, &v)?),
             "pfc" => o.pfc = Some(v),
             "pfc_headroom" => o.pfc_headroom = Some(v),
+            "admission" => o.admission = Some(v),
             _ => {
                 return Err(Failed::Bad(format!(
                     "{k}: not a packet-engine option; they are preset, lb, cc, mtu, \
                      queue_bytes, ecn, trim, ack_bytes, link_latency_us, switch_latency_us, \
-                     rto_us, seed, end_us, pfc, pfc_headroom"
+                     rto_us, seed, end_us, pfc, pfc_headroom, admission"
                 )))
             }
         }

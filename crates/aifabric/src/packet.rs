@@ -44,6 +44,9 @@ pub struct PacketOptions {
     /// PFC headroom above XOFF per ingress link: `auto` (each link's own need, from its rate
     /// and delay) or bytes.
     pub pfc_headroom: Option<String>,
+    /// Receiver-driven admission: `on` (512 KiB chunks, 2 outstanding per receiver),
+    /// `CHUNK:WINDOW` (bytes, chunks) or `off`.
+    pub admission: Option<String>,
 }
 
 /// Presets `PacketOptions::preset` takes.
@@ -196,6 +199,33 @@ impl PacketOptions {
                         "--pfc-headroom {h}: give auto or bytes above XOFF per ingress link"
                     ))
                 })?),
+            };
+        }
+        if let Some(v) = &self.admission {
+            c.admission = match v.as_str() {
+                "off" => None,
+                "on" => Some(c.admission.unwrap_or_default()),
+                _ => {
+                    let bad = || {
+                        Error::bad_request(format!(
+                            "--admission {v}: give on, off or CHUNK:WINDOW (payload bytes a \
+                             clear-to-send covers, chunks outstanding per receiver; e.g. \
+                             524288:2)"
+                        ))
+                    };
+                    let (a, b) = v.split_once(':').ok_or_else(bad)?;
+                    let (chunk, window): (u64, u32) = (
+                        a.trim().parse().map_err(|_| bad())?,
+                        b.trim().parse().map_err(|_| bad())?,
+                    );
+                    if chunk == 0 || window == 0 {
+                        return Err(bad());
+                    }
+                    Some(aifabric_packet::Admission {
+                        chunk_bytes: chunk,
+                        window,
+                    })
+                }
             };
         }
         if c.pfc.is_some() && c.trim {

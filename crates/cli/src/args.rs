@@ -588,8 +588,8 @@ pub(crate) struct PacketArgs {
     /// Packet engine: every model parameter from a preset; `uec-htsim` is htsim's Ultra
     /// Ethernet regression runs (100 Gb/s, 1 us links, 4,150 B MTU, 178,450 B queues with
     /// trimming, ECN 37,350:145,250, NSCC, spray:128, seed 13); `roce` is a RoCE fabric as
-    /// Meta ran its 400G AI zones (PFC, line-rate senders, no ECN or trimming, ECMP, 4,160 B
-    /// MTU). Flags given override it.
+    /// Meta ran its 400G AI zones (PFC, line-rate senders, receiver-driven admission, no ECN
+    /// or trimming, ECMP, 4,160 B MTU). Flags given override it.
     #[arg(long)]
     pub preset: Option<String>,
     /// Packet engine: nscc (default), dcqcn (rate control on ECN, for lossless RoCE fabrics)
@@ -634,6 +634,11 @@ pub(crate) struct PacketArgs {
     /// (2 x delay + response) + 2 MTU) or bytes; too little and data is dropped (counted).
     #[arg(long, value_name = "auto|B")]
     pub pfc_headroom: Option<String>,
+    /// Packet engine: receiver-driven admission (a clear-to-send per chunk, as Meta's
+    /// collective library on RoCE): on (524288-byte chunks, 2 outstanding per receiver),
+    /// CHUNK:WINDOW, or off (default off; on with --preset roce).
+    #[arg(long, value_name = "on|off|CHUNK:WINDOW")]
+    pub admission: Option<String>,
 }
 
 impl PacketArgs {
@@ -652,6 +657,7 @@ impl PacketArgs {
             || self.end_us.is_some()
             || self.pfc.is_some()
             || self.pfc_headroom.is_some()
+            || self.admission.is_some()
     }
 }
 
@@ -706,6 +712,7 @@ impl SimArgs {
             end_us: p.end_us,
             pfc: p.pfc.clone(),
             pfc_headroom: p.pfc_headroom.clone(),
+            admission: p.admission.clone(),
         }
     }
 

@@ -140,6 +140,8 @@ pub struct Config {
     pub end_ps: u64,
     /// Priority flow control (IEEE 802.1Qbb) on the data class: `None`, a lossy fabric.
     pub pfc: Option<Pfc>,
+    /// Receiver-driven admission (clear-to-send per chunk): `None`, senders need no leave.
+    pub admission: Option<Admission>,
     /// Check at every event that the bytes hosts put on the wire equal those delivered,
     /// dropped, trimmed off and still in the network (by a scan of live packets: slow, for
     /// tests).
@@ -171,13 +173,15 @@ impl Config {
             seed: 13,
             end_ps: u64::MAX,
             pfc: None,
+            admission: None,
             check_conservation: false,
         }
     }
 
     /// A RoCE fabric as Meta ran its 400G AI zones (Gangidi et al., "RDMA over Ethernet for
     /// Distributed Training at Meta Scale", SIGCOMM 2024): PFC on the data class and no
-    /// congestion control (DCQCN off; line-rate senders), no trimming or ECN, per-flow ECMP,
+    /// congestion control (DCQCN off; line-rate senders), receiver-driven admission in the
+    /// collective library (a clear-to-send per chunk), no trimming or ECN, per-flow ECMP,
     /// 4,096 B of payload per packet plus 64 B of headers, ACK every 16,384 B, and a
     /// retransmission timeout far above any pause (lossless: nothing to recover).
     pub fn roce() -> Config {
@@ -189,7 +193,35 @@ impl Config {
             cc: Cc::LineRate,
             rto_ps: 10_000_000_000,
             pfc: Some(Pfc::default()),
+            admission: Some(Admission::default()),
             ..Config::default()
+        }
+    }
+}
+
+/// Receiver-driven admission, as Meta's collective library does on its RoCE fabrics
+/// (Gangidi et al., SIGCOMM 2024: a clear-to-send before each RDMA write, CTS packets in a
+/// high-priority queue): a flow is cut into chunks; its sender may send a chunk's packets
+/// only once the receiver's CTS for it arrived. Each receiving host lets at most `window`
+/// chunks be granted and not yet received, over all the flows toward it, granting them
+/// round robin among those flows. The receiver knows of a flow when it starts (a
+/// collective's schedule is known at both ends); the first CTS takes the way back. The
+/// chunk size and the window are not published: the defaults are assumptions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Admission {
+    /// Bytes of payload a CTS clears.
+    pub chunk_bytes: u64,
+    /// Chunks a receiver has granted and not yet received, at most.
+    pub window: u32,
+}
+
+impl Default for Admission {
+    /// 512 KiB chunks, two outstanding per receiver (one in flight while the next CTS
+    /// travels).
+    fn default() -> Self {
+        Admission {
+            chunk_bytes: 512 << 10,
+            window: 2,
         }
     }
 }
@@ -277,6 +309,8 @@ pub struct Counters {
     pub timeouts: u64,
     /// Congestion notification packets sent (DCQCN).
     pub cnps: u64,
+    /// Clear-to-send packets sent (receiver-driven admission).
+    pub cts: u64,
 }
 
 /// Queue occupancy of one tier's egress ports (those that carried traffic).

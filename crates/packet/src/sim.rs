@@ -34,6 +34,8 @@ const ACK: u8 = 2;
 const NACK: u8 = 3;
 /// DCQCN's congestion notification, receiver to sender.
 const CNP: u8 = 4;
+/// Receiver-driven admission: clear to send one more chunk, receiver to sender.
+const CTS: u8 = 5;
 
 /// Per-packet state of a sender.
 const UNSENT: u8 = 0;
@@ -185,6 +187,11 @@ struct Flow {
     rate: Option<dcqcn::State>,
     next_send_ps: u64,
     cnp: dcqcn::CnpPacer,
+    /// Admission: packets the sender may send for the first time (cleared by CTS), chunks
+    /// the receiver granted and saw complete.
+    cleared: u32,
+    chunks_granted: u32,
+    chunks_done: u32,
 }
 
 impl Flow {
@@ -265,6 +272,10 @@ struct Sim<'a> {
     ack_delay_ps: u64,
     /// Per host: when a PACE event is due (DCQCN).
     pace_at: Vec<u64>,
+    /// Admission, per receiving host: flows waiting for a grant (round robin) and chunks
+    /// granted not yet received.
+    admit_queue: Vec<VecDeque<u32>>,
+    outstanding: Vec<u32>,
     /// PFC frames sent and data dropped for want of headroom.
     pfc_pauses: u64,
     pfc_resumes: u64,
@@ -539,7 +550,7 @@ impl Sim<'_> {
         let pk = self.packets[i as usize];
         let f = &self.flows[pk.flow as usize];
         // Control packets travel from the flow's receiver back to its sender.
-        let to_host = if matches!(pk.kind, ACK | NACK | CNP) {
+        let to_host = if matches!(pk.kind, ACK | NACK | CNP | CTS) {
             f.src
         } else {
             f.dst
@@ -646,7 +657,7 @@ impl Sim<'_> {
         }
         let (seq, again) = match f.retx.front() {
             Some(&s) => (s, true),
-            None if f.next_new < f.packets => (f.next_new, false),
+            None if f.next_new < f.packets.min(f.cleared) => (f.next_new, false),
             None => return None,
         };
         let bytes = f.wire_bytes(seq, mtu, hdr);
@@ -735,7 +746,58 @@ impl Sim<'_> {
             return;
         }
         self.active[h as usize].push(fi);
+        if self.cfg.admission.is_some() {
+            let dst = self.flows[fi as usize].dst;
+            self.admit_queue[dst as usize].push_back(fi);
+            self.grant(dst);
+        }
         self.try_send(h);
+    }
+
+    /// Admission: chunks of flow `fi`, and packets per chunk.
+    fn chunks(&self, fi: u32) -> (u32, u32) {
+        let a = self.cfg.admission.expect("admission is on");
+        let payload = u64::from(self.cfg.mtu_bytes - self.cfg.header_bytes);
+        let per = a
+            .chunk_bytes
+            .div_ceil(payload)
+            .clamp(1, u64::from(u32::MAX)) as u32;
+        let f = &self.flows[fi as usize];
+        (f.packets.div_ceil(per), per)
+    }
+
+    /// Admission: receiving host `h` grants chunks round robin among the flows waiting,
+    /// while fewer than its window are outstanding; each grant is a CTS to the sender.
+    fn grant(&mut self, h: u32) {
+        let Some(a) = self.cfg.admission else { return };
+        while self.outstanding[h as usize] < a.window {
+            let Some(fi) = self.admit_queue[h as usize].pop_front() else {
+                break;
+            };
+            let (total, _) = self.chunks(fi);
+            let f = &mut self.flows[fi as usize];
+            if f.done || f.chunks_granted >= total {
+                continue;
+            }
+            f.chunks_granted += 1;
+            let chunk = f.chunks_granted - 1;
+            if f.chunks_granted < total {
+                self.admit_queue[h as usize].push_back(fi);
+            }
+            self.outstanding[h as usize] += 1;
+            self.counters.cts += 1;
+            self.send_control(
+                h,
+                Packet {
+                    flow: fi,
+                    seq: chunk,
+                    bytes: self.cfg.header_bytes,
+                    kind: CTS,
+                    live: true,
+                    ..Packet::default()
+                },
+            );
+        }
     }
 
     fn finish(&mut self, fi: u32) {
@@ -831,6 +893,15 @@ impl Sim<'_> {
                     },
                 );
             }
+            CTS => {
+                let (_, per) = self.chunks(pk.flow);
+                let f = &mut self.flows[pk.flow as usize];
+                f.cleared = f
+                    .cleared
+                    .max((pk.seq + 1).saturating_mul(per).min(f.packets));
+                let src = f.src;
+                self.try_send(src);
+            }
             CNP => {
                 if let (Cc::Dcqcn(p), Some(st)) =
                     (&self.cfg.cc, self.flows[pk.flow as usize].rate.as_mut())
@@ -879,6 +950,26 @@ impl Sim<'_> {
         // A duplicate is acknowledged again (at once): the sender may have presumed it lost.
         f.pending.push(pk.seq);
         let complete = f.received == f.packets;
+        if new && self.cfg.admission.is_some() {
+            // A chunk is in when as many packets came as the chunks up to it hold (packets
+            // of a later chunk can overtake only within the receiver's window).
+            let (total, per) = self.chunks(pk.flow);
+            let f = &mut self.flows[pk.flow as usize];
+            let done = if f.received == f.packets {
+                total
+            } else {
+                (f.received / per).min(total)
+            };
+            if done > f.chunks_done {
+                let dst = f.dst;
+                let more = done - f.chunks_done;
+                f.chunks_done = done;
+                let o = &mut self.outstanding[dst as usize];
+                *o = o.saturating_sub(more);
+                self.grant(dst);
+            }
+        }
+        let f = &mut self.flows[pk.flow as usize];
         if cnp {
             let dst = f.dst;
             self.counters.cnps += 1;
@@ -1281,6 +1372,9 @@ pub fn run(
             },
             next_send_ps: 0,
             cnp: dcqcn::CnpPacer::new(),
+            cleared: if cfg.admission.is_some() { 0 } else { u32::MAX },
+            chunks_granted: 0,
+            chunks_done: 0,
         });
     }
     let n_hosts = hosts.len();
@@ -1316,6 +1410,8 @@ pub fn run(
         events_done: 0,
         ack_delay_ps: cfg.rto_ps / 4 * 3,
         pace_at: vec![0; n_hosts],
+        admit_queue: vec![VecDeque::new(); n_hosts],
+        outstanding: vec![0; n_hosts],
         pfc_pauses: 0,
         pfc_resumes: 0,
         pfc_drops: 0,

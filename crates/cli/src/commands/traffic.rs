@@ -129,8 +129,12 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
     };
     let _ = writeln!(
         o,
-        "model: lb {}, {cc}; MTU {} B, {}, ECN {}, ACK every {} B, links {}, switches {} us, RTO {:.3} us",
+        "model: lb {}, {cc}{}; MTU {} B, {}, ECN {}, ACK every {} B, links {}, switches {} us, RTO {:.3} us",
         c.lb.name(),
+        c.admission.map_or(String::new(), |a| format!(
+            ", receiver-driven admission ({} B chunks, {} per receiver)",
+            a.chunk_bytes, a.window
+        )),
         c.mtu_bytes,
         match c.pfc {
             Some(p) => format!(
@@ -222,7 +226,7 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
     let k = &x.counters;
     let _ = writeln!(
         o,
-        "\nPackets: {} new, {} retransmitted, {} ACKs, {} NACKs, {} trimmed, {} dropped, {} ECN-marked, {} timeouts, {} CNPs",
+        "\nPackets: {} new, {} retransmitted, {} ACKs, {} NACKs, {} trimmed, {} dropped, {} ECN-marked, {} timeouts, {} CNPs, {} CTS",
         k.data_new,
         k.data_retransmitted,
         k.acks,
@@ -231,7 +235,8 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
         k.dropped,
         k.ecn_marked,
         k.timeouts,
-        k.cnps
+        k.cnps,
+        k.cts
     );
     let _ = writeln!(o, "\nQueues per tier (ports that carried packets)");
     let _ = writeln!(

@@ -93,9 +93,27 @@ fn packet_flags_without_the_packet_engine_and_bad_values_exit_2() {
         ),
         (vec!["--engine", "packet", "--lb", "ucmp"], "spray:N"),
         (
-            vec!["--engine", "packet", "--cc", "dcqcn"],
-            "nscc or line-rate",
+            vec!["--engine", "packet", "--cc", "dctcp"],
+            "nscc, dcqcn or line-rate",
         ),
+        (
+            vec!["--engine", "packet", "--pfc", "1:2"],
+            "XON at most XOFF",
+        ),
+        (
+            vec!["--engine", "packet", "--pfc-headroom", "auto"],
+            "PFC is off",
+        ),
+        (
+            vec!["--engine", "packet", "--preset", "roce", "--trim"],
+            "nothing is trimmed",
+        ),
+        (
+            vec!["--engine", "packet", "--admission", "0:2"],
+            "CHUNK:WINDOW",
+        ),
+        (vec!["--engine", "packet", "--ecn", "1:2:3"], "PMAX"),
+        (vec!["--pfc", "on"], "packet"),
         (vec!["--engine", "packet", "--ecn", "9"], "MIN:MAX"),
         (
             vec!["--engine", "packet", "--ecn", "900:100"],
@@ -145,5 +163,47 @@ fn dsf_zones_are_refused_with_the_way_out() {
     assert!(
         err.contains("DSF") && err.contains("--engine flow"),
         "{err}"
+    );
+}
+
+#[test]
+fn roce_preset_reports_pfc_and_admission() {
+    let run = |extra: &[&str]| {
+        let o = aifabric()
+            .args([
+                "traffic",
+                "htsim-k8",
+                "--pattern",
+                "incast:12",
+                "--gpus",
+                "128",
+            ])
+            .args(["--size", "1M", "--engine", "packet", "--preset", "roce"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    let text = String::from_utf8(run(&[])).unwrap();
+    assert!(text.contains("lossless data class (PFC"), "{text}");
+    assert!(text.contains("receiver-driven admission"), "{text}");
+    assert!(text.contains("\nPFC: "), "{text}");
+    let on: Value = serde_json::from_slice(&run(&["--json"])).unwrap();
+    let off: Value = serde_json::from_slice(&run(&["--json", "--admission", "off"])).unwrap();
+    for v in [&on, &off] {
+        assert_eq!(v["packet"]["counters"]["dropped"], 0);
+        assert_eq!(v["packet"]["pfc"]["headroom_drops"], 0);
+    }
+    // 12 flows of 1 MiB in 512 KiB chunks: 24 clear-to-sends; none without admission.
+    assert_eq!(on["packet"]["counters"]["cts"], 24);
+    assert_eq!(off["packet"]["counters"]["cts"], 0);
+    // Admission keeps the incast off the receiver's switch: fewer pauses.
+    let pauses = |v: &Value| v["packet"]["pfc"]["pauses"].as_u64().unwrap();
+    assert!(
+        pauses(&on) < pauses(&off),
+        "{} vs {}",
+        pauses(&on),
+        pauses(&off)
     );
 }
