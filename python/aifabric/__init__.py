@@ -376,7 +376,7 @@ class Fabric:
         ``engine="flow"`` (the fluid): ``.flows`` has one row per flow, ``.links`` one per
         link that carried traffic. ``engine="packet"`` or ``"both"``: the packet engine
         (``--engine packet|both``), with its options as keywords: ``preset`` (``"uec-htsim"``),
-        ``lb`` (``"ecmp"``, ``"spray:N"``, ``"adaptive"``), ``cc`` (``"nscc"``,
+        ``lb`` (``"ecmp"``, ``"spray:N"``, ``"mixed:N"``, ``"adaptive"``), ``cc`` (``"nscc"``,
         ``"line-rate"``), ``mtu``, ``queue_bytes``, ``ecn`` (``"MIN:MAX"`` or ``"off"``),
         ``trim``, ``ack_bytes``, ``link_latency_us``, ``switch_latency_us``, ``rto_us``,
         ``seed``, ``end_us``; the result is the JSON contract, without tables."""

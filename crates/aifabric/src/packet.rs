@@ -188,7 +188,9 @@ pub struct PacketTrafficReport {
 pub fn flow_lb(lb: aifabric_packet::Lb) -> Lb {
     match lb {
         aifabric_packet::Lb::Ecmp => Lb::Ecmp,
-        aifabric_packet::Lb::Spray(_) | aifabric_packet::Lb::Adaptive => Lb::Spray,
+        aifabric_packet::Lb::Spray(_)
+        | aifabric_packet::Lb::Mixed(_)
+        | aifabric_packet::Lb::Adaptive => Lb::Spray,
     }
 }
 

@@ -587,7 +587,7 @@ pub(crate) struct PacketArgs {
     pub engine: String,
     /// Packet engine: every model parameter from a preset; `uec-htsim` is htsim's Ultra
     /// Ethernet regression runs (100 Gb/s, 1 us links, 4,150 B MTU, 178,450 B queues with
-    /// trimming, ECN 37,350:145,250, NSCC, spray:128, seed 13). Flags given override it.
+    /// trimming, ECN 37,350:145,250, NSCC, mixed:128, seed 13). Flags given override it.
     #[arg(long)]
     pub preset: Option<String>,
     /// Packet engine: nscc (default) or line-rate (no congestion control).
@@ -646,7 +646,8 @@ impl PacketArgs {
 #[derive(clap::Args, Debug)]
 pub(crate) struct SimArgs {
     /// ecmp (default), eecmp:N (N queue pairs per GPU pair), ucmp, spray or te; with
-    /// `traffic --engine packet`: ecmp, spray:N (N entropy values per flow) or adaptive.
+    /// `traffic --engine packet`: ecmp, spray:N (N entropy values per flow, REPS with
+    /// per-packet feedback), mixed:N (htsim's one entropy per ACK) or adaptive.
     #[arg(long)]
     lb: Option<String>,
     /// Seed of the switches' ECMP hashes (and of fragmented placement draws, generated
