@@ -376,9 +376,9 @@ class Fabric:
         ``engine="flow"`` (the fluid): ``.flows`` has one row per flow, ``.links`` one per
         link that carried traffic. ``engine="packet"`` or ``"both"``: the packet engine
         (``--engine packet|both``), with its options as keywords: ``preset`` (``"uec-htsim"``,
-        ``"roce"``),
-        ``lb`` (``"ecmp"``, ``"spray:N"``, ``"adaptive"``), ``cc`` (``"nscc"``,
-        ``"dcqcn"``, ``"line-rate"``), ``mtu``, ``queue_bytes``, ``ecn`` (``"MIN:MAX"`` or ``"off"``),
+        ``"roce"``), ``lb`` (``"ecmp"``, ``"spray:N"``, ``"mixed:N"``, ``"adaptive"``), ``cc``
+        (``"nscc"``, ``"dcqcn"``, ``"line-rate"``), ``mtu``, ``queue_bytes``, ``ecn``
+        (``"MIN:MAX"``, ``"MIN:MAX:PMAX"`` or ``"off"``),
         ``trim``, ``ack_bytes``, ``link_latency_us``, ``switch_latency_us``, ``rto_us``,
         ``seed``, ``end_us``, ``pfc`` (``"on"``, ``"off"``, ``"XOFF:XON"``), ``pfc_headroom``
         (``"auto"`` or bytes), ``admission`` (``"on"``, ``"off"``, ``"CHUNK:WINDOW"``); the result is the JSON contract, without tables."""

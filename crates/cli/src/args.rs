@@ -587,7 +587,7 @@ pub(crate) struct PacketArgs {
     pub engine: String,
     /// Packet engine: every model parameter from a preset; `uec-htsim` is htsim's Ultra
     /// Ethernet regression runs (100 Gb/s, 1 us links, 4,150 B MTU, 178,450 B queues with
-    /// trimming, ECN 37,350:145,250, NSCC, spray:128, seed 13); `roce` is a RoCE fabric as
+    /// trimming, ECN 37,350:145,250, NSCC, mixed:128, seed 13); `roce` is a RoCE fabric as
     /// Meta ran its 400G AI zones (PFC, line-rate senders, receiver-driven admission, no ECN
     /// or trimming, ECMP, 4,160 B MTU). Flags given override it.
     #[arg(long)]
@@ -665,7 +665,8 @@ impl PacketArgs {
 #[derive(clap::Args, Debug)]
 pub(crate) struct SimArgs {
     /// ecmp (default), eecmp:N (N queue pairs per GPU pair), ucmp, spray or te; with
-    /// `traffic --engine packet`: ecmp, spray:N (N entropy values per flow) or adaptive.
+    /// `traffic --engine packet`: ecmp, spray:N (N entropy values per flow, REPS with
+    /// per-packet feedback), mixed:N (htsim's one entropy per ACK) or adaptive.
     #[arg(long)]
     lb: Option<String>,
     /// Seed of the switches' ECMP hashes (and of fragmented placement draws, generated

@@ -1,12 +1,13 @@
 //! Packet-engine benchmarks: htsim's 1,024-node permutation of 2 MiB flows on a k = 16 fat
-//! tree of 100 Gb/s links, sprayed over 128 entropy values (the `uec-htsim` preset), and the
-//! 128-node one. Events per second are printed once per case.
+//! tree of 100 Gb/s links, sprayed over 128 entropy values (the `uec-htsim` preset, htsim's
+//! `mixed` entropy feedback, and `spray`, REPS per packet), and the 128-node one. Events per
+//! second are printed once per case.
 //! Run: `cargo bench -p aifabric-packet --bench packet`.
 #![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
 use aifabric_engine::net::{Net, NetParams};
 use aifabric_model::{Role, Scenario};
-use aifabric_packet::{run, Config};
+use aifabric_packet::{run, Config, Lb};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -33,20 +34,26 @@ fn bench(c: &mut Criterion) {
         let path = format!("{}/scenarios/htsim-uec/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).expect("the scenario file");
         let tm = aifabric_workload::traffic::parse_htsim(file, &text).expect("it parses");
-        let cfg = Config::uec_htsim();
-        let t = std::time::Instant::now();
-        let r = run(&net, &tm, &gpus, &cfg).expect("it runs");
-        let s = t.elapsed().as_secs_f64();
-        eprintln!(
-            "{file}: {} events in {s:.3} s, {:.2} M events/s; FCT P50 {:.1} us, max {:.1} us",
-            r.events,
-            r.events as f64 / s / 1e6,
-            r.fct.p50_s * 1e6,
-            r.fct.max_s * 1e6
-        );
-        g.bench_function(format!("{file}_spray128"), |b| {
-            b.iter(|| run(&net, &tm, &gpus, &cfg).expect("it runs"))
-        });
+        for lb in [Lb::Mixed(128), Lb::Spray(128)] {
+            let cfg = Config {
+                lb,
+                ..Config::uec_htsim()
+            };
+            let name = lb.name().replace(':', "");
+            let t = std::time::Instant::now();
+            let r = run(&net, &tm, &gpus, &cfg).expect("it runs");
+            let s = t.elapsed().as_secs_f64();
+            eprintln!(
+                "{file} {name}: {} events in {s:.3} s, {:.2} M events/s; FCT P50 {:.1} us, max {:.1} us",
+                r.events,
+                r.events as f64 / s / 1e6,
+                r.fct.p50_s * 1e6,
+                r.fct.max_s * 1e6
+            );
+            g.bench_function(format!("{file}_{name}"), |b| {
+                b.iter(|| run(&net, &tm, &gpus, &cfg).expect("it runs"))
+            });
+        }
     }
     g.finish();
 }

@@ -18,8 +18,9 @@
 //! - **forwarding** follows the control plane: at each switch the next hops of its converged
 //!   BGP route toward the destination rack. `ecmp` hashes the flow (one path), `spray:N`
 //!   hashes the flow and a per-packet entropy value out of N (htsim's `-paths N`) over the
-//!   next hops weighted by UCMP, `adaptive` takes the next hop whose queue holds least (NSF's
-//!   adaptive routing);
+//!   next hops weighted by UCMP, the sender recycling the values of packets acknowledged
+//!   unmarked (REPS; `mixed:N` feeds back one value per ACK, as htsim), `adaptive` takes the
+//!   next hop whose queue holds least (NSF's adaptive routing);
 //! - **endpoints**: a sender in the NSCC family ([`nscc`]) or a line-rate sender, a receiver
 //!   that acknowledges every `ack_every_bytes` (selective: each ACK lists the packets it
 //!   covers) and answers a trimmed header with a NACK; the sender retransmits NACKed packets
@@ -44,37 +45,64 @@ use serde::Serialize;
 pub enum Lb {
     /// Per-flow hash: one path per flow.
     Ecmp,
-    /// Per-packet: the flow's hash and an entropy value drawn per packet out of N, over the
-    /// next hops weighted by UCMP.
+    /// Per-packet: the flow's hash and an entropy value chosen per packet out of N, over the
+    /// next hops weighted by UCMP. The sender recycles the value of every packet acknowledged
+    /// without an ECN mark (REPS, per packet: it remembers which value each packet took, so a
+    /// coalesced ACK recycles all the packets it covers); otherwise it walks the N values
+    /// round robin, skipping penalized ones.
     Spray(u32),
+    /// As [`Lb::Spray`], with htsim's "mixed" feedback: one value per ACK, the one echoed
+    /// by the ACK (the packet that triggered it), as htsim's Ultra Ethernet model feeds its
+    /// load balancer. With an ACK every ~4 packets, three packets in four are not recycled.
+    Mixed(u32),
     /// The next hop whose egress queue holds fewest bytes (ties by the flow's hash).
     Adaptive,
 }
 
 impl Lb {
-    /// Parse `ecmp`, `spray:N` (`spray` is `spray:128`) or `adaptive`.
+    /// Parse `ecmp`, `spray:N` (`spray` is `spray:128`), `mixed:N` (`mixed` is `mixed:128`)
+    /// or `adaptive`.
     pub fn parse(s: &str) -> Option<Lb> {
         match s {
             "ecmp" => Some(Lb::Ecmp),
             "adaptive" => Some(Lb::Adaptive),
             "spray" => Some(Lb::Spray(128)),
+            "mixed" => Some(Lb::Mixed(128)),
             _ => {
-                let n: u32 = s.strip_prefix("spray:")?.parse().ok()?;
-                (1..=65_536).contains(&n).then_some(Lb::Spray(n))
+                let (kind, n) = s.split_once(':')?;
+                let n: u32 = n.parse().ok()?;
+                if !(1..=65_536).contains(&n) {
+                    return None;
+                }
+                match kind {
+                    "spray" => Some(Lb::Spray(n)),
+                    "mixed" => Some(Lb::Mixed(n)),
+                    _ => None,
+                }
             }
         }
     }
 
     /// Accepted spellings.
     pub const HELP: &'static str =
-        "ecmp, spray:N (N entropy values, 1..=65536; spray = spray:128) or adaptive";
+        "ecmp, spray:N (N entropy values, 1..=65536; spray = spray:128), \
+         mixed:N (spray with htsim's one entropy per ACK; mixed = mixed:128) or adaptive";
 
     /// Name as parsed.
     pub fn name(self) -> String {
         match self {
             Lb::Ecmp => "ecmp".into(),
             Lb::Spray(n) => format!("spray:{n}"),
+            Lb::Mixed(n) => format!("mixed:{n}"),
             Lb::Adaptive => "adaptive".into(),
+        }
+    }
+
+    /// The number of entropy values of a sprayed mode (`spray` or `mixed`).
+    pub fn entropies(self) -> Option<u32> {
+        match self {
+            Lb::Spray(n) | Lb::Mixed(n) => Some(n),
+            Lb::Ecmp | Lb::Adaptive => None,
         }
     }
 }
@@ -154,7 +182,8 @@ impl Config {
     /// `shared/scenarios/htsim-uec`): 4,150 B MTU, 64 B headers, ACK every 16,384 B,
     /// 178,450 B data queues with trimming, ECN between 37,350 and 145,250 B, 1 us per link
     /// and no switch latency, NSCC for 100 Gb/s and a 14.02272 us base RTT, minimum RTO
-    /// 100.656 us, spraying over 128 entropy values.
+    /// 100.656 us, spraying over 128 entropy values with htsim's default "mixed" entropy
+    /// feedback ([`Lb::Mixed`]).
     pub fn uec_htsim() -> Config {
         Config {
             mtu_bytes: 4150,
@@ -165,7 +194,7 @@ impl Config {
             ecn_bytes: Some((37_350, 145_250)),
             ecn_max_probability: 1.0,
             trim: true,
-            lb: Lb::Spray(128),
+            lb: Lb::Mixed(128),
             cc: Cc::Nscc(nscc::Params::for_path(100_000_000_000, 14_022_720, 4150)),
             link_latency_ps: Some(1_000_000),
             switch_latency_ps: 0,
@@ -398,4 +427,21 @@ pub struct TierPauses {
     pub paused_s: f64,
     /// Longest total time one port of the tier was paused, seconds.
     pub max_paused_s: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Lb;
+
+    #[test]
+    fn load_balancing_spellings() {
+        assert_eq!(Lb::parse("spray"), Some(Lb::Spray(128)));
+        assert_eq!(Lb::parse("mixed:64"), Some(Lb::Mixed(64)));
+        assert_eq!(Lb::parse("mixed:0"), None);
+        assert_eq!(Lb::parse("spray:65537"), None);
+        assert_eq!(Lb::parse("ecmp:4"), None);
+        for lb in [Lb::Ecmp, Lb::Spray(16), Lb::Mixed(128), Lb::Adaptive] {
+            assert_eq!(Lb::parse(&lb.name()), Some(lb));
+        }
+    }
 }

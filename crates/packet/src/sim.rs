@@ -163,6 +163,8 @@ struct Flow {
     cc: nscc::State,
     /// When each packet was last sent, picoseconds.
     sent_ps: Vec<u64>,
+    /// The entropy value each packet was last sent with (`spray`: its ACK recycles it).
+    ev: Vec<u32>,
     /// (send time, packet) in send order; entries whose packet was acknowledged, declared
     /// lost or sent again since are skipped when read.
     sends: VecDeque<(u64, u32)>,
@@ -693,7 +695,7 @@ impl Sim<'_> {
         // REPS (Bonato et al., "REPS: Recycled Entropy Packet Spraying", arXiv 2407.21625):
         // reuse an entropy value whose packet was acknowledged unmarked; else draw one.
         let entropy = match lb {
-            Lb::Spray(n) => match f.good.pop_front() {
+            Lb::Spray(n) | Lb::Mixed(n) => match f.good.pop_front() {
                 Some(e) => e,
                 None => f.fresh_entropy(n),
             },
@@ -701,6 +703,9 @@ impl Sim<'_> {
             Lb::Adaptive => (next_rand(&mut f.rng) >> 48) as u32,
             Lb::Ecmp => 0,
         };
+        if let Some(x) = f.ev.get_mut(seq as usize) {
+            *x = entropy;
+        }
         let window_full = f.in_flight_bytes + u64::from(mtu) > window;
         let last = f.next_new == f.packets && f.retx.is_empty();
         let arm = !f.rto_armed;
@@ -739,6 +744,9 @@ impl Sim<'_> {
         let n = f.packets as usize;
         f.state = vec![UNSENT; n];
         f.sent_ps = vec![0; n];
+        if matches!(self.cfg.lb, Lb::Spray(_)) {
+            f.ev = vec![0; n];
+        }
         f.got = vec![0; n.div_ceil(64)];
         let h = f.src;
         if f.packets == 0 {
@@ -810,6 +818,7 @@ impl Sim<'_> {
         f.finish_ps = now;
         f.state = Vec::new();
         f.sent_ps = Vec::new();
+        f.ev = Vec::new();
         f.sends = VecDeque::new();
         f.retx = VecDeque::new();
         let h = f.src;
@@ -1044,9 +1053,19 @@ impl Sim<'_> {
             return;
         }
         let mut newly = 0u64;
+        // A marked packet is acknowledged at once (`receive_data`), so an ACK carries at
+        // most one mark, its trigger's: with `spray`, every other packet it newly covers
+        // came back unmarked and its entropy value is recycled.
+        let per_packet = matches!(self.cfg.lb, Lb::Spray(_));
         for &s in &self.sacks[pk.sack as usize] {
             match f.state[s as usize] {
                 IN_FLIGHT => {
+                    if per_packet && !(s == pk.seq && pk.ecn_bytes > 0) {
+                        if f.good.len() >= GOOD_ENTROPIES {
+                            f.good.pop_front();
+                        }
+                        f.good.push_back(f.ev[s as usize]);
+                    }
                     let b = u64::from(f.wire_bytes(s, mtu, hdr));
                     f.in_flight_bytes -= b;
                     newly += b;
@@ -1061,12 +1080,15 @@ impl Sim<'_> {
                 _ => {}
             }
         }
-        if matches!(self.cfg.lb, Lb::Spray(_)) {
+        if self.cfg.lb.entropies().is_some() {
             if pk.ecn_bytes == 0 {
-                if f.good.len() >= GOOD_ENTROPIES {
-                    f.good.pop_front();
+                // `mixed` (htsim's feedback): only the value the ACK echoes.
+                if !per_packet {
+                    if f.good.len() >= GOOD_ENTROPIES {
+                        f.good.pop_front();
+                    }
+                    f.good.push_back(pk.entropy);
                 }
-                f.good.push_back(pk.entropy);
             } else {
                 f.penalize(pk.entropy, 1);
             }
@@ -1350,12 +1372,13 @@ pub fn run(
             in_flight_bytes: 0,
             cc: init,
             sent_ps: Vec::new(),
+            ev: Vec::new(),
             sends: VecDeque::new(),
             rto_armed: false,
             rng: mix(cfg.seed ^ mix(fl.id ^ (k as u64) << 32)),
             good: VecDeque::new(),
             penalty: match cfg.lb {
-                Lb::Spray(n) if n <= MAX_PENALIZED => vec![0; n as usize],
+                Lb::Spray(n) | Lb::Mixed(n) if n <= MAX_PENALIZED => vec![0; n as usize],
                 _ => Vec::new(),
             },
             ev_next: u32::MAX,

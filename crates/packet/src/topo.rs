@@ -129,7 +129,7 @@ impl Topo {
                 }
             }
         }
-        let weighted = matches!(lb, Lb::Spray(_));
+        let weighted = lb.entropies().is_some();
         let groups: Vec<Groups> = dest_rack
             .par_iter()
             .zip(sources.par_iter())

@@ -30,7 +30,7 @@ fn htsim_incast_under_the_preset_with_both_engines() {
     assert_eq!(v["packet"]["config"]["seed"], 13);
     assert_eq!(
         v["packet"]["config"]["lb"],
-        serde_json::json!({"spray": 128})
+        serde_json::json!({"mixed": 128})
     );
     // 8 x 2 MiB through host 0's 100 Gb/s link: at least 1.34 ms for the last flow.
     let floor = 8.0 * 2_097_152.0 * 8.0 / 100e9;
