@@ -29,6 +29,7 @@
 pub struct ReadmeDoctests;
 
 mod compare;
+pub mod fabrics;
 pub mod failures;
 pub mod lab;
 pub mod packet;

@@ -193,11 +193,14 @@ impl PacketOptions {
                     "--pfc-headroom {h}: PFC is off; add --pfc on (or --preset roce)"
                 )));
             };
+            pfc.buffer_limited = h == "buffer";
             pfc.headroom_bytes = match h.as_str() {
-                "auto" => None,
+                "auto" | "buffer" => None,
                 _ => Some(h.trim().parse().map_err(|_| {
                     Error::bad_request(format!(
-                        "--pfc-headroom {h}: give auto or bytes above XOFF per ingress link"
+                        "--pfc-headroom {h}: give auto (each link's need), buffer (that \
+                         need, shared out of each switch's HBM + SRAM) or bytes above XOFF per \
+                         ingress link"
                     ))
                 })?),
             };

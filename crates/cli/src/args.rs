@@ -54,6 +54,25 @@ pub(crate) enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The same traffic (an incast, an all-to-all, a ring all-reduce) packet by packet on a
+    /// DSF, an NSF and a RoCE zone of 288 GPUs each, with the endpoints each design implies,
+    /// side by side (completion times, pauses, drops, peak queues per tier); and a
+    /// BAG-to-BAG link at 1, 10 and 60 km with a deep-buffer and a shallow-buffer BAG under a
+    /// lossless incast (throughput kept or lost).
+    CompareFabrics {
+        /// Smaller flows and fewer GPUs per workload (seconds instead of a minute).
+        #[arg(long)]
+        quick: bool,
+        /// Leave out the BAG-to-BAG links.
+        #[arg(long)]
+        no_bag: bool,
+        /// Seed of every random choice.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Build the model and print its inventory; `--out` writes the whole model as JSON.
     Build {
         /// Built-in spec name or YAML file.
@@ -631,8 +650,10 @@ pub(crate) struct PacketArgs {
     #[arg(long, value_name = "on|off|XOFF:XON")]
     pub pfc: Option<String>,
     /// Packet engine: PFC headroom above XOFF per ingress link: auto (each link's rate x
-    /// (2 x delay + response) + 2 MTU) or bytes; too little and data is dropped (counted).
-    #[arg(long, value_name = "auto|B")]
+    /// (2 x delay + response) + 2 MTU), buffer (that need, cut to what each switch's HBM +
+    /// SRAM holds once every port has its XOFF) or bytes; too little and data is dropped
+    /// (counted).
+    #[arg(long, value_name = "auto|buffer|B")]
     pub pfc_headroom: Option<String>,
     /// Packet engine: receiver-driven admission (a clear-to-send per chunk, as Meta's
     /// collective library on RoCE): on (524288-byte chunks, 2 outstanding per receiver),

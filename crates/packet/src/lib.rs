@@ -278,6 +278,11 @@ pub struct Pfc {
     /// From XOFF crossed to the upstream port's reaction, beyond the PAUSE frame's trip,
     /// picoseconds (the catalog's `pfc_response_ns`, 1 us, is the design-time value).
     pub response_ps: u64,
+    /// Carve the headroom out of each switch's buffer (its model's HBM + SRAM): every live
+    /// Ethernet or host port of the switch gets XOFF, and the rest is shared as headroom in
+    /// proportion to each port's need (of `headroom_bytes`, or its own). A shallow switch on
+    /// long links then holds less than the data on the wire when a PAUSE lands, and drops.
+    pub buffer_limited: bool,
 }
 
 impl Default for Pfc {
@@ -289,6 +294,7 @@ impl Default for Pfc {
             xon_bytes: 180_000,
             headroom_bytes: None,
             response_ps: 1_000_000,
+            buffer_limited: false,
         }
     }
 }

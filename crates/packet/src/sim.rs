@@ -1440,10 +1440,19 @@ pub fn run(
         pfc_drops: 0,
     };
     if let Some(pfc) = cfg.pfc {
+        let scale = if pfc.buffer_limited {
+            headroom_scale(net, &pfc, cfg)
+        } else {
+            Vec::new()
+        };
         for (st, port) in sim.ports.iter_mut().zip(&topo.ports) {
-            st.headroom = pfc.headroom_bytes.unwrap_or_else(|| {
+            let need = pfc.headroom_bytes.unwrap_or_else(|| {
                 pfc_headroom_bytes(port.rate_bps, port.delay_ps, pfc.response_ps, cfg.mtu_bytes)
             });
+            st.headroom = match scale.get(port.to as usize) {
+                Some(&k) if k < 1.0 => (need as f64 * k) as u64,
+                _ => need,
+            };
         }
     }
     for (k, fl) in tm.flows.iter().enumerate() {
@@ -1714,6 +1723,51 @@ impl Sim<'_> {
     fn topo_host_device(&self, h: u32) -> u32 {
         self.topo.host_device[h as usize]
     }
+}
+
+/// Per device, the share of its ports' headroom needs its buffer holds (1: all of it): the
+/// model's HBM + SRAM less XOFF for each live Ethernet or host port, over the sum of those ports'
+/// needs, each for its link's rate and delay (cable at 5 ns/m, or the run's one latency, and
+/// the switch's forwarding latency) as [`pfc_headroom_bytes`] gives it.
+fn headroom_scale(net: &Net<'_>, pfc: &crate::Pfc, cfg: &Config) -> Vec<f64> {
+    let f = net.f;
+    (0..f.devices().len())
+        .map(|d| {
+            let id = DeviceId::from_idx(d);
+            if f.device(id).role == aifabric_model::Role::Gpu {
+                return 1.0;
+            }
+            let (mut need, mut ports) = (0u128, 0u64);
+            for &l in f.incident(id) {
+                let link = f.link(l);
+                // Ethernet and host ports hold headroom; DSF fabric ports carry credited cells.
+                if link.kind == aifabric_model::PortKind::Fabric || !f.link_up(l, &net.down) {
+                    continue;
+                }
+                let prop = cfg.link_latency_ps.unwrap_or_else(|| {
+                    (link.length_m() * crate::topo::PS_PER_M as f64).round() as u64
+                });
+                let rate = u64::from(link.capacity_mbps) * 1_000_000;
+                need += u128::from(pfc.headroom_bytes.unwrap_or_else(|| {
+                    pfc_headroom_bytes(
+                        rate,
+                        prop + cfg.switch_latency_ps,
+                        pfc.response_ps,
+                        cfg.mtu_bytes,
+                    )
+                }));
+                ports += 1;
+            }
+            let hw = f.hardware(id);
+            let buffer = u128::from(hw.hbm_bytes + hw.sram_bytes);
+            let room = buffer.saturating_sub(u128::from(ports) * u128::from(pfc.xoff_bytes));
+            if need == 0 || room >= need {
+                1.0
+            } else {
+                room as f64 / need as f64
+            }
+        })
+        .collect()
 }
 
 /// PFC headroom of one ingress link: what arrives after XOFF is crossed and before the

@@ -100,6 +100,27 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default());
             emit_versioned(json, &study.capacity(), render::capacity)?;
         }
+        Command::CompareFabrics {
+            quick,
+            no_bag,
+            seed,
+            json,
+        } => {
+            let opts = aifabric::fabrics::CompareFabricsOptions {
+                seed,
+                quick,
+                bag: !no_bag,
+            };
+            let bar = failures::progress_bar("runs");
+            bar.set_length(9 + if no_bag { 0 } else { 6 });
+            let report = aifabric::fabrics::compare_fabrics(&opts, &mut |what| {
+                bar.set_message(what.to_owned());
+                bar.inc(1);
+            })
+            .map_err(Failure::from)?;
+            bar.finish_and_clear();
+            emit_versioned(json, &report, traffic::render_fabrics)?;
+        }
         Command::Buffers {
             spec,
             lossless_priorities,

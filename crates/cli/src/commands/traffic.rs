@@ -141,8 +141,12 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
                 "lossless data class (PFC: XOFF {} B, XON {} B, headroom {} per ingress link; no egress limit)",
                 p.xoff_bytes,
                 p.xon_bytes,
-                p.headroom_bytes
-                    .map_or("each link's own".to_owned(), |h| format!("{h} B"))
+                match (p.headroom_bytes, p.buffer_limited) {
+                    (None, false) => "each link's own".to_owned(),
+                    (None, true) => "each link's own within the switch's buffer".to_owned(),
+                    (Some(h), false) => format!("{h} B"),
+                    (Some(h), true) => format!("{h} B within the switch's buffer"),
+                }
             ),
             None => format!(
                 "queues {} B ({})",
@@ -279,5 +283,106 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
         }
     }
     slowest(&mut o, &x.slowest);
+    o
+}
+
+/// `compare-fabrics`: one table per workload (a row per fabric), then the BAG links.
+pub fn render_fabrics(r: &aifabric::fabrics::CompareFabricsReport) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# DSF, NSF and RoCE zones of {} GPUs each (400 Gb/s per GPU), packet by packet",
+        r.gpus
+    );
+    let _ = writeln!(
+        o,
+        "#   dsf: scheduled fabric inside the zone, PFC at its Ethernet edge, line-rate senders"
+    );
+    let _ = writeln!(
+        o,
+        "#   nsf: adaptive routing, DCQCN on ECN (5 KB:200 KB:1%), PFC, shallow buffers"
+    );
+    let _ = writeln!(
+        o,
+        "#   roce: per-flow ECMP, PFC, line-rate senders, receiver-driven admission"
+    );
+    let mut workload = "";
+    for run in &r.runs {
+        if run.workload != workload {
+            workload = &run.workload;
+            let _ = writeln!(o, "\n{workload}");
+            let _ = writeln!(
+                o,
+                "  {:<6} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8}  {}",
+                "fabric",
+                "FCT p50 us",
+                "p99 us",
+                "max us",
+                "makespan",
+                "pauses",
+                "drops",
+                "peak queue (tier)"
+            );
+        }
+        match (&run.result, &run.error) {
+            (Some(x), _) => {
+                let peak = x
+                    .queues
+                    .iter()
+                    .max_by_key(|q| q.peak_bytes)
+                    .map_or("-".to_owned(), |q| {
+                        format!("{} B ({})", q.peak_bytes, q.tier)
+                    });
+                let _ = writeln!(
+                    o,
+                    "  {:<6} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8}  {}",
+                    run.fabric,
+                    us(x.fct.p50_s),
+                    us(x.fct.p99_s),
+                    us(x.fct.max_s),
+                    us(x.makespan_s),
+                    x.pfc.as_ref().map_or(0, |p| p.pauses),
+                    x.counters.dropped,
+                    peak
+                );
+            }
+            (None, Some(e)) => {
+                let _ = writeln!(o, "  {:<6} not run: {e}", run.fabric);
+            }
+            _ => {}
+        }
+    }
+    if !r.bag.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nBAG-to-BAG links under a lossless incast: {}",
+            r.bag_workload
+        );
+        let _ = writeln!(
+            o,
+            "  {:>6} {:<8} {:>12} {:>16} {:>8} {:>15} {:>9}",
+            "km",
+            "buffer",
+            "makespan us",
+            "throughput kept",
+            "pauses",
+            "headroom drops",
+            "timeouts"
+        );
+        for b in &r.bag {
+            let x = &b.result;
+            let _ = writeln!(
+                o,
+                "  {:>6} {:<8} {:>12} {:>15.1}% {:>8} {:>15} {:>9}",
+                b.km,
+                b.buffer,
+                us(x.makespan_s),
+                b.throughput_kept * 100.0,
+                x.pfc.as_ref().map_or(0, |p| p.pauses),
+                x.pfc.as_ref().map_or(0, |p| p.headroom_drops),
+                x.counters.timeouts
+            );
+        }
+    }
     o
 }

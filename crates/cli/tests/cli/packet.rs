@@ -207,3 +207,72 @@ fn roce_preset_reports_pfc_and_admission() {
         pauses(&off)
     );
 }
+
+#[test]
+fn compare_fabrics_sets_three_zones_and_the_bag_links_side_by_side() {
+    let o = aifabric()
+        .args(["compare-fabrics", "--quick", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["gpus"], 288);
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 9, "3 workloads x 3 fabrics");
+    for r in runs {
+        let fabric = r["fabric"].as_str().unwrap();
+        let x = &r["result"];
+        if x.is_null() {
+            // Only a fabric the packet engine cannot run yet may be missing, with the reason.
+            assert_eq!(fabric, "dsf", "{r}");
+            assert!(r["error"].as_str().unwrap().contains("DSF"), "{r}");
+            continue;
+        }
+        // Every fabric here is lossless: nothing dropped, every flow done.
+        assert_eq!(x["counters"]["dropped"], 0, "{r}");
+        assert_eq!(x["unfinished"], 0, "{r}");
+    }
+    // The incast's floor: 16 x 256 KiB through the receiver's 400 Gb/s link.
+    let floor = 16.0 * 262_144.0 * 8.0 / 400e9;
+    for r in runs
+        .iter()
+        .filter(|r| r["workload"].as_str().unwrap().starts_with("incast"))
+    {
+        if let Some(m) = r["result"]["makespan_s"].as_f64() {
+            assert!(m >= floor, "{r}");
+        }
+    }
+    // BAG links: 1, 10, 60 km x deep, shallow; a longer link never keeps more throughput,
+    // and at 60 km the shallow BAG's headroom overflows where the deep one's does not.
+    let bag = v["bag"].as_array().unwrap();
+    assert_eq!(bag.len(), 6);
+    let kept = |km: u64, buffer: &str| {
+        let b = bag
+            .iter()
+            .find(|b| b["km"] == km && b["buffer"] == buffer)
+            .unwrap();
+        (
+            b["throughput_kept"].as_f64().unwrap(),
+            b["result"]["pfc"]["headroom_drops"].as_u64().unwrap(),
+        )
+    };
+    for buffer in ["deep", "shallow"] {
+        assert!(
+            kept(1, buffer).0 >= kept(10, buffer).0 && kept(10, buffer).0 >= kept(60, buffer).0
+        );
+    }
+    assert_eq!(kept(60, "deep").1, 0);
+    assert!(kept(60, "shallow").1 > 0);
+    assert!(kept(60, "shallow").0 < kept(60, "deep").0);
+    // The text output names the three fabrics and the BAG table.
+    let o = aifabric()
+        .args(["compare-fabrics", "--quick", "--no-bag"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("  nsf ") && text.contains("  roce ") && text.contains("  dsf "),
+        "{text}"
+    );
+    assert!(!text.contains("BAG-to-BAG"), "{text}");
+}
