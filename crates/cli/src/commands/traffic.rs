@@ -313,15 +313,8 @@ pub fn render_fabrics(r: &aifabric::fabrics::CompareFabricsReport) -> String {
             let _ = writeln!(o, "\n{workload}");
             let _ = writeln!(
                 o,
-                "  {:<6} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8}  {}",
-                "fabric",
-                "FCT p50 us",
-                "p99 us",
-                "max us",
-                "makespan",
-                "pauses",
-                "drops",
-                "peak queue (tier)"
+                "  {:<6} {:>11} {:>11} {:>11} {:>11} {:>8} {:>8}  peak queue (tier)",
+                "fabric", "FCT p50 us", "p99 us", "max us", "makespan", "pauses", "drops",
             );
         }
         match (&run.result, &run.error) {
