@@ -264,7 +264,7 @@ fn groups_toward(
                 f.device_name(v)
             )));
         }
-        let hops = net.next_hops(&routes, sv, weighted);
+        let hops = nsf_pruned(net, v, tor, net.next_hops(&routes, sv, weighted));
         if hops.is_empty() {
             return Err(PacketError::Invalid(format!(
                 "{} has no route toward {}: a failure or drain cuts it off",
@@ -286,9 +286,95 @@ fn groups_toward(
     Ok(out)
 }
 
+/// NSF capacity-aware path pruning at a rack switch (with `BgpConfig::nsf_pruning`): in
+/// each spine plane, of its live links to that plane's FTSW, `v` keeps only as many as the
+/// routing crate's pruning leaves usable toward rack `tor` (`aifabric_routing::nsf::prune`:
+/// failures at the destination's side move back to the source), equal per kept link. Other
+/// switches, and a rack switch whose every link would be pruned, keep BGP's next hops.
+fn nsf_pruned(
+    net: &Net<'_>,
+    v: DeviceId,
+    tor: DeviceId,
+    hops: Vec<(LinkId, f64)>,
+) -> Vec<(LinkId, f64)> {
+    let f = net.f;
+    if !net.cfg.nsf_pruning || f.device(v).role != Role::Rtsw {
+        return hops;
+    }
+    let planes = aifabric_routing::nsf::prune(f, v, tor, &net.down);
+    let mut kept: Vec<LinkId> = Vec::new();
+    for p in &planes {
+        kept.extend(
+            hops.iter()
+                .map(|&(l, _)| l)
+                .filter(|&l| f.link(l).other(v) == p.ftsw)
+                .take(p.usable as usize),
+        );
+    }
+    if planes.is_empty() || kept.is_empty() {
+        return hops;
+    }
+    kept.sort_unstable();
+    let w = 1.0 / kept.len() as f64;
+    kept.into_iter().map(|l| (l, w)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NSF pruning (FBOSS's rule, `aifabric_routing::nsf`): the destination rack lost 3 of
+    /// its 4 links to its plane-0 FTSW, so a rack of another pod keeps 1 of its 4 links in
+    /// plane 0 toward it (3 prunes), and all 4 in every other plane; without pruning, BGP
+    /// keeps all 4 in every plane.
+    #[test]
+    fn nsf_pruning_keeps_the_usable_links_per_plane() {
+        use aifabric_engine::net::NetParams;
+        use aifabric_model::{PortKind, Scenario};
+        use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+        let yaml = "name: n\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 4, stsw_per_plane: 2, ftsw_links_per_stsw: 4, stsw_uplinks: 1, link_speed_gbps: 400}\n";
+        let f = aifabric_spec::build_str("n.yaml", yaml).unwrap();
+        let racks: Vec<DeviceId> = f.devices_with_role(Role::Rtsw).collect();
+        let (src, dst) = (racks[0], racks[3]);
+        assert_ne!(f.device(src).pod(), f.device(dst).pod());
+        let ftsw_links = |r: DeviceId, plane: u16| -> Vec<LinkId> {
+            let mut v: Vec<LinkId> = f
+                .incident(r)
+                .iter()
+                .copied()
+                .filter(|&l| {
+                    let o = f.device(f.link(l).other(r));
+                    f.link(l).kind == PortKind::Ethernet
+                        && o.role == Role::Ftsw
+                        && o.plane() == Some(plane)
+                })
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        let mut s = Scenario::healthy(&f);
+        for &l in &ftsw_links(dst, 0)[..3] {
+            s.failed.fail_link(l);
+        }
+        let kept_per_plane = |pruning: bool| -> Vec<usize> {
+            let cfg = BgpConfig {
+                nsf_pruning: pruning,
+                ..BgpConfig::default()
+            };
+            let net = Net::new(&f, &s, AsnPlan::Rfc7938, cfg, NetParams::default());
+            let groups = groups_toward(&net, dst, &[src], true).unwrap();
+            let (_, g) = groups.iter().find(|g| g.0 == src).unwrap();
+            (0..2u16)
+                .map(|p| {
+                    g.iter()
+                        .filter(|m| ftsw_links(src, p).contains(&m.0))
+                        .count()
+                })
+                .collect()
+        };
+        assert_eq!(kept_per_plane(true), vec![1, 4]);
+        assert_eq!(kept_per_plane(false), vec![4, 4]);
+    }
 
     #[test]
     fn serialization_is_exact_at_whole_picoseconds_per_byte() {
