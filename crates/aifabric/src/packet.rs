@@ -53,6 +53,12 @@ pub struct PacketOptions {
 /// Presets `PacketOptions::preset` takes.
 pub const PRESETS: &str = "uec-htsim, roce";
 
+/// `A:B`, each side parsed (spaces around either ignored).
+fn pair<A: std::str::FromStr, B: std::str::FromStr>(v: &str) -> Option<(A, B)> {
+    let (a, b) = v.split_once(':')?;
+    Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+}
+
 fn us_to_ps(what: &str, us: f64) -> Result<u64, Error> {
     if (0.0..1e9).contains(&us) {
         Ok((us * 1e6).round() as u64)
@@ -171,11 +177,7 @@ impl PacketOptions {
                              (e.g. 200000:180000, XON at most XOFF)"
                         ))
                     };
-                    let (a, b) = v.split_once(':').ok_or_else(bad)?;
-                    let (xoff, xon): (u64, u64) = (
-                        a.trim().parse().map_err(|_| bad())?,
-                        b.trim().parse().map_err(|_| bad())?,
-                    );
+                    let (xoff, xon): (u64, u64) = pair(v).ok_or_else(bad)?;
                     if xon > xoff {
                         return Err(bad());
                     }
@@ -217,11 +219,7 @@ impl PacketOptions {
                              524288:2)"
                         ))
                     };
-                    let (a, b) = v.split_once(':').ok_or_else(bad)?;
-                    let (chunk, window): (u64, u32) = (
-                        a.trim().parse().map_err(|_| bad())?,
-                        b.trim().parse().map_err(|_| bad())?,
-                    );
+                    let (chunk, window): (u64, u32) = pair(v).ok_or_else(bad)?;
                     if chunk == 0 || window == 0 {
                         return Err(bad());
                     }

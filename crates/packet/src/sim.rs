@@ -794,17 +794,7 @@ impl Sim<'_> {
             }
             self.outstanding[h as usize] += 1;
             self.counters.cts += 1;
-            self.send_control(
-                h,
-                Packet {
-                    flow: fi,
-                    seq: chunk,
-                    bytes: self.cfg.header_bytes,
-                    kind: CTS,
-                    live: true,
-                    ..Packet::default()
-                },
-            );
+            self.send_back(fi, chunk, CTS, 0, 0);
         }
     }
 
@@ -885,22 +875,8 @@ impl Sim<'_> {
         match pk.kind {
             DATA => self.receive_data(pk),
             HEADER => {
-                let f = &self.flows[pk.flow as usize];
-                let dst = f.dst;
                 self.counters.nacks += 1;
-                self.send_control(
-                    dst,
-                    Packet {
-                        flow: pk.flow,
-                        seq: pk.seq,
-                        bytes: self.cfg.header_bytes,
-                        kind: NACK,
-                        entropy: pk.entropy,
-                        stamp_ps: pk.stamp_ps,
-                        live: true,
-                        ..Packet::default()
-                    },
-                );
+                self.send_back(pk.flow, pk.seq, NACK, pk.entropy, pk.stamp_ps);
             }
             CTS => {
                 let (_, per) = self.chunks(pk.flow);
@@ -920,6 +896,24 @@ impl Sim<'_> {
             }
             _ => self.receive_nack(pk),
         }
+    }
+
+    /// A control packet of `kind` for flow `flow`, from its receiver back to its sender.
+    fn send_back(&mut self, flow: u32, seq: u32, kind: u8, entropy: u32, stamp_ps: u64) {
+        let dst = self.flows[flow as usize].dst;
+        self.send_control(
+            dst,
+            Packet {
+                flow,
+                seq,
+                bytes: self.cfg.header_bytes,
+                kind,
+                entropy,
+                stamp_ps,
+                live: true,
+                ..Packet::default()
+            },
+        );
     }
 
     fn send_control(&mut self, h: u32, pk: Packet) {
@@ -978,22 +972,9 @@ impl Sim<'_> {
                 self.grant(dst);
             }
         }
-        let f = &mut self.flows[pk.flow as usize];
         if cnp {
-            let dst = f.dst;
             self.counters.cnps += 1;
-            self.send_control(
-                dst,
-                Packet {
-                    flow: pk.flow,
-                    seq: pk.seq,
-                    bytes: self.cfg.header_bytes,
-                    kind: CNP,
-                    entropy: pk.entropy,
-                    live: true,
-                    ..Packet::default()
-                },
-            );
+            self.send_back(pk.flow, pk.seq, CNP, pk.entropy, 0);
         }
         let f = &mut self.flows[pk.flow as usize];
         // At once: a mark (its echo must not wait), the first packet, a packet asking for
