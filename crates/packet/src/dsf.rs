@@ -9,7 +9,8 @@
 //! engine models it so:
 //! - **VOQs.** A packet that enters the zone at an interface node (from a GPU or from BAG)
 //!   and leaves it at another one's Ethernet port waits at the ingress node in the virtual
-//!   output queue of that egress port and its class (data, or control: ACKs, NACKs, CNPs and
+//!   output queue of that egress port and its class (a packet between two ports of the
+//!   same node too) (data, or control: ACKs, NACKs, CNPs and
 //!   trimmed headers). VOQs live in the interface node's deep buffer (12 GB of HBM on J3) and
 //!   have no limit here.
 //! - **Credits.** A VOQ tells the egress port's scheduler the bytes of every packet that
@@ -40,7 +41,8 @@
 //! bytes against 106.25G lanes); the scheduler knows a VOQ's demand when its request
 //! arrives, never earlier; cell headers, the fabric nodes' own buffers and the per-link
 //! FIFO's cut-through are not modelled (a cell is forwarded once it has fully arrived);
-//! traffic between GPUs of the same interface node is switched locally, without credits.
+//! traffic between ports of the same interface node is credited like the rest but switched
+//! locally (no cells, no fabric delay).
 
 use crate::topo::Port;
 use crate::PacketError;
@@ -244,13 +246,11 @@ impl DsfTopo {
         }))
     }
 
-    /// Whether a packet at device `v` toward an egress port on device `w` crosses a zone's
-    /// fabric: both interface nodes of the same zone, and not the same node.
+    /// Whether a packet at device `v` toward an egress port on device `w` is scheduled:
+    /// both interface nodes of the same zone (the same node too: locally switched traffic
+    /// also waits in a VOQ for credits, but crosses no fabric link).
     #[inline]
-    pub fn crosses(&self, v: u32, w: u32) -> bool {
-        if v == w {
-            return false;
-        }
+    pub fn scheduled(&self, v: u32, w: u32) -> bool {
         let (a, b) = (self.node[v as usize], self.node[w as usize]);
         a != NONE
             && b != NONE

@@ -440,16 +440,17 @@ pub struct TierVoqs {
     pub peak_bytes: u64,
 }
 
-/// One tier of fabric links (both directions of its live links).
+/// One tier of fabric links: the directed links that carried cells.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FabricTier {
     /// Tier, as the flow engine names it (`rdsw-fdsw`, `fdsw-sdsw`, ...).
     pub tier: String,
-    /// Directed live links of the tier.
+    /// Directed links of the tier that carried cells.
     pub links: u64,
     /// Bytes of cells they carried.
     pub bytes: u64,
-    /// Mean utilization over the run (bytes / (links x capacity x run time)).
+    /// Mean utilization of those links over the run (bytes / (links x capacity x run
+    /// time)).
     pub mean_utilization: f64,
     /// Utilization of the busiest link of the tier over the run.
     pub max_utilization: f64,

@@ -885,7 +885,7 @@ impl Sim<'_> {
             }
             let e = self.route(v, i);
             if let Some(d) = &self.topo.dsf {
-                if d.crosses(v, self.topo.ports[e as usize].from) {
+                if d.scheduled(v, self.topo.ports[e as usize].from) {
                     self.voq_enqueue(v, e, i);
                     return;
                 }
@@ -1412,7 +1412,12 @@ impl Sim<'_> {
             let pk = &mut self.packets[i as usize];
             pk.port = e;
             pk.dsf = true;
-            self.send_cells(i, v, b);
+            if self.topo.ports[e as usize].from == v {
+                // Switched locally: no cells.
+                self.enqueue(e, i);
+            } else {
+                self.send_cells(i, v, b);
+            }
         }
     }
 
@@ -1782,7 +1787,7 @@ fn auto_params(topo: &Topo, pairs: &[(u32, u32)], cfg: &Config) -> nscc::Params 
             };
             if let Some(x) = &topo.dsf {
                 let w = topo.ports[p as usize].from;
-                if x.crosses(v, w) {
+                if v != w && x.scheduled(v, w) {
                     // Request, grant and the cells each way (the ACK is credited too).
                     rtt += 6 * x.ctrl_delay(v, w);
                 }
@@ -2002,6 +2007,9 @@ impl Sim<'_> {
         let secs = end as f64 * 1e-12;
         for &p in &d.fabric_ports {
             let port = self.topo.ports[p as usize];
+            if self.ports[p as usize].sent == 0 {
+                continue;
+            }
             let tier = net.resource_tier(port.resource);
             let k = match tiers.iter().position(|t| t.0 == tier) {
                 Some(k) => k,
