@@ -100,12 +100,15 @@ struct Packet {
     cells: u32,
 }
 
-/// One cell crossing a DSF fabric link: of which packet, on which port, how many bytes.
+/// One cell crossing a DSF fabric link: of which packet, on which port, how many bytes,
+/// toward which interface node (device) and its row of the cell-forwarding table.
 #[derive(Clone, Copy, Debug, Default)]
 struct Cell {
     packet: u32,
     port: u32,
     bytes: u32,
+    to: u32,
+    row: u32,
 }
 
 /// A virtual output queue at an ingress interface node, for one egress port and class,
@@ -1424,6 +1427,10 @@ impl Sim<'_> {
     /// Cut packet `i` (of `b` bytes, leaving interface node `v` toward its `port`'s node)
     /// into cells and spray them over the fabric.
     fn send_cells(&mut self, i: u32, v: u32, b: u32) {
+        let t = self.topo;
+        let d = t.dsf.as_ref().expect("a DSF run");
+        let to = t.ports[self.packets[i as usize].port as usize].from;
+        let row = d.dest[d.node[to as usize] as usize] * d.nodes as u32;
         let cell = self.cfg.dsf.cell_bytes.max(1);
         let n = b.div_ceil(cell);
         self.packets[i as usize].cells = n;
@@ -1440,6 +1447,8 @@ impl Sim<'_> {
                 packet: i,
                 port: 0,
                 bytes: cell.min(b - k * cell),
+                to,
+                row,
             };
             self.cell_hop(c, v);
         }
@@ -1450,10 +1459,7 @@ impl Sim<'_> {
     fn cell_hop(&mut self, c: u32, x: u32) {
         let t = self.topo;
         let d = t.dsf.as_ref().expect("a DSF run");
-        let i = self.cells[c as usize].packet;
-        let w = t.ports[self.packets[i as usize].port as usize].from;
-        let entry =
-            d.dest[d.node[w as usize] as usize] as usize * d.nodes + d.node[x as usize] as usize;
+        let entry = self.cells[c as usize].row as usize + d.node[x as usize] as usize;
         let (start, n) = d.table[entry];
         let r = &mut self.rr[entry];
         let p = d.members[(start + *r % n) as usize];
@@ -1465,7 +1471,7 @@ impl Sim<'_> {
         let wait = start - self.now;
         if wait > 0 {
             // Bytes still ahead of it on the link, and its wait (byte-picoseconds).
-            let ahead = (u128::from(wait) * u128::from(port.rate_bps) / 8_000_000_000_000) as u64;
+            let ahead = (wait as f64 * port.rate_bps as f64 / 8e12) as u64;
             st.peak = st.peak.max(ahead + u64::from(bytes));
             st.area += u128::from(bytes) * u128::from(wait);
         }
@@ -1482,18 +1488,17 @@ impl Sim<'_> {
     fn on_cell(&mut self, c: u32) {
         let cell = self.cells[c as usize];
         let x = self.topo.ports[cell.port as usize].to;
-        let i = cell.packet;
-        let e = self.packets[i as usize].port;
-        if x != self.topo.ports[e as usize].from {
+        if x != cell.to {
             self.cell_hop(c, x);
             return;
         }
         self.free_cells.push(c);
         self.dsf.cells_reassembled += 1;
-        let pk = &mut self.packets[i as usize];
+        let pk = &mut self.packets[cell.packet as usize];
         pk.cells -= 1;
         if pk.cells == 0 {
-            self.enqueue(e, i);
+            let e = pk.port;
+            self.enqueue(e, cell.packet);
         }
     }
 }
