@@ -42,7 +42,10 @@
 //! arrives, never earlier; cell headers, the fabric nodes' own buffers and the per-link
 //! FIFO's cut-through are not modelled (a cell is forwarded once it has fully arrived);
 //! traffic between ports of the same interface node is credited like the rest but switched
-//! locally (no cells, no fabric delay).
+//! locally (no cells, no fabric delay). With PFC on, a data packet waiting in a VOQ still
+//! counts against the ingress link it came in over until it leaves into the fabric, so a
+//! host link's XOFF bounds what one sender can park in the VOQs (and pauses it, head of line,
+//! for all its destinations); the fabric itself sends no PAUSE.
 
 use crate::topo::Port;
 use crate::PacketError;
