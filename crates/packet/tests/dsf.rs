@@ -235,6 +235,40 @@ fn cells_avoid_failed_links_and_dead_ends() {
     assert!((r.makespan_s / healthy.makespan_s - 1.0).abs() < 0.01);
 }
 
+/// Traffic leaving and entering a DSF zone: from its GPUs to an NSF zone's in the same
+/// region and in another region over BAG, and back. The packet crosses the cell fabric from
+/// its RDSW to the EDSW whose BAG link the route picked (an EDSW VOQ on the way in, an RDSW
+/// VOQ on the way out); everything arrives, nothing is lost, credits and cells balance.
+#[test]
+fn traffic_leaves_and_enters_the_zone_through_its_edsws() {
+    let f = aifabric_spec::build_str(
+        "t.yaml",
+        aifabric_fixtures::specs::TWO_REGIONS_NSF_DSF_SHARED,
+    )
+    .unwrap();
+    let net = net(&f);
+    let g = gpus(&f);
+    // Nodes 0-7: region a's NSF zone; 8-11: its DSF zone; 12-19: region c.
+    let tm = matrix(
+        20,
+        &[
+            (8, 0, 200_000),
+            (0, 9, 200_000),
+            (10, 3, 200_000),
+            (11, 19, 200_000),
+            (19, 10, 200_000),
+        ],
+    );
+    let r = run(&net, &tm, &g, &cfg()).unwrap();
+    assert_lossless(&r);
+    assert_conserved(&r);
+    let d = r.dsf.as_ref().unwrap();
+    let roles: Vec<&str> = d.voqs.iter().map(|v| v.tier.as_str()).collect();
+    assert_eq!(roles, ["edsw", "rdsw"]);
+    let fabric: Vec<&str> = d.fabric.iter().map(|t| t.tier.as_str()).collect();
+    assert_eq!(fabric, ["edsw-fdsw", "rdsw-fdsw"]);
+}
+
 /// Same seed, same JSON (an all-to-all with NSCC, trimming and ECN on).
 #[test]
 fn same_seed_same_json() {
