@@ -26,10 +26,15 @@
 //!   covers) and answers a trimmed header with a NACK; the sender retransmits NACKed packets
 //!   at once and everything outstanding after a retransmission timeout.
 //!
+//! - **DSF zones** run as a scheduled fabric ([`dsf`]): ingress VOQs per egress port and
+//!   class, credits granted by the egress port's scheduler at its rate, packets cut into
+//!   cells sprayed over every live fabric link that still reaches the egress node, and
+//!   reassembled there.
+//!
 //! Scale-up (NVLink) transfers are not modelled: every flow crosses the scale-out network.
-//! DSF zones (VOQs, credits, cells) are refused with a clear error for now.
 
 pub mod dcqcn;
+pub mod dsf;
 mod events;
 pub mod nscc;
 mod sim;
@@ -170,6 +175,11 @@ pub struct Config {
     pub pfc: Option<Pfc>,
     /// Receiver-driven admission (clear-to-send per chunk): `None`, senders need no leave.
     pub admission: Option<Admission>,
+    /// The scheduled fabric of DSF zones (used only when a matrix crosses one; its
+    /// settings are reported in [`PacketResult::dsf`], so the JSON of other runs is
+    /// unchanged).
+    #[serde(skip)]
+    pub dsf: Dsf,
     /// Check at every event that the bytes hosts put on the wire equal those delivered,
     /// dropped, trimmed off and still in the network (by a scan of live packets: slow, for
     /// tests).
@@ -203,6 +213,7 @@ impl Config {
             end_ps: u64::MAX,
             pfc: None,
             admission: None,
+            dsf: Dsf::default(),
             check_conservation: false,
         }
     }
@@ -251,6 +262,28 @@ impl Default for Admission {
         Admission {
             chunk_bytes: 512 << 10,
             window: 2,
+        }
+    }
+}
+
+/// A DSF zone as a scheduled fabric ([`dsf`]): cells and credits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Dsf {
+    /// Largest cell, bytes: a packet crosses the fabric as `ceil(bytes / cell_bytes)` cells,
+    /// the last one shorter; cell headers are not modelled (the fabric's speedup is there
+    /// partly to carry them). 256 B is an assumption: Broadcom describes Jericho/Ramon cells
+    /// as variable-size, up to a few hundred bytes, but publishes no figure for Jericho3.
+    pub cell_bytes: u32,
+    /// One credit, bytes: what the egress port's scheduler grants a VOQ at a time (4 KB,
+    /// an assumption of the same kind: credit sizes are configured, not published).
+    pub credit_bytes: u32,
+}
+
+impl Default for Dsf {
+    fn default() -> Self {
+        Dsf {
+            cell_bytes: 256,
+            credit_bytes: 4096,
         }
     }
 }
@@ -400,6 +433,9 @@ pub struct PacketResult {
     /// Pauses per tier (with PFC on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc: Option<PfcResult>,
+    /// What the scheduled fabric did (when the matrix crossed a DSF zone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dsf: Option<DsfResult>,
     /// The model's settings.
     pub config: Config,
 }
@@ -433,6 +469,60 @@ pub struct TierPauses {
     pub paused_s: f64,
     /// Longest total time one port of the tier was paused, seconds.
     pub max_paused_s: f64,
+}
+
+/// What the scheduled fabric of the DSF zones did.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DsfResult {
+    /// The model's cell and credit sizes.
+    pub settings: Dsf,
+    /// Packets that crossed a zone's fabric (entered a VOQ).
+    pub packets: u64,
+    /// Credit requests (and updates) the VOQs sent to egress schedulers.
+    pub requests: u64,
+    /// Grants the egress schedulers issued.
+    pub grants: u64,
+    /// Bytes of credit granted.
+    pub credits_granted_bytes: u64,
+    /// Bytes the VOQs sent into the fabric (granted = sent once the VOQs are empty).
+    pub sent_bytes: u64,
+    /// Bytes still queued in VOQs when the run stopped.
+    pub queued_bytes: u64,
+    /// Cells sent into the fabric.
+    pub cells_sent: u64,
+    /// Cells reassembled at egress interface nodes.
+    pub cells_reassembled: u64,
+    /// Largest VOQ of each interface-node role, bytes.
+    pub voqs: Vec<TierVoqs>,
+    /// Fabric links per tier: bytes and utilization over the run.
+    pub fabric: Vec<FabricTier>,
+}
+
+/// The VOQs of one role of interface node (`rdsw`, `edsw`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TierVoqs {
+    /// Role of the ingress interface node.
+    pub tier: String,
+    /// VOQs that held a packet.
+    pub voqs: u64,
+    /// Largest occupancy of any of them, bytes.
+    pub peak_bytes: u64,
+}
+
+/// One tier of fabric links: the directed links that carried cells.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FabricTier {
+    /// Tier, as the flow engine names it (`rdsw-fdsw`, `fdsw-sdsw`, ...).
+    pub tier: String,
+    /// Directed links of the tier that carried cells.
+    pub links: u64,
+    /// Bytes of cells they carried.
+    pub bytes: u64,
+    /// Mean utilization of those links over the run (bytes / (links x capacity x run
+    /// time)).
+    pub mean_utilization: f64,
+    /// Utilization of the busiest link of the tier over the run.
+    pub max_utilization: f64,
 }
 
 #[cfg(test)]

@@ -25,6 +25,17 @@ const PAUSE: u64 = 5;
 const RESUME: u64 = 6;
 /// A host's paced flows may send again (DCQCN).
 const PACE: u64 = 7;
+/// A cell reaches the far end of its fabric link (DSF).
+const CELL: u64 = 8;
+/// A VOQ's credit request reaches its egress port's scheduler (id: VOQ | bytes << 32).
+const REQUEST: u64 = 9;
+/// A grant reaches its VOQ (id: VOQ | bytes << 32).
+const GRANT: u64 = 10;
+/// An egress scheduler may grant again.
+const SCHED: u64 = 11;
+/// Most bytes one request or grant message carries (what fits in an event's id; a packet
+/// is at most a few kilobytes).
+const MSG_MAX: u64 = (1 << 24) - 1;
 const ID: u64 = (1 << 56) - 1;
 
 /// Packet kinds.
@@ -84,6 +95,63 @@ struct Packet {
     /// it was a retransmission).
     again: bool,
     live: bool,
+    /// It crossed a DSF zone's fabric (its ingress accounting, if any, was released when
+    /// it left the VOQ; `port` is then its egress port until it is transmitted).
+    dsf: bool,
+    /// Cells of it still to reach the egress interface node.
+    cells: u32,
+}
+
+/// One cell crossing a DSF fabric link: of which packet, on which port, how many bytes,
+/// toward which interface node (device) and its row of the cell-forwarding table.
+#[derive(Clone, Copy, Debug, Default)]
+struct Cell {
+    packet: u32,
+    port: u32,
+    bytes: u32,
+    to: u32,
+    row: u32,
+}
+
+/// A virtual output queue at an ingress interface node, for one egress port and class,
+/// and the egress scheduler's view of it.
+struct Voq {
+    fifo: Fifo,
+    bytes: u64,
+    peak: u64,
+    /// Ingress interface node (device) and egress port.
+    ingress: u32,
+    egress: u32,
+    control: bool,
+    /// Scheduler: bytes requested and not yet granted; in its round robin.
+    demand: u64,
+    in_ring: bool,
+    /// Credit received and not yet spent (negative: a packet went with part of its credit
+    /// still to come).
+    balance: i64,
+}
+
+/// An egress port's credit scheduler: round robin over the VOQs with demand (control class
+/// first), one grant per credit time at the port's rate.
+#[derive(Default)]
+struct Sched {
+    hi: VecDeque<u32>,
+    lo: VecDeque<u32>,
+    next_ps: u64,
+    timer: bool,
+}
+
+/// DSF counters.
+#[derive(Default)]
+struct DsfStats {
+    packets: u64,
+    requests: u64,
+    grants: u64,
+    granted: u64,
+    grants_in_flight: u64,
+    sent: u64,
+    cells_sent: u64,
+    cells_reassembled: u64,
 }
 
 /// No packet.
@@ -126,6 +194,8 @@ struct PortState {
     paused_since_ps: u64,
     paused_ps: u64,
     pauses_received: u64,
+    /// DSF fabric port: when its last cell is serialized (cells are FIFO at the link's rate).
+    free_ps: u64,
     // PFC, as the downstream switch's ingress accounting of what came in over this link:
     // data bytes still queued there, whether it sent a PAUSE not yet followed by a RESUME,
     // the headroom above XOFF, and the largest count.
@@ -282,6 +352,16 @@ struct Sim<'a> {
     pfc_pauses: u64,
     pfc_resumes: u64,
     pfc_drops: u64,
+    // DSF: cells (arena with a free list), VOQs by (ingress node, egress port, class),
+    // egress schedulers by port, the round-robin position of each cell-forwarding entry.
+    cells: Vec<Cell>,
+    free_cells: Vec<u32>,
+    voqs: Vec<Voq>,
+    voq_of: FxHashMap<(u32, u32, bool), u32>,
+    sched_of: Vec<u32>,
+    scheds: Vec<Sched>,
+    rr: Vec<u32>,
+    dsf: DsfStats,
 }
 
 #[inline]
@@ -376,7 +456,7 @@ impl Sim<'_> {
             st.lo = lo;
             st.lo_bytes -= u64::from(self.packets[i as usize].bytes);
             let q = st.lo_bytes;
-            if self.cfg.pfc.is_some() {
+            if self.cfg.pfc.is_some() && !self.packets[i as usize].dsf {
                 self.release_ingress(i);
             }
             if let Some((lo, hi)) = self.cfg.ecn_bytes {
@@ -562,6 +642,12 @@ impl Sim<'_> {
         if t.dest_rack[dest as usize] == v {
             return t.host_down[to_host as usize];
         }
+        if let Some(d) = &t.dsf {
+            // In the destination's DSF zone: across the cell fabric to its rack switch.
+            if d.same_zone(v, t.dest_rack[dest as usize]) {
+                return t.host_down[to_host as usize];
+            }
+        }
         let sw = t.switch_index[v as usize] as usize;
         let (start, n) = t.table[dest as usize * t.switches + sw];
         let (start, n) = (start as usize, n as usize);
@@ -725,6 +811,8 @@ impl Sim<'_> {
             next: NONE,
             again,
             live: true,
+            dsf: false,
+            cells: 0,
         };
         if arm {
             self.events
@@ -860,6 +948,12 @@ impl Sim<'_> {
                 return;
             }
             let e = self.route(v, i);
+            if let Some(d) = &self.topo.dsf {
+                if d.scheduled(v, self.topo.ports[e as usize].from) {
+                    self.voq_enqueue(v, e, i);
+                    return;
+                }
+            }
             self.enqueue(e, i);
             return;
         }
@@ -1213,6 +1307,17 @@ impl Sim<'_> {
                 let mut i = st.lo.head;
                 while i != NONE {
                     let pk = &self.packets[i as usize];
+                    if !pk.dsf {
+                        ingress[pk.port as usize] += u64::from(pk.bytes);
+                    }
+                    i = pk.next;
+                }
+            }
+            // Data waiting in VOQs still counts against the link it came in over.
+            for q in self.voqs.iter().filter(|q| !q.control) {
+                let mut i = q.fifo.head;
+                while i != NONE {
+                    let pk = &self.packets[i as usize];
                     ingress[pk.port as usize] += u64::from(pk.bytes);
                     i = pk.next;
                 }
@@ -1220,6 +1325,36 @@ impl Sim<'_> {
             for (p, st) in self.ports.iter().enumerate() {
                 assert_eq!(st.ingress, ingress[p], "port {p}: PFC ingress count");
             }
+        }
+        if self.topo.dsf.is_some() {
+            // Credits: granted = sent + held by VOQs + on their way; a VOQ never holds
+            // credit while it has packets, nor more than it asked for.
+            let balance: i64 = self.voqs.iter().map(|q| q.balance).sum();
+            assert_eq!(
+                self.dsf.granted as i64,
+                self.dsf.sent as i64 + balance + self.dsf.grants_in_flight as i64,
+                "DSF credits granted = sent + balances + in flight, at {} ps",
+                self.now
+            );
+            for q in &self.voqs {
+                assert!(
+                    q.balance <= 0 || q.fifo.head == NONE,
+                    "a VOQ sits on credit"
+                );
+                let mut i = q.fifo.head;
+                let mut sum = 0;
+                while i != NONE {
+                    sum += u64::from(self.packets[i as usize].bytes);
+                    i = self.packets[i as usize].next;
+                }
+                assert_eq!(sum, q.bytes, "VOQ bytes");
+            }
+            let live_cells = self.cells.len() - self.free_cells.len();
+            assert_eq!(
+                self.dsf.cells_sent,
+                self.dsf.cells_reassembled + live_cells as u64,
+                "cells sent = reassembled + in the fabric"
+            );
         }
         for (p, st) in self.ports.iter().enumerate() {
             for (q, bytes) in [(st.hi, st.hi_bytes), (st.lo, st.lo_bytes)] {
@@ -1235,6 +1370,229 @@ impl Sim<'_> {
                     "port {p}: queue bytes and tail"
                 );
             }
+        }
+    }
+}
+
+/// DSF: VOQs, credits and cells (see [`crate::dsf`]).
+impl Sim<'_> {
+    /// Packet `i`, at ingress interface node `v`, waits in the VOQ of egress port `e`.
+    fn voq_enqueue(&mut self, v: u32, e: u32, i: u32) {
+        let control = self.packets[i as usize].kind != DATA;
+        let next = self.voqs.len() as u32;
+        let q = *self.voq_of.entry((v, e, control)).or_insert(next);
+        if q == next {
+            self.voqs.push(Voq {
+                fifo: Fifo::default(),
+                bytes: 0,
+                peak: 0,
+                ingress: v,
+                egress: e,
+                control,
+                demand: 0,
+                in_ring: false,
+                balance: 0,
+            });
+        }
+        let b = u64::from(self.packets[i as usize].bytes);
+        let fifo = self.push(self.voqs[q as usize].fifo, i);
+        let voq = &mut self.voqs[q as usize];
+        voq.fifo = fifo;
+        voq.bytes += b;
+        voq.peak = voq.peak.max(voq.bytes);
+        self.dsf.packets += 1;
+        // The VOQ asks its egress scheduler for the packet's bytes.
+        let t = self.topo;
+        let w = t.ports[e as usize].from;
+        let delay = t.dsf.as_ref().expect("a DSF run").ctrl_delay(v, w);
+        self.dsf.requests += 1;
+        self.events
+            .push(self.now + delay, REQUEST << 56 | b << 32 | u64::from(q));
+        self.voq_send(q);
+    }
+
+    /// A request of `amount` bytes from VOQ `q` reaches its egress scheduler.
+    fn on_request(&mut self, q: u32, amount: u64) {
+        let e = self.voqs[q as usize].egress;
+        let s = match self.sched_of[e as usize] {
+            NONE => {
+                self.scheds.push(Sched::default());
+                let s = self.scheds.len() as u32 - 1;
+                self.sched_of[e as usize] = s;
+                s
+            }
+            s => s,
+        };
+        let voq = &mut self.voqs[q as usize];
+        voq.demand += amount;
+        if !voq.in_ring && voq.demand > 0 {
+            voq.in_ring = true;
+            let sc = &mut self.scheds[s as usize];
+            if voq.control {
+                sc.hi.push_back(q);
+            } else {
+                sc.lo.push_back(q);
+            }
+        }
+        self.sched_run(s);
+    }
+
+    /// Egress scheduler `s` grants the next VOQ of its round robin a credit, if its port's
+    /// rate allows one now (else it waits for the time it does).
+    fn sched_run(&mut self, s: u32) {
+        let credit = u64::from(self.cfg.dsf.credit_bytes.max(1));
+        let sc = &mut self.scheds[s as usize];
+        if sc.timer {
+            return;
+        }
+        if self.now < sc.next_ps {
+            if !sc.hi.is_empty() || !sc.lo.is_empty() {
+                sc.timer = true;
+                self.events.push(sc.next_ps, SCHED << 56 | u64::from(s));
+            }
+            return;
+        }
+        let Some(q) = sc.hi.pop_front().or_else(|| sc.lo.pop_front()) else {
+            return;
+        };
+        let voq = &mut self.voqs[q as usize];
+        let g = voq.demand.min(credit).min(MSG_MAX);
+        voq.demand -= g;
+        if voq.demand > 0 {
+            if voq.control {
+                sc.hi.push_back(q);
+            } else {
+                sc.lo.push_back(q);
+            }
+        } else {
+            voq.in_ring = false;
+        }
+        let (v, e) = (voq.ingress, voq.egress);
+        let t = self.topo;
+        let port = t.ports[e as usize];
+        sc.next_ps = self.now + port.serialize_ps(g as u32);
+        if !sc.hi.is_empty() || !sc.lo.is_empty() {
+            sc.timer = true;
+            self.events.push(sc.next_ps, SCHED << 56 | u64::from(s));
+        }
+        let delay = t.dsf.as_ref().expect("a DSF run").ctrl_delay(port.from, v);
+        self.dsf.grants += 1;
+        self.dsf.granted += g;
+        self.dsf.grants_in_flight += g;
+        self.events
+            .push(self.now + delay, GRANT << 56 | g << 32 | u64::from(q));
+    }
+
+    /// A grant of `g` bytes reaches VOQ `q`.
+    fn on_grant(&mut self, q: u32, g: u64) {
+        self.dsf.grants_in_flight -= g;
+        self.voqs[q as usize].balance += g as i64;
+        self.voq_send(q);
+    }
+
+    /// VOQ `q` sends its head packets into the fabric while its credit balance is positive.
+    fn voq_send(&mut self, q: u32) {
+        while self.voqs[q as usize].balance > 0 {
+            let (fifo, Some(i)) = self.pop(self.voqs[q as usize].fifo) else {
+                return;
+            };
+            let b = self.packets[i as usize].bytes;
+            let voq = &mut self.voqs[q as usize];
+            voq.fifo = fifo;
+            voq.bytes -= u64::from(b);
+            voq.balance -= i64::from(b);
+            let (v, e) = (voq.ingress, voq.egress);
+            self.dsf.sent += u64::from(b);
+            if self.cfg.pfc.is_some() && self.packets[i as usize].kind == DATA {
+                self.release_ingress(i);
+            }
+            let pk = &mut self.packets[i as usize];
+            pk.port = e;
+            pk.dsf = true;
+            if self.topo.ports[e as usize].from == v {
+                // Switched locally: no cells.
+                self.enqueue(e, i);
+            } else {
+                self.send_cells(i, v, b);
+            }
+        }
+    }
+
+    /// Cut packet `i` (of `b` bytes, leaving interface node `v` toward its `port`'s node)
+    /// into cells and spray them over the fabric.
+    fn send_cells(&mut self, i: u32, v: u32, b: u32) {
+        let t = self.topo;
+        let d = t.dsf.as_ref().expect("a DSF run");
+        let to = t.ports[self.packets[i as usize].port as usize].from;
+        let row = d.dest[d.node[to as usize] as usize] * d.nodes as u32;
+        let cell = self.cfg.dsf.cell_bytes.max(1);
+        let n = b.div_ceil(cell);
+        self.packets[i as usize].cells = n;
+        self.dsf.cells_sent += u64::from(n);
+        for k in 0..n {
+            let c = match self.free_cells.pop() {
+                Some(c) => c,
+                None => {
+                    self.cells.push(Cell::default());
+                    self.cells.len() as u32 - 1
+                }
+            };
+            self.cells[c as usize] = Cell {
+                packet: i,
+                port: 0,
+                bytes: cell.min(b - k * cell),
+                to,
+                row,
+            };
+            self.cell_hop(c, v);
+        }
+    }
+
+    /// Cell `c` leaves node `x` (a device) on the next fabric link toward its egress node,
+    /// round robin over the live links one hop closer.
+    fn cell_hop(&mut self, c: u32, x: u32) {
+        let t = self.topo;
+        let d = t.dsf.as_ref().expect("a DSF run");
+        let entry = self.cells[c as usize].row as usize + d.node[x as usize] as usize;
+        let (start, n) = d.table[entry];
+        let r = &mut self.rr[entry];
+        let p = d.members[(start + *r % n) as usize];
+        *r = (*r + 1) % n;
+        let port = t.ports[p as usize];
+        let bytes = self.cells[c as usize].bytes;
+        let st = &mut self.ports[p as usize];
+        let start = st.free_ps.max(self.now);
+        let wait = start - self.now;
+        if wait > 0 {
+            // Bytes still ahead of it on the link, and its wait (byte-picoseconds).
+            let ahead = (wait as f64 * port.rate_bps as f64 / 8e12) as u64;
+            st.peak = st.peak.max(ahead + u64::from(bytes));
+            st.area += u128::from(bytes) * u128::from(wait);
+        }
+        let end = start + port.serialize_ps(bytes);
+        st.free_ps = end;
+        st.sent += u64::from(bytes);
+        st.used = true;
+        self.cells[c as usize].port = p;
+        self.events
+            .push(end + port.delay_ps, CELL << 56 | u64::from(c));
+    }
+
+    /// Cell `c` reaches the far end of its link: the next hop, or reassembly.
+    fn on_cell(&mut self, c: u32) {
+        let cell = self.cells[c as usize];
+        let x = self.topo.ports[cell.port as usize].to;
+        if x != cell.to {
+            self.cell_hop(c, x);
+            return;
+        }
+        self.free_cells.push(c);
+        self.dsf.cells_reassembled += 1;
+        let pk = &mut self.packets[cell.packet as usize];
+        pk.cells -= 1;
+        if pk.cells == 0 {
+            let e = pk.port;
+            self.enqueue(e, cell.packet);
         }
     }
 }
@@ -1419,6 +1777,21 @@ pub fn run(
         pfc_pauses: 0,
         pfc_resumes: 0,
         pfc_drops: 0,
+        cells: Vec::new(),
+        free_cells: Vec::new(),
+        voqs: Vec::new(),
+        voq_of: FxHashMap::default(),
+        sched_of: if topo.dsf.is_some() {
+            vec![NONE; topo.ports.len()]
+        } else {
+            Vec::new()
+        },
+        scheds: Vec::new(),
+        rr: topo
+            .dsf
+            .as_ref()
+            .map_or(Vec::new(), |d| vec![0; d.table.len()]),
+        dsf: DsfStats::default(),
     };
     if let Some(pfc) = cfg.pfc {
         let scale = if pfc.buffer_limited {
@@ -1465,6 +1838,13 @@ pub fn run(
             ACK_TIMER => sim.ack_timer(id),
             PAUSE => sim.pause(id, true),
             RESUME => sim.pause(id, false),
+            CELL => sim.on_cell(id),
+            REQUEST => sim.on_request(id, (e.what & ID) >> 32),
+            GRANT => sim.on_grant(id, (e.what & ID) >> 32),
+            SCHED => {
+                sim.scheds[id as usize].timer = false;
+                sim.sched_run(id);
+            }
             _ => {
                 if sim.pace_at[id as usize] == sim.now {
                     sim.try_send(id);
@@ -1512,12 +1892,20 @@ fn auto_params(topo: &Topo, pairs: &[(u32, u32)], cfg: &Config) -> nscc::Params 
                 break;
             }
             let dest = topo.host_dest[d as usize];
-            p = if topo.dest_rack[dest as usize] == v {
+            let rack = topo.dest_rack[dest as usize];
+            p = if rack == v || topo.dsf.as_ref().is_some_and(|x| x.same_zone(v, rack)) {
                 topo.host_down[d as usize]
             } else {
                 let sw = topo.switch_index[v as usize] as usize;
                 topo.members[topo.table[dest as usize * topo.switches + sw].0 as usize]
             };
+            if let Some(x) = &topo.dsf {
+                let w = topo.ports[p as usize].from;
+                if v != w && x.scheduled(v, w) {
+                    // Request, grant and the cells each way (the ACK is credited too).
+                    rtt += 6 * x.ctrl_delay(v, w);
+                }
+            }
         }
         worst = worst.max(rtt);
     }
@@ -1636,8 +2024,10 @@ impl Sim<'_> {
             })
             .collect();
         let pfc = self.cfg.pfc.map(|_| self.pfc_result(net, end));
+        let dsf = self.topo.dsf.as_ref().map(|d| self.dsf_result(net, d, end));
         PacketResult {
             pfc,
+            dsf,
             busiest,
             flows: self.flows.len() as u64,
             bytes: tm.flows.iter().map(|f| f.bytes).sum(),
@@ -1698,6 +2088,85 @@ impl Sim<'_> {
                 .max()
                 .unwrap_or(0),
             tiers,
+        }
+    }
+
+    /// Credits, cells, VOQ peaks per role and fabric-link utilization per tier.
+    fn dsf_result(&self, net: &Net<'_>, d: &crate::dsf::DsfTopo, end: u64) -> crate::DsfResult {
+        let mut voqs: Vec<crate::TierVoqs> = Vec::new();
+        for q in &self.voqs {
+            let tier = net
+                .f
+                .device(DeviceId::new(q.ingress))
+                .role
+                .as_str()
+                .to_string();
+            let t = match voqs.iter().position(|t| t.tier == tier) {
+                Some(k) => &mut voqs[k],
+                None => {
+                    voqs.push(crate::TierVoqs {
+                        tier,
+                        voqs: 0,
+                        peak_bytes: 0,
+                    });
+                    voqs.last_mut().expect("just pushed")
+                }
+            };
+            t.voqs += 1;
+            t.peak_bytes = t.peak_bytes.max(q.peak);
+        }
+        voqs.sort_by(|a, b| a.tier.cmp(&b.tier));
+        // Per tier: links, bytes, capacity (bits/s) and the busiest link's utilization.
+        let mut tiers: Vec<(String, u64, u64, u128, f64)> = Vec::new();
+        let secs = end as f64 * 1e-12;
+        for &p in &d.fabric_ports {
+            let port = self.topo.ports[p as usize];
+            if self.ports[p as usize].sent == 0 {
+                continue;
+            }
+            let tier = net.resource_tier(port.resource);
+            let k = match tiers.iter().position(|t| t.0 == tier) {
+                Some(k) => k,
+                None => {
+                    tiers.push((tier, 0, 0, 0, 0.0));
+                    tiers.len() - 1
+                }
+            };
+            let sent = self.ports[p as usize].sent;
+            let t = &mut tiers[k];
+            t.1 += 1;
+            t.2 += sent;
+            t.3 += u128::from(port.rate_bps);
+            if secs > 0.0 {
+                t.4 = t.4.max(sent as f64 * 8.0 / (port.rate_bps as f64 * secs));
+            }
+        }
+        tiers.sort_by(|a, b| a.0.cmp(&b.0));
+        crate::DsfResult {
+            settings: self.cfg.dsf,
+            packets: self.dsf.packets,
+            requests: self.dsf.requests,
+            grants: self.dsf.grants,
+            credits_granted_bytes: self.dsf.granted,
+            sent_bytes: self.dsf.sent,
+            queued_bytes: self.voqs.iter().map(|q| q.bytes).sum(),
+            cells_sent: self.dsf.cells_sent,
+            cells_reassembled: self.dsf.cells_reassembled,
+            voqs,
+            fabric: tiers
+                .into_iter()
+                .map(|(tier, links, bytes, bps, max)| crate::FabricTier {
+                    tier,
+                    links,
+                    bytes,
+                    mean_utilization: if secs > 0.0 && bps > 0 {
+                        bytes as f64 * 8.0 / (bps as f64 * secs)
+                    } else {
+                        0.0
+                    },
+                    max_utilization: max,
+                })
+                .collect(),
         }
     }
 

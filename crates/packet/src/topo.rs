@@ -25,6 +25,8 @@ pub const MAX_TABLE: usize = 64 << 20;
 pub(crate) struct Port {
     /// Device at the far end.
     pub to: u32,
+    /// Device at the near end.
+    pub from: u32,
     /// Line rate, bits per second.
     pub rate_bps: u64,
     /// Picoseconds per byte when a whole number (100, 200, 400, 800 Gb/s), else 0.
@@ -41,6 +43,9 @@ impl Port {
     pub fn serialize_ps(&self, bytes: u32) -> u64 {
         if self.ps_per_byte > 0 {
             u64::from(bytes) * self.ps_per_byte
+        } else if bytes < 1 << 21 {
+            // Fits in 64 bits (2^21 x 8e12 < 2^64): a cheaper division, the same result.
+            (u64::from(bytes) * 8_000_000_000_000).div_ceil(self.rate_bps)
         } else {
             (u128::from(bytes) * 8_000_000_000_000u128).div_ceil(u128::from(self.rate_bps)) as u64
         }
@@ -73,10 +78,14 @@ pub(crate) struct Topo {
     /// Cumulative UCMP weight of each member within its group, scaled to 2^32 (empty when
     /// every group splits equally).
     pub cum_weight: Vec<u64>,
+    /// The cell fabrics of the DSF zones the matrix crosses.
+    pub dsf: Option<crate::dsf::DsfTopo>,
 }
 
-/// What a destination's forwarding table is built from: (switch, [(link, far end, share)]).
-type Groups = Vec<(DeviceId, Vec<(LinkId, DeviceId, f64)>)>;
+/// What a destination's forwarding table is built from: (switch, [(link, near end, far end,
+/// share)]); the near end is the switch, or for a DSF zone another interface node of its
+/// speaker (the packet crosses the cell fabric to it first).
+type Groups = Vec<(DeviceId, Vec<(LinkId, DeviceId, DeviceId, f64)>)>;
 
 impl Topo {
     /// Ports and tables for flows `pairs` (source and destination GPUs) on `net`.
@@ -172,6 +181,7 @@ impl Topo {
                 };
                 ports.push(Port {
                     to: to.get(),
+                    from: from.get(),
                     rate_bps,
                     ps_per_byte: if 8_000_000_000_000u64.is_multiple_of(rate_bps.max(1)) {
                         8_000_000_000_000u64 / rate_bps.max(1)
@@ -198,18 +208,28 @@ impl Topo {
         for (k, g) in groups.iter().enumerate() {
             for (v, hops) in g {
                 let start = members.len() as u32;
-                let total: f64 = hops.iter().map(|h| h.2).sum();
+                let total: f64 = hops.iter().map(|h| h.3).sum();
                 let mut acc = 0.0;
-                for &(l, _, w) in hops {
-                    members.push(port(l, *v, &mut ports));
+                for &(l, near, _, w) in hops {
+                    members.push(port(l, near, &mut ports));
                     acc += w;
                     cum.push(((acc / total) * 4_294_967_296.0).round() as u64);
-                    unequal |= (w - hops[0].2).abs() > 1e-12 * hops[0].2.abs();
+                    unequal |= (w - hops[0].3).abs() > 1e-12 * hops[0].3.abs();
                 }
                 let sw = switch_index[v.idx()] as usize;
                 table[k * switches + sw] = (start, hops.len() as u32);
             }
         }
+        // DSF zones: every interface node a packet meets (rack switches, switches of the
+        // tables, both ends of their members) and the fabrics of their zones.
+        let mut touched: Vec<DeviceId> = attach.iter().map(|a| a.1).collect();
+        for g in &groups {
+            for (v, hops) in g {
+                touched.push(*v);
+                touched.extend(hops.iter().flat_map(|h| [h.1, h.2]));
+            }
+        }
+        let dsf = crate::dsf::DsfTopo::build(net, &touched, &mut ports, &mut port)?;
         let mut port_host = vec![u32::MAX; ports.len()];
         for (h, &p) in host_up.iter().enumerate() {
             port_host[p as usize] = h as u32;
@@ -228,6 +248,7 @@ impl Topo {
             table,
             members,
             cum_weight: if unequal { cum } else { Vec::new() },
+            dsf,
         })
     }
 }
@@ -255,14 +276,11 @@ fn groups_toward(
         let sv = net.g.speaker(v).ok_or_else(|| {
             PacketError::Invalid(format!("{} speaks no BGP: no route", f.device_name(v)))
         })?;
-        if let SpeakerKind::DsfSystem(_) = net.g.speakers[sv.idx()].kind {
-            return Err(PacketError::Invalid(format!(
-                "the path to {} crosses {}, in a DSF zone: the packet engine does not model \
-                 DSF's VOQs, credits and cells yet; run this matrix with --engine flow, or on \
-                 an Ethernet fabric (fat tree, NSF, RoCE)",
-                f.device_name(tor),
-                f.device_name(v)
-            )));
+        let dsf = matches!(net.g.speakers[sv.idx()].kind, SpeakerKind::DsfSystem(_));
+        if dsf && sv == target {
+            // In the destination's DSF zone: the cell fabric takes the packet to the rack
+            // switch (see `dsf.rs`), no route is read.
+            continue;
         }
         let hops = nsf_pruned(net, v, tor, net.next_hops(&routes, sv, weighted));
         if hops.is_empty() {
@@ -274,8 +292,17 @@ fn groups_toward(
         }
         let mut group = Vec::with_capacity(hops.len());
         for (l, w) in hops {
-            let far = f.link(l).other(v);
-            group.push((l, far, w));
+            let link = f.link(l);
+            // A DSF zone's links toward BAG may start at another of its interface nodes.
+            let near = if !dsf || link.a == v || link.b == v {
+                v
+            } else if net.g.speaker(link.a) == Some(sv) {
+                link.a
+            } else {
+                link.b
+            };
+            let far = link.other(near);
+            group.push((l, near, far, w));
             if far != tor && !visited.contains_key(&far) {
                 stack.push(far);
             }
@@ -380,6 +407,7 @@ mod tests {
     fn serialization_is_exact_at_whole_picoseconds_per_byte() {
         let p = Port {
             to: 0,
+            from: 0,
             rate_bps: 100_000_000_000,
             ps_per_byte: 80,
             delay_ps: 0,

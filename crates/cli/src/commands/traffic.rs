@@ -282,6 +282,45 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
             }
         }
     }
+    if let Some(d) = &x.dsf {
+        let _ = writeln!(
+            o,
+            "\nDSF: {} packets through VOQs, {} credit requests, {} grants; credits granted {} B, sent {} B, still queued {} B; cells of {} B (credit {} B): {} sent, {} reassembled",
+            d.packets,
+            d.requests,
+            d.grants,
+            d.credits_granted_bytes,
+            d.sent_bytes,
+            d.queued_bytes,
+            d.settings.cell_bytes,
+            d.settings.credit_bytes,
+            d.cells_sent,
+            d.cells_reassembled
+        );
+        for v in &d.voqs {
+            let _ = writeln!(
+                o,
+                "  VOQs at {:<8} {:>7} used, peak {} B",
+                v.tier, v.voqs, v.peak_bytes
+            );
+        }
+        let _ = writeln!(
+            o,
+            "  {:<16} {:>7} {:>14} {:>10} {:>10}",
+            "fabric tier", "links", "bytes", "mean util", "max util"
+        );
+        for t in &d.fabric {
+            let _ = writeln!(
+                o,
+                "  {:<16} {:>7} {:>14} {:>9.1}% {:>9.1}%",
+                t.tier,
+                t.links,
+                t.bytes,
+                100.0 * t.mean_utilization,
+                100.0 * t.max_utilization
+            );
+        }
+    }
     slowest(&mut o, &x.slowest);
     o
 }

@@ -142,9 +142,10 @@ fn packet_flags_without_the_packet_engine_and_bad_values_exit_2() {
 }
 
 #[test]
-fn dsf_zones_are_refused_with_the_way_out() {
-    let o = aifabric()
-        .args([
+fn dsf_zones_run_with_credits_and_cells() {
+    let run = |json: bool| {
+        let mut c = aifabric();
+        c.args([
             "traffic",
             "dsf-l1-zone",
             "--pattern",
@@ -153,17 +154,40 @@ fn dsf_zones_are_refused_with_the_way_out() {
             "64",
             "--placement",
             "spread",
+            "--size",
+            "256K",
             "--engine",
             "packet",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("DSF") && err.contains("--engine flow"),
-        "{err}"
-    );
+            "--preset",
+            "roce",
+        ]);
+        if json {
+            c.arg("--json");
+        }
+        let o = c.output().unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o.stdout
+    };
+    let text = String::from_utf8(run(false)).unwrap();
+    for want in [
+        "DSF:",
+        "credits granted",
+        "cells of 256 B",
+        "VOQs at rdsw",
+        "rdsw-fdsw",
+    ] {
+        assert!(text.contains(want), "missing {want:?}:\n{text}");
+    }
+    let v: Value = serde_json::from_slice(&run(true)).unwrap();
+    let d = &v["packet"]["dsf"];
+    assert!(d["credits_granted_bytes"].as_u64().unwrap() > 0, "{d}");
+    assert_eq!(d["credits_granted_bytes"], d["sent_bytes"]);
+    assert_eq!(d["cells_sent"], d["cells_reassembled"]);
 }
 
 #[test]

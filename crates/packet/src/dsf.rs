@@ -1,0 +1,283 @@
+//! DSF zones as a scheduled fabric.
+//!
+//! A Disaggregated Scheduled Fabric is a chassis taken apart: the line cards are **interface
+//! nodes** (RDSW at the racks, EDSW at the edge toward BAG; Broadcom Jericho3), the fabric
+//! cards **fabric nodes** (FDSW, and SDSW in a dual-stage zone; Ramon3), and the zone behaves
+//! as one big switch (Meta, "Disaggregated Scheduled Fabric: Scaling Meta's AI Journey",
+//! engineering.fb.com, 2025-10-20; the OCP Global Summit 2025 DSF talks; FBOSS,
+//! github.com/facebook/fboss, for the counts; `shared/domain/FACTS.md` section 2). The packet
+//! engine models it so:
+//! - **VOQs.** A packet that enters the zone at an interface node (from a GPU or from BAG)
+//!   and leaves it at another one's Ethernet port waits at the ingress node in the virtual
+//!   output queue of that egress port and its class (a packet between two ports of the
+//!   same node too) (data, or control: ACKs, NACKs, CNPs and
+//!   trimmed headers). VOQs live in the interface node's deep buffer (12 GB of HBM on J3) and
+//!   have no limit here.
+//! - **Credits.** A VOQ tells the egress port's scheduler the bytes of every packet that
+//!   enters it: a request message, crossing the fabric with its delay. The scheduler
+//!   grants credits of `credit_bytes` (the last one of a backlog shorter), one after another
+//!   at the egress port's rate (a grant of `c` bytes occupies the scheduler for `c` bytes
+//!   of the port's serialization), round robin among the VOQs with demand, control class
+//!   first; a grant crosses the fabric back with its delay. A VOQ sends its head packet
+//!   whenever its credit balance is positive (the balance may go negative by less than a
+//!   packet, as Jericho's does). Grants never exceed what was requested, so once the VOQs
+//!   are empty, bytes granted = bytes sent; and the fabric never holds more than the credits
+//!   in flight: it is lossless without PFC and the egress port's queue stays short.
+//! - **Cells.** A packet sent from a VOQ is cut into cells of at most `cell_bytes` bytes,
+//!   each sprayed on its own: at every hop (the ingress node, the FDSW, in dual stage the
+//!   SDSW and the far cluster's FDSW) the next live fabric link toward the egress node in
+//!   round robin. Fabric links are the model's (106.25 Gb/s SerDes lanes on the built-in
+//!   Jericho3/Ramon3 models, 160 per interface node: a speedup of about 1.18 over 36 x 400G),
+//!   each a FIFO at its rate and delay. The egress node reassembles the packet from its
+//!   cells and queues it on its Ethernet port as any switch does.
+//! - **Failures.** Cells never take a failed link, and at each hop spray only over the links
+//!   whose far end is one hop closer to the egress node over live fabric links (a breadth-
+//!   first search from each egress node that does not transit other interface nodes): the
+//!   reduced reachability Input Balanced Mode advertises. IBM's further step, upstream
+//!   devices giving up a matching random subset of their links toward a degraded
+//!   destination (`aifabric-routing`'s `ibm`), is not applied to the cells.
+//!
+//! Limits: request and grant messages are delays, not cells on the links (they are a few
+//! bytes against 106.25G lanes); the scheduler knows a VOQ's demand when its request
+//! arrives, never earlier; cell headers, the fabric nodes' own buffers and the per-link
+//! FIFO's cut-through are not modelled (a cell is forwarded once it has fully arrived);
+//! traffic between ports of the same interface node is credited like the rest but switched
+//! locally (no cells, no fabric delay). With PFC on, a data packet waiting in a VOQ still
+//! counts against the ingress link it came in over until it leaves into the fabric, so a
+//! host link's XOFF bounds what one sender can park in the VOQs (and pauses it, head of line,
+//! for all its destinations); the fabric itself sends no PAUSE.
+
+use crate::topo::Port;
+use crate::PacketError;
+use aifabric_engine::net::Net;
+use aifabric_model::{DeviceId, LinkId, PortKind, Role, ZoneKind};
+use std::collections::VecDeque;
+
+/// No entry.
+const NONE: u32 = u32::MAX;
+
+/// The cell fabrics of the DSF zones a matrix crosses: per destination interface node, the
+/// fabric ports each node sprays toward it over.
+pub(crate) struct DsfTopo {
+    /// Device -> compact node index (`NONE`: not an interface or fabric node of a zone the
+    /// matrix crosses).
+    pub node: Vec<u32>,
+    /// Node -> whether it is an interface node (RDSW, EDSW).
+    pub iface: Vec<bool>,
+    /// Node -> zone.
+    pub node_zone: Vec<u32>,
+    /// Node -> destination index (`NONE`: no packet leaves the fabric there).
+    pub dest: Vec<u32>,
+    pub nodes: usize,
+    /// `[dest * nodes + node]` -> (first member, members): the live fabric ports one hop
+    /// closer to the destination.
+    pub table: Vec<(u32, u32)>,
+    pub members: Vec<u32>,
+    /// `[dest * nodes + node]`: one-way delay of a message to the destination node over
+    /// the first member at each hop, picoseconds.
+    pub ctrl_ps: Vec<u64>,
+    /// Every live directed fabric port, in port order.
+    pub fabric_ports: Vec<u32>,
+}
+
+fn is_dsf(net: &Net<'_>, d: DeviceId) -> bool {
+    let f = net.f;
+    matches!(
+        f.zones()[f.device(d).zone.idx()].kind,
+        ZoneKind::DsfL1 | ZoneKind::DsfL2
+    ) && matches!(
+        f.device(d).role,
+        Role::Rdsw | Role::Edsw | Role::Fdsw | Role::Sdsw
+    )
+}
+
+impl DsfTopo {
+    /// The fabrics of the zones of `touched` (devices on the matrix's paths), with a port
+    /// for every live fabric link in each direction (`port(link, from)`); `None` when no
+    /// DSF zone is touched.
+    pub fn build(
+        net: &Net<'_>,
+        touched: &[DeviceId],
+        ports: &mut Vec<Port>,
+        port: &mut dyn FnMut(LinkId, DeviceId, &mut Vec<Port>) -> u32,
+    ) -> Result<Option<DsfTopo>, PacketError> {
+        let f = net.f;
+        let mut ifaces: Vec<DeviceId> = touched
+            .iter()
+            .copied()
+            .filter(|&d| is_dsf(net, d) && matches!(f.device(d).role, Role::Rdsw | Role::Edsw))
+            .collect();
+        if ifaces.is_empty() {
+            return Ok(None);
+        }
+        ifaces.sort_unstable();
+        ifaces.dedup();
+        let mut zones: Vec<u32> = ifaces.iter().map(|&d| f.device(d).zone.get()).collect();
+        zones.sort_unstable();
+        zones.dedup();
+        let nd = f.devices().len();
+        let mut node = vec![NONE; nd];
+        let mut node_device = Vec::new();
+        let mut iface = Vec::new();
+        let mut node_zone = Vec::new();
+        for &zi in &zones {
+            let range = f.zone_devices(aifabric_model::ZoneId::new(zi));
+            for d in range {
+                let dev = DeviceId::new(d);
+                if !is_dsf(net, dev) {
+                    continue;
+                }
+                node[d as usize] = node_device.len() as u32;
+                node_device.push(d);
+                iface.push(matches!(f.device(dev).role, Role::Rdsw | Role::Edsw));
+                node_zone.push(zi);
+            }
+        }
+        let nodes = node_device.len();
+        // Live fabric ports, and each node's out-ports (to another node).
+        let mut out: Vec<Vec<u32>> = vec![Vec::new(); nodes];
+        let mut fabric_ports = Vec::new();
+        for (n, &d) in node_device.iter().enumerate() {
+            let dev = DeviceId::new(d);
+            for &l in f.incident(dev) {
+                let link = f.link(l);
+                if link.kind != PortKind::Fabric || !f.link_up(l, &net.down) {
+                    continue;
+                }
+                if node[link.other(dev).idx()] == NONE {
+                    continue;
+                }
+                let p = port(l, dev, ports);
+                out[n].push(p);
+                fabric_ports.push(p);
+            }
+        }
+        fabric_ports.sort_unstable();
+        fabric_ports.dedup();
+        // Destinations: every touched interface node (packets and their ACKs go both ways).
+        let mut dest = vec![NONE; nodes];
+        let dests: Vec<u32> = ifaces.iter().map(|d| node[d.idx()]).collect();
+        for (k, &n) in dests.iter().enumerate() {
+            dest[n as usize] = k as u32;
+        }
+        let entries = dests.len().saturating_mul(nodes);
+        if entries > crate::topo::MAX_TABLE {
+            return Err(PacketError::Invalid(format!(
+                "{} DSF interface nodes x {nodes} fabric nodes make {entries} cell-forwarding \
+                 entries, over the limit of {}; send to fewer racks",
+                dests.len(),
+                crate::topo::MAX_TABLE
+            )));
+        }
+        let mut table = vec![(0u32, 0u32); entries];
+        let mut ctrl_ps = vec![u64::MAX; entries];
+        let mut members = Vec::new();
+        let mut dist = vec![u32::MAX; nodes];
+        let mut order = Vec::with_capacity(nodes);
+        let mut queue = VecDeque::new();
+        for (k, &w) in dests.iter().enumerate() {
+            dist.fill(u32::MAX);
+            order.clear();
+            dist[w as usize] = 0;
+            queue.push_back(w);
+            while let Some(x) = queue.pop_front() {
+                order.push(x);
+                // Cells never transit another interface node.
+                if x != w && iface[x as usize] {
+                    continue;
+                }
+                for &p in &out[x as usize] {
+                    let y = node[ports[p as usize].to as usize];
+                    if dist[y as usize] == u32::MAX
+                        && node_zone[y as usize] == node_zone[w as usize]
+                    {
+                        dist[y as usize] = dist[x as usize] + 1;
+                        queue.push_back(y);
+                    }
+                }
+            }
+            let base = k * nodes;
+            ctrl_ps[base + w as usize] = 0;
+            for &u in &order[1..] {
+                let start = members.len() as u32;
+                for &p in &out[u as usize] {
+                    let y = node[ports[p as usize].to as usize];
+                    if dist[y as usize] != u32::MAX
+                        && dist[y as usize] + 1 == dist[u as usize]
+                        && (y == w || !iface[y as usize])
+                    {
+                        members.push(p);
+                    }
+                }
+                let n = members.len() as u32 - start;
+                table[base + u as usize] = (start, n);
+                if n > 0 {
+                    let p = members[start as usize];
+                    let y = node[ports[p as usize].to as usize];
+                    ctrl_ps[base + u as usize] = ports[p as usize]
+                        .delay_ps
+                        .saturating_add(ctrl_ps[base + y as usize]);
+                }
+            }
+        }
+        // Every touched interface node must reach every other of its zone.
+        for &u in &dests {
+            for (k, &w) in dests.iter().enumerate() {
+                if u != w
+                    && node_zone[u as usize] == node_zone[w as usize]
+                    && table[k * nodes + u as usize].1 == 0
+                {
+                    return Err(PacketError::Invalid(format!(
+                        "{} cannot reach {} over its zone's live fabric links: failures cut \
+                         the cell fabric",
+                        f.device_name(DeviceId::new(node_device[u as usize])),
+                        f.device_name(DeviceId::new(node_device[w as usize]))
+                    )));
+                }
+            }
+        }
+        Ok(Some(DsfTopo {
+            node,
+            iface,
+            node_zone,
+            dest,
+            nodes,
+            table,
+            members,
+            ctrl_ps,
+            fabric_ports,
+        }))
+    }
+
+    /// Whether a packet at device `v` toward an egress port on device `w` is scheduled:
+    /// both interface nodes of the same zone (the same node too: locally switched traffic
+    /// also waits in a VOQ for credits, but crosses no fabric link).
+    #[inline]
+    pub fn scheduled(&self, v: u32, w: u32) -> bool {
+        let (a, b) = (self.node[v as usize], self.node[w as usize]);
+        a != NONE
+            && b != NONE
+            && self.iface[a as usize]
+            && self.iface[b as usize]
+            && self.node_zone[a as usize] == self.node_zone[b as usize]
+    }
+
+    /// Whether device `v` is an interface node of the zone of device `w` (a rack switch):
+    /// a packet there reaches `w` through the fabric (or is at `w`).
+    #[inline]
+    pub fn same_zone(&self, v: u32, w: u32) -> bool {
+        let (a, b) = (self.node[v as usize], self.node[w as usize]);
+        a != NONE
+            && b != NONE
+            && self.iface[a as usize]
+            && self.node_zone[a as usize] == self.node_zone[b as usize]
+    }
+
+    /// One-way delay of a message from interface device `v` to interface device `w` of the
+    /// same zone, picoseconds.
+    #[inline]
+    pub fn ctrl_delay(&self, v: u32, w: u32) -> u64 {
+        let k = self.dest[self.node[w as usize] as usize] as usize;
+        self.ctrl_ps[k * self.nodes + self.node[v as usize] as usize]
+    }
+}
