@@ -11,9 +11,9 @@
 //! - **NSF** (shallow-buffer Ethernet with adaptive routing and ECN, OCP 2025): adaptive
 //!   routing per packet, DCQCN senders on ECN (5 KB : 200 KB : 1%), PFC, no admission. Meta
 //!   does not publish NSF's congestion control; DCQCN is this comparison's assumption;
-//! - **DSF** (scheduled fabric): PFC at the Ethernet edge and line-rate senders; inside the
-//!   zone the packet engine's DSF model decides (it refuses DSF zones until it has one, and
-//!   the row says so).
+//! - **DSF** (scheduled fabric): line-rate senders into the interface nodes' VOQs, credits
+//!   and cells inside (the packet engine's DSF model); no PFC at the edge: the VOQs are in
+//!   HBM (12 GB per Jericho3), so what waits for credits pauses nobody.
 
 use crate::{Error, Setup, TrafficSource, SCHEMA_VERSION};
 use aifabric_engine::Net;
@@ -156,8 +156,12 @@ pub fn fabric_config(kind: &str, seed: u64) -> Config {
             admission: None,
             ..roce
         },
+        // The interface nodes' VOQs sit in HBM (12 GB per Jericho3): what waits for
+        // credits there is no reason to pause a GPU, so the edge runs without PFC (a
+        // 200 KB XOFF on VOQ bytes would pause every sender at once).
         "dsf" => Config {
             admission: None,
+            pfc: None,
             ..roce
         },
         _ => roce,

@@ -335,7 +335,7 @@ pub fn render_fabrics(r: &aifabric::fabrics::CompareFabricsReport) -> String {
     );
     let _ = writeln!(
         o,
-        "#   dsf: scheduled fabric inside the zone, PFC at its Ethernet edge, line-rate senders"
+        "#   dsf: VOQs in HBM, credits and cells inside the zone, line-rate senders, no PFC"
     );
     let _ = writeln!(
         o,
