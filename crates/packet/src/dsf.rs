@@ -33,9 +33,10 @@
 //! - **Failures.** Cells never take a failed link, and at each hop spray only over the links
 //!   whose far end is one hop closer to the egress node over live fabric links (a breadth-
 //!   first search from each egress node that does not transit other interface nodes): the
-//!   reduced reachability Input Balanced Mode advertises. IBM's further step, upstream
-//!   devices giving up a matching random subset of their links toward a degraded
-//!   destination (`aifabric-routing`'s `ibm`), is not applied to the cells.
+//!   reduced reachability Input Balanced Mode advertises. IBM's further step applies too:
+//!   a fabric node that delivers only a share of its nominal output toward a destination
+//!   (`aifabric-routing`'s `ibm`) gets cells toward it over that share of its upstream
+//!   neighbours' links (`ibm_subset`).
 //!
 //! Limits: request and grant messages are delays, not cells on the links (they are a few
 //! bytes against 106.25G lanes); the scheduler knows a VOQ's demand when its request
@@ -78,6 +79,71 @@ pub(crate) struct DsfTopo {
     pub ctrl_ps: Vec<u64>,
     /// Every live directed fabric port, in port order.
     pub fabric_ports: Vec<u32>,
+}
+
+/// Input Balanced Mode at node `u` toward destination `w` (members from `start` are `u`'s
+/// ports one hop closer): a fabric node `y` that delivers only a share `r_y` of its nominal
+/// output toward `w` is advertised on that share of its input links, so `u` sprays over at
+/// most `ceil(r_y x nominal links (u, y))` of its live links to `y` (at least one while
+/// `r_y > 0`), a subset picked by a hash of (destination, port): a matching, fixed choice
+/// (Meta's DSF post: upstream devices "stop using a matching, randomly chosen subset of
+/// their links toward that destination").
+#[allow(clippy::too_many_arguments)]
+fn ibm_subset(
+    f: &aifabric_model::Fabric,
+    members: &mut Vec<u32>,
+    start: usize,
+    ports: &[Port],
+    node: &[u32],
+    node_device: &[u32],
+    iface: &[bool],
+    r: &[f64],
+    u: u32,
+    w: u32,
+) {
+    let far = |p: u32| node[ports[p as usize].to as usize];
+    let cut: Vec<u32> = {
+        let mut ys: Vec<u32> = members[start..]
+            .iter()
+            .map(|&p| far(p))
+            .filter(|&y| !iface[y as usize] && r[y as usize] < 1.0)
+            .collect();
+        ys.sort_unstable();
+        ys.dedup();
+        ys
+    };
+    if cut.is_empty() {
+        return;
+    }
+    let ud = DeviceId::new(node_device[u as usize]);
+    let mut kept: Vec<u32> = members[start..]
+        .iter()
+        .copied()
+        .filter(|&p| !cut.contains(&far(p)))
+        .collect();
+    for y in cut {
+        let yd = DeviceId::new(node_device[y as usize]);
+        let nominal = f
+            .incident(ud)
+            .iter()
+            .filter(|&&l| f.link(l).kind == PortKind::Fabric && f.link(l).other(ud) == yd)
+            .count() as f64;
+        let mut live: Vec<u32> = members[start..]
+            .iter()
+            .copied()
+            .filter(|&p| far(p) == y)
+            .collect();
+        let keep = if r[y as usize] > 0.0 {
+            ((r[y as usize] * nominal).ceil() as usize).clamp(1, live.len())
+        } else {
+            0
+        };
+        live.sort_by_key(|&p| aifabric_engine::net::mix(u64::from(w) << 32 ^ u64::from(p)));
+        kept.extend_from_slice(&live[..keep]);
+    }
+    kept.sort_unstable();
+    members.truncate(start);
+    members.extend(kept);
 }
 
 fn is_dsf(net: &Net<'_>, d: DeviceId) -> bool {
@@ -169,6 +235,34 @@ impl DsfTopo {
                 crate::topo::MAX_TABLE
             )));
         }
+        // Input Balanced Mode (`aifabric_routing::ibm`): per destination interface node, the
+        // share of its nominal output each fabric node can still deliver toward it.
+        let mut delivered: Vec<Vec<f64>> = Vec::with_capacity(dests.len());
+        {
+            let mut per_zone = Vec::new();
+            for &zi in &zones {
+                per_zone.push((
+                    zi,
+                    aifabric_routing::ibm::balances(f, aifabric_model::ZoneId::new(zi), &net.down),
+                ));
+            }
+            for &w in &dests {
+                let mut r = vec![1.0f64; nodes];
+                let wd = DeviceId::new(node_device[w as usize]);
+                let zone = node_zone[w as usize];
+                if let Some((_, (ifs, per_dest))) = per_zone.iter().find(|z| z.0 == zone) {
+                    if let Some(i) = ifs.iter().position(|&d| d == wd) {
+                        for b in &per_dest[i] {
+                            let n = node[b.device.idx()];
+                            if n != NONE && b.nominal_out > 0.0 {
+                                r[n as usize] = (b.delivered_out / b.nominal_out).clamp(0.0, 1.0);
+                            }
+                        }
+                    }
+                }
+                delivered.push(r);
+            }
+        }
         let mut table = vec![(0u32, 0u32); entries];
         let mut ctrl_ps = vec![u64::MAX; entries];
         let mut members = Vec::new();
@@ -209,6 +303,18 @@ impl DsfTopo {
                         members.push(p);
                     }
                 }
+                ibm_subset(
+                    f,
+                    &mut members,
+                    start as usize,
+                    ports,
+                    &node,
+                    &node_device,
+                    &iface,
+                    &delivered[k],
+                    u,
+                    w,
+                );
                 let n = members.len() as u32 - start;
                 table[base + u as usize] = (start, n);
                 if n > 0 {

@@ -235,6 +235,56 @@ fn cells_avoid_failed_links_and_dead_ends() {
     assert!((r.makespan_s / healthy.makespan_s - 1.0).abs() < 0.01);
 }
 
+/// Input Balanced Mode shapes the spray: fdsw0 lost 2 of its 4 links to rdsw2, so it
+/// delivers half its nominal capacity toward rdsw2 and advertises it on half its input:
+/// rdsw0 sprays cells toward rdsw2 over 2 of its 4 (live) links to fdsw0, and all 4 to the
+/// other FDSWs. Counted as the fabric links that carried cells (both directions: the data's
+/// 14 up and 14 down, the ACKs' 14 up from rdsw2 and 16 down into rdsw0): 58, where plain
+/// reachability would use 60. Still lossless, credits and cells balanced.
+#[test]
+fn input_balanced_mode_sprays_over_the_advertised_share() {
+    let f = dsf_l1(4, 4, 4, 4);
+    let g = gpus(&f);
+    let c = cfg();
+    let tm = matrix(9, &[(0, 8, 1_000_000)]);
+    let mut s = Scenario::healthy(&f);
+    let mut cut: Vec<aifabric_model::LinkId> = f
+        .links()
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| {
+            let names = [f.device_name(l.a), f.device_name(l.b)];
+            names.contains(&"r.b.z.fdsw0".to_owned()) && names.contains(&"r.b.z.rdsw2".to_owned())
+        })
+        .map(|(i, _)| aifabric_model::LinkId::from_idx(i))
+        .collect();
+    cut.sort_unstable();
+    assert_eq!(cut.len(), 4);
+    for &l in &cut[..2] {
+        s.failed.fail_link(l);
+    }
+    let failed_net = Net::new(
+        &f,
+        &s,
+        AsnPlan::Rfc7938,
+        BgpConfig::default(),
+        NetParams::default(),
+    );
+    let r = run(&failed_net, &tm, &g, &c).unwrap();
+    assert_lossless(&r);
+    assert_conserved(&r);
+    let links = r
+        .dsf
+        .as_ref()
+        .unwrap()
+        .fabric
+        .iter()
+        .find(|t| t.tier == "rdsw-fdsw")
+        .unwrap()
+        .links;
+    assert_eq!(links, 58);
+}
+
 /// Traffic leaving and entering a DSF zone: from its GPUs to an NSF zone's in the same
 /// region and in another region over BAG, and back. The packet crosses the cell fabric from
 /// its RDSW to the EDSW whose BAG link the route picked (an EDSW VOQ on the way in, an RDSW
