@@ -24,12 +24,16 @@
 //! - **endpoints**: a sender in the NSCC family ([`nscc`]) or a line-rate sender, a receiver
 //!   that acknowledges every `ack_every_bytes` (selective: each ACK lists the packets it
 //!   covers) and answers a trimmed header with a NACK; the sender retransmits NACKed packets
-//!   at once and everything outstanding after a retransmission timeout.
-//!
+//!   at once and everything outstanding after a retransmission timeout; or DCQCN senders
+//!   ([`dcqcn`]) paced at a rate the receiver's CNPs cut;
+//! - **lossless fabrics** ([`Pfc`], [`Admission`]): priority flow control per ingress link
+//!   (PAUSE and RESUME over the link, headroom per link or carved out of the switch's
+//!   buffer, headroom drops counted) and receiver-driven admission (a clear-to-send per
+//!   chunk), as Meta's RoCE zones run (`Config::roce`);
 //! - **DSF zones** run as a scheduled fabric ([`dsf`]): ingress VOQs per egress port and
 //!   class, credits granted by the egress port's scheduler at its rate, packets cut into
-//!   cells sprayed over every live fabric link that still reaches the egress node, and
-//!   reassembled there.
+//!   cells sprayed over every live fabric link that still reaches the egress node (within
+//!   Input Balanced Mode's share), and reassembled there.
 //!
 //! Scale-up (NVLink) transfers are not modelled: every flow crosses the scale-out network.
 
