@@ -28,6 +28,29 @@ fn dsf_l2() -> Fabric {
     aifabric_spec::build_str("dsf2.yaml", yaml).expect("the DSF zone builds")
 }
 
+/// The network of `f` under scenario `s`, with the default control plane.
+fn net_under<'f>(f: &'f Fabric, s: &Scenario) -> Net<'f> {
+    Net::new(
+        f,
+        s,
+        AsnPlan::Rfc7938,
+        BgpConfig::default(),
+        NetParams::default(),
+    )
+}
+
+/// The interface-node-to-FDSW fabric tier of a run (both directions).
+fn rdsw_fdsw(r: &PacketResult) -> aifabric_packet::FabricTier {
+    r.dsf
+        .as_ref()
+        .unwrap()
+        .fabric
+        .iter()
+        .find(|t| t.tier == "rdsw-fdsw")
+        .unwrap()
+        .clone()
+}
+
 /// Every link 100 ns of cable, every switch 500 ns: a fabric hop is 600 ns.
 const LINK_PS: u64 = 100_000;
 const SWITCH_PS: u64 = 500_000;
@@ -204,27 +227,11 @@ fn cells_avoid_failed_links_and_dead_ends() {
         &[],
     )
     .unwrap();
-    let failed_net = Net::new(
-        &f,
-        &s,
-        AsnPlan::Rfc7938,
-        BgpConfig::default(),
-        NetParams::default(),
-    );
+    let failed_net = net_under(&f, &s);
     let r = run(&failed_net, &tm, &g, &c).unwrap();
     assert_lossless(&r);
     assert_conserved(&r);
-    let tier = |r: &PacketResult| {
-        r.dsf
-            .as_ref()
-            .unwrap()
-            .fabric
-            .iter()
-            .find(|t| t.tier == "rdsw-fdsw")
-            .unwrap()
-            .clone()
-    };
-    let (h, x) = (tier(&healthy), tier(&r));
+    let (h, x) = (rdsw_fdsw(&healthy), rdsw_fdsw(&r));
     // Healthy: rdsw0's 16 uplinks and rdsw2's 16 downlinks, and the same back for the
     // ACKs; failed: 8 of each (rdsw2's ACKs too avoid fdsw0, which no longer reaches rdsw0,
     // and fdsw1, which rdsw2 no longer reaches).
@@ -263,26 +270,11 @@ fn input_balanced_mode_sprays_over_the_advertised_share() {
     for &l in &cut[..2] {
         s.failed.fail_link(l);
     }
-    let failed_net = Net::new(
-        &f,
-        &s,
-        AsnPlan::Rfc7938,
-        BgpConfig::default(),
-        NetParams::default(),
-    );
+    let failed_net = net_under(&f, &s);
     let r = run(&failed_net, &tm, &g, &c).unwrap();
     assert_lossless(&r);
     assert_conserved(&r);
-    let links = r
-        .dsf
-        .as_ref()
-        .unwrap()
-        .fabric
-        .iter()
-        .find(|t| t.tier == "rdsw-fdsw")
-        .unwrap()
-        .links;
-    assert_eq!(links, 58);
+    assert_eq!(rdsw_fdsw(&r).links, 58);
 }
 
 /// Traffic leaving and entering a DSF zone: from its GPUs to an NSF zone's in the same
