@@ -381,14 +381,15 @@ class Fabric:
         (``"MIN:MAX"``, ``"MIN:MAX:PMAX"`` or ``"off"``),
         ``trim``, ``ack_bytes``, ``link_latency_us``, ``switch_latency_us``, ``rto_us``,
         ``seed``, ``end_us``, ``pfc`` (``"on"``, ``"off"``, ``"XOFF:XON"``), ``pfc_headroom``
-        (``"auto"`` or bytes), ``admission`` (``"on"``, ``"off"``, ``"CHUNK:WINDOW"``); the result is the JSON contract, without tables."""
+        (``"auto"`` or bytes), ``admission`` (``"on"``, ``"off"``, ``"CHUNK:WINDOW"``), ``dsf_cell_bytes``,
+        ``dsf_credit_bytes``; the result is the JSON contract, without tables."""
         if engine != "flow":
             if engine not in ("packet", "both"):
                 raise BadRequest(f"engine={engine!r}: give 'flow', 'packet' or 'both'")
             keys = {
                 "preset", "lb", "cc", "mtu", "queue_bytes", "ecn", "trim", "ack_bytes",
                 "link_latency_us", "switch_latency_us", "rto_us", "seed", "end_us", "pfc",
-                "pfc_headroom", "admission",
+                "pfc_headroom", "admission", "dsf_cell_bytes", "dsf_credit_bytes",
             }
             packet = _options({k: v for k, v in options.items() if k in keys})
             rest = {k: v for k, v in options.items() if k not in keys}

@@ -288,11 +288,14 @@ fn packet_options(m: &HashMap<String, String>) -> Result<aifabric::packet::Packe
             "pfc" => o.pfc = Some(v),
             "pfc_headroom" => o.pfc_headroom = Some(v),
             "admission" => o.admission = Some(v),
+            "dsf_cell_bytes" => o.dsf_cell_bytes = Some(parse(k, &v)?),
+            "dsf_credit_bytes" => o.dsf_credit_bytes = Some(parse(k, &v)?),
             _ => {
                 return Err(Failed::Bad(format!(
                     "{k}: not a packet-engine option; they are preset, lb, cc, mtu, \
                      queue_bytes, ecn, trim, ack_bytes, link_latency_us, switch_latency_us, \
-                     rto_us, seed, end_us, pfc, pfc_headroom, admission"
+                     rto_us, seed, end_us, pfc, pfc_headroom, admission, dsf_cell_bytes, \
+                     dsf_credit_bytes"
                 )))
             }
         }

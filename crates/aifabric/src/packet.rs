@@ -48,6 +48,10 @@ pub struct PacketOptions {
     /// Receiver-driven admission: `on` (512 KiB chunks, 2 outstanding per receiver),
     /// `CHUNK:WINDOW` (bytes, chunks) or `off`.
     pub admission: Option<String>,
+    /// DSF zones: largest cell, bytes (default 256).
+    pub dsf_cell_bytes: Option<u32>,
+    /// DSF zones: one credit, bytes (default 4,096).
+    pub dsf_credit_bytes: Option<u32>,
 }
 
 /// Presets `PacketOptions::preset` takes.
@@ -229,6 +233,28 @@ impl PacketOptions {
                     })
                 }
             };
+        }
+        for (flag, v, field) in [
+            (
+                "--dsf-cell-bytes",
+                self.dsf_cell_bytes,
+                &mut c.dsf.cell_bytes,
+            ),
+            (
+                "--dsf-credit-bytes",
+                self.dsf_credit_bytes,
+                &mut c.dsf.credit_bytes,
+            ),
+        ] {
+            match v {
+                Some(0) => {
+                    return Err(Error::bad_request(format!(
+                        "{flag} 0: give a size in bytes, at least 1"
+                    )))
+                }
+                Some(b) => *field = b,
+                None => {}
+            }
         }
         if c.pfc.is_some() && c.trim {
             // A lossless class is never full: nothing to trim. Say so rather than ignore it.

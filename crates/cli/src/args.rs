@@ -660,6 +660,14 @@ pub(crate) struct PacketArgs {
     /// CHUNK:WINDOW, or off (default off; on with --preset roce).
     #[arg(long, value_name = "on|off|CHUNK:WINDOW")]
     pub admission: Option<String>,
+    /// Packet engine, DSF zones: largest cell a packet is cut into, bytes (default 256, an
+    /// assumption: no Jericho3 figure is published).
+    #[arg(long, value_name = "B")]
+    pub dsf_cell_bytes: Option<u32>,
+    /// Packet engine, DSF zones: bytes one credit from an egress scheduler clears (default
+    /// 4096, an assumption).
+    #[arg(long, value_name = "B")]
+    pub dsf_credit_bytes: Option<u32>,
 }
 
 impl PacketArgs {
@@ -679,6 +687,8 @@ impl PacketArgs {
             || self.pfc.is_some()
             || self.pfc_headroom.is_some()
             || self.admission.is_some()
+            || self.dsf_cell_bytes.is_some()
+            || self.dsf_credit_bytes.is_some()
     }
 }
 
@@ -735,6 +745,8 @@ impl SimArgs {
             pfc: p.pfc.clone(),
             pfc_headroom: p.pfc_headroom.clone(),
             admission: p.admission.clone(),
+            dsf_cell_bytes: p.dsf_cell_bytes,
+            dsf_credit_bytes: p.dsf_credit_bytes,
         }
     }
 
