@@ -120,7 +120,10 @@ pub struct BagRun {
     pub km: u32,
     /// `deep` (the J3 BAG chassis: 12 GB HBM + 128 MB SRAM per J3) or `shallow` (150 MB).
     pub buffer: String,
-    /// Data delivered over the makespan, as a share of the receiver's link rate.
+    /// The best makespan the link allows: the data's bytes on the wire at the receiver's
+    /// 400 Gb/s, plus the inter-BAG cable's round trip (5 us per km each way), seconds.
+    pub ideal_s: f64,
+    /// `ideal_s` over the makespan: the share of the throughput the fabric kept.
     pub throughput_kept: f64,
     /// The run.
     pub result: PacketResult,
@@ -267,15 +270,20 @@ pub fn compare_fabrics(
                 let f = aifabric_spec::build_str("bag.yaml", &bag_spec(km, model))
                     .map_err(|e| Error::runtime_in("built-in BAG comparison spec", e))?;
                 let result = bag_incast(&f, senders, per, opts.seed)?;
-                let bits = (u64::from(senders) * per) as f64 * 8.0;
+                let c = &result.config;
+                let payload = u64::from(c.mtu_bytes - c.header_bytes);
+                let wire =
+                    u64::from(senders) * (per + per.div_ceil(payload) * u64::from(c.header_bytes));
+                let ideal_s = wire as f64 * 8.0 / 400e9 + 2.0 * f64::from(km) * 1000.0 * 5e-9;
                 let throughput_kept = if result.makespan_s > 0.0 {
-                    bits / result.makespan_s / 400e9
+                    ideal_s / result.makespan_s
                 } else {
                     0.0
                 };
                 bag.push(BagRun {
                     km,
                     buffer: buffer.to_owned(),
+                    ideal_s,
                     throughput_kept,
                     result,
                 });

@@ -134,7 +134,9 @@ fn ibm_subset(
             .filter(|&p| far(p) == y)
             .collect();
         let keep = if r[y as usize] > 0.0 {
-            ((r[y as usize] * nominal).ceil() as usize).clamp(1, live.len())
+            // Less a hair, so that a share that is an exact ratio of links (7/25 of 25) does
+            // not round up to one link more.
+            ((r[y as usize] * nominal - 1e-9).ceil() as usize).clamp(1, live.len())
         } else {
             0
         };

@@ -456,7 +456,11 @@ impl Sim<'_> {
             st.lo = lo;
             st.lo_bytes -= u64::from(self.packets[i as usize].bytes);
             let q = st.lo_bytes;
-            if self.cfg.pfc.is_some() && !self.packets[i as usize].dsf {
+            // A packet out of a DSF zone's fabric had its ingress count released when it
+            // left its VOQ; once it leaves this switch it is an ordinary packet again (the
+            // next switch counts it, and releases it here).
+            let counted = !std::mem::replace(&mut self.packets[i as usize].dsf, false);
+            if self.cfg.pfc.is_some() && counted {
                 self.release_ingress(i);
             }
             if let Some((lo, hi)) = self.cfg.ecn_bytes {
@@ -532,7 +536,11 @@ impl Sim<'_> {
     fn enqueue_hi(&mut self, p: u32, i: u32) {
         let bytes = u64::from(self.packets[i as usize].bytes);
         let st = &self.ports[p as usize];
-        if st.hi_bytes + bytes <= self.cfg.priority_queue_bytes {
+        // A clear-to-send is never dropped: nothing would send it again (the collective
+        // library retries its own; here it is simply kept).
+        if st.hi_bytes + bytes <= self.cfg.priority_queue_bytes
+            || self.packets[i as usize].kind == CTS
+        {
             let hi = self.push(st.hi, i);
             let st = &mut self.ports[p as usize];
             st.hi = hi;
@@ -828,6 +836,10 @@ impl Sim<'_> {
         }
         f.started = true;
         f.start_ps = self.now;
+        // DCQCN's timers (alpha's decay above all) run from the flow's start.
+        if let Cc::Dcqcn(p) = &self.cfg.cc {
+            f.rate = Some(dcqcn::State::new(p, self.now));
+        }
         // Per-packet state lives from the start to the end of the flow.
         let n = f.packets as usize;
         f.state = vec![UNSENT; n];

@@ -311,6 +311,56 @@ fn traffic_leaves_and_enters_the_zone_through_its_edsws() {
     assert_eq!(fabric, ["edsw-fdsw", "rdsw-fdsw"]);
 }
 
+/// PFC on traffic that leaves a DSF zone: a packet's ingress count at the EDSW is released
+/// when it leaves its VOQ; past the EDSW it is an ordinary packet again, counted and
+/// released by every switch on its way (a packet kept marked as "crossed the fabric" was
+/// never released at the BAG, whose ingress count then only grew: a PAUSE with no RESUME
+/// and every flow stuck). Every flow completes, nothing is lost or resent, and the ingress
+/// counts match the data held at every event (`check_conservation`), with XOFF low enough
+/// that the BAG and NSF switches pause.
+#[test]
+fn pfc_counts_packets_leaving_the_zone_at_every_switch_after_it() {
+    let f = aifabric_spec::build_str(
+        "t.yaml",
+        aifabric_fixtures::specs::TWO_REGIONS_NSF_DSF_SHARED,
+    )
+    .unwrap();
+    let net = net(&f);
+    let g = gpus(&f);
+    let tm = matrix(
+        20,
+        &[
+            (8, 0, 2_000_000),
+            (9, 1, 2_000_000),
+            (10, 19, 2_000_000),
+            (11, 19, 2_000_000),
+            (12, 9, 2_000_000),
+        ],
+    );
+    let c = Config {
+        pfc: Some(aifabric_packet::Pfc {
+            xoff_bytes: 20_000,
+            xon_bytes: 10_000,
+            ..aifabric_packet::Pfc::default()
+        }),
+        trim: false,
+        ..cfg()
+    };
+    let r = run(&net, &tm, &g, &c).unwrap();
+    assert_eq!(r.unfinished, 0);
+    assert_eq!(
+        (
+            r.counters.dropped,
+            r.counters.data_retransmitted,
+            r.counters.timeouts
+        ),
+        (0, 0, 0)
+    );
+    assert_conserved(&r);
+    let p = r.pfc.as_ref().unwrap();
+    assert!(p.pauses > 0 && p.pauses == p.resumes, "{p:?}");
+}
+
 /// Same seed, same JSON (an all-to-all with NSCC, trimming and ECN on).
 #[test]
 fn same_seed_same_json() {

@@ -392,10 +392,15 @@ pub fn render_fabrics(r: &aifabric::fabrics::CompareFabricsReport) -> String {
         );
         let _ = writeln!(
             o,
-            "  {:>6} {:<8} {:>12} {:>16} {:>8} {:>15} {:>9}",
+            "  (ideal: the data on the wire at the receiver's rate plus the cable's round trip; throughput kept = ideal / makespan)"
+        );
+        let _ = writeln!(
+            o,
+            "  {:>6} {:<8} {:>12} {:>10} {:>16} {:>8} {:>15} {:>9}",
             "km",
             "buffer",
             "makespan us",
+            "ideal us",
             "throughput kept",
             "pauses",
             "headroom drops",
@@ -405,10 +410,11 @@ pub fn render_fabrics(r: &aifabric::fabrics::CompareFabricsReport) -> String {
             let x = &b.result;
             let _ = writeln!(
                 o,
-                "  {:>6} {:<8} {:>12} {:>15.1}% {:>8} {:>15} {:>9}",
+                "  {:>6} {:<8} {:>12} {:>10} {:>15.1}% {:>8} {:>15} {:>9}",
                 b.km,
                 b.buffer,
                 us(x.makespan_s),
+                us(b.ideal_s),
                 b.throughput_kept * 100.0,
                 x.pfc.as_ref().map_or(0, |p| p.pauses),
                 x.pfc.as_ref().map_or(0, |p| p.headroom_drops),

@@ -113,7 +113,10 @@ fn packet_flags_without_the_packet_engine_and_bad_values_exit_2() {
             "CHUNK:WINDOW",
         ),
         (vec!["--engine", "packet", "--ecn", "1:2:3"], "PMAX"),
-        (vec!["--engine", "packet", "--dsf-cell-bytes", "0"], "at least 1"),
+        (
+            vec!["--engine", "packet", "--dsf-cell-bytes", "0"],
+            "at least 1",
+        ),
         (vec!["--pfc", "on"], "packet"),
         (vec!["--engine", "packet", "--ecn", "9"], "MIN:MAX"),
         (
