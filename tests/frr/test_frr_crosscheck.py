@@ -68,7 +68,28 @@ class Lab:
         self.t = json.loads((export / "topology.json").read_text())
         self.ns = {r["name"]: f"afx{i}" for i, r in enumerate(self.t["routers"])}
 
+    @staticmethod
+    def clear_leftovers():
+        """Remove what an interrupted earlier run left behind (its namespaces, their daemons,
+        its veth ends in this namespace): a killed pytest never reaches `down`, and the next
+        run's `ip netns add` would fail with "File exists"."""
+        names = sh("ip", "netns", "list", check=False).split()
+        for n in names:
+            if n.startswith("afx") and n[3:].isdigit():
+                for p in sh("ip", "netns", "pids", n, check=False).split():
+                    try:
+                        os.kill(int(p), 9)
+                    except (ProcessLookupError, ValueError):
+                        pass
+                sh("ip", "netns", "del", n, check=False)
+        links = json.loads(sh("ip", "-j", "link", "show", check=False) or "[]")
+        for l in links:
+            name = l.get("ifname", "")
+            if name.startswith("afv") and name[-1:] in ("a", "b") and name[3:-1].isdigit():
+                sh("ip", "link", "del", name, check=False)
+
     def up(self):
+        self.clear_leftovers()
         # The daemons daemonize; as a child subreaper this process reaps them (PID 1 on
         # this machine kind does not).
         PR_SET_CHILD_SUBREAPER = 36
