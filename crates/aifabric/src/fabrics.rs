@@ -86,6 +86,9 @@ pub struct CompareFabricsOptions {
     pub quick: bool,
     /// Also the BAG-to-BAG links.
     pub bag: bool,
+    /// PFC's XOFF and XON on the BAG cases, bytes per ingress link (default: the engine's
+    /// 200 KB / 180 KB).
+    pub bag_pfc: Option<(u64, u64)>,
 }
 
 impl Default for CompareFabricsOptions {
@@ -94,6 +97,7 @@ impl Default for CompareFabricsOptions {
             seed: 1,
             quick: false,
             bag: true,
+            bag_pfc: None,
         }
     }
 }
@@ -263,13 +267,20 @@ pub fn compare_fabrics(
     // headroom never fills: deep and shallow come out alike), in quick runs too.
     let per = 8u64 << 20;
     let mut bag = Vec::new();
+    let bag_pfc = opts
+        .bag_pfc
+        .map_or_else(Pfc::default, |(xoff_bytes, xon_bytes)| Pfc {
+            xoff_bytes,
+            xon_bytes,
+            ..Pfc::default()
+        });
     if opts.bag {
         for km in [1u32, 10, 60] {
             for (buffer, model) in [("deep", "bag-j3-chassis"), ("shallow", "shallow-bag")] {
                 progress(&format!("BAG link {km} km, {buffer} buffer"));
                 let f = aifabric_spec::build_str("bag.yaml", &bag_spec(km, model))
                     .map_err(|e| Error::runtime_in("built-in BAG comparison spec", e))?;
-                let result = bag_incast(&f, senders, per, opts.seed)?;
+                let result = bag_incast(&f, senders, per, bag_pfc, opts.seed)?;
                 let c = &result.config;
                 let payload = u64::from(c.mtu_bytes - c.header_bytes);
                 let wire =
@@ -296,8 +307,10 @@ pub fn compare_fabrics(
         runs,
         bag,
         bag_workload: format!(
-            "{senders} GPUs of the west region, {} MiB each, to one GPU of the east region (400 Gb/s): every flow crosses the inter-BAG links; RoCE endpoints (PFC, line rate, no admission), headroom carved out of each switch's buffer",
-            per >> 20
+            "{senders} GPUs of the west region, {} MiB each, to one GPU of the east region (400 Gb/s): every flow crosses the inter-BAG links; RoCE endpoints (PFC with XOFF {} B / XON {} B, line rate, no admission), headroom carved out of each switch's buffer",
+            per >> 20,
+            bag_pfc.xoff_bytes,
+            bag_pfc.xon_bytes
         ),
     })
 }
@@ -339,6 +352,7 @@ fn bag_incast(
     f: &aifabric_model::Fabric,
     senders: u32,
     bytes: u64,
+    pfc: Pfc,
     seed: u64,
 ) -> Result<PacketResult, Error> {
     let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
@@ -369,7 +383,7 @@ fn bag_incast(
         admission: None,
         pfc: Some(Pfc {
             buffer_limited: true,
-            ..Pfc::default()
+            ..pfc
         }),
         ..fabric_config("roce", seed)
     };

@@ -58,6 +58,22 @@ pub struct PacketOptions {
 pub const PRESETS: &str = "uec-htsim, roce";
 
 /// `A:B`, each side parsed (spaces around either ignored).
+/// PFC's `XOFF:XON` in bytes per ingress link (XON at most XOFF), as given to `flag`.
+pub fn pfc_thresholds(flag: &str, v: &str) -> Result<(u64, u64), Error> {
+    let bad = || {
+        Error::bad_request(format!(
+            "{flag} {v}: give XOFF:XON in bytes per ingress link \
+             (e.g. 200000:180000, XON at most XOFF){}",
+            if flag == "--pfc" { ", on or off" } else { "" }
+        ))
+    };
+    let (xoff, xon): (u64, u64) = pair(v).ok_or_else(bad)?;
+    if xon > xoff {
+        return Err(bad());
+    }
+    Ok((xoff, xon))
+}
+
 fn pair<A: std::str::FromStr, B: std::str::FromStr>(v: &str) -> Option<(A, B)> {
     let (a, b) = v.split_once(':')?;
     Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
@@ -175,16 +191,7 @@ impl PacketOptions {
                 "off" => None,
                 "on" => Some(c.pfc.unwrap_or_default()),
                 _ => {
-                    let bad = || {
-                        Error::bad_request(format!(
-                            "--pfc {v}: give on, off or XOFF:XON in bytes per ingress link \
-                             (e.g. 200000:180000, XON at most XOFF)"
-                        ))
-                    };
-                    let (xoff, xon): (u64, u64) = pair(v).ok_or_else(bad)?;
-                    if xon > xoff {
-                        return Err(bad());
-                    }
+                    let (xoff, xon) = pfc_thresholds("--pfc", v)?;
                     Some(aifabric_packet::Pfc {
                         xoff_bytes: xoff,
                         xon_bytes: xon,

@@ -66,6 +66,10 @@ pub(crate) enum Command {
         /// Leave out the BAG-to-BAG links.
         #[arg(long)]
         no_bag: bool,
+        /// PFC thresholds on the BAG-to-BAG cases, XOFF:XON in bytes per ingress link
+        /// (default 200000:180000; e.g. 8000000:6000000 keeps a 60 km link busy).
+        #[arg(long, value_name = "XOFF:XON")]
+        bag_pfc: Option<String>,
         /// Seed of every random choice.
         #[arg(long, default_value_t = 1)]
         seed: u64,

@@ -456,6 +456,22 @@ pub struct PfcResult {
     pub headroom_drops: u64,
     /// Largest ingress count of any link, bytes (XOFF plus what the headroom took).
     pub peak_ingress_bytes: u64,
+    /// Ingress links whose headroom the switch's buffer could not give in full
+    /// ([`Pfc::buffer_limited`]; 0 otherwise): what arrives after their PAUSE beyond the
+    /// share they got is dropped.
+    pub ports_short_of_headroom: u64,
+    /// The smallest share of its need any ingress link's headroom got (1 when all fit).
+    pub min_headroom_share: f64,
+    /// The switch whose links got that smallest share (none when all fit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_headroom_switch: Option<String>,
+    /// Paused egress ports whose XON is below what their link carries in a PAUSE round
+    /// trip, `rate x (2 x delay + response)`: after each RESUME the downstream queue can run
+    /// dry before data comes back, so the port loses throughput without dropping anything.
+    pub paused_ports_xon_below_round_trip: u64,
+    /// The largest such round trip's bytes: an XON (and XOFF above it, within the buffer)
+    /// of about this much keeps those ports busy.
+    pub max_round_trip_bytes: u64,
     /// Per tier, the egress ports that were paused.
     pub tiers: Vec<TierPauses>,
 }

@@ -352,6 +352,10 @@ struct Sim<'a> {
     pfc_pauses: u64,
     pfc_resumes: u64,
     pfc_drops: u64,
+    /// Ingress links given less headroom than they need, and the smallest share given.
+    headroom_short: u64,
+    headroom_share_min: f64,
+    headroom_min_device: u32,
     // DSF: cells (arena with a free list), VOQs by (ingress node, egress port, class),
     // egress schedulers by port, the round-robin position of each cell-forwarding entry.
     cells: Vec<Cell>,
@@ -551,20 +555,19 @@ impl Sim<'_> {
     }
 
     /// PFC at a switch: count data packet `i`, arrived over port `p`, against that link's
-    /// ingress; drop it if the headroom is full; send a PAUSE upstream when XOFF is crossed.
-    /// Whether the packet was admitted.
+    /// ingress; drop it if the headroom is full; send a PAUSE upstream when XOFF is crossed
+    /// (by this packet, or by one dropped for want of headroom: with less headroom than a
+    /// packet the link still gets paused). Whether the packet was admitted.
     fn admit(&mut self, p: u32, i: u32) -> bool {
         let Some(pfc) = self.cfg.pfc else { return true };
         let bytes = u64::from(self.packets[i as usize].bytes);
         let st = &mut self.ports[p as usize];
-        if st.ingress + bytes > pfc.xoff_bytes + st.headroom {
-            self.pfc_drops += 1;
-            self.drop_packet(i);
-            return false;
+        let admitted = st.ingress + bytes <= pfc.xoff_bytes + st.headroom;
+        if admitted {
+            st.ingress += bytes;
+            st.ingress_peak = st.ingress_peak.max(st.ingress);
         }
-        st.ingress += bytes;
-        st.ingress_peak = st.ingress_peak.max(st.ingress);
-        if st.ingress > pfc.xoff_bytes && !st.pause_sent {
+        if st.ingress + if admitted { 0 } else { bytes } > pfc.xoff_bytes && !st.pause_sent {
             st.pause_sent = true;
             self.pfc_pauses += 1;
             let delay = self.topo.ports[p as usize].delay_ps;
@@ -573,7 +576,11 @@ impl Sim<'_> {
                 PAUSE << 56 | u64::from(p),
             );
         }
-        true
+        if !admitted {
+            self.pfc_drops += 1;
+            self.drop_packet(i);
+        }
+        admitted
     }
 
     /// PFC: data packet `i` leaves the switch that counted it against the link it came in
@@ -1789,6 +1796,9 @@ pub fn run(
         pfc_pauses: 0,
         pfc_resumes: 0,
         pfc_drops: 0,
+        headroom_short: 0,
+        headroom_share_min: 1.0,
+        headroom_min_device: NONE,
         cells: Vec::new(),
         free_cells: Vec::new(),
         voqs: Vec::new(),
@@ -1819,6 +1829,14 @@ pub fn run(
                 Some(&k) if k < 1.0 => (need as f64 * k) as u64,
                 _ => need,
             };
+            if st.headroom < need {
+                sim.headroom_short += 1;
+                let share = st.headroom as f64 / need as f64;
+                if share < sim.headroom_share_min {
+                    sim.headroom_share_min = share;
+                    sim.headroom_min_device = port.to;
+                }
+            }
         }
     }
     for (k, fl) in tm.flows.iter().enumerate() {
@@ -2035,7 +2053,7 @@ impl Sim<'_> {
                 peak_queue_bytes: self.ports[p].peak,
             })
             .collect();
-        let pfc = self.cfg.pfc.map(|_| self.pfc_result(net, end));
+        let pfc = self.cfg.pfc.map(|p| self.pfc_result(net, end, &p));
         let dsf = self.topo.dsf.as_ref().map(|d| self.dsf_result(net, d, end));
         PacketResult {
             pfc,
@@ -2056,11 +2074,18 @@ impl Sim<'_> {
     }
 
     /// Pauses per tier, the frames and the drops.
-    fn pfc_result(&self, net: &Net<'_>, end: u64) -> PfcResult {
+    fn pfc_result(&self, net: &Net<'_>, end: u64, pfc: &crate::Pfc) -> PfcResult {
         let mut tiers: Vec<TierPauses> = Vec::new();
+        let (mut xon_short, mut round_trip_max) = (0u64, 0u64);
         for (p, st) in self.ports.iter().enumerate() {
             if st.pauses_received == 0 {
                 continue;
+            }
+            let port = &self.topo.ports[p];
+            let round_trip = pfc_headroom_bytes(port.rate_bps, port.delay_ps, pfc.response_ps, 0);
+            if pfc.xon_bytes < round_trip {
+                xon_short += 1;
+                round_trip_max = round_trip_max.max(round_trip);
             }
             let paused = st.paused_ps
                 + if st.paused {
@@ -2099,6 +2124,14 @@ impl Sim<'_> {
                 .map(|st| st.ingress_peak)
                 .max()
                 .unwrap_or(0),
+            ports_short_of_headroom: self.headroom_short,
+            min_headroom_share: self.headroom_share_min,
+            min_headroom_switch: (self.headroom_min_device != NONE).then(|| {
+                net.f
+                    .device_name(DeviceId::from_idx(self.headroom_min_device as usize))
+            }),
+            paused_ports_xon_below_round_trip: xon_short,
+            max_round_trip_bytes: round_trip_max,
             tiers,
         }
     }

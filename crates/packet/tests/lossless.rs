@@ -122,6 +122,72 @@ fn too_little_headroom_drops_and_counts() {
     assert!(r.makespan_s > ok.makespan_s);
 }
 
+/// A paused port whose XON is below what its link carries in a PAUSE round trip is named,
+/// with the round trip's bytes from the closed form (`rate x (2 x delay + response)`); an
+/// XON above it clears the warning. Fixed headroom is never short of the buffer.
+#[test]
+fn xon_below_the_round_trip_is_reported() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let flows: Vec<(u32, u32, u64)> = (0..8u32).map(|i| (i + 4, 0, 500_000)).collect();
+    let tm = matrix(16, &flows);
+    // 10 us links: a round trip at 100 Gb/s with 1 us response is 12.5 B/ns x 21,000 ns.
+    let base = Config {
+        link_latency_ps: Some(10_000_000),
+        switch_latency_ps: 0,
+        ..lossless()
+    };
+    let r = run(&net, &tm, &g, &base).unwrap();
+    let pfc = r.pfc.as_ref().unwrap();
+    assert!(pfc.pauses > 0);
+    assert!(pfc.paused_ports_xon_below_round_trip > 0, "{pfc:?}");
+    assert_eq!(pfc.max_round_trip_bytes, 262_500);
+    assert_eq!(
+        (pfc.ports_short_of_headroom, pfc.min_headroom_share),
+        (0, 1.0)
+    );
+    let high = Config {
+        pfc: Some(Pfc {
+            xoff_bytes: 400_000,
+            xon_bytes: 300_000,
+            ..Pfc::default()
+        }),
+        ..base
+    };
+    let r = run(&net, &tm, &g, &high).unwrap();
+    let pfc = r.pfc.as_ref().unwrap();
+    assert_eq!(pfc.paused_ports_xon_below_round_trip, 0, "{pfc:?}");
+    assert_eq!(pfc.max_round_trip_bytes, 0);
+}
+
+/// No headroom at all: the packet that would cross XOFF is dropped, and the link is paused
+/// all the same (otherwise nothing would ever stop the sender and every later packet past
+/// XOFF would be lost too); every flow completes.
+#[test]
+fn without_headroom_the_link_is_still_paused() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let flows: Vec<(u32, u32, u64)> = (0..8u32).map(|i| (i + 4, 0, 500_000)).collect();
+    let tm = matrix(16, &flows);
+    let cfg = Config {
+        pfc: Some(Pfc {
+            headroom_bytes: Some(0),
+            ..Pfc::default()
+        }),
+        rto_ps: 200_000_000,
+        check_conservation: true,
+        ..lossless()
+    };
+    let r = run(&net, &tm, &g, &cfg).unwrap();
+    let pfc = r.pfc.as_ref().unwrap();
+    assert!(pfc.headroom_drops > 0, "{pfc:?}");
+    assert!(pfc.pauses > 0, "{pfc:?}");
+    assert_eq!(r.unfinished, 0);
+    assert!(pfc.peak_ingress_bytes <= Pfc::default().xoff_bytes);
+}
+
 /// Without PFC the same incast on drop-tail queues loses packets: the lossless run's zero
 /// is PFC's doing, not the traffic's.
 #[test]

@@ -103,13 +103,19 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::CompareFabrics {
             quick,
             no_bag,
+            bag_pfc,
             seed,
             json,
         } => {
+            let bag_pfc = bag_pfc
+                .map(|v| aifabric::packet::pfc_thresholds("--bag-pfc", &v))
+                .transpose()
+                .map_err(Failure::from)?;
             let opts = aifabric::fabrics::CompareFabricsOptions {
                 seed,
                 quick,
                 bag: !no_bag,
+                bag_pfc,
             };
             let bar = failures::progress_bar("runs");
             bar.set_length(9 + if no_bag { 0 } else { 6 });

@@ -261,6 +261,9 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
             "\nPFC: {} PAUSE and {} RESUME frames sent, {} data packets dropped for want of headroom, largest ingress count {} B",
             p.pauses, p.resumes, p.headroom_drops, p.peak_ingress_bytes
         );
+        for line in pfc_hints(p) {
+            let _ = writeln!(o, "  {line}");
+        }
         if p.tiers.is_empty() {
             let _ = writeln!(o, "  no port was paused");
         } else {
@@ -396,31 +399,128 @@ pub fn render_fabrics(r: &aifabric::fabrics::CompareFabricsReport) -> String {
         );
         let _ = writeln!(
             o,
-            "  {:>6} {:<8} {:>12} {:>10} {:>16} {:>8} {:>15} {:>9}",
+            "  {:>6} {:<8} {:>12} {:>10} {:>16} {:>8} {:>14} {:>15} {:>9}",
             "km",
             "buffer",
             "makespan us",
             "ideal us",
             "throughput kept",
             "pauses",
+            "headroom held",
             "headroom drops",
             "timeouts"
         );
         for b in &r.bag {
             let x = &b.result;
+            let held = x
+                .pfc
+                .as_ref()
+                .map_or(1.0, |p| p.min_headroom_share)
+                .min(1.0);
             let _ = writeln!(
                 o,
-                "  {:>6} {:<8} {:>12} {:>10} {:>15.1}% {:>8} {:>15} {:>9}",
+                "  {:>6} {:<8} {:>12} {:>10} {:>15.1}% {:>8} {:>13.0}% {:>15} {:>9}",
                 b.km,
                 b.buffer,
                 us(x.makespan_s),
                 us(b.ideal_s),
                 b.throughput_kept * 100.0,
                 x.pfc.as_ref().map_or(0, |p| p.pauses),
+                held * 100.0,
                 x.pfc.as_ref().map_or(0, |p| p.headroom_drops),
                 x.counters.timeouts
             );
         }
+        for line in bag_notes(&r.bag) {
+            let _ = writeln!(o, "  {line}");
+        }
     }
     o
+}
+
+/// What a PFC run's numbers mean when they hide a cause: headroom the buffer could not give,
+/// and paused ports whose XON is too low for their link's round trip.
+fn pfc_hints(p: &aifabric::stages::packet::PfcResult) -> Vec<String> {
+    let mut v = Vec::new();
+    if p.ports_short_of_headroom > 0 {
+        v.push(format!(
+            "{} ingress links got only part of the headroom a PAUSE needs (the smallest share {:.0}%, at {}): the switch's buffer cannot hold it once every port has its XOFF; a deeper buffer, a lower XOFF, fewer lossless ports or shorter cables fix it (see `aifabric buffers`)",
+            p.ports_short_of_headroom,
+            p.min_headroom_share * 100.0,
+            p.min_headroom_switch.as_deref().unwrap_or("?")
+        ));
+    }
+    if p.paused_ports_xon_below_round_trip > 0 {
+        v.push(format!(
+            "{} paused ports have XON below what their link carries in a PAUSE round trip (up to {:.1} MB): after each RESUME the queue downstream can run dry before data returns, losing throughput without a drop; `--pfc XOFF:XON` near that size (within the buffer) keeps them busy",
+            p.paused_ports_xon_below_round_trip,
+            p.max_round_trip_bytes as f64 / 1e6
+        ));
+    }
+    v
+}
+
+/// Notes under the BAG table: which rows agree and why, and where throughput is lost
+/// without a drop.
+fn bag_notes(bag: &[aifabric::fabrics::BagRun]) -> Vec<String> {
+    let mut v = Vec::new();
+    let mut alike = Vec::new();
+    for (i, a) in bag.iter().enumerate() {
+        for b in &bag[i + 1..] {
+            if a.km == b.km && a.buffer != b.buffer && a.result.makespan_s == b.result.makespan_s {
+                let held = |r: &aifabric::fabrics::BagRun| {
+                    r.result
+                        .pfc
+                        .as_ref()
+                        .is_none_or(|p| p.ports_short_of_headroom == 0)
+                };
+                if held(a) && held(b) {
+                    alike.push(a.km.to_string());
+                }
+            }
+        }
+    }
+    if !alike.is_empty() {
+        v.push(format!(
+            "at {} km deep and shallow are alike: both buffers hold every port's headroom, so PFC acts the same; the buffer's depth matters only once the headroom outgrows it",
+            alike.join(" and ")
+        ));
+    }
+    // Cases short of headroom, those with the same cause and count on one line.
+    let mut short: Vec<(String, Vec<String>)> = Vec::new();
+    for b in bag {
+        if let Some(p) = b.result.pfc.as_ref().filter(|p| p.headroom_drops > 0) {
+            let why = format!(
+                "{}% of the headroom a PAUSE needs at {} (the least), so {} packets that arrived after a PAUSE were dropped, each waiting out the retransmission timer",
+                (p.min_headroom_share * 100.0).round(),
+                p.min_headroom_switch.as_deref().unwrap_or("?"),
+                p.headroom_drops
+            );
+            let case = format!("{} km {}", b.km, b.buffer);
+            match short.iter_mut().find(|s| s.0 == why) {
+                Some(s) => s.1.push(case),
+                None => short.push((why, vec![case])),
+            }
+        }
+    }
+    for (why, cases) in short {
+        v.push(format!("{}: {why}", cases.join(", ")));
+    }
+    let lost: Vec<String> = bag
+        .iter()
+        .filter(|b| {
+            b.throughput_kept < 0.95
+                && b.result.pfc.as_ref().is_some_and(|p| {
+                    p.headroom_drops == 0 && p.paused_ports_xon_below_round_trip > 0
+                })
+        })
+        .map(|b| format!("{} km {}", b.km, b.buffer))
+        .collect();
+    if !lost.is_empty() {
+        v.push(format!(
+            "throughput lost without a drop ({}): XON is below a PAUSE round trip's bytes on the long links, so each RESUME leaves the receiver's queue dry until data comes back; thresholds raised with the distance recover it within the buffer (`--bag-pfc 8000000:6000000`)",
+            lost.join(", ")
+        ));
+    }
+    v
 }

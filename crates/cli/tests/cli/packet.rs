@@ -292,6 +292,34 @@ fn compare_fabrics_sets_three_zones_and_the_bag_links_side_by_side() {
     assert_eq!(kept(60, "deep").1, 0);
     assert!(kept(60, "shallow").1 > 0);
     assert!(kept(60, "shallow").0 < kept(60, "deep").0);
+    // The cause is named: only the shallow 60 km BAG is short of headroom, and the deep
+    // one's loss is XON below the long links' round trip: 800 Gb/s (100 B/ns) x (2 x (300 us
+    // of cable + 1 us through the switch) + 1 us response) = 60.3 MB.
+    let pfc = |km: u64, buffer: &str| {
+        bag.iter()
+            .find(|b| b["km"] == km && b["buffer"] == buffer)
+            .unwrap()["result"]["pfc"]
+            .clone()
+    };
+    for km in [1, 10, 60] {
+        assert_eq!(pfc(km, "deep")["ports_short_of_headroom"], 0);
+    }
+    let short = pfc(60, "shallow");
+    assert!(
+        short["ports_short_of_headroom"].as_u64().unwrap() > 0,
+        "{short}"
+    );
+    assert!(
+        short["min_headroom_share"].as_f64().unwrap() < 1.0,
+        "{short}"
+    );
+    let deep = pfc(60, "deep");
+    assert!(
+        deep["paused_ports_xon_below_round_trip"].as_u64().unwrap() > 0,
+        "{deep}"
+    );
+    let rt = deep["max_round_trip_bytes"].as_u64().unwrap();
+    assert_eq!(rt, 100 * (2 * (300_000 + 1_000) + 1_000));
     // The text output names the three fabrics and the BAG table.
     let o = aifabric()
         .args(["compare-fabrics", "--quick", "--no-bag"])
