@@ -124,9 +124,10 @@ impl PacketOptions {
                 "nscc" => aifabric_packet::Cc::NsccAuto,
                 "line-rate" => aifabric_packet::Cc::LineRate,
                 "dcqcn" => aifabric_packet::Cc::DcqcnAuto,
+                "dcqcn-htsim" => aifabric_packet::Cc::DcqcnHtsimAuto,
                 _ => {
                     return Err(Error::bad_request(format!(
-                        "--cc {cc}: give nscc, dcqcn or line-rate"
+                        "--cc {cc}: give nscc, dcqcn, dcqcn-htsim or line-rate"
                     )))
                 }
             };

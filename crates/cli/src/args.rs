@@ -615,8 +615,9 @@ pub(crate) struct PacketArgs {
     /// or trimming, ECMP, 4,160 B MTU). Flags given override it.
     #[arg(long)]
     pub preset: Option<String>,
-    /// Packet engine: nscc (default), dcqcn (rate control on ECN, for lossless RoCE fabrics)
-    /// or line-rate (no congestion control).
+    /// Packet engine: nscc (default), dcqcn (rate control on ECN, for lossless RoCE fabrics;
+    /// the paper's rate steps), dcqcn-htsim (htsim's larger steps) or line-rate (no
+    /// congestion control).
     #[arg(long)]
     pub cc: Option<String>,
     /// Packet engine: MTU on the wire, bytes (default 4150).

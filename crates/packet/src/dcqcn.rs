@@ -36,6 +36,9 @@
 //! with the line rate (a thousandth of it: 100 Mb/s at 100 Gb/s); R_HAI is ten times R_AI,
 //! the ratio of the firmware's `rpg_hai_rate`/`rpg_ai_rate` (50/5 Mb/s). The minimum rate is
 //! the firmware's `rpg_min_rate`, 1 Mb/s (fixed). Only R_AI and R_HAI scale with the rate.
+//! htsim's DCQCN source (`dcqcn.cpp` in its repository) uses the same g, T, B, F and CNP
+//! interval; its rate steps are far larger (R_AI = rate / 20, R_HAI = rate / 10), which
+//! [`Params::htsim_steps`] (`--cc dcqcn-htsim`) sets for runs next to htsim's.
 //! For reference, NVIDIA ConnectX firmware defaults differ: `rpg_time_reset` 300 us,
 //! `rpg_byte_reset` 32,767 B, `rpg_threshold` (F) 1, `rpg_ai_rate` 5 Mb/s, `rpg_hai_rate`
 //! 50 Mb/s, `min_time_between_cnps` 4 us, `initial_alpha_value` 1023/1024; set the fields
@@ -89,6 +92,18 @@ impl Params {
             byte_counter_bytes: 10_000_000,
             fast_recovery_steps: 5,
             cnp_interval_ps: 50_000_000,
+        }
+    }
+
+    /// [`Params::for_line_rate`] with htsim's rate-increase steps (its `dcqcn.cpp`:
+    /// R_AI = rate / 20, R_HAI = rate / 10: fifty and ten times the steps above); its other
+    /// defaults there are the paper's, as here (g = 1/256, 55 us timer, 10 MB byte counter,
+    /// F = 5, one CNP per 50 us).
+    pub fn htsim_steps(rate_bps: u64) -> Params {
+        Params {
+            rate_ai_bps: rate_bps / 20,
+            rate_hai_bps: rate_bps / 10,
+            ..Params::for_line_rate(rate_bps)
         }
     }
 }

@@ -135,6 +135,9 @@ pub enum Cc {
     Dcqcn(dcqcn::Params),
     /// DCQCN with [`dcqcn::Params::for_line_rate`] at the hosts' NIC rate.
     DcqcnAuto,
+    /// DCQCN with [`dcqcn::Params::htsim_steps`] at the hosts' NIC rate: htsim's rate
+    /// increase steps, for runs set next to htsim's DCQCN.
+    DcqcnHtsimAuto,
 }
 
 /// Everything the packet engine's model takes.

@@ -1676,10 +1676,14 @@ pub fn run(
             ..cfg.clone()
         };
         &resolved
-    } else if cfg.cc == Cc::DcqcnAuto {
+    } else if matches!(cfg.cc, Cc::DcqcnAuto | Cc::DcqcnHtsimAuto) {
         let nic = hosts_nic_rate(&topo);
         resolved = Config {
-            cc: Cc::Dcqcn(dcqcn::Params::for_line_rate(nic)),
+            cc: Cc::Dcqcn(if cfg.cc == Cc::DcqcnAuto {
+                dcqcn::Params::for_line_rate(nic)
+            } else {
+                dcqcn::Params::htsim_steps(nic)
+            }),
             ..cfg.clone()
         };
         &resolved

@@ -324,6 +324,33 @@ fn dcqcn_slows_incast_senders_and_pauses_less() {
     // The receiver's link is the floor either way.
     let floor = 12.0 * 1_000_000.0 * 8.0 / 100e9;
     assert!(d.makespan_s >= floor && l.makespan_s >= floor);
+    // htsim's rate steps (50x the additive, 10x the hyper increase) win the rate back
+    // sooner after each cut: the incast ends no later, still above the floor, still
+    // lossless; the result shows the steps used.
+    let h = run(
+        &net,
+        &tm,
+        &g,
+        &Config {
+            cc: Cc::DcqcnHtsimAuto,
+            ..dcqcn.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(h.counters.dropped, 0);
+    assert!(
+        h.makespan_s >= floor && h.makespan_s <= d.makespan_s,
+        "htsim steps {} vs paper {}",
+        h.makespan_s,
+        d.makespan_s
+    );
+    match h.config.cc {
+        Cc::Dcqcn(p) => assert_eq!(
+            (p.rate_ai_bps, p.rate_hai_bps),
+            (5_000_000_000, 10_000_000_000)
+        ),
+        other => panic!("resolved to {other:?}"),
+    }
 }
 
 /// Receiver-driven admission: one CTS per chunk of every flow; with a window of one chunk

@@ -117,15 +117,16 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
         Cc::NsccAuto => "NSCC".to_owned(),
         Cc::LineRate => "line rate, no congestion control".to_owned(),
         Cc::Dcqcn(p) => format!(
-            "DCQCN (line rate {} Gb/s, g {}, timers {:.0} us, byte counter {} B, F {}, R_AI {} Mb/s)",
+            "DCQCN (line rate {} Gb/s, g {}, timers {:.0} us, byte counter {} B, F {}, R_AI {} Mb/s, R_HAI {} Mb/s)",
             p.line_rate_bps as f64 / 1e9,
             p.g,
             p.rate_timer_ps as f64 * 1e-6,
             p.byte_counter_bytes,
             p.fast_recovery_steps,
-            p.rate_ai_bps as f64 / 1e6
+            p.rate_ai_bps as f64 / 1e6,
+            p.rate_hai_bps as f64 / 1e6
         ),
-        Cc::DcqcnAuto => "DCQCN".to_owned(),
+        Cc::DcqcnAuto | Cc::DcqcnHtsimAuto => "DCQCN".to_owned(),
     };
     let _ = writeln!(
         o,

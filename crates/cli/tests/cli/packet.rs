@@ -94,11 +94,15 @@ fn packet_flags_without_the_packet_engine_and_bad_values_exit_2() {
         (vec!["--engine", "packet", "--lb", "ucmp"], "spray:N"),
         (
             vec!["--engine", "packet", "--cc", "dctcp"],
-            "nscc, dcqcn or line-rate",
+            "nscc, dcqcn, dcqcn-htsim or line-rate",
         ),
         (
             vec!["--engine", "packet", "--pfc", "1:2"],
             "XON at most XOFF",
+        ),
+        (
+            vec!["--engine", "packet", "--pfc", "on", "--pfc-headroom", "x"],
+            "auto",
         ),
         (
             vec!["--engine", "packet", "--pfc-headroom", "auto"],
@@ -331,4 +335,41 @@ fn compare_fabrics_sets_three_zones_and_the_bag_links_side_by_side() {
         "{text}"
     );
     assert!(!text.contains("BAG-to-BAG"), "{text}");
+    // With the BAG table, the notes say why rows agree and where throughput is lost
+    // without a drop; thresholds raised for the distance keep every case near the ideal.
+    let o = aifabric()
+        .args(["compare-fabrics", "--quick"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("at 1 and 10 km deep and shallow are alike"),
+        "{text}"
+    );
+    assert!(text.contains("throughput lost without a drop"), "{text}");
+    assert!(
+        text.contains("60 km shallow: 31% of the headroom"),
+        "{text}"
+    );
+    let o = aifabric()
+        .args([
+            "compare-fabrics",
+            "--quick",
+            "--json",
+            "--bag-pfc",
+            "8000000:6000000",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    for b in v["bag"].as_array().unwrap() {
+        assert!(b["throughput_kept"].as_f64().unwrap() > 0.98, "{b}");
+        assert_eq!(b["result"]["pfc"]["headroom_drops"], 0, "{b}");
+    }
+    let o = aifabric()
+        .args(["compare-fabrics", "--bag-pfc", "5:6"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("XON at most XOFF"));
 }
