@@ -381,7 +381,7 @@ class Fabric:
         (``"MIN:MAX"``, ``"MIN:MAX:PMAX"`` or ``"off"``),
         ``trim``, ``ack_bytes``, ``link_latency_us``, ``switch_latency_us``, ``rto_us``,
         ``seed``, ``end_us``, ``pfc`` (``"on"``, ``"off"``, ``"XOFF:XON"``), ``pfc_headroom``
-        (``"auto"`` or bytes), ``admission`` (``"on"``, ``"off"``, ``"CHUNK:WINDOW"``), ``dsf_cell_bytes``,
+        (``"auto"``, ``"buffer"`` or bytes), ``admission`` (``"on"``, ``"off"``, ``"CHUNK:WINDOW"``), ``dsf_cell_bytes``,
         ``dsf_credit_bytes``; the result is the JSON contract, without tables."""
         if engine != "flow":
             if engine not in ("packet", "both"):
