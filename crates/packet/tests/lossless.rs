@@ -4,6 +4,7 @@
 mod common;
 
 use aifabric_packet::{pfc_headroom_bytes, run, Cc, Config, Lb, Pfc};
+use aifabric_workload::traffic::TrafficMatrix;
 use common::*;
 
 /// A lossless RoCE-style configuration for the 100 Gb/s test trees, PFC alone (no
@@ -14,6 +15,12 @@ fn lossless() -> Config {
         admission: None,
         ..Config::roce()
     }
+}
+
+/// Eight senders of other pods (hosts 4-11) send 500 KB each to host 0 of the k = 4 tree.
+fn eight_to_one() -> TrafficMatrix {
+    let flows: Vec<(u32, u32, u64)> = (0..8u32).map(|i| (i + 4, 0, 500_000)).collect();
+    matrix(16, &flows)
 }
 
 /// `H = R x (2 x delay + response) + 2 MTU`, worked by hand: 800 Gb/s is 100 bytes per ns.
@@ -92,8 +99,7 @@ fn too_little_headroom_drops_and_counts() {
     let f = fat_tree(4);
     let net = net(&f);
     let g = gpus(&f);
-    let flows: Vec<(u32, u32, u64)> = (0..8u32).map(|i| (i + 4, 0, 500_000)).collect();
-    let tm = matrix(16, &flows);
+    let tm = eight_to_one();
     let base = Config {
         link_latency_ps: Some(10_000_000),
         rto_ps: 2_000_000_000,
@@ -130,8 +136,7 @@ fn xon_below_the_round_trip_is_reported() {
     let f = fat_tree(4);
     let net = net(&f);
     let g = gpus(&f);
-    let flows: Vec<(u32, u32, u64)> = (0..8u32).map(|i| (i + 4, 0, 500_000)).collect();
-    let tm = matrix(16, &flows);
+    let tm = eight_to_one();
     // 10 us links: a round trip at 100 Gb/s with 1 us response is 12.5 B/ns x 21,000 ns.
     let base = Config {
         link_latency_ps: Some(10_000_000),
@@ -169,8 +174,7 @@ fn without_headroom_the_link_is_still_paused() {
     let f = fat_tree(4);
     let net = net(&f);
     let g = gpus(&f);
-    let flows: Vec<(u32, u32, u64)> = (0..8u32).map(|i| (i + 4, 0, 500_000)).collect();
-    let tm = matrix(16, &flows);
+    let tm = eight_to_one();
     let cfg = Config {
         pfc: Some(Pfc {
             headroom_bytes: Some(0),
@@ -195,8 +199,7 @@ fn the_same_incast_without_pfc_drops() {
     let f = fat_tree(4);
     let net = net(&f);
     let g = gpus(&f);
-    let flows: Vec<(u32, u32, u64)> = (0..8u32).map(|i| (i + 4, 0, 500_000)).collect();
-    let tm = matrix(16, &flows);
+    let tm = eight_to_one();
     let cfg = Config {
         pfc: None,
         queue_bytes: 200_000,
