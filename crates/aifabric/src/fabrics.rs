@@ -215,6 +215,14 @@ pub fn compare_fabrics(
     opts: &CompareFabricsOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Result<CompareFabricsReport, Error> {
+    if let Some((xoff, xon)) = opts.bag_pfc {
+        let mtu = fabric_config("roce", opts.seed).mtu_bytes;
+        if xoff < u64::from(mtu) {
+            return Err(Error::bad_request(format!(
+                "--bag-pfc {xoff}:{xon}: XOFF must hold at least one packet ({mtu} B MTU)"
+            )));
+        }
+    }
     let fabrics = [("dsf", DSF), ("nsf", NSF), ("roce", ROCE)];
     let built = fabrics
         .iter()

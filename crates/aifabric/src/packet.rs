@@ -57,7 +57,6 @@ pub struct PacketOptions {
 /// Presets `PacketOptions::preset` takes.
 pub const PRESETS: &str = "uec-htsim, roce";
 
-/// `A:B`, each side parsed (spaces around either ignored).
 /// PFC's `XOFF:XON` in bytes per ingress link (XON at most XOFF), as given to `flag`.
 pub fn pfc_thresholds(flag: &str, v: &str) -> Result<(u64, u64), Error> {
     let bad = || {
@@ -74,6 +73,7 @@ pub fn pfc_thresholds(flag: &str, v: &str) -> Result<(u64, u64), Error> {
     Ok((xoff, xon))
 }
 
+/// `A:B`, each side parsed (spaces around either ignored).
 fn pair<A: std::str::FromStr, B: std::str::FromStr>(v: &str) -> Option<(A, B)> {
     let (a, b) = v.split_once(':')?;
     Some((a.trim().parse().ok()?, b.trim().parse().ok()?))

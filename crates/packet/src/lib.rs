@@ -459,18 +459,21 @@ pub struct PfcResult {
     pub headroom_drops: u64,
     /// Largest ingress count of any link, bytes (XOFF plus what the headroom took).
     pub peak_ingress_bytes: u64,
-    /// Ingress links whose headroom the switch's buffer could not give in full
-    /// ([`Pfc::buffer_limited`]; 0 otherwise): what arrives after their PAUSE beyond the
-    /// share they got is dropped.
+    /// Switch ingress links (Ethernet) whose headroom is below what a PAUSE needs on them
+    /// ([`pfc_headroom_bytes`] of their rate and delay): cut by the switch's buffer
+    /// ([`Pfc::buffer_limited`]) or given too small ([`Pfc::headroom_bytes`]). What arrives
+    /// after their PAUSE beyond it may be dropped.
     pub ports_short_of_headroom: u64,
-    /// The smallest share of its need any ingress link's headroom got (1 when all fit).
+    /// The smallest share of that need any such link's headroom is (1 when all fit).
     pub min_headroom_share: f64,
     /// The switch whose links got that smallest share (none when all fit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_headroom_switch: Option<String>,
     /// Paused egress ports whose XON is below what their link carries in a PAUSE round
-    /// trip, `rate x (2 x delay + response)`: after each RESUME the downstream queue can run
-    /// dry before data comes back, so the port loses throughput without dropping anything.
+    /// trip, `rate x (2 x delay + response)`: after each RESUME the data held downstream
+    /// can drain before new data comes back, which costs throughput where nothing else
+    /// feeds that switch's egress (one long link into a receiver), and nothing where other
+    /// links do (an incast over many).
     pub paused_ports_xon_below_round_trip: u64,
     /// The largest such round trip's bytes: an XON (and XOFF above it, within the buffer)
     /// of about this much keeps those ports busy.

@@ -567,7 +567,14 @@ impl Sim<'_> {
             st.ingress += bytes;
             st.ingress_peak = st.ingress_peak.max(st.ingress);
         }
-        if st.ingress + if admitted { 0 } else { bytes } > pfc.xoff_bytes && !st.pause_sent {
+        // A drop pauses the link only while it holds data here: the release of that data
+        // sends the RESUME (with nothing held, no RESUME would ever come).
+        let crossed = if admitted {
+            st.ingress > pfc.xoff_bytes
+        } else {
+            st.ingress > 0 && st.ingress + bytes > pfc.xoff_bytes
+        };
+        if crossed && !st.pause_sent {
             st.pause_sent = true;
             self.pfc_pauses += 1;
             let delay = self.topo.ports[p as usize].delay_ps;
@@ -1635,6 +1642,16 @@ pub fn run(
             cfg.queue_bytes, cfg.mtu_bytes
         )));
     }
+    if let Some(pfc) = cfg.pfc {
+        // Below one packet, an empty ingress could never take one: every packet would be
+        // dropped and resent for ever.
+        if pfc.xoff_bytes < u64::from(cfg.mtu_bytes) {
+            return Err(PacketError::Invalid(format!(
+                "--pfc {}:{}: XOFF must hold at least one packet ({} B MTU)",
+                pfc.xoff_bytes, pfc.xon_bytes, cfg.mtu_bytes
+            )));
+        }
+    }
     if let Some((lo, hi)) = cfg.ecn_bytes {
         if lo >= hi {
             return Err(PacketError::Invalid(format!(
@@ -1826,16 +1843,25 @@ pub fn run(
             Vec::new()
         };
         for (st, port) in sim.ports.iter_mut().zip(&topo.ports) {
-            let need = pfc.headroom_bytes.unwrap_or_else(|| {
-                pfc_headroom_bytes(port.rate_bps, port.delay_ps, pfc.response_ps, cfg.mtu_bytes)
-            });
+            // What a PAUSE on this link needs; the headroom given is this unless fixed.
+            let physical =
+                pfc_headroom_bytes(port.rate_bps, port.delay_ps, pfc.response_ps, cfg.mtu_bytes);
+            let need = pfc.headroom_bytes.unwrap_or(physical);
             st.headroom = match scale.get(port.to as usize) {
                 Some(&k) if k < 1.0 => (need as f64 * k) as u64,
                 _ => need,
             };
-            if st.headroom < need {
+            // Short links, counted where headroom means something: a switch's ingress over
+            // an Ethernet link (hosts do not pause; DSF fabric links carry credited cells).
+            let fabric = net
+                .f
+                .link(aifabric_model::LinkId::from_idx(port.resource as usize / 2))
+                .kind
+                == aifabric_model::PortKind::Fabric;
+            let switch = topo.host_of_device[port.to as usize] == u32::MAX;
+            if switch && !fabric && st.headroom < physical {
                 sim.headroom_short += 1;
-                let share = st.headroom as f64 / need as f64;
+                let share = st.headroom as f64 / physical as f64;
                 if share < sim.headroom_share_min {
                     sim.headroom_share_min = share;
                     sim.headroom_min_device = port.to;

@@ -121,6 +121,18 @@ fn too_little_headroom_drops_and_counts() {
     let r = run(&net, &tm, &g, &small).unwrap();
     let pfc = r.pfc.as_ref().unwrap();
     assert!(pfc.headroom_drops > 0, "{pfc:?}");
+    // Named: every switch link holds 4,150 B of what a PAUSE needs on a 10 us link.
+    let p = small.pfc.unwrap();
+    let need = pfc_headroom_bytes(
+        100_000_000_000,
+        10_000_000 + small.switch_latency_ps,
+        p.response_ps,
+        small.mtu_bytes,
+    );
+    assert!(pfc.ports_short_of_headroom > 0, "{pfc:?}");
+    assert_eq!(pfc.min_headroom_share, 4150.0 / need as f64);
+    assert!(pfc.min_headroom_switch.is_some());
+    assert_eq!(ok.pfc.as_ref().unwrap().ports_short_of_headroom, 0);
     assert_eq!(r.counters.dropped, pfc.headroom_drops);
     assert!(r.counters.timeouts > 0);
     assert!(r.counters.data_retransmitted >= pfc.headroom_drops);
@@ -190,6 +202,49 @@ fn without_headroom_the_link_is_still_paused() {
     assert!(pfc.pauses > 0, "{pfc:?}");
     assert_eq!(r.unfinished, 0);
     assert!(pfc.peak_ingress_bytes <= Pfc::default().xoff_bytes);
+}
+
+/// Headroom carved out of each switch's buffer: with an XOFF so high that every port's
+/// XOFF alone fills the buffer, no link keeps any headroom, and the result says so and
+/// names a switch. An XOFF below one packet is refused (no packet could ever be taken).
+#[test]
+fn headroom_the_buffer_cannot_give_is_named_and_tiny_xoff_refused() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let tm = eight_to_one();
+    let hw = f.hardware(
+        f.devices_with_role(aifabric_model::Role::Rtsw)
+            .next()
+            .unwrap(),
+    );
+    let cfg = Config {
+        pfc: Some(Pfc {
+            xoff_bytes: hw.hbm_bytes + hw.sram_bytes,
+            xon_bytes: 0,
+            buffer_limited: true,
+            ..Pfc::default()
+        }),
+        ..lossless()
+    };
+    let r = run(&net, &tm, &g, &cfg).unwrap();
+    let pfc = r.pfc.as_ref().unwrap();
+    assert!(pfc.ports_short_of_headroom > 0, "{pfc:?}");
+    assert_eq!(pfc.min_headroom_share, 0.0);
+    assert!(
+        pfc.min_headroom_switch.as_deref().unwrap().contains("sw"),
+        "{pfc:?}"
+    );
+    let tiny = Config {
+        pfc: Some(Pfc {
+            xoff_bytes: 1000,
+            xon_bytes: 0,
+            ..Pfc::default()
+        }),
+        ..lossless()
+    };
+    let e = run(&net, &tm, &g, &tiny).unwrap_err().to_string();
+    assert!(e.contains("at least one packet"), "{e}");
 }
 
 /// Without PFC the same incast on drop-tail queues loses packets: the lossless run's zero

@@ -262,7 +262,7 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
             "\nPFC: {} PAUSE and {} RESUME frames sent, {} data packets dropped for want of headroom, largest ingress count {} B",
             p.pauses, p.resumes, p.headroom_drops, p.peak_ingress_bytes
         );
-        for line in pfc_hints(p) {
+        for line in pfc_hints(p, x.config.pfc.map_or(0, |c| c.xon_bytes)) {
             let _ = writeln!(o, "  {line}");
         }
         if p.tiers.is_empty() {
@@ -396,18 +396,18 @@ pub fn render_fabrics(r: &aifabric::fabrics::CompareFabricsReport) -> String {
         );
         let _ = writeln!(
             o,
-            "  (ideal: the data on the wire at the receiver's rate plus the cable's round trip; throughput kept = ideal / makespan)"
+            "  (ideal: the data on the wire at the receiver's rate plus the cable's round trip; throughput kept = ideal / makespan;\n   least headroom: the smallest share of what a PAUSE needs that any switch's link holds, named below when short)"
         );
         let _ = writeln!(
             o,
-            "  {:>6} {:<8} {:>12} {:>10} {:>16} {:>8} {:>14} {:>15} {:>9}",
+            "  {:>6} {:<8} {:>12} {:>10} {:>16} {:>8} {:>15} {:>15} {:>9}",
             "km",
             "buffer",
             "makespan us",
             "ideal us",
             "throughput kept",
             "pauses",
-            "headroom held",
+            "least headroom",
             "headroom drops",
             "timeouts"
         );
@@ -420,7 +420,7 @@ pub fn render_fabrics(r: &aifabric::fabrics::CompareFabricsReport) -> String {
                 .min(1.0);
             let _ = writeln!(
                 o,
-                "  {:>6} {:<8} {:>12} {:>10} {:>15.1}% {:>8} {:>13.0}% {:>15} {:>9}",
+                "  {:>6} {:<8} {:>12} {:>10} {:>15.1}% {:>8} {:>14.0}% {:>15} {:>9}",
                 b.km,
                 b.buffer,
                 us(x.makespan_s),
@@ -439,24 +439,38 @@ pub fn render_fabrics(r: &aifabric::fabrics::CompareFabricsReport) -> String {
     o
 }
 
-/// What a PFC run's numbers mean when they hide a cause: headroom the buffer could not give,
-/// and paused ports whose XON is too low for their link's round trip.
-fn pfc_hints(p: &aifabric::stages::packet::PfcResult) -> Vec<String> {
+/// What a PFC run's numbers mean when they hide a cause: links without the headroom a
+/// PAUSE needs (and the drops they caused), and paused ports whose XON (`xon`) is below
+/// their link's round trip.
+fn pfc_hints(p: &aifabric::stages::packet::PfcResult, xon: u64) -> Vec<String> {
     let mut v = Vec::new();
-    if p.ports_short_of_headroom > 0 {
-        v.push(format!(
-            "{} ingress links got only part of the headroom a PAUSE needs (the smallest share {:.0}%, at {}): the switch's buffer cannot hold it once every port has its XOFF; a deeper buffer, a lower XOFF, fewer lossless ports or shorter cables fix it (see `aifabric buffers`)",
+    let short = (p.ports_short_of_headroom > 0).then(|| {
+        format!(
+            "{} links hold less headroom than a PAUSE needs on them (the least {:.0}%, at {})",
             p.ports_short_of_headroom,
             p.min_headroom_share * 100.0,
             p.min_headroom_switch.as_deref().unwrap_or("?")
-        ));
-    }
-    if p.paused_ports_xon_below_round_trip > 0 {
+        )
+    });
+    if p.headroom_drops > 0 {
         v.push(format!(
-            "{} paused ports have XON below what their link carries in a PAUSE round trip (up to {:.1} MB): after each RESUME the queue downstream can run dry before data returns, losing throughput without a drop; `--pfc XOFF:XON` near that size (within the buffer) keeps them busy",
-            p.paused_ports_xon_below_round_trip,
-            p.max_round_trip_bytes as f64 / 1e6
+            "{} data packets found their link's headroom full and were dropped, each resent after the retransmission timer{}: give each link its need (`--pfc-headroom auto`), or use deeper buffers or shorter cables (see `aifabric buffers`)",
+            p.headroom_drops,
+            short.map_or(String::new(), |s| format!("; {s}"))
         ));
+    } else {
+        if let Some(s) = short {
+            v.push(format!(
+                "{s}; nothing was dropped in this run, a heavier one may drop"
+            ));
+        }
+        if p.paused_ports_xon_below_round_trip > 0 {
+            v.push(format!(
+                "{} paused ports have XON ({xon} B) below what their link carries in a PAUSE round trip (up to {:.1} MB): after a RESUME the data held downstream may drain before new data arrives; where nothing else feeds that egress (one long link into a receiver) it idles, and an XON near the round trip (`--pfc XOFF:XON`, within the buffer) keeps it busy",
+                p.paused_ports_xon_below_round_trip,
+                p.max_round_trip_bytes as f64 / 1e6
+            ));
+        }
     }
     v
 }
@@ -465,7 +479,7 @@ fn pfc_hints(p: &aifabric::stages::packet::PfcResult) -> Vec<String> {
 /// without a drop.
 fn bag_notes(bag: &[aifabric::fabrics::BagRun]) -> Vec<String> {
     let mut v = Vec::new();
-    let mut alike = Vec::new();
+    let (mut alike, mut alike_short) = (Vec::new(), Vec::new());
     for (i, a) in bag.iter().enumerate() {
         for b in &bag[i + 1..] {
             if a.km == b.km && a.buffer != b.buffer && a.result.makespan_s == b.result.makespan_s {
@@ -475,8 +489,13 @@ fn bag_notes(bag: &[aifabric::fabrics::BagRun]) -> Vec<String> {
                         .as_ref()
                         .is_none_or(|p| p.ports_short_of_headroom == 0)
                 };
+                let dropped = |r: &aifabric::fabrics::BagRun| {
+                    r.result.pfc.as_ref().is_some_and(|p| p.headroom_drops > 0)
+                };
                 if held(a) && held(b) {
                     alike.push(a.km.to_string());
+                } else if !dropped(a) && !dropped(b) {
+                    alike_short.push(a.km.to_string());
                 }
             }
         }
@@ -485,6 +504,12 @@ fn bag_notes(bag: &[aifabric::fabrics::BagRun]) -> Vec<String> {
         v.push(format!(
             "at {} km deep and shallow are alike: both buffers hold every port's headroom, so PFC acts the same; the buffer's depth matters only once the headroom outgrows it",
             alike.join(" and ")
+        ));
+    }
+    if !alike_short.is_empty() {
+        v.push(format!(
+            "at {} km deep and shallow are alike although a link holds less headroom than a PAUSE needs: nothing was dropped, so what these runs put above XOFF fit in what it holds",
+            alike_short.join(" and ")
         ));
     }
     // Cases short of headroom, those with the same cause and count on one line.
@@ -507,7 +532,7 @@ fn bag_notes(bag: &[aifabric::fabrics::BagRun]) -> Vec<String> {
     for (why, cases) in short {
         v.push(format!("{}: {why}", cases.join(", ")));
     }
-    let lost: Vec<String> = bag
+    let lost: Vec<&aifabric::fabrics::BagRun> = bag
         .iter()
         .filter(|b| {
             b.throughput_kept < 0.95
@@ -515,12 +540,22 @@ fn bag_notes(bag: &[aifabric::fabrics::BagRun]) -> Vec<String> {
                     p.headroom_drops == 0 && p.paused_ports_xon_below_round_trip > 0
                 })
         })
-        .map(|b| format!("{} km {}", b.km, b.buffer))
         .collect();
-    if !lost.is_empty() {
+    if let Some(first) = lost.first() {
+        let round_trip = lost
+            .iter()
+            .filter_map(|b| b.result.pfc.as_ref())
+            .map(|p| p.max_round_trip_bytes)
+            .max()
+            .unwrap_or(0);
         v.push(format!(
-            "throughput lost without a drop ({}): XON is below a PAUSE round trip's bytes on the long links, so each RESUME leaves the receiver's queue dry until data comes back; thresholds raised with the distance recover it within the buffer (`--bag-pfc 8000000:6000000`)",
-            lost.join(", ")
+            "throughput lost without a drop ({}): XON ({} B) is below what a paused link carries in a PAUSE round trip (up to {:.1} MB), and all of the receiver's data crosses those links, so each RESUME can leave its queue dry until data comes back; thresholds near the round trip (`--bag-pfc XOFF:XON`, within the buffer) recover it",
+            lost.iter()
+                .map(|b| format!("{} km {}", b.km, b.buffer))
+                .collect::<Vec<_>>()
+                .join(", "),
+            first.result.config.pfc.map_or(0, |c| c.xon_bytes),
+            round_trip as f64 / 1e6
         ));
     }
     v

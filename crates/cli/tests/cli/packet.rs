@@ -238,6 +238,23 @@ fn roce_preset_reports_pfc_and_admission() {
         pauses(&on),
         pauses(&off)
     );
+    // The hints under the PFC line: on 10 us links the paused ports' XON (180 KB) is below
+    // a round trip's bytes (12.5 B/ns x 22 us = 275 KB); headroom given too small names
+    // the drops and the short links, and not the XON (the drops are the cause then).
+    let slow = ["--admission", "off", "--link-latency-us", "10"];
+    let text = String::from_utf8(run(&slow)).unwrap();
+    assert!(
+        text.contains("paused ports have XON (180000 B) below"),
+        "{text}"
+    );
+    assert!(!text.contains("dropped, each resent"), "{text}");
+    let text = String::from_utf8(run(&[&slow[..], &["--pfc-headroom", "8320"]].concat())).unwrap();
+    assert!(text.contains("found their link's headroom full"), "{text}");
+    assert!(
+        text.contains("links hold less headroom than a PAUSE needs"),
+        "{text}"
+    );
+    assert!(!text.contains("paused ports have XON"), "{text}");
 }
 
 #[test]
@@ -372,4 +389,10 @@ fn compare_fabrics_sets_three_zones_and_the_bag_links_side_by_side() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("XON at most XOFF"));
+    let o = aifabric()
+        .args(["compare-fabrics", "--bag-pfc", "1000:0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--bag-pfc 1000:0: XOFF must hold"));
 }
