@@ -239,6 +239,9 @@ struct Flow {
     /// lost or sent again since are skipped when read.
     sends: VecDeque<(u64, u32)>,
     rto_armed: bool,
+    /// Retransmission timeout: the configured one, or twice the path's base round trip
+    /// where that is longer (a timer shorter than the round trip fires on every packet).
+    rto_ps: u64,
     rng: u64,
     /// Entropy values that came back unmarked, to reuse first (REPS).
     good: VecDeque<u32>,
@@ -837,8 +840,8 @@ impl Sim<'_> {
             cells: 0,
         };
         if arm {
-            self.events
-                .push(now + self.cfg.rto_ps, RTO << 56 | u64::from(fi));
+            let rto = self.flows[fi as usize].rto_ps;
+            self.events.push(now + rto, RTO << 56 | u64::from(fi));
         }
         Some(self.alloc(pk))
     }
@@ -926,7 +929,7 @@ impl Sim<'_> {
         f.sends = VecDeque::new();
         f.retx = VecDeque::new();
         let h = f.src;
-        let trig = f.done_trigger;
+        let trig = f.done_trigger.filter(|_| !self.cfg.triggers_at_delivery);
         self.done_flows += 1;
         if let Some(pos) = self.active[h as usize].iter().position(|&x| x == fi) {
             self.active[h as usize].remove(pos);
@@ -1073,6 +1076,9 @@ impl Sim<'_> {
         // A duplicate is acknowledged again (at once): the sender may have presumed it lost.
         f.pending.push(pk.seq);
         let complete = f.received == f.packets;
+        let delivered = (new && complete && self.cfg.triggers_at_delivery)
+            .then_some(f.done_trigger)
+            .flatten();
         if new && self.cfg.admission.is_some() {
             // A chunk is in when as many packets came as the chunks up to it hold (packets
             // of a later chunk can overtake only within the receiver's window).
@@ -1111,6 +1117,11 @@ impl Sim<'_> {
             return;
         }
         self.send_ack(pk);
+        // The last byte is in (and acknowledged, complete packets never wait): the next
+        // step may start.
+        if let Some(t) = delivered {
+            self.activate(t);
+        }
     }
 
     /// Acknowledge what flow `pk.flow`'s receiver holds; `pk` is the packet that triggered
@@ -1229,7 +1240,7 @@ impl Sim<'_> {
     /// packet still in flight (htsim's rule); when that packet has waited `rto_ps`, it is
     /// presumed lost and sent again, and the timer moves to the next one.
     fn timeout(&mut self, fi: u32) {
-        let rto = self.cfg.rto_ps;
+        let rto = self.flows[fi as usize].rto_ps;
         let now = self.now;
         let (mtu, hdr) = (self.cfg.mtu_bytes, self.cfg.header_bytes);
         let f = &mut self.flows[fi as usize];
@@ -1724,7 +1735,15 @@ pub fn run(
         )));
     }
     let mut flows = Vec::with_capacity(tm.flows.len());
+    let mut rto_of: FxHashMap<(u32, u32), u64> = FxHashMap::default();
     for (k, fl) in tm.flows.iter().enumerate() {
+        let key = (
+            topo.host_dest[fl.src as usize],
+            topo.host_dest[fl.dst as usize],
+        );
+        let rto_ps = *rto_of
+            .entry(key)
+            .or_insert_with(|| cfg.rto_ps.max(2 * base_rtt_ps(&topo, fl.src, fl.dst, cfg)));
         let packets = fl.bytes.div_ceil(payload);
         if packets > u64::from(u32::MAX / 2) {
             return Err(PacketError::Invalid(format!(
@@ -1754,6 +1773,7 @@ pub fn run(
             ev: Vec::new(),
             sends: VecDeque::new(),
             rto_armed: false,
+            rto_ps,
             rng: mix(cfg.seed ^ mix(fl.id ^ (k as u64) << 32)),
             good: VecDeque::new(),
             penalty: match cfg.lb {
@@ -1931,45 +1951,50 @@ fn hosts_nic_rate(topo: &Topo) -> u64 {
 /// NSCC parameters for the matrix's longest path ([`Cc::NsccAuto`]): the path of entropy 0
 /// of each flow, through the forwarding tables.
 fn auto_params(topo: &Topo, pairs: &[(u32, u32)], cfg: &Config) -> nscc::Params {
-    let mut worst = 0u64;
-    let mut rate = 0u64;
+    let (mut worst, mut rate) = (0u64, 0u64);
     let mut seen: rustc_hash::FxHashSet<(u32, u32)> = Default::default();
     for &(s, d) in pairs {
         let (sr, dr) = (topo.host_dest[s as usize], topo.host_dest[d as usize]);
-        if !seen.insert((sr, dr)) {
-            continue;
+        if seen.insert((sr, dr)) {
+            rate = rate.max(topo.ports[topo.host_up[s as usize] as usize].rate_bps);
+            worst = worst.max(base_rtt_ps(topo, s, d, cfg));
         }
-        let mut rtt = 0u64;
-        let mut p = topo.host_up[s as usize];
-        rate = rate.max(topo.ports[p as usize].rate_bps);
-        for _ in 0..64 {
-            let port = topo.ports[p as usize];
-            rtt += 2 * port.delay_ps
-                + port.serialize_ps(cfg.mtu_bytes)
-                + port.serialize_ps(cfg.header_bytes);
-            let v = port.to;
-            if topo.host_of_device[v as usize] != u32::MAX {
-                break;
-            }
-            let dest = topo.host_dest[d as usize];
-            let rack = topo.dest_rack[dest as usize];
-            p = if rack == v || topo.dsf.as_ref().is_some_and(|x| x.same_zone(v, rack)) {
-                topo.host_down[d as usize]
-            } else {
-                let sw = topo.switch_index[v as usize] as usize;
-                topo.members[topo.table[dest as usize * topo.switches + sw].0 as usize]
-            };
-            if let Some(x) = &topo.dsf {
-                let w = topo.ports[p as usize].from;
-                if v != w && x.scheduled(v, w) {
-                    // Request, grant and the cells each way (the ACK is credited too).
-                    rtt += 6 * x.ctrl_delay(v, w);
-                }
-            }
-        }
-        worst = worst.max(rtt);
     }
     nscc::Params::for_path(rate.max(1), worst.max(1), cfg.mtu_bytes)
+}
+
+/// The base round trip from host `s` to host `d`, picoseconds: each hop of the path a flow
+/// takes (its first next hop at every switch) twice over its delay, with an MTU and an ACK
+/// serialized on it, plus, where the path crosses a DSF zone's scheduled fabric, the
+/// request, grant and cells each way (the ACK is credited too).
+fn base_rtt_ps(topo: &Topo, s: u32, d: u32, cfg: &Config) -> u64 {
+    let mut rtt = 0u64;
+    let mut p = topo.host_up[s as usize];
+    for _ in 0..64 {
+        let port = topo.ports[p as usize];
+        rtt += 2 * port.delay_ps
+            + port.serialize_ps(cfg.mtu_bytes)
+            + port.serialize_ps(cfg.header_bytes);
+        let v = port.to;
+        if topo.host_of_device[v as usize] != u32::MAX {
+            break;
+        }
+        let dest = topo.host_dest[d as usize];
+        let rack = topo.dest_rack[dest as usize];
+        p = if rack == v || topo.dsf.as_ref().is_some_and(|x| x.same_zone(v, rack)) {
+            topo.host_down[d as usize]
+        } else {
+            let sw = topo.switch_index[v as usize] as usize;
+            topo.members[topo.table[dest as usize * topo.switches + sw].0 as usize]
+        };
+        if let Some(x) = &topo.dsf {
+            let w = topo.ports[p as usize].from;
+            if v != w && x.scheduled(v, w) {
+                rtt += 6 * x.ctrl_delay(v, w);
+            }
+        }
+    }
+    rtt
 }
 
 impl Sim<'_> {

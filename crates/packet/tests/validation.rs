@@ -40,6 +40,76 @@ fn one_flow_on_an_idle_path_takes_the_closed_form_exactly() {
     }
 }
 
+/// A step triggered by another: under htsim's rule (the default) it starts when the first
+/// flow's sender holds its last ACK; with `triggers_at_delivery` (a collective's next step)
+/// when the first flow's last byte is in. The two makespans differ by the ACK's way back
+/// (6 hops of a 64 B header and 1 us each) less the ACK's serialization at the NIC the next
+/// flow shares, and completion times stay the sender's.
+#[test]
+fn a_triggered_step_starts_at_the_ack_or_at_delivery() {
+    use aifabric_workload::traffic::Start;
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let mut tm = matrix(16, &[(0, 15, 100_000), (15, 0, 100_000)]);
+    tm.flows[0].done_trigger = Some(1);
+    tm.flows[1].start = Start::Trigger(1);
+    let ack = Config {
+        cc: Cc::LineRate,
+        lb: Lb::Ecmp,
+        ..Config::uec_htsim()
+    };
+    let delivery = Config {
+        triggers_at_delivery: true,
+        ..ack.clone()
+    };
+    let (a, d) = (
+        run(&net, &tm, &g, &ack).unwrap(),
+        run(&net, &tm, &g, &delivery).unwrap(),
+    );
+    // With delivery, the second flow's first packet waits behind the first's last ACK on
+    // host 15's NIC (one 64 B serialization): the gap is the ACK's way back less that.
+    let back = 6 * (64 * GBPS100_PS_PER_BYTE + 1_000_000) - 64 * GBPS100_PS_PER_BYTE;
+    let gap = ((a.makespan_s - d.makespan_s) * 1e12).round() as u64;
+    assert_eq!(gap, back, "{} vs {}", a.makespan_s, d.makespan_s);
+    // Completion times stay the sender's: the first flow's is the same; the second's is
+    // longer by the wait behind that ACK.
+    assert_eq!(a.fct.min_s, d.fct.min_s);
+    let wait = ((d.fct.max_s - a.fct.max_s) * 1e12).round() as u64;
+    assert_eq!(wait, 64 * GBPS100_PS_PER_BYTE);
+}
+
+/// A path whose round trip is longer than the configured retransmission timeout (100 us
+/// links: 1.2 ms there and back against htsim's 100.656 us): each flow's timer is at least
+/// twice its path's base round trip, so an idle path sends every packet once, with no
+/// timeout, and the flow takes the closed form of the idle path.
+#[test]
+fn a_timeout_never_fires_before_the_round_trip() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let bytes = 2_000_000u64;
+    let tm = matrix(16, &[(0, 15, bytes)]);
+    let cfg = Config {
+        cc: Cc::LineRate,
+        lb: Lb::Ecmp,
+        link_latency_ps: Some(100_000_000),
+        ..Config::uec_htsim()
+    };
+    let r = run(&net, &tm, &g, &cfg).unwrap();
+    assert_eq!(
+        (r.counters.timeouts, r.counters.data_retransmitted),
+        (0, 0),
+        "{:?}",
+        r.counters
+    );
+    let (mss, hdr, mtu, hops, d) = (4086u64, 64u64, 4150u64, 6u64, 100_000_000u64);
+    let wire = bytes + bytes.div_ceil(mss) * hdr;
+    let data = wire * GBPS100_PS_PER_BYTE + (hops - 1) * mtu * GBPS100_PS_PER_BYTE + hops * d;
+    let ack = hops * (hdr * GBPS100_PS_PER_BYTE + d);
+    assert_eq!(r.fct.max_s, (data + ack) as f64 * 1e-12);
+}
+
 /// N -> 1 incast: the receiver's link carries N x size, so no flow can finish sooner than
 /// N x size / rate; nothing is lost silently: every trimmed packet is NACKed and resent, and
 /// every flow completes.
