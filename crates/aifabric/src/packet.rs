@@ -367,6 +367,20 @@ impl Study<'_> {
         cfg: &Config,
         both: bool,
     ) -> Result<PacketTrafficReport, Error> {
+        self.traffic_packet_with_progress(source, gpus, policy, cfg, both, &mut |_| {})
+    }
+
+    /// [`Study::traffic_packet`], reporting the packet engine's progress (flows done,
+    /// simulated time, events) every 2^20 events and at the end.
+    pub fn traffic_packet_with_progress(
+        &self,
+        source: &TrafficSource,
+        gpus: Option<u32>,
+        policy: Placement,
+        cfg: &Config,
+        both: bool,
+        progress: &mut dyn FnMut(&aifabric_packet::Progress),
+    ) -> Result<PacketTrafficReport, Error> {
         let c = &self.setup;
         let (tm, name) = matrix(source, cfg.seed)?;
         // A generated collective's steps start when the chunk has come in (as the flow
@@ -396,7 +410,7 @@ impl Study<'_> {
             ..c.net
         };
         let net = Net::new(self.fabric, &self.scenario, c.plan, c.bgp, params);
-        let packet = aifabric_packet::run(&net, &tm, &placed, cfg)
+        let packet = aifabric_packet::run_with_progress(&net, &tm, &placed, cfg, progress)
             .map_err(|e| Error::bad_request(e.to_string()))?;
         // Ratios only when every flow of the packet run completed: a cut-off run has no
         // completion times to compare.

@@ -44,7 +44,7 @@ pub mod nscc;
 mod sim;
 mod topo;
 
-pub use sim::{pfc_headroom_bytes, run, MAX_PACKETS};
+pub use sim::{pfc_headroom_bytes, run, run_with_progress, Progress, MAX_PACKETS};
 
 use serde::Serialize;
 

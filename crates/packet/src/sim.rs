@@ -1641,6 +1641,34 @@ pub fn run(
     gpus: &[DeviceId],
     cfg: &Config,
 ) -> Result<PacketResult, PacketError> {
+    run_with_progress(net, tm, gpus, cfg, &mut |_| {})
+}
+
+/// How far a run is, as [`run_with_progress`] reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Flows completed.
+    pub flows_done: u64,
+    /// Flows in the matrix.
+    pub flows: u64,
+    /// Simulated time, picoseconds.
+    pub now_ps: u64,
+    /// Events processed.
+    pub events: u64,
+}
+
+/// Events between two progress reports (about a tenth of a second on one core).
+const PROGRESS_EVENTS: u64 = 1 << 20;
+
+/// [`run`], calling `progress` every 2^20 events and once at the end. The callback only
+/// reads: the result is the same with any callback.
+pub fn run_with_progress(
+    net: &Net<'_>,
+    tm: &TrafficMatrix,
+    gpus: &[DeviceId],
+    cfg: &Config,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<PacketResult, PacketError> {
     if cfg.mtu_bytes <= cfg.header_bytes {
         return Err(PacketError::Invalid(format!(
             "--mtu {}: must exceed the {} B header",
@@ -1903,6 +1931,14 @@ pub fn run(
         }
         sim.now = e.time_ps;
         sim.events_done += 1;
+        if sim.events_done & (PROGRESS_EVENTS - 1) == 0 {
+            progress(&Progress {
+                flows_done: sim.done_flows as u64,
+                flows: total as u64,
+                now_ps: sim.now,
+                events: sim.events_done,
+            });
+        }
         let id = (e.what & ID) as u32;
         match e.what >> 56 {
             TX_DONE => match topo.port_host[id as usize] {
@@ -1935,6 +1971,12 @@ pub fn run(
             sim.check();
         }
     }
+    progress(&Progress {
+        flows_done: sim.done_flows as u64,
+        flows: total as u64,
+        now_ps: sim.now,
+        events: sim.events_done,
+    });
     Ok(sim.result(net, tm))
 }
 

@@ -110,6 +110,42 @@ fn a_timeout_never_fires_before_the_round_trip() {
     assert_eq!(r.fct.max_s, (data + ack) as f64 * 1e-12);
 }
 
+/// Progress: reported every 2^20 events with flows done and simulated time never going
+/// back, and once at the end with every flow done; the run's result is the same as
+/// without a callback.
+#[test]
+fn progress_is_monotone_and_changes_nothing() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let flows: Vec<(u32, u32, u64)> = (0..16u32).map(|i| (i, (i + 5) % 16, 40_000_000)).collect();
+    let tm = matrix(16, &flows);
+    let cfg = Config::uec_htsim();
+    let mut seen: Vec<aifabric_packet::Progress> = Vec::new();
+    let with =
+        aifabric_packet::run_with_progress(&net, &tm, &g, &cfg, &mut |p| seen.push(*p)).unwrap();
+    let without = run(&net, &tm, &g, &cfg).unwrap();
+    assert_eq!(
+        serde_json::to_string(&with).unwrap(),
+        serde_json::to_string(&without).unwrap()
+    );
+    assert!(
+        seen.len() >= 2,
+        "{} reports for {} events",
+        seen.len(),
+        with.events
+    );
+    for w in seen.windows(2) {
+        assert!(w[0].flows_done <= w[1].flows_done && w[0].now_ps <= w[1].now_ps);
+        assert!(w[0].events < w[1].events);
+    }
+    let last = seen.last().unwrap();
+    assert_eq!(
+        (last.flows_done, last.flows, last.events),
+        (16, 16, with.events)
+    );
+}
+
 /// N -> 1 incast: the receiver's link carries N x size, so no flow can finish sooner than
 /// N x size / rate; nothing is lost silently: every trimmed packet is NACKed and resent, and
 /// every flow completes.

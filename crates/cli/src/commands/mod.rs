@@ -279,13 +279,26 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
             if let Some(cfg) = cfg {
                 let t = std::time::Instant::now();
-                let report = study.traffic_packet(
+                // Flows done of all, with the simulated time and the events so far.
+                let bar = failures::progress_bar("packets");
+                let report = study.traffic_packet_with_progress(
                     &source,
                     gpus,
                     placement,
                     &cfg,
                     packet.engine == "both",
-                )?;
+                    &mut |p| {
+                        bar.set_length(p.flows);
+                        bar.set_position(p.flows_done);
+                        bar.set_message(format!(
+                            "packets: {:.1} us simulated, {}M events",
+                            p.now_ps as f64 * 1e-6,
+                            p.events >> 20
+                        ));
+                    },
+                );
+                bar.finish_and_clear();
+                let report = report?;
                 let wall_s = t.elapsed().as_secs_f64();
                 emit(json, &report, |r| traffic::render_packet(r, wall_s))?;
             } else {
