@@ -643,7 +643,8 @@ pub(crate) struct PacketArgs {
     /// 5 ns/m).
     #[arg(long, value_name = "US")]
     pub link_latency_us: Option<f64>,
-    /// Packet engine: retransmission timeout, microseconds (default 100.656).
+    /// Packet engine: retransmission timeout, microseconds (default 100.656); a floor: each
+    /// flow's timer is at least twice its path's base round trip.
     #[arg(long, value_name = "US")]
     pub rto_us: Option<f64>,
     /// Packet engine: stop at this simulated time, microseconds; flows not done by then are

@@ -171,7 +171,8 @@ pub struct Config {
     pub link_latency_ps: Option<u64>,
     /// Forwarding latency of each switch, picoseconds.
     pub switch_latency_ps: u64,
-    /// Retransmission timeout, picoseconds.
+    /// Retransmission timeout, picoseconds: the floor; each flow's timer is at least twice
+    /// its path's base round trip (a shorter one would fire on every packet of a long path).
     pub rto_ps: u64,
     /// Seed of every random choice (switch hash salts, entropy values, trim victims, ECN).
     pub seed: u64,
@@ -443,6 +444,9 @@ pub struct PacketResult {
     pub busiest: Vec<LinkLoad>,
     /// Events processed.
     pub events: u64,
+    /// The longest retransmission timeout of any flow, seconds: `Config::rto_ps` is a
+    /// floor, each flow's timer at least twice its path's base round trip.
+    pub max_rto_s: f64,
     /// Pauses per tier (with PFC on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pfc: Option<PfcResult>,

@@ -929,7 +929,10 @@ impl Sim<'_> {
         f.sends = VecDeque::new();
         f.retx = VecDeque::new();
         let h = f.src;
-        let trig = f.done_trigger.filter(|_| !self.cfg.triggers_at_delivery);
+        // At delivery, the receiver fired it (an empty flow delivers nothing: it fires here).
+        let trig = f
+            .done_trigger
+            .filter(|_| !self.cfg.triggers_at_delivery || f.packets == 0);
         self.done_flows += 1;
         if let Some(pos) = self.active[h as usize].iter().position(|&x| x == fi) {
             self.active[h as usize].remove(pos);
@@ -2166,6 +2169,12 @@ impl Sim<'_> {
             counters: self.counters.clone(),
             queues,
             events: self.events_done,
+            max_rto_s: s(self
+                .flows
+                .iter()
+                .map(|f| f.rto_ps)
+                .max()
+                .unwrap_or(self.cfg.rto_ps)),
             config: self.cfg.clone(),
         }
     }

@@ -77,6 +77,12 @@ fn a_triggered_step_starts_at_the_ack_or_at_delivery() {
     assert_eq!(a.fct.min_s, d.fct.min_s);
     let wait = ((d.fct.max_s - a.fct.max_s) * 1e12).round() as u64;
     assert_eq!(wait, 64 * GBPS100_PS_PER_BYTE);
+    // An empty first flow delivers nothing: its trigger fires when it completes, in both.
+    tm.flows[0].bytes = 0;
+    for cfg in [&ack, &delivery] {
+        let r = run(&net, &tm, &g, cfg).unwrap();
+        assert_eq!((r.unfinished, r.never_started), (0, 0), "{r:?}");
+    }
 }
 
 /// A path whose round trip is longer than the configured retransmission timeout (100 us
@@ -108,6 +114,10 @@ fn a_timeout_never_fires_before_the_round_trip() {
     let data = wire * GBPS100_PS_PER_BYTE + (hops - 1) * mtu * GBPS100_PS_PER_BYTE + hops * d;
     let ack = hops * (hdr * GBPS100_PS_PER_BYTE + d);
     assert_eq!(r.fct.max_s, (data + ack) as f64 * 1e-12);
+    // The timer: twice the base round trip, each hop twice its delay plus an MTU and a
+    // header serialized.
+    let base = hops * (2 * d + (mtu + hdr) * GBPS100_PS_PER_BYTE);
+    assert_eq!(r.max_rto_s, (2 * base) as f64 * 1e-12);
 }
 
 /// Progress: reported every 2^20 events with flows done and simulated time never going

@@ -290,11 +290,15 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                     &mut |p| {
                         bar.set_length(p.flows);
                         bar.set_position(p.flows_done);
-                        bar.set_message(format!(
-                            "packets: {:.1} us simulated, {}M events",
-                            p.now_ps as f64 * 1e-6,
-                            p.events >> 20
-                        ));
+                        bar.set_message(if p.flows_done == p.flows && packet.engine == "both" {
+                            "packets done; the flow engine now".to_owned()
+                        } else {
+                            format!(
+                                "packets: {:.1} us simulated, {:.0}M events",
+                                p.now_ps as f64 * 1e-6,
+                                p.events as f64 * 1e-6
+                            )
+                        });
                     },
                 );
                 bar.finish_and_clear();

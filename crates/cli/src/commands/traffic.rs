@@ -130,7 +130,7 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
     };
     let _ = writeln!(
         o,
-        "model: lb {}, {cc}{}; MTU {} B, {}, ECN {}, ACK every {} B, links {}, switches {} us, RTO {:.3} us",
+        "model: lb {}, {cc}{}; MTU {} B, {}, ECN {}, ACK every {} B, links {}, switches {} us, RTO {:.3} us{}",
         c.lb.name(),
         c.admission.map_or(String::new(), |a| format!(
             ", receiver-driven admission ({} B chunks, {} per receiver)",
@@ -167,7 +167,15 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
                 l as f64 * 1e-6
             )),
         c.switch_latency_ps as f64 * 1e-6,
-        c.rto_ps as f64 * 1e-6
+        c.rto_ps as f64 * 1e-6,
+        if x.max_rto_s * 1e12 > c.rto_ps as f64 + 0.5 {
+            format!(
+                " (at least twice each flow's base round trip: up to {:.3} us)",
+                x.max_rto_s * 1e6
+            )
+        } else {
+            String::new()
+        }
     );
     let _ = writeln!(
         o,
