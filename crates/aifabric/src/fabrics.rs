@@ -257,11 +257,7 @@ pub fn compare_fabrics(
         let (tm, _) = crate::matrix(&source, opts.seed)?;
         for (kind, net, order) in &nets {
             progress(&format!("{kind}: {name}"));
-            // The ring's steps start when a chunk has come in, as a collective's do.
-            let cfg = Config {
-                triggers_at_delivery: matches!(pattern, Pattern::RingAllReduce),
-                ..fabric_config(kind, opts.seed)
-            };
+            let cfg = fabric_config(kind, opts.seed);
             let (result, error) = match aifabric_packet::run(net, &tm, order, &cfg) {
                 Ok(r) => (Some(r), None),
                 Err(e) => (None, Some(e.to_string())),
@@ -387,6 +383,7 @@ fn bag_incast(
                 bytes,
                 start: Start::AtPs(0),
                 done_trigger: None,
+                recv_trigger: None,
             })
             .collect(),
         triggers: Default::default(),

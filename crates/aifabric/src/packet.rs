@@ -4,7 +4,7 @@ use crate::{matrix, Error, Study, TrafficSource, SCHEMA_VERSION};
 use aifabric_engine::traffic::TrafficResult;
 use aifabric_engine::{Lb, Net};
 use aifabric_packet::{Config, PacketResult};
-use aifabric_workload::traffic::{Pattern, TrafficMatrix};
+use aifabric_workload::traffic::TrafficMatrix;
 use aifabric_workload::Placement;
 use serde::Serialize;
 
@@ -383,25 +383,6 @@ impl Study<'_> {
     ) -> Result<PacketTrafficReport, Error> {
         let c = &self.setup;
         let (tm, name) = matrix(source, cfg.seed)?;
-        // A generated collective's steps start when the chunk has come in (as the flow
-        // engine runs them); a connection matrix keeps htsim's sender-side triggers.
-        let collective = matches!(
-            source,
-            TrafficSource::Pattern {
-                pattern: Pattern::RingAllReduce,
-                ..
-            }
-        );
-        let delivery;
-        let cfg = if collective {
-            delivery = Config {
-                triggers_at_delivery: true,
-                ..cfg.clone()
-            };
-            &delivery
-        } else {
-            cfg
-        };
         let n = gpus.unwrap_or(tm.nodes).max(tm.nodes);
         let placed = self.place(n, policy, 1)?;
         let params = aifabric_engine::NetParams {

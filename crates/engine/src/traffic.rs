@@ -407,7 +407,9 @@ fn fluid(ws: &PhaseWs, tm: &TrafficMatrix, qps: usize, latency: &[f64]) -> Fct {
             completions.pop();
             let te = f64::from_bits(tk);
             end_s[f] = te;
-            if let Some(k) = tm.flows[f].done_trigger {
+            // The fluid's end is its last byte in: both kinds of trigger fire then.
+            let fired = [tm.flows[f].done_trigger, tm.flows[f].recv_trigger];
+            for k in fired.into_iter().flatten() {
                 let kind = tm.triggers.get(&k).copied().unwrap_or(TriggerKind::Oneshot);
                 let n = activations.entry(k).or_default();
                 *n += 1;

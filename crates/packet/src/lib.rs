@@ -179,11 +179,6 @@ pub struct Config {
     /// Stop at this simulated time, picoseconds (flows not done by then are reported as
     /// unfinished); `u64::MAX`: run until every flow is done.
     pub end_ps: u64,
-    /// Fire a flow's done trigger when its receiver holds every byte (a collective's next
-    /// step starts when the chunk has come in, as the flow engine does) rather than when
-    /// its sender holds the last acknowledgement (htsim's `send_done_trigger`, the
-    /// default). Completion times are the sender's either way.
-    pub triggers_at_delivery: bool,
     /// Priority flow control (IEEE 802.1Qbb) on the data class: `None`, a lossy fabric.
     pub pfc: Option<Pfc>,
     /// Receiver-driven admission (clear-to-send per chunk): `None`, senders need no leave.
@@ -224,7 +219,6 @@ impl Config {
             rto_ps: 100_656_000,
             seed: 13,
             end_ps: u64::MAX,
-            triggers_at_delivery: false,
             pfc: None,
             admission: None,
             dsf: Dsf::default(),

@@ -224,6 +224,8 @@ struct Flow {
     done: bool,
     finish_ps: u64,
     done_trigger: Option<u32>,
+    /// Fired when the receiver holds every byte.
+    recv_trigger: Option<u32>,
     // Sender.
     next_new: u32,
     state: Vec<u8>,
@@ -929,17 +931,16 @@ impl Sim<'_> {
         f.sends = VecDeque::new();
         f.retx = VecDeque::new();
         let h = f.src;
-        // At delivery, the receiver fired it (an empty flow delivers nothing: it fires here).
-        let trig = f
-            .done_trigger
-            .filter(|_| !self.cfg.triggers_at_delivery || f.packets == 0);
+        // An empty flow delivers nothing: its receiver's trigger fires here too.
+        let trig = f.done_trigger;
+        let recv = f.recv_trigger.filter(|_| f.packets == 0);
         self.done_flows += 1;
         if let Some(pos) = self.active[h as usize].iter().position(|&x| x == fi) {
             self.active[h as usize].remove(pos);
             let n = self.active[h as usize].len().max(1);
             self.robin[h as usize] %= n;
         }
-        if let Some(t) = trig {
+        for t in [trig, recv].into_iter().flatten() {
             self.activate(t);
         }
     }
@@ -1079,9 +1080,7 @@ impl Sim<'_> {
         // A duplicate is acknowledged again (at once): the sender may have presumed it lost.
         f.pending.push(pk.seq);
         let complete = f.received == f.packets;
-        let delivered = (new && complete && self.cfg.triggers_at_delivery)
-            .then_some(f.done_trigger)
-            .flatten();
+        let delivered = (new && complete).then_some(f.recv_trigger).flatten();
         if new && self.cfg.admission.is_some() {
             // A chunk is in when as many packets came as the chunks up to it hold (packets
             // of a later chunk can overtake only within the receiver's window).
@@ -1794,6 +1793,7 @@ pub fn run_with_progress(
             done: false,
             finish_ps: 0,
             done_trigger: fl.done_trigger,
+            recv_trigger: fl.recv_trigger,
             next_new: 0,
             state: Vec::new(),
             acked: 0,

@@ -40,32 +40,31 @@ fn one_flow_on_an_idle_path_takes_the_closed_form_exactly() {
     }
 }
 
-/// A step triggered by another: under htsim's rule (the default) it starts when the first
-/// flow's sender holds its last ACK; with `triggers_at_delivery` (a collective's next step)
-/// when the first flow's last byte is in. The two makespans differ by the ACK's way back
-/// (6 hops of a 64 B header and 1 us each) less the ACK's serialization at the NIC the next
-/// flow shares, and completion times stay the sender's.
+/// A step triggered by another: with `send_done_trigger` (`done_trigger`) it starts when
+/// the first flow's sender holds its last ACK; with `recv_done_trigger` (`recv_trigger`, a
+/// collective's next step) when the first flow's last byte is in. The two makespans differ
+/// by the ACK's way back (6 hops of a 64 B header and 1 us each) less the ACK's
+/// serialization at the NIC the next flow shares, and completion times stay the sender's.
 #[test]
 fn a_triggered_step_starts_at_the_ack_or_at_delivery() {
     use aifabric_workload::traffic::Start;
     let f = fat_tree(4);
     let net = net(&f);
     let g = gpus(&f);
-    let mut tm = matrix(16, &[(0, 15, 100_000), (15, 0, 100_000)]);
-    tm.flows[0].done_trigger = Some(1);
-    tm.flows[1].start = Start::Trigger(1);
-    let ack = Config {
+    let mut send = matrix(16, &[(0, 15, 100_000), (15, 0, 100_000)]);
+    send.flows[0].done_trigger = Some(1);
+    send.flows[1].start = Start::Trigger(1);
+    let mut recv = send.clone();
+    recv.flows[0].done_trigger = None;
+    recv.flows[0].recv_trigger = Some(1);
+    let cfg = Config {
         cc: Cc::LineRate,
         lb: Lb::Ecmp,
         ..Config::uec_htsim()
     };
-    let delivery = Config {
-        triggers_at_delivery: true,
-        ..ack.clone()
-    };
     let (a, d) = (
-        run(&net, &tm, &g, &ack).unwrap(),
-        run(&net, &tm, &g, &delivery).unwrap(),
+        run(&net, &send, &g, &cfg).unwrap(),
+        run(&net, &recv, &g, &cfg).unwrap(),
     );
     // With delivery, the second flow's first packet waits behind the first's last ACK on
     // host 15's NIC (one 64 B serialization): the gap is the ACK's way back less that.
@@ -77,10 +76,10 @@ fn a_triggered_step_starts_at_the_ack_or_at_delivery() {
     assert_eq!(a.fct.min_s, d.fct.min_s);
     let wait = ((d.fct.max_s - a.fct.max_s) * 1e12).round() as u64;
     assert_eq!(wait, 64 * GBPS100_PS_PER_BYTE);
-    // An empty first flow delivers nothing: its trigger fires when it completes, in both.
-    tm.flows[0].bytes = 0;
-    for cfg in [&ack, &delivery] {
-        let r = run(&net, &tm, &g, cfg).unwrap();
+    // An empty first flow delivers nothing: its triggers fire when it completes.
+    for tm in [&mut send, &mut recv] {
+        tm.flows[0].bytes = 0;
+        let r = run(&net, tm, &g, &cfg).unwrap();
         assert_eq!((r.unfinished, r.never_started), (0, 0), "{r:?}");
     }
 }
@@ -372,11 +371,11 @@ mod conservation {
 }
 
 /// Ring all-reduce (the workload's phases: 2 (N - 1) steps of chunks of S / N to the next
-/// node, each step starting when the previous chunk into the node completes): at least the
-/// bandwidth term 2 (N - 1) / N x S / rate, and within 15% of it plus one round trip per
-/// step (each step waits for its chunk's last ACK).
+/// node, each step starting when the previous chunk into the node is in): at least the
+/// bandwidth term 2 (N - 1) / N x S / rate, and within 15% of it plus one path per step
+/// (each step waits for its chunk's last byte, not for its ACK).
 #[test]
-fn ring_all_reduce_takes_the_bandwidth_term_plus_a_round_trip_per_step() {
+fn ring_all_reduce_takes_the_bandwidth_term_plus_a_path_per_step() {
     use aifabric_workload::traffic::Pattern;
     let f = fat_tree(4);
     let net = net(&f);
@@ -392,8 +391,8 @@ fn ring_all_reduce_takes_the_bandwidth_term_plus_a_round_trip_per_step() {
     let steps = 2 * (n - 1);
     let bandwidth = steps as f64 * wire as f64 * 8.0 / 100e9;
     assert!(r.makespan_s >= bandwidth, "{} < {bandwidth}", r.makespan_s);
-    // The longest path in a k = 4 tree is 6 links of 1 us: a round trip of 12 us.
-    let bound = bandwidth * 1.15 + steps as f64 * 12e-6;
+    // The longest path in a k = 4 tree is 6 links of 1 us.
+    let bound = bandwidth * 1.15 + steps as f64 * 6e-6;
     assert!(r.makespan_s <= bound, "{} > {bound}", r.makespan_s);
 }
 

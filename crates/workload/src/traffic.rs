@@ -6,7 +6,8 @@
 //!   `gen_permutation.py` and friends in htsim's `sim/datacenter/connection_matrices/`):
 //!   a header (`Nodes N`, `Connections C`, optional `Triggers T`, `Failures F`), flow lines
 //!   `SRC->DST` followed by key/value pairs in any order (`id I`, `start T` in picoseconds,
-//!   `size B`, `trigger K`, `send_done_trigger K`, and `recv_done_trigger`, `prio`, `msg`,
+//!   `size B`, `trigger K`, `send_done_trigger K` (fired when the sender holds the last
+//!   ACK), `recv_done_trigger K` (when the receiver holds every byte), and `prio`, `msg`,
 //!   which are accepted and ignored), and trigger lines `trigger id K oneshot|multishot|
 //!   barrier [count n]`. Blank lines and `#` comments are skipped;
 //! - CSV with a header `src,dst,bytes,start_us`;
@@ -42,6 +43,11 @@ pub struct TmFlow {
     pub start: Start,
     /// Trigger fired when it completes at the sender.
     pub done_trigger: Option<u32>,
+    /// Trigger fired when its receiver holds every byte (htsim's `recv_done_trigger`: a
+    /// collective's next step). The flow engine fires both at the flow's end, the packet
+    /// engine this one when the last byte is in, before the last ACK is back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recv_trigger: Option<u32>,
 }
 
 /// What a trigger does when activated.
@@ -195,6 +201,7 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
                 let mut start = None;
                 let mut size = None;
                 let mut done = None;
+                let mut recv = None;
                 while let Some(key) = tok.next() {
                     let v = tok.next();
                     match key {
@@ -203,7 +210,8 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
                         "trigger" => start = Some(Start::Trigger(num(&cx, ln, key, v)?)),
                         "size" => size = Some(num::<u64>(&cx, ln, key, v)?),
                         "send_done_trigger" => done = Some(num::<u32>(&cx, ln, key, v)?),
-                        "recv_done_trigger" | "prio" | "msg" => {
+                        "recv_done_trigger" => recv = Some(num::<u32>(&cx, ln, key, v)?),
+                        "prio" | "msg" => {
                             let _: u64 = num(&cx, ln, key, v)?;
                         }
                         other => {
@@ -228,14 +236,14 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
                     used.push((k, ln));
                     waits.entry(k).or_insert(ln);
                 }
-                if let Some(k) = done {
+                for k in [done, recv].into_iter().flatten() {
                     used.push((k, ln));
                     fired_by.entry(k).or_insert(ln);
                 }
                 if tm.flows.len() >= MAX_FLOWS {
                     return Err(cx.err(ln, format!("more than {MAX_FLOWS} flows"), "split the matrix"));
                 }
-                tm.flows.push(TmFlow { id, src, dst, bytes, start, done_trigger: done });
+                tm.flows.push(TmFlow { id, src, dst, bytes, start, done_trigger: done, recv_trigger: recv });
             }
             other => {
                 return Err(cx.err(
@@ -267,7 +275,7 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
             return Err(cx.err(
                 ln,
                 format!("flows wait on trigger {k}, but no flow fires it"),
-                format!("add `send_done_trigger {k}` to the flow that should start them"),
+                format!("add `send_done_trigger {k}` (or `recv_done_trigger {k}`) to the flow that should start them"),
             ));
         }
     }
@@ -368,6 +376,7 @@ pub fn parse_csv(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
             bytes,
             start: Start::AtPs((start * 1e6).round() as u64),
             done_trigger: None,
+            recv_trigger: None,
         });
     }
     if tm.flows.is_empty() {
@@ -495,6 +504,7 @@ impl Pattern {
                     bytes,
                     start: Start::AtPs(0),
                     done_trigger: None,
+                    recv_trigger: None,
                 })
                 .collect(),
             triggers: FxHashMap::default(),
@@ -537,7 +547,8 @@ fn ring_all_reduce(nodes: u32, bytes: u64) -> TrafficMatrix {
                     Start::Trigger((k * n + i) as u32)
                 },
                 // Node `next` forwards in step k + 1 once this chunk is in.
-                done_trigger: (k + 1 < steps).then_some(((k + 1) * n + next) as u32),
+                done_trigger: None,
+                recv_trigger: (k + 1 < steps).then_some(((k + 1) * n + next) as u32),
             });
             if k > 0 {
                 triggers.insert((k * n + i) as u32, TriggerKind::Oneshot);

@@ -14,14 +14,23 @@ fn scenario(file: &str) -> String {
     )
 }
 
-/// A generated ring all-reduce's steps start when the chunk is in (as the fluid's do), a
-/// connection matrix's when the sender holds the last ACK (htsim's rule); on a packed ring
-/// of 8 GPUs and 64 MiB the two engines then agree within 2% on the makespan. (What the
-/// flag does is pinned by the engine's closed-form test in `validation.rs`; on this short
-/// ring both rules fall within 2%.)
+/// htsim's two trigger keys: `send_done_trigger` starts the next flow when the sender
+/// holds the last ACK, `recv_done_trigger` when the receiver holds the last byte. In the
+/// packet engine the second chain ends sooner by the ACK's way back (host 0 to host 127 of
+/// htsim-k8 and back: 6 links of 1 us each way); the fluid fires both at the flow's end, so
+/// its two answers are the same. The generated ring all-reduce uses the receiver's.
 #[test]
-fn generated_collectives_trigger_at_delivery() {
-    let run = |pattern: &[&str]| {
+fn send_and_recv_done_triggers_in_both_engines() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |key: &str| {
+        let cm = d.path().join(format!("{key}.cm"));
+        std::fs::write(
+            &cm,
+            format!(
+                "Nodes 128\nConnections 2\nTriggers 1\n0->127 id 1 start 0 size 1000000 {key} 1\n127->0 id 2 trigger 1 size 1000000\ntrigger id 1 oneshot\n"
+            ),
+        )
+        .unwrap();
         let o = aifabric()
             .args([
                 "traffic",
@@ -31,27 +40,49 @@ fn generated_collectives_trigger_at_delivery() {
                 "--preset",
                 "uec-htsim",
             ])
-            .args(pattern)
+            .arg("--tm")
+            .arg(&cm)
             .arg("--json")
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         serde_json::from_slice::<Value>(&o.stdout).unwrap()
     };
-    let ring = run(&[
-        "--pattern",
-        "ring-allreduce",
-        "--gpus",
-        "8",
-        "--size",
-        "64M",
-    ]);
-    assert_eq!(ring["packet"]["config"]["triggers_at_delivery"], true);
+    let (send, recv) = (run("send_done_trigger"), run("recv_done_trigger"));
+    let makespan = |v: &Value, engine: &str| v[engine]["makespan_s"].as_f64().unwrap();
+    let gap = makespan(&send, "packet") - makespan(&recv, "packet");
+    assert!(
+        (5e-6..7e-6).contains(&gap),
+        "packet engine: {gap} s between the two rules"
+    );
+    assert_eq!(makespan(&send, "flow"), makespan(&recv, "flow"));
+    for v in [&send, &recv] {
+        assert_eq!(v["packet"]["never_started"], 0, "{v}");
+    }
+    // The generated ring: within 2% of the fluid on a packed ring of 8 GPUs.
+    let o = aifabric()
+        .args([
+            "traffic",
+            "htsim-k8",
+            "--engine",
+            "both",
+            "--preset",
+            "uec-htsim",
+        ])
+        .args([
+            "--pattern",
+            "ring-allreduce",
+            "--gpus",
+            "8",
+            "--size",
+            "64M",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let ring: Value = serde_json::from_slice(&o.stdout).unwrap();
     let m = ring["ratios"]["makespan"].as_f64().unwrap();
     assert!((1.0..1.02).contains(&m), "packet / fluid makespan {m}");
-    let cm = scenario("incast_8to1_128n_2MiB.cm");
-    let file = run(&["--tm", &cm]);
-    assert_eq!(file["packet"]["config"]["triggers_at_delivery"], false);
 }
 
 #[test]

@@ -68,6 +68,7 @@ proptest! {
                     bytes: u64::from(mb) << 20,
                     start: Start::AtPs(u64::from(wave) * 3_000_000),
                     done_trigger: None,
+                    recv_trigger: None,
                 })
                 .collect(),
             triggers: Default::default(),
@@ -141,6 +142,7 @@ fn flows_inside_one_dsf_zone_do_not_depend_on_the_mode() {
         bytes: 1 << 20,
         start: Start::AtPs(0),
         done_trigger: None,
+        recv_trigger: None,
     };
     let inside = TrafficMatrix {
         nodes: gpus.len() as u32,

@@ -41,6 +41,7 @@ pub fn matrix(nodes: u32, flows: &[(u32, u32, u64)]) -> TrafficMatrix {
                 bytes,
                 start: Start::AtPs(0),
                 done_trigger: None,
+                recv_trigger: None,
             })
             .collect(),
         triggers: Default::default(),

@@ -432,11 +432,13 @@ mod traffic {
                 Start::AtPs(0) => assert_eq!(step, 0),
                 Start::Trigger(t) => {
                     assert!(step > 0);
-                    // Exactly one flow fires it: the previous step's chunk into f.src.
+                    // Exactly one flow fires it, when its receiver holds the chunk: the
+                    // previous step's chunk into f.src.
+                    assert!(tm.flows.iter().all(|g| g.done_trigger.is_none()));
                     let firing: Vec<_> = tm
                         .flows
                         .iter()
-                        .filter(|g| g.done_trigger == Some(t))
+                        .filter(|g| g.recv_trigger == Some(t))
                         .collect();
                     assert_eq!(firing.len(), 1);
                     assert_eq!(firing[0].dst, f.src);
@@ -464,6 +466,14 @@ mod traffic {
         assert_eq!(tm.flows[0].done_trigger, Some(7));
         assert_eq!(tm.flows[1].start, Start::Trigger(7));
         assert_eq!(tm.triggers[&7], TriggerKind::Multishot);
+        // `recv_done_trigger` fires a trigger too (when the receiver holds every byte).
+        let t = "Nodes 4\nConnections 2\n0->1 id 1 start 0 size 10 recv_done_trigger 3\n\
+                 1->2 id 2 trigger 3 size 10\n";
+        let tm = parse_htsim("r.cm", t).unwrap();
+        assert_eq!(
+            (tm.flows[0].done_trigger, tm.flows[0].recv_trigger),
+            (None, Some(3))
+        );
     }
 
     #[test]
