@@ -21,6 +21,24 @@ fn scenario(file: &str) -> String {
 /// its two answers are the same. The generated ring all-reduce uses the receiver's.
 #[test]
 fn send_and_recv_done_triggers_in_both_engines() {
+    // Both engines on htsim-k8 under the preset, as JSON.
+    let both = |args: &[&std::ffi::OsStr]| {
+        let o = aifabric()
+            .args([
+                "traffic",
+                "htsim-k8",
+                "--engine",
+                "both",
+                "--preset",
+                "uec-htsim",
+            ])
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
     let d = tempfile::tempdir().unwrap();
     let run = |key: &str| {
         let cm = d.path().join(format!("{key}.cm"));
@@ -31,22 +49,7 @@ fn send_and_recv_done_triggers_in_both_engines() {
             ),
         )
         .unwrap();
-        let o = aifabric()
-            .args([
-                "traffic",
-                "htsim-k8",
-                "--engine",
-                "both",
-                "--preset",
-                "uec-htsim",
-            ])
-            .arg("--tm")
-            .arg(&cm)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+        both(&["--tm".as_ref(), cm.as_os_str()])
     };
     let (send, recv) = (run("send_done_trigger"), run("recv_done_trigger"));
     let makespan = |v: &Value, engine: &str| v[engine]["makespan_s"].as_f64().unwrap();
@@ -60,27 +63,17 @@ fn send_and_recv_done_triggers_in_both_engines() {
         assert_eq!(v["packet"]["never_started"], 0, "{v}");
     }
     // The generated ring: within 2% of the fluid on a packed ring of 8 GPUs.
-    let o = aifabric()
-        .args([
-            "traffic",
-            "htsim-k8",
-            "--engine",
-            "both",
-            "--preset",
-            "uec-htsim",
-        ])
-        .args([
+    let ring = both(
+        &[
             "--pattern",
             "ring-allreduce",
             "--gpus",
             "8",
             "--size",
             "64M",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    let ring: Value = serde_json::from_slice(&o.stdout).unwrap();
+        ]
+        .map(std::ffi::OsStr::new),
+    );
     let m = ring["ratios"]["makespan"].as_f64().unwrap();
     assert!((1.0..1.02).contains(&m), "packet / fluid makespan {m}");
 }
