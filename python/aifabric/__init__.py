@@ -377,7 +377,8 @@ class Fabric:
         link that carried traffic. ``engine="packet"`` or ``"both"``: the packet engine
         (``--engine packet|both``), with its options as keywords: ``preset`` (``"uec-htsim"``,
         ``"roce"``), ``lb`` (``"ecmp"``, ``"spray:N"``, ``"mixed:N"``, ``"adaptive"``), ``cc``
-        (``"nscc"``, ``"dcqcn"``, ``"dcqcn-htsim"``, ``"line-rate"``), ``mtu``, ``queue_bytes``, ``ecn``
+        (``"nscc"``, ``"dcqcn"``, ``"dcqcn-htsim"``, ``"line-rate"``), ``nscc_base_rtt``
+        (``"network"`` or ``"path"``), ``mtu``, ``queue_bytes``, ``ecn``
         (``"MIN:MAX"``, ``"MIN:MAX:PMAX"`` or ``"off"``),
         ``trim``, ``ack_bytes``, ``link_latency_us``, ``switch_latency_us``, ``rto_us``,
         ``seed``, ``end_us``, ``pfc`` (``"on"``, ``"off"``, ``"XOFF:XON"``), ``pfc_headroom``

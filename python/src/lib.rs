@@ -269,6 +269,7 @@ fn packet_options(m: &HashMap<String, String>) -> Result<aifabric::packet::Packe
             "preset" => o.preset = Some(v),
             "lb" => o.lb = Some(v),
             "cc" => o.cc = Some(v),
+            "nscc_base_rtt" => o.nscc_base_rtt = Some(v),
             "ecn" => o.ecn = Some(v),
             "mtu" => o.mtu_bytes = Some(parse(k, &v)?),
             "queue_bytes" => o.queue_bytes = Some(parse(k, &v)?),
@@ -292,7 +293,7 @@ fn packet_options(m: &HashMap<String, String>) -> Result<aifabric::packet::Packe
             "dsf_credit_bytes" => o.dsf_credit_bytes = Some(parse(k, &v)?),
             _ => {
                 return Err(Failed::Bad(format!(
-                    "{k}: not a packet-engine option; they are preset, lb, cc, mtu, \
+                    "{k}: not a packet-engine option; they are preset, lb, cc, nscc_base_rtt, mtu, \
                      queue_bytes, ecn, trim, ack_bytes, link_latency_us, switch_latency_us, \
                      rto_us, seed, end_us, pfc, pfc_headroom, admission, dsf_cell_bytes, \
                      dsf_credit_bytes"

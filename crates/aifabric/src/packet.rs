@@ -17,8 +17,11 @@ pub struct PacketOptions {
     pub preset: Option<String>,
     /// `ecmp`, `spray:N`, `spray` or `adaptive`.
     pub lb: Option<String>,
-    /// `nscc`, `dcqcn` or `line-rate`.
+    /// `nscc`, `dcqcn`, `dcqcn-htsim` or `line-rate`.
     pub cc: Option<String>,
+    /// NSCC's base RTT and window: `network` (the longest path's for every flow, htsim's
+    /// default) or `path` (each flow's own path's).
+    pub nscc_base_rtt: Option<String>,
     /// MTU on the wire, bytes.
     pub mtu_bytes: Option<u32>,
     /// Data-class queue per port, bytes.
@@ -133,6 +136,18 @@ impl PacketOptions {
             };
         } else if self.mtu_bytes.is_some() && matches!(c.cc, aifabric_packet::Cc::Nscc(_)) {
             c.cc = aifabric_packet::Cc::NsccAuto;
+        }
+        if let Some(b) = &self.nscc_base_rtt {
+            c.nscc_path_rtt = match b.as_str() {
+                "network" => false,
+                "path" => true,
+                _ => {
+                    return Err(Error::bad_request(format!(
+                        "--nscc-base-rtt {b}: give network (the longest path's, for every \
+                         flow) or path (each flow's own)"
+                    )))
+                }
+            };
         }
         if let Some(q) = self.queue_bytes {
             c.queue_bytes = q;

@@ -620,6 +620,11 @@ pub(crate) struct PacketArgs {
     /// congestion control).
     #[arg(long)]
     pub cc: Option<String>,
+    /// Packet engine, NSCC: network (every flow takes the longest path's base RTT and window,
+    /// htsim's default) or path (each flow its own path's, htsim's accurate base RTT; the
+    /// gains and target delay stay the network's).
+    #[arg(long, value_name = "network|path")]
+    pub nscc_base_rtt: Option<String>,
     /// Packet engine: MTU on the wire, bytes (default 4150).
     #[arg(long, value_name = "B")]
     pub mtu: Option<u32>,
@@ -681,6 +686,7 @@ impl PacketArgs {
     pub(crate) fn any(&self) -> bool {
         self.preset.is_some()
             || self.cc.is_some()
+            || self.nscc_base_rtt.is_some()
             || self.mtu.is_some()
             || self.queue_bytes.is_some()
             || self.ecn.is_some()
@@ -734,6 +740,7 @@ impl SimArgs {
             preset: p.preset.clone(),
             lb: self.lb.clone(),
             cc: p.cc.clone(),
+            nscc_base_rtt: p.nscc_base_rtt.clone(),
             mtu_bytes: p.mtu,
             queue_bytes: p.queue_bytes,
             ecn: p.ecn.clone(),

@@ -171,6 +171,10 @@ pub struct Config {
     pub link_latency_ps: Option<u64>,
     /// Forwarding latency of each switch, picoseconds.
     pub switch_latency_ps: u64,
+    /// NSCC: each flow takes its own path's base RTT and window (htsim's accurate base RTT
+    /// per connection), the gains and target delay staying the network's; `false` (htsim's
+    /// default): every flow takes the network's (the `Cc::Nscc` parameters as given).
+    pub nscc_path_rtt: bool,
     /// Retransmission timeout, picoseconds: the floor; each flow's timer is at least twice
     /// its path's base round trip (a shorter one would fire on every packet of a long path).
     pub rto_ps: u64,
@@ -219,6 +223,7 @@ impl Config {
             rto_ps: 100_656_000,
             seed: 13,
             end_ps: u64::MAX,
+            nscc_path_rtt: false,
             pfc: None,
             admission: None,
             dsf: Dsf::default(),

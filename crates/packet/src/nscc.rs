@@ -101,6 +101,25 @@ impl Params {
     }
 }
 
+impl Params {
+    /// These parameters for one flow whose own path has base RTT `base_rtt_ps` from a NIC
+    /// of `rate_bps`: that base RTT for its delay samples, a window of 1.5 times that path's
+    /// BDP (at least an MTU) to start from and cap at, quick adapt's bytes from it; the
+    /// gains, the target delay and the periods stay the network's (htsim's per-connection
+    /// `initNscc(cwnd, peer_rtt)` with an accurate base RTT).
+    pub fn for_peer(&self, rate_bps: u64, base_rtt_ps: u64) -> Params {
+        let bdp = (base_rtt_ps as f64 * 1e-12 * rate_bps as f64 / 8.0).floor();
+        let max = (1.5 * bdp).floor().max(self.mtu_bytes);
+        Params {
+            base_rtt_ps,
+            init_cwnd_bytes: max,
+            max_cwnd_bytes: max,
+            qa_bytes: (max as u64 >> 3) as f64,
+            ..*self
+        }
+    }
+}
+
 /// One sender's state.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct State {
@@ -245,6 +264,27 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A flow's own path (htsim's per-connection `peer_rtt`): a 6 us round trip at
+    /// 100 Gb/s is a 75,000 B BDP, so windows of 112,500 B and quick adapt at 14,062 B;
+    /// the gains and target stay the network's.
+    #[test]
+    fn a_peer_takes_its_own_base_rtt_and_window() {
+        let net = Params::for_path(100_000_000_000, 14_022_720, 4150);
+        let peer = net.for_peer(100_000_000_000, 6_000_000);
+        assert_eq!(peer.base_rtt_ps, 6_000_000);
+        assert_eq!(
+            (peer.init_cwnd_bytes, peer.max_cwnd_bytes),
+            (112_500.0, 112_500.0)
+        );
+        assert_eq!(peer.qa_bytes, 14_062.0);
+        assert_eq!(
+            (peer.target_delay_ps, peer.alpha, peer.fi, peer.eta),
+            (net.target_delay_ps, net.alpha, net.fi, net.eta)
+        );
+        // Never below one MTU.
+        assert_eq!(net.for_peer(1_000_000, 1_000).max_cwnd_bytes, 4150.0);
+    }
 
     /// htsim's figures for 100 Gb/s, a 14.02272 us base RTT and a 4,150 B MTU.
     #[test]

@@ -226,6 +226,8 @@ struct Flow {
     done_trigger: Option<u32>,
     /// Fired when the receiver holds every byte.
     recv_trigger: Option<u32>,
+    /// Its NSCC parameters, an index into `Sim::nscc`.
+    nscc: u32,
     // Sender.
     next_new: u32,
     state: Vec<u8>,
@@ -330,6 +332,8 @@ struct Sim<'a> {
     active: Vec<Vec<u32>>,
     robin: Vec<usize>,
     salts: Vec<u64>,
+    /// NSCC parameters: one set, or one per path base RTT (`Config::nscc_path_rtt`).
+    nscc: Vec<nscc::Params>,
     rng: u64,
     counters: Counters,
     // Conservation ledger, bytes.
@@ -1207,8 +1211,9 @@ impl Sim<'_> {
                 f.penalize(pk.entropy, 1);
             }
         }
-        if let Cc::Nscc(params) = &self.cfg.cc {
+        if let Cc::Nscc(_) = &self.cfg.cc {
             let rtt = (!pk.again).then(|| now.saturating_sub(pk.stamp_ps));
+            let params = &self.nscc[f.nscc as usize];
             f.cc.on_ack(params, now, newly, u64::from(pk.ecn_bytes), rtt);
         }
         let (done, src) = (f.acked == f.packets, f.src);
@@ -1230,7 +1235,8 @@ impl Sim<'_> {
             f.state[pk.seq as usize] = LOST;
             f.in_flight_bytes -= u64::from(f.wire_bytes(pk.seq, mtu, hdr));
             f.retx.push_back(pk.seq);
-            if let Cc::Nscc(params) = &self.cfg.cc {
+            if let Cc::Nscc(_) = &self.cfg.cc {
+                let params = &self.nscc[f.nscc as usize];
                 f.cc.on_nack(params, now, u64::from(f.wire_bytes(pk.seq, mtu, hdr)));
             }
         }
@@ -1270,8 +1276,8 @@ impl Sim<'_> {
         f.state[seq as usize] = LOST;
         f.in_flight_bytes -= u64::from(bytes);
         f.retx.push_back(seq);
-        if let Cc::Nscc(params) = &self.cfg.cc {
-            f.cc.on_timeout(params, u64::from(bytes));
+        if let Cc::Nscc(_) = &self.cfg.cc {
+            f.cc.on_timeout(&self.nscc[f.nscc as usize], u64::from(bytes));
         }
         self.counters.timeouts += 1;
         // The next packet's turn.
@@ -1749,10 +1755,12 @@ pub fn run_with_progress(
         cfg
     };
     let payload = u64::from(cfg.mtu_bytes - cfg.header_bytes);
-    let init = match cfg.cc {
-        Cc::Nscc(p) => nscc::State::new(&p),
-        _ => nscc::State::default(),
+    // NSCC: the network's parameters, and with `nscc_path_rtt` one set per path base RTT.
+    let mut nscc_params: Vec<nscc::Params> = match cfg.cc {
+        Cc::Nscc(p) => vec![p],
+        _ => Vec::new(),
     };
+    let mut nscc_of: FxHashMap<u64, u32> = FxHashMap::default();
     // Every packet is at least one event on each hop: refuse what would take hours (and
     // tens of bytes of state per packet of the flows running) before allocating anything.
     let total: u64 = tm.flows.iter().map(|f| f.bytes.div_ceil(payload)).sum();
@@ -1765,15 +1773,25 @@ pub fn run_with_progress(
         )));
     }
     let mut flows = Vec::with_capacity(tm.flows.len());
-    let mut rto_of: FxHashMap<(u32, u32), u64> = FxHashMap::default();
+    // Per (source rack, destination rack): the flow's timer and its NSCC parameters.
+    let mut path_of: FxHashMap<(u32, u32), (u64, u32)> = FxHashMap::default();
     for (k, fl) in tm.flows.iter().enumerate() {
         let key = (
             topo.host_dest[fl.src as usize],
             topo.host_dest[fl.dst as usize],
         );
-        let rto_ps = *rto_of
-            .entry(key)
-            .or_insert_with(|| cfg.rto_ps.max(2 * base_rtt_ps(&topo, fl.src, fl.dst, cfg)));
+        let (rto_ps, nscc) = *path_of.entry(key).or_insert_with(|| {
+            let rtt = base_rtt_ps(&topo, fl.src, fl.dst, cfg);
+            let nscc = match cfg.cc {
+                Cc::Nscc(p) if cfg.nscc_path_rtt => *nscc_of.entry(rtt).or_insert_with(|| {
+                    let rate = topo.ports[topo.host_up[fl.src as usize] as usize].rate_bps;
+                    nscc_params.push(p.for_peer(rate, rtt));
+                    nscc_params.len() as u32 - 1
+                }),
+                _ => 0,
+            };
+            (cfg.rto_ps.max(2 * rtt), nscc)
+        });
         let packets = fl.bytes.div_ceil(payload);
         if packets > u64::from(u32::MAX / 2) {
             return Err(PacketError::Invalid(format!(
@@ -1799,7 +1817,10 @@ pub fn run_with_progress(
             acked: 0,
             retx: VecDeque::new(),
             in_flight_bytes: 0,
-            cc: init,
+            cc: nscc_params
+                .get(nscc as usize)
+                .map_or_else(nscc::State::default, nscc::State::new),
+            nscc,
             sent_ps: Vec::new(),
             ev: Vec::new(),
             sends: VecDeque::new(),
@@ -1846,6 +1867,7 @@ pub fn run_with_progress(
         flows,
         active: vec![Vec::new(); n_hosts],
         robin: vec![0; n_hosts],
+        nscc: nscc_params,
         salts: (0..topo.switches as u64)
             .map(|k| mix(cfg.seed ^ mix(k + 1)))
             .collect(),

@@ -109,10 +109,15 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
     );
     let cc = match c.cc {
         Cc::Nscc(p) => format!(
-            "NSCC (base RTT {:.3} us, target delay {:.3} us, window {:.0} B)",
+            "NSCC (base RTT {:.3} us, target delay {:.3} us, window {:.0} B{})",
             p.base_rtt_ps as f64 * 1e-6,
             p.target_delay_ps as f64 * 1e-6,
-            p.max_cwnd_bytes
+            p.max_cwnd_bytes,
+            if c.nscc_path_rtt {
+                "; each flow its own path's base RTT and window"
+            } else {
+                ""
+            }
         ),
         Cc::NsccAuto => "NSCC".to_owned(),
         Cc::LineRate => "line rate, no congestion control".to_owned(),
@@ -251,6 +256,24 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
         k.cnps,
         k.cts
     );
+    // A timeout is a presumed loss: more of them than packets lost means the timer fired
+    // on packets still waiting (a DSF VOQ, a deep or paused queue); said when it is more
+    // than 1% of the packets.
+    if k.timeouts > k.dropped && (k.timeouts - k.dropped) * 100 > k.data_new {
+        let _ = writeln!(
+            o,
+            "  {} of the {} timeouts fired for packets that were not lost ({} dropped): the retransmission timer ({:.3} us at the least) is shorter than packets wait here (DSF VOQs, deep or paused queues), and each resend adds load; raise --rto-us{}",
+            k.timeouts - k.dropped,
+            k.timeouts,
+            k.dropped,
+            c.rto_ps as f64 * 1e-6,
+            if x.dsf.is_some() {
+                " (DSF zones hold an incast in their VOQs by design: e.g. --cc line-rate --rto-us 10000)"
+            } else {
+                ""
+            }
+        );
+    }
     let _ = writeln!(o, "\nQueues per tier (ports that carried packets)");
     let _ = writeln!(
         o,

@@ -78,6 +78,41 @@ fn send_and_recv_done_triggers_in_both_engines() {
     assert!((1.0..1.02).contains(&m), "packet / fluid makespan {m}");
 }
 
+/// What a run's numbers hide is said: timeouts for packets that were not lost (the DSF
+/// incast with NSCC's 100 us timer: its packets wait in VOQs); `--nscc-base-rtt path` is
+/// named in the model line, and a bad value exits 2.
+#[test]
+fn spurious_timeouts_and_nscc_base_rtt_are_said() {
+    let csv = format!(
+        "{}/../../examples/traffic/dsf-incast.csv",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let run = |extra: &[&str]| {
+        aifabric()
+            .args(["traffic", "dsf-l1-zone", "--tm", &csv, "--gpus", "288"])
+            .args(["--engine", "packet"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--nscc-base-rtt", "path"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        text.contains("timeouts fired for packets that were not lost"),
+        "{text}"
+    );
+    assert!(
+        text.contains("each flow its own path's base RTT and window"),
+        "{text}"
+    );
+    let o = run(&["--cc", "line-rate", "--rto-us", "10000"]);
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(!text.contains("not lost"), "{text}");
+    let o = run(&["--nscc-base-rtt", "flow"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("network"));
+}
+
 #[test]
 fn htsim_incast_under_the_preset_with_both_engines() {
     let o = aifabric()
