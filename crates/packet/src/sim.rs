@@ -1760,7 +1760,8 @@ pub fn run_with_progress(
         Cc::Nscc(p) => vec![p],
         _ => Vec::new(),
     };
-    let mut nscc_of: FxHashMap<u64, u32> = FxHashMap::default();
+    // Keyed by (base RTT, NIC rate): the window is that path's BDP.
+    let mut nscc_of: FxHashMap<(u64, u64), u32> = FxHashMap::default();
     // Every packet is at least one event on each hop: refuse what would take hours (and
     // tens of bytes of state per packet of the flows running) before allocating anything.
     let total: u64 = tm.flows.iter().map(|f| f.bytes.div_ceil(payload)).sum();
@@ -1783,11 +1784,13 @@ pub fn run_with_progress(
         let (rto_ps, nscc) = *path_of.entry(key).or_insert_with(|| {
             let rtt = base_rtt_ps(&topo, fl.src, fl.dst, cfg);
             let nscc = match cfg.cc {
-                Cc::Nscc(p) if cfg.nscc_path_rtt => *nscc_of.entry(rtt).or_insert_with(|| {
+                Cc::Nscc(p) if cfg.nscc_path_rtt => {
                     let rate = topo.ports[topo.host_up[fl.src as usize] as usize].rate_bps;
-                    nscc_params.push(p.for_peer(rate, rtt));
-                    nscc_params.len() as u32 - 1
-                }),
+                    *nscc_of.entry((rtt, rate)).or_insert_with(|| {
+                        nscc_params.push(p.for_peer(rate, rtt));
+                        nscc_params.len() as u32 - 1
+                    })
+                }
                 _ => 0,
             };
             (cfg.rto_ps.max(2 * rtt), nscc)
