@@ -29,6 +29,16 @@ fn dsf_l2() -> Fabric {
 }
 
 /// The network of `f` under scenario `s`, with the default control plane.
+/// Two regions over BAG; region a has an NSF zone (GPUs 0-7) and a DSF zone (8-11),
+/// region c an NSF zone (12-19).
+fn two_regions() -> Fabric {
+    aifabric_spec::build_str(
+        "t.yaml",
+        aifabric_fixtures::specs::TWO_REGIONS_NSF_DSF_SHARED,
+    )
+    .unwrap()
+}
+
 fn net_under<'f>(f: &'f Fabric, s: &Scenario) -> Net<'f> {
     Net::new(
         f,
@@ -283,11 +293,7 @@ fn input_balanced_mode_sprays_over_the_advertised_share() {
 /// VOQ on the way out); everything arrives, nothing is lost, credits and cells balance.
 #[test]
 fn traffic_leaves_and_enters_the_zone_through_its_edsws() {
-    let f = aifabric_spec::build_str(
-        "t.yaml",
-        aifabric_fixtures::specs::TWO_REGIONS_NSF_DSF_SHARED,
-    )
-    .unwrap();
+    let f = two_regions();
     let net = net(&f);
     let g = gpus(&f);
     // Nodes 0-7: region a's NSF zone; 8-11: its DSF zone; 12-19: region c.
@@ -320,11 +326,7 @@ fn traffic_leaves_and_enters_the_zone_through_its_edsws() {
 /// that the BAG and NSF switches pause.
 #[test]
 fn pfc_counts_packets_leaving_the_zone_at_every_switch_after_it() {
-    let f = aifabric_spec::build_str(
-        "t.yaml",
-        aifabric_fixtures::specs::TWO_REGIONS_NSF_DSF_SHARED,
-    )
-    .unwrap();
+    let f = two_regions();
     let net = net(&f);
     let g = gpus(&f);
     let tm = matrix(
