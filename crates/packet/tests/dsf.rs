@@ -28,7 +28,6 @@ fn dsf_l2() -> Fabric {
     aifabric_spec::build_str("dsf2.yaml", yaml).expect("the DSF zone builds")
 }
 
-/// The network of `f` under scenario `s`, with the default control plane.
 /// Two regions over BAG; region a has an NSF zone (GPUs 0-7) and a DSF zone (8-11),
 /// region c an NSF zone (12-19).
 fn two_regions() -> Fabric {
@@ -39,6 +38,7 @@ fn two_regions() -> Fabric {
     .unwrap()
 }
 
+/// The network of `f` under scenario `s`, with the default control plane.
 fn net_under<'f>(f: &'f Fabric, s: &Scenario) -> Net<'f> {
     Net::new(
         f,
