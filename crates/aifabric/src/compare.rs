@@ -3,7 +3,7 @@
 
 use crate::report::Crossing;
 use crate::{Error, Study};
-use aifabric_engine::{Net, NetParams};
+use aifabric_dataplane::{Net, NetParams};
 use aifabric_model::{LinkId, Scenario};
 use fixedbitset::FixedBitSet;
 

@@ -16,7 +16,7 @@
 //!   HBM (12 GB per Jericho3), so what waits for credits pauses nobody.
 
 use crate::{Error, Setup, TrafficSource, SCHEMA_VERSION};
-use aifabric_engine::Net;
+use aifabric_dataplane::Net;
 use aifabric_model::{DeviceId, Role, Scenario};
 use aifabric_packet::{Cc, Config, Lb, PacketResult, Pfc};
 use aifabric_workload::traffic::{Pattern, Start, TmFlow, TrafficMatrix};
@@ -325,8 +325,8 @@ pub fn compare_fabrics(
 
 /// The network's settings for packet runs: one GPU per scale-up domain (the packet engine
 /// sends every flow over the network), the default switch latency.
-fn net_params(setup: &Setup) -> aifabric_engine::NetParams {
-    aifabric_engine::NetParams {
+fn net_params(setup: &Setup) -> aifabric_dataplane::NetParams {
+    aifabric_dataplane::NetParams {
         scale_up_gpus: 1,
         switch_latency_s: Config::default().switch_latency_ps as f64 * 1e-12,
         ..setup.net

@@ -55,6 +55,7 @@ pub fn abandon_outputs() -> usize {
 pub mod stages {
     pub use aifabric_capacity as capacity;
     pub use aifabric_chakra as chakra;
+    pub use aifabric_dataplane as dataplane;
     pub use aifabric_engine as engine;
     pub use aifabric_failures as failures;
     pub use aifabric_model as model;
@@ -65,7 +66,7 @@ pub mod stages {
     pub use aifabric_workload as workload;
 }
 
-pub use aifabric_engine::{Lb, NetParams};
+pub use aifabric_dataplane::{Forwarding, Lb, NetParams};
 pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement};
@@ -79,7 +80,7 @@ pub use report::{
 pub use size::Sizes;
 
 use aifabric_engine::job::{run as run_job, JobOptions};
-use aifabric_engine::sim::{Collective, RouteCache, SimError};
+use aifabric_engine::sim::{Collective, SimError};
 use aifabric_engine::tune::Tuner;
 use aifabric_model::{DeviceId, Fabric, Scenario};
 use aifabric_workload::job::Iteration;
@@ -503,7 +504,8 @@ impl<'f> Study<'f> {
         let algo = req.algo.unwrap_or(Algo::default_for(req.op));
         let placed = self.place(req.gpus, req.placement, c.net.scale_up_gpus)?;
         let nets = Both::nets(self, c.net);
-        let routes = nets.try_map(|n| RouteCache::new(n, placed.iter().copied()))?;
+        let routes =
+            nets.try_map(|n| Forwarding::new(n, placed.iter().copied()).map_err(SimError::from))?;
         // One tuner per fabric: `auto` calibrates each candidate once, then picks per size.
         let mut tuners = nets.map(|_| Tuner::default());
         let mut rows = Vec::new();
@@ -557,7 +559,7 @@ impl<'f> Study<'f> {
             placement_note: self.placement_note(&placed, req.placement, c.net.scale_up_gpus),
             weights: LbWeights {
                 used: c.lb.weights().to_owned(),
-                differences: nets.now.weight_differences(routes.now.all()),
+                differences: nets.now.weight_differences(&routes.now.all()),
             },
         })
     }

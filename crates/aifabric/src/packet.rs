@@ -1,8 +1,8 @@
 //! A traffic matrix packet by packet (`aifabric-packet`), alone or next to the flow engine.
 
 use crate::{matrix, Error, Study, TrafficSource, SCHEMA_VERSION};
+use aifabric_dataplane::{Lb, Net};
 use aifabric_engine::traffic::TrafficResult;
-use aifabric_engine::{Lb, Net};
 use aifabric_packet::{Config, PacketResult};
 use aifabric_workload::traffic::TrafficMatrix;
 use aifabric_workload::Placement;
@@ -400,7 +400,7 @@ impl Study<'_> {
         let (tm, name) = matrix(source, cfg.seed)?;
         let n = gpus.unwrap_or(tm.nodes).max(tm.nodes);
         let placed = self.place(n, policy, 1)?;
-        let params = aifabric_engine::NetParams {
+        let params = aifabric_dataplane::NetParams {
             scale_up_gpus: 1,
             switch_latency_s: cfg.switch_latency_ps as f64 * 1e-12,
             ..c.net

@@ -117,7 +117,7 @@ pub struct LbWeights {
     /// Switches with a choice of next-hop links, and where BGP's link-bandwidth weights are
     /// not equal per live link: `ecmp` and `ucmp` can only differ there.
     #[serde(flatten)]
-    pub differences: aifabric_engine::WeightDifferences,
+    pub differences: aifabric_dataplane::WeightDifferences,
 }
 
 /// One training iteration.

@@ -13,9 +13,9 @@ use crate::info::TraceInfo;
 use crate::io::TraceSet;
 use crate::replay::RankId;
 use crate::replay::{self, ps, Groups, Ps, Replay, ReplayConfig, ReplayError, Timer};
-use aifabric_engine::sim::{Collective, RouteCache};
+use aifabric_dataplane::{Forwarding, Lb, Net, NetParams};
+use aifabric_engine::sim::Collective;
 use aifabric_engine::tune::Tuner;
-use aifabric_engine::{Lb, Net, NetParams};
 use aifabric_model::{DeviceId, Fabric, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_workload::{placement, Algo, Op, Placement};
@@ -32,7 +32,7 @@ enum P2pKey {
 /// Communication timed on a [`Net`].
 pub struct FabricTimer<'a> {
     net: &'a Net<'a>,
-    routes: RouteCache,
+    routes: Forwarding,
     gpus: &'a [DeviceId],
     groups: &'a Groups,
     family: Vec<u32>,
@@ -97,9 +97,9 @@ impl<'a> FabricTimer<'a> {
         alpha_s: f64,
     ) -> Result<FabricTimer<'a>, ReplayError> {
         let routes =
-            RouteCache::new(net, gpus.iter().copied()).map_err(|source| ReplayError::Sim {
+            Forwarding::new(net, gpus.iter().copied()).map_err(|source| ReplayError::Sim {
                 context: None,
-                source,
+                source: source.into(),
             })?;
         let (family, families) = families(groups);
         Ok(FabricTimer {

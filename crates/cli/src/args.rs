@@ -2,12 +2,12 @@
 //! that parse with `FromStr` (load balancing, placement, algorithms, BGP settings, formats).
 
 use crate::Failure;
-use aifabric::stages::engine::{Lb, NetParams};
 use aifabric::stages::model::{Fabric, Scenario};
 use aifabric::stages::routing::aggregation::{Aggregation, AggregationTier};
 use aifabric::stages::routing::bgp::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
 use aifabric::stages::routing::ucmp::MissingBandwidth;
 use aifabric::stages::workload::{Algo, Op, Placement};
+use aifabric::{Lb, NetParams};
 use clap::{Parser, Subcommand};
 
 /// aifabric: design, verify and predict gigawatt-scale AI training networks.

@@ -8,8 +8,9 @@
 //! Run: `cargo bench -p aifabric-engine --bench engine`.
 #![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
-use aifabric_engine::sim::{simulate, Collective, RouteCache};
-use aifabric_engine::{max_min_rates, FlowSet, Lb, Net, NetParams};
+use aifabric_dataplane::{Forwarding, Lb, Net, NetParams};
+use aifabric_engine::sim::{simulate, Collective};
+use aifabric_engine::{max_min_rates, FlowSet};
 use aifabric_model::{DeviceId, Fabric, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_workload::{placement, Algo, Op, Placement};
@@ -60,7 +61,7 @@ fn collective(f: &Fabric, n: u32, op: Op, lb: Lb) -> f64 {
 
 fn collective_by(f: &Fabric, n: u32, op: Op, algo: Algo, lb: Lb) -> f64 {
     let (gpus, net) = healthy_net(f, n);
-    let routes = RouteCache::new(&net, gpus.iter().copied()).unwrap();
+    let routes = Forwarding::new(&net, gpus.iter().copied()).unwrap();
     let c = Collective {
         op: Some(op),
         algo,

@@ -1,6 +1,7 @@
 //! Ring all-reduce over N GPUs of a built-in spec: `cargo run --release -p aifabric-engine
 //! --example ring -- prometheus 32768 ecmp 1G`.
-use aifabric_engine::{simulate, Collective, Lb, Net, NetParams, RouteCache};
+use aifabric_dataplane::{Forwarding, Lb, Net, NetParams};
+use aifabric_engine::{simulate, Collective};
 use aifabric_model::Scenario;
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_workload::{placement, Algo, Op, Placement};
@@ -24,7 +25,7 @@ fn main() {
         NetParams::default(),
     );
     let gpus = placement::place(&f, n, 8, Placement::Packed, &sc.unusable()).unwrap();
-    let routes = RouteCache::new(&net, gpus.iter().copied()).unwrap();
+    let routes = Forwarding::new(&net, gpus.iter().copied()).unwrap();
     let t2 = Instant::now();
     let c = Collective {
         op: Some(op),

@@ -8,9 +8,9 @@
 //! efficiency; the end-to-end model FLOPs utilization, the figure training reports publish,
 //! is what is left of it once the bubble and the exposed communication are added.
 
-use crate::net::{Lb, Net};
-use crate::sim::{Collective, CollectiveResult, RouteCache, SimError};
+use crate::sim::{Collective, CollectiveResult, SimError};
 use crate::tune::Tuner;
+use aifabric_dataplane::{Forwarding, Lb, Net};
 use aifabric_model::DeviceId;
 use aifabric_workload::job::{Iteration, Pipeline};
 use serde::Serialize;
@@ -89,7 +89,7 @@ pub fn run(
             gpus.len()
         )));
     }
-    let routes = RouteCache::new(net, gpus.iter().copied())?;
+    let routes = Forwarding::new(net, gpus.iter().copied())?;
     let mut comms = Vec::with_capacity(it.comms.len());
     let mut tuner = Tuner::default();
     for c in &it.comms {

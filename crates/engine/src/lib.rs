@@ -1,15 +1,17 @@
 //! # aifabric-engine
 //!
 //! The flow-level engine: what a training job's collectives do on a fabric, healthy or failed.
-//! Layers, bottom up:
+//! It runs on the data plane of a scenario (`aifabric-dataplane`: the network as resources,
+//! the forwarding, the load-balancing modes), which the packet engine shares. Layers, bottom
+//! up:
 //! - [`maxmin`]: max-min fair rates by progressive filling for flows that each spread over
 //!   resources in fixed shares (a flow split by UCMP weights uses each link with the share of
 //!   its traffic that crosses it);
-//! - [`net`]: the network of a scenario as resources with capacities, and the resources a
-//!   flow uses under a load-balancing mode, hop by hop along the control plane's routes;
 //! - [`te`]: centralized traffic engineering and its LP lower bound;
 //! - [`fluid`]: the event-driven fluid: flows start and finish, and each event re-solves
 //!   only the flows it can change (those at or above the lowest rate that left);
+//! - [`makespan`]: a phase's makespan as a fluid, per connected component, with exact
+//!   shortcuts;
 //! - [`sim`]: collectives as phases of concurrent flows, simulated as an event-driven fluid;
 //! - [`tune`]: `auto` algorithm choice, latency + bandwidth terms calibrated on the fabric;
 //! - [`job`]: one training iteration (compute + exposed communication), healthy vs failed;
@@ -20,7 +22,8 @@
 //! order).
 //!
 //! ```
-//! use aifabric_engine::{simulate, Collective, Lb, Net, NetParams, RouteCache};
+//! use aifabric_dataplane::{Forwarding, Lb, Net, NetParams};
+//! use aifabric_engine::{simulate, Collective};
 //! use aifabric_model::Scenario;
 //! use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 //! use aifabric_workload::{placement, Algo, Op, Placement};
@@ -31,7 +34,7 @@
 //! let params = NetParams { scale_up_gpus: 1, ..NetParams::default() };
 //! let net = Net::new(&f, &healthy, AsnPlan::Rfc7938, BgpConfig::default(), params);
 //! let gpus = placement::place(&f, 64, 1, Placement::Packed, &healthy.unusable()).unwrap();
-//! let routes = RouteCache::new(&net, gpus.iter().copied()).unwrap();
+//! let routes = Forwarding::new(&net, gpus.iter().copied()).unwrap();
 //! let c = Collective { op: Some(Op::AllReduce), algo: Algo::Ring, groups: vec![gpus.clone()],
 //!     bytes: 1e9, channels: 1, lb: Lb::Spray, seed: 1, alpha_s: 5e-6 };
 //! let r = simulate(&net, &routes, &c).unwrap();
@@ -44,8 +47,8 @@
 pub mod chain;
 pub mod fluid;
 pub mod job;
+pub mod makespan;
 pub mod maxmin;
-pub mod net;
 pub mod sim;
 mod spray;
 pub mod te;
@@ -55,5 +58,4 @@ pub mod tune;
 /// The bitset type of [`CollectiveResult::used_links`].
 pub use fixedbitset::FixedBitSet;
 pub use maxmin::{max_min_rates, FlowSet, MaxMin};
-pub use net::{Lb, Net, NetParams, WeightDifferences};
-pub use sim::{simulate, Collective, CollectiveResult, RouteCache, SimError};
+pub use sim::{simulate, Collective, CollectiveResult, SimError};

@@ -28,8 +28,7 @@
 //! keeps one split of its own (nothing to share, and the walk would only cost time).
 
 use crate::maxmin::FlowSet;
-use crate::net::{Lb, Net, NoPath, PathWs, MAX_HOPS};
-use crate::sim::RouteCache;
+use aifabric_dataplane::{Forwarding, Lb, Net, NoPath, PathWs, MAX_HOPS};
 use aifabric_model::DeviceId;
 use aifabric_routing::bgp::{RoutesTo, SpeakerId};
 use rustc_hash::{FxHashMap, FxHasher};
@@ -126,7 +125,7 @@ impl SprayMemo {
     pub(crate) fn pair(
         &mut self,
         net: &Net<'_>,
-        cache: &RouteCache,
+        cache: &Forwarding,
         src: DeviceId,
         dst: DeviceId,
         key: (DeviceId, DeviceId),
@@ -313,7 +312,7 @@ impl SprayMemo {
     fn class(
         &mut self,
         net: &Net<'_>,
-        cache: &RouteCache,
+        cache: &Forwarding,
         ds: SpeakerId,
         routes: &RoutesTo,
     ) -> u32 {

@@ -13,46 +13,14 @@
 
 use crate::fluid::Fluid;
 use crate::maxmin::key;
-use crate::net::{flow_hash, mix, Lb, Net, NoPath};
-use crate::sim::{
-    pair_name, push_flow, utilization, Bottleneck, PhaseWs, RouteCache, SimError, TierUtil,
-};
+use crate::sim::{pair_name, push_flow, utilization, Bottleneck, PhaseWs, SimError, TierUtil};
+use aifabric_dataplane::{flow_hash, mix, FctStats, Forwarding, Lb, Net, NoPath, SlowFlow};
 use aifabric_model::DeviceId;
 use aifabric_workload::traffic::{Start, TrafficMatrix, TriggerKind};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
-
-/// Distribution of flow completion times, seconds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FctStats {
-    /// Fastest.
-    pub min_s: f64,
-    /// Median (nearest rank).
-    pub p50_s: f64,
-    /// 99th percentile (nearest rank).
-    pub p99_s: f64,
-    /// Slowest.
-    pub max_s: f64,
-    /// Mean.
-    pub mean_s: f64,
-}
-
-/// One of the slowest flows.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SlowFlow {
-    /// The flow's id.
-    pub id: u64,
-    /// Source and destination GPUs, by name.
-    pub pair: String,
-    /// Bytes.
-    pub bytes: u64,
-    /// Start, seconds.
-    pub start_s: f64,
-    /// Completion time, seconds.
-    pub fct_s: f64,
-}
 
 /// What a traffic matrix does on the fabric.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -173,7 +141,7 @@ fn run_inner(
             tm.flows.len()
         )));
     }
-    let routes = RouteCache::new(net, tm.flows.iter().map(|f| gpus[f.dst as usize]))?;
+    let routes = Forwarding::new(net, tm.flows.iter().map(|f| gpus[f.dst as usize]))?;
     // Paths: subflow k of flow i is `i * qps + k`.
     let mut ws = PhaseWs::default();
     ws.reset(net);

@@ -18,10 +18,9 @@
 //! intra-node reduction). NCCL's tables are calibrated on a healthy fabric; this tuner sees
 //! failures and drains, so a degraded plane can change the choice.
 
-use crate::net::Net;
-use crate::sim::{
-    domain_aligned, simulate_algo, Collective, CollectiveResult, RouteCache, SimError,
-};
+use crate::sim::{domain_aligned, simulate_algo, Collective, CollectiveResult, SimError};
+use aifabric_dataplane::Forwarding;
+use aifabric_dataplane::Net;
 use aifabric_workload::collective::Op;
 use aifabric_workload::schedule::Algo;
 use rustc_hash::{FxHashMap, FxHasher};
@@ -94,7 +93,7 @@ impl Tuner {
     pub fn simulate(
         &mut self,
         net: &Net<'_>,
-        routes: &RouteCache,
+        routes: &Forwarding,
         c: &Collective,
     ) -> Result<CollectiveResult, SimError> {
         if c.algo != Algo::Auto {

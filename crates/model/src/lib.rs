@@ -14,6 +14,7 @@
 //!   with the member lists a sweep needs). Queries that depend on liveness take one; the model
 //!   itself is never edited.
 //! - [`Catalog`]: hardware models (ports, buffers, power).
+//! - [`time`]: [`Ps`], the one time type of the engines (integer picoseconds).
 //!
 //! Invariants: devices of a zone are contiguous and zones are in id order; the links of a
 //! bundle are contiguous; port indices on a device are unique within each port group; all
@@ -52,6 +53,7 @@ mod ids;
 mod mask;
 mod role;
 mod scenario;
+pub mod time;
 mod view;
 
 pub use builder::{port_group_kind, FabricBuilder, PortError};
@@ -65,6 +67,7 @@ pub use ids::*;
 pub use mask::FailureMask;
 pub use role::{Optic, PortKind, Role, ZoneKind};
 pub use scenario::{did_you_mean, Scenario, Selection, SelectorError};
+pub use time::Ps;
 pub use view::FabricView;
 
 /// What [`id_type!`] needs from this crate's dependencies; not part of the API.

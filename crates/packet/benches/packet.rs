@@ -5,7 +5,7 @@
 //! Run: `cargo bench -p aifabric-packet --bench packet`.
 #![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
-use aifabric_engine::net::{Net, NetParams};
+use aifabric_dataplane::{Net, NetParams};
 use aifabric_model::{Role, Scenario};
 use aifabric_packet::{run, Config, Lb};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};

@@ -50,7 +50,7 @@
 
 use crate::topo::Port;
 use crate::PacketError;
-use aifabric_engine::net::Net;
+use aifabric_dataplane::Net;
 use aifabric_model::{DeviceId, LinkId, PortKind, Role, ZoneKind};
 use std::collections::VecDeque;
 
@@ -140,7 +140,7 @@ fn ibm_subset(
         } else {
             0
         };
-        live.sort_by_key(|&p| aifabric_engine::net::mix(u64::from(w) << 32 ^ u64::from(p)));
+        live.sort_by_key(|&p| aifabric_dataplane::mix(u64::from(w) << 32 ^ u64::from(p)));
         kept.extend_from_slice(&live[..keep]);
     }
     kept.sort_unstable();

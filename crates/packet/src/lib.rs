@@ -428,9 +428,9 @@ pub struct PacketResult {
     /// When the last flow completed, seconds.
     pub makespan_s: f64,
     /// Flow completion times (start to the sender holding the last ACK).
-    pub fct: aifabric_engine::traffic::FctStats,
+    pub fct: aifabric_dataplane::FctStats,
     /// The slowest flows, slowest first.
-    pub slowest: Vec<aifabric_engine::traffic::SlowFlow>,
+    pub slowest: Vec<aifabric_dataplane::SlowFlow>,
     /// Flows that never started (waiting on a trigger that never fired).
     pub never_started: u64,
     /// Flows not done when the run stopped at `Config::end_ps`.

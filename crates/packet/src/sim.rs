@@ -6,8 +6,8 @@ use crate::{dcqcn, nscc};
 use crate::{
     Cc, Config, Counters, Lb, PacketError, PacketResult, PfcResult, TierPauses, TierQueues,
 };
-use aifabric_engine::net::{mix, Net};
-use aifabric_engine::traffic::{FctStats, SlowFlow};
+use aifabric_dataplane::{mix, Net};
+use aifabric_dataplane::{FctStats, SlowFlow};
 use aifabric_model::DeviceId;
 use aifabric_workload::traffic::{Start, TrafficMatrix, TriggerKind};
 use rustc_hash::FxHashMap;

@@ -8,9 +8,9 @@
 //! ports, and the table is dense over (destination rack, switch).
 
 use crate::{Lb, PacketError};
-use aifabric_engine::net::Net;
+use aifabric_dataplane::{Forwarding, Net};
 use aifabric_model::{DeviceId, LinkId, Role};
-use aifabric_routing::bgp::{routes_to, SpeakerKind};
+use aifabric_routing::bgp::SpeakerKind;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
@@ -139,10 +139,18 @@ impl Topo {
             }
         }
         let weighted = lb.entropies().is_some();
+        // The control plane's routes toward every destination rack, from the data plane's
+        // shared forwarding view.
+        let fwd = Forwarding::empty(net);
+        fwd.prefill(
+            net,
+            dest_rack.iter().map(|&t| net.g.rack_speaker(t)).collect(),
+        )
+        .map_err(|e| PacketError::Invalid(format!("routing did not converge: {e}")))?;
         let groups: Vec<Groups> = dest_rack
             .par_iter()
             .zip(sources.par_iter())
-            .map(|(&tor, srcs)| groups_toward(net, tor, srcs, weighted))
+            .map(|(&tor, srcs)| groups_toward(net, &fwd, tor, srcs, weighted))
             .collect::<Result<_, _>>()?;
         // Compact switch indices, in device order.
         let mut switch_index = vec![u32::MAX; nd];
@@ -256,13 +264,15 @@ impl Topo {
 /// The next hops of every switch a packet from `sources` can reach on its way to rack `tor`.
 fn groups_toward(
     net: &Net<'_>,
+    fwd: &Forwarding,
     tor: DeviceId,
     sources: &[DeviceId],
     weighted: bool,
 ) -> Result<Groups, PacketError> {
     let f = net.f;
     let target = net.g.rack_speaker(tor);
-    let routes = routes_to(&net.g, &net.states, target, &net.cfg)
+    let routes = fwd
+        .routes_to(net, target)
         .map_err(|e| PacketError::Invalid(format!("routing did not converge: {e}")))?;
     let mut visited: FxHashMap<DeviceId, ()> = FxHashMap::default();
     let mut stack: Vec<DeviceId> = sources.iter().copied().filter(|&s| s != tor).collect();
@@ -282,7 +292,7 @@ fn groups_toward(
             // switch (see `dsf.rs`), no route is read.
             continue;
         }
-        let hops = nsf_pruned(net, v, tor, net.next_hops(&routes, sv, weighted));
+        let hops = nsf_pruned(net, v, tor, net.next_hops(routes, sv, weighted));
         if hops.is_empty() {
             return Err(PacketError::Invalid(format!(
                 "{} has no route toward {}: a failure or drain cuts it off",
@@ -356,7 +366,7 @@ mod tests {
     /// keeps all 4 in every plane.
     #[test]
     fn nsf_pruning_keeps_the_usable_links_per_plane() {
-        use aifabric_engine::net::NetParams;
+        use aifabric_dataplane::NetParams;
         use aifabric_model::{PortKind, Scenario};
         use aifabric_routing::bgp::{AsnPlan, BgpConfig};
         let yaml = "name: n\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            nsf: {pods: 2, racks_per_pod: 2, gpus_per_rack: 4, spine_planes: 2, rack_links_per_plane: 4, stsw_per_plane: 2, ftsw_links_per_stsw: 4, stsw_uplinks: 1, link_speed_gbps: 400}\n";
@@ -389,7 +399,7 @@ mod tests {
                 ..BgpConfig::default()
             };
             let net = Net::new(&f, &s, AsnPlan::Rfc7938, cfg, NetParams::default());
-            let groups = groups_toward(&net, dst, &[src], true).unwrap();
+            let groups = groups_toward(&net, &Forwarding::empty(&net), dst, &[src], true).unwrap();
             let (_, g) = groups.iter().find(|g| g.0 == src).unwrap();
             (0..2u16)
                 .map(|p| {

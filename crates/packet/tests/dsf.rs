@@ -4,7 +4,7 @@
 
 mod common;
 
-use aifabric_engine::net::{Net, NetParams};
+use aifabric_dataplane::{Net, NetParams};
 use aifabric_model::{Fabric, Scenario};
 use aifabric_packet::{run, Cc, Config, Lb, PacketResult};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};

@@ -3,8 +3,8 @@
 //! a failure sweep, collective bus bandwidth per load-balancing mode, link utilization.
 
 use aifabric_capacity::capacity_report;
-use aifabric_engine::sim::{simulate, Collective, RouteCache, SimError};
-use aifabric_engine::{Lb, Net, NetParams};
+use aifabric_dataplane::{Forwarding, Lb, Net, NetParams};
+use aifabric_engine::sim::{simulate, Collective, SimError};
 use aifabric_failures::sweep::Sweep;
 use aifabric_failures::{analyze, Options};
 use aifabric_model::{DomainClass, Fabric, FailureMask, Role, Scenario, SrgClass, ZoneKind};
@@ -660,7 +660,7 @@ pub fn build(
             }
         }
     };
-    let routes = RouteCache::new(&net, placed.iter().copied())?;
+    let routes = Forwarding::new(&net, placed.iter().copied())?;
     let mut busbw = Vec::new();
     for (i, &lb) in opts.lbs.iter().enumerate() {
         progress(2 + i as u64, steps, "collectives");

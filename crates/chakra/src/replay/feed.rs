@@ -1,12 +1,12 @@
 //! Reading: each rank's file decoded ahead, in batches, into compact node kinds.
 
 use super::groups::Groups;
-use super::time::ps;
 use super::NodeId;
 use super::RankId;
 use super::{Ps, ReplayError};
 use crate::io::{Reader, Warnings};
 use crate::proto::{attr, AttributeProto, CollectiveCommType, NodeCore, NodeType};
+use aifabric_model::time::ps;
 use aifabric_workload::{Algo, Op};
 use rustc_hash::FxHashMap;
 

@@ -34,13 +34,12 @@ mod groups;
 mod rank;
 mod report;
 mod sim;
-mod time;
 mod transfers;
 
+pub use aifabric_model::time::{ps, secs, Ps};
 pub use error::ReplayError;
 pub use groups::{groups_of, infer_groups, Groups, WORLD};
 pub use report::{PathStep, RankTime, Replay};
-pub use time::{ps, secs, Ps};
 
 aifabric_model::id_type!(
     /// A rank of the trace: the index of its file in the [`TraceSet`] (`<prefix>.<rank>.et`).

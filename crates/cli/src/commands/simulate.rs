@@ -155,7 +155,7 @@ pub fn render_collective(r: &CollectiveReport) -> String {
 }
 
 /// Where `ecmp` and `ucmp` can differ on the routes the collective used.
-fn weights(w: &aifabric::stages::engine::WeightDifferences) -> String {
+fn weights(w: &aifabric::stages::dataplane::WeightDifferences) -> String {
     let n = w.switches_with_choice;
     if n == 0 {
         return "weights: no switch has a choice of next-hop links toward these GPUs' racks, \

@@ -1,9 +1,9 @@
 //! Traffic engineering, DSF spraying, failures, determinism and jobs.
 
+use aifabric_dataplane::{Forwarding, Lb, Net, NetParams};
 use aifabric_engine::job::{run, JobOptions};
-use aifabric_engine::sim::{simulate, Collective, RouteCache, SimError};
+use aifabric_engine::sim::{simulate, Collective, SimError};
 use aifabric_engine::te::{assign, lp_optimum};
-use aifabric_engine::{Lb, Net, NetParams};
 use aifabric_model::{DeviceId, Fabric, FailureMask, Role, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_spec::job;
@@ -62,7 +62,7 @@ fn te_never_loses_to_ecmp_and_reports_its_lp_gap() {
     let n = net(&f, &s, 1);
     let all: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
     let pairs: Vec<Vec<DeviceId>> = (0..8).map(|i| vec![all[i], all[8 + i]]).collect();
-    let routes = RouteCache::new(&n, pairs.iter().flatten().copied()).unwrap();
+    let routes = Forwarding::new(&n, pairs.iter().flatten().copied()).unwrap();
     for seed in 0..5 {
         let e = simulate(
             &n,
@@ -100,7 +100,7 @@ fn a_dsf_zone_sprays_cells_whatever_the_mode() {
         &FailureMask::none(&f),
     )
     .unwrap();
-    let routes = RouteCache::new(&n, placed.iter().copied()).unwrap();
+    let routes = Forwarding::new(&n, placed.iter().copied()).unwrap();
     let mut c = collective(Some(Op::AllReduce), Algo::Ring, vec![placed], Lb::Ecmp, 1);
     c.channels = 0;
     let ecmp = simulate(&n, &routes, &c).unwrap();
@@ -123,7 +123,7 @@ fn failures_slow_collectives_down_or_cut_them_off() {
     // Pod 0's GPUs each talk to their peer in pod 1: everything crosses the core.
     let pairs: Vec<Vec<DeviceId>> = (0..16).map(|i| vec![all[i], all[16 + i]]).collect();
     let c = collective(None, Algo::Direct, pairs.clone(), Lb::Spray, 1);
-    let base = simulate(&h, &RouteCache::new(&h, all.iter().copied()).unwrap(), &c).unwrap();
+    let base = simulate(&h, &Forwarding::new(&h, all.iter().copied()).unwrap(), &c).unwrap();
     // Lose half of pod 0's aggregation switches: half its up capacity.
     let aggs: Vec<String> = f
         .devices_with_role(Role::Ctsw)
@@ -133,7 +133,7 @@ fn failures_slow_collectives_down_or_cut_them_off() {
         .collect();
     let hurt = Scenario::from_selectors(&f, &aggs, &[], &[]).unwrap();
     let n = net(&f, &hurt, 1);
-    let r = simulate(&n, &RouteCache::new(&n, all.iter().copied()).unwrap(), &c).unwrap();
+    let r = simulate(&n, &Forwarding::new(&n, all.iter().copied()).unwrap(), &c).unwrap();
     let slowdown = r.time_s / base.time_s;
     assert!(
         (slowdown - 2.0).abs() < 0.01,
@@ -142,7 +142,7 @@ fn failures_slow_collectives_down_or_cut_them_off() {
     // A dead GPU: its flows have no path, and the error says so.
     let dead = Scenario::from_selectors(&f, &[f.device_name(all[0])], &[], &[]).unwrap();
     let n = net(&f, &dead, 1);
-    let e = simulate(&n, &RouteCache::new(&n, all.iter().copied()).unwrap(), &c).unwrap_err();
+    let e = simulate(&n, &Forwarding::new(&n, all.iter().copied()).unwrap(), &c).unwrap_err();
     assert!(matches!(e, SimError::Unreachable { count: 1, .. }), "{e}");
 }
 
@@ -159,7 +159,7 @@ fn results_do_not_depend_on_the_thread_count() {
         &FailureMask::none(&f),
     )
     .unwrap();
-    let routes = RouteCache::new(&n, placed.iter().copied()).unwrap();
+    let routes = Forwarding::new(&n, placed.iter().copied()).unwrap();
     let c = collective(Some(Op::AllToAll), Algo::Direct, vec![placed], Lb::Ecmp, 4);
     let pool = |t| {
         rayon::ThreadPoolBuilder::new()
@@ -228,7 +228,7 @@ fn scale_up_transfers_need_no_network_and_a_cut_cell_fabric_is_an_error() {
     // The rack switch of one whole domain fails: its GPUs still all-reduce over NVLink.
     let s = Scenario::from_selectors(&f, &[rdsw], &[], &[]).unwrap();
     let n = net(&f, &s, 8);
-    let routes = RouteCache::new(&n, placed.iter().copied()).unwrap();
+    let routes = Forwarding::new(&n, placed.iter().copied()).unwrap();
     let mut c = collective(Some(Op::AllReduce), Algo::Ring, vec![placed], Lb::Ecmp, 1);
     c.channels = 0;
     let r = simulate(&n, &routes, &c).unwrap();
@@ -241,7 +241,7 @@ fn scale_up_transfers_need_no_network_and_a_cut_cell_fabric_is_an_error() {
     let s = Scenario::from_selectors(&f, &fdsws, &[], &[]).unwrap();
     let n = net(&f, &s, 8);
     let placed = placement::place(&f, 64, 8, Placement::Packed, &FailureMask::none(&f)).unwrap();
-    let routes = RouteCache::new(&n, placed.iter().copied()).unwrap();
+    let routes = Forwarding::new(&n, placed.iter().copied()).unwrap();
     let c = collective(Some(Op::AllReduce), Algo::Ring, vec![placed], Lb::Spray, 1);
     let e = simulate(&n, &routes, &c).unwrap_err();
     assert!(e.to_string().contains("no capacity"), "{e}");
@@ -255,7 +255,7 @@ fn hierarchical_needs_whole_domains() {
     let all: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
     // One GPU from each of 8 domains: not whole domains.
     let strided: Vec<DeviceId> = all.iter().step_by(4).take(8).copied().collect();
-    let routes = RouteCache::new(&n, strided.iter().copied()).unwrap();
+    let routes = Forwarding::new(&n, strided.iter().copied()).unwrap();
     let c = collective(
         Some(Op::AllReduce),
         Algo::Hierarchical,
@@ -268,7 +268,7 @@ fn hierarchical_needs_whole_domains() {
         Err(SimError::Invalid(_))
     ));
     let whole = all[..32].to_vec();
-    let routes = RouteCache::new(&n, whole.iter().copied()).unwrap();
+    let routes = Forwarding::new(&n, whole.iter().copied()).unwrap();
     let c = collective(
         Some(Op::AllReduce),
         Algo::Hierarchical,
@@ -290,7 +290,7 @@ fn auto_picks_the_fastest_applicable_algorithm_at_every_size() {
     let s = Scenario::healthy(&f);
     let n = net(&f, &s, 4);
     let placed: Vec<DeviceId> = f.devices_with_role(Role::Gpu).take(64).collect();
-    let routes = RouteCache::new(&n, placed.iter().copied()).unwrap();
+    let routes = Forwarding::new(&n, placed.iter().copied()).unwrap();
     let mut tuner = aifabric_engine::tune::Tuner::default();
     let mut chosen = Vec::new();
     for bytes in [1024.0, 1.0 * (1 << 20) as f64, 1.0 * (1u64 << 32) as f64] {

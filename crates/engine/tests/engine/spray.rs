@@ -3,9 +3,9 @@
 //! [`Net::path`], its whole (resource, share) list written out, and the naive event loop.
 
 use crate::fluid::naive;
-use aifabric_engine::net::PathWs;
-use aifabric_engine::sim::RouteCache;
-use aifabric_engine::{traffic, FlowSet, Lb, Net, NetParams};
+use aifabric_dataplane::PathWs;
+use aifabric_dataplane::{Forwarding, Lb, Net, NetParams};
+use aifabric_engine::{traffic, FlowSet};
 use aifabric_model::{DeviceId, Fabric, LinkId, Role, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_workload::traffic::{Start, TmFlow, TrafficMatrix};
@@ -76,7 +76,7 @@ proptest! {
         let got = traffic::run(&net, &tm, &gpus, Lb::Spray, seed);
 
         // The definition: each flow's own spreading, all of it.
-        let routes = RouteCache::new(&net, tm.flows.iter().map(|x| gpus[x.dst as usize])).unwrap();
+        let routes = Forwarding::new(&net, tm.flows.iter().map(|x| gpus[x.dst as usize])).unwrap();
         let mut flows = FlowSet::new();
         let (mut bytes, mut starts, mut latency) = (Vec::new(), Vec::new(), Vec::new());
         let mut reachable = true;

@@ -1,8 +1,8 @@
 //! The engine against closed forms and published behaviour.
 
 use aifabric_capacity::capacity_report;
-use aifabric_engine::sim::{simulate, Collective, RouteCache};
-use aifabric_engine::{Lb, Net, NetParams};
+use aifabric_dataplane::{Forwarding, Lb, Net, NetParams};
+use aifabric_engine::sim::{simulate, Collective};
 use aifabric_model::{DeviceId, Fabric, FailureMask, Role, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_workload::collective::{alpha_beta_seconds, ecmp_expected_max_load, Algorithm};
@@ -51,7 +51,7 @@ fn run(
     seed: u64,
     alpha_s: f64,
 ) -> f64 {
-    let routes = RouteCache::new(net, groups.iter().flatten().copied()).unwrap();
+    let routes = Forwarding::new(net, groups.iter().flatten().copied()).unwrap();
     let c = Collective {
         op,
         algo,
@@ -179,7 +179,7 @@ fn per_flow_ecmp_reproduces_balls_into_bins() {
     let n = net(&f, params(1, 0.0));
     let all = gpus(&f);
     let pairs: Vec<Vec<DeviceId>> = (0..8).map(|i| vec![all[i], all[8 + i]]).collect();
-    let routes = RouteCache::new(&n, pairs.iter().flatten().copied()).unwrap();
+    let routes = Forwarding::new(&n, pairs.iter().flatten().copied()).unwrap();
     let bytes = 1e9;
     let unit = bytes / (400e9 / 8.0);
     let seeds = 3000;
@@ -246,7 +246,7 @@ fn eecmp_with_16_queue_pairs_beats_single_qp_ecmp_on_a_non_blocking_zone() {
             &FailureMask::none(&f),
         )
         .unwrap();
-        let routes = RouteCache::new(&n, placed.iter().copied()).unwrap();
+        let routes = Forwarding::new(&n, placed.iter().copied()).unwrap();
         let mut c = Collective {
             op: Some(Op::AllReduce),
             algo: Algo::Ring,
@@ -337,9 +337,9 @@ fn pair_latency(net: &Net<'_>, a: DeviceId, b: DeviceId) -> f64 {
     let routes = net
         .dest_speaker(b)
         .map(|s| aifabric_routing::bgp::routes_to(&net.g, &net.states, s, &net.cfg).unwrap());
-    let mut ws = aifabric_engine::net::PathWs::default();
+    let mut ws = aifabric_dataplane::PathWs::default();
     let mut out = Vec::new();
-    let h = aifabric_engine::net::flow_hash(a, b, 0);
+    let h = aifabric_dataplane::flow_hash(a, b, 0);
     net.path(routes.as_ref(), a, b, h, Lb::Spray, 1, &mut ws, &mut out)
         .unwrap()
 }
@@ -352,7 +352,7 @@ fn simulate_one(
     bytes: f64,
     alpha_s: f64,
 ) -> aifabric_engine::CollectiveResult {
-    let routes = RouteCache::new(net, group.iter().copied()).unwrap();
+    let routes = Forwarding::new(net, group.iter().copied()).unwrap();
     let c = Collective {
         op: Some(op),
         algo,

@@ -1,7 +1,7 @@
 //! Shared helpers of the packet engine's tests.
 #![allow(dead_code)]
 
-use aifabric_engine::net::{Net, NetParams};
+use aifabric_dataplane::{Net, NetParams};
 use aifabric_model::{DeviceId, Fabric, Role, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_workload::traffic::{Start, TmFlow, TrafficMatrix};

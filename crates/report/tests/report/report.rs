@@ -225,7 +225,7 @@ fn a_hub_is_shown_as_a_hub_with_spoke_to_spoke_capacity() {
     let opts = ReportOptions {
         gpus: 64,
         sizes: vec![1 << 20],
-        lbs: vec![aifabric_engine::Lb::Ecmp],
+        lbs: vec![aifabric_dataplane::Lb::Ecmp],
         ..Default::default()
     };
     let d = build(&f, &opts, &|_, _, _| {}).unwrap();

@@ -1,10 +1,14 @@
-//! Time: integer picoseconds, and conversions from and to seconds.
+//! Time: integer picoseconds, and conversions from and to seconds. The one time type of
+//! the engines: every simulated time is a count of picoseconds, seconds appear only where
+//! results are printed (`secs`) or read from seconds-valued inputs (`ps`).
 
 use std::ops::{Add, AddAssign, Mul};
 
 /// A time or a duration in integer picoseconds: sums are exact and order-independent, so a
-/// replay's times do not depend on the order ranks are read in. Arithmetic saturates at
-/// [`Ps::MAX`] (about 213 days) rather than wrap; the replay refuses a result that reached it.
+/// result does not depend on the order its parts are added in (a replay's ranks, a packet
+/// engine's events). Arithmetic saturates at
+/// [`Ps::MAX`] (about 213 days) rather than wrap; a caller that can reach it
+/// (a replay) refuses a result that did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Ps(u64);
 
