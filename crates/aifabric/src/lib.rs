@@ -66,7 +66,11 @@ pub mod stages {
     pub use aifabric_workload as workload;
 }
 
-pub use aifabric_dataplane::{Forwarding, Lb, NetParams};
+pub use aifabric_dataplane::{Lb, NetParams};
+/// `lb` if the flow engine runs it, else why not (the modes it runs).
+pub use aifabric_engine::check_lb as check_flow_lb;
+
+use aifabric_dataplane::Forwarding;
 pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement};
@@ -167,7 +171,10 @@ impl Setup {
                 "nsf_pruning" => s.bgp.nsf_pruning = parse(k, v)?,
                 "missing_bandwidth" => s.bgp.missing = parse(k, v)?,
                 "soft_drain" => s.bgp.soft_drain = parse(k, v)?,
-                "lb" => s.lb = parse(k, v)?,
+                "lb" => {
+                    s.lb = aifabric_engine::check_lb(parse(k, v)?)
+                        .map_err(|e| Error::bad_request(format!("{k}={v:?}: {e}")))?
+                }
                 "seed" => s.seed = parse(k, v)?,
                 "channels" => s.channels = parse(k, v)?,
                 "scale_up" => s.net.scale_up_gpus = parse(k, v)?,

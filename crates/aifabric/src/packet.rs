@@ -348,7 +348,7 @@ pub fn flow_lb(lb: aifabric_packet::Lb) -> Lb {
         aifabric_packet::Lb::Ecmp => Lb::Ecmp,
         aifabric_packet::Lb::Spray(_)
         | aifabric_packet::Lb::Mixed(_)
-        | aifabric_packet::Lb::Adaptive => Lb::Spray,
+        | aifabric_packet::Lb::Adaptive => Lb::Spray(None),
     }
 }
 

@@ -792,7 +792,10 @@ impl SimArgs {
         Ok(aifabric::Setup {
             lb: match &self.lb {
                 None => Lb::Ecmp,
-                Some(s) => s.parse().map_err(Failure::BadArgument)?,
+                Some(s) => s
+                    .parse()
+                    .and_then(aifabric::check_flow_lb)
+                    .map_err(Failure::BadArgument)?,
             },
             seed: self.seed.unwrap_or(1),
             channels: self.channels,

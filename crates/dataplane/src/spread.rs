@@ -148,7 +148,7 @@ impl Net<'_> {
                 return Err(NoPath::NoRoute);
             }
             let total: f64 = ws.members.iter().map(|m| m.1).sum();
-            let chosen: &[(LinkId, f64)] = if lb == Lb::Spray {
+            let chosen: &[(LinkId, f64)] = if lb.is_spray() {
                 &ws.members
             } else {
                 // The switch's hash of the flow picks one member.

@@ -106,7 +106,7 @@ fn benches(c: &mut Criterion) {
     });
     // Sprayed flows between four buildings: hops shared across rack pairs.
     grp.bench_function("permutation_65536_flows_prometheus_spray", |b| {
-        b.iter(|| black_box(permutation(&f, 65_536, Lb::Spray)))
+        b.iter(|| black_box(permutation(&f, 65_536, Lb::Spray(None))))
     });
     grp.measurement_time(Duration::from_secs(60));
     grp.bench_function("tree_all_reduce_131072_gpus_prometheus_ecmp", |b| {

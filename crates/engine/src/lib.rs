@@ -36,7 +36,7 @@
 //! let gpus = placement::place(&f, 64, 1, Placement::Packed, &healthy.unusable()).unwrap();
 //! let routes = Forwarding::new(&net, gpus.iter().copied()).unwrap();
 //! let c = Collective { op: Some(Op::AllReduce), algo: Algo::Ring, groups: vec![gpus.clone()],
-//!     bytes: 1e9, channels: 1, lb: Lb::Spray, seed: 1, alpha_s: 5e-6 };
+//!     bytes: 1e9, channels: 1, lb: Lb::Spray(None), seed: 1, alpha_s: 5e-6 };
 //! let r = simulate(&net, &routes, &c).unwrap();
 //! // On a non-blocking zone, bus bandwidth approaches the GPU's link rate, never exceeds it.
 //! let nic = f.link(f.incident(gpus[0])[0]).capacity_mbps as f64 / 8e3; // GB/s
@@ -59,3 +59,21 @@ pub mod tune;
 pub use fixedbitset::FixedBitSet;
 pub use maxmin::{max_min_rates, FlowSet, MaxMin};
 pub use sim::{simulate, Collective, CollectiveResult, SimError};
+
+use aifabric_dataplane::Lb;
+
+/// The load-balancing modes the flow engine runs.
+pub const LB_MODES: &str = "ecmp, eecmp:N, ucmp, spray or te";
+
+/// `lb` if the flow engine runs it; else why not, with the modes it runs. Per-packet modes
+/// (`spray:N`, `mixed:N`, `adaptive`) are the packet engine's: a fluid has no entropy values
+/// or queues to choose by.
+pub fn check_lb(lb: Lb) -> Result<Lb, String> {
+    match lb {
+        Lb::Ecmp | Lb::Eecmp(_) | Lb::Ucmp | Lb::Spray(None) | Lb::Te => Ok(lb),
+        Lb::Spray(Some(_)) | Lb::Mixed(_) | Lb::Adaptive => Err(format!(
+            "the flow engine does not run `{lb}`, a packet-level mode (use it with --engine \
+             packet or both); it runs {LB_MODES}"
+        )),
+    }
+}

@@ -351,7 +351,7 @@ fn run_phase(
             let share = t.bytes / f64::from(qps);
             // Sprayed flows, and flows whose path no hash changes (inside one DSF zone), share
             // one split per rack-switch pair: the same resources, found once.
-            if c.lb == Lb::Spray || (c.lb != Lb::Te && net.hash_free(src, dst)) {
+            if c.lb.is_spray() || (c.lb != Lb::Te && net.hash_free(src, dst)) {
                 if let Some(key) = net.spray_key(src, dst) {
                     for _ in 0..qps {
                         match ws.push_sprayed(net, routes, src, dst, key, c.seed, share) {

@@ -154,7 +154,7 @@ fn run_inner(
         let fail = |e: NoPath, u: &mut Option<(u64, String, NoPath)>| {
             u.get_or_insert((0, pair_name(net, src, dst), e)).0 += 1;
         };
-        if lb == Lb::Spray {
+        if lb.is_spray() {
             if let Some(key) = net.spray_key(src, dst) {
                 match ws.push_sprayed(net, &routes, src, dst, key, seed, share) {
                     Ok(lat) => latency[i] = lat,

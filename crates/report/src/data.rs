@@ -42,7 +42,7 @@ impl Default for ReportOptions {
             sweep: Some(SrgClass::Domain(DomainClass::BagPlane)),
             gpus: 1024,
             sizes: (0..6).map(|k| 1u64 << (20 + 2 * k)).collect(),
-            lbs: vec![Lb::Ecmp, Lb::Eecmp(16), Lb::Spray],
+            lbs: vec![Lb::Ecmp, Lb::Eecmp(16), Lb::Spray(None)],
             seed: 1,
             spec_text: None,
             state: None,

@@ -136,7 +136,7 @@ fn an_interleaved_pipeline_replays_to_its_step_time() {
 
 #[test]
 fn a_moe_job_replays_to_its_step_time() {
-    check(MOE, "dsf-l1-zone", Lb::Spray);
+    check(MOE, "dsf-l1-zone", Lb::Spray(None));
 }
 
 #[test]

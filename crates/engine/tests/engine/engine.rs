@@ -104,7 +104,7 @@ fn a_dsf_zone_sprays_cells_whatever_the_mode() {
     let mut c = collective(Some(Op::AllReduce), Algo::Ring, vec![placed], Lb::Ecmp, 1);
     c.channels = 0;
     let ecmp = simulate(&n, &routes, &c).unwrap();
-    c.lb = Lb::Spray;
+    c.lb = Lb::Spray(None);
     let spray = simulate(&n, &routes, &c).unwrap();
     assert_eq!(ecmp.time_s, spray.time_s);
     assert!(
@@ -122,7 +122,7 @@ fn failures_slow_collectives_down_or_cut_them_off() {
     let h = net(&f, &healthy, 1);
     // Pod 0's GPUs each talk to their peer in pod 1: everything crosses the core.
     let pairs: Vec<Vec<DeviceId>> = (0..16).map(|i| vec![all[i], all[16 + i]]).collect();
-    let c = collective(None, Algo::Direct, pairs.clone(), Lb::Spray, 1);
+    let c = collective(None, Algo::Direct, pairs.clone(), Lb::Spray(None), 1);
     let base = simulate(&h, &Forwarding::new(&h, all.iter().copied()).unwrap(), &c).unwrap();
     // Lose half of pod 0's aggregation switches: half its up capacity.
     let aggs: Vec<String> = f
@@ -242,7 +242,13 @@ fn scale_up_transfers_need_no_network_and_a_cut_cell_fabric_is_an_error() {
     let n = net(&f, &s, 8);
     let placed = placement::place(&f, 64, 8, Placement::Packed, &FailureMask::none(&f)).unwrap();
     let routes = Forwarding::new(&n, placed.iter().copied()).unwrap();
-    let c = collective(Some(Op::AllReduce), Algo::Ring, vec![placed], Lb::Spray, 1);
+    let c = collective(
+        Some(Op::AllReduce),
+        Algo::Ring,
+        vec![placed],
+        Lb::Spray(None),
+        1,
+    );
     let e = simulate(&n, &routes, &c).unwrap_err();
     assert!(e.to_string().contains("no capacity"), "{e}");
 }
@@ -260,7 +266,7 @@ fn hierarchical_needs_whole_domains() {
         Some(Op::AllReduce),
         Algo::Hierarchical,
         vec![strided],
-        Lb::Spray,
+        Lb::Spray(None),
         1,
     );
     assert!(matches!(
@@ -273,7 +279,7 @@ fn hierarchical_needs_whole_domains() {
         Some(Op::AllReduce),
         Algo::Hierarchical,
         vec![whole],
-        Lb::Spray,
+        Lb::Spray(None),
         1,
     );
     assert!(simulate(&n, &routes, &c).is_ok());

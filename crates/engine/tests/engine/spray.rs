@@ -73,7 +73,7 @@ proptest! {
                 .collect(),
             triggers: Default::default(),
         };
-        let got = traffic::run(&net, &tm, &gpus, Lb::Spray, seed);
+        let got = traffic::run(&net, &tm, &gpus, Lb::Spray(None), seed);
 
         // The definition: each flow's own spreading, all of it.
         let routes = Forwarding::new(&net, tm.flows.iter().map(|x| gpus[x.dst as usize])).unwrap();
@@ -85,7 +85,7 @@ proptest! {
             let (a, b) = (gpus[x.src as usize], gpus[x.dst as usize]);
             let r = net.dest_speaker(b).and_then(|sp| routes.get(sp));
             let mut uses = Vec::new();
-            match net.path(r, a, b, 0, Lb::Spray, seed, &mut ws, &mut uses) {
+            match net.path(r, a, b, 0, Lb::Spray(None), seed, &mut ws, &mut uses) {
                 Ok(lat) if uses.iter().all(|u| !net.is_dead(u.0)) => {
                     flows.push(&uses);
                     bytes.push(x.bytes as f64);
@@ -150,7 +150,7 @@ fn flows_inside_one_dsf_zone_do_not_depend_on_the_mode() {
         triggers: Default::default(),
     };
     let e = traffic::run(&net, &inside, &gpus, Lb::Ecmp, 1).unwrap();
-    let s = traffic::run(&net, &inside, &gpus, Lb::Spray, 1).unwrap();
+    let s = traffic::run(&net, &inside, &gpus, Lb::Spray(None), 1).unwrap();
     assert_eq!(e.lb_free_flows, 2);
     assert_eq!(e.fct_s, s.fct_s);
     let outside = (0..gpus.len() as u32)

@@ -133,7 +133,7 @@ fn ring_all_reduce_with_spraying_matches_alpha_beta_on_a_non_blocking_fat_tree()
                 algo,
                 vec![all.clone()],
                 bytes,
-                Lb::Spray,
+                Lb::Spray(None),
                 1,
                 alpha,
             );
@@ -221,7 +221,7 @@ fn per_flow_ecmp_reproduces_balls_into_bins() {
         groups: pairs,
         bytes,
         channels: 1,
-        lb: Lb::Spray,
+        lb: Lb::Spray(None),
         seed: 0,
         alpha_s: 0.0,
     };
@@ -298,7 +298,7 @@ fn cross_zone_traffic_on_a_1_to_7_fabric_slows_by_the_ratio() {
         Algo::Ring,
         cross.clone(),
         1e9,
-        Lb::Spray,
+        Lb::Spray(None),
         1,
         0.0,
     );
@@ -308,7 +308,7 @@ fn cross_zone_traffic_on_a_1_to_7_fabric_slows_by_the_ratio() {
         Algo::Ring,
         inside,
         1e9,
-        Lb::Spray,
+        Lb::Spray(None),
         1,
         0.0,
     );
@@ -340,8 +340,17 @@ fn pair_latency(net: &Net<'_>, a: DeviceId, b: DeviceId) -> f64 {
     let mut ws = aifabric_dataplane::PathWs::default();
     let mut out = Vec::new();
     let h = aifabric_dataplane::flow_hash(a, b, 0);
-    net.path(routes.as_ref(), a, b, h, Lb::Spray, 1, &mut ws, &mut out)
-        .unwrap()
+    net.path(
+        routes.as_ref(),
+        a,
+        b,
+        h,
+        Lb::Spray(None),
+        1,
+        &mut ws,
+        &mut out,
+    )
+    .unwrap()
 }
 
 fn simulate_one(
@@ -359,7 +368,7 @@ fn simulate_one(
         groups: vec![group],
         bytes,
         channels: 1,
-        lb: Lb::Spray,
+        lb: Lb::Spray(None),
         seed: 1,
         alpha_s,
     };
@@ -474,7 +483,7 @@ fn a_sprayed_permutation_on_a_non_blocking_fat_tree_completes_at_line_rate() {
     use aifabric_workload::traffic::Pattern;
     let bytes = 2u64 << 20;
     let tm = Pattern::Permutation.generate(128, bytes, 7);
-    let (f, r) = traffic_on_fat_tree(&tm, Lb::Spray);
+    let (f, r) = traffic_on_fat_tree(&tm, Lb::Spray(None));
     let n = net(&f, params(1, 1e-6));
     let all = gpus(&f);
     let line = 400e9 / 8.0;
@@ -495,7 +504,7 @@ fn an_incast_shares_the_receivers_link() {
     use aifabric_workload::traffic::Pattern;
     let bytes = 2u64 << 20;
     let tm = Pattern::Incast(8).generate(128, bytes, 1);
-    for lb in [Lb::Spray, Lb::Ecmp] {
+    for lb in [Lb::Spray(None), Lb::Ecmp] {
         let (f, r) = traffic_on_fat_tree(&tm, lb);
         let n = net(&f, params(1, 1e-6));
         let all = gpus(&f);
@@ -525,7 +534,7 @@ fn triggered_flows_start_when_their_trigger_fires() {
         4->5 id 5 trigger 2 size 1000000\n\
         trigger id 1 oneshot\ntrigger id 2 barrier count 2\n";
     let tm = aifabric_workload::traffic::parse_htsim("t.cm", text).unwrap();
-    let (f, r) = traffic_on_fat_tree(&tm, Lb::Spray);
+    let (f, r) = traffic_on_fat_tree(&tm, Lb::Spray(None));
     let n = net(&f, params(1, 1e-6));
     let all = gpus(&f);
     let lat = |a: usize, b: usize| pair_latency(&n, all[a], all[b]);
