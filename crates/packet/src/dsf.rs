@@ -48,9 +48,10 @@
 //! host link's XOFF bounds what one sender can park in the VOQs (and pauses it, head of line,
 //! for all its destinations); the fabric itself sends no PAUSE.
 
+use crate::ids::PortId;
+use crate::net::Net;
 use crate::topo::Port;
 use crate::PacketError;
-use aifabric_engine::net::Net;
 use aifabric_model::{DeviceId, LinkId, PortKind, Role, ZoneKind};
 use std::collections::VecDeque;
 
@@ -73,12 +74,12 @@ pub(crate) struct DsfTopo {
     /// `[dest * nodes + node]` -> (first member, members): the live fabric ports one hop
     /// closer to the destination.
     pub table: Vec<(u32, u32)>,
-    pub members: Vec<u32>,
+    pub members: Vec<PortId>,
     /// `[dest * nodes + node]`: one-way delay of a message to the destination node over
     /// the first member at each hop, picoseconds.
     pub ctrl_ps: Vec<u64>,
     /// Every live directed fabric port, in port order.
-    pub fabric_ports: Vec<u32>,
+    pub fabric_ports: Vec<PortId>,
 }
 
 /// Input Balanced Mode at node `u` toward destination `w` (members from `start` are `u`'s
@@ -91,7 +92,7 @@ pub(crate) struct DsfTopo {
 #[allow(clippy::too_many_arguments)]
 fn ibm_subset(
     f: &aifabric_model::Fabric,
-    members: &mut Vec<u32>,
+    members: &mut Vec<PortId>,
     start: usize,
     ports: &[Port],
     node: &[u32],
@@ -101,7 +102,7 @@ fn ibm_subset(
     u: u32,
     w: u32,
 ) {
-    let far = |p: u32| node[ports[p as usize].to as usize];
+    let far = |p: PortId| node[ports[p.idx()].to.idx()];
     let cut: Vec<u32> = {
         let mut ys: Vec<u32> = members[start..]
             .iter()
@@ -116,7 +117,7 @@ fn ibm_subset(
         return;
     }
     let ud = DeviceId::new(node_device[u as usize]);
-    let mut kept: Vec<u32> = members[start..]
+    let mut kept: Vec<PortId> = members[start..]
         .iter()
         .copied()
         .filter(|&p| !cut.contains(&far(p)))
@@ -128,7 +129,7 @@ fn ibm_subset(
             .iter()
             .filter(|&&l| f.link(l).kind == PortKind::Fabric && f.link(l).other(ud) == yd)
             .count() as f64;
-        let mut live: Vec<u32> = members[start..]
+        let mut live: Vec<PortId> = members[start..]
             .iter()
             .copied()
             .filter(|&p| far(p) == y)
@@ -140,7 +141,7 @@ fn ibm_subset(
         } else {
             0
         };
-        live.sort_by_key(|&p| aifabric_engine::net::mix(u64::from(w) << 32 ^ u64::from(p)));
+        live.sort_by_key(|&p| crate::net::mix(u64::from(w) << 32 ^ u64::from(p.get())));
         kept.extend_from_slice(&live[..keep]);
     }
     kept.sort_unstable();
@@ -167,7 +168,7 @@ impl DsfTopo {
         net: &Net<'_>,
         touched: &[DeviceId],
         ports: &mut Vec<Port>,
-        port: &mut dyn FnMut(LinkId, DeviceId, &mut Vec<Port>) -> u32,
+        port: &mut dyn FnMut(LinkId, DeviceId, &mut Vec<Port>) -> PortId,
     ) -> Result<Option<DsfTopo>, PacketError> {
         let f = net.f;
         let mut ifaces: Vec<DeviceId> = touched
@@ -203,7 +204,7 @@ impl DsfTopo {
         }
         let nodes = node_device.len();
         // Live fabric ports, and each node's out-ports (to another node).
-        let mut out: Vec<Vec<u32>> = vec![Vec::new(); nodes];
+        let mut out: Vec<Vec<PortId>> = vec![Vec::new(); nodes];
         let mut fabric_ports = Vec::new();
         for (n, &d) in node_device.iter().enumerate() {
             let dev = DeviceId::new(d);
@@ -283,7 +284,7 @@ impl DsfTopo {
                     continue;
                 }
                 for &p in &out[x as usize] {
-                    let y = node[ports[p as usize].to as usize];
+                    let y = node[ports[p.idx()].to.idx()];
                     if dist[y as usize] == u32::MAX
                         && node_zone[y as usize] == node_zone[w as usize]
                     {
@@ -297,7 +298,7 @@ impl DsfTopo {
             for &u in &order[1..] {
                 let start = members.len() as u32;
                 for &p in &out[u as usize] {
-                    let y = node[ports[p as usize].to as usize];
+                    let y = node[ports[p.idx()].to.idx()];
                     if dist[y as usize] != u32::MAX
                         && dist[y as usize] + 1 == dist[u as usize]
                         && (y == w || !iface[y as usize])
@@ -321,8 +322,8 @@ impl DsfTopo {
                 table[base + u as usize] = (start, n);
                 if n > 0 {
                     let p = members[start as usize];
-                    let y = node[ports[p as usize].to as usize];
-                    ctrl_ps[base + u as usize] = ports[p as usize]
+                    let y = node[ports[p.idx()].to.idx()];
+                    ctrl_ps[base + u as usize] = ports[p.idx()]
                         .delay_ps
                         .saturating_add(ctrl_ps[base + y as usize]);
                 }
@@ -361,8 +362,8 @@ impl DsfTopo {
     /// both interface nodes of the same zone (the same node too: locally switched traffic
     /// also waits in a VOQ for credits, but crosses no fabric link).
     #[inline]
-    pub fn scheduled(&self, v: u32, w: u32) -> bool {
-        let (a, b) = (self.node[v as usize], self.node[w as usize]);
+    pub fn scheduled(&self, v: DeviceId, w: DeviceId) -> bool {
+        let (a, b) = (self.node[v.idx()], self.node[w.idx()]);
         a != NONE
             && b != NONE
             && self.iface[a as usize]
@@ -373,8 +374,8 @@ impl DsfTopo {
     /// Whether device `v` is an interface node of the zone of device `w` (a rack switch):
     /// a packet there reaches `w` through the fabric (or is at `w`).
     #[inline]
-    pub fn same_zone(&self, v: u32, w: u32) -> bool {
-        let (a, b) = (self.node[v as usize], self.node[w as usize]);
+    pub fn same_zone(&self, v: DeviceId, w: DeviceId) -> bool {
+        let (a, b) = (self.node[v.idx()], self.node[w.idx()]);
         a != NONE
             && b != NONE
             && self.iface[a as usize]
@@ -384,8 +385,8 @@ impl DsfTopo {
     /// One-way delay of a message from interface device `v` to interface device `w` of the
     /// same zone, picoseconds.
     #[inline]
-    pub fn ctrl_delay(&self, v: u32, w: u32) -> u64 {
-        let k = self.dest[self.node[w as usize] as usize] as usize;
-        self.ctrl_ps[k * self.nodes + self.node[v as usize] as usize]
+    pub fn ctrl_delay(&self, v: DeviceId, w: DeviceId) -> u64 {
+        let k = self.dest[self.node[w.idx()] as usize] as usize;
+        self.ctrl_ps[k * self.nodes + self.node[v.idx()] as usize]
     }
 }

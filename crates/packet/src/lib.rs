@@ -36,15 +36,57 @@
 //!   Input Balanced Mode's share), and reassembled there.
 //!
 //! Scale-up (NVLink) transfers are not modelled: every flow crosses the scale-out network.
+//!
+//! ## The engine's parts
+//!
+//! One concern per file, htsim-style; each adds its methods to the engine's state
+//! (`sim::Sim`) and keeps its own state in a part of it:
+//! - `sim.rs`: the state, [`run`] and the event loop (one `match` over a closed `Event`);
+//! - `setup.rs`: the request checked, every automatic choice resolved before the loop
+//!   (congestion-control parameters, NSCC per path, timers), the flows laid out;
+//! - `event.rs`, `events.rs`: the events (typed ids, 8 bytes) and the calendar queue (a
+//!   radix heap, equal times in insertion order);
+//! - `ids.rs`: typed ids (`PacketId`, `PortId`, `FlowId`, `HostId`, ...; `Option<Id>` is
+//!   4 bytes); `packet.rs`: packets, their arena, FIFOs and SACK lists;
+//! - `port.rs`: egress queues, transmission, ECN marking, trimming and drops;
+//!   `pfc.rs`: PAUSE/RESUME, ingress accounting and headroom; `switch.rs`: next hops;
+//! - `flow.rs`: a flow's state at both ends; `host.rs`: senders and receivers (ACK, NACK,
+//!   timeouts); `trigger.rs`: flows started by others; `admission.rs`: clear-to-send;
+//! - `cc/`: congestion control, one interface and one file per law ([`nscc`], [`dcqcn`],
+//!   line rate, a fixed window);
+//! - `cells.rs`: the DSF cell fabric (VOQs, credits, cells, reassembly; [`dsf`] builds
+//!   its topology, `topo.rs` the ports and forwarding tables);
+//! - `ledger.rs`: the conservation checks; `result.rs`: the [`PacketResult`].
 
-pub mod dcqcn;
+mod admission;
+mod cc;
+mod cells;
 pub mod dsf;
+mod event;
 mod events;
-pub mod nscc;
+mod flow;
+mod host;
+mod ids;
+mod ledger;
+mod packet;
+mod pfc;
+mod port;
+mod result;
+mod setup;
 mod sim;
+mod switch;
 mod topo;
+mod trigger;
 
-pub use sim::{pfc_headroom_bytes, run, run_with_progress, Progress, MAX_PACKETS};
+pub use cc::{dcqcn, nscc};
+pub use pfc::pfc_headroom_bytes;
+pub use sim::{run, run_with_progress, Progress, MAX_PACKETS};
+
+/// What the engine takes from the rest of aifabric's data plane, in one place.
+pub(crate) mod net {
+    pub(crate) use aifabric_engine::net::{mix, Net};
+    pub(crate) use aifabric_engine::traffic::{FctStats, SlowFlow};
+}
 
 use serde::Serialize;
 
@@ -428,9 +470,9 @@ pub struct PacketResult {
     /// When the last flow completed, seconds.
     pub makespan_s: f64,
     /// Flow completion times (start to the sender holding the last ACK).
-    pub fct: aifabric_engine::traffic::FctStats,
+    pub fct: net::FctStats,
     /// The slowest flows, slowest first.
-    pub slowest: Vec<aifabric_engine::traffic::SlowFlow>,
+    pub slowest: Vec<net::SlowFlow>,
     /// Flows that never started (waiting on a trigger that never fired).
     pub never_started: u64,
     /// Flows not done when the run stopped at `Config::end_ps`.
