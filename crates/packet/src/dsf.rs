@@ -48,28 +48,25 @@
 //! host link's XOFF bounds what one sender can park in the VOQs (and pauses it, head of line,
 //! for all its destinations); the fabric itself sends no PAUSE.
 
-use crate::ids::PortId;
+use crate::ids::{NodeId, PortId};
 use crate::net::Net;
 use crate::topo::Port;
 use crate::PacketError;
 use aifabric_model::{DeviceId, LinkId, PortKind, Role, ZoneKind};
 use std::collections::VecDeque;
 
-/// No entry.
-const NONE: u32 = u32::MAX;
-
 /// The cell fabrics of the DSF zones a matrix crosses: per destination interface node, the
 /// fabric ports each node sprays toward it over.
 pub(crate) struct DsfTopo {
-    /// Device -> compact node index (`NONE`: not an interface or fabric node of a zone the
+    /// Device -> compact node index (`None`: not an interface or fabric node of a zone the
     /// matrix crosses).
-    pub node: Vec<u32>,
+    pub node: Vec<Option<NodeId>>,
     /// Node -> whether it is an interface node (RDSW, EDSW).
     pub iface: Vec<bool>,
     /// Node -> zone.
     pub node_zone: Vec<u32>,
-    /// Node -> destination index (`NONE`: no packet leaves the fabric there).
-    pub dest: Vec<u32>,
+    /// Node -> destination index (`None`: no packet leaves the fabric there).
+    pub dest: Vec<Option<u32>>,
     pub nodes: usize,
     /// `[dest * nodes + node]` -> (first member, members): the live fabric ports one hop
     /// closer to the destination.
@@ -95,14 +92,14 @@ fn ibm_subset(
     members: &mut Vec<PortId>,
     start: usize,
     ports: &[Port],
-    node: &[u32],
+    node: &[Option<NodeId>],
     node_device: &[u32],
     iface: &[bool],
     r: &[f64],
     u: u32,
     w: u32,
 ) {
-    let far = |p: PortId| node[ports[p.idx()].to.idx()];
+    let far = |p: PortId| node[ports[p.idx()].to.idx()].expect("a fabric node").get();
     let cut: Vec<u32> = {
         let mut ys: Vec<u32> = members[start..]
             .iter()
@@ -185,7 +182,7 @@ impl DsfTopo {
         zones.sort_unstable();
         zones.dedup();
         let nd = f.devices().len();
-        let mut node = vec![NONE; nd];
+        let mut node: Vec<Option<NodeId>> = vec![None; nd];
         let mut node_device = Vec::new();
         let mut iface = Vec::new();
         let mut node_zone = Vec::new();
@@ -196,7 +193,7 @@ impl DsfTopo {
                 if !is_dsf(net, dev) {
                     continue;
                 }
-                node[d as usize] = node_device.len() as u32;
+                node[d as usize] = Some(NodeId::from_idx(node_device.len()));
                 node_device.push(d);
                 iface.push(matches!(f.device(dev).role, Role::Rdsw | Role::Edsw));
                 node_zone.push(zi);
@@ -213,7 +210,7 @@ impl DsfTopo {
                 if link.kind != PortKind::Fabric || !f.link_up(l, &net.down) {
                     continue;
                 }
-                if node[link.other(dev).idx()] == NONE {
+                if node[link.other(dev).idx()].is_none() {
                     continue;
                 }
                 let p = port(l, dev, ports);
@@ -224,10 +221,13 @@ impl DsfTopo {
         fabric_ports.sort_unstable();
         fabric_ports.dedup();
         // Destinations: every touched interface node (packets and their ACKs go both ways).
-        let mut dest = vec![NONE; nodes];
-        let dests: Vec<u32> = ifaces.iter().map(|d| node[d.idx()]).collect();
+        let mut dest = vec![None; nodes];
+        let dests: Vec<u32> = ifaces
+            .iter()
+            .map(|d| node[d.idx()].expect("an interface node").get())
+            .collect();
         for (k, &n) in dests.iter().enumerate() {
-            dest[n as usize] = k as u32;
+            dest[n as usize] = Some(k as u32);
         }
         let entries = dests.len().saturating_mul(nodes);
         if entries > crate::topo::MAX_TABLE {
@@ -256,9 +256,10 @@ impl DsfTopo {
                 if let Some((_, (ifs, per_dest))) = per_zone.iter().find(|z| z.0 == zone) {
                     if let Some(i) = ifs.iter().position(|&d| d == wd) {
                         for b in &per_dest[i] {
-                            let n = node[b.device.idx()];
-                            if n != NONE && b.nominal_out > 0.0 {
-                                r[n as usize] = (b.delivered_out / b.nominal_out).clamp(0.0, 1.0);
+                            if let Some(n) = node[b.device.idx()] {
+                                if b.nominal_out > 0.0 {
+                                    r[n.idx()] = (b.delivered_out / b.nominal_out).clamp(0.0, 1.0);
+                                }
                             }
                         }
                     }
@@ -284,7 +285,7 @@ impl DsfTopo {
                     continue;
                 }
                 for &p in &out[x as usize] {
-                    let y = node[ports[p.idx()].to.idx()];
+                    let y = node[ports[p.idx()].to.idx()].expect("a fabric node").get();
                     if dist[y as usize] == u32::MAX
                         && node_zone[y as usize] == node_zone[w as usize]
                     {
@@ -298,7 +299,7 @@ impl DsfTopo {
             for &u in &order[1..] {
                 let start = members.len() as u32;
                 for &p in &out[u as usize] {
-                    let y = node[ports[p.idx()].to.idx()];
+                    let y = node[ports[p.idx()].to.idx()].expect("a fabric node").get();
                     if dist[y as usize] != u32::MAX
                         && dist[y as usize] + 1 == dist[u as usize]
                         && (y == w || !iface[y as usize])
@@ -322,7 +323,7 @@ impl DsfTopo {
                 table[base + u as usize] = (start, n);
                 if n > 0 {
                     let p = members[start as usize];
-                    let y = node[ports[p.idx()].to.idx()];
+                    let y = node[ports[p.idx()].to.idx()].expect("a fabric node").get();
                     ctrl_ps[base + u as usize] = ports[p.idx()]
                         .delay_ps
                         .saturating_add(ctrl_ps[base + y as usize]);
@@ -363,30 +364,45 @@ impl DsfTopo {
     /// also waits in a VOQ for credits, but crosses no fabric link).
     #[inline]
     pub fn scheduled(&self, v: DeviceId, w: DeviceId) -> bool {
-        let (a, b) = (self.node[v.idx()], self.node[w.idx()]);
-        a != NONE
-            && b != NONE
-            && self.iface[a as usize]
-            && self.iface[b as usize]
-            && self.node_zone[a as usize] == self.node_zone[b as usize]
+        match (self.node[v.idx()], self.node[w.idx()]) {
+            (Some(a), Some(b)) => {
+                self.iface[a.idx()]
+                    && self.iface[b.idx()]
+                    && self.node_zone[a.idx()] == self.node_zone[b.idx()]
+            }
+            _ => false,
+        }
     }
 
     /// Whether device `v` is an interface node of the zone of device `w` (a rack switch):
     /// a packet there reaches `w` through the fabric (or is at `w`).
     #[inline]
     pub fn same_zone(&self, v: DeviceId, w: DeviceId) -> bool {
-        let (a, b) = (self.node[v.idx()], self.node[w.idx()]);
-        a != NONE
-            && b != NONE
-            && self.iface[a as usize]
-            && self.node_zone[a as usize] == self.node_zone[b as usize]
+        match (self.node[v.idx()], self.node[w.idx()]) {
+            (Some(a), Some(b)) => {
+                self.iface[a.idx()] && self.node_zone[a.idx()] == self.node_zone[b.idx()]
+            }
+            _ => false,
+        }
     }
 
     /// One-way delay of a message from interface device `v` to interface device `w` of the
     /// same zone, picoseconds.
     #[inline]
     pub fn ctrl_delay(&self, v: DeviceId, w: DeviceId) -> u64 {
-        let k = self.dest[self.node[w.idx()] as usize] as usize;
-        self.ctrl_ps[k * self.nodes + self.node[v.idx()] as usize]
+        let k = self.dest_of(w) as usize;
+        self.ctrl_ps[k * self.nodes + self.node_of(v).idx()]
+    }
+
+    /// The node of device `v`, a node of a zone the matrix crosses.
+    #[inline]
+    pub fn node_of(&self, v: DeviceId) -> NodeId {
+        self.node[v.idx()].expect("a node of a DSF zone")
+    }
+
+    /// The destination index of interface device `w`.
+    #[inline]
+    pub fn dest_of(&self, w: DeviceId) -> u32 {
+        self.dest[self.node_of(w).idx()].expect("an interface node packets leave at")
     }
 }

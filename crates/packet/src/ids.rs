@@ -42,3 +42,7 @@ aifabric_model::id_type!(
     /// An ACK's list of the packets it covers, in the SACK pool.
     SackId
 );
+aifabric_model::id_type!(
+    /// A node (interface or fabric) of the DSF zones a matrix crosses, in compact order.
+    NodeId
+);
