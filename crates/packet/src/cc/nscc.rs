@@ -27,7 +27,8 @@
 //! what was delivered.
 //!
 //! Not modelled: the receiver-side credit control (RCCC), base-RTT learning (the base RTT is
-//! given). Entropy values (REPS reuse, penalties) are the engine's, in `sim.rs`.
+//! given). Entropy values (REPS reuse, penalties) are the engine's, in `flow.rs` and
+//! `host.rs`.
 
 use serde::Serialize;
 
