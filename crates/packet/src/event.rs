@@ -58,3 +58,17 @@ impl MsgBytes {
         u64::from(u32::from_le_bytes([a, b, c, 0]))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_bytes_round_trip_and_entries_stay_small() {
+        for b in [0, 1, 64, 4096, 4150, 65_536, MsgBytes::MAX] {
+            assert_eq!(MsgBytes::new(b).get(), b);
+        }
+        assert_eq!(std::mem::size_of::<Event>(), 8);
+        assert_eq!(std::mem::size_of::<Option<PortId>>(), 4);
+    }
+}
