@@ -48,37 +48,35 @@
 //! host link's XOFF bounds what one sender can park in the VOQs (and pauses it, head of line,
 //! for all its destinations); the fabric itself sends no PAUSE.
 
+use crate::ids::{NodeId, PortId};
 use crate::topo::Port;
 use crate::PacketError;
 use aifabric_dataplane::Net;
 use aifabric_model::{DeviceId, LinkId, PortKind, Role, ZoneKind};
 use std::collections::VecDeque;
 
-/// No entry.
-const NONE: u32 = u32::MAX;
-
 /// The cell fabrics of the DSF zones a matrix crosses: per destination interface node, the
 /// fabric ports each node sprays toward it over.
 pub(crate) struct DsfTopo {
-    /// Device -> compact node index (`NONE`: not an interface or fabric node of a zone the
+    /// Device -> compact node index (`None`: not an interface or fabric node of a zone the
     /// matrix crosses).
-    pub node: Vec<u32>,
+    pub node: Vec<Option<NodeId>>,
     /// Node -> whether it is an interface node (RDSW, EDSW).
     pub iface: Vec<bool>,
     /// Node -> zone.
     pub node_zone: Vec<u32>,
-    /// Node -> destination index (`NONE`: no packet leaves the fabric there).
-    pub dest: Vec<u32>,
+    /// Node -> destination index (`None`: no packet leaves the fabric there).
+    pub dest: Vec<Option<u32>>,
     pub nodes: usize,
     /// `[dest * nodes + node]` -> (first member, members): the live fabric ports one hop
     /// closer to the destination.
     pub table: Vec<(u32, u32)>,
-    pub members: Vec<u32>,
+    pub members: Vec<PortId>,
     /// `[dest * nodes + node]`: one-way delay of a message to the destination node over
     /// the first member at each hop, picoseconds.
     pub ctrl_ps: Vec<u64>,
     /// Every live directed fabric port, in port order.
-    pub fabric_ports: Vec<u32>,
+    pub fabric_ports: Vec<PortId>,
 }
 
 /// Input Balanced Mode at node `u` toward destination `w` (members from `start` are `u`'s
@@ -91,17 +89,17 @@ pub(crate) struct DsfTopo {
 #[allow(clippy::too_many_arguments)]
 fn ibm_subset(
     f: &aifabric_model::Fabric,
-    members: &mut Vec<u32>,
+    members: &mut Vec<PortId>,
     start: usize,
     ports: &[Port],
-    node: &[u32],
+    node: &[Option<NodeId>],
     node_device: &[u32],
     iface: &[bool],
     r: &[f64],
     u: u32,
     w: u32,
 ) {
-    let far = |p: u32| node[ports[p as usize].to as usize];
+    let far = |p: PortId| node[ports[p.idx()].to.idx()].expect("a fabric node").get();
     let cut: Vec<u32> = {
         let mut ys: Vec<u32> = members[start..]
             .iter()
@@ -116,7 +114,7 @@ fn ibm_subset(
         return;
     }
     let ud = DeviceId::new(node_device[u as usize]);
-    let mut kept: Vec<u32> = members[start..]
+    let mut kept: Vec<PortId> = members[start..]
         .iter()
         .copied()
         .filter(|&p| !cut.contains(&far(p)))
@@ -128,7 +126,7 @@ fn ibm_subset(
             .iter()
             .filter(|&&l| f.link(l).kind == PortKind::Fabric && f.link(l).other(ud) == yd)
             .count() as f64;
-        let mut live: Vec<u32> = members[start..]
+        let mut live: Vec<PortId> = members[start..]
             .iter()
             .copied()
             .filter(|&p| far(p) == y)
@@ -140,7 +138,7 @@ fn ibm_subset(
         } else {
             0
         };
-        live.sort_by_key(|&p| aifabric_dataplane::mix(u64::from(w) << 32 ^ u64::from(p)));
+        live.sort_by_key(|&p| aifabric_dataplane::mix(u64::from(w) << 32 ^ u64::from(p.get())));
         kept.extend_from_slice(&live[..keep]);
     }
     kept.sort_unstable();
@@ -167,7 +165,7 @@ impl DsfTopo {
         net: &Net<'_>,
         touched: &[DeviceId],
         ports: &mut Vec<Port>,
-        port: &mut dyn FnMut(LinkId, DeviceId, &mut Vec<Port>) -> u32,
+        port: &mut dyn FnMut(LinkId, DeviceId, &mut Vec<Port>) -> PortId,
     ) -> Result<Option<DsfTopo>, PacketError> {
         let f = net.f;
         let mut ifaces: Vec<DeviceId> = touched
@@ -184,7 +182,7 @@ impl DsfTopo {
         zones.sort_unstable();
         zones.dedup();
         let nd = f.devices().len();
-        let mut node = vec![NONE; nd];
+        let mut node: Vec<Option<NodeId>> = vec![None; nd];
         let mut node_device = Vec::new();
         let mut iface = Vec::new();
         let mut node_zone = Vec::new();
@@ -195,7 +193,7 @@ impl DsfTopo {
                 if !is_dsf(net, dev) {
                     continue;
                 }
-                node[d as usize] = node_device.len() as u32;
+                node[d as usize] = Some(NodeId::from_idx(node_device.len()));
                 node_device.push(d);
                 iface.push(matches!(f.device(dev).role, Role::Rdsw | Role::Edsw));
                 node_zone.push(zi);
@@ -203,7 +201,7 @@ impl DsfTopo {
         }
         let nodes = node_device.len();
         // Live fabric ports, and each node's out-ports (to another node).
-        let mut out: Vec<Vec<u32>> = vec![Vec::new(); nodes];
+        let mut out: Vec<Vec<PortId>> = vec![Vec::new(); nodes];
         let mut fabric_ports = Vec::new();
         for (n, &d) in node_device.iter().enumerate() {
             let dev = DeviceId::new(d);
@@ -212,7 +210,7 @@ impl DsfTopo {
                 if link.kind != PortKind::Fabric || !f.link_up(l, &net.down) {
                     continue;
                 }
-                if node[link.other(dev).idx()] == NONE {
+                if node[link.other(dev).idx()].is_none() {
                     continue;
                 }
                 let p = port(l, dev, ports);
@@ -223,10 +221,13 @@ impl DsfTopo {
         fabric_ports.sort_unstable();
         fabric_ports.dedup();
         // Destinations: every touched interface node (packets and their ACKs go both ways).
-        let mut dest = vec![NONE; nodes];
-        let dests: Vec<u32> = ifaces.iter().map(|d| node[d.idx()]).collect();
+        let mut dest = vec![None; nodes];
+        let dests: Vec<u32> = ifaces
+            .iter()
+            .map(|d| node[d.idx()].expect("an interface node").get())
+            .collect();
         for (k, &n) in dests.iter().enumerate() {
-            dest[n as usize] = k as u32;
+            dest[n as usize] = Some(k as u32);
         }
         let entries = dests.len().saturating_mul(nodes);
         if entries > crate::topo::MAX_TABLE {
@@ -255,9 +256,10 @@ impl DsfTopo {
                 if let Some((_, (ifs, per_dest))) = per_zone.iter().find(|z| z.0 == zone) {
                     if let Some(i) = ifs.iter().position(|&d| d == wd) {
                         for b in &per_dest[i] {
-                            let n = node[b.device.idx()];
-                            if n != NONE && b.nominal_out > 0.0 {
-                                r[n as usize] = (b.delivered_out / b.nominal_out).clamp(0.0, 1.0);
+                            if let Some(n) = node[b.device.idx()] {
+                                if b.nominal_out > 0.0 {
+                                    r[n.idx()] = (b.delivered_out / b.nominal_out).clamp(0.0, 1.0);
+                                }
                             }
                         }
                     }
@@ -283,7 +285,7 @@ impl DsfTopo {
                     continue;
                 }
                 for &p in &out[x as usize] {
-                    let y = node[ports[p as usize].to as usize];
+                    let y = node[ports[p.idx()].to.idx()].expect("a fabric node").get();
                     if dist[y as usize] == u32::MAX
                         && node_zone[y as usize] == node_zone[w as usize]
                     {
@@ -297,7 +299,7 @@ impl DsfTopo {
             for &u in &order[1..] {
                 let start = members.len() as u32;
                 for &p in &out[u as usize] {
-                    let y = node[ports[p as usize].to as usize];
+                    let y = node[ports[p.idx()].to.idx()].expect("a fabric node").get();
                     if dist[y as usize] != u32::MAX
                         && dist[y as usize] + 1 == dist[u as usize]
                         && (y == w || !iface[y as usize])
@@ -321,8 +323,8 @@ impl DsfTopo {
                 table[base + u as usize] = (start, n);
                 if n > 0 {
                     let p = members[start as usize];
-                    let y = node[ports[p as usize].to as usize];
-                    ctrl_ps[base + u as usize] = ports[p as usize]
+                    let y = node[ports[p.idx()].to.idx()].expect("a fabric node").get();
+                    ctrl_ps[base + u as usize] = ports[p.idx()]
                         .delay_ps
                         .saturating_add(ctrl_ps[base + y as usize]);
                 }
@@ -361,31 +363,46 @@ impl DsfTopo {
     /// both interface nodes of the same zone (the same node too: locally switched traffic
     /// also waits in a VOQ for credits, but crosses no fabric link).
     #[inline]
-    pub fn scheduled(&self, v: u32, w: u32) -> bool {
-        let (a, b) = (self.node[v as usize], self.node[w as usize]);
-        a != NONE
-            && b != NONE
-            && self.iface[a as usize]
-            && self.iface[b as usize]
-            && self.node_zone[a as usize] == self.node_zone[b as usize]
+    pub fn scheduled(&self, v: DeviceId, w: DeviceId) -> bool {
+        match (self.node[v.idx()], self.node[w.idx()]) {
+            (Some(a), Some(b)) => {
+                self.iface[a.idx()]
+                    && self.iface[b.idx()]
+                    && self.node_zone[a.idx()] == self.node_zone[b.idx()]
+            }
+            _ => false,
+        }
     }
 
     /// Whether device `v` is an interface node of the zone of device `w` (a rack switch):
     /// a packet there reaches `w` through the fabric (or is at `w`).
     #[inline]
-    pub fn same_zone(&self, v: u32, w: u32) -> bool {
-        let (a, b) = (self.node[v as usize], self.node[w as usize]);
-        a != NONE
-            && b != NONE
-            && self.iface[a as usize]
-            && self.node_zone[a as usize] == self.node_zone[b as usize]
+    pub fn same_zone(&self, v: DeviceId, w: DeviceId) -> bool {
+        match (self.node[v.idx()], self.node[w.idx()]) {
+            (Some(a), Some(b)) => {
+                self.iface[a.idx()] && self.node_zone[a.idx()] == self.node_zone[b.idx()]
+            }
+            _ => false,
+        }
     }
 
     /// One-way delay of a message from interface device `v` to interface device `w` of the
     /// same zone, picoseconds.
     #[inline]
-    pub fn ctrl_delay(&self, v: u32, w: u32) -> u64 {
-        let k = self.dest[self.node[w as usize] as usize] as usize;
-        self.ctrl_ps[k * self.nodes + self.node[v as usize] as usize]
+    pub fn ctrl_delay(&self, v: DeviceId, w: DeviceId) -> u64 {
+        let k = self.dest_of(w) as usize;
+        self.ctrl_ps[k * self.nodes + self.node_of(v).idx()]
+    }
+
+    /// The node of device `v`, a node of a zone the matrix crosses.
+    #[inline]
+    pub fn node_of(&self, v: DeviceId) -> NodeId {
+        self.node[v.idx()].expect("a node of a DSF zone")
+    }
+
+    /// The destination index of interface device `w`.
+    #[inline]
+    pub fn dest_of(&self, w: DeviceId) -> u32 {
+        self.dest[self.node_of(w).idx()].expect("an interface node packets leave at")
     }
 }

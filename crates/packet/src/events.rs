@@ -10,13 +10,17 @@
 //! carries a sequence number and equal keys are sorted by it when a bucket is redistributed,
 //! so a run is the same whatever the heap's internal order.
 
-/// One scheduled event: its time, its insertion number and what it is (`kind << 56 | id`).
+use crate::event::Event;
+
+/// One scheduled event: its time, its insertion number and what it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
     pub time_ps: u64,
     pub seq: u64,
-    pub what: u64,
+    pub what: Event,
 }
+
+const _: () = assert!(std::mem::size_of::<Entry>() <= 24);
 
 /// The queue.
 pub(crate) struct Events {
@@ -55,7 +59,7 @@ impl Events {
     }
 
     /// Schedule `what` at `time_ps` (not before the last event removed).
-    pub fn push(&mut self, time_ps: u64, what: u64) {
+    pub fn push(&mut self, time_ps: u64, what: Event) {
         debug_assert!(time_ps >= self.last, "an event in the past");
         let e = Entry {
             time_ps,
@@ -102,6 +106,11 @@ impl Events {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::FlowId;
+
+    fn ev(n: u64) -> Event {
+        Event::Start(FlowId::new(n as u32))
+    }
 
     #[test]
     fn pops_in_time_then_insertion_order() {
@@ -120,18 +129,18 @@ mod tests {
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 let t = now + (x >> 40) % 1000 * (k % 2);
-                q.push(t, n);
+                q.push(t, ev(n));
                 reference.push(Reverse((t, n)));
                 n += 1;
             }
             let e = q.pop().unwrap();
             let Reverse((t, id)) = reference.pop().unwrap();
-            assert_eq!((e.time_ps, e.what), (t, id));
+            assert_eq!((e.time_ps, e.what), (t, ev(id)));
             now = e.time_ps;
         }
         while let Some(e) = q.pop() {
             let Reverse((t, id)) = reference.pop().unwrap();
-            assert_eq!((e.time_ps, e.what), (t, id));
+            assert_eq!((e.time_ps, e.what), (t, ev(id)));
         }
         assert!(reference.is_empty());
         assert_eq!(q.len(), 0);
@@ -140,13 +149,13 @@ mod tests {
     #[test]
     fn equal_times_keep_insertion_order() {
         let mut q = Events::new();
-        q.push(5, 1);
-        q.push(9, 2);
-        q.push(5, 3);
-        assert_eq!(q.pop().unwrap().what, 1);
-        q.push(5, 4);
-        q.push(9, 5);
-        let order: Vec<u64> = std::iter::from_fn(|| q.pop().map(|e| e.what)).collect();
-        assert_eq!(order, vec![3, 4, 2, 5]);
+        q.push(5, ev(1));
+        q.push(9, ev(2));
+        q.push(5, ev(3));
+        assert_eq!(q.pop().unwrap().what, ev(1));
+        q.push(5, ev(4));
+        q.push(9, ev(5));
+        let order: Vec<Event> = std::iter::from_fn(|| q.pop().map(|e| e.what)).collect();
+        assert_eq!(order, vec![ev(3), ev(4), ev(2), ev(5)]);
     }
 }

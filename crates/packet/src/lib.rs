@@ -36,15 +36,55 @@
 //!   Input Balanced Mode's share), and reassembled there.
 //!
 //! Scale-up (NVLink) transfers are not modelled: every flow crosses the scale-out network.
+//!
+//! ## The engine's parts
+//!
+//! One concern per file, htsim-style; each adds its methods to the engine's state
+//! (`sim::Sim`) and keeps its own state in a part of it:
+//! - `sim.rs`: the state, [`run`] and the event loop (one `match` over a closed `Event`);
+//! - `setup.rs`: the request checked, every automatic choice resolved before the loop
+//!   (congestion-control parameters, NSCC per path, timers), the flows laid out;
+//! - `event.rs`, `events.rs`: the events (typed ids, 8 bytes) and the calendar queue (a
+//!   radix heap, equal times in insertion order);
+//! - `ids.rs`: typed ids (`PacketId`, `PortId`, `FlowId`, `HostId`, ...; `Option<Id>` is
+//!   4 bytes); `packet.rs`: packets, their arena, FIFOs and SACK lists;
+//! - `port.rs`: egress queues, transmission, ECN marking, trimming and drops;
+//!   `pfc.rs`: PAUSE/RESUME, ingress accounting and headroom; `switch.rs`: next hops;
+//! - `flow.rs`: a flow's state at both ends; `host.rs`: senders and receivers (ACK, NACK,
+//!   timeouts); `trigger.rs`: flows started by others; `admission.rs`: clear-to-send;
+//! - `cc/`: congestion control, one interface and one file per law ([`nscc`], [`dcqcn`],
+//!   line rate, a fixed window);
+//! - `cells.rs`: the DSF cell fabric (VOQs, credits, cells, reassembly; [`dsf`] builds
+//!   its topology, `topo.rs` the ports and forwarding tables);
+//! - `ledger.rs`: the conservation checks; `result.rs`: the [`PacketResult`].
 
-pub mod dcqcn;
+mod admission;
+mod cc;
+mod cells;
 pub mod dsf;
+mod event;
 mod events;
-pub mod nscc;
+mod flow;
+mod host;
+mod ids;
+mod ledger;
+mod packet;
+mod pfc;
+mod port;
+mod result;
+mod setup;
 mod sim;
+mod switch;
 mod topo;
+mod trigger;
 
-pub use sim::{pfc_headroom_bytes, run, run_with_progress, Progress, MAX_PACKETS};
+pub use cc::{dcqcn, nscc};
+pub use pfc::pfc_headroom_bytes;
+pub use result::{
+    Counters, DsfResult, FabricTier, LinkLoad, PacketResult, PfcResult, TierPauses, TierQueues,
+    TierVoqs,
+};
+pub use sim::{run, run_with_progress, Progress, MAX_PACKETS};
 
 use serde::Serialize;
 
@@ -367,197 +407,6 @@ pub enum PacketError {
     /// The request or the fabric does not allow it; the message says why and what to do.
     #[error("{0}")]
     Invalid(String),
-}
-
-/// Packet counters.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Counters {
-    /// Data packets sent for the first time.
-    pub data_new: u64,
-    /// Data packets sent again (after a NACK or a timeout).
-    pub data_retransmitted: u64,
-    /// ACKs sent.
-    pub acks: u64,
-    /// NACKs sent.
-    pub nacks: u64,
-    /// Data packets trimmed to their header.
-    pub trimmed: u64,
-    /// Packets dropped (data with drop-tail, or any packet finding its class full).
-    pub dropped: u64,
-    /// Data packets marked ECN.
-    pub ecn_marked: u64,
-    /// Retransmission timeouts that resent something.
-    pub timeouts: u64,
-    /// Congestion notification packets sent (DCQCN).
-    pub cnps: u64,
-    /// Clear-to-send packets sent (receiver-driven admission).
-    pub cts: u64,
-}
-
-/// Queue occupancy of one tier's egress ports (those that carried traffic).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TierQueues {
-    /// Tier, as the flow engine names it (`gpu->rtsw`, `rtsw->ctsw`, ...).
-    pub tier: String,
-    /// Ports of the tier that carried packets.
-    pub ports: u64,
-    /// Largest occupancy of any of them (both classes), bytes.
-    pub peak_bytes: u64,
-    /// Time-averaged occupancy per port over the run, bytes.
-    pub mean_bytes: f64,
-}
-
-/// Bytes a directed link carried.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct LinkLoad {
-    /// The link and direction, as the flow engine names it.
-    pub link: String,
-    /// Bytes sent over it (data, headers, ACKs and NACKs).
-    pub bytes: u64,
-    /// Largest queue at its egress port, bytes.
-    pub peak_queue_bytes: u64,
-}
-
-/// What a traffic matrix does, packet by packet.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PacketResult {
-    /// Flows.
-    pub flows: u64,
-    /// Payload bytes, all flows.
-    pub bytes: u64,
-    /// When the last flow completed, seconds.
-    pub makespan_s: f64,
-    /// Flow completion times (start to the sender holding the last ACK).
-    pub fct: aifabric_dataplane::FctStats,
-    /// The slowest flows, slowest first.
-    pub slowest: Vec<aifabric_dataplane::SlowFlow>,
-    /// Flows that never started (waiting on a trigger that never fired).
-    pub never_started: u64,
-    /// Flows not done when the run stopped at `Config::end_ps`.
-    pub unfinished: u64,
-    /// Packet counters.
-    pub counters: Counters,
-    /// Queue occupancy per tier.
-    pub queues: Vec<TierQueues>,
-    /// The links that carried most bytes, busiest first.
-    pub busiest: Vec<LinkLoad>,
-    /// Events processed.
-    pub events: u64,
-    /// The longest retransmission timeout of any flow, seconds: `Config::rto_ps` is a
-    /// floor, each flow's timer at least twice its path's base round trip.
-    pub max_rto_s: f64,
-    /// Pauses per tier (with PFC on).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pfc: Option<PfcResult>,
-    /// What the scheduled fabric did (when the matrix crossed a DSF zone).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dsf: Option<DsfResult>,
-    /// The model's settings.
-    pub config: Config,
-}
-
-/// What priority flow control did.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PfcResult {
-    /// PAUSE frames sent.
-    pub pauses: u64,
-    /// RESUME frames sent.
-    pub resumes: u64,
-    /// Data packets dropped because they found their ingress link's headroom full (a
-    /// lossless fabric with enough headroom drops none).
-    pub headroom_drops: u64,
-    /// Largest ingress count of any link, bytes (XOFF plus what the headroom took).
-    pub peak_ingress_bytes: u64,
-    /// Switch ingress links (Ethernet) whose headroom is below what a PAUSE needs on them
-    /// ([`pfc_headroom_bytes`] of their rate and delay): cut by the switch's buffer
-    /// ([`Pfc::buffer_limited`]) or given too small ([`Pfc::headroom_bytes`]). What arrives
-    /// after their PAUSE beyond it may be dropped.
-    pub ports_short_of_headroom: u64,
-    /// The smallest share of that need any such link's headroom is (1 when all fit).
-    pub min_headroom_share: f64,
-    /// The switch whose links got that smallest share (none when all fit).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_headroom_switch: Option<String>,
-    /// Paused egress ports whose XON is below what their link carries in a PAUSE round
-    /// trip, `rate x (2 x delay + response)`: after each RESUME the data held downstream
-    /// can drain before new data comes back, which costs throughput where nothing else
-    /// feeds that switch's egress (one long link into a receiver), and nothing where other
-    /// links do (an incast over many).
-    pub paused_ports_xon_below_round_trip: u64,
-    /// The largest such round trip's bytes: an XON (and XOFF above it, within the buffer)
-    /// of about this much keeps those ports busy.
-    pub max_round_trip_bytes: u64,
-    /// Per tier, the egress ports that were paused.
-    pub tiers: Vec<TierPauses>,
-}
-
-/// The pauses one tier's egress ports took.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TierPauses {
-    /// Tier, as the flow engine names it (`gpu->rtsw` is the NICs).
-    pub tier: String,
-    /// Ports of the tier that were paused at least once.
-    pub ports_paused: u64,
-    /// PAUSE frames they received.
-    pub pauses: u64,
-    /// Time paused, summed over those ports, seconds.
-    pub paused_s: f64,
-    /// Longest total time one port of the tier was paused, seconds.
-    pub max_paused_s: f64,
-}
-
-/// What the scheduled fabric of the DSF zones did.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct DsfResult {
-    /// The model's cell and credit sizes.
-    pub settings: Dsf,
-    /// Packets that crossed a zone's fabric (entered a VOQ).
-    pub packets: u64,
-    /// Credit requests (and updates) the VOQs sent to egress schedulers.
-    pub requests: u64,
-    /// Grants the egress schedulers issued.
-    pub grants: u64,
-    /// Bytes of credit granted.
-    pub credits_granted_bytes: u64,
-    /// Bytes the VOQs sent into the fabric (granted = sent once the VOQs are empty).
-    pub sent_bytes: u64,
-    /// Bytes still queued in VOQs when the run stopped.
-    pub queued_bytes: u64,
-    /// Cells sent into the fabric.
-    pub cells_sent: u64,
-    /// Cells reassembled at egress interface nodes.
-    pub cells_reassembled: u64,
-    /// Largest VOQ of each interface-node role, bytes.
-    pub voqs: Vec<TierVoqs>,
-    /// Fabric links per tier: bytes and utilization over the run.
-    pub fabric: Vec<FabricTier>,
-}
-
-/// The VOQs of one role of interface node (`rdsw`, `edsw`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TierVoqs {
-    /// Role of the ingress interface node.
-    pub tier: String,
-    /// VOQs that held a packet.
-    pub voqs: u64,
-    /// Largest occupancy of any of them, bytes.
-    pub peak_bytes: u64,
-}
-
-/// One tier of fabric links: the directed links that carried cells.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct FabricTier {
-    /// Tier, as the flow engine names it (`rdsw-fdsw`, `fdsw-sdsw`, ...).
-    pub tier: String,
-    /// Directed links of the tier that carried cells.
-    pub links: u64,
-    /// Bytes of cells they carried.
-    pub bytes: u64,
-    /// Mean utilization of those links over the run (bytes / (links x capacity x run
-    /// time)).
-    pub mean_utilization: f64,
-    /// Utilization of the busiest link of the tier over the run.
-    pub max_utilization: f64,
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! a destination rack of the matrix get a compact index, only the links they forward over get
 //! ports, and the table is dense over (destination rack, switch).
 
+use crate::ids::{DestId, HostId, PortId, SwitchId};
 use crate::{Lb, PacketError};
 use aifabric_dataplane::{Forwarding, Net};
 use aifabric_model::{DeviceId, LinkId, Role};
@@ -24,9 +25,9 @@ pub const MAX_TABLE: usize = 64 << 20;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Port {
     /// Device at the far end.
-    pub to: u32,
+    pub to: DeviceId,
     /// Device at the near end.
-    pub from: u32,
+    pub from: DeviceId,
     /// Line rate, bits per second.
     pub rate_bps: u64,
     /// Picoseconds per byte when a whole number (100, 200, 400, 800 Gb/s), else 0.
@@ -57,24 +58,25 @@ pub(crate) struct Topo {
     pub ports: Vec<Port>,
     /// Per host (matrix node): its NIC port, the port from its rack switch down to it, and
     /// the index of its rack switch among the destinations.
-    pub host_up: Vec<u32>,
-    pub host_down: Vec<u32>,
-    pub host_dest: Vec<u32>,
-    /// Device index -> host (matrix node), `u32::MAX` for switches.
-    pub host_of_device: Vec<u32>,
-    /// Device index of each host.
-    pub host_device: Vec<u32>,
-    /// Port -> the host whose NIC it is, `u32::MAX` for switch ports.
-    pub port_host: Vec<u32>,
-    /// Device index -> compact switch index, `u32::MAX` where no path goes.
-    pub switch_index: Vec<u32>,
+    pub host_up: Vec<PortId>,
+    pub host_down: Vec<PortId>,
+    /// (`None`: a host of the matrix that neither sends nor receives.)
+    pub host_dest: Vec<Option<DestId>>,
+    /// Device index -> host (matrix node), `None` for switches.
+    pub host_of_device: Vec<Option<HostId>>,
+    /// Device of each host.
+    pub host_device: Vec<DeviceId>,
+    /// Port -> the host whose NIC it is, `None` for switch ports.
+    pub port_host: Vec<Option<HostId>>,
+    /// Device index -> compact switch index, `None` where no path goes.
+    pub switch_index: Vec<Option<SwitchId>>,
     /// Rack switch device of each destination.
-    pub dest_rack: Vec<u32>,
+    pub dest_rack: Vec<DeviceId>,
     pub switches: usize,
     /// `[dest * switches + switch]` -> (first member, members).
     pub table: Vec<(u32, u32)>,
     /// Next-hop ports.
-    pub members: Vec<u32>,
+    pub members: Vec<PortId>,
     /// Cumulative UCMP weight of each member within its group, scaled to 2^32 (empty when
     /// every group splits equally).
     pub cum_weight: Vec<u64>,
@@ -99,9 +101,9 @@ impl Topo {
     ) -> Result<Topo, PacketError> {
         let f = net.f;
         let nd = f.devices().len();
-        let mut host_of_device = vec![u32::MAX; nd];
+        let mut host_of_device = vec![None; nd];
         for (i, &h) in hosts.iter().enumerate() {
-            host_of_device[h.idx()] = i as u32;
+            host_of_device[h.idx()] = Some(HostId::from_idx(i));
         }
         // Each host's link and rack switch.
         let mut attach = Vec::with_capacity(hosts.len());
@@ -117,7 +119,7 @@ impl Topo {
         // Destination racks, and the source racks that send to each.
         let mut dest_of_rack: FxHashMap<DeviceId, u32> = FxHashMap::default();
         let mut dest_rack: Vec<DeviceId> = Vec::new();
-        let mut host_dest = vec![u32::MAX; hosts.len()];
+        let mut host_dest: Vec<Option<DestId>> = vec![None; hosts.len()];
         let mut sources: Vec<Vec<DeviceId>> = Vec::new();
         // Data goes from source to destination, ACKs and NACKs back: both are destinations.
         let both = pairs.iter().flat_map(|&(s, d)| [(s, d), (d, s)]);
@@ -128,14 +130,12 @@ impl Topo {
                 sources.push(Vec::new());
                 dest_rack.len() as u32 - 1
             });
-            host_dest[d as usize] = k;
+            host_dest[d as usize] = Some(DestId::new(k));
             sources[k as usize].push(attach[s as usize].1);
         }
         for (h, d) in host_dest.iter_mut().enumerate() {
-            if *d == u32::MAX {
-                if let Some(&k) = dest_of_rack.get(&attach[h].1) {
-                    *d = k;
-                }
+            if d.is_none() {
+                *d = dest_of_rack.get(&attach[h].1).map(|&k| DestId::new(k));
             }
         }
         let weighted = lb.entropies().is_some();
@@ -153,7 +153,7 @@ impl Topo {
             .map(|(&tor, srcs)| groups_toward(net, &fwd, tor, srcs, weighted))
             .collect::<Result<_, _>>()?;
         // Compact switch indices, in device order.
-        let mut switch_index = vec![u32::MAX; nd];
+        let mut switch_index = vec![None; nd];
         let mut seen: Vec<u32> = groups
             .iter()
             .flat_map(|g| g.iter().map(|(d, _)| d.get()))
@@ -161,7 +161,7 @@ impl Topo {
         seen.sort_unstable();
         seen.dedup();
         for (i, &d) in seen.iter().enumerate() {
-            switch_index[d as usize] = i as u32;
+            switch_index[d as usize] = Some(SwitchId::from_idx(i));
         }
         let switches = seen.len();
         let entries = switches.saturating_mul(dest_rack.len());
@@ -173,8 +173,8 @@ impl Topo {
             )));
         }
         let mut ports: Vec<Port> = Vec::new();
-        let mut port_of: FxHashMap<u32, u32> = FxHashMap::default();
-        let mut port = |l: LinkId, from: DeviceId, ports: &mut Vec<Port>| -> u32 {
+        let mut port_of: FxHashMap<u32, PortId> = FxHashMap::default();
+        let mut port = |l: LinkId, from: DeviceId, ports: &mut Vec<Port>| -> PortId {
             let r = net.link_resource(l, from);
             *port_of.entry(r).or_insert_with(|| {
                 let link = f.link(l);
@@ -188,8 +188,8 @@ impl Topo {
                     switch_latency_ps
                 };
                 ports.push(Port {
-                    to: to.get(),
-                    from: from.get(),
+                    to,
+                    from,
                     rate_bps,
                     ps_per_byte: if 8_000_000_000_000u64.is_multiple_of(rate_bps.max(1)) {
                         8_000_000_000_000u64 / rate_bps.max(1)
@@ -199,7 +199,7 @@ impl Topo {
                     delay_ps: prop + fwd,
                     resource: r,
                 });
-                ports.len() as u32 - 1
+                PortId::from_idx(ports.len() - 1)
             })
         };
         let mut host_up = Vec::with_capacity(hosts.len());
@@ -210,7 +210,7 @@ impl Topo {
             host_down.push(port(l, tor, &mut ports));
         }
         let mut table = vec![(0u32, 0u32); entries];
-        let mut members: Vec<u32> = Vec::new();
+        let mut members: Vec<PortId> = Vec::new();
         let mut cum: Vec<u64> = Vec::new();
         let mut unequal = false;
         for (k, g) in groups.iter().enumerate() {
@@ -224,7 +224,7 @@ impl Topo {
                     cum.push(((acc / total) * 4_294_967_296.0).round() as u64);
                     unequal |= (w - hops[0].3).abs() > 1e-12 * hops[0].3.abs();
                 }
-                let sw = switch_index[v.idx()] as usize;
+                let sw = switch_index[v.idx()].expect("a switch of the tables").idx();
                 table[k * switches + sw] = (start, hops.len() as u32);
             }
         }
@@ -238,20 +238,20 @@ impl Topo {
             }
         }
         let dsf = crate::dsf::DsfTopo::build(net, &touched, &mut ports, &mut port)?;
-        let mut port_host = vec![u32::MAX; ports.len()];
+        let mut port_host = vec![None; ports.len()];
         for (h, &p) in host_up.iter().enumerate() {
-            port_host[p as usize] = h as u32;
+            port_host[p.idx()] = Some(HostId::from_idx(h));
         }
         Ok(Topo {
             port_host,
-            host_device: hosts.iter().map(|d| d.get()).collect(),
+            host_device: hosts.to_vec(),
             ports,
             host_up,
             host_down,
             host_dest,
             host_of_device,
             switch_index,
-            dest_rack: dest_rack.iter().map(|d| d.get()).collect(),
+            dest_rack,
             switches,
             table,
             members,
@@ -416,8 +416,8 @@ mod tests {
     #[test]
     fn serialization_is_exact_at_whole_picoseconds_per_byte() {
         let p = Port {
-            to: 0,
-            from: 0,
+            to: DeviceId::new(0),
+            from: DeviceId::new(0),
             rate_bps: 100_000_000_000,
             ps_per_byte: 80,
             delay_ps: 0,

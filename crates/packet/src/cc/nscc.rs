@@ -27,7 +27,8 @@
 //! what was delivered.
 //!
 //! Not modelled: the receiver-side credit control (RCCC), base-RTT learning (the base RTT is
-//! given). Entropy values (REPS reuse, penalties) are the engine's, in `sim.rs`.
+//! given). Entropy values (REPS reuse, penalties) are the engine's, in `flow.rs` and
+//! `host.rs`.
 
 use serde::Serialize;
 
@@ -314,5 +315,37 @@ mod tests {
         let w2 = s.cwnd_bytes;
         s.on_ack(&p, 3, 16_600, 4150, Some(p.base_rtt_ps + 50_000_000));
         assert_eq!(s.cwnd_bytes, w2, "no second decrease within one base RTT");
+    }
+}
+
+/// NSCC as a [`super::Law`]: the sender's state and its parameters' index in
+/// [`super::CcTable::nscc`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NsccFlow {
+    pub state: State,
+    pub params: u32,
+}
+
+impl super::Law for NsccFlow {
+    #[inline]
+    fn window_bytes(&self) -> u64 {
+        self.state.cwnd_bytes as u64
+    }
+
+    #[inline]
+    fn on_ack(&mut self, t: &super::CcTable, now: u64, acked: u64, marked: u64, rtt: Option<u64>) {
+        let p = &t.nscc[self.params as usize];
+        self.state.on_ack(p, now, acked, marked, rtt);
+    }
+
+    #[inline]
+    fn on_nack(&mut self, t: &super::CcTable, now: u64, bytes: u64) {
+        self.state
+            .on_nack(&t.nscc[self.params as usize], now, bytes);
+    }
+
+    #[inline]
+    fn on_timeout(&mut self, t: &super::CcTable, bytes: u64) {
+        self.state.on_timeout(&t.nscc[self.params as usize], bytes);
     }
 }

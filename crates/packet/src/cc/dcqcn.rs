@@ -301,6 +301,57 @@ impl CnpPacer {
     }
 }
 
+/// DCQCN as a [`super::Law`], both ends: the sender's rate and when it may send next
+/// (each packet leaves one packet time, at the rate, after the previous one), and the
+/// receiver's CNP pacing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DcqcnFlow {
+    pub state: State,
+    pub next_send_ps: u64,
+    pub cnp: CnpPacer,
+}
+
+impl DcqcnFlow {
+    fn params(t: &super::CcTable) -> &Params {
+        t.dcqcn.as_ref().expect("DCQCN flows have DCQCN parameters")
+    }
+}
+
+impl super::Law for DcqcnFlow {
+    #[inline]
+    fn pace(&mut self, t: &super::CcTable, bytes: u32, now: u64) -> bool {
+        if now < self.next_send_ps {
+            return false;
+        }
+        let st = &mut self.state;
+        st.on_sent(DcqcnFlow::params(t), u64::from(bytes), now);
+        let gap =
+            (u128::from(bytes) * 8_000_000_000_000).div_ceil(u128::from(st.rate_bps().max(1)));
+        self.next_send_ps = now + gap as u64;
+        true
+    }
+
+    #[inline]
+    fn next_send_ps(&self) -> Option<u64> {
+        Some(self.next_send_ps)
+    }
+
+    /// The timers (alpha's decay above all) run from the flow's start.
+    fn on_start(&mut self, t: &super::CcTable, now: u64) {
+        self.state = State::new(DcqcnFlow::params(t), now);
+    }
+
+    #[inline]
+    fn on_marked(&mut self, t: &super::CcTable, now: u64) -> bool {
+        self.cnp.should_send(DcqcnFlow::params(t), now)
+    }
+
+    #[inline]
+    fn on_cnp(&mut self, t: &super::CcTable, now: u64) {
+        self.state.on_cnp(DcqcnFlow::params(t), now);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,233 @@
+//! Ports: a NIC's or a switch's egress, with a high-priority class (trimmed headers and
+//! control packets, served first) and a data class limited in bytes; ECN marking on dequeue,
+//! trimming or dropping what does not fit.
+
+use crate::event::Event;
+use crate::ids::{PacketId, PortId};
+use crate::packet::{Fifo, Kind};
+use crate::sim::{next_rand, Sim};
+
+/// One directed port's state (its static side is [`crate::topo::Port`]).
+#[derive(Default)]
+pub(crate) struct PortState {
+    pub busy: bool,
+    pub hi: Fifo,
+    pub lo: Fifo,
+    pub hi_bytes: u64,
+    pub lo_bytes: u64,
+    pub peak: u64,
+    /// Occupancy integrated over time, byte-picoseconds.
+    pub area: u128,
+    pub since_ps: u64,
+    pub used: bool,
+    /// Bytes sent.
+    pub sent: u64,
+    // PFC, as the upstream side of the link: paused (no data leaves), since when, for how
+    // long in all, and how many PAUSE frames came.
+    pub paused: bool,
+    pub paused_since_ps: u64,
+    pub paused_ps: u64,
+    pub pauses_received: u64,
+    /// DSF fabric port: when its last cell is serialized (cells are FIFO at the link's rate).
+    pub free_ps: u64,
+    // PFC, as the downstream switch's ingress accounting of what came in over this link:
+    // data bytes still queued there, whether it sent a PAUSE not yet followed by a RESUME,
+    // the headroom above XOFF, and the largest count.
+    pub ingress: u64,
+    pub pause_sent: bool,
+    pub headroom: u64,
+    pub ingress_peak: u64,
+}
+
+impl PortState {
+    /// Integrate the occupancy up to `now`.
+    #[inline]
+    pub fn account(&mut self, now: u64) {
+        self.area += u128::from(self.hi_bytes + self.lo_bytes) * u128::from(now - self.since_ps);
+        self.since_ps = now;
+    }
+}
+
+impl Sim<'_> {
+    /// Put packet `i` on port `p`'s wire now.
+    pub(crate) fn transmit(&mut self, p: PortId, i: PacketId) {
+        let port = self.topo.ports[p.idx()];
+        let bytes = self.packets[i].bytes;
+        self.packets[i].port = p;
+        let ser = port.serialize_ps(bytes);
+        let st = &mut self.ports[p.idx()];
+        st.busy = true;
+        st.used = true;
+        st.sent += u64::from(bytes);
+        self.events.push(self.now + ser, Event::TxDone(p));
+        self.events
+            .push(self.now + ser + port.delay_ps, Event::Arrive(i));
+    }
+
+    /// Take the head of port `p`'s high-priority class, if any.
+    pub(crate) fn pop_hi(&mut self, p: PortId) -> Option<PacketId> {
+        let (hi, i) = self.packets.pop(self.ports[p.idx()].hi);
+        let i = i?;
+        let st = &mut self.ports[p.idx()];
+        st.hi = hi;
+        st.hi_bytes -= u64::from(self.packets[i].bytes);
+        Some(i)
+    }
+
+    /// Start the next queued packet on a switch port (high priority first), marking data
+    /// packets ECN on dequeue.
+    pub(crate) fn dequeue(&mut self, p: PortId) {
+        self.ports[p.idx()].account(self.now);
+        let lo = self.ports[p.idx()].lo;
+        let i = if let Some(i) = self.pop_hi(p) {
+            i
+        } else if let (false, (lo, Some(i))) = (self.ports[p.idx()].paused, self.packets.pop(lo)) {
+            let st = &mut self.ports[p.idx()];
+            st.lo = lo;
+            st.lo_bytes -= u64::from(self.packets[i].bytes);
+            let q = st.lo_bytes;
+            // A packet out of a DSF zone's fabric had its ingress count released when it
+            // left its VOQ; once it leaves this switch it is an ordinary packet again (the
+            // next switch counts it, and releases it here).
+            let counted = !std::mem::replace(&mut self.packets[i].dsf, false);
+            if self.cfg.pfc.is_some() && counted {
+                self.release_ingress(i);
+            }
+            self.ecn_mark(i, q);
+            i
+        } else {
+            self.ports[p.idx()].busy = false;
+            return;
+        };
+        self.transmit(p, i);
+    }
+
+    /// Mark data packet `i` ECN, leaving a data class of `q` bytes: never below the first
+    /// threshold, always above the second, in between with a linear probability.
+    fn ecn_mark(&mut self, i: PacketId, q: u64) {
+        let Some((lo, hi)) = self.cfg.ecn_bytes else {
+            return;
+        };
+        let mark = if q <= lo {
+            false
+        } else if q >= hi {
+            true
+        } else {
+            let u = next_rand(&mut self.rng) >> 11;
+            (u as f64)
+                < (q - lo) as f64 / (hi - lo) as f64
+                    * self.cfg.ecn_max_probability
+                    * (1u64 << 53) as f64
+        };
+        if mark && !self.packets[i].ecn {
+            self.packets[i].ecn = true;
+            self.counters.ecn_marked += 1;
+        }
+    }
+
+    /// Queue packet `i` on switch port `p` (trimming or dropping what does not fit).
+    pub(crate) fn enqueue(&mut self, p: PortId, i: PacketId) {
+        let bytes = u64::from(self.packets[i].bytes);
+        let data = self.packets[i].kind == Kind::Data;
+        self.ports[p.idx()].account(self.now);
+        if data {
+            let st = &self.ports[p.idx()];
+            // Lossless: the ingress accounting bounds the buffer, not the egress queue.
+            if self.cfg.pfc.is_some() || st.lo_bytes + bytes <= self.cfg.queue_bytes {
+                let lo = self.packets.push(st.lo, i);
+                let st = &mut self.ports[p.idx()];
+                st.lo = lo;
+                st.lo_bytes += bytes;
+            } else if self.cfg.trim {
+                // The victim: the arrival, or (half the time) the last data packet queued,
+                // whose place the arrival takes when it fits there. Queued packets are named
+                // only by their queue, so the two swap slots: the tail's slot takes the
+                // arrival, the arrival's slot the victim.
+                if let Some(j) = self.ports[p.idx()].lo.tail {
+                    let jb = u64::from(self.packets[j].bytes);
+                    let st = &self.ports[p.idx()];
+                    if next_rand(&mut self.rng) & 1 == 1
+                        && st.lo_bytes - jb + bytes <= self.cfg.queue_bytes
+                    {
+                        self.packets.slots.swap(i.idx(), j.idx());
+                        self.packets[j].next = None;
+                        let st = &mut self.ports[p.idx()];
+                        st.lo_bytes = st.lo_bytes - jb + bytes;
+                    }
+                }
+                self.trim(i);
+                self.enqueue_hi(p, i);
+            } else {
+                self.drop_packet(i);
+            }
+        } else {
+            self.enqueue_hi(p, i);
+        }
+        self.note_peak(p);
+        if !self.ports[p.idx()].busy {
+            self.dequeue(p);
+        }
+    }
+
+    /// Queue packet `i` in port `p`'s high-priority class (dropping it if full).
+    pub(crate) fn enqueue_hi(&mut self, p: PortId, i: PacketId) {
+        let bytes = u64::from(self.packets[i].bytes);
+        let st = &self.ports[p.idx()];
+        // A clear-to-send is never dropped: nothing would send it again (the collective
+        // library retries its own; here it is simply kept).
+        if st.hi_bytes + bytes <= self.cfg.priority_queue_bytes || self.packets[i].kind == Kind::Cts
+        {
+            let hi = self.packets.push(st.hi, i);
+            let st = &mut self.ports[p.idx()];
+            st.hi = hi;
+            st.hi_bytes += bytes;
+        } else {
+            self.drop_packet(i);
+        }
+    }
+
+    pub(crate) fn note_peak(&mut self, p: PortId) {
+        let st = &mut self.ports[p.idx()];
+        st.peak = st.peak.max(st.hi_bytes + st.lo_bytes);
+    }
+
+    /// Cut data packet `i` to its header.
+    fn trim(&mut self, i: PacketId) {
+        let h = self.cfg.header_bytes;
+        let pk = &mut self.packets[i];
+        self.ledger.trimmed_off += u64::from(pk.bytes - h);
+        pk.bytes = h;
+        pk.kind = Kind::Header;
+        self.counters.trimmed += 1;
+    }
+
+    pub(crate) fn drop_packet(&mut self, i: PacketId) {
+        self.ledger.dropped += u64::from(self.packets[i].bytes);
+        self.counters.dropped += 1;
+        self.packets.release(i);
+    }
+}
+
+impl Sim<'_> {
+    /// Port `p` finished serializing its packet: a switch port starts its next, a NIC lets
+    /// its host send.
+    pub(crate) fn tx_done(&mut self, p: PortId) {
+        match self.topo.port_host[p.idx()] {
+            None => self.dequeue(p),
+            Some(host) => {
+                self.ports[p.idx()].busy = false;
+                self.try_send(host);
+            }
+        }
+    }
+
+    /// Packet `i` reaches the far end of its port: a switch, or its host.
+    pub(crate) fn arrive(&mut self, i: PacketId) {
+        let p = self.packets[i].port;
+        let v = self.topo.ports[p.idx()].to;
+        match self.topo.host_of_device[v.idx()] {
+            None => self.at_switch(v, p, i),
+            Some(_) => self.at_host(i),
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! Before the event loop: the request checked, the fabric's ports and tables built, every
+//! automatic choice resolved (congestion control's parameters, NSCC's per path, each flow's
+//! timer) and the flows laid out.
+
+use crate::cc::dcqcn::{self, DcqcnFlow};
+use crate::cc::line_rate::LineRate;
+use crate::cc::nscc::{self, NsccFlow};
+use crate::cc::{CcTable, FlowCc};
+use crate::cells::Fabric;
+use crate::event::Event;
+use crate::events::Events;
+use crate::flow::{Flow, MAX_PENALIZED};
+use crate::host::Host;
+use crate::ids::{FlowId, HostId};
+use crate::packet::Packets;
+use crate::sim::{Sim, MAX_PACKETS};
+use crate::topo::Topo;
+use crate::trigger::Triggers;
+use crate::{Cc, Config, Counters, Lb, PacketError};
+use aifabric_dataplane::{mix, Net};
+use aifabric_model::DeviceId;
+use aifabric_workload::traffic::{Start, TrafficMatrix};
+use rustc_hash::FxHashMap;
+use std::collections::VecDeque;
+
+/// Check the request, build the topology and resolve the configuration's automatic
+/// choices: the topology and the configuration the run takes (which its result shows).
+pub(crate) fn prepare(
+    net: &Net<'_>,
+    tm: &TrafficMatrix,
+    gpus: &[DeviceId],
+    cfg: &Config,
+) -> Result<(Topo, Config), PacketError> {
+    if cfg.mtu_bytes <= cfg.header_bytes {
+        return Err(PacketError::Invalid(format!(
+            "--mtu {}: must exceed the {} B header",
+            cfg.mtu_bytes, cfg.header_bytes
+        )));
+    }
+    if (cfg.queue_bytes) < u64::from(cfg.mtu_bytes) {
+        return Err(PacketError::Invalid(format!(
+            "--queue-bytes {}: a queue must hold at least one MTU ({} B)",
+            cfg.queue_bytes, cfg.mtu_bytes
+        )));
+    }
+    if let Some(pfc) = cfg.pfc {
+        // Below one packet, an empty ingress could never take one: every packet would be
+        // dropped and resent for ever.
+        if pfc.xoff_bytes < u64::from(cfg.mtu_bytes) {
+            return Err(PacketError::Invalid(format!(
+                "--pfc {}:{}: XOFF must hold at least one packet ({} B MTU)",
+                pfc.xoff_bytes, pfc.xon_bytes, cfg.mtu_bytes
+            )));
+        }
+    }
+    if let Some((lo, hi)) = cfg.ecn_bytes {
+        if lo >= hi {
+            return Err(PacketError::Invalid(format!(
+                "--ecn {lo}:{hi}: the first threshold must be below the second"
+            )));
+        }
+    }
+    if (gpus.len() as u64) < u64::from(tm.nodes) {
+        return Err(PacketError::Invalid(format!(
+            "the matrix has {} nodes but {} GPUs were placed",
+            tm.nodes,
+            gpus.len()
+        )));
+    }
+    // Hosts: the GPUs the matrix names, in node order.
+    let hosts: Vec<DeviceId> = gpus[..tm.nodes as usize].to_vec();
+    let pairs = pairs(tm)?;
+    let topo = Topo::build(
+        net,
+        &hosts,
+        &pairs,
+        cfg.lb,
+        cfg.link_latency_ps,
+        cfg.switch_latency_ps,
+    )?;
+    let cc = match cfg.cc {
+        Cc::NsccAuto => Cc::Nscc(auto_params(&topo, &pairs, cfg)),
+        Cc::DcqcnAuto => Cc::Dcqcn(dcqcn::Params::for_line_rate(hosts_nic_rate(&topo))),
+        Cc::DcqcnHtsimAuto => Cc::Dcqcn(dcqcn::Params::htsim_steps(hosts_nic_rate(&topo))),
+        cc @ (Cc::Nscc(_) | Cc::LineRate | Cc::Dcqcn(_)) => cc,
+    };
+    Ok((topo, Config { cc, ..cfg.clone() }))
+}
+
+/// The matrix's (source, destination) hosts, flow by flow.
+fn pairs(tm: &TrafficMatrix) -> Result<Vec<(u32, u32)>, PacketError> {
+    let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(tm.flows.len());
+    for fl in &tm.flows {
+        if fl.src == fl.dst {
+            return Err(PacketError::Invalid(format!(
+                "flow {}: {} sends to itself; drop the line",
+                fl.id, fl.src
+            )));
+        }
+        pairs.push((fl.src, fl.dst));
+    }
+    Ok(pairs)
+}
+
+/// The engine for matrix `tm` on `topo` under the resolved `cfg` (every flow under `law`
+/// when given, else the law `cfg.cc` names), its flows' starts scheduled.
+pub(crate) fn build<'a>(
+    net: &Net<'_>,
+    tm: &TrafficMatrix,
+    topo: &'a Topo,
+    cfg: &'a Config,
+    law: Option<FlowCc>,
+) -> Result<Sim<'a>, PacketError> {
+    let payload = u64::from(cfg.mtu_bytes - cfg.header_bytes);
+    // NSCC: the network's parameters, and with `nscc_path_rtt` one set per path base RTT.
+    let mut nscc_params: Vec<nscc::Params> = match cfg.cc {
+        Cc::Nscc(p) => vec![p],
+        _ => Vec::new(),
+    };
+    // Keyed by (base RTT, NIC rate): the window is that path's BDP.
+    let mut nscc_of: FxHashMap<(u64, u64), u32> = FxHashMap::default();
+    // Every packet is at least one event on each hop: refuse what would take hours (and
+    // tens of bytes of state per packet of the flows running) before allocating anything.
+    let total: u64 = tm.flows.iter().map(|f| f.bytes.div_ceil(payload)).sum();
+    if total > MAX_PACKETS {
+        return Err(PacketError::Invalid(format!(
+            "the matrix makes {total} packets of {payload} B, over the limit of {MAX_PACKETS} \
+             (each packet is at least 2 events per hop: billions of events, hours at the engine's \
+             3-15M events/s on 2 cores); use smaller flows or fewer of them, \
+             or the flow engine (--engine flow)"
+        )));
+    }
+    let mut flows = Vec::with_capacity(tm.flows.len());
+    // Per (source rack, destination rack): the flow's timer and its NSCC parameters.
+    let mut path_of: FxHashMap<(u32, u32), (u64, u32)> = FxHashMap::default();
+    for (k, fl) in tm.flows.iter().enumerate() {
+        let (src, dst) = (HostId::new(fl.src), HostId::new(fl.dst));
+        let dest = |h: HostId| topo.host_dest[h.idx()].expect("a destination").get();
+        let key = (dest(src), dest(dst));
+        let (rto_ps, nscc) = *path_of.entry(key).or_insert_with(|| {
+            let rtt = base_rtt_ps(topo, src, dst, cfg);
+            let nscc = match cfg.cc {
+                Cc::Nscc(p) if cfg.nscc_path_rtt => {
+                    let rate = topo.ports[topo.host_up[src.idx()].idx()].rate_bps;
+                    *nscc_of.entry((rtt, rate)).or_insert_with(|| {
+                        nscc_params.push(p.for_peer(rate, rtt));
+                        nscc_params.len() as u32 - 1
+                    })
+                }
+                _ => 0,
+            };
+            (cfg.rto_ps.max(2 * rtt), nscc)
+        });
+        let packets = fl.bytes.div_ceil(payload);
+        if packets > u64::from(u32::MAX / 2) {
+            return Err(PacketError::Invalid(format!(
+                "flow {}: {} bytes is too many packets for one flow",
+                fl.id, fl.bytes
+            )));
+        }
+        let cc = match (law, cfg.cc) {
+            (Some(law), _) => law,
+            (None, Cc::Nscc(_)) => FlowCc::Nscc(NsccFlow {
+                state: nscc::State::new(&nscc_params[nscc as usize]),
+                params: nscc,
+            }),
+            (None, Cc::Dcqcn(p)) => FlowCc::Dcqcn(DcqcnFlow {
+                state: dcqcn::State::new(&p, 0),
+                next_send_ps: 0,
+                cnp: dcqcn::CnpPacer::new(),
+            }),
+            (None, Cc::LineRate) => FlowCc::LineRate(LineRate),
+            (None, Cc::NsccAuto | Cc::DcqcnAuto | Cc::DcqcnHtsimAuto) => {
+                unreachable!("resolved by `prepare`")
+            }
+        };
+        flows.push(Flow {
+            id: fl.id,
+            src,
+            dst,
+            bytes: fl.bytes,
+            packets: packets as u32,
+            start_ps: 0,
+            started: false,
+            done: false,
+            finish_ps: 0,
+            done_trigger: fl.done_trigger,
+            recv_trigger: fl.recv_trigger,
+            next_new: 0,
+            state: Vec::new(),
+            acked: 0,
+            retx: VecDeque::new(),
+            in_flight_bytes: 0,
+            cc,
+            sent_ps: Vec::new(),
+            ev: Vec::new(),
+            sends: VecDeque::new(),
+            rto_armed: false,
+            rto_ps,
+            rng: mix(cfg.seed ^ mix(fl.id ^ (k as u64) << 32)),
+            good: VecDeque::new(),
+            penalty: match cfg.lb {
+                Lb::Spray(n) | Lb::Mixed(n) if n <= MAX_PENALIZED => vec![0; n as usize],
+                _ => Vec::new(),
+            },
+            ev_next: u32::MAX,
+            ev_offset: 0,
+            got: Vec::new(),
+            received: 0,
+            pending: Vec::new(),
+            pending_bytes: 0,
+            pending_ecn: 0,
+            ack_timer: false,
+            cleared: if cfg.admission.is_some() { 0 } else { u32::MAX },
+            chunks_granted: 0,
+            chunks_done: 0,
+        });
+    }
+    let paced = flows.iter().any(|f| f.cc.next_send_ps().is_some());
+    let dcqcn = match cfg.cc {
+        Cc::Dcqcn(p) => Some(p),
+        _ => None,
+    };
+    let n_hosts = topo.host_up.len();
+    let mut sim = Sim {
+        cfg,
+        topo,
+        now: 0,
+        events: Events::new(),
+        packets: Packets::default(),
+        ports: (0..topo.ports.len()).map(|_| Default::default()).collect(),
+        flows,
+        hosts: vec![Host::default(); n_hosts],
+        receivers: vec![Default::default(); n_hosts],
+        salts: (0..topo.switches as u64)
+            .map(|k| mix(cfg.seed ^ mix(k + 1)))
+            .collect(),
+        cc: CcTable {
+            nscc: nscc_params,
+            dcqcn,
+            paced,
+        },
+        rng: mix(cfg.seed ^ 0x7061_636b_6574),
+        counters: Counters::default(),
+        ledger: Default::default(),
+        triggers: Triggers {
+            kinds: tm.triggers.clone(),
+            ..Triggers::default()
+        },
+        pfc: Default::default(),
+        fabric: match &topo.dsf {
+            Some(d) => Fabric::new(topo.ports.len(), d.table.len()),
+            None => Fabric::default(),
+        },
+        done_flows: 0,
+        events_done: 0,
+        ack_delay_ps: cfg.rto_ps / 4 * 3,
+    };
+    if let Some(pfc) = cfg.pfc {
+        sim.init_headroom(net, &pfc);
+    }
+    for (k, fl) in tm.flows.iter().enumerate() {
+        let fi = FlowId::from_idx(k);
+        match fl.start {
+            Start::AtPs(t) => sim.events.push(t, Event::Start(fi)),
+            Start::Trigger(t) => sim.triggers.waiting.entry(t).or_default().push_back(fi),
+        }
+    }
+    Ok(sim)
+}
+
+/// The fastest NIC among the hosts, bits per second (DCQCN starts at line rate).
+fn hosts_nic_rate(topo: &Topo) -> u64 {
+    topo.host_up
+        .iter()
+        .map(|&p| topo.ports[p.idx()].rate_bps)
+        .max()
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// NSCC parameters for the matrix's longest path ([`Cc::NsccAuto`]): the path of entropy 0
+/// of each flow, through the forwarding tables.
+fn auto_params(topo: &Topo, pairs: &[(u32, u32)], cfg: &Config) -> nscc::Params {
+    let (mut worst, mut rate) = (0u64, 0u64);
+    let mut seen: rustc_hash::FxHashSet<(u32, u32)> = Default::default();
+    for &(s, d) in pairs {
+        let (s, d) = (HostId::new(s), HostId::new(d));
+        let dest = |h: HostId| topo.host_dest[h.idx()].expect("a destination").get();
+        if seen.insert((dest(s), dest(d))) {
+            rate = rate.max(topo.ports[topo.host_up[s.idx()].idx()].rate_bps);
+            worst = worst.max(base_rtt_ps(topo, s, d, cfg));
+        }
+    }
+    nscc::Params::for_path(rate.max(1), worst.max(1), cfg.mtu_bytes)
+}
+
+/// The base round trip from host `s` to host `d`, picoseconds: each hop of the path a flow
+/// takes (its first next hop at every switch) twice over its delay, with an MTU and an ACK
+/// serialized on it, plus, where the path crosses a DSF zone's scheduled fabric, the
+/// request, grant and cells each way (the ACK is credited too).
+pub(crate) fn base_rtt_ps(topo: &Topo, s: HostId, d: HostId, cfg: &Config) -> u64 {
+    let mut rtt = 0u64;
+    let mut p = topo.host_up[s.idx()];
+    for _ in 0..64 {
+        let port = topo.ports[p.idx()];
+        rtt += 2 * port.delay_ps
+            + port.serialize_ps(cfg.mtu_bytes)
+            + port.serialize_ps(cfg.header_bytes);
+        let v = port.to;
+        if topo.host_of_device[v.idx()].is_some() {
+            break;
+        }
+        let dest = topo.host_dest[d.idx()].expect("a destination");
+        let rack = topo.dest_rack[dest.idx()];
+        p = if rack == v || topo.dsf.as_ref().is_some_and(|x| x.same_zone(v, rack)) {
+            topo.host_down[d.idx()]
+        } else {
+            let sw = topo.switch_index[v.idx()].expect("a switch on the way");
+            topo.members[topo.table[dest.idx() * topo.switches + sw.idx()].0 as usize]
+        };
+        if let Some(x) = &topo.dsf {
+            let w = topo.ports[p.idx()].from;
+            if v != w && x.scheduled(v, w) {
+                rtt += 6 * x.ctrl_delay(v, w);
+            }
+        }
+    }
+    rtt
+}
