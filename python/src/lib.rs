@@ -560,7 +560,13 @@ impl NativeFabric {
         self.study(py, scenario, opts, None, move |s, _, _| {
             let source = traffic_source(tm, pattern, &size, gpus)?;
             let cfg = packet_options(&packet)?.config()?;
-            let r = s.traffic_packet(&source, gpus, parse("placement", &placement)?, &cfg, both)?;
+            let engine = if both {
+                aifabric::Engine::Both
+            } else {
+                aifabric::Engine::Packet
+            };
+            let r =
+                s.traffic_packet(&source, gpus, parse("placement", &placement)?, &cfg, engine)?;
             to_json(&r)
         })
     }

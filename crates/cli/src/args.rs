@@ -606,8 +606,8 @@ pub(crate) struct PacketArgs {
     /// flow: max-min fair fluid (fast, no queues); packet: packets through output-queued
     /// switches with ECN, trimming and sender congestion control; both: the two side by side
     /// with their ratio per completion-time percentile.
-    #[arg(long, default_value = "flow", value_parser = ["flow", "packet", "both"])]
-    pub engine: String,
+    #[arg(long, default_value = "flow", value_parser = engine_parser())]
+    pub engine: aifabric::Engine,
     /// Packet engine: every model parameter from a preset; `uec-htsim` is htsim's Ultra
     /// Ethernet regression runs (100 Gb/s, 1 us links, 4,150 B MTU, 178,450 B queues with
     /// trimming, ECN 37,350:145,250, NSCC, mixed:128, seed 13); `roce` is a RoCE fabric as
@@ -915,6 +915,14 @@ impl BgpArgs {
             missing: self.missing_bandwidth,
         }
     }
+}
+
+/// `--engine`: clap's possible values (listed in `--help` and errors), parsed into the
+/// library's [`aifabric::Engine`].
+fn engine_parser() -> impl clap::builder::TypedValueParser<Value = aifabric::Engine> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(aifabric::Engine::ALL.map(|e| e.name()))
+        .try_map(|s| s.parse::<aifabric::Engine>())
 }
 
 /// The operations `collective` runs (the library also knows broadcast and reduce, for traces).

@@ -238,7 +238,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             scenario,
             bgp,
         } => {
-            let packet_engine = packet.engine != "flow";
+            let packet_engine = packet.engine.packet();
             if !packet_engine && packet.any() {
                 return Err(Failure::BadArgument(
                     "--preset, --cc, --mtu, --queue-bytes, --ecn, --trim, --drop-tail, \
@@ -286,19 +286,21 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
                     gpus,
                     placement,
                     &cfg,
-                    packet.engine == "both",
+                    packet.engine,
                     &mut |p| {
                         bar.set_length(p.flows);
                         bar.set_position(p.flows_done);
-                        bar.set_message(if p.flows_done == p.flows && packet.engine == "both" {
-                            "packets done; the flow engine now".to_owned()
-                        } else {
-                            format!(
-                                "packets: {:.1} us simulated, {:.0}M events",
-                                p.now_ps as f64 * 1e-6,
-                                p.events as f64 * 1e-6
-                            )
-                        });
+                        bar.set_message(
+                            if p.flows_done == p.flows && packet.engine == aifabric::Engine::Both {
+                                "packets done; the flow engine now".to_owned()
+                            } else {
+                                format!(
+                                    "packets: {:.1} us simulated, {:.0}M events",
+                                    p.now_ps as f64 * 1e-6,
+                                    p.events as f64 * 1e-6
+                                )
+                            },
+                        );
                     },
                 );
                 bar.finish_and_clear();
