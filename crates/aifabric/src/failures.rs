@@ -404,7 +404,13 @@ pub struct PreparedFailures<'f> {
     ev: aifabric_failures::Evaluator<'f>,
 }
 
-impl PreparedFailures<'_> {
+impl<'f> PreparedFailures<'f> {
+    /// `opts` over `catalog` of `f`, its evaluator built (the starting state's control plane).
+    pub(crate) fn new(f: &'f Fabric, catalog: SrgCatalog, opts: Options) -> Result<Self, Error> {
+        let ev = aifabric_failures::evaluator(f, &opts).map_err(Error::runtime_from)?;
+        Ok(PreparedFailures { catalog, opts, ev })
+    }
+
     /// Run draws `first..first + samples` of the prepared Monte Carlo sweep (a sweep of
     /// another kind ignores both and runs whole).
     pub fn run(
@@ -433,8 +439,7 @@ impl<'f> Study<'f> {
         let catalog = catalog(self.fabric, req)?;
         let mut opts = options(self.fabric, req, &self.setup, &catalog)?;
         opts.state = starting_state(&self.scenario, &req.state)?;
-        let ev = aifabric_failures::evaluator(self.fabric, &opts).map_err(Error::runtime_from)?;
-        Ok(PreparedFailures { catalog, opts, ev })
+        PreparedFailures::new(self.fabric, catalog, opts)
     }
 }
 

@@ -31,6 +31,7 @@ pub struct ReadmeDoctests;
 mod compare;
 pub mod fabrics;
 pub mod failures;
+mod gather;
 pub mod lab;
 mod notes;
 pub mod packet;
@@ -71,6 +72,7 @@ pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement};
 pub use failures::{parse_keep, FailureRequest, DEFAULT_KEEP};
+pub use gather::ReportOptions;
 pub use packet::{Engine, PacketTrafficReport};
 pub use publish::ExportedFile;
 pub use report::{

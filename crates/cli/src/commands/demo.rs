@@ -164,11 +164,11 @@ pub fn run(
 
     let b = bar("report");
     let (name, text) = aifabric::stages::spec::read("prometheus").map_err(Failure::BadInput)?;
-    let opts = aifabric::stages::report::data::ReportOptions {
+    let opts = aifabric::ReportOptions {
         spec_text: Some((name, text)),
         ..Default::default()
     };
-    let opts = aifabric::stages::report::data::ReportOptions {
+    let opts = aifabric::ReportOptions {
         state: starting,
         ..opts
     };

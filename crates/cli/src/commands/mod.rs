@@ -451,7 +451,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             };
             let (name, text) = aifabric::stages::spec::read(&spec).map_err(Failure::BadInput)?;
             let f = aifabric::stages::spec::build_str(&name, &text).map_err(Failure::BadInput)?;
-            let opts = aifabric::stages::report::data::ReportOptions {
+            let opts = aifabric::ReportOptions {
                 sweep,
                 gpus,
                 pair_tables,
@@ -460,7 +460,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
             };
             let bar = failures::progress_bar("report");
             let state = scenario.resolve(&f)?;
-            let opts = aifabric::stages::report::data::ReportOptions {
+            let opts = aifabric::ReportOptions {
                 state: aifabric::failures::starting_state(&state, &scenario.describe())?,
                 ..opts
             };
