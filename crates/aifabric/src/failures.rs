@@ -2,9 +2,10 @@
 //! (or pairs of them, or Monte Carlo draws), and planar vs spread inter-BAG wiring.
 
 use crate::{Error, Setup, Study};
-use aifabric_failures::compare::{planar_vs_spread, Comparison};
+use aifabric_failures::compare::planar_vs_spread;
+pub use aifabric_failures::compare::Comparison;
 use aifabric_failures::mitigate::AggregationSetup;
-use aifabric_failures::report::FailureReport;
+pub use aifabric_failures::report::FailureReport;
 use aifabric_failures::sweep::{
     default_model, default_modes, unavailability, ClassModel, LinkModel, Sweep,
 };

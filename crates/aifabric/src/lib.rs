@@ -52,8 +52,45 @@ pub use aifabric_chakra::io::TraceSet;
 pub fn abandon_outputs() -> usize {
     aifabric_chakra::io::abandon_outputs()
 }
-/// The pipeline's stages (one crate each), for their types and lower-level calls: the CLI
-/// reaches them only through here.
+/// The fabric model's types that requests and results name.
+pub mod model {
+    pub use aifabric_model::{DeviceId, Fabric, FabricView, Role, Scenario};
+}
+
+/// Control-plane options and what the control plane answers (routes, blackholes, DSF IBM).
+pub mod routing {
+    pub use aifabric_routing::aggregation::{Aggregation, AggregationTier, BlackholeReport};
+    pub use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
+    pub use aifabric_routing::fib::{RouteKind, RouteView};
+    pub use aifabric_routing::ibm::ZoneIbm;
+    pub use aifabric_routing::ucmp::MissingBandwidth;
+}
+
+/// The capacity report and the PFC buffer check.
+pub mod capacity {
+    pub use aifabric_capacity::buffers::{BufferOptions, BufferReport};
+    pub use aifabric_capacity::CapacityReport;
+}
+
+/// The flow engine's results inside the predictions (collectives, jobs, traffic).
+pub mod flow {
+    pub use aifabric_engine::job::StepResult;
+    pub use aifabric_engine::sim::{Bottleneck, CollectiveResult, TierUtil};
+    pub use aifabric_engine::traffic::{FctStats, SlowFlow, TrafficResult};
+    pub use aifabric_engine::WeightDifferences;
+}
+
+/// The export formats, and the HTML report's data.
+pub mod export {
+    pub use aifabric_report::data::ReportData;
+    pub use aifabric_report::export::Format;
+}
+
+pub use aifabric_chakra::io::write_atomic;
+
+/// The pipeline's stages (one crate each), for lower-level calls: callers of the facade use
+/// its own vocabulary (the modules above) and reach in here only to read input files with
+/// located errors (`stages::spec`).
 pub mod stages {
     pub use aifabric_capacity as capacity;
     pub use aifabric_chakra as chakra;

@@ -5,7 +5,7 @@ use crate::{matrix, notes, Error, Study, TrafficSource, SCHEMA_VERSION};
 use aifabric_engine::traffic::TrafficResult;
 use aifabric_engine::{Lb, Net, NetParams};
 use aifabric_model::Scenario;
-use aifabric_packet::{Config, PacketResult};
+pub use aifabric_packet::{Cc, Config, PacketResult, PfcResult};
 use aifabric_workload::traffic::TrafficMatrix;
 use aifabric_workload::Placement;
 use serde::Serialize;

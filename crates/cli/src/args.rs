@@ -2,12 +2,13 @@
 //! that parse with `FromStr` (load balancing, placement, algorithms, BGP settings, formats).
 
 use crate::Failure;
-use aifabric::stages::engine::{Lb, NetParams};
-use aifabric::stages::model::{Fabric, Scenario};
-use aifabric::stages::routing::aggregation::Aggregation;
-use aifabric::stages::routing::bgp::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
-use aifabric::stages::routing::ucmp::MissingBandwidth;
-use aifabric::stages::workload::Op;
+use aifabric::model::{Fabric, Scenario};
+use aifabric::routing::Aggregation;
+use aifabric::routing::MissingBandwidth;
+use aifabric::routing::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
+use aifabric::stages::spec;
+use aifabric::Op;
+use aifabric::{Lb, NetParams};
 use clap::{Parser, Subcommand};
 
 mod commands;
@@ -523,10 +524,8 @@ impl ScenarioArgs {
         let mut s = Scenario::from_selectors(f, &self.fail, &self.drain, &self.drain_soft)
             .map_err(|e| Failure::BadArgument(e.to_string()))?;
         if let Some(path) = &self.scenario {
-            let (file, src) =
-                aifabric::stages::spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
-            aifabric::stages::spec::scenario::apply_scenario(f, &file, &src, &mut s)
-                .map_err(Failure::BadInput)?;
+            let (file, src) = spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
+            spec::scenario::apply_scenario(f, &file, &src, &mut s).map_err(Failure::BadInput)?;
         }
         Ok(s)
     }

@@ -3,8 +3,8 @@
 
 use super::{BgpArgs, PacketArgs, ScenarioArgs, SimArgs};
 use crate::args::{parse_op, parse_size_arg};
-use aifabric::stages::routing::aggregation::{Aggregation, AggregationTier};
-use aifabric::stages::workload::{Algo, Op, Placement};
+use aifabric::routing::{Aggregation, AggregationTier};
+use aifabric::{Algo, Op, Placement};
 
 // `aifabric specs` (its help is the `Command` variant's doc comment).
 #[derive(clap::Args)]
@@ -268,7 +268,7 @@ pub(crate) struct TrafficArgs {
     /// ring-allreduce (--size per GPU: 2 (N - 1) steps of size / N to the next GPU, each
     /// step starting when the GPU's previous chunk has come in).
     #[arg(long)]
-    pub(crate) pattern: Option<aifabric::stages::workload::traffic::Pattern>,
+    pub(crate) pattern: Option<aifabric::Pattern>,
     /// Bytes per generated flow (binary K, M, G).
     #[arg(long, default_value = "2M", value_parser = parse_size_arg)]
     pub(crate) size: u64,
@@ -379,7 +379,7 @@ pub(crate) struct ExportArgs {
     /// netbox, graphml, nodelink, ipplan, dot or frr (FRRouting: per router bgpd.conf and
     /// zebra.conf, and topology.json; follows --asn-plan, --bandwidth and --max-paths).
     #[arg(long)]
-    pub(crate) format: aifabric::stages::report::export::Format,
+    pub(crate) format: aifabric::export::Format,
     /// Directory to write into (created if missing).
     #[arg(long)]
     pub(crate) out: std::path::PathBuf,

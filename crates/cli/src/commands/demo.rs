@@ -4,8 +4,9 @@
 
 use crate::commands::failures;
 use crate::{output, Failure};
-use aifabric::stages::model::Scenario;
-use aifabric::stages::workload::Placement;
+use aifabric::model::Scenario;
+use aifabric::stages::spec;
+use aifabric::Placement;
 use serde::Serialize;
 use std::path::Path;
 
@@ -57,7 +58,7 @@ pub fn run(
         }
         b
     };
-    let f = aifabric::stages::spec::load("prometheus").map_err(Failure::BadInput)?;
+    let f = spec::load("prometheus").map_err(Failure::BadInput)?;
     let setup = aifabric::Setup::default();
     let start = state.resolve(&f)?;
     let description = state.describe();
@@ -114,8 +115,7 @@ pub fn run(
         worst_isolated
     ))?;
 
-    let it = aifabric::stages::spec::job::parse("builtin:llama3-405b-16k.yaml", JOB)
-        .map_err(Failure::BadInput)?;
+    let it = spec::job::parse("builtin:llama3-405b-16k.yaml", JOB).map_err(Failure::BadInput)?;
     // Spread over the buildings, so that BAG failures reach the job.
     // In the starting state (the healthy fabric without one).
     let base = study.job(&it, Some(Placement::Spread))?;
@@ -163,7 +163,7 @@ pub fn run(
     }
 
     let b = bar("report");
-    let (name, text) = aifabric::stages::spec::read("prometheus").map_err(Failure::BadInput)?;
+    let (name, text) = spec::read("prometheus").map_err(Failure::BadInput)?;
     let opts = aifabric::ReportOptions {
         spec_text: Some((name, text)),
         ..Default::default()

@@ -12,7 +12,8 @@ use crate::args::*;
 use crate::{
     emit, emit_versioned, load, output, print, print_json, print_line, render, write_json, Failure,
 };
-use aifabric::stages::model::FabricView;
+use aifabric::model::FabricView;
+use aifabric::stages::spec;
 use aifabric::versioned;
 
 pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
@@ -143,7 +144,7 @@ fn failures(a: FailuresArgs) -> Result<(), Failure> {
                     .into(),
             ));
         }
-        let (name, text) = aifabric::stages::spec::read(&spec).map_err(Failure::BadInput)?;
+        let (name, text) = spec::read(&spec).map_err(Failure::BadInput)?;
         let cmp = failures::compare(&name, &text, &setup, &req)?;
         if let Some(path) = &out {
             write_json(path, &versioned(&cmp))?;
@@ -163,14 +164,14 @@ fn failures(a: FailuresArgs) -> Result<(), Failure> {
 
 fn specs(a: SpecsArgs) -> Result<(), Failure> {
     let SpecsArgs { json } = a;
-    let list: Vec<_> = aifabric::stages::spec::builtin::list()
+    let list: Vec<_> = spec::builtin::list()
         .map(|(name, description)| serde_json::json!({"name": name, "description": description}))
         .collect();
     if json {
         print_json(&versioned(&Specs { specs: list }))?;
     } else {
         let mut text = String::new();
-        for (name, d) in aifabric::stages::spec::builtin::list() {
+        for (name, d) in spec::builtin::list() {
             text.push_str(&format!("{name:<14} {d}\n"));
         }
         print(&text)?;
@@ -229,7 +230,7 @@ fn buffers(a: BuffersArgs) -> Result<(), Failure> {
     } = a;
     let f = load(&spec)?;
     let study = aifabric::Study::healthy(&f, Default::default());
-    let opts = aifabric::stages::capacity::buffers::BufferOptions {
+    let opts = aifabric::capacity::BufferOptions {
         lossless_priorities,
         mtu_bytes: mtu,
     };
@@ -437,7 +438,7 @@ fn job(a: JobArgs) -> Result<(), Failure> {
         bgp,
     } = a;
     let setup = sim.setup(&bgp)?;
-    let it = aifabric::stages::spec::job::load(&job).map_err(Failure::BadInput)?;
+    let it = spec::job::load(&job).map_err(Failure::BadInput)?;
     let f = load(&spec)?;
     let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
     let report = study.job(&it, placement)?;
@@ -515,8 +516,8 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         "all" => None,
         c => Some(aifabric::failures::class(c, "--sweep")?),
     };
-    let (name, text) = aifabric::stages::spec::read(&spec).map_err(Failure::BadInput)?;
-    let f = aifabric::stages::spec::build_str(&name, &text).map_err(Failure::BadInput)?;
+    let (name, text) = spec::read(&spec).map_err(Failure::BadInput)?;
+    let f = spec::build_str(&name, &text).map_err(Failure::BadInput)?;
     let opts = aifabric::ReportOptions {
         sweep,
         gpus,
@@ -563,7 +564,7 @@ fn export(a: ExportArgs) -> Result<(), Failure> {
     let f = load(&spec)?;
     let study = aifabric::Study::healthy(&f, bgp.setup());
     let files = match (format, aggregation) {
-        (aifabric::stages::report::export::Format::Frr, a) => study.export_frr_to(&out, a)?,
+        (aifabric::export::Format::Frr, a) => study.export_frr_to(&out, a)?,
         (_, None) => study.export_to(format, &out)?,
         (_, Some(_)) => {
             return Err(Failure::BadArgument(
@@ -623,11 +624,11 @@ struct Specs {
 /// `aifabric routes --json`: one view per prefix.
 #[derive(serde::Serialize)]
 struct Routes {
-    routes: Vec<aifabric::stages::routing::fib::RouteView>,
+    routes: Vec<aifabric::routing::RouteView>,
 }
 
 /// `aifabric ibm --json`: one entry per DSF zone.
 #[derive(serde::Serialize)]
 struct Ibm {
-    zones: Vec<aifabric::stages::routing::ibm::ZoneIbm>,
+    zones: Vec<aifabric::routing::ZoneIbm>,
 }

@@ -1,8 +1,8 @@
 //! `aifabric collective` and `aifabric job`: their reports (from the `aifabric` library) as
 //! tables.
 
-use aifabric::stages::engine::sim::{Bottleneck, CollectiveResult, TierUtil};
-use aifabric::stages::workload::Algo;
+use aifabric::flow::{Bottleneck, CollectiveResult, TierUtil};
+use aifabric::Algo;
 use aifabric::{About, CollectiveReport, CollectiveRow, JobReport};
 use std::fmt::Write;
 

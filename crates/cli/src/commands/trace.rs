@@ -2,8 +2,9 @@
 //! tables.
 
 use crate::Failure;
-use aifabric::stages::chakra::scale::{DpGroups, Scaled};
-use aifabric::stages::chakra::synth::Written;
+use aifabric::stages::spec;
+use aifabric::traces::Written;
+use aifabric::traces::{DpGroups, Scaled};
 use aifabric::ReplayReport;
 use indicatif::ProgressStyle;
 use std::fmt::Write;
@@ -20,7 +21,7 @@ fn counter(what: &str) -> indicatif::ProgressBar {
 
 /// Run `aifabric chakra synth`.
 pub fn synth(job: &str, out: &Path, prefix: &str, gzip: bool) -> Result<Written, Failure> {
-    let it = aifabric::stages::spec::job::load(job).map_err(Failure::BadInput)?;
+    let it = spec::job::load(job).map_err(Failure::BadInput)?;
     let bar = crate::commands::failures::progress_bar("ranks");
     bar.set_length(u64::from(it.gpus));
     let w = aifabric::traces::synthesize(&it, out, prefix, gzip, &|_| bar.inc(1))?;
@@ -192,7 +193,7 @@ pub fn render_replay(x: &ReplayReport) -> String {
         "\n  {:>12} {:>12} {:>6} {:>10}  {:<5} name",
         "start (ms)", "end (ms)", "rank", "node", "kind"
     );
-    let show = |out: &mut String, p: &aifabric::stages::chakra::replay::PathStep| {
+    let show = |out: &mut String, p: &aifabric::traces::PathStep| {
         let _ = writeln!(
             out,
             "  {:>12} {:>12} {:>6} {:>10}  {:<5} {}",

@@ -9,7 +9,7 @@ fn us(s: f64) -> String {
 }
 
 /// The slowest flows, one line each.
-fn slowest(o: &mut String, flows: &[aifabric::stages::engine::traffic::SlowFlow]) {
+fn slowest(o: &mut String, flows: &[aifabric::flow::SlowFlow]) {
     let _ = writeln!(o, "\nSlowest flows");
     for s in flows {
         let _ = writeln!(
@@ -77,7 +77,7 @@ pub fn render(r: &TrafficReport) -> String {
 
 /// The packet engine's table (and, with `--engine both`, the flow engine's beside it).
 pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
-    use aifabric::stages::packet::Cc;
+    use aifabric::packet::Cc;
     let x = &r.run.result;
     let c = &x.config;
     let mut o = String::new();
@@ -189,7 +189,7 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
         "  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12}",
         "", "min", "p50", "p99", "max", "mean"
     );
-    let row = |o: &mut String, name: &str, f: &aifabric::stages::engine::traffic::FctStats| {
+    let row = |o: &mut String, name: &str, f: &aifabric::flow::FctStats| {
         let _ = writeln!(
             o,
             "  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12}",
