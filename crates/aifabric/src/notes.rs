@@ -33,11 +33,20 @@ pub(crate) fn traffic(x: &TrafficResult) -> Vec<Note> {
     v
 }
 
-/// A packet run: flows cut off or never started, timeouts that were not losses, PFC's
-/// hidden causes. `ratios`: whether the flow engine ran beside it (`both`).
+/// A packet run: the retransmission timer raised for long paths, flows cut off or never
+/// started, timeouts that were not losses, PFC's hidden causes. `ratios`: whether the flow engine ran beside it (`both`).
 pub(crate) fn packet(x: &PacketResult, ratios: bool) -> Vec<Note> {
     let c = &x.config;
     let mut v = Vec::new();
+    if x.max_rto_s * 1e12 > c.rto_ps as f64 + 0.5 {
+        v.push(Note::new(
+            About::Rto,
+            format!(
+                "at least twice each flow's base round trip: up to {:.3} us",
+                x.max_rto_s * 1e6
+            ),
+        ));
+    }
     if x.never_started > 0 || x.unfinished > 0 {
         v.push(Note::new(
             About::Run,

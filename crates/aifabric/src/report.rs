@@ -64,6 +64,8 @@ pub enum About {
     Crossing,
     /// Why the scenario slowed nothing down.
     Slowdown,
+    /// The retransmission timer: raised above the configured floor for long round trips.
+    Rto,
     /// The packet counters: timeouts that were not losses.
     Packets,
     /// Priority flow control: headroom short of a PAUSE's need, XON below a round trip.

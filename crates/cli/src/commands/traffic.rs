@@ -161,14 +161,10 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
             )),
         c.switch_latency_ps as f64 * 1e-6,
         c.rto_ps as f64 * 1e-6,
-        if x.max_rto_s * 1e12 > c.rto_ps as f64 + 0.5 {
-            format!(
-                " (at least twice each flow's base round trip: up to {:.3} us)",
-                x.max_rto_s * 1e6
-            )
-        } else {
-            String::new()
-        }
+        r.run
+            .notes(About::Rto)
+            .map(|n| format!(" ({n})"))
+            .collect::<String>()
     );
     let _ = writeln!(
         o,
