@@ -73,34 +73,7 @@ pub(crate) enum Command {
     /// them (`--shard I/N`), or as a Slurm job array (`--emit-slurm DIR`); `sweep merge`
     /// combines shards into the output of one run, byte for byte.
     #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-    Sweep {
-        #[command(subcommand)]
-        command: Option<SweepCommand>,
-        /// The sweep file (YAML: spec, grid, failures, draws_per_task).
-        #[arg(required = true)]
-        file: Option<std::path::PathBuf>,
-        /// Run only shard I of N (the tasks whose index is I mod N); the output is a shard
-        /// file for `sweep merge`.
-        #[arg(long)]
-        shard: Option<String>,
-        /// Write the results (or the shard) to this file as JSON, atomically.
-        #[arg(long)]
-        out: Option<std::path::PathBuf>,
-        /// Write one row per design x scenario to this file as an Arrow IPC file (pandas:
-        /// `read_feather`, polars: `read_ipc`), atomically; not with --shard.
-        #[arg(long, value_name = "FILE")]
-        table: Option<std::path::PathBuf>,
-        /// Write an sbatch job array over the shards, its merge job and submit.sh into DIR,
-        /// instead of running anything.
-        #[arg(long, value_name = "DIR")]
-        emit_slurm: Option<std::path::PathBuf>,
-        /// Shards of the Slurm job array (default: one per task, at most 64).
-        #[arg(long)]
-        shards: Option<usize>,
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-    },
+    Sweep(SweepArgs),
     /// MLCommons Chakra execution traces: synthesize one from a job file, or rescale one to
     /// more ranks.
     Chakra {

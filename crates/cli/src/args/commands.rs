@@ -1,7 +1,7 @@
 //! One clap argument struct per command (the commands' flags); the help of each command is
 //! its `Command` variant's doc comment in `args.rs`.
 
-use super::{BgpArgs, PacketArgs, ScenarioArgs, SimArgs};
+use super::{BgpArgs, PacketArgs, ScenarioArgs, SimArgs, SweepCommand};
 use crate::args::{parse_op, parse_size_arg};
 use aifabric::routing::{Aggregation, AggregationTier};
 use aifabric::{Algo, Op, Placement};
@@ -399,6 +399,37 @@ pub(crate) struct ExportArgs {
 pub(crate) struct ValidateArgs {
     /// Built-in spec name or YAML file.
     pub(crate) spec: String,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+// `aifabric sweep` (its help is the `Command` variant's doc comment).
+#[derive(clap::Args)]
+pub(crate) struct SweepArgs {
+    #[command(subcommand)]
+    pub(crate) command: Option<SweepCommand>,
+    /// The sweep file (YAML: spec, grid, failures, draws_per_task).
+    #[arg(required = true)]
+    pub(crate) file: Option<std::path::PathBuf>,
+    /// Run only shard I of N (the tasks whose index is I mod N); the output is a shard
+    /// file for `sweep merge`.
+    #[arg(long)]
+    pub(crate) shard: Option<String>,
+    /// Write the results (or the shard) to this file as JSON, atomically.
+    #[arg(long)]
+    pub(crate) out: Option<std::path::PathBuf>,
+    /// Write one row per design x scenario to this file as an Arrow IPC file (pandas:
+    /// `read_feather`, polars: `read_ipc`), atomically; not with --shard.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) table: Option<std::path::PathBuf>,
+    /// Write an sbatch job array over the shards, its merge job and submit.sh into DIR,
+    /// instead of running anything.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) emit_slurm: Option<std::path::PathBuf>,
+    /// Shards of the Slurm job array (default: one per task, at most 64).
+    #[arg(long)]
+    pub(crate) shards: Option<usize>,
     /// Machine-readable output.
     #[arg(long)]
     pub(crate) json: bool,

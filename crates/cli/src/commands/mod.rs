@@ -30,41 +30,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::Collective(a) => collective(a),
         Command::Job(a) => job(a),
         Command::Traffic(a) => traffic(a),
-        Command::Sweep {
-            command,
-            file,
-            shard,
-            out,
-            table,
-            emit_slurm,
-            shards,
-            json,
-        } => match (command, file) {
-            (
-                Some(SweepCommand::Merge {
-                    file,
-                    shards,
-                    out,
-                    table,
-                    json,
-                }),
-                _,
-            ) => sweep::merge_files(&file, &shards, out.as_deref(), table.as_deref(), json),
-            (None, Some(file)) => sweep::run(
-                &file,
-                shard.as_deref(),
-                sweep::Outputs {
-                    json: out.as_deref(),
-                    table: table.as_deref(),
-                },
-                emit_slurm.as_deref(),
-                shards,
-                json,
-            ),
-            (None, None) => Err(Failure::BadArgument(
-                "aifabric sweep needs a sweep file (or `sweep merge FILE SHARDS...`)".into(),
-            )),
-        },
+        Command::Sweep(a) => sweep_command(a),
         Command::Chakra { command } => chakra(command),
         Command::Replay(a) => replay(a),
         Command::Demo(a) => demo(a),
@@ -72,6 +38,45 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::Export(a) => export(a),
         Command::Lab { command } => lab::run(command),
         Command::Validate(a) => validate(a),
+    }
+}
+
+fn sweep_command(a: SweepArgs) -> Result<(), Failure> {
+    let SweepArgs {
+        command,
+        file,
+        shard,
+        out,
+        table,
+        emit_slurm,
+        shards,
+        json,
+    } = a;
+    match (command, file) {
+        (
+            Some(SweepCommand::Merge {
+                file,
+                shards,
+                out,
+                table,
+                json,
+            }),
+            _,
+        ) => sweep::merge_files(&file, &shards, out.as_deref(), table.as_deref(), json),
+        (None, Some(file)) => sweep::run(
+            &file,
+            shard.as_deref(),
+            sweep::Outputs {
+                json: out.as_deref(),
+                table: table.as_deref(),
+            },
+            emit_slurm.as_deref(),
+            shards,
+            json,
+        ),
+        (None, None) => Err(Failure::BadArgument(
+            "aifabric sweep needs a sweep file (or `sweep merge FILE SHARDS...`)".into(),
+        )),
     }
 }
 
