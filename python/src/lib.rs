@@ -9,7 +9,7 @@
 //! within a scenario (their progress callbacks unwind out of the library); the other calls
 //! have no such points, finish on their thread, and their result is dropped.
 
-use aifabric::stages::model::{Fabric as Model, Scenario};
+use aifabric::model::{Fabric as Model, Scenario};
 use aifabric::stages::spec::SpecError as RustSpecError;
 use aifabric::{Error, Setup, Study};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -367,7 +367,7 @@ impl NativeFabric {
 
     /// Devices, links and GPUs: (gpus, switches, links).
     fn counts(&self) -> (u64, u64, u64) {
-        use aifabric::stages::model::Role;
+        use aifabric::model::Role;
         let f = &self.model;
         let gpus = f.devices_with_role(Role::Gpu).count() as u64;
         let devices = f.devices().len() as u64;
@@ -560,7 +560,13 @@ impl NativeFabric {
         self.study(py, scenario, opts, None, move |s, _, _| {
             let source = traffic_source(tm, pattern, &size, gpus)?;
             let cfg = packet_options(&packet)?.config()?;
-            let r = s.traffic_packet(&source, gpus, parse("placement", &placement)?, &cfg, both)?;
+            let engine = if both {
+                aifabric::Engine::Both
+            } else {
+                aifabric::Engine::Packet
+            };
+            let r =
+                s.traffic_packet(&source, gpus, parse("placement", &placement)?, &cfg, engine)?;
             to_json(&r)
         })
     }
@@ -684,7 +690,7 @@ fn sweep_merge(
         let json = to_json(&r)?;
         if let Some(o) = &out {
             // What the CLI writes with --out: pretty JSON.
-            aifabric::stages::chakra::io::write_atomic(std::path::Path::new(o), |w| {
+            aifabric::write_atomic(std::path::Path::new(o), |w| {
                 serde_json::to_writer_pretty(w, &aifabric::versioned(&r))
                     .map_err(std::io::Error::other)
             })

@@ -63,6 +63,7 @@ def test_packet_engine_is_the_cli_contract(cli, llama):
     assert r == want
     assert r["packet"]["config"]["trim"] is False
     assert r["packet"]["flows"] == 64 and r["flow"]["flows"] == 64
+    assert r["engine"] == "both" and isinstance(r["notes"], list)
     with pytest.raises(aifabric.BadRequest, match="spray:N"):
         llama.traffic(pattern="permutation", gpus=16, engine="packet", lb="ucmp")
 
@@ -94,6 +95,11 @@ def test_traffic_is_the_cli_contract_and_its_tables(cli, llama):
     assert links["utilization"].max() == r["result"]["bottlenecks"][0]["utilization"]
     per_tier = dict(links.group_by("tier").len().iter_rows())
     assert per_tier == {t["tier"]: t["resources"] for t in r["result"]["tiers"]}
+    # The diagnoses the CLI prints are the contract's notes: 8 packed GPUs share one NVLink
+    # domain, so load balancing cannot change anything, and the result says so.
+    inside = llama.traffic(pattern="permutation", gpus=8, size="1M")
+    lb = [n["text"] for n in inside["notes"] if n["about"] == "lb"]
+    assert len(lb) == 1 and "--lb cannot change these results" in lb[0]
 
 
 def test_job_from_a_file_text_or_dict_is_the_cli_contract(cli, llama):

@@ -146,6 +146,8 @@ pub struct CompareFabricsReport {
     pub bag: Vec<BagRun>,
     /// What the BAG cases run: senders, bytes each, the receiver's link.
     pub bag_workload: String,
+    /// What explains the BAG cases: which agree and why, where throughput is lost.
+    pub notes: Vec<crate::Note>,
 }
 
 /// The packet engine's settings for each fabric kind (see the module docs).
@@ -313,6 +315,7 @@ pub fn compare_fabrics(
         schema_version: SCHEMA_VERSION,
         gpus: GPUS,
         runs,
+        notes: crate::notes::bag(&bag),
         bag,
         bag_workload: format!(
             "{senders} GPUs of the west region, {} MiB each, to one GPU of the east region (400 Gb/s): every flow crosses the inter-BAG links; RoCE endpoints (PFC with XOFF {} B / XON {} B, line rate, no admission), headroom carved out of each switch's buffer",

@@ -2,9 +2,10 @@
 //! (or pairs of them, or Monte Carlo draws), and planar vs spread inter-BAG wiring.
 
 use crate::{Error, Setup, Study};
-use aifabric_failures::compare::{planar_vs_spread, Comparison};
+use aifabric_failures::compare::planar_vs_spread;
+pub use aifabric_failures::compare::Comparison;
 use aifabric_failures::mitigate::AggregationSetup;
-use aifabric_failures::report::FailureReport;
+pub use aifabric_failures::report::FailureReport;
 use aifabric_failures::sweep::{
     default_model, default_modes, unavailability, ClassModel, LinkModel, Sweep,
 };
@@ -404,7 +405,13 @@ pub struct PreparedFailures<'f> {
     ev: aifabric_failures::Evaluator<'f>,
 }
 
-impl PreparedFailures<'_> {
+impl<'f> PreparedFailures<'f> {
+    /// `opts` over `catalog` of `f`, its evaluator built (the starting state's control plane).
+    pub(crate) fn new(f: &'f Fabric, catalog: SrgCatalog, opts: Options) -> Result<Self, Error> {
+        let ev = aifabric_failures::evaluator(f, &opts).map_err(Error::runtime_from)?;
+        Ok(PreparedFailures { catalog, opts, ev })
+    }
+
     /// Run draws `first..first + samples` of the prepared Monte Carlo sweep (a sweep of
     /// another kind ignores both and runs whole).
     pub fn run(
@@ -433,8 +440,7 @@ impl<'f> Study<'f> {
         let catalog = catalog(self.fabric, req)?;
         let mut opts = options(self.fabric, req, &self.setup, &catalog)?;
         opts.state = starting_state(&self.scenario, &req.state)?;
-        let ev = aifabric_failures::evaluator(self.fabric, &opts).map_err(Error::runtime_from)?;
-        Ok(PreparedFailures { catalog, opts, ev })
+        PreparedFailures::new(self.fabric, catalog, opts)
     }
 }
 

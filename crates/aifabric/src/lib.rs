@@ -31,7 +31,9 @@ pub struct ReadmeDoctests;
 mod compare;
 pub mod fabrics;
 pub mod failures;
+mod gather;
 pub mod lab;
+mod notes;
 pub mod packet;
 mod publish;
 mod report;
@@ -50,8 +52,46 @@ pub use aifabric_chakra::io::TraceSet;
 pub fn abandon_outputs() -> usize {
     aifabric_chakra::io::abandon_outputs()
 }
-/// The pipeline's stages (one crate each), for their types and lower-level calls: the CLI
-/// reaches them only through here.
+/// The fabric model's types that requests and results name.
+pub mod model {
+    pub use aifabric_model::{DeviceId, Fabric, FabricView, Role, Scenario};
+}
+
+/// Control-plane options and what the control plane answers (routes, blackholes, DSF IBM).
+pub mod routing {
+    pub use aifabric_routing::aggregation::{Aggregation, AggregationTier, BlackholeReport};
+    pub use aifabric_routing::bgp::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
+    pub use aifabric_routing::fib::{RouteKind, RouteView};
+    pub use aifabric_routing::ibm::ZoneIbm;
+    pub use aifabric_routing::ucmp::MissingBandwidth;
+}
+
+/// The capacity report and the PFC buffer check.
+pub mod capacity {
+    pub use aifabric_capacity::buffers::{BufferOptions, BufferReport};
+    pub use aifabric_capacity::CapacityReport;
+}
+
+/// The flow engine's results inside the predictions (collectives, jobs, traffic).
+pub mod flow {
+    pub use aifabric_dataplane::WeightDifferences;
+    pub use aifabric_dataplane::{FctStats, SlowFlow};
+    pub use aifabric_engine::job::StepResult;
+    pub use aifabric_engine::sim::{Bottleneck, CollectiveResult, TierUtil};
+    pub use aifabric_engine::traffic::TrafficResult;
+}
+
+/// The export formats, and the HTML report's data.
+pub mod export {
+    pub use aifabric_report::data::ReportData;
+    pub use aifabric_report::export::Format;
+}
+
+pub use aifabric_chakra::io::write_atomic;
+
+/// The pipeline's stages (one crate each), for lower-level calls: callers of the facade use
+/// its own vocabulary (the modules above) and reach in here only to read input files with
+/// located errors (`stages::spec`).
 pub mod stages {
     pub use aifabric_capacity as capacity;
     pub use aifabric_chakra as chakra;
@@ -69,20 +109,20 @@ pub mod stages {
 pub use aifabric_dataplane::{Lb, NetParams};
 /// `lb` if the flow engine runs it, else why not (the modes it runs).
 pub use aifabric_engine::check_lb as check_flow_lb;
-
-use aifabric_dataplane::Forwarding;
 pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement};
 pub use failures::{parse_keep, FailureRequest, DEFAULT_KEEP};
-pub use packet::PacketTrafficReport;
+pub use gather::ReportOptions;
+pub use packet::{Engine, PacketTrafficReport};
 pub use publish::ExportedFile;
 pub use report::{
-    versioned, CollectiveReport, CollectiveRow, Crossing, JobReport, LbWeights, ReplayReport,
-    TrafficReport, Versioned, SCHEMA_VERSION,
+    notes_about, versioned, About, CollectiveReport, CollectiveRow, Crossing, JobReport, LbWeights,
+    Note, Outcome, Prediction, ReplayReport, TrafficReport, Versioned, SCHEMA_VERSION,
 };
 pub use size::Sizes;
 
+use aifabric_dataplane::Forwarding;
 use aifabric_engine::job::{run as run_job, JobOptions};
 use aifabric_engine::sim::{Collective, SimError};
 use aifabric_engine::tune::Tuner;
@@ -517,6 +557,7 @@ impl<'f> Study<'f> {
         let mut tuners = nets.map(|_| Tuner::default());
         let mut rows = Vec::new();
         let mut largest = None;
+        let mut largest_healthy = None;
         let mut used = Vec::new();
         for &s in &req.sizes {
             let col = Collective {
@@ -532,9 +573,11 @@ impl<'f> Study<'f> {
             let r = tuners.now.simulate(&nets.now, &routes.now, &col)?;
             let slowdown = match (&mut tuners.healthy, &nets.healthy, &routes.healthy) {
                 (Some(t), Some(h), Some(hr)) => {
-                    let base = t.simulate(h, hr, &col)?;
-                    used.push(base.used_links);
-                    Some(r.time_s / base.time_s)
+                    let mut base = t.simulate(h, hr, &col)?;
+                    used.push(std::mem::take(&mut base.used_links));
+                    let slowdown = r.time_s / base.time_s;
+                    largest_healthy = Some(base);
+                    Some(slowdown)
                 }
                 _ => None,
             };
@@ -550,6 +593,15 @@ impl<'f> Study<'f> {
             });
             largest = Some(r);
         }
+        let largest = largest.ok_or_else(|| Error::bad_request("no sizes given".into()))?;
+        let differences = nets.now.weight_differences(&routes.now.all());
+        let mut run = Prediction::new(largest, largest_healthy, compare::crossing(self, &used));
+        run.notes.push(notes::weights(&differences));
+        run.notes.extend(
+            run.crossing
+                .as_ref()
+                .map(|c| notes::crossing(c, "collective")),
+        );
         Ok(CollectiveReport {
             schema_version: SCHEMA_VERSION,
             spec: self.fabric.name().to_owned(),
@@ -561,12 +613,11 @@ impl<'f> Study<'f> {
             seed: c.seed,
             channels: c.channels,
             rows,
-            largest: largest.ok_or_else(|| Error::bad_request("no sizes given".into()))?,
-            crossing: compare::crossing(self, &used),
+            run,
             placement_note: self.placement_note(&placed, req.placement, c.net.scale_up_gpus),
             weights: LbWeights {
                 used: c.lb.weights().to_owned(),
-                differences: nets.now.weight_differences(&routes.now.all()),
+                differences,
             },
         })
     }
@@ -586,23 +637,25 @@ impl<'f> Study<'f> {
             channels: c.channels,
         };
         let steps = Both::nets(self, params).try_map(|n| run_job(n, it, &placed, opts))?;
-        let slowdown = steps.healthy.as_ref().map(|h| steps.now.step_s / h.step_s);
+        let crossing = compare::crossing(
+            self,
+            steps
+                .healthy
+                .iter()
+                .flat_map(|h| h.comms.iter().map(|c| &c.detail.used_links)),
+        );
+        let mut run = Prediction::new(steps.now, steps.healthy, crossing);
+        run.notes
+            .extend(run.crossing.as_ref().map(|c| notes::crossing(c, "job")));
+        run.notes
+            .extend(notes::job(&run.result, run.slowdown, run.crossing.as_ref()));
         Ok(JobReport {
             schema_version: SCHEMA_VERSION,
             spec: self.fabric.name().to_owned(),
             placement: policy,
             lb: c.lb.name(),
             seed: c.seed,
-            crossing: compare::crossing(
-                self,
-                steps
-                    .healthy
-                    .iter()
-                    .flat_map(|h| h.comms.iter().map(|c| &c.detail.used_links)),
-            ),
-            result: steps.now,
-            healthy: steps.healthy,
-            slowdown,
+            run,
             placement_note: self.placement_note(&placed, policy, params.scale_up_gpus),
         })
     }
@@ -654,7 +707,7 @@ impl<'f> Study<'f> {
                 aifabric_engine::traffic::run(net, &tm, &placed, c.lb, c.seed).map(|r| (r, None))
             }
         })?;
-        let base = runs.healthy.as_ref().map(|(b, _)| b);
+        let base = runs.healthy.map(|(b, _)| b);
         let (now, detail) = runs.now;
         let tables = detail.map(|d| {
             let names: Vec<String> = placed
@@ -666,6 +719,10 @@ impl<'f> Study<'f> {
                 links: tables::links(&d),
             }
         });
+        let p99_slowdown = base.as_ref().map(|b| now.fct.p99_s / b.fct.p99_s);
+        let notes = notes::traffic(&now);
+        let mut run = Prediction::new(now, base, None);
+        run.notes = notes;
         let report = TrafficReport {
             schema_version: SCHEMA_VERSION,
             spec: self.fabric.name().to_owned(),
@@ -674,9 +731,8 @@ impl<'f> Study<'f> {
             placement: policy,
             lb: c.lb.name(),
             seed: c.seed,
-            slowdown: base.map(|b| now.makespan_s / b.makespan_s),
-            p99_slowdown: base.map(|b| now.fct.p99_s / b.fct.p99_s),
-            result: now,
+            run,
+            p99_slowdown,
         };
         Ok((report, tables))
     }
@@ -730,6 +786,11 @@ impl Study<'_> {
         let crossing = compare::crossing(self, runs.healthy.iter().map(|h| &h.used_links));
         let (replay, simulations) = (runs.now.replay, runs.now.simulations);
         let healthy = runs.healthy.map(|h| h.replay);
+        let mut run = Prediction::new(replay, healthy, crossing);
+        run.notes
+            .extend(run.crossing.as_ref().map(|c| notes::crossing(c, "replay")));
+        let notes = notes::replay(&run.result, run.slowdown, run.crossing.as_ref());
+        run.notes.extend(notes);
         Ok(ReplayReport {
             schema_version: SCHEMA_VERSION,
             spec: self.fabric.name().to_owned(),
@@ -738,11 +799,8 @@ impl Study<'_> {
             flops_per_s: prepared.flops_per_s(),
             alpha_s: prepared.alpha_s(),
             trace: prepared.info().clone(),
-            slowdown: healthy.as_ref().map(|h| replay.iteration_s / h.iteration_s),
-            replay,
+            run,
             simulations,
-            healthy,
-            crossing,
             placement_note: self.placement_note(
                 prepared.gpus(),
                 prepared.placement(),

@@ -1,9 +1,11 @@
 //! A traffic matrix packet by packet (`aifabric-packet`), alone or next to the flow engine.
 
-use crate::{matrix, Error, Study, TrafficSource, SCHEMA_VERSION};
-use aifabric_dataplane::{Lb, Net};
+use crate::report::Prediction;
+use crate::{matrix, notes, Error, Study, TrafficSource, SCHEMA_VERSION};
+use aifabric_dataplane::{Lb, Net, NetParams};
 use aifabric_engine::traffic::TrafficResult;
-use aifabric_packet::{Config, PacketResult};
+use aifabric_model::Scenario;
+pub use aifabric_packet::{Cc, Config, PacketResult, PfcResult};
 use aifabric_workload::traffic::TrafficMatrix;
 use aifabric_workload::Placement;
 use serde::Serialize;
@@ -55,6 +57,56 @@ pub struct PacketOptions {
     pub dsf_cell_bytes: Option<u32>,
     /// DSF zones: one credit, bytes (default 4,096).
     pub dsf_credit_bytes: Option<u32>,
+}
+
+/// Which engine runs a traffic matrix: `flow` (max-min fair fluid, [`Study::traffic`]),
+/// `packet` (packets through queues, [`Study::traffic_packet`]) or `both` (the two side by
+/// side). Parses and prints as those words.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// The flow engine alone.
+    #[default]
+    Flow,
+    /// The packet engine alone.
+    Packet,
+    /// The packet engine, with the flow engine on the same matrix beside it.
+    Both,
+}
+
+impl Engine {
+    /// Every engine, as the command line lists them.
+    pub const ALL: [Engine; 3] = [Engine::Flow, Engine::Packet, Engine::Both];
+
+    /// Its name (`flow`, `packet`, `both`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Flow => "flow",
+            Engine::Packet => "packet",
+            Engine::Both => "both",
+        }
+    }
+
+    /// Whether the packet engine runs (`packet` or `both`).
+    pub fn packet(self) -> bool {
+        self != Engine::Flow
+    }
+}
+
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Engine {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Engine::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| format!("unknown engine `{s}`; use flow, packet or both"))
+    }
 }
 
 /// Presets `PacketOptions::preset` takes.
@@ -324,9 +376,13 @@ pub struct PacketTrafficReport {
     /// How they were placed.
     pub placement: Placement,
     /// `packet` or `both`.
-    pub engine: String,
-    /// The packet engine's result (its model's settings included).
-    pub packet: PacketResult,
+    pub engine: Engine,
+    /// The packet engine's result (`packet`, its model's settings included) under the
+    /// study's scenario; with a damaging scenario the healthy fabric's run (same placement)
+    /// and the makespan's slowdown (when both runs completed every flow); notes (flows cut
+    /// off, timeouts that were not losses, PFC's hidden causes).
+    #[serde(flatten)]
+    pub run: Prediction<PacketResult>,
     /// The flow engine's result on the same matrix (with `both`), each flow's bytes taken as
     /// the packet engine puts them on the wire (payload and a header per packet).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -380,27 +436,34 @@ impl Study<'_> {
         gpus: Option<u32>,
         policy: Placement,
         cfg: &Config,
-        both: bool,
+        engine: Engine,
     ) -> Result<PacketTrafficReport, Error> {
-        self.traffic_packet_with_progress(source, gpus, policy, cfg, both, &mut |_| {})
+        self.traffic_packet_with_progress(source, gpus, policy, cfg, engine, &mut |_| {})
     }
 
     /// [`Study::traffic_packet`], reporting the packet engine's progress (flows done,
-    /// simulated time, events) every 2^20 events and at the end.
+    /// simulated time, events) every 2^20 events and at the end (of the scenario's run; the
+    /// healthy fabric's, run last, reports none).
     pub fn traffic_packet_with_progress(
         &self,
         source: &TrafficSource,
         gpus: Option<u32>,
         policy: Placement,
         cfg: &Config,
-        both: bool,
+        engine: Engine,
         progress: &mut dyn FnMut(&aifabric_packet::Progress),
     ) -> Result<PacketTrafficReport, Error> {
+        if !engine.packet() {
+            return Err(Error::bad_request(
+                "the flow engine alone runs with Study::traffic".to_owned(),
+            ));
+        }
+        let both = engine == Engine::Both;
         let c = &self.setup;
         let (tm, name) = matrix(source, cfg.seed)?;
         let n = gpus.unwrap_or(tm.nodes).max(tm.nodes);
         let placed = self.place(n, policy, 1)?;
-        let params = aifabric_dataplane::NetParams {
+        let params = NetParams {
             scale_up_gpus: 1,
             switch_latency_s: cfg.switch_latency_ps as f64 * 1e-12,
             ..c.net
@@ -428,14 +491,35 @@ impl Study<'_> {
         } else {
             (None, None, None)
         };
+        // The healthy fabric's run, after the scenario's flow run so that `net` is dropped
+        // first: only one network is held at a time.
+        drop(net);
+        let healthy = if self.damaged() {
+            let h = Net::new(
+                self.fabric,
+                &Scenario::healthy(self.fabric),
+                c.plan,
+                c.bgp,
+                params,
+            );
+            Some(
+                aifabric_packet::run(&h, &tm, &placed, cfg)
+                    .map_err(|e| Error::bad_request(e.to_string()))?,
+            )
+        } else {
+            None
+        };
+        let notes = notes::packet(&packet, both);
+        let mut run = Prediction::new(packet, healthy, None);
+        run.notes = notes;
         Ok(PacketTrafficReport {
             schema_version: SCHEMA_VERSION,
             spec: self.fabric.name().to_owned(),
             source: name,
             gpus: n,
             placement: policy,
-            engine: if both { "both" } else { "packet" }.to_owned(),
-            packet,
+            engine,
+            run,
             flow,
             flow_lb: flow_lb_name,
             ratios,

@@ -1,10 +1,10 @@
 //! What leaves a study for people and other tools: the HTML report's data and page, and the
 //! exports (NetBox CSV, GraphML, node-link JSON, IP plan, DOT).
 
+use crate::gather::ReportOptions;
 use crate::{Error, Study};
 use aifabric_chakra::io::{replace_dir, write_atomic, DirError, OldFile};
-use aifabric_engine::sim::SimError;
-use aifabric_report::data::{build, ReportData, ReportError, ReportOptions};
+use aifabric_report::data::{build, ReportData};
 use aifabric_report::export::{write, ExportError, Format};
 use aifabric_report::frr;
 use std::path::{Path, PathBuf};
@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 impl Study<'_> {
     /// The report's data (capacity, failure sweep, planar vs spread when `opts.spec_text` is
     /// given, collective benchmarks) and its self-contained HTML page. From the healthy
-    /// fabric: a report of a damaged start is refused, as for failure sweeps.
+    /// fabric: a report of a damaged start is refused, as for failure sweeps. The runs are
+    /// the facade's (`gather.rs`); the report crate only lays them out.
     /// `progress` gets (step, steps, what).
     pub fn report(
         &self,
@@ -23,16 +24,7 @@ impl Study<'_> {
         if opts.state.is_none() {
             opts.state = crate::failures::starting_state(&self.scenario, "")?;
         }
-        // The spec (its spread build), the benchmark's GPUs or its collective are the
-        // request's fault; BGP not settling is not.
-        let data = build(self.fabric, &opts, progress).map_err(|e| match e {
-            ReportError::Spec(_)
-            | ReportError::Placement(_)
-            | ReportError::Sim(SimError::Schedule(_) | SimError::Invalid(_)) => {
-                Error::bad_request_from(e)
-            }
-            ReportError::Routing(_) | ReportError::Sim(_) => Error::runtime_from(e),
-        })?;
+        let data = build(self.fabric, self.report_inputs(&opts, progress)?);
         let html = aifabric_report::html::render(&data)
             .map_err(|e| Error::runtime_in("rendering the report", e))?;
         Ok((data, html))

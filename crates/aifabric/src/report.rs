@@ -9,6 +9,7 @@ use aifabric_chakra::replay::Replay;
 use aifabric_engine::job::StepResult;
 use aifabric_engine::sim::CollectiveResult;
 use aifabric_engine::traffic::TrafficResult;
+use aifabric_packet::PacketResult;
 use aifabric_workload::{Algo, Op, Placement};
 use serde::Serialize;
 
@@ -47,6 +48,162 @@ pub struct Crossing {
     pub crossed: usize,
     /// Up to three of the crossed links, `a--b`.
     pub examples: Vec<String>,
+}
+
+/// What a [`Note`] explains, so that a renderer can put it beside that part of the result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum About {
+    /// The run as a whole: flows that never started or were cut off, a bounded replay.
+    Run,
+    /// Load balancing: why the mode cannot change the result.
+    Lb,
+    /// The weights the switches split traffic by: where `ecmp` and `ucmp` can differ.
+    Weights,
+    /// What of the scenario the healthy run's traffic crosses ([`Crossing`] in words).
+    Crossing,
+    /// Why the scenario slowed nothing down.
+    Slowdown,
+    /// The retransmission timer: raised above the configured floor for long round trips.
+    Rto,
+    /// The packet counters: timeouts that were not losses.
+    Packets,
+    /// Priority flow control: headroom short of a PAUSE's need, XON below a round trip.
+    Pfc,
+    /// The BAG-to-BAG cases of `compare-fabrics`: which agree and why, where throughput is
+    /// lost.
+    Bag,
+}
+
+/// A sentence the library computes from a result to explain one of its numbers (why it
+/// cannot change, what hides a cause): part of the contract, so that JSON and Python users
+/// read what the CLI prints.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Note {
+    /// What it explains.
+    pub about: About,
+    /// The sentence.
+    pub text: String,
+}
+
+impl Note {
+    pub(crate) fn new(about: About, text: String) -> Self {
+        Note { about, text }
+    }
+}
+
+/// The notes of `notes` about `about`, in order.
+pub fn notes_about(notes: &[Note], about: About) -> impl Iterator<Item = &str> {
+    notes
+        .iter()
+        .filter(move |n| n.about == about)
+        .map(|n| n.text.as_str())
+}
+
+/// A result a prediction gives: under which JSON key it goes, and the time a slowdown
+/// compares.
+pub trait Outcome: Serialize {
+    /// The result's key in the JSON contract (`result`, `replay`, `packet`, `largest`).
+    const KEY: &'static str;
+    /// The time the healthy fabric's is compared with, seconds (`None`: not comparable,
+    /// e.g. a packet run cut off before every flow completed).
+    fn time_s(&self) -> Option<f64>;
+}
+
+/// Every prediction's shape: the result under the study's scenario, the healthy fabric's
+/// when the scenario damages anything (same placement), the slowdown, what of the scenario
+/// the healthy run's traffic crosses, and the notes explaining the numbers. Serialized
+/// flat into its report: the result under [`Outcome::KEY`], then `healthy`, `slowdown`,
+/// `crossing` (each only when there is one) and `notes`.
+#[derive(Clone, Debug)]
+pub struct Prediction<T> {
+    /// The result under the study's scenario.
+    pub result: T,
+    /// The healthy fabric's result, when the scenario damages anything.
+    pub healthy: Option<T>,
+    /// The result's time over the healthy one's.
+    pub slowdown: Option<f64>,
+    /// With a damaging scenario: what of it the healthy run's traffic crosses (when the
+    /// engine records the links it used).
+    pub crossing: Option<Crossing>,
+    /// What explains the numbers.
+    pub notes: Vec<Note>,
+}
+
+impl<T: Outcome> Prediction<T> {
+    /// `result` and its `healthy` baseline, the slowdown between them.
+    pub(crate) fn new(result: T, healthy: Option<T>, crossing: Option<Crossing>) -> Self {
+        let slowdown = match (result.time_s(), healthy.as_ref().and_then(T::time_s)) {
+            (Some(now), Some(base)) => Some(now / base),
+            _ => None,
+        };
+        Prediction {
+            result,
+            healthy,
+            slowdown,
+            crossing,
+            notes: Vec::new(),
+        }
+    }
+
+    /// The notes about `about`, in order.
+    pub fn notes(&self, about: About) -> impl Iterator<Item = &str> {
+        notes_about(&self.notes, about)
+    }
+}
+
+impl<T: Outcome> Serialize for Prediction<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry(T::KEY, &self.result)?;
+        if let Some(h) = &self.healthy {
+            m.serialize_entry("healthy", h)?;
+        }
+        if let Some(x) = &self.slowdown {
+            m.serialize_entry("slowdown", x)?;
+        }
+        if let Some(c) = &self.crossing {
+            m.serialize_entry("crossing", c)?;
+        }
+        m.serialize_entry("notes", &self.notes)?;
+        m.end()
+    }
+}
+
+impl Outcome for StepResult {
+    const KEY: &'static str = "result";
+    fn time_s(&self) -> Option<f64> {
+        Some(self.step_s)
+    }
+}
+
+impl Outcome for Replay {
+    const KEY: &'static str = "replay";
+    fn time_s(&self) -> Option<f64> {
+        Some(self.iteration_s)
+    }
+}
+
+impl Outcome for TrafficResult {
+    const KEY: &'static str = "result";
+    fn time_s(&self) -> Option<f64> {
+        Some(self.makespan_s)
+    }
+}
+
+impl Outcome for CollectiveResult {
+    const KEY: &'static str = "largest";
+    fn time_s(&self) -> Option<f64> {
+        Some(self.time_s)
+    }
+}
+
+impl Outcome for PacketResult {
+    const KEY: &'static str = "packet";
+    fn time_s(&self) -> Option<f64> {
+        (self.unfinished == 0).then_some(self.makespan_s)
+    }
 }
 
 /// One size of a collective sweep (a row of the nccl-tests-style table).
@@ -96,11 +253,11 @@ pub struct CollectiveReport {
     pub channels: u32,
     /// One row per size.
     pub rows: Vec<CollectiveRow>,
-    /// Detail of the largest size (tiers and bottlenecks).
-    pub largest: CollectiveResult,
-    /// With a damaging scenario: what of it the collective's traffic crosses.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub crossing: Option<Crossing>,
+    /// The largest size (`largest`: its tiers and bottlenecks), with the healthy fabric's
+    /// and its slowdown; what of the scenario the collective's traffic crosses (at every
+    /// size); notes on the weights and the scenario.
+    #[serde(flatten)]
+    pub run: Prediction<CollectiveResult>,
     /// When the placement asked for puts the GPUs exactly where `packed` does: why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement_note: Option<String>,
@@ -133,17 +290,10 @@ pub struct JobReport {
     pub lb: String,
     /// Hash seed.
     pub seed: u64,
-    /// The step under the study's scenario.
-    pub result: StepResult,
-    /// The healthy fabric's step, when the scenario damages anything.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub healthy: Option<StepResult>,
-    /// Step time over the healthy one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slowdown: Option<f64>,
-    /// With a damaging scenario: what of it the job's traffic crosses.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub crossing: Option<Crossing>,
+    /// The step (`result`), the healthy fabric's, the step time's slowdown, what of the
+    /// scenario the job's traffic crosses, notes.
+    #[serde(flatten)]
+    pub run: Prediction<StepResult>,
     /// When the placement asked for puts the GPUs exactly where `packed` does: why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement_note: Option<String>,
@@ -166,11 +316,10 @@ pub struct TrafficReport {
     pub lb: String,
     /// Hash seed (also of generated matrices).
     pub seed: u64,
-    /// Flow completion times and utilization under the study's scenario.
-    pub result: TrafficResult,
-    /// Makespan over the healthy fabric's (only with a damaging scenario).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slowdown: Option<f64>,
+    /// Flow completion times and utilization (`result`), the healthy fabric's, the
+    /// makespan's slowdown, notes (flows load balancing cannot move, flows never started).
+    #[serde(flatten)]
+    pub run: Prediction<TrafficResult>,
     /// P99 FCT over the healthy fabric's (only with a damaging scenario).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p99_slowdown: Option<f64>,
@@ -194,19 +343,12 @@ pub struct ReplayReport {
     pub alpha_s: f64,
     /// What the trace's metadata said.
     pub trace: TraceInfo,
-    /// The replay.
-    pub replay: Replay,
+    /// The replay (`replay`), the healthy fabric's, the iteration time's slowdown, what of
+    /// the scenario the replay's traffic crosses, notes.
+    #[serde(flatten)]
+    pub run: Prediction<Replay>,
     /// Engine simulations run.
     pub simulations: u64,
-    /// The healthy fabric's replay, when the scenario damages something.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub healthy: Option<Replay>,
-    /// Iteration time over the healthy one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub slowdown: Option<f64>,
-    /// With a damaging scenario: what of it the replay's traffic crosses.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub crossing: Option<Crossing>,
     /// When the placement asked for puts the ranks exactly where `packed` does: why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement_note: Option<String>,

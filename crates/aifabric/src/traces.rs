@@ -2,11 +2,15 @@
 //! one on disk. (Replaying a trace on a fabric is [`crate::Study::replay`].)
 
 use crate::Error;
-use aifabric_chakra::scale::{scale, DpGroups, Scaled};
-use aifabric_chakra::synth::{self, Written};
+use aifabric_chakra::scale::scale;
+use aifabric_chakra::synth;
 use aifabric_chakra::TraceSet;
 use aifabric_workload::job::Iteration;
 use std::path::Path;
+
+pub use aifabric_chakra::replay::{PathStep, Replay};
+pub use aifabric_chakra::scale::{DpGroups, Scaled};
+pub use aifabric_chakra::synth::Written;
 
 /// Write the Chakra trace of one iteration of `job` into `out` (one file per rank,
 /// `<prefix>.<rank>.et`, gzip-compressed with `gzip`, plus `comm_group.json`); `progress` is

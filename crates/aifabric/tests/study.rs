@@ -53,6 +53,7 @@ fn a_scenario_the_traffic_never_crosses_says_so_and_changes_nothing() {
     };
     let r = study.collective(&inside).unwrap();
     let c = r
+        .run
         .crossing
         .as_ref()
         .expect("a damaging scenario says what it crosses");
@@ -70,7 +71,7 @@ fn a_scenario_the_traffic_never_crosses_says_so_and_changes_nothing() {
         ..CollectiveRequest::default()
     };
     let r = study.collective(&across).unwrap();
-    let c = r.crossing.as_ref().unwrap();
+    let c = r.run.crossing.as_ref().unwrap();
     assert!(c.crossed > 0 && c.crossed <= c.links_out);
     assert!(
         c.examples.iter().all(|e| e.contains("atsw1")),
@@ -81,7 +82,7 @@ fn a_scenario_the_traffic_never_crosses_says_so_and_changes_nothing() {
     let h = Study::healthy(&f, Setup::default())
         .collective(&inside)
         .unwrap();
-    assert!(h.crossing.is_none());
+    assert!(h.run.crossing.is_none());
 }
 
 #[test]
@@ -93,13 +94,13 @@ fn a_job_under_a_scenario_carries_the_healthy_step_of_the_same_placement() {
     ))
     .unwrap();
     let alone = Study::healthy(&f, Setup::default()).job(&it, None).unwrap();
-    assert!(alone.healthy.is_none() && alone.slowdown.is_none());
+    assert!(alone.run.healthy.is_none() && alone.run.slowdown.is_none());
     let r = Study::new(&f, atsw_down(&f), Setup::default())
         .job(&it, None)
         .unwrap();
-    let h = r.healthy.as_ref().expect("healthy step");
-    assert_eq!(h.step_s, alone.result.step_s);
-    assert_eq!(r.slowdown, Some(r.result.step_s / h.step_s));
+    let h = r.run.healthy.as_ref().expect("healthy step");
+    assert_eq!(h.step_s, alone.run.result.step_s);
+    assert_eq!(r.run.slowdown, Some(r.run.result.step_s / h.step_s));
 }
 
 #[test]
@@ -132,19 +133,19 @@ fn the_llama3_405b_job_gives_the_step_time_of_the_papers_throughput() {
 
     let f = aifabric_spec::load("prometheus").expect("built-in spec");
     let r = Study::healthy(&f, Setup::default()).job(&it, None).unwrap();
-    let step = r.result.step_s;
+    let step = r.run.result.step_s;
     let off = step / paper_step_s - 1.0;
     assert!(
         off.abs() < 0.10,
         "step {step:.3} s vs {paper_step_s:.4} s from the paper's 400 TFLOP/s ({:+.1}%): \
          compute {:.3} + bubble {:.3} + exposed communication {:.3}",
         off * 100.0,
-        r.result.compute_s,
-        r.result.bubble_s,
-        r.result.exposed_comm_s
+        r.run.result.compute_s,
+        r.run.result.bubble_s,
+        r.run.result.exposed_comm_s
     );
     // The same statement as an end-to-end MFU: 400 / 989 = 40.4%.
-    assert!((r.result.mfu / (400.0 / 989.0) - 1.0).abs() < 0.10);
+    assert!((r.run.result.mfu / (400.0 / 989.0) - 1.0).abs() < 0.10);
 }
 
 #[test]
@@ -219,25 +220,29 @@ fn a_replay_under_a_scenario_carries_the_healthy_replay_of_the_same_placement() 
     let alone = Study::healthy(&f, Setup::default())
         .replay(&set, &req, &|_| {})
         .unwrap();
-    assert!(alone.healthy.is_none() && alone.slowdown.is_none());
+    assert!(alone.run.healthy.is_none() && alone.run.slowdown.is_none());
     let r = Study::new(&f, atsw_down(&f), Setup::default())
         .replay(&set, &req, &|_| {})
         .unwrap();
-    let h = r.healthy.as_ref().expect("healthy replay");
-    assert_eq!(h.iteration_s, alone.replay.iteration_s);
-    assert_eq!(r.slowdown, Some(r.replay.iteration_s / h.iteration_s));
+    let h = r.run.healthy.as_ref().expect("healthy replay");
+    assert_eq!(h.iteration_s, alone.run.result.iteration_s);
+    assert_eq!(
+        r.run.slowdown,
+        Some(r.run.result.iteration_s / h.iteration_s)
+    );
     // The trace's ranks are the job's GPUs, and the replay ends after the job's compute.
-    assert!(r.replay.iteration_s >= it.compute_s);
+    assert!(r.run.result.iteration_s >= it.compute_s);
     // 64 packed GPUs stay inside one AI zone: the ATSW's links are out, and the replay's
     // traffic crosses none of them, so nothing can change.
-    assert!(alone.crossing.is_none());
+    assert!(alone.run.crossing.is_none());
     let c = r
+        .run
         .crossing
         .as_ref()
         .expect("a damaging scenario says what it crosses");
     assert!(c.links_out > 0);
     assert_eq!(c.crossed, 0, "{c:?}");
-    assert_eq!(r.slowdown, Some(1.0));
+    assert_eq!(r.run.slowdown, Some(1.0));
     // The job asks for `spread`, which on this one-building fabric is `packed`: said.
     assert_eq!(r.placement, "spread");
     let note = r
@@ -554,4 +559,69 @@ fn ecmp_splits_per_live_link_as_frr_does() {
         .unwrap();
     let w: Vec<f64> = routes[0].next_hops.iter().map(|h| h.weight).collect();
     assert!((w[0] - 2.0 / 3.0).abs() < 1e-12, "{w:?}");
+}
+
+#[test]
+fn a_packet_run_under_a_scenario_carries_the_healthy_run_of_the_same_placement() {
+    let f = aifabric_spec::load("htsim-k8").unwrap();
+    let source = TrafficSource::Pattern {
+        pattern: aifabric::Pattern::Permutation,
+        gpus: 32,
+        bytes: 64 << 10,
+    };
+    let cfg = aifabric::packet::PacketOptions::default().config().unwrap();
+    let run = |s: &Study| {
+        s.traffic_packet(
+            &source,
+            None,
+            Placement::Spread,
+            &cfg,
+            aifabric::Engine::Packet,
+        )
+        .unwrap()
+    };
+    let alone = run(&Study::healthy(&f, Setup::default()));
+    assert!(alone.run.healthy.is_none() && alone.run.slowdown.is_none());
+    let down = Scenario::from_selectors(&f, &["r.b.z.atsw0".to_string()], &[], &[]).unwrap();
+    let r = run(&Study::new(&f, down, Setup::default()));
+    let h = r.run.healthy.as_ref().expect("healthy packet run");
+    assert_eq!(h.makespan_s, alone.run.result.makespan_s);
+    assert_eq!(r.run.slowdown, Some(r.run.result.makespan_s / h.makespan_s));
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["engine"], "packet");
+    assert!(json["packet"].is_object() && json["healthy"].is_object());
+    assert!(json["notes"].is_array());
+    assert!(
+        Study::healthy(&f, Setup::default())
+            .traffic_packet(
+                &source,
+                None,
+                Placement::Packed,
+                &cfg,
+                aifabric::Engine::Flow
+            )
+            .is_err(),
+        "the flow engine alone is Study::traffic"
+    );
+}
+
+#[test]
+fn notes_explain_what_the_lb_cannot_change_in_the_contract() {
+    let f = fabric();
+    let r = Study::healthy(&f, Setup::default())
+        .traffic(
+            &TrafficSource::Pattern {
+                pattern: aifabric::Pattern::Permutation,
+                gpus: 8,
+                bytes: 1 << 20,
+            },
+            None,
+            Placement::Packed,
+        )
+        .unwrap();
+    let lb: Vec<_> = r.run.notes(aifabric::About::Lb).collect();
+    assert_eq!(lb.len(), 1, "{:?}", r.run.notes);
+    assert!(lb[0].contains("--lb cannot change these results"));
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["notes"][0]["about"], "lb");
 }

@@ -72,7 +72,7 @@ fn the_flow_and_link_tables_agree_with_the_summary() {
         serde_json::to_string(&plain).unwrap(),
         "the tables change nothing in the report"
     );
-    let r = &report.result;
+    let r = &report.run.result;
     assert_eq!(t.flows.num_rows() as u64, r.flows);
     let bytes = col::<UInt64Array>(&t.flows, "bytes");
     assert_eq!(bytes.values().iter().sum::<u64>() as f64, r.bytes);

@@ -2,13 +2,17 @@
 //! that parse with `FromStr` (load balancing, placement, algorithms, BGP settings, formats).
 
 use crate::Failure;
-use aifabric::stages::model::{Fabric, Scenario};
-use aifabric::stages::routing::aggregation::{Aggregation, AggregationTier};
-use aifabric::stages::routing::bgp::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
-use aifabric::stages::routing::ucmp::MissingBandwidth;
-use aifabric::stages::workload::{Algo, Op, Placement};
+use aifabric::model::{Fabric, Scenario};
+use aifabric::routing::Aggregation;
+use aifabric::routing::MissingBandwidth;
+use aifabric::routing::{AsnPlan, BandwidthMode, BgpConfig, SoftDrain};
+use aifabric::stages::spec;
+use aifabric::Op;
 use aifabric::{Lb, NetParams};
 use clap::{Parser, Subcommand};
+
+mod commands;
+pub(crate) use commands::*;
 
 /// aifabric: design, verify and predict gigawatt-scale AI training networks.
 #[derive(Parser)]
@@ -21,319 +25,55 @@ pub(crate) struct Cli {
 #[derive(Subcommand)]
 pub(crate) enum Command {
     /// List the built-in specs (usable wherever SPEC is asked for).
-    Specs {
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-    },
+    Specs(SpecsArgs),
     /// Capacity report: oversubscription per tier, inter-region capacity, inventory, power,
     /// bisection by max-flow.
-    Capacity {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// Machine-readable output (the JSON contract in README.md).
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        scenario: ScenarioArgs,
-    },
+    Capacity(CapacityArgs),
     /// PFC headroom at design time: per port class the headroom a lossless priority needs
     /// (rate x (2 x cable x 5 ns/m + the switch's response time) + 2 MTU), its sum per switch
     /// against the model's HBM + SRAM, the longest lossless cable per model and speed, and
     /// every switch that cannot hold its headroom with the fix.
-    Buffers {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// Lossless priorities (PFC classes) per port.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
-        lossless_priorities: u32,
-        /// Largest frame, bytes.
-        #[arg(long, default_value_t = 9216, value_parser = clap::value_parser!(u32).range(64..=65536))]
-        mtu: u32,
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-    },
+    Buffers(BuffersArgs),
     /// The same traffic (an incast, an all-to-all, a ring all-reduce) packet by packet on a
     /// DSF, an NSF and a RoCE zone of 288 GPUs each, with the endpoints each design implies,
     /// side by side (completion times, pauses, drops, peak queues per tier); and a
     /// BAG-to-BAG link at 1, 10 and 60 km with a deep-buffer and a shallow-buffer BAG under a
     /// lossless incast (throughput kept or lost).
-    CompareFabrics {
-        /// Smaller flows and fewer GPUs per workload (seconds instead of a minute).
-        #[arg(long)]
-        quick: bool,
-        /// Leave out the BAG-to-BAG links.
-        #[arg(long)]
-        no_bag: bool,
-        /// PFC thresholds on the BAG-to-BAG cases, XOFF:XON in bytes per ingress link
-        /// (default 200000:180000; e.g. 8000000:6000000 keeps a 60 km link busy).
-        #[arg(long, value_name = "XOFF:XON")]
-        bag_pfc: Option<String>,
-        /// Seed of every random choice.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-    },
+    CompareFabrics(CompareFabricsArgs),
     /// Build the model and print its inventory; `--out` writes the whole model as JSON.
-    Build {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-        /// Write the whole model (devices, links, bundles) as JSON to this file.
-        #[arg(long)]
-        out: Option<std::path::PathBuf>,
-    },
+    Build(BuildArgs),
     /// What a device forwards toward one prefix (or every prefix): BGP next hops with ideal and
     /// quantized UCMP weights, under failures and drains.
-    Routes {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// The device asking (a switch name; see `aifabric build SPEC --out model.json`).
-        #[arg(long)]
-        device: String,
-        /// A rack prefix `<zone>.rack<N>` (or its rack switch's name); all prefixes if absent.
-        #[arg(long)]
-        prefix: Option<String>,
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        scenario: ScenarioArgs,
-        #[command(flatten)]
-        bgp: BgpArgs,
-    },
+    Routes(RoutesArgs),
     /// Aggregation at the L2 -> BAG border and the blackholes it leaves under failures:
     /// borders that advertise a zone aggregate but cannot reach some of its racks.
-    Blackholes {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// `unconditional`, `conditional` (all contributors) or `conditional:N`.
-        #[arg(long, default_value = "unconditional")]
-        aggregation: Aggregation,
-        /// Where aggregates are made: `zone` (L2 zone -> BAG) or `region` (BAG -> other
-        /// regions).
-        #[arg(long, default_value = "zone")]
-        tier: AggregationTier,
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        scenario: ScenarioArgs,
-        #[command(flatten)]
-        bgp: BgpArgs,
-    },
+    Blackholes(BlackholesArgs),
     /// DSF Input Balanced Mode: what each interface node keeps toward each destination
     /// cluster once remote failures have propagated.
-    Ibm {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// Machine-readable output (every reduced source / cluster pair).
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        scenario: ScenarioArgs,
-    },
+    Ibm(IbmArgs),
     /// Failure-domain sweep: what the fabric loses when each shared-risk group fails (or
     /// pairs of them, or random draws): routed capacity under BGP/UCMP, the max-flow bound,
     /// GPUs isolated, blackholes, tier oversubscription. Worst first.
-    Failures {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// `single` (every group), `single:CLASS`, `pairs:CLASS` or `montecarlo`. Classes:
-        /// building, hall, pd, plane, chassis, linecard, conduit, srg, and `switch:ROLE` (each
-        /// switch of a role, e.g. `single:switch:atsw`; `switch` every switch).
-        #[arg(long, default_value = "single")]
-        sweep: String,
-        /// Monte Carlo draws.
-        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
-        samples: u64,
-        /// Monte Carlo seed (draw i uses a generator seeded from (seed, i)).
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Monte Carlo failure probability of each group of a class, `CLASS=P` (replaces the
-        /// default model for that class; repeat or separate with commas).
-        #[arg(long, value_delimiter = ',', value_name = "CLASS=P")]
-        probability: Vec<String>,
-        /// Monte Carlo probability from reliability figures, `CLASS=MTBF_HOURS/MTTR_HOURS`
-        /// (P = MTTR / (MTBF + MTTR)).
-        #[arg(long, value_delimiter = ',', value_name = "CLASS=MTBF/MTTR")]
-        mtbf: Vec<String>,
-        /// Aggregate prefixes (`unconditional`, `conditional`, `conditional:N`) and report the
-        /// blackholes each scenario leaves; without it every border carries the specifics.
-        #[arg(long)]
-        aggregation: Option<Aggregation>,
-        /// Aggregation tier: `zone` or `region`.
-        #[arg(long, default_value = "zone")]
-        tier: AggregationTier,
-        /// For the worst `--top` scenarios: drain the affected BAG plane, and conditional
-        /// aggregation, with the blackholes and capacity of each (needs `--aggregation`).
-        #[arg(long)]
-        mitigations: bool,
-        /// Run the same sweep on the spec built planar and built spread, and compare.
-        #[arg(long)]
-        compare_inter_bag: bool,
-        /// Make each pod of an NSF zone a site of its own (`ZONE.podN`): routed capacity
-        /// between every pair of pods, GPUs isolated per pod. Refused above 4,000 site pairs
-        /// (one NSF building of 83 pods is 3,403).
-        #[arg(long)]
-        pod_sites: bool,
-        /// Rows in the table (and scenarios given mitigations).
-        #[arg(long, default_value_t = 20)]
-        top: usize,
-        /// Scenarios the report lists in full, worst first: a number or `all` (default:
-        /// every scenario of single/pairs sweeps, the worst 1,000 of a Monte Carlo sweep).
-        /// The summary counts every scenario either way.
-        #[arg(long, value_name = "N|all")]
-        keep: Option<String>,
-        /// Machine-readable output: the summary and the scenarios listed (see --keep).
-        #[arg(long)]
-        json: bool,
-        /// Also write the JSON report to this file (atomically).
-        #[arg(long)]
-        out: Option<std::path::PathBuf>,
-        /// The maintenance state the sweep starts from (failed and hard-drained elements are
-        /// out of service in every scenario; figures are measured from that state).
-        #[command(flatten)]
-        scenario: ScenarioArgs,
-        #[command(flatten)]
-        bgp: BgpArgs,
-    },
+    Failures(FailuresArgs),
     /// Simulate one collective on the fabric for a range of sizes: an nccl-tests-like table
     /// (size, time, algBW, busBW), link utilization per tier and the busiest links; with a
     /// scenario, the slowdown against the healthy fabric.
-    Collective {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// all_reduce, all_gather, reduce_scatter or all_to_all.
-        #[arg(long, default_value = "all_reduce", value_parser = parse_op)]
-        op: Op,
-        /// auto (the fastest applicable for each size, by latency + bandwidth terms calibrated
-        /// on the fabric), ring, tree, hd (halving-doubling), direct or hierarchical; ring
-        /// (direct for all_to_all) if absent, as nccl-tests runs one algorithm.
-        #[arg(long)]
-        algo: Option<Algo>,
-        /// GPUs taking part.
-        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(2..))]
-        gpus: u32,
-        /// packed, spread, fragmented[:SEED] or topology-aware.
-        #[arg(long, default_value = "packed")]
-        placement: Placement,
-        /// Sizes, nccl-tests style: MIN:MAX[:FACTOR] (binary K, M, G) or one size.
-        #[arg(long, default_value = "1M:1G:4")]
-        sizes: aifabric::Sizes,
-        /// Per-step software latency, microseconds.
-        #[arg(long, default_value_t = 5.0)]
-        alpha_us: f64,
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        sim: SimArgs,
-        #[command(flatten)]
-        scenario: ScenarioArgs,
-        #[command(flatten)]
-        bgp: BgpArgs,
-    },
+    Collective(CollectiveArgs),
     /// Simulate one training iteration of a job (a YAML file): step time, its breakdown
     /// (compute, bubble, exposed communication per collective) and, with a scenario, the
     /// slowdown against the healthy fabric.
-    Job {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// The job file (see examples/jobs/).
-        #[arg(long)]
-        job: String,
-        /// Override the job's placement: packed, spread, fragmented[:SEED], topology-aware.
-        #[arg(long)]
-        placement: Option<Placement>,
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        sim: SimArgs,
-        #[command(flatten)]
-        scenario: ScenarioArgs,
-        #[command(flatten)]
-        bgp: BgpArgs,
-    },
+    Job(JobArgs),
     /// Simulate a traffic matrix event by event: flows with sizes and start times between
     /// GPUs (htsim's connection-matrix file, a CSV, or a generated pattern) arrive and leave,
     /// rates max-min fair between events. Prints flow completion times (min, P50, P99, max,
     /// the slowest flows), link utilization per tier and, with a scenario, the slowdown.
-    Traffic {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// Traffic file: htsim's `.cm` format (`Nodes N`, `Connections C`, optional
-        /// `Triggers T`; `SRC->DST id I start PS size B`, `trigger K`, `send_done_trigger K`)
-        /// or a CSV (`src,dst,bytes,start_us`) when it ends in `.csv`. Node i is the i-th
-        /// placed GPU.
-        #[arg(long, required_unless_present = "pattern", conflicts_with = "pattern")]
-        tm: Option<String>,
-        /// Generate instead: permutation, incast:N (N senders to node 0), all-to-all or
-        /// random:N (N flows between random pairs), over --gpus GPUs, all starting at 0; or
-        /// ring-allreduce (--size per GPU: 2 (N - 1) steps of size / N to the next GPU, each
-        /// step starting when the GPU's previous chunk has come in).
-        #[arg(long)]
-        pattern: Option<aifabric::stages::workload::traffic::Pattern>,
-        /// Bytes per generated flow (binary K, M, G).
-        #[arg(long, default_value = "2M", value_parser = parse_size_arg)]
-        size: u64,
-        /// GPUs to place (default: the file's node count; 1024 for a pattern).
-        #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
-        gpus: Option<u32>,
-        /// packed, spread, fragmented[:SEED] or topology-aware.
-        #[arg(long, default_value = "packed")]
-        placement: Placement,
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        packet: Box<PacketArgs>,
-        #[command(flatten)]
-        sim: SimArgs,
-        #[command(flatten)]
-        scenario: ScenarioArgs,
-        #[command(flatten)]
-        bgp: BgpArgs,
-    },
+    Traffic(TrafficArgs),
     /// Design-space sweep: a sweep file names a base spec, a grid of overrides (dotted paths
     /// into the spec) and a failure study; every design x its tasks runs here, or one shard of
     /// them (`--shard I/N`), or as a Slurm job array (`--emit-slurm DIR`); `sweep merge`
     /// combines shards into the output of one run, byte for byte.
     #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-    Sweep {
-        #[command(subcommand)]
-        command: Option<SweepCommand>,
-        /// The sweep file (YAML: spec, grid, failures, draws_per_task).
-        #[arg(required = true)]
-        file: Option<std::path::PathBuf>,
-        /// Run only shard I of N (the tasks whose index is I mod N); the output is a shard
-        /// file for `sweep merge`.
-        #[arg(long)]
-        shard: Option<String>,
-        /// Write the results (or the shard) to this file as JSON, atomically.
-        #[arg(long)]
-        out: Option<std::path::PathBuf>,
-        /// Write one row per design x scenario to this file as an Arrow IPC file (pandas:
-        /// `read_feather`, polars: `read_ipc`), atomically; not with --shard.
-        #[arg(long, value_name = "FILE")]
-        table: Option<std::path::PathBuf>,
-        /// Write an sbatch job array over the shards, its merge job and submit.sh into DIR,
-        /// instead of running anything.
-        #[arg(long, value_name = "DIR")]
-        emit_slurm: Option<std::path::PathBuf>,
-        /// Shards of the Slurm job array (default: one per task, at most 64).
-        #[arg(long)]
-        shards: Option<usize>,
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-    },
+    Sweep(SweepArgs),
     /// MLCommons Chakra execution traces: synthesize one from a job file, or rescale one to
     /// more ranks.
     Chakra {
@@ -344,56 +84,11 @@ pub(crate) enum Command {
     /// ranks placed on GPUs, compute from durations or the roofline, collectives and
     /// transfers on the flow-level engine. Prints the iteration time, per-rank compute and
     /// exposed communication, the critical path and, with a scenario, the slowdown.
-    Replay {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// The trace directory.
-        #[arg(long)]
-        trace: std::path::PathBuf,
-        /// Placement: packed, spread, fragmented[:SEED], topology-aware (default: the
-        /// trace's, else packed).
-        #[arg(long)]
-        placement: Option<Placement>,
-        /// Peak TFLOP/s per GPU for `num_ops` (default: the trace's, else 989, H100).
-        #[arg(long)]
-        peak_tflops: Option<f64>,
-        /// Share of the peak reached (default: the trace's, else 0.4).
-        #[arg(long)]
-        efficiency: Option<f64>,
-        /// Per-step collective latency, microseconds (default: the trace's, else 5).
-        #[arg(long)]
-        alpha_us: Option<f64>,
-        /// Finished nodes remembered per rank (dependencies on older ones are bounded, and
-        /// counted), and the most unfinished nodes read ahead per rank.
-        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..))]
-        window: u32,
-        /// Machine-readable output (per-rank times and the whole critical path).
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        sim: SimArgs,
-        #[command(flatten)]
-        scenario: ScenarioArgs,
-        #[command(flatten)]
-        bgp: BgpArgs,
-    },
+    Replay(ReplayArgs),
     /// The main job, end to end on the built-in `prometheus`: build it, print the capacity
     /// summary, run the single-SRG failure sweep, simulate a reference training job healthy
     /// and under the worst failure it survives, write the HTML report, say where it is.
-    Demo {
-        /// Directory for report.html and report.json.
-        #[arg(long, default_value = "aifabric-demo")]
-        out: std::path::PathBuf,
-        /// No progress bars.
-        #[arg(long)]
-        quiet: bool,
-        /// Machine-readable summary instead of the running commentary.
-        #[arg(long)]
-        json: bool,
-        /// A maintenance state the whole demo starts from (capacity, sweep, job, report).
-        #[command(flatten)]
-        scenario: ScenarioArgs,
-    },
+    Demo(DemoArgs),
     /// One self-contained HTML report (inline SVG, opens from disk) and report.json with the
     /// same data: fabric summary and hierarchy, oversubscription per tier, inter-BAG capacity,
     /// a failure sweep (capacity-retained CDF, worst scenarios), collective busBW vs message
@@ -401,54 +96,12 @@ pub(crate) enum Command {
     /// group when the spec has none of the class; the collective runs where the modes can
     /// differ (spread over the buildings when packed GPUs share one DSF zone), or says why
     /// they cannot.
-    Report {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// Directory to write report.html and report.json into (created if missing).
-        #[arg(long)]
-        out: std::path::PathBuf,
-        /// Failure classes swept: a class (building, hall, pd, plane, chassis, linecard,
-        /// conduit, srg) or `all`.
-        #[arg(long, default_value = "plane")]
-        sweep: String,
-        /// GPUs of the collective benchmark.
-        #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(2..))]
-        gpus: u32,
-        /// One table per site pair (buildings, zones, AI zones) and region pair: the
-        /// scenarios that cost it most.
-        #[arg(long)]
-        pair_tables: bool,
-        /// Print report.json to stdout as well.
-        #[arg(long)]
-        json: bool,
-        /// The maintenance state the report describes and its failure sweep starts from.
-        #[command(flatten)]
-        scenario: ScenarioArgs,
-    },
+    Report(ReportArgs),
     /// Export the fabric for other tools: NetBox bulk-import CSVs (devices, interfaces,
     /// cables with lengths, IP addresses, ASNs), GraphML and node-link JSON for NetworkX, the
     /// IP plan as CSV, or a DOT overview at zone / BAG-plane level. Files are written
     /// atomically into DIR.
-    Export {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// netbox, graphml, nodelink, ipplan, dot or frr (FRRouting: per router bgpd.conf and
-        /// zebra.conf, and topology.json; follows --asn-plan, --bandwidth and --max-paths).
-        #[arg(long)]
-        format: aifabric::stages::report::export::Format,
-        /// Directory to write into (created if missing).
-        #[arg(long)]
-        out: std::path::PathBuf,
-        /// With `frr`: aggregate each zone at its borders toward BAG (`unconditional` or
-        /// `conditional:1`).
-        #[arg(long)]
-        aggregation: Option<Aggregation>,
-        /// Machine-readable summary of the files written.
-        #[arg(long)]
-        json: bool,
-        #[command(flatten)]
-        bgp: BgpArgs,
-    },
+    Export(ExportArgs),
     /// The fabric run by FRRouting in Linux network namespaces (one zebra + bgpd per router,
     /// a veth pair per link, from `export --format frr`), and every kernel FIB compared with
     /// aifabric's routes. Needs root, `ip netns` and FRR (Debian's `frr`).
@@ -457,13 +110,7 @@ pub(crate) enum Command {
         command: LabCommand,
     },
     /// Check a spec; prints nothing but a summary when it is valid.
-    Validate {
-        /// Built-in spec name or YAML file.
-        spec: String,
-        /// Machine-readable output.
-        #[arg(long)]
-        json: bool,
-    },
+    Validate(ValidateArgs),
 }
 
 /// `aifabric lab ...`.
@@ -606,8 +253,8 @@ pub(crate) struct PacketArgs {
     /// flow: max-min fair fluid (fast, no queues); packet: packets through output-queued
     /// switches with ECN, trimming and sender congestion control; both: the two side by side
     /// with their ratio per completion-time percentile.
-    #[arg(long, default_value = "flow", value_parser = ["flow", "packet", "both"])]
-    pub engine: String,
+    #[arg(long, default_value = "flow", value_parser = engine_parser())]
+    pub engine: aifabric::Engine,
     /// Packet engine: every model parameter from a preset; `uec-htsim` is htsim's Ultra
     /// Ethernet regression runs (100 Gb/s, 1 us links, 4,150 B MTU, 178,450 B queues with
     /// trimming, ECN 37,350:145,250, NSCC, mixed:128, seed 13); `roce` is a RoCE fabric as
@@ -853,10 +500,8 @@ impl ScenarioArgs {
         let mut s = Scenario::from_selectors(f, &self.fail, &self.drain, &self.drain_soft)
             .map_err(|e| Failure::BadArgument(e.to_string()))?;
         if let Some(path) = &self.scenario {
-            let (file, src) =
-                aifabric::stages::spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
-            aifabric::stages::spec::scenario::apply_scenario(f, &file, &src, &mut s)
-                .map_err(Failure::BadInput)?;
+            let (file, src) = spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
+            spec::scenario::apply_scenario(f, &file, &src, &mut s).map_err(Failure::BadInput)?;
         }
         Ok(s)
     }
@@ -918,6 +563,14 @@ impl BgpArgs {
             missing: self.missing_bandwidth,
         }
     }
+}
+
+/// `--engine`: clap's possible values (listed in `--help` and errors), parsed into the
+/// library's [`aifabric::Engine`].
+fn engine_parser() -> impl clap::builder::TypedValueParser<Value = aifabric::Engine> {
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(aifabric::Engine::ALL.map(|e| e.name()))
+        .try_map(|s| s.parse::<aifabric::Engine>())
 }
 
 /// The operations `collective` runs (the library also knows broadcast and reduce, for traces).

@@ -13,6 +13,7 @@ mod commands;
 mod output;
 mod render;
 
+use aifabric::stages::spec;
 use args::Cli;
 use clap::Parser;
 use std::io::{IsTerminal, Write};
@@ -20,7 +21,7 @@ use std::process::ExitCode;
 
 /// A failure with its exit code.
 pub(crate) enum Failure {
-    BadInput(aifabric::stages::spec::SpecError),
+    BadInput(spec::SpecError),
     BadArgument(String),
     Runtime(String),
     /// Standard output was closed by its reader (a broken pipe): stop quietly, with 0.
@@ -96,8 +97,8 @@ pub(crate) fn print_line(line: &str) -> Result<(), Failure> {
     print(&format!("{line}\n"))
 }
 
-pub(crate) fn load(spec: &str) -> Result<aifabric::stages::model::Fabric, Failure> {
-    aifabric::stages::spec::load(spec).map_err(Failure::BadInput)
+pub(crate) fn load(spec: &str) -> Result<aifabric::model::Fabric, Failure> {
+    spec::load(spec).map_err(Failure::BadInput)
 }
 
 /// Print `v` as JSON with `--json`, else as the human table `human` makes of it.

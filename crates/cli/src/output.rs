@@ -2,4 +2,4 @@
 //! interrupted run never leaves a half-written file. The one implementation lives with the
 //! library that writes files (trace files need it too).
 
-pub use aifabric::stages::chakra::io::write_atomic;
+pub use aifabric::write_atomic;

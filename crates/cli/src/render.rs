@@ -1,7 +1,7 @@
 //! Human-readable tables.
 
-use aifabric::stages::capacity::CapacityReport;
-use aifabric::stages::model::{Fabric, Role};
+use aifabric::capacity::CapacityReport;
+use aifabric::model::{Fabric, Role};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -209,8 +209,8 @@ pub fn capacity(r: &CapacityReport) -> String {
     s
 }
 
-pub fn routes(views: &[aifabric::stages::routing::fib::RouteView]) -> String {
-    use aifabric::stages::routing::fib::RouteKind;
+pub fn routes(views: &[aifabric::routing::RouteView]) -> String {
+    use aifabric::routing::RouteKind;
     let mut s = String::new();
     for v in views {
         let kind = match v.kind {
@@ -251,7 +251,7 @@ pub fn routes(views: &[aifabric::stages::routing::fib::RouteView]) -> String {
     s
 }
 
-pub fn blackholes(r: &aifabric::stages::routing::aggregation::BlackholeReport) -> String {
+pub fn blackholes(r: &aifabric::routing::BlackholeReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -331,7 +331,7 @@ pub fn blackholes(r: &aifabric::stages::routing::aggregation::BlackholeReport) -
     s
 }
 
-pub fn ibm(zones: &[aifabric::stages::routing::ibm::ZoneIbm]) -> String {
+pub fn ibm(zones: &[aifabric::routing::ZoneIbm]) -> String {
     let mut s = String::new();
     if zones.is_empty() {
         let _ = writeln!(s, "No DSF zones.");
@@ -381,7 +381,7 @@ fn share(x: f64) -> String {
     format!("{:.4}", x)
 }
 
-pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usize) -> String {
+pub fn failures(r: &aifabric::failures::FailureReport, top: usize) -> String {
     let sm = &r.summary;
     let mut s = String::new();
     let _ = writeln!(
@@ -535,7 +535,7 @@ pub fn failures(r: &aifabric::stages::failures::report::FailureReport, top: usiz
     s
 }
 
-pub fn comparison(c: &aifabric::stages::failures::compare::Comparison) -> String {
+pub fn comparison(c: &aifabric::failures::Comparison) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -580,7 +580,7 @@ pub fn comparison(c: &aifabric::stages::failures::compare::Comparison) -> String
 }
 
 /// `aifabric buffers`.
-pub fn buffers(r: &aifabric::stages::capacity::buffers::BufferReport) -> String {
+pub fn buffers(r: &aifabric::capacity::BufferReport) -> String {
     let mut s = String::new();
     let o = &r.options;
     let _ = writeln!(

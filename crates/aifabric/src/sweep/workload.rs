@@ -259,7 +259,7 @@ fn run_one(f: &Fabric, w: &Checked, label: &str, scenario: Scenario) -> Result<W
                 time_us: Some(row.time_us),
                 bus_bw_gbytes_per_s: Some(row.bus_bw_gbytes_per_s),
                 slowdown: row.slowdown,
-                crossing: crossing(&r.crossing),
+                crossing: crossing(&r.run.crossing),
                 error: None,
             }
         }
@@ -268,10 +268,10 @@ fn run_one(f: &Fabric, w: &Checked, label: &str, scenario: Scenario) -> Result<W
             WorkloadRow {
                 workload: w.name.clone(),
                 scenario: label.to_owned(),
-                time_us: Some(r.result.step_s * 1e6),
+                time_us: Some(r.run.result.step_s * 1e6),
                 bus_bw_gbytes_per_s: None,
-                slowdown: r.slowdown,
-                crossing: crossing(&r.crossing),
+                slowdown: r.run.slowdown,
+                crossing: crossing(&r.run.crossing),
                 error: None,
             }
         }

@@ -4,8 +4,9 @@
 
 use crate::commands::failures;
 use crate::{output, Failure};
-use aifabric::stages::model::Scenario;
-use aifabric::stages::workload::Placement;
+use aifabric::model::Scenario;
+use aifabric::stages::spec;
+use aifabric::Placement;
 use serde::Serialize;
 use std::path::Path;
 
@@ -57,7 +58,7 @@ pub fn run(
         }
         b
     };
-    let f = aifabric::stages::spec::load("prometheus").map_err(Failure::BadInput)?;
+    let f = spec::load("prometheus").map_err(Failure::BadInput)?;
     let setup = aifabric::Setup::default();
     let start = state.resolve(&f)?;
     let description = state.describe();
@@ -114,14 +115,13 @@ pub fn run(
         worst_isolated
     ))?;
 
-    let it = aifabric::stages::spec::job::parse("builtin:llama3-405b-16k.yaml", JOB)
-        .map_err(Failure::BadInput)?;
+    let it = spec::job::parse("builtin:llama3-405b-16k.yaml", JOB).map_err(Failure::BadInput)?;
     // Spread over the buildings, so that BAG failures reach the job.
     // In the starting state (the healthy fabric without one).
     let base = study.job(&it, Some(Placement::Spread))?;
     say(format!(
         "3/5 {} on {} GPUs (spread over the buildings, ECMP): step {:.2} s, {:.0} tokens/s",
-        it.name, it.gpus, base.result.step_s, base.result.tokens_per_s
+        it.name, it.gpus, base.run.result.step_s, base.run.result.tokens_per_s
     ))?;
     // The worst scenario that leaves every GPU and region connected (one that takes GPUs
     // away or isolates them stops the job outright; that is the sweep's isolated column).
@@ -146,13 +146,13 @@ pub fn run(
     }
     if let Some((name, r)) = &under {
         // Against the starting state's step (the healthy fabric's without one).
-        let x = r.result.step_s / base.result.step_s;
+        let x = r.run.result.step_s / base.run.result.step_s;
         say(format!(
             "4/5 under {}: step {:.2} s, slowdown {:.3}x ({:+.2} ms){}",
             name,
-            r.result.step_s,
+            r.run.result.step_s,
             x,
-            (x - 1.0) * r.result.step_s / x * 1e3,
+            (x - 1.0) * r.run.result.step_s / x * 1e3,
             if (x - 1.0).abs() < 1e-3 {
                 ": the plane's traffic moves to the others, and no collective's busiest links \
                  carry much more (see `aifabric job` for the tiers)"
@@ -163,12 +163,12 @@ pub fn run(
     }
 
     let b = bar("report");
-    let (name, text) = aifabric::stages::spec::read("prometheus").map_err(Failure::BadInput)?;
-    let opts = aifabric::stages::report::data::ReportOptions {
+    let (name, text) = spec::read("prometheus").map_err(Failure::BadInput)?;
+    let opts = aifabric::ReportOptions {
         spec_text: Some((name, text)),
         ..Default::default()
     };
-    let opts = aifabric::stages::report::data::ReportOptions {
+    let opts = aifabric::ReportOptions {
         state: starting,
         ..opts
     };
@@ -200,12 +200,12 @@ pub fn run(
         worst: rep.summary.worst.clone(),
         worst_capacity_retained: worst_cap,
         job: it.name.clone(),
-        job_step_s: base.result.step_s,
+        job_step_s: base.run.result.step_s,
         job_failure: under.as_ref().map(|u| u.0.clone()),
-        job_step_under_failure_s: under.as_ref().map(|u| u.1.result.step_s),
+        job_step_under_failure_s: under.as_ref().map(|u| u.1.run.result.step_s),
         job_slowdown: under
             .as_ref()
-            .map(|u| u.1.result.step_s / base.result.step_s),
+            .map(|u| u.1.run.result.step_s / base.run.result.step_s),
         report: page.display().to_string(),
     })
 }

@@ -2,11 +2,10 @@
 
 use crate::Failure;
 use aifabric::failures::planar_vs_spread_sweep;
-use aifabric::stages::failures::compare::Comparison;
-use aifabric::stages::failures::report::FailureReport;
-use aifabric::stages::model::Fabric;
-use aifabric::stages::spec::build_inter_bag;
-use aifabric::stages::spec::spec::InterBagTopology;
+use aifabric::failures::Comparison;
+use aifabric::failures::FailureReport;
+use aifabric::model::Fabric;
+use aifabric::stages::spec::{build_inter_bag, spec::InterBagTopology};
 use aifabric::{FailureRequest, Setup, Study};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
@@ -33,7 +32,7 @@ pub(crate) fn progress_bar(what: &str) -> ProgressBar {
 /// Run the sweep on one fabric.
 pub fn sweep(
     f: &Fabric,
-    state: aifabric::stages::model::Scenario,
+    state: aifabric::model::Scenario,
     setup: Setup,
     req: &FailureRequest,
 ) -> Result<FailureReport, Failure> {

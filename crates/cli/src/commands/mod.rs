@@ -8,538 +8,614 @@ pub(crate) mod sweep;
 pub(crate) mod trace;
 pub(crate) mod traffic;
 
-use crate::args::{ChakraCommand, Cli, Command, SweepCommand};
+use crate::args::*;
 use crate::{
     emit, emit_versioned, load, output, print, print_json, print_line, render, write_json, Failure,
 };
-use aifabric::stages::model::FabricView;
+use aifabric::model::FabricView;
+use aifabric::stages::spec;
 use aifabric::versioned;
 
 pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Failures {
-            spec,
-            sweep,
-            samples,
-            seed,
-            probability,
-            mtbf,
-            aggregation,
-            tier,
-            mitigations,
-            compare_inter_bag,
-            pod_sites,
-            top,
-            keep,
-            json,
-            out,
-            scenario,
-            bgp,
-        } => {
-            let setup = bgp.setup();
-            let keep = keep.as_deref().map(aifabric::parse_keep).transpose()?;
-            let req = aifabric::FailureRequest {
-                state: scenario.describe(),
-                sweep,
-                samples,
-                first_draw: 0,
-                seed,
-                probability,
-                mtbf,
-                aggregation: aggregation.map(|a| (a, tier)),
-                mitigations,
-                top,
-                pod_sites,
-                keep,
-            };
-            if compare_inter_bag {
-                if !req.state.is_empty() {
-                    return Err(Failure::BadArgument(
-                        "--compare-inter-bag sweeps the healthy planar and spread builds; it \
-                         takes no --fail/--drain/--scenario"
-                            .into(),
-                    ));
-                }
-                let (name, text) =
-                    aifabric::stages::spec::read(&spec).map_err(Failure::BadInput)?;
-                let cmp = failures::compare(&name, &text, &setup, &req)?;
-                if let Some(path) = &out {
-                    write_json(path, &versioned(&cmp))?;
-                }
-                emit_versioned(json, &cmp, render::comparison)?;
-            } else {
-                let f = load(&spec)?;
-                let state = scenario.resolve(&f)?;
-                let report = failures::sweep(&f, state, setup, &req)?;
-                if let Some(path) = &out {
-                    write_json(path, &versioned(&report))?;
-                }
-                emit_versioned(json, &report, |r| render::failures(r, top))?;
-            }
-        }
-        Command::Specs { json } => {
-            let list: Vec<_> = aifabric::stages::spec::builtin::list()
-                .map(|(name, description)| serde_json::json!({"name": name, "description": description}))
-                .collect();
-            if json {
-                print_json(&versioned(&Specs { specs: list }))?;
-            } else {
-                let mut text = String::new();
-                for (name, d) in aifabric::stages::spec::builtin::list() {
-                    text.push_str(&format!("{name:<14} {d}\n"));
-                }
-                print(&text)?;
-            }
-        }
-        Command::Capacity {
-            spec,
-            json,
-            scenario,
-        } => {
-            let f = load(&spec)?;
-            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default());
-            emit_versioned(json, &study.capacity(), render::capacity)?;
-        }
-        Command::CompareFabrics {
-            quick,
-            no_bag,
-            bag_pfc,
-            seed,
-            json,
-        } => {
-            let bag_pfc = bag_pfc
-                .map(|v| aifabric::packet::pfc_thresholds("--bag-pfc", &v))
-                .transpose()
-                .map_err(Failure::from)?;
-            let opts = aifabric::fabrics::CompareFabricsOptions {
-                seed,
-                quick,
-                bag: !no_bag,
-                bag_pfc,
-            };
-            let bar = failures::progress_bar("runs");
-            bar.set_length(9 + if no_bag { 0 } else { 6 });
-            let report = aifabric::fabrics::compare_fabrics(&opts, &mut |what| {
-                bar.set_message(what.to_owned());
-                bar.inc(1);
-            })
-            .map_err(Failure::from)?;
-            bar.finish_and_clear();
-            emit_versioned(json, &report, traffic::render_fabrics)?;
-        }
-        Command::Buffers {
-            spec,
-            lossless_priorities,
-            mtu,
-            json,
-        } => {
-            let f = load(&spec)?;
-            let study = aifabric::Study::healthy(&f, Default::default());
-            let opts = aifabric::stages::capacity::buffers::BufferOptions {
-                lossless_priorities,
-                mtu_bytes: mtu,
-            };
-            emit_versioned(json, &study.buffers(&opts), render::buffers)?;
-        }
-        Command::Build { spec, json, out } => {
-            let f = load(&spec)?;
-            let inv = render::Inventory::of(&f);
-            if let Some(path) = &out {
-                output::write_atomic(path, |w| {
-                    serde_json::to_writer(w, &FabricView(&f)).map_err(std::io::Error::other)
-                })
-                .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
-            }
-            if json {
-                print_json(&versioned(&inv))?;
-            } else {
-                print(&render::inventory(&inv))?;
-                if let Some(path) = &out {
-                    print_line(&format!("model written to {}", path.display()))?;
-                }
-            }
-        }
-        Command::Routes {
-            spec,
-            device,
-            prefix,
-            json,
-            scenario,
-            bgp,
-        } => {
-            let f = load(&spec)?;
-            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, bgp.setup());
-            let views = study.routes(&device, prefix.as_deref())?;
-            emit_versioned(json, &Routes { routes: views }, |v| {
-                render::routes(&v.routes)
-            })?;
-        }
-        Command::Blackholes {
-            spec,
-            aggregation,
-            tier,
-            json,
-            scenario,
-            bgp,
-        } => {
-            let f = load(&spec)?;
-            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, bgp.setup());
-            let report = study.blackholes(aggregation, tier)?;
-            emit_versioned(json, &report, render::blackholes)?;
-        }
-        Command::Ibm {
-            spec,
-            json,
-            scenario,
-        } => {
-            let f = load(&spec)?;
-            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default());
-            emit_versioned(json, &Ibm { zones: study.ibm() }, |v| render::ibm(&v.zones))?;
-        }
-        Command::Collective {
-            spec,
-            op,
-            algo,
-            gpus,
-            placement,
-            sizes,
-            alpha_us,
-            json,
-            sim,
-            scenario,
-            bgp,
-        } => {
-            if !(alpha_us.is_finite() && alpha_us >= 0.0) {
-                return Err(Failure::BadArgument("--alpha-us must be >= 0".into()));
-            }
-            let setup = sim.setup(&bgp)?;
-            let f = load(&spec)?;
-            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
-            let report = study.collective(&aifabric::CollectiveRequest {
-                op,
-                algo,
-                gpus,
-                placement,
-                sizes: sizes.0,
-                alpha_s: alpha_us * 1e-6,
-            })?;
-            emit(json, &report, simulate::render_collective)?;
-        }
-        Command::Traffic {
-            spec,
-            tm,
-            pattern,
-            size,
-            gpus,
-            placement,
-            json,
-            packet,
-            sim,
-            scenario,
-            bgp,
-        } => {
-            let packet_engine = packet.engine != "flow";
-            if !packet_engine && packet.any() {
-                return Err(Failure::BadArgument(
-                    "--preset, --cc, --mtu, --queue-bytes, --ecn, --trim, --drop-tail, \
-                     --ack-bytes, --link-latency-us, --rto-us and --end-us set the packet engine: add \
-                     --engine packet (or both)"
-                        .into(),
-                ));
-            }
-            let cfg = if packet_engine {
-                Some(sim.packet_options(&packet).config()?)
-            } else {
-                None
-            };
-            let setup = match &cfg {
-                // The flow engine's mode closest to the packet engine's (for `both`).
-                Some(c) => {
-                    let mut s = sim.setup_without_lb(&bgp)?;
-                    s.lb = aifabric::packet::flow_lb(c.lb);
-                    s.seed = c.seed;
-                    s
-                }
-                None => sim.setup(&bgp)?,
-            };
-            let source = match (tm, pattern) {
-                (Some(path), _) => aifabric::TrafficSource::File(path),
-                (None, Some(pattern)) => aifabric::TrafficSource::Pattern {
-                    pattern,
-                    gpus: gpus.unwrap_or(1024),
-                    bytes: size,
-                },
-                (None, None) => {
-                    return Err(Failure::BadArgument(
-                        "give --tm FILE or --pattern; e.g. --pattern permutation".into(),
-                    ))
-                }
-            };
-            let f = load(&spec)?;
-            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
-            if let Some(cfg) = cfg {
-                let t = std::time::Instant::now();
-                // Flows done of all, with the simulated time and the events so far.
-                let bar = failures::progress_bar("packets");
-                let report = study.traffic_packet_with_progress(
-                    &source,
-                    gpus,
-                    placement,
-                    &cfg,
-                    packet.engine == "both",
-                    &mut |p| {
-                        bar.set_length(p.flows);
-                        bar.set_position(p.flows_done);
-                        bar.set_message(if p.flows_done == p.flows && packet.engine == "both" {
-                            "packets done; the flow engine now".to_owned()
-                        } else {
-                            format!(
-                                "packets: {:.1} us simulated, {:.0}M events",
-                                p.now_ps as f64 * 1e-6,
-                                p.events as f64 * 1e-6
-                            )
-                        });
-                    },
-                );
-                bar.finish_and_clear();
-                let report = report?;
-                let wall_s = t.elapsed().as_secs_f64();
-                emit(json, &report, |r| traffic::render_packet(r, wall_s))?;
-            } else {
-                let report = study.traffic(&source, gpus, placement)?;
-                emit(json, &report, traffic::render)?;
-            }
-        }
-        Command::Job {
-            spec,
-            job,
-            placement,
-            json,
-            sim,
-            scenario,
-            bgp,
-        } => {
-            let setup = sim.setup(&bgp)?;
-            let it = aifabric::stages::spec::job::load(&job).map_err(Failure::BadInput)?;
-            let f = load(&spec)?;
-            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
-            let report = study.job(&it, placement)?;
-            emit(json, &report, simulate::render_job)?;
-        }
-        Command::Sweep {
-            command,
-            file,
-            shard,
-            out,
-            table,
-            emit_slurm,
+        Command::Specs(a) => specs(a),
+        Command::Capacity(a) => capacity(a),
+        Command::Buffers(a) => buffers(a),
+        Command::CompareFabrics(a) => compare_fabrics(a),
+        Command::Build(a) => build(a),
+        Command::Routes(a) => routes(a),
+        Command::Blackholes(a) => blackholes(a),
+        Command::Ibm(a) => ibm(a),
+        Command::Failures(a) => failures(a),
+        Command::Collective(a) => collective(a),
+        Command::Job(a) => job(a),
+        Command::Traffic(a) => traffic(a),
+        Command::Sweep(a) => sweep_command(a),
+        Command::Chakra { command } => chakra(command),
+        Command::Replay(a) => replay(a),
+        Command::Demo(a) => demo(a),
+        Command::Report(a) => report(a),
+        Command::Export(a) => export(a),
+        Command::Lab { command } => lab::run(command),
+        Command::Validate(a) => validate(a),
+    }
+}
+
+fn sweep_command(a: SweepArgs) -> Result<(), Failure> {
+    let SweepArgs {
+        command,
+        file,
+        shard,
+        out,
+        table,
+        emit_slurm,
+        shards,
+        json,
+    } = a;
+    match (command, file) {
+        (
+            Some(SweepCommand::Merge {
+                file,
+                shards,
+                out,
+                table,
+                json,
+            }),
+            _,
+        ) => sweep::merge_files(&file, &shards, out.as_deref(), table.as_deref(), json),
+        (None, Some(file)) => sweep::run(
+            &file,
+            shard.as_deref(),
+            sweep::Outputs {
+                json: out.as_deref(),
+                table: table.as_deref(),
+            },
+            emit_slurm.as_deref(),
             shards,
             json,
-        } => match (command, file) {
-            (
-                Some(SweepCommand::Merge {
-                    file,
-                    shards,
-                    out,
-                    table,
-                    json,
-                }),
-                _,
-            ) => sweep::merge_files(&file, &shards, out.as_deref(), table.as_deref(), json),
-            (None, Some(file)) => sweep::run(
-                &file,
-                shard.as_deref(),
-                sweep::Outputs {
-                    json: out.as_deref(),
-                    table: table.as_deref(),
-                },
-                emit_slurm.as_deref(),
-                shards,
-                json,
-            ),
-            (None, None) => Err(Failure::BadArgument(
-                "aifabric sweep needs a sweep file (or `sweep merge FILE SHARDS...`)".into(),
-            )),
-        }?,
-        Command::Lab { command } => lab::run(command)?,
-        Command::Chakra { command } => match command {
-            ChakraCommand::Synth {
-                job,
-                out,
-                prefix,
-                plain,
-                json,
-            } => {
-                let w = trace::synth(&job, &out, &prefix, !plain)?;
-                emit_versioned(json, &w, |w| trace::render_written(w, &out))?;
-            }
-            ChakraCommand::Scale {
-                input,
-                ranks,
-                out,
-                dp_groups,
-                json,
-            } => {
-                let s = trace::rescale(&input, ranks, &out, &dp_groups)?;
-                emit_versioned(json, &s, |s| trace::render_scaled(s, &out))?;
-            }
+        ),
+        (None, None) => Err(Failure::BadArgument(
+            "aifabric sweep needs a sweep file (or `sweep merge FILE SHARDS...`)".into(),
+        )),
+    }
+}
+
+fn chakra(command: ChakraCommand) -> Result<(), Failure> {
+    match command {
+        ChakraCommand::Synth {
+            job,
+            out,
+            prefix,
+            plain,
+            json,
+        } => {
+            let w = trace::synth(&job, &out, &prefix, !plain)?;
+            emit_versioned(json, &w, |w| trace::render_written(w, &out))
+        }
+        ChakraCommand::Scale {
+            input,
+            ranks,
+            out,
+            dp_groups,
+            json,
+        } => {
+            let s = trace::rescale(&input, ranks, &out, &dp_groups)?;
+            emit_versioned(json, &s, |s| trace::render_scaled(s, &out))
+        }
+    }
+}
+
+fn failures(a: FailuresArgs) -> Result<(), Failure> {
+    let FailuresArgs {
+        spec,
+        sweep,
+        samples,
+        seed,
+        probability,
+        mtbf,
+        aggregation,
+        tier,
+        mitigations,
+        compare_inter_bag,
+        pod_sites,
+        top,
+        keep,
+        json,
+        out,
+        scenario,
+        bgp,
+    } = a;
+    let setup = bgp.setup();
+    let keep = keep.as_deref().map(aifabric::parse_keep).transpose()?;
+    let req = aifabric::FailureRequest {
+        state: scenario.describe(),
+        sweep,
+        samples,
+        first_draw: 0,
+        seed,
+        probability,
+        mtbf,
+        aggregation: aggregation.map(|a| (a, tier)),
+        mitigations,
+        top,
+        pod_sites,
+        keep,
+    };
+    if compare_inter_bag {
+        if !req.state.is_empty() {
+            return Err(Failure::BadArgument(
+                "--compare-inter-bag sweeps the healthy planar and spread builds; it \
+                 takes no --fail/--drain/--scenario"
+                    .into(),
+            ));
+        }
+        let (name, text) = spec::read(&spec).map_err(Failure::BadInput)?;
+        let cmp = failures::compare(&name, &text, &setup, &req)?;
+        if let Some(path) = &out {
+            write_json(path, &versioned(&cmp))?;
+        }
+        emit_versioned(json, &cmp, render::comparison)?;
+    } else {
+        let f = load(&spec)?;
+        let state = scenario.resolve(&f)?;
+        let report = failures::sweep(&f, state, setup, &req)?;
+        if let Some(path) = &out {
+            write_json(path, &versioned(&report))?;
+        }
+        emit_versioned(json, &report, |r| render::failures(r, top))?;
+    }
+    Ok(())
+}
+
+fn specs(a: SpecsArgs) -> Result<(), Failure> {
+    let SpecsArgs { json } = a;
+    let list: Vec<_> = spec::builtin::list()
+        .map(|(name, description)| serde_json::json!({"name": name, "description": description}))
+        .collect();
+    if json {
+        print_json(&versioned(&Specs { specs: list }))?;
+    } else {
+        let mut text = String::new();
+        for (name, d) in spec::builtin::list() {
+            text.push_str(&format!("{name:<14} {d}\n"));
+        }
+        print(&text)?;
+    }
+    Ok(())
+}
+
+fn capacity(a: CapacityArgs) -> Result<(), Failure> {
+    let CapacityArgs {
+        spec,
+        json,
+        scenario,
+    } = a;
+    let f = load(&spec)?;
+    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default());
+    emit_versioned(json, &study.capacity(), render::capacity)?;
+    Ok(())
+}
+
+fn compare_fabrics(a: CompareFabricsArgs) -> Result<(), Failure> {
+    let CompareFabricsArgs {
+        quick,
+        no_bag,
+        bag_pfc,
+        seed,
+        json,
+    } = a;
+    let bag_pfc = bag_pfc
+        .map(|v| aifabric::packet::pfc_thresholds("--bag-pfc", &v))
+        .transpose()
+        .map_err(Failure::from)?;
+    let opts = aifabric::fabrics::CompareFabricsOptions {
+        seed,
+        quick,
+        bag: !no_bag,
+        bag_pfc,
+    };
+    let bar = failures::progress_bar("runs");
+    bar.set_length(9 + if no_bag { 0 } else { 6 });
+    let report = aifabric::fabrics::compare_fabrics(&opts, &mut |what| {
+        bar.set_message(what.to_owned());
+        bar.inc(1);
+    })
+    .map_err(Failure::from)?;
+    bar.finish_and_clear();
+    emit_versioned(json, &report, traffic::render_fabrics)?;
+    Ok(())
+}
+
+fn buffers(a: BuffersArgs) -> Result<(), Failure> {
+    let BuffersArgs {
+        spec,
+        lossless_priorities,
+        mtu,
+        json,
+    } = a;
+    let f = load(&spec)?;
+    let study = aifabric::Study::healthy(&f, Default::default());
+    let opts = aifabric::capacity::BufferOptions {
+        lossless_priorities,
+        mtu_bytes: mtu,
+    };
+    emit_versioned(json, &study.buffers(&opts), render::buffers)?;
+    Ok(())
+}
+
+fn build(a: BuildArgs) -> Result<(), Failure> {
+    let BuildArgs { spec, json, out } = a;
+    let f = load(&spec)?;
+    let inv = render::Inventory::of(&f);
+    if let Some(path) = &out {
+        output::write_atomic(path, |w| {
+            serde_json::to_writer(w, &FabricView(&f)).map_err(std::io::Error::other)
+        })
+        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
+    }
+    if json {
+        print_json(&versioned(&inv))?;
+    } else {
+        print(&render::inventory(&inv))?;
+        if let Some(path) = &out {
+            print_line(&format!("model written to {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn routes(a: RoutesArgs) -> Result<(), Failure> {
+    let RoutesArgs {
+        spec,
+        device,
+        prefix,
+        json,
+        scenario,
+        bgp,
+    } = a;
+    let f = load(&spec)?;
+    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, bgp.setup());
+    let views = study.routes(&device, prefix.as_deref())?;
+    emit_versioned(json, &Routes { routes: views }, |v| {
+        render::routes(&v.routes)
+    })?;
+    Ok(())
+}
+
+fn blackholes(a: BlackholesArgs) -> Result<(), Failure> {
+    let BlackholesArgs {
+        spec,
+        aggregation,
+        tier,
+        json,
+        scenario,
+        bgp,
+    } = a;
+    let f = load(&spec)?;
+    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, bgp.setup());
+    let report = study.blackholes(aggregation, tier)?;
+    emit_versioned(json, &report, render::blackholes)?;
+    Ok(())
+}
+
+fn ibm(a: IbmArgs) -> Result<(), Failure> {
+    let IbmArgs {
+        spec,
+        json,
+        scenario,
+    } = a;
+    let f = load(&spec)?;
+    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default());
+    emit_versioned(json, &Ibm { zones: study.ibm() }, |v| render::ibm(&v.zones))?;
+    Ok(())
+}
+
+fn collective(a: CollectiveArgs) -> Result<(), Failure> {
+    let CollectiveArgs {
+        spec,
+        op,
+        algo,
+        gpus,
+        placement,
+        sizes,
+        alpha_us,
+        json,
+        sim,
+        scenario,
+        bgp,
+    } = a;
+    if !(alpha_us.is_finite() && alpha_us >= 0.0) {
+        return Err(Failure::BadArgument("--alpha-us must be >= 0".into()));
+    }
+    let setup = sim.setup(&bgp)?;
+    let f = load(&spec)?;
+    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+    let report = study.collective(&aifabric::CollectiveRequest {
+        op,
+        algo,
+        gpus,
+        placement,
+        sizes: sizes.0,
+        alpha_s: alpha_us * 1e-6,
+    })?;
+    emit(json, &report, simulate::render_collective)?;
+    Ok(())
+}
+
+fn traffic(a: TrafficArgs) -> Result<(), Failure> {
+    let TrafficArgs {
+        spec,
+        tm,
+        pattern,
+        size,
+        gpus,
+        placement,
+        json,
+        packet,
+        sim,
+        scenario,
+        bgp,
+    } = a;
+    let packet_engine = packet.engine.packet();
+    if !packet_engine && packet.any() {
+        return Err(Failure::BadArgument(
+            "--preset, --cc, --mtu, --queue-bytes, --ecn, --trim, --drop-tail, \
+             --ack-bytes, --link-latency-us, --rto-us and --end-us set the packet engine: add \
+             --engine packet (or both)"
+                .into(),
+        ));
+    }
+    let cfg = if packet_engine {
+        Some(sim.packet_options(&packet).config()?)
+    } else {
+        None
+    };
+    let setup = match &cfg {
+        // The flow engine's mode closest to the packet engine's (for `both`).
+        Some(c) => {
+            let mut s = sim.setup_without_lb(&bgp)?;
+            s.lb = aifabric::packet::flow_lb(c.lb);
+            s.seed = c.seed;
+            s
+        }
+        None => sim.setup(&bgp)?,
+    };
+    let source = match (tm, pattern) {
+        (Some(path), _) => aifabric::TrafficSource::File(path),
+        (None, Some(pattern)) => aifabric::TrafficSource::Pattern {
+            pattern,
+            gpus: gpus.unwrap_or(1024),
+            bytes: size,
         },
-        Command::Replay {
-            spec,
-            trace: dir,
-            placement,
-            peak_tflops,
-            efficiency,
-            alpha_us,
-            window,
-            json,
-            sim,
-            scenario,
-            bgp,
-        } => {
-            let setup = sim.setup(&bgp)?;
-            let positive = |v: Option<f64>, what: &str| match v {
-                Some(x) if !(x.is_finite() && x > 0.0) => Err(Failure::BadArgument(format!(
-                    "{what} must be a positive number, not {x}"
-                ))),
-                _ => Ok(v),
-            };
-            let peak = positive(peak_tflops, "--peak-tflops")?;
-            let eff = positive(efficiency, "--efficiency")?;
-            if let Some(a) = alpha_us.filter(|a| !(a.is_finite() && *a >= 0.0)) {
-                return Err(Failure::BadArgument(format!(
-                    "--alpha-us must be a number >= 0, not {a}"
-                )));
-            }
-            let f = load(&spec)?;
-            let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
-            let req = aifabric::ReplayRequest {
-                placement,
-                alpha_s: alpha_us.map(|a| a * 1e-6),
-                peak_flops_per_s: peak.map(|p| p * 1e12),
-                efficiency: eff,
-                window,
-            };
-            let r = trace::replay(&study, &dir, &req)?;
-            emit(json, &r, trace::render_replay)?;
+        (None, None) => {
+            return Err(Failure::BadArgument(
+                "give --tm FILE or --pattern; e.g. --pattern permutation".into(),
+            ))
         }
-        Command::Demo {
-            out,
-            quiet,
-            json,
-            scenario,
-        } => {
-            let summary = demo::run(&out, quiet, json, &scenario)?;
-            if json {
-                print_json(&versioned(&summary))?;
-            }
-        }
-        Command::Report {
-            spec,
-            out,
-            sweep,
+    };
+    let f = load(&spec)?;
+    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+    if let Some(cfg) = cfg {
+        let t = std::time::Instant::now();
+        // Flows done of all, with the simulated time and the events so far.
+        let bar = failures::progress_bar("packets");
+        let report = study.traffic_packet_with_progress(
+            &source,
             gpus,
-            pair_tables,
-            json,
-            scenario,
-        } => {
-            let sweep = match sweep.as_str() {
-                "all" => None,
-                c => Some(aifabric::failures::class(c, "--sweep")?),
-            };
-            let (name, text) = aifabric::stages::spec::read(&spec).map_err(Failure::BadInput)?;
-            let f = aifabric::stages::spec::build_str(&name, &text).map_err(Failure::BadInput)?;
-            let opts = aifabric::stages::report::data::ReportOptions {
-                sweep,
-                gpus,
-                pair_tables,
-                spec_text: Some((name, text)),
-                ..Default::default()
-            };
-            let bar = failures::progress_bar("report");
-            let state = scenario.resolve(&f)?;
-            let opts = aifabric::stages::report::data::ReportOptions {
-                state: aifabric::failures::starting_state(&state, &scenario.describe())?,
-                ..opts
-            };
-            let study = aifabric::Study::new(&f, state, aifabric::Setup::default());
-            let (data, html) = study.report(&opts, &|i, n, what| {
-                bar.set_length(n);
-                bar.set_position(i);
-                bar.set_message(what.to_owned());
-            })?;
-            bar.finish_and_clear();
-            std::fs::create_dir_all(&out)
-                .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
-            write_json(&out.join("report.json"), &versioned(&data))?;
-            let page = out.join("report.html");
-            output::write_atomic(&page, |w| std::io::Write::write_all(w, html.as_bytes()))
-                .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", page.display())))?;
-            if json {
-                print_json(&versioned(&data))?;
-            } else {
-                print_line(&format!("report: {}", page.display()))?;
-            }
+            placement,
+            &cfg,
+            packet.engine,
+            &mut |p| {
+                bar.set_length(p.flows);
+                bar.set_position(p.flows_done);
+                bar.set_message(
+                    if p.flows_done == p.flows && packet.engine == aifabric::Engine::Both {
+                        "packets done; the flow engine now".to_owned()
+                    } else {
+                        format!(
+                            "packets: {:.1} us simulated, {:.0}M events",
+                            p.now_ps as f64 * 1e-6,
+                            p.events as f64 * 1e-6
+                        )
+                    },
+                );
+            },
+        );
+        bar.finish_and_clear();
+        let report = report?;
+        let wall_s = t.elapsed().as_secs_f64();
+        emit(json, &report, |r| traffic::render_packet(r, wall_s))?;
+    } else {
+        let report = study.traffic(&source, gpus, placement)?;
+        emit(json, &report, traffic::render)?;
+    }
+    Ok(())
+}
+
+fn job(a: JobArgs) -> Result<(), Failure> {
+    let JobArgs {
+        spec,
+        job,
+        placement,
+        json,
+        sim,
+        scenario,
+        bgp,
+    } = a;
+    let setup = sim.setup(&bgp)?;
+    let it = spec::job::load(&job).map_err(Failure::BadInput)?;
+    let f = load(&spec)?;
+    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+    let report = study.job(&it, placement)?;
+    emit(json, &report, simulate::render_job)?;
+    Ok(())
+}
+
+fn replay(a: ReplayArgs) -> Result<(), Failure> {
+    let ReplayArgs {
+        spec,
+        trace: dir,
+        placement,
+        peak_tflops,
+        efficiency,
+        alpha_us,
+        window,
+        json,
+        sim,
+        scenario,
+        bgp,
+    } = a;
+    let setup = sim.setup(&bgp)?;
+    let positive = |v: Option<f64>, what: &str| match v {
+        Some(x) if !(x.is_finite() && x > 0.0) => Err(Failure::BadArgument(format!(
+            "{what} must be a positive number, not {x}"
+        ))),
+        _ => Ok(v),
+    };
+    let peak = positive(peak_tflops, "--peak-tflops")?;
+    let eff = positive(efficiency, "--efficiency")?;
+    if let Some(a) = alpha_us.filter(|a| !(a.is_finite() && *a >= 0.0)) {
+        return Err(Failure::BadArgument(format!(
+            "--alpha-us must be a number >= 0, not {a}"
+        )));
+    }
+    let f = load(&spec)?;
+    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+    let req = aifabric::ReplayRequest {
+        placement,
+        alpha_s: alpha_us.map(|a| a * 1e-6),
+        peak_flops_per_s: peak.map(|p| p * 1e12),
+        efficiency: eff,
+        window,
+    };
+    let r = trace::replay(&study, &dir, &req)?;
+    emit(json, &r, trace::render_replay)?;
+    Ok(())
+}
+
+fn demo(a: DemoArgs) -> Result<(), Failure> {
+    let DemoArgs {
+        out,
+        quiet,
+        json,
+        scenario,
+    } = a;
+    let summary = demo::run(&out, quiet, json, &scenario)?;
+    if json {
+        print_json(&versioned(&summary))?;
+    }
+    Ok(())
+}
+
+fn report(a: ReportArgs) -> Result<(), Failure> {
+    let ReportArgs {
+        spec,
+        out,
+        sweep,
+        gpus,
+        pair_tables,
+        json,
+        scenario,
+    } = a;
+    let sweep = match sweep.as_str() {
+        "all" => None,
+        c => Some(aifabric::failures::class(c, "--sweep")?),
+    };
+    let (name, text) = spec::read(&spec).map_err(Failure::BadInput)?;
+    let f = spec::build_str(&name, &text).map_err(Failure::BadInput)?;
+    let opts = aifabric::ReportOptions {
+        sweep,
+        gpus,
+        pair_tables,
+        spec_text: Some((name, text)),
+        ..Default::default()
+    };
+    let bar = failures::progress_bar("report");
+    let state = scenario.resolve(&f)?;
+    let opts = aifabric::ReportOptions {
+        state: aifabric::failures::starting_state(&state, &scenario.describe())?,
+        ..opts
+    };
+    let study = aifabric::Study::new(&f, state, aifabric::Setup::default());
+    let (data, html) = study.report(&opts, &|i, n, what| {
+        bar.set_length(n);
+        bar.set_position(i);
+        bar.set_message(what.to_owned());
+    })?;
+    bar.finish_and_clear();
+    std::fs::create_dir_all(&out)
+        .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
+    write_json(&out.join("report.json"), &versioned(&data))?;
+    let page = out.join("report.html");
+    output::write_atomic(&page, |w| std::io::Write::write_all(w, html.as_bytes()))
+        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", page.display())))?;
+    if json {
+        print_json(&versioned(&data))?;
+    } else {
+        print_line(&format!("report: {}", page.display()))?;
+    }
+    Ok(())
+}
+
+fn export(a: ExportArgs) -> Result<(), Failure> {
+    let ExportArgs {
+        spec,
+        format,
+        out,
+        aggregation,
+        json,
+        bgp,
+    } = a;
+    let f = load(&spec)?;
+    let study = aifabric::Study::healthy(&f, bgp.setup());
+    let files = match (format, aggregation) {
+        (aifabric::export::Format::Frr, a) => study.export_frr_to(&out, a)?,
+        (_, None) => study.export_to(format, &out)?,
+        (_, Some(_)) => {
+            return Err(Failure::BadArgument(
+                "--aggregation applies to --format frr only".into(),
+            ))
         }
-        Command::Export {
-            spec,
-            format,
-            out,
-            aggregation,
-            json,
-            bgp,
-        } => {
-            let f = load(&spec)?;
-            let study = aifabric::Study::healthy(&f, bgp.setup());
-            let files = match (format, aggregation) {
-                (aifabric::stages::report::export::Format::Frr, a) => {
-                    study.export_frr_to(&out, a)?
-                }
-                (_, None) => study.export_to(format, &out)?,
-                (_, Some(_)) => {
-                    return Err(Failure::BadArgument(
-                        "--aggregation applies to --format frr only".into(),
-                    ))
-                }
-            };
-            let files: Vec<_> = files
-                .into_iter()
-                .map(|x| serde_json::json!({"file": x.file, "path": x.path, "bytes": x.bytes}))
-                .collect();
-            if json {
-                print_json(&serde_json::json!({
-                    "schema_version": aifabric::SCHEMA_VERSION,
-                    "spec": f.name(),
-                    "files": files,
-                }))?;
-            } else {
-                let mut text = String::new();
-                for x in &files {
-                    text.push_str(&format!(
-                        "{} ({} bytes)\n",
-                        x["path"].as_str().unwrap_or(""),
-                        x["bytes"]
-                    ));
-                }
-                print(&text)?;
-            }
+    };
+    let files: Vec<_> = files
+        .into_iter()
+        .map(|x| serde_json::json!({"file": x.file, "path": x.path, "bytes": x.bytes}))
+        .collect();
+    if json {
+        print_json(&serde_json::json!({
+            "schema_version": aifabric::SCHEMA_VERSION,
+            "spec": f.name(),
+            "files": files,
+        }))?;
+    } else {
+        let mut text = String::new();
+        for x in &files {
+            text.push_str(&format!(
+                "{} ({} bytes)\n",
+                x["path"].as_str().unwrap_or(""),
+                x["bytes"]
+            ));
         }
-        Command::Validate { spec, json } => {
-            let f = load(&spec)?;
-            let inv = render::Inventory::of(&f);
-            if json {
-                print_json(&serde_json::json!({
-                    "schema_version": aifabric::SCHEMA_VERSION,
-                    "valid": true,
-                    "inventory": inv,
-                }))?;
-            } else {
-                print_line(&format!(
-                    "{spec}: valid ({} GPUs, {} switches, {} links)",
-                    inv.gpus, inv.switches, inv.links
-                ))?;
-            }
-        }
+        print(&text)?;
+    }
+    Ok(())
+}
+
+fn validate(a: ValidateArgs) -> Result<(), Failure> {
+    let ValidateArgs { spec, json } = a;
+    let f = load(&spec)?;
+    let inv = render::Inventory::of(&f);
+    if json {
+        print_json(&serde_json::json!({
+            "schema_version": aifabric::SCHEMA_VERSION,
+            "valid": true,
+            "inventory": inv,
+        }))?;
+    } else {
+        print_line(&format!(
+            "{spec}: valid ({} GPUs, {} switches, {} links)",
+            inv.gpus, inv.switches, inv.links
+        ))?;
     }
     Ok(())
 }
@@ -553,11 +629,11 @@ struct Specs {
 /// `aifabric routes --json`: one view per prefix.
 #[derive(serde::Serialize)]
 struct Routes {
-    routes: Vec<aifabric::stages::routing::fib::RouteView>,
+    routes: Vec<aifabric::routing::RouteView>,
 }
 
 /// `aifabric ibm --json`: one entry per DSF zone.
 #[derive(serde::Serialize)]
 struct Ibm {
-    zones: Vec<aifabric::stages::routing::ibm::ZoneIbm>,
+    zones: Vec<aifabric::routing::ZoneIbm>,
 }

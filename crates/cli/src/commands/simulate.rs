@@ -1,10 +1,9 @@
 //! `aifabric collective` and `aifabric job`: their reports (from the `aifabric` library) as
 //! tables.
 
-use crate::render::count;
-use aifabric::stages::engine::sim::{Bottleneck, CollectiveResult, TierUtil};
-use aifabric::stages::workload::Algo;
-use aifabric::{CollectiveReport, CollectiveRow, JobReport};
+use aifabric::flow::{Bottleneck, CollectiveResult, TierUtil};
+use aifabric::Algo;
+use aifabric::{About, CollectiveReport, CollectiveRow, JobReport};
 use std::fmt::Write;
 
 /// The algorithm a collective ran, and with `auto` the runner-up it beat.
@@ -143,61 +142,17 @@ pub fn render_collective(r: &CollectiveReport) -> String {
     if auto {
         auto_choice(&mut out, &r.rows);
     }
-    if let Some(c) = &r.crossing {
-        out.push_str(&crossing(c, "collective"));
+    for n in r.run.notes(About::Crossing) {
+        let _ = writeln!(out, "{n}");
     }
     if let Some(n) = &r.placement_note {
         let _ = writeln!(out, "{n}");
     }
-    out.push_str(&weights(&r.weights.differences));
-    details(&mut out, &r.largest);
+    for n in r.run.notes(About::Weights) {
+        let _ = writeln!(out, "weights: {n}");
+    }
+    details(&mut out, &r.run.result);
     out
-}
-
-/// Where `ecmp` and `ucmp` can differ on the routes the collective used.
-fn weights(w: &aifabric::stages::dataplane::WeightDifferences) -> String {
-    let n = w.switches_with_choice;
-    if n == 0 {
-        return "weights: no switch has a choice of next-hop links toward these GPUs' racks, \
-                so ecmp and ucmp take the same links\n"
-            .into();
-    }
-    let choice = count(n, "switch", "switches");
-    match w.switches_unequal {
-        0 => format!(
-            "weights: BGP's link-bandwidth weights are equal per live link at all {choice} \
-             with a choice of next hops toward these GPUs' racks: ecmp and ucmp split alike \
-             here\n"
-        ),
-        u => format!(
-            "weights: BGP's link-bandwidth weights (ucmp, spray) are not equal per live link \
-             (ecmp, eecmp) at {u} of the {choice} with a choice of next hops toward these \
-             GPUs' racks{} (`aifabric routes` shows them); ecmp and ucmp can differ only \
-             where the traffic passes those\n",
-            w.example
-                .as_deref()
-                .map_or(String::new(), |e| format!(", e.g. {e}"))
-        ),
-    }
-}
-
-/// What of the scenario the traffic crosses; when nothing, that the scenario cannot change
-/// the result.
-pub(crate) fn crossing(c: &aifabric::Crossing, what: &str) -> String {
-    if c.crossed == 0 {
-        format!(
-            "the scenario takes out {} links and this {what}'s traffic crosses none of them \
-             (on the healthy fabric): it cannot change this {what}\n",
-            c.links_out
-        )
-    } else {
-        format!(
-            "the scenario takes out {} links; this {what}'s traffic crosses {} of them (e.g. {})\n",
-            c.links_out,
-            c.crossed,
-            c.examples.join(", ")
-        )
-    }
 }
 
 fn ms(s: f64) -> String {
@@ -206,7 +161,7 @@ fn ms(s: f64) -> String {
 
 /// The step-time breakdown.
 pub fn render_job(r: &JobReport) -> String {
-    let s = &r.result;
+    let s = &r.run.result;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -254,7 +209,7 @@ pub fn render_job(r: &JobReport) -> String {
     if let Some(n) = &r.placement_note {
         let _ = writeln!(out, "{n}");
     }
-    if let (Some(h), Some(x)) = (&r.healthy, r.slowdown) {
+    if let (Some(h), Some(x)) = (&r.run.healthy, r.run.slowdown) {
         // The difference too: a slowdown that rounds to 1.000x is not nothing.
         let _ = writeln!(
             out,
@@ -263,25 +218,11 @@ pub fn render_job(r: &JobReport) -> String {
             x,
             (s.step_s - h.step_s) * 1e3
         );
-        if let Some(c) = &r.crossing {
-            out.push_str(&crossing(c, "job"));
+        for n in r.run.notes(About::Crossing) {
+            let _ = writeln!(out, "{n}");
         }
-        if (x - 1.0).abs() < 1e-9 && r.crossing.as_ref().is_none_or(|c| c.crossed > 0) {
-            // Say why a failure changes nothing, rather than leave it silent.
-            let mut tiers: Vec<&str> = r
-                .result
-                .comms
-                .iter()
-                .filter_map(|c| c.detail.bottlenecks.first().map(|b| b.tier.as_str()))
-                .collect();
-            tiers.sort_unstable();
-            tiers.dedup();
-            let _ = writeln!(
-                out,
-                "  no collective got slower: the scenario may move paths, but each collective's \
-                 busiest links ({}) carry the same load as on the healthy fabric",
-                tiers.join(", ")
-            );
+        for n in r.run.notes(About::Slowdown) {
+            let _ = writeln!(out, "  {n}");
         }
     }
     let _ = writeln!(

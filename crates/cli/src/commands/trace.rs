@@ -2,8 +2,9 @@
 //! tables.
 
 use crate::Failure;
-use aifabric::stages::chakra::scale::{DpGroups, Scaled};
-use aifabric::stages::chakra::synth::Written;
+use aifabric::stages::spec;
+use aifabric::traces::Written;
+use aifabric::traces::{DpGroups, Scaled};
 use aifabric::ReplayReport;
 use indicatif::ProgressStyle;
 use std::fmt::Write;
@@ -20,7 +21,7 @@ fn counter(what: &str) -> indicatif::ProgressBar {
 
 /// Run `aifabric chakra synth`.
 pub fn synth(job: &str, out: &Path, prefix: &str, gzip: bool) -> Result<Written, Failure> {
-    let it = aifabric::stages::spec::job::load(job).map_err(Failure::BadInput)?;
+    let it = spec::job::load(job).map_err(Failure::BadInput)?;
     let bar = crate::commands::failures::progress_bar("ranks");
     bar.set_length(u64::from(it.gpus));
     let w = aifabric::traces::synthesize(&it, out, prefix, gzip, &|_| bar.inc(1))?;
@@ -92,7 +93,7 @@ fn ms(s: f64) -> String {
 
 /// The replay summary.
 pub fn render_replay(x: &ReplayReport) -> String {
-    let r = &x.replay;
+    let r = &x.run.result;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -145,7 +146,7 @@ pub fn render_replay(x: &ReplayReport) -> String {
         x.flops_per_s / 1e12,
         x.alpha_s * 1e6
     );
-    if let (Some(h), Some(s)) = (&x.healthy, x.slowdown) {
+    if let (Some(h), Some(s)) = (&x.run.healthy, x.run.slowdown) {
         let _ = writeln!(
             out,
             "healthy fabric: iteration {} ms; slowdown {:.3}x ({:+.3} ms)",
@@ -153,16 +154,11 @@ pub fn render_replay(x: &ReplayReport) -> String {
             s,
             (r.iteration_s - h.iteration_s) * 1e3
         );
-        if let Some(c) = &x.crossing {
-            out.push_str(&super::simulate::crossing(c, "replay"));
+        for n in x.run.notes(aifabric::About::Crossing) {
+            let _ = writeln!(out, "{n}");
         }
-        if (s - 1.0).abs() < 1e-9 && x.crossing.as_ref().is_none_or(|c| c.crossed > 0) {
-            // Say why a failure changes nothing, rather than leave it silent.
-            let _ = writeln!(
-                out,
-                "  nothing the trace times got slower: its collectives and transfers keep the \
-                 load of their busiest links"
-            );
+        for n in x.run.notes(aifabric::About::Slowdown) {
+            let _ = writeln!(out, "  {n}");
         }
     }
     let w = &r.warnings;
@@ -177,13 +173,8 @@ pub fn render_replay(x: &ReplayReport) -> String {
             w.approximated_collectives
         );
     }
-    if r.window_bound > 0 {
-        let _ = writeln!(
-            out,
-            "note: {} node starts were bounded by the replay window (dependencies on nodes it \
-             forgot); raise --window for exact times",
-            r.window_bound
-        );
+    for n in x.run.notes(aifabric::About::Run) {
+        let _ = writeln!(out, "note: {n}");
     }
     // The critical path: time per kind, then its first and last steps.
     let path = &r.critical_path;
@@ -202,7 +193,7 @@ pub fn render_replay(x: &ReplayReport) -> String {
         "\n  {:>12} {:>12} {:>6} {:>10}  {:<5} name",
         "start (ms)", "end (ms)", "rank", "node", "kind"
     );
-    let show = |out: &mut String, p: &aifabric::stages::chakra::replay::PathStep| {
+    let show = |out: &mut String, p: &aifabric::traces::PathStep| {
         let _ = writeln!(
             out,
             "  {:>12} {:>12} {:>6} {:>10}  {:<5} {}",

@@ -1,7 +1,7 @@
 //! `aifabric traffic`: a traffic matrix (htsim's format, CSV, or a generated pattern) on the
 //! fabric, event by event; flow completion times and link utilization out.
 
-use aifabric::TrafficReport;
+use aifabric::{About, Engine, TrafficReport};
 use std::fmt::Write;
 
 fn us(s: f64) -> String {
@@ -9,7 +9,7 @@ fn us(s: f64) -> String {
 }
 
 /// The slowest flows, one line each.
-fn slowest(o: &mut String, flows: &[aifabric::stages::dataplane::SlowFlow]) {
+fn slowest(o: &mut String, flows: &[aifabric::flow::SlowFlow]) {
     let _ = writeln!(o, "\nSlowest flows");
     for s in flows {
         let _ = writeln!(
@@ -26,7 +26,7 @@ fn slowest(o: &mut String, flows: &[aifabric::stages::dataplane::SlowFlow]) {
 
 /// The table.
 pub fn render(r: &TrafficReport) -> String {
-    let x = &r.result;
+    let x = &r.run.result;
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -46,20 +46,8 @@ pub fn render(r: &TrafficReport) -> String {
         us(x.makespan_s),
         x.events
     );
-    if x.flows > 0 && x.lb_free_flows == x.flows {
-        let _ = writeln!(
-            o,
-            "every flow stays inside one scale-up domain, rack switch or DSF zone (whose cells \
-             are sprayed whatever the mode): --lb cannot change these results; place GPUs \
-             across zones or buildings (more --gpus, --placement spread) to compare modes"
-        );
-    }
-    if x.never_started > 0 {
-        let _ = writeln!(
-            o,
-            "{} flows never completed (waiting on a trigger that never fired)",
-            x.never_started
-        );
+    for n in r.run.notes(About::Lb).chain(r.run.notes(About::Run)) {
+        let _ = writeln!(o, "{n}");
     }
     let _ = writeln!(o, "\nFlow completion time (us)");
     let _ = writeln!(
@@ -76,7 +64,7 @@ pub fn render(r: &TrafficReport) -> String {
         us(x.fct.max_s),
         us(x.fct.mean_s)
     );
-    if let (Some(s), Some(p)) = (r.slowdown, r.p99_slowdown) {
+    if let (Some(s), Some(p)) = (r.run.slowdown, r.p99_slowdown) {
         let _ = writeln!(
             o,
             "  against the healthy fabric: makespan x{s:.3}, p99 FCT x{p:.3}"
@@ -89,8 +77,8 @@ pub fn render(r: &TrafficReport) -> String {
 
 /// The packet engine's table (and, with `--engine both`, the flow engine's beside it).
 pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
-    use aifabric::stages::packet::Cc;
-    let x = &r.packet;
+    use aifabric::packet::Cc;
+    let x = &r.run.result;
     let c = &x.config;
     let mut o = String::new();
     let _ = writeln!(
@@ -100,7 +88,7 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
         r.gpus,
         r.spec,
         r.placement.name(),
-        if r.engine == "both" {
+        if r.engine == Engine::Both {
             " and flow engine"
         } else {
             ""
@@ -173,14 +161,10 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
             )),
         c.switch_latency_ps as f64 * 1e-6,
         c.rto_ps as f64 * 1e-6,
-        if x.max_rto_s * 1e12 > c.rto_ps as f64 + 0.5 {
-            format!(
-                " (at least twice each flow's base round trip: up to {:.3} us)",
-                x.max_rto_s * 1e6
-            )
-        } else {
-            String::new()
-        }
+        r.run
+            .notes(About::Rto)
+            .map(|n| format!(" ({n})"))
+            .collect::<String>()
     );
     let _ = writeln!(
         o,
@@ -192,19 +176,8 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
         wall_s,
         x.events as f64 / wall_s.max(1e-9) / 1e6
     );
-    if x.never_started > 0 || x.unfinished > 0 {
-        let _ = writeln!(
-            o,
-            "{} flows never started (waiting on a trigger that never fired), {} unfinished when the run stopped at {} us (--end-us); the times below are of the flows that completed{}",
-            x.never_started,
-            x.unfinished,
-            us(c.end_ps as f64 * 1e-12),
-            if r.engine == "both" {
-                ", and no ratios are given"
-            } else {
-                ""
-            }
-        );
+    for n in r.run.notes(About::Run) {
+        let _ = writeln!(o, "{n}");
     }
     let _ = writeln!(o, "\nFlow completion time (us)");
     let _ = writeln!(
@@ -212,7 +185,7 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
         "  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12}",
         "", "min", "p50", "p99", "max", "mean"
     );
-    let row = |o: &mut String, name: &str, f: &aifabric::stages::dataplane::FctStats| {
+    let row = |o: &mut String, name: &str, f: &aifabric::flow::FctStats| {
         let _ = writeln!(
             o,
             "  {:<8} {:>12} {:>12} {:>12} {:>12} {:>12}",
@@ -241,6 +214,13 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
             r.flow_lb.as_deref().unwrap_or("?")
         );
     }
+    if let (Some(h), Some(s)) = (&r.run.healthy, r.run.slowdown) {
+        let _ = writeln!(
+            o,
+            "  against the healthy fabric (packet engine, same placement): makespan {} us, x{s:.3}",
+            us(h.makespan_s)
+        );
+    }
     let k = &x.counters;
     let _ = writeln!(
         o,
@@ -256,23 +236,8 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
         k.cnps,
         k.cts
     );
-    // A timeout is a presumed loss: more of them than packets lost means the timer fired
-    // on packets still waiting (a DSF VOQ, a deep or paused queue); said when it is more
-    // than 1% of the packets.
-    if k.timeouts > k.dropped && (k.timeouts - k.dropped) * 100 > k.data_new {
-        let _ = writeln!(
-            o,
-            "  {} of the {} timeouts fired for packets that were not lost ({} dropped): the retransmission timer ({:.3} us at the least) is shorter than packets wait here (DSF VOQs, deep or paused queues), and each resend adds load; raise --rto-us{}",
-            k.timeouts - k.dropped,
-            k.timeouts,
-            k.dropped,
-            c.rto_ps as f64 * 1e-6,
-            if x.dsf.is_some() {
-                " (DSF zones hold an incast in their VOQs by design: e.g. --cc line-rate --rto-us 10000)"
-            } else {
-                ""
-            }
-        );
+    for n in r.run.notes(About::Packets) {
+        let _ = writeln!(o, "  {n}");
     }
     let _ = writeln!(o, "\nQueues per tier (ports that carried packets)");
     let _ = writeln!(
@@ -293,8 +258,8 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
             "\nPFC: {} PAUSE and {} RESUME frames sent, {} data packets dropped for want of headroom, largest ingress count {} B",
             p.pauses, p.resumes, p.headroom_drops, p.peak_ingress_bytes
         );
-        for line in pfc_hints(p, x.config.pfc.map_or(0, |c| c.xon_bytes)) {
-            let _ = writeln!(o, "  {line}");
+        for n in r.run.notes(About::Pfc) {
+            let _ = writeln!(o, "  {n}");
         }
         if p.tiers.is_empty() {
             let _ = writeln!(o, "  no port was paused");
@@ -463,131 +428,9 @@ pub fn render_fabrics(r: &aifabric::fabrics::CompareFabricsReport) -> String {
                 x.counters.timeouts
             );
         }
-        for line in bag_notes(&r.bag) {
-            let _ = writeln!(o, "  {line}");
+        for n in aifabric::notes_about(&r.notes, About::Bag) {
+            let _ = writeln!(o, "  {n}");
         }
     }
     o
-}
-
-/// What a PFC run's numbers mean when they hide a cause: links without the headroom a
-/// PAUSE needs (and the drops they caused), and paused ports whose XON (`xon`) is below
-/// their link's round trip.
-fn pfc_hints(p: &aifabric::stages::packet::PfcResult, xon: u64) -> Vec<String> {
-    let mut v = Vec::new();
-    let short = (p.ports_short_of_headroom > 0).then(|| {
-        format!(
-            "{} links hold less headroom than a PAUSE needs on them (the least {:.0}%, at {})",
-            p.ports_short_of_headroom,
-            p.min_headroom_share * 100.0,
-            p.min_headroom_switch.as_deref().unwrap_or("?")
-        )
-    });
-    if p.headroom_drops > 0 {
-        v.push(format!(
-            "{} data packets found their link's headroom full and were dropped, each resent after the retransmission timer{}: give each link its need (`--pfc-headroom auto`), or use deeper buffers or shorter cables (see `aifabric buffers`)",
-            p.headroom_drops,
-            short.map_or(String::new(), |s| format!("; {s}"))
-        ));
-    } else {
-        if let Some(s) = short {
-            v.push(format!(
-                "{s}; nothing was dropped in this run, a heavier one may drop"
-            ));
-        }
-        if p.paused_ports_xon_below_round_trip > 0 {
-            v.push(format!(
-                "{} paused ports have XON ({xon} B) below what their link carries in a PAUSE round trip (up to {:.1} MB): after a RESUME the data held downstream may drain before new data arrives; where nothing else feeds that egress (one long link into a receiver) it idles, and an XON near the round trip (`--pfc XOFF:XON`, within the buffer) keeps it busy",
-                p.paused_ports_xon_below_round_trip,
-                p.max_round_trip_bytes as f64 / 1e6
-            ));
-        }
-    }
-    v
-}
-
-/// Notes under the BAG table: which rows agree and why, and where throughput is lost
-/// without a drop.
-fn bag_notes(bag: &[aifabric::fabrics::BagRun]) -> Vec<String> {
-    let mut v = Vec::new();
-    let (mut alike, mut alike_short) = (Vec::new(), Vec::new());
-    for (i, a) in bag.iter().enumerate() {
-        for b in &bag[i + 1..] {
-            if a.km == b.km && a.buffer != b.buffer && a.result.makespan_s == b.result.makespan_s {
-                let held = |r: &aifabric::fabrics::BagRun| {
-                    r.result
-                        .pfc
-                        .as_ref()
-                        .is_none_or(|p| p.ports_short_of_headroom == 0)
-                };
-                let dropped = |r: &aifabric::fabrics::BagRun| {
-                    r.result.pfc.as_ref().is_some_and(|p| p.headroom_drops > 0)
-                };
-                if held(a) && held(b) {
-                    alike.push(a.km.to_string());
-                } else if !dropped(a) && !dropped(b) {
-                    alike_short.push(a.km.to_string());
-                }
-            }
-        }
-    }
-    if !alike.is_empty() {
-        v.push(format!(
-            "at {} km deep and shallow are alike: both buffers hold every port's headroom, so PFC acts the same; the buffer's depth matters only once the headroom outgrows it",
-            alike.join(" and ")
-        ));
-    }
-    if !alike_short.is_empty() {
-        v.push(format!(
-            "at {} km deep and shallow are alike although a link holds less headroom than a PAUSE needs: nothing was dropped, so what these runs put above XOFF fit in what it holds",
-            alike_short.join(" and ")
-        ));
-    }
-    // Cases short of headroom, those with the same cause and count on one line.
-    let mut short: Vec<(String, Vec<String>)> = Vec::new();
-    for b in bag {
-        if let Some(p) = b.result.pfc.as_ref().filter(|p| p.headroom_drops > 0) {
-            let why = format!(
-                "{}% of the headroom a PAUSE needs at {} (the least), so {} packets that arrived after a PAUSE were dropped, each waiting out the retransmission timer",
-                (p.min_headroom_share * 100.0).round(),
-                p.min_headroom_switch.as_deref().unwrap_or("?"),
-                p.headroom_drops
-            );
-            let case = format!("{} km {}", b.km, b.buffer);
-            match short.iter_mut().find(|s| s.0 == why) {
-                Some(s) => s.1.push(case),
-                None => short.push((why, vec![case])),
-            }
-        }
-    }
-    for (why, cases) in short {
-        v.push(format!("{}: {why}", cases.join(", ")));
-    }
-    let lost: Vec<&aifabric::fabrics::BagRun> = bag
-        .iter()
-        .filter(|b| {
-            b.throughput_kept < 0.95
-                && b.result.pfc.as_ref().is_some_and(|p| {
-                    p.headroom_drops == 0 && p.paused_ports_xon_below_round_trip > 0
-                })
-        })
-        .collect();
-    if let Some(first) = lost.first() {
-        let round_trip = lost
-            .iter()
-            .filter_map(|b| b.result.pfc.as_ref())
-            .map(|p| p.max_round_trip_bytes)
-            .max()
-            .unwrap_or(0);
-        v.push(format!(
-            "throughput lost without a drop ({}): XON ({} B) is below what a paused link carries in a PAUSE round trip (up to {:.1} MB), and all of the receiver's data crosses those links, so each RESUME can leave its queue dry until data comes back; thresholds near the round trip (`--bag-pfc XOFF:XON`, within the buffer) recover it",
-            lost.iter()
-                .map(|b| format!("{} km {}", b.km, b.buffer))
-                .collect::<Vec<_>>()
-                .join(", "),
-            first.result.config.pfc.map_or(0, |c| c.xon_bytes),
-            round_trip as f64 / 1e6
-        ));
-    }
-    v
 }

@@ -1,7 +1,7 @@
 //! The HTML report and report.json.
 
+use aifabric::ReportOptions;
 use aifabric_model::{DomainClass, SrgClass};
-use aifabric_report::data::{build, ReportOptions};
 use aifabric_report::html::{render, SECTIONS};
 
 #[test]
@@ -14,7 +14,7 @@ fn the_report_has_every_section_and_its_data() {
         spec_text: Some(aifabric_spec::read("prometheus").unwrap()),
         ..Default::default()
     };
-    let d = build(&f, &opts, &|_, _, _| {}).unwrap();
+    let d = super::data(&f, &opts);
     assert_eq!(d.gpus, 216_192);
     // Losing one of 16 planar planes leaves 15/16 between the regions.
     let cdf = &d.failures.cdf["east<->west"];
@@ -107,20 +107,6 @@ fn the_report_has_every_section_and_its_data() {
 }
 
 #[test]
-fn a_stage_failure_keeps_the_stage_error_as_source() {
-    use aifabric_report::data::ReportError;
-    use aifabric_workload::placement::PlacementError;
-    use std::error::Error as _;
-    let e = ReportError::from(PlacementError("only 8 GPUs".into()));
-    assert_eq!(
-        e.to_string(),
-        PlacementError("only 8 GPUs".into()).to_string()
-    );
-    let source = e.source().and_then(|s| s.downcast_ref::<PlacementError>());
-    assert_eq!(source.map(|p| p.0.as_str()), Some("only 8 GPUs"));
-}
-
-#[test]
 fn names_from_the_spec_are_escaped_in_the_page() {
     // The spec's name is free text; a page that wrote it as it is would run it.
     const SCRIPT: &str = "<script>alert(1)</script>";
@@ -133,7 +119,7 @@ fn names_from_the_spec_are_escaped_in_the_page() {
         spec_text: Some(("t.yaml".into(), text.clone())),
         ..Default::default()
     };
-    let mut d = build(&f, &opts, &|_, _, _| {}).unwrap();
+    let mut d = super::data(&f, &opts);
     assert_eq!(d.fabric, SCRIPT);
     let escaped = |html: &str| {
         assert!(!html.contains("<script"), "a live <script> in the page");
@@ -225,10 +211,10 @@ fn a_hub_is_shown_as_a_hub_with_spoke_to_spoke_capacity() {
     let opts = ReportOptions {
         gpus: 64,
         sizes: vec![1 << 20],
-        lbs: vec![aifabric_dataplane::Lb::Ecmp],
+        lbs: vec![aifabric::Lb::Ecmp],
         ..Default::default()
     };
-    let d = build(&f, &opts, &|_, _, _| {}).unwrap();
+    let d = super::data(&f, &opts);
     let hub = &d.hierarchy[0];
     assert!(hub.hub && hub.gpus == 0);
     assert_eq!((hub.bag_planes, hub.bag_chassis), (16, 16));
@@ -265,7 +251,7 @@ fn a_spec_without_the_swept_class_sweeps_every_group_and_says_so() {
         pair_tables: true,
         ..Default::default()
     };
-    let d = build(&f, &opts, &|_, _, _| {}).unwrap();
+    let d = super::data(&f, &opts);
     assert_eq!(
         d.failures.sweep,
         "single (every group: llama3-24k has no plane)"

@@ -2,7 +2,7 @@
 //! and dumps its DOM. Skipped, with a message, where Chromium is not installed (`.ci/run`
 //! installs Debian's `chromium`); `AIFABRIC_CHROMIUM` names another binary.
 
-use aifabric_report::data::{build, ReportOptions};
+use aifabric::ReportOptions;
 use aifabric_report::html::{render, SECTIONS};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -79,7 +79,7 @@ fn chromium_renders_every_section_of_the_report() {
         pair_tables: true,
         ..Default::default()
     };
-    let html = render(&build(&f, &opts, &|_, _, _| {}).unwrap()).unwrap();
+    let html = render(&super::data(&f, &opts)).unwrap();
     let dir = std::env::temp_dir().join(format!("aifabric-chromium-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let page = dir.join("report.html");

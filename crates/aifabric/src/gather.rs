@@ -1,0 +1,369 @@
+//! What the HTML report shows that has to be run: its failure sweep, planar vs spread, and
+//! the collective benchmark per load-balancing mode. The report crate receives the results
+//! ([`aifabric_report::data::Inputs`]) and runs nothing itself.
+
+use crate::failures::PreparedFailures;
+use crate::{Error, Study};
+use aifabric_dataplane::Forwarding;
+use aifabric_dataplane::{Lb, Net, NetParams};
+use aifabric_engine::sim::{simulate, Collective, SimError};
+use aifabric_failures::compare::{planar_vs_spread, Comparison};
+use aifabric_failures::sweep::Sweep;
+use aifabric_failures::Options;
+use aifabric_model::{DeviceId, DomainClass, Fabric, FailureMask, Role, Scenario, SrgClass};
+use aifabric_report::data::{BusBwSeries, Inputs};
+use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+use aifabric_workload::{placement, Algo, Op, Placement};
+
+/// What to put in the report.
+#[derive(Clone, Debug)]
+pub struct ReportOptions {
+    /// Failure sweep: every group of this class alone (`None`: every group).
+    pub sweep: Option<SrgClass>,
+    /// GPUs of the collective benchmark (capped at the fabric's).
+    pub gpus: u32,
+    /// Message sizes, bytes.
+    pub sizes: Vec<u64>,
+    /// Load-balancing modes compared.
+    pub lbs: Vec<Lb>,
+    /// Hash seed.
+    pub seed: u64,
+    /// The spec's name and text, to build it planar and spread and compare the two under
+    /// the same sweep (skipped when absent or the spec has no inter-BAG links).
+    pub spec_text: Option<(String, String)>,
+    /// The maintenance state the failure sweep starts from (`None`: the study's scenario,
+    /// see [`crate::failures::starting_state`]).
+    pub state: Option<aifabric_failures::State>,
+    /// One table per site pair (buildings, zones, AI zones) and region pair: the scenarios
+    /// that cost it most.
+    pub pair_tables: bool,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            sweep: Some(SrgClass::Domain(DomainClass::BagPlane)),
+            gpus: 1024,
+            sizes: (0..6).map(|k| 1u64 << (20 + 2 * k)).collect(),
+            lbs: vec![Lb::Ecmp, Lb::Eecmp(16), Lb::Spray(None)],
+            seed: 1,
+            spec_text: None,
+            state: None,
+            pair_tables: false,
+        }
+    }
+}
+
+/// Most scenarios of the cross-pair comparison (a group of one side with each of the other,
+/// per inter-BAG pair): a handful of BAG planes or chassis, a few hundred line cards at most.
+const MAX_CROSS_PAIRS: usize = 400;
+
+/// Planar vs spread: the sweep's comparison, the cross pairs', and why (not) compared.
+type Compared = (Option<Comparison>, Option<Comparison>, Option<String>);
+
+impl Study<'_> {
+    /// Run what the report shows (`opts.state` already set): the failure sweep from the
+    /// starting state, planar vs spread, the collective per mode. `progress` gets (step,
+    /// steps, what); the report's last step, the capacity, is its own.
+    pub(crate) fn report_inputs(
+        &self,
+        opts: &ReportOptions,
+        progress: &dyn Fn(u64, u64, &str),
+    ) -> Result<Inputs, Error> {
+        let f = self.fabric;
+        let steps = 2 + opts.lbs.len() as u64;
+        progress(0, steps, "failure sweep");
+        let catalog = f.srg_catalog();
+        // A class the spec does not have (no BAG plane in a one-building RoCE spec) would
+        // sweep nothing: every group is swept instead, and the label says why.
+        let (class, label) = match opts.sweep {
+            Some(c) if catalog.of_class(c).is_empty() => (
+                None,
+                format!("single (every group: {} has no {})", f.name(), c.prefix()),
+            ),
+            Some(c) => (Some(c), format!("single:{}", c.prefix())),
+            None => (None, "single".into()),
+        };
+        let fopts = Options {
+            sweep: Sweep::Single(class),
+            label,
+            aggregation: None,
+            mitigations: false,
+            top: 10,
+            plan: AsnPlan::Rfc7938,
+            cfg: BgpConfig::default(),
+            state: opts.state.clone(),
+            pod_sites: false,
+            keep: None,
+        };
+        let sweep_label = fopts.label.clone();
+        let sweep_ = fopts.sweep.clone();
+        let sweep = PreparedFailures::new(f, catalog, fopts)?.run(0, 0, &|_, _| {})?;
+        let (planar_vs_spread, planar_vs_spread_pairs, planar_vs_spread_note) =
+            match &opts.spec_text {
+                Some((name, text)) => compare(name, text, class, &sweep_)?,
+                None => (None, None, None),
+            };
+        let (collective, collective_note, busbw) =
+            collectives(f, opts, &|i| progress(1 + i, steps, "collectives"))?;
+        progress(steps - 1, steps, "capacity");
+        Ok(Inputs {
+            state: opts.state.clone(),
+            sweep,
+            sweep_label,
+            pair_tables: opts.pair_tables,
+            planar_vs_spread,
+            planar_vs_spread_pairs,
+            planar_vs_spread_note,
+            collective,
+            collective_note,
+            busbw,
+        })
+    }
+}
+
+/// Planar vs spread under `sweep`, if the spec has inter-BAG links; or why they are not
+/// compared (the spec cannot be wired spread). When the sweep's single failures keep the
+/// same capacity under both wirings, the same class is failed in pairs across each
+/// inter-BAG pair (one group on each side), where the wirings do differ, and a note says
+/// why the single failures could not.
+fn compare(
+    name: &str,
+    text: &str,
+    class: Option<SrgClass>,
+    sweep: &Sweep,
+) -> Result<Compared, Error> {
+    use aifabric_spec::build_inter_bag;
+    use aifabric_spec::spec::InterBagTopology;
+    let Ok(planar) = build_inter_bag(name, text, InterBagTopology::Planar) else {
+        return Ok((None, None, None));
+    };
+    let spread = match build_inter_bag(name, text, InterBagTopology::Spread) {
+        Ok(s) => s,
+        Err(e) => {
+            let why = e.to_string();
+            let first = why.lines().next().unwrap_or_default();
+            return Ok((
+                None,
+                None,
+                Some(format!(
+                    "not compared: the spec cannot be wired spread ({first})"
+                )),
+            ));
+        }
+    };
+    let run = |sw: &Sweep| {
+        planar_vs_spread(
+            &planar,
+            &spread,
+            AsnPlan::Rfc7938,
+            BgpConfig::default(),
+            sw,
+            5,
+            &|_, _| {},
+        )
+        .map_err(Error::runtime_from)
+    };
+    let single = run(sweep)?;
+    if single.spread_better + single.planar_better > 0 {
+        return Ok((Some(single), None, None));
+    }
+    let n = single.scenarios;
+    let Some(class) = class else {
+        let note =
+            format!("planar and spread keep the same capacity in all {n} scenarios of this sweep");
+        return Ok((Some(single), None, Some(note)));
+    };
+    let same = format!(
+        "one {c} failed alone takes the same inter-BAG links whether they are wired planar or \
+         spread, so the {n} single scenarios keep the same capacity either way",
+        c = class.prefix()
+    );
+    let cross = cross_pairs(&planar, class);
+    if cross.is_empty() || cross.len() > MAX_CROSS_PAIRS {
+        let why = if cross.is_empty() {
+            format!(
+                "no {} lies on both sides of an inter-BAG pair",
+                class.prefix()
+            )
+        } else {
+            format!(
+                "{} pairs across the inter-BAG pairs are more than the report runs ({MAX_CROSS_PAIRS}; \
+                 `aifabric failures SPEC --sweep pairs:{} --compare-inter-bag` runs them)",
+                cross.len(),
+                class.prefix()
+            )
+        };
+        return Ok((Some(single), None, Some(format!("{same}; {why}"))));
+    }
+    let pairs = run(&Sweep::Named(cross))?;
+    let note = format!(
+        "{same}. They differ when a {c} fails on each side of an inter-BAG pair: with the \
+         first {c} of one side and each {c} of the other in turn, spread keeps more in {} of \
+         those {} scenarios, planar in {}",
+        pairs.spread_better,
+        pairs.scenarios,
+        pairs.planar_better,
+        c = class.prefix()
+    );
+    Ok((Some(single), Some(pairs), Some(note)))
+}
+
+/// Pairs of groups of `class` across each pair of regions with inter-BAG links between them:
+/// the first group of one region with every group of the other, named `a + b` as pair
+/// sweeps name them.
+fn cross_pairs(f: &Fabric, class: SrgClass) -> Vec<(String, Vec<usize>)> {
+    let catalog = f.srg_catalog();
+    let region_of = |i: usize| {
+        let (d, l) = catalog.members(i);
+        let dev = d
+            .first()
+            .copied()
+            .or_else(|| l.first().map(|&l| f.link(l).a))?;
+        Some(f.zones()[f.device(dev).zone.idx()].region.idx())
+    };
+    let groups: Vec<(usize, usize)> = catalog
+        .of_class(class)
+        .into_iter()
+        .filter_map(|i| region_of(i).map(|r| (i, r)))
+        .collect();
+    let mut joined = std::collections::BTreeSet::new();
+    for l in f.links() {
+        let (ra, rb) = (
+            f.zones()[f.device(l.a).zone.idx()].region.idx(),
+            f.zones()[f.device(l.b).zone.idx()].region.idx(),
+        );
+        if ra != rb {
+            joined.insert((ra.min(rb), ra.max(rb)));
+        }
+    }
+    let mut out = Vec::new();
+    for &(ra, rb) in &joined {
+        // The first group of one side with each group of the other: planar wiring pairs it
+        // with exactly one of them, spread with all, which is where the two differ.
+        for &(g, _) in groups.iter().filter(|x| x.1 == ra).take(1) {
+            for &(h, _) in groups.iter().filter(|x| x.1 == rb) {
+                out.push((
+                    format!("{} + {}", catalog.names[g], catalog.names[h]),
+                    vec![g, h],
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// The ring all-reduce of the report per load-balancing mode, on the starting state: what
+/// ran, why it is placed so (or why the modes cannot differ), the bus bandwidth per mode.
+/// `progress(i)` before mode `i`.
+fn collectives(
+    f: &Fabric,
+    opts: &ReportOptions,
+    progress: &dyn Fn(u64),
+) -> Result<(String, Option<String>, Vec<BusBwSeries>), Error> {
+    let start_down = opts
+        .state
+        .as_ref()
+        .map_or_else(|| FailureMask::none(f), |s| s.down.mask.clone());
+    let mut start = Scenario::healthy(f);
+    start.failed = start_down.clone();
+    let params = NetParams::default();
+    let gpus_avail = f.devices_with_role(Role::Gpu).count() as u32;
+    let n = opts.gpus.min(gpus_avail);
+    // Whole scale-up domains if the racks have them, else one GPU per domain.
+    let (placed, params) =
+        match placement::place(f, n, params.scale_up_gpus, Placement::Packed, &start_down) {
+            Ok(p) => (p, params),
+            Err(_) => {
+                let one = NetParams {
+                    scale_up_gpus: 1,
+                    ..params
+                };
+                let p = placement::place(f, n, 1, Placement::Packed, &start_down)
+                    .map_err(Error::bad_request_from)?;
+                (p, one)
+            }
+        };
+    let net = Net::new(f, &start, AsnPlan::Rfc7938, BgpConfig::default(), params);
+    // The modes can only differ where a ring neighbour pair's path depends on the hash.
+    let hashed = |g: &[DeviceId]| (0..g.len()).any(|i| !net.lb_free(g[i], g[(i + 1) % g.len()]));
+    let mut how = "packed";
+    let mut note = None;
+    let placed = if hashed(&placed) {
+        placed
+    } else {
+        let spread = (f.buildings().len() > 1)
+            .then(|| {
+                placement::place(f, n, params.scale_up_gpus, Placement::Spread, &start_down).ok()
+            })
+            .flatten()
+            .filter(|p| hashed(p));
+        match spread {
+            Some(p) => {
+                how = "spread over the buildings";
+                note = Some(format!(
+                    "packed, these {n} GPUs stay inside one scale-up domain, rack switch or DSF \
+                     zone, whose cells are sprayed whatever the mode, so the modes could not \
+                     differ; the ring runs spread over the buildings, where they do"
+                ));
+                p
+            }
+            None => {
+                note = Some(format!(
+                    "every ring neighbour pair of these {n} GPUs stays inside one scale-up \
+                     domain, rack switch or DSF zone (whose cells are sprayed whatever the \
+                     mode), packed or spread: the modes cannot differ on this fabric at {n} GPUs"
+                ));
+                placed
+            }
+        }
+    };
+    let routes = Forwarding::new(&net, placed.iter().copied()).map_err(SimError::from)?;
+    let mut busbw = Vec::new();
+    for (i, &lb) in opts.lbs.iter().enumerate() {
+        progress(i as u64);
+        let mut points = Vec::new();
+        let mut hist = Vec::new();
+        for &bytes in &opts.sizes {
+            let c = Collective {
+                op: Some(Op::AllReduce),
+                algo: Algo::Ring,
+                groups: vec![placed.clone()],
+                bytes: bytes as f64,
+                channels: 0,
+                lb,
+                seed: opts.seed,
+                alpha_s: 5e-6,
+            };
+            let r = simulate(&net, &routes, &c)?;
+            points.push((bytes, r.bus_bw_gbytes_per_s));
+            hist = r.utilization_histogram;
+        }
+        busbw.push(BusBwSeries {
+            lb: lb.name(),
+            points,
+            utilization_histogram: hist,
+        });
+    }
+    let same = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+    if note.is_none()
+        && busbw.len() > 1
+        && busbw.iter().all(|b| {
+            b.points
+                .iter()
+                .zip(&busbw[0].points)
+                .all(|(x, y)| same(x.1, y.1))
+        })
+    {
+        note = Some(
+            "the modes give the same bus bandwidth at every size: none of them moves this \
+             ring's bottleneck"
+                .to_owned(),
+        );
+    }
+    Ok((
+        format!("ring all-reduce over {n} GPUs ({how}), seed {}", opts.seed),
+        note,
+        busbw,
+    ))
+}
