@@ -31,7 +31,6 @@ pub struct ReadmeDoctests;
 mod compare;
 pub mod fabrics;
 pub mod failures;
-pub mod lab;
 pub mod packet;
 mod publish;
 mod report;
