@@ -151,9 +151,10 @@ pub(crate) fn compare(
 /// `None` when FRR's route `got` agrees with aifabric's `want`, else the largest share gap
 /// (0 when only the attributes differ). They agree with the same next-hop neighbours, the
 /// same live links to each, each share within one of FRR's `steps` per link (8.x programs
-/// `floor(100 x share)`: 1% per link; see [`weight_steps`](crate::weight_steps)), the same LOCAL_PREF and an AS path of the same length. Not the same AS path:
-/// with multipath-relax, several equally good paths through different ASNs tie, and bgpd
-/// picks its best among them by age and router id, which aifabric does not model.
+/// `floor(100 x share)`: 1% per link; see [`weight_steps`](crate::weight_steps)), the same
+/// LOCAL_PREF and an AS path of the same length. Not the same AS path: with multipath-relax,
+/// several equally good paths through different ASNs tie, and bgpd picks its best among them
+/// by age and router id, which aifabric does not model.
 pub fn disagreement(want: &Side, got: &Side, steps: u32) -> Option<f64> {
     let (w, g) = (&want.hops, &got.hops);
     let gap = w

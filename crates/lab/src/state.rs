@@ -46,8 +46,8 @@ pub struct LabLink {
     pub capacity_gbps: u64,
 }
 
-/// `lab.json`: what [`up`](crate::up) made, so that [`check`](crate::check) and [`down`](crate::down) (also
-/// after a crash) know it.
+/// `lab.json`: what [`up`](crate::up) made, so that [`check`](crate::check) and
+/// [`down`](crate::down) (also after a crash) know it.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LabState {
     /// The contract's version.
@@ -62,8 +62,8 @@ pub struct LabState {
     pub frr: String,
     /// FRR's version (`bgpd --version`, or as given).
     pub frr_version: String,
-    /// The steps FRR scales a next hop's link-bandwidth share into (see [`weight_steps`](crate::weight_steps)):
-    /// shares agree within one step per link.
+    /// The steps FRR scales a next hop's link-bandwidth share into (see
+    /// [`weight_steps`](crate::weight_steps)): shares agree within one step per link.
     pub weight_steps: u32,
     /// Routers.
     pub routers: Vec<LabRouter>,

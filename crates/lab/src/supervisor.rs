@@ -76,8 +76,8 @@ pub(crate) fn alive(pid: u32) -> bool {
 
 /// The supervisor of the lab in `dir`: starts `zebra` then `bgpd` of every router, in the
 /// foreground inside its namespace, as its own children; writes their ids; then reaps them
-/// until [`down`](crate::down) asks it to stop (the stop file), when it kills and reaps them all. A daemon
-/// that dies is logged on standard error.
+/// until [`down`](crate::down) asks it to stop (the stop file), when it kills and reaps them
+/// all. A daemon that dies is logged on standard error.
 pub fn supervise(dir: &Path) -> Result<(), Error> {
     let state = LabState::read(dir)?;
     let frr = PathBuf::from(&state.frr);
