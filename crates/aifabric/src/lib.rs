@@ -32,7 +32,6 @@ mod compare;
 pub mod fabrics;
 pub mod failures;
 mod gather;
-pub mod lab;
 mod notes;
 pub mod packet;
 mod publish;

@@ -124,10 +124,10 @@ pub(crate) enum LabCommand {
         #[arg(long, default_value = "/tmp/aifabric-lab")]
         dir: std::path::PathBuf,
         /// FRR's daemon directory.
-        #[arg(long, default_value = aifabric::lab::FRR_DAEMONS)]
+        #[arg(long, default_value = aifabric_lab::FRR_DAEMONS)]
         frr: std::path::PathBuf,
         /// Refuse fabrics with more routers than this (two daemons and a namespace each).
-        #[arg(long, default_value_t = aifabric::lab::DEFAULT_MAX_ROUTERS)]
+        #[arg(long, default_value_t = aifabric_lab::DEFAULT_MAX_ROUTERS)]
         max_routers: usize,
         /// FRR's version, for how finely it programs link-bandwidth weights (8.x: 1-100,
         /// later: 1-255); `auto` asks `bgpd --version`.

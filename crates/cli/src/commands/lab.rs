@@ -1,8 +1,8 @@
-//! `aifabric lab up|check|down`: thin over [`aifabric::lab`].
+//! `aifabric lab up|check|down`: thin over [`aifabric_lab`].
 
 use crate::args::LabCommand;
 use crate::{emit, load, Failure};
-use aifabric::lab::{self, LabCheck};
+use aifabric_lab::{self as lab, LabCheck};
 use std::fmt::Write as _;
 use std::time::Duration;
 

@@ -26,7 +26,6 @@ use crate::ucmp::{self, MissingBandwidth};
 use aifabric_model::*;
 use fixedbitset::FixedBitSet;
 use serde::Serialize;
-use std::collections::VecDeque;
 
 /// What the link-bandwidth community carries when a route is re-advertised.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -181,11 +180,11 @@ pub struct RoutesTo {
     /// Best route per speaker (`None`: no route).
     pub best: Vec<Option<Best>>,
     /// Multipath membership, one bit per adjacency entry of the BGP graph.
-    mp: FixedBitSet,
+    pub(super) mp: FixedBitSet,
     /// Link-bandwidth value each speaker advertises (`None` without the community).
     pub advertised: Vec<Option<u64>>,
-    is_origin: Vec<bool>,
-    cfg: BgpConfig,
+    pub(super) is_origin: Vec<bool>,
+    pub(super) cfg: BgpConfig,
 }
 
 impl Clone for RoutesTo {
@@ -220,17 +219,6 @@ pub struct NotConverged {
     pub origin: SpeakerId,
     /// Evaluations done.
     pub evaluations: u64,
-}
-
-fn better(a: (u32, u32), b: (u32, u32)) -> bool {
-    a.0 > b.0 || (a.0 == b.0 && a.1 < b.1)
-}
-
-/// One step of a 64-bit FNV-1a-style mix: the hash of an AS path with `asn` prepended.
-fn extend_hash(h: u64, asn: u32) -> u64 {
-    (h ^ u64::from(asn))
-        .wrapping_mul(0x0000_0100_0000_01b3)
-        .rotate_left(17)
 }
 
 impl RoutesTo {
@@ -281,7 +269,7 @@ impl RoutesTo {
     ///
     /// Values multiply by the fan-in at each hop; sums saturate at `u64::MAX` Mb/s rather than
     /// overflow (Prometheus peaks near 2e14).
-    fn received(
+    pub(super) fn received(
         &self,
         states: &[SessionState],
         session: SessionId,
@@ -301,7 +289,7 @@ impl RoutesTo {
     /// Calls `f(adjacency position, session, neighbor)` for each multipath of `v`, in
     /// session order, walking the set bits of `v`'s slice of the multipath bitset a block
     /// at a time (no allocation: flow propagation visits every speaker).
-    fn for_each_multipath(
+    pub(super) fn for_each_multipath(
         &self,
         g: &BgpGraph,
         v: SpeakerId,
@@ -486,296 +474,6 @@ impl RoutesTo {
         out
     }
 
-    /// Whether `asn` is on the AS path that speaker `u` advertises (u's ASN, then its parents').
-    fn on_path(&self, g: &BgpGraph, u: SpeakerId, asn: u32) -> bool {
-        let mut x = u;
-        // A path is at most as long as the speaker count; the bound also guards against a
-        // transient parent cycle while the worklist is still settling.
-        for _ in 0..=g.speakers.len() {
-            if g.speakers[x.idx()].asn == asn {
-                return true;
-            }
-            match self.best[x.idx()] {
-                Some(b) if b.parent != x => x = b.parent,
-                _ => return false,
-            }
-        }
-        true
-    }
-
-    /// Candidates of `v`: (adjacency position, neighbor, key) of every usable, loop-free route.
-    /// The key is (LOCAL_PREF, AS-path length) as `v` would hold the route; LOCAL_PREF 0 marks
-    /// a route carrying the graceful-shutdown community.
-    fn candidates(
-        &self,
-        g: &BgpGraph,
-        states: &[SessionState],
-        v: SpeakerId,
-        out: &mut Vec<(usize, SpeakerId, (u32, u32))>,
-    ) {
-        out.clear();
-        let asn = g.speakers[v.idx()].asn;
-        for (&(s, u), pos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
-            let st = states[s.idx()];
-            let Some(b) = self.best[u.idx()] else {
-                continue;
-            };
-            if st.links == 0 || self.on_path(g, u, asn) {
-                continue;
-            }
-            // Does u, the sender, drain this session?
-            let u_side = usize::from(g.sessions[s.idx()].0 != u);
-            let key = match (st.soft, self.cfg.soft_drain) {
-                // The community travels with the route: LOCAL_PREF 0 wherever it arrives.
-                (_, SoftDrain::GracefulShutdown) if st.soft || b.gshut => (0, b.len + 1),
-                (true, SoftDrain::Prepend(n)) if st.drained_by[u_side] => (100, b.len + 1 + n),
-                _ => (100, b.len + 1),
-            };
-            out.push((pos, u, key));
-        }
-    }
-
-    /// Re-run the fixpoint from the current state, starting at `seeds`, then refresh the
-    /// multipaths and link-bandwidth values of everything that may have changed.
-    fn settle(
-        &mut self,
-        g: &BgpGraph,
-        states: &[SessionState],
-        seeds: impl IntoIterator<Item = SpeakerId>,
-        bandwidth_seeds: &[SpeakerId],
-        full: bool,
-    ) -> Result<(), NotConverged> {
-        let n = g.speakers.len();
-        let mut queue: VecDeque<SpeakerId> = VecDeque::new();
-        let mut queued = vec![false; n];
-        let mut evaluated: Vec<SpeakerId> = Vec::new();
-        let mut was_evaluated = vec![false; n];
-        for v in seeds {
-            if !self.is_origin[v.idx()] && !queued[v.idx()] {
-                queued[v.idx()] = true;
-                queue.push_back(v);
-            }
-        }
-        let mut cands = Vec::new();
-        let mut evaluations = 0u64;
-        let limit = 64 * (n as u64 + 1) * (n as u64 + 1).min(64);
-        while let Some(v) = queue.pop_front() {
-            queued[v.idx()] = false;
-            evaluations += 1;
-            if evaluations > limit {
-                return Err(NotConverged {
-                    origin: self.origins.first().copied().unwrap_or(SpeakerId::new(0)),
-                    evaluations,
-                });
-            }
-            if !was_evaluated[v.idx()] {
-                was_evaluated[v.idx()] = true;
-                evaluated.push(v);
-            }
-            self.candidates(g, states, v, &mut cands);
-            let mut new: Option<Best> = None;
-            for &(_, u, key) in &cands {
-                let tie_better = |b: &Best| {
-                    (g.speakers[u.idx()].asn, u) < (g.speakers[b.parent.idx()].asn, b.parent)
-                };
-                let take = match new {
-                    Some(b) if better((b.local_pref, b.len), key) => false,
-                    Some(b) if (b.local_pref, b.len) == key && !tie_better(&b) => false,
-                    _ => true,
-                };
-                if take {
-                    let parent_best = self.best[u.idx()].expect("candidates have routes");
-                    // The path gains u's ASN once per hop it adds (prepends included).
-                    let asn = g.speakers[u.idx()].asn;
-                    let hash = (0..key.1 - parent_best.len)
-                        .fold(parent_best.path_hash, |h, _| extend_hash(h, asn));
-                    new = Some(Best {
-                        local_pref: key.0,
-                        len: key.1,
-                        parent: u,
-                        path_hash: hash,
-                        gshut: key.0 == 0,
-                    });
-                }
-            }
-            // The multipaths come from this evaluation: a speaker is evaluated again whenever
-            // a neighbor's route (or anything up its AS path, via the path hash) changes, so its
-            // last evaluation sees the final candidates.
-            let range = g.adj_range(v);
-            self.mp.remove_range(range);
-            if let Some(b) = new {
-                cands.retain(|c| c.2 == (b.local_pref, b.len));
-                if cands.len() > self.cfg.max_paths as usize {
-                    // Lowest (neighbor ASN, id) first, at most max_paths.
-                    cands.sort_by_key(|c| (g.speakers[c.1.idx()].asn, c.1, c.0));
-                    cands.truncate(self.cfg.max_paths as usize);
-                }
-                for c in &cands {
-                    self.mp.insert(c.0);
-                }
-            }
-            if new != self.best[v.idx()] {
-                self.best[v.idx()] = new;
-                for &(_, u) in g.neighbors(v) {
-                    if !self.is_origin[u.idx()] && !queued[u.idx()] {
-                        queued[u.idx()] = true;
-                        queue.push_back(u);
-                    }
-                }
-            }
-        }
-        if self.cfg.bandwidth == BandwidthMode::None {
-            return Ok(());
-        }
-        // Link bandwidth: a speaker's value is the sum of what its multipaths sent; they are
-        // one hop closer to the origin, so shorter paths go first. A change moves up to every
-        // neighbor that uses the changed speaker as a multipath.
-        if full {
-            // From scratch: one pass in path-length order sees every value before it is summed.
-            let mut order: Vec<SpeakerId> = (0..n as u32)
-                .map(SpeakerId::new)
-                .filter(|&v| self.best[v.idx()].is_some() && !self.is_origin[v.idx()])
-                .collect();
-            order.sort_by_key(|&v| (self.best[v.idx()].map(|b| b.len), v));
-            for v in order {
-                self.advertised[v.idx()] = self.sum_received(g, states, v);
-            }
-            return Ok(());
-        }
-        // A bucket queue by path length: a value depends only on multipaths one hop (or a
-        // prepend more) closer to the origin, so lengths in increasing order, in any order
-        // within a length, see every value before it is summed (as a heap on (length, id)
-        // would, without its log factor). Each entry carries the speaker's value before
-        // this pass.
-        //
-        // Speakers evaluated by the fixpoint (their multipaths may have changed) are summed
-        // afresh; the others only hear new values from multipaths they keep, so their sum
-        // moves by exactly the difference (integers, no rounding): O(1) per change instead
-        // of a walk over every multipath, which is what a link-bandwidth cascade through a
-        // fabric of a thousand speakers costs. Where a difference could saturate (values
-        // near u64::MAX, or a missing community), the speaker is summed afresh too.
-        type Queued = (SpeakerId, Option<u64>);
-        let mut buckets: Vec<Vec<Queued>> = Vec::new();
-        let mut queued = vec![false; n];
-        let mut afresh = vec![false; n];
-        let len_of =
-            |best: &[Option<Best>], v: SpeakerId| best[v.idx()].map_or(u32::MAX, |b| b.len);
-        let mut unreachable: Vec<Queued> = Vec::new();
-        let push =
-            |buckets: &mut Vec<Vec<Queued>>, unreachable: &mut Vec<Queued>, len: u32, q: Queued| {
-                if len == u32::MAX {
-                    unreachable.push(q);
-                    return;
-                }
-                let len = len as usize;
-                if buckets.len() <= len {
-                    buckets.resize_with(len + 1, Vec::new);
-                }
-                buckets[len].push(q);
-            };
-        for &v in evaluated.iter().chain(bandwidth_seeds) {
-            if !self.is_origin[v.idx()] && !queued[v.idx()] {
-                queued[v.idx()] = true;
-                afresh[v.idx()] = true;
-                let q = (v, self.advertised[v.idx()]);
-                push(&mut buckets, &mut unreachable, len_of(&self.best, v), q);
-            }
-        }
-        // Speakers without a route advertise nothing and have no multipaths: nobody sums
-        // what they send, so they are settled first, in any order.
-        let mut len = 0;
-        loop {
-            let (v, old) = if let Some(q) = unreachable.pop() {
-                q
-            } else {
-                while len < buckets.len() && buckets[len].is_empty() {
-                    len += 1;
-                }
-                match buckets.get_mut(len).and_then(Vec::pop) {
-                    Some(q) => q,
-                    None => break,
-                }
-            };
-            queued[v.idx()] = false;
-            let new = if !std::mem::replace(&mut afresh[v.idx()], false) {
-                // Every difference is already in.
-                self.advertised[v.idx()]
-            } else if self.best[v.idx()].is_none() {
-                None
-            } else {
-                self.sum_received(g, states, v)
-            };
-            self.advertised[v.idx()] = new;
-            if new == old {
-                continue;
-            }
-            // Every neighbor that uses v as a multipath hears a new value: its sum moves (or
-            // is redone) before it comes out of its bucket, which is later than v's (its
-            // path is longer).
-            for (&(session, u), vpos) in g.neighbors(v).iter().zip(g.adj_range(v)) {
-                if self.is_origin[u.idx()] || !self.mp.contains(g.reverse(vpos)) {
-                    continue;
-                }
-                if !queued[u.idx()] {
-                    queued[u.idx()] = true;
-                    let q = (u, self.advertised[u.idx()]);
-                    push(&mut buckets, &mut unreachable, len_of(&self.best, u), q);
-                }
-                if afresh[u.idx()] {
-                    continue;
-                }
-                let links = u64::from(states[session.idx()].links);
-                let moved = match (old, new, self.advertised[u.idx()]) {
-                    (Some(a), Some(b), Some(sum)) if sum < u64::MAX => a
-                        .checked_mul(links)
-                        .zip(b.checked_mul(links))
-                        .and_then(|(a, b)| sum.checked_sub(a)?.checked_add(b))
-                        .filter(|&x| x < u64::MAX),
-                    _ => None,
-                };
-                match moved {
-                    Some(x) => self.advertised[u.idx()] = Some(x),
-                    None => afresh[u.idx()] = true,
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// The link-bandwidth value `v` re-advertises: the sum of what its multipaths sent.
-    fn sum_received(&self, g: &BgpGraph, states: &[SessionState], v: SpeakerId) -> Option<u64> {
-        let mut sum: Option<u64> = None;
-        self.for_each_multipath(g, v, |_, s, u| {
-            if let Some(x) = self.received(states, s, u) {
-                sum = Some(sum.unwrap_or(0).saturating_add(x));
-            }
-        });
-        sum
-    }
-
-    /// Check that this is a stable state of BGP: every speaker holds exactly the route it would
-    /// pick from what its neighbors advertise now, its multipaths are the ties and its
-    /// link-bandwidth value is current. A diagnostic for tests and tools.
-    pub fn check_stable(&self, g: &BgpGraph, states: &[SessionState]) -> Result<(), String> {
-        let mut probe = self.clone();
-        let all: Vec<SpeakerId> = g.speaker_ids().collect();
-        probe
-            .settle(g, states, all.iter().copied(), &all, false)
-            .map_err(|e| e.to_string())?;
-        for v in 0..g.speakers.len() {
-            if probe.best[v] != self.best[v] {
-                return Err(format!(
-                    "speaker {v} holds {:?} but would pick {:?}",
-                    self.best[v], probe.best[v]
-                ));
-            }
-        }
-        if probe.mp != self.mp || probe.advertised != self.advertised {
-            return Err("multipaths or link-bandwidth values are stale".to_owned());
-        }
-        Ok(())
-    }
-
     /// Whether session `s` is one of the multipaths of either of its speakers.
     pub fn uses_session(&self, g: &BgpGraph, s: SessionId) -> bool {
         let (a, b) = g.sessions[s.idx()];
@@ -783,79 +481,6 @@ impl RoutesTo {
             let pos = g.neighbors(x).partition_point(|&(y, _)| y < s);
             self.mp.contains(g.adj_range(x).start + pos)
         })
-    }
-
-    /// Bring the routes up to date after the sessions in `changed` went from `old` to `new`
-    /// states (failures, repairs, drains). As incremental SPF does: first withdraw every route
-    /// that depended on a session that got worse (down, or newly drained) - the speaker whose
-    /// best path crossed it and everything below it in the best-path tree - then settle from
-    /// the valid routes that remain. Without stale routes the search only improves, so it
-    /// ends in the same stable state as a computation from scratch.
-    pub fn update(
-        &mut self,
-        g: &BgpGraph,
-        old: &[SessionState],
-        new: &[SessionState],
-        changed: &[SessionId],
-    ) -> Result<(), NotConverged> {
-        let n = g.speakers.len();
-        let mut invalid = vec![false; n];
-        let mut stack: Vec<SpeakerId> = Vec::new();
-        for &s in changed {
-            let (o, w) = (old[s.idx()], new[s.idx()]);
-            let worse = (o.links > 0 && w.links == 0)
-                || (!o.soft && w.soft)
-                || w.drained_by != o.drained_by;
-            if !worse {
-                continue;
-            }
-            let (a, b) = g.sessions[s.idx()];
-            for (x, y) in [(a, b), (b, a)] {
-                if !self.is_origin[x.idx()]
-                    && !invalid[x.idx()]
-                    && self.best[x.idx()].is_some_and(|bx| bx.parent == y)
-                {
-                    invalid[x.idx()] = true;
-                    stack.push(x);
-                }
-            }
-        }
-        let mut seeds: Vec<SpeakerId> = stack.clone();
-        if !stack.is_empty() {
-            // Descendants in the best-path tree: speakers whose parent is withdrawn. Paths are
-            // short, so a few passes over the speakers find them without building the tree.
-            let mut grew = true;
-            while grew {
-                grew = false;
-                for v in (0..n as u32).map(SpeakerId::new) {
-                    if invalid[v.idx()] || self.is_origin[v.idx()] {
-                        continue;
-                    }
-                    if let Some(b) = self.best[v.idx()] {
-                        if b.parent != v && invalid[b.parent.idx()] {
-                            invalid[v.idx()] = true;
-                            seeds.push(v);
-                            grew = true;
-                        }
-                    }
-                }
-            }
-            for &x in &seeds {
-                self.best[x.idx()] = None;
-                self.mp.remove_range(g.adj_range(x));
-            }
-            let withdrawn = seeds.len();
-            for i in 0..withdrawn {
-                let x = seeds[i];
-                seeds.extend(g.neighbors(x).iter().map(|&(_, u)| u));
-            }
-        }
-        for &s in changed {
-            let (a, b) = g.sessions[s.idx()];
-            seeds.push(a);
-            seeds.push(b);
-        }
-        self.settle(g, new, seeds.iter().copied(), &seeds, false)
     }
 }
 

@@ -1,8 +1,11 @@
 //! eBGP over the fabric: the speakers and sessions ([`graph`]) and the converged routes toward
 //! each origin ([`compute`]).
 
+mod bandwidth;
 pub mod compute;
+mod fixpoint;
 pub mod graph;
+mod preference;
 pub mod state;
 
 pub use compute::{
