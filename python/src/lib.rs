@@ -267,7 +267,7 @@ fn packet_options(m: &HashMap<String, String>) -> Result<aifabric::packet::Packe
         let v = m[k].clone();
         match k.as_str() {
             "preset" => o.preset = Some(v),
-            "lb" => o.lb = Some(v),
+            "lb" => o.lb = Some(parse(k, &v)?),
             "cc" => o.cc = Some(v),
             "nscc_base_rtt" => o.nscc_base_rtt = Some(v),
             "ecn" => o.ecn = Some(v),

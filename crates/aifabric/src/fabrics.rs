@@ -18,7 +18,7 @@
 use crate::{Error, Setup, TrafficSource, SCHEMA_VERSION};
 use aifabric_dataplane::Net;
 use aifabric_model::{DeviceId, Role, Scenario};
-use aifabric_packet::{Cc, Config, Lb, PacketResult, Pfc};
+use aifabric_packet::{Cc, Config, PacketLb, PacketResult, Pfc};
 use aifabric_workload::traffic::{Pattern, Start, TmFlow, TrafficMatrix};
 use serde::Serialize;
 
@@ -158,7 +158,7 @@ pub fn fabric_config(kind: &str, seed: u64) -> Config {
     };
     match kind {
         "nsf" => Config {
-            lb: Lb::Adaptive,
+            lb: PacketLb::Adaptive,
             cc: Cc::DcqcnAuto,
             ecn_bytes: Some((5_000, 200_000)),
             ecn_max_probability: 0.01,

@@ -5,7 +5,7 @@ use crate::{matrix, notes, Error, Study, TrafficSource, SCHEMA_VERSION};
 use aifabric_dataplane::{Lb, Net, NetParams};
 use aifabric_engine::traffic::TrafficResult;
 use aifabric_model::Scenario;
-pub use aifabric_packet::{Cc, Config, PacketResult, PfcResult};
+pub use aifabric_packet::{Cc, Config, PacketLb, PacketResult, PfcResult};
 use aifabric_workload::traffic::TrafficMatrix;
 use aifabric_workload::Placement;
 use serde::Serialize;
@@ -17,8 +17,9 @@ use serde::Serialize;
 pub struct PacketOptions {
     /// `uec-htsim` ([`Config::uec_htsim`]); `None`: [`Config::default`].
     pub preset: Option<String>,
-    /// `ecmp`, `spray:N`, `spray` or `adaptive`.
-    pub lb: Option<String>,
+    /// The load-balancing mode: one the packet engine runs (`ecmp`, `spray[:N]`,
+    /// `mixed:N`, `adaptive`); the others are refused with the list.
+    pub lb: Option<Lb>,
     /// `nscc`, `dcqcn`, `dcqcn-htsim` or `line-rate`.
     pub cc: Option<String>,
     /// NSCC's base RTT and window: `network` (the longest path's for every flow, htsim's
@@ -157,13 +158,8 @@ impl PacketOptions {
                 )))
             }
         };
-        if let Some(lb) = &self.lb {
-            c.lb = aifabric_packet::Lb::parse(lb).ok_or_else(|| {
-                Error::bad_request(format!(
-                    "--lb {lb}: the packet engine takes {}",
-                    aifabric_packet::Lb::HELP
-                ))
-            })?;
+        if let Some(lb) = self.lb {
+            c.lb = PacketLb::try_from(lb).map_err(Error::bad_request)?;
         }
         if let Some(mtu) = self.mtu_bytes {
             c.mtu_bytes = mtu;
@@ -396,18 +392,6 @@ pub struct PacketTrafficReport {
     pub ratios: Option<Ratios>,
 }
 
-/// The flow engine's mode closest to a packet load-balancing mode: per-flow hashing is
-/// `ecmp`; spraying and adaptive routing both spread every flow, which the fluid does with
-/// `spray` (the limit of many entropy values).
-pub fn flow_lb(lb: aifabric_packet::Lb) -> Lb {
-    match lb {
-        aifabric_packet::Lb::Ecmp => Lb::Ecmp,
-        aifabric_packet::Lb::Spray(_)
-        | aifabric_packet::Lb::Mixed(_)
-        | aifabric_packet::Lb::Adaptive => Lb::Spray(None),
-    }
-}
-
 /// The matrix with each flow's bytes as the packet engine puts them on the wire: its payload
 /// plus a header per packet (`ceil(bytes / (mtu - header))` packets). The fluid of the flow
 /// engine then carries the same data bytes per link as the packets do, so the two engines'
@@ -475,7 +459,7 @@ impl Study<'_> {
         // completion times to compare.
         let complete = packet.unfinished == 0;
         let (flow, flow_lb_name, ratios) = if both {
-            let lb = flow_lb(cfg.lb);
+            let lb = Lb::from(cfg.lb).fluid_equivalent();
             let wire = on_the_wire(&tm, cfg);
             let flow = aifabric_engine::traffic::run(&net, &wire, &placed, lb, cfg.seed)
                 .map_err(Error::runtime_from)?;

@@ -382,10 +382,13 @@ pub(crate) struct SimArgs {
 
 impl SimArgs {
     /// The packet engine's options from these flags and `p`'s.
-    pub(crate) fn packet_options(&self, p: &PacketArgs) -> aifabric::packet::PacketOptions {
-        aifabric::packet::PacketOptions {
+    pub(crate) fn packet_options(
+        &self,
+        p: &PacketArgs,
+    ) -> Result<aifabric::packet::PacketOptions, Failure> {
+        Ok(aifabric::packet::PacketOptions {
             preset: p.preset.clone(),
-            lb: self.lb.clone(),
+            lb: self.lb()?,
             cc: p.cc.clone(),
             nscc_base_rtt: p.nscc_base_rtt.clone(),
             mtu_bytes: p.mtu,
@@ -407,24 +410,29 @@ impl SimArgs {
             admission: p.admission.clone(),
             dsf_cell_bytes: p.dsf_cell_bytes,
             dsf_credit_bytes: p.dsf_credit_bytes,
-        }
+        })
     }
 
-    /// [`SimArgs::setup`] without parsing `--lb` for the flow engine (the packet engine
-    /// takes other modes); the caller sets `lb`.
-    pub(crate) fn setup_without_lb(&self, bgp: &BgpArgs) -> Result<aifabric::Setup, Failure> {
-        let plain = SimArgs {
-            lb: None,
-            seed: self.seed,
-            channels: self.channels,
-            scale_up: self.scale_up,
-            scale_up_gbs: self.scale_up_gbs,
-            switch_latency_us: self.switch_latency_us,
-        };
-        plain.setup(bgp)
+    /// `--lb`, parsed: the one load-balancing vocabulary of both engines.
+    pub(crate) fn lb(&self) -> Result<Option<Lb>, Failure> {
+        self.lb
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(Failure::BadArgument)
     }
 
+    /// The setup of a flow-engine run: `--lb` must be a mode the flow engine runs.
     pub(crate) fn setup(&self, bgp: &BgpArgs) -> Result<aifabric::Setup, Failure> {
+        let lb = match self.lb()? {
+            None => Lb::Ecmp,
+            Some(lb) => aifabric::check_flow_lb(lb).map_err(Failure::BadArgument)?,
+        };
+        self.setup_with_lb(bgp, lb)
+    }
+
+    /// The setup with the flow engine's mode `lb` (a packet run's fluid equivalent).
+    pub(crate) fn setup_with_lb(&self, bgp: &BgpArgs, lb: Lb) -> Result<aifabric::Setup, Failure> {
         if !(self.scale_up_gbs.is_finite() && self.scale_up_gbs > 0.0) {
             return Err(Failure::BadArgument(
                 "--scale-up-gbs must be a positive number".into(),
@@ -437,13 +445,7 @@ impl SimArgs {
             ));
         }
         Ok(aifabric::Setup {
-            lb: match &self.lb {
-                None => Lb::Ecmp,
-                Some(s) => s
-                    .parse()
-                    .and_then(aifabric::check_flow_lb)
-                    .map_err(Failure::BadArgument)?,
-            },
+            lb,
             seed: self.seed.unwrap_or(1),
             channels: self.channels,
             plan: bgp.plan(),

@@ -7,7 +7,7 @@
 
 use aifabric_dataplane::{Net, NetParams};
 use aifabric_model::{Role, Scenario};
-use aifabric_packet::{run, Config, Lb};
+use aifabric_packet::{run, Config, PacketLb};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use criterion::{criterion_group, criterion_main, Criterion};
 
@@ -34,7 +34,7 @@ fn bench(c: &mut Criterion) {
         let path = format!("{}/scenarios/htsim-uec/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).expect("the scenario file");
         let tm = aifabric_workload::traffic::parse_htsim(file, &text).expect("it parses");
-        for lb in [Lb::Mixed(128), Lb::Spray(128)] {
+        for lb in [PacketLb::Mixed(128), PacketLb::Spray(128)] {
             let cfg = Config {
                 lb,
                 ..Config::uec_htsim()

@@ -10,7 +10,7 @@ use crate::flow::Sent;
 use crate::ids::{FlowId, HostId, PacketId};
 use crate::packet::{Kind, Packet};
 use crate::sim::{next_rand, Sim};
-use crate::Lb;
+use crate::PacketLb;
 use std::collections::VecDeque;
 
 /// One host's sending side.
@@ -116,13 +116,13 @@ impl Sim<'_> {
         // REPS (Bonato et al., "REPS: Recycled Entropy Packet Spraying", arXiv 2407.21625):
         // reuse an entropy value whose packet was acknowledged unmarked; else draw one.
         let entropy = match lb {
-            Lb::Spray(n) | Lb::Mixed(n) => match f.good.pop_front() {
+            PacketLb::Spray(n) | PacketLb::Mixed(n) => match f.good.pop_front() {
                 Some(e) => e,
                 None => f.fresh_entropy(n),
             },
             // Adaptive routing breaks ties between equally short queues per packet.
-            Lb::Adaptive => (next_rand(&mut f.rng) >> 48) as u32,
-            Lb::Ecmp => 0,
+            PacketLb::Adaptive => (next_rand(&mut f.rng) >> 48) as u32,
+            PacketLb::Ecmp => 0,
         };
         if let Some(x) = f.ev.get_mut(seq as usize) {
             *x = entropy;
@@ -159,7 +159,7 @@ impl Sim<'_> {
         let n = f.packets as usize;
         f.state = vec![Sent::Unsent; n];
         f.sent_ps = vec![0; n];
-        if matches!(self.cfg.lb, Lb::Spray(_)) {
+        if matches!(self.cfg.lb, PacketLb::Spray(_)) {
             f.ev = vec![0; n];
         }
         f.got = vec![0; n.div_ceil(64)];
@@ -357,7 +357,7 @@ impl Sim<'_> {
         // A marked packet is acknowledged at once (`receive_data`), so an ACK carries at
         // most one mark, its trigger's: with `spray`, every other packet it newly covers
         // came back unmarked and its entropy value is recycled.
-        let per_packet = matches!(self.cfg.lb, Lb::Spray(_));
+        let per_packet = matches!(self.cfg.lb, PacketLb::Spray(_));
         let sack = pk.sack.expect("an ACK has its SACK list");
         for &s in self.packets.sack(sack) {
             match f.state[s as usize] {

@@ -86,12 +86,16 @@ pub use result::{
 };
 pub use sim::{run, run_with_progress, Progress, MAX_PACKETS};
 
+use aifabric_dataplane::lb::DEFAULT_ENTROPIES;
+use aifabric_dataplane::Lb;
 use serde::Serialize;
 
-/// How switches pick among next hops.
+/// How switches pick among next hops: the modes of the data plane's [`Lb`] the packet
+/// engine runs, resolved (`spray` is `spray:128`). Built by `TryFrom<Lb>`, which refuses the
+/// others with the list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Lb {
+pub enum PacketLb {
     /// Per-flow hash: one path per flow.
     Ecmp,
     /// Per-packet: the flow's hash and an entropy value chosen per packet out of N, over the
@@ -100,7 +104,7 @@ pub enum Lb {
     /// coalesced ACK recycles all the packets it covers); otherwise it walks the N values
     /// round robin, skipping penalized ones.
     Spray(u32),
-    /// As [`Lb::Spray`], with htsim's "mixed" feedback: one value per ACK, the one echoed
+    /// As [`PacketLb::Spray`], with htsim's "mixed" feedback: one value per ACK, the one echoed
     /// by the ACK (the packet that triggered it), as htsim's Ultra Ethernet model feeds its
     /// load balancer. With an ACK every ~4 packets, three packets in four are not recycled.
     Mixed(u32),
@@ -108,50 +112,55 @@ pub enum Lb {
     Adaptive,
 }
 
-impl Lb {
-    /// Parse `ecmp`, `spray:N` (`spray` is `spray:128`), `mixed:N` (`mixed` is `mixed:128`)
-    /// or `adaptive`.
-    pub fn parse(s: &str) -> Option<Lb> {
-        match s {
-            "ecmp" => Some(Lb::Ecmp),
-            "adaptive" => Some(Lb::Adaptive),
-            "spray" => Some(Lb::Spray(128)),
-            "mixed" => Some(Lb::Mixed(128)),
-            _ => {
-                let (kind, n) = s.split_once(':')?;
-                let n: u32 = n.parse().ok()?;
-                if !(1..=65_536).contains(&n) {
-                    return None;
-                }
-                match kind {
-                    "spray" => Some(Lb::Spray(n)),
-                    "mixed" => Some(Lb::Mixed(n)),
-                    _ => None,
-                }
-            }
-        }
-    }
-
-    /// Accepted spellings.
-    pub const HELP: &'static str =
+impl PacketLb {
+    /// The modes the packet engine runs, for refusals.
+    pub const MODES: &'static str =
         "ecmp, spray:N (N entropy values, 1..=65536; spray = spray:128), \
          mixed:N (spray with htsim's one entropy per ACK; mixed = mixed:128) or adaptive";
 
     /// Name as parsed.
     pub fn name(self) -> String {
         match self {
-            Lb::Ecmp => "ecmp".into(),
-            Lb::Spray(n) => format!("spray:{n}"),
-            Lb::Mixed(n) => format!("mixed:{n}"),
-            Lb::Adaptive => "adaptive".into(),
+            PacketLb::Ecmp => "ecmp".into(),
+            PacketLb::Spray(n) => format!("spray:{n}"),
+            PacketLb::Mixed(n) => format!("mixed:{n}"),
+            PacketLb::Adaptive => "adaptive".into(),
         }
     }
 
     /// The number of entropy values of a sprayed mode (`spray` or `mixed`).
     pub fn entropies(self) -> Option<u32> {
         match self {
-            Lb::Spray(n) | Lb::Mixed(n) => Some(n),
-            Lb::Ecmp | Lb::Adaptive => None,
+            PacketLb::Spray(n) | PacketLb::Mixed(n) => Some(n),
+            PacketLb::Ecmp | PacketLb::Adaptive => None,
+        }
+    }
+}
+
+impl TryFrom<Lb> for PacketLb {
+    type Error = String;
+
+    fn try_from(lb: Lb) -> Result<PacketLb, String> {
+        match lb {
+            Lb::Ecmp => Ok(PacketLb::Ecmp),
+            Lb::Spray(n) => Ok(PacketLb::Spray(n.unwrap_or(DEFAULT_ENTROPIES))),
+            Lb::Mixed(n) => Ok(PacketLb::Mixed(n)),
+            Lb::Adaptive => Ok(PacketLb::Adaptive),
+            Lb::Eecmp(_) | Lb::Ucmp | Lb::Te => Err(format!(
+                "--lb {lb}: the packet engine takes {}",
+                PacketLb::MODES
+            )),
+        }
+    }
+}
+
+impl From<PacketLb> for Lb {
+    fn from(lb: PacketLb) -> Lb {
+        match lb {
+            PacketLb::Ecmp => Lb::Ecmp,
+            PacketLb::Spray(n) => Lb::Spray(Some(n)),
+            PacketLb::Mixed(n) => Lb::Mixed(n),
+            PacketLb::Adaptive => Lb::Adaptive,
         }
     }
 }
@@ -204,7 +213,7 @@ pub struct Config {
     /// Trim data packets that do not fit (else drop them).
     pub trim: bool,
     /// Load balancing.
-    pub lb: Lb,
+    pub lb: PacketLb,
     /// Congestion control.
     pub cc: Cc,
     /// One propagation delay for every link, picoseconds (`None`: cable length at 5 ns/m).
@@ -245,7 +254,7 @@ impl Config {
     /// 178,450 B data queues with trimming, ECN between 37,350 and 145,250 B, 1 us per link
     /// and no switch latency, NSCC for 100 Gb/s and a 14.02272 us base RTT, minimum RTO
     /// 100.656 us, spraying over 128 entropy values with htsim's default "mixed" entropy
-    /// feedback ([`Lb::Mixed`]).
+    /// feedback ([`PacketLb::Mixed`]).
     pub fn uec_htsim() -> Config {
         Config {
             mtu_bytes: 4150,
@@ -256,7 +265,7 @@ impl Config {
             ecn_bytes: Some((37_350, 145_250)),
             ecn_max_probability: 1.0,
             trim: true,
-            lb: Lb::Mixed(128),
+            lb: PacketLb::Mixed(128),
             cc: Cc::Nscc(nscc::Params::for_path(100_000_000_000, 14_022_720, 4150)),
             link_latency_ps: Some(1_000_000),
             switch_latency_ps: 0,
@@ -282,7 +291,7 @@ impl Config {
             mtu_bytes: 4160,
             ecn_bytes: None,
             trim: false,
-            lb: Lb::Ecmp,
+            lb: PacketLb::Ecmp,
             cc: Cc::LineRate,
             rto_ps: 10_000_000_000,
             pfc: Some(Pfc::default()),
@@ -394,7 +403,7 @@ impl Default for Config {
             link_latency_ps: None,
             switch_latency_ps: 1_000_000,
             seed: 1,
-            lb: Lb::Ecmp,
+            lb: PacketLb::Ecmp,
             cc: Cc::NsccAuto,
             ..Config::uec_htsim()
         }
@@ -411,17 +420,28 @@ pub enum PacketError {
 
 #[cfg(test)]
 mod tests {
-    use super::Lb;
+    use super::{Lb, PacketLb};
 
     #[test]
     fn load_balancing_spellings() {
-        assert_eq!(Lb::parse("spray"), Some(Lb::Spray(128)));
-        assert_eq!(Lb::parse("mixed:64"), Some(Lb::Mixed(64)));
-        assert_eq!(Lb::parse("mixed:0"), None);
-        assert_eq!(Lb::parse("spray:65537"), None);
-        assert_eq!(Lb::parse("ecmp:4"), None);
-        for lb in [Lb::Ecmp, Lb::Spray(16), Lb::Mixed(128), Lb::Adaptive] {
-            assert_eq!(Lb::parse(&lb.name()), Some(lb));
+        let packet = |s: &str| s.parse::<Lb>().ok().map(PacketLb::try_from);
+        assert_eq!(packet("spray"), Some(Ok(PacketLb::Spray(128))));
+        assert_eq!(packet("mixed:64"), Some(Ok(PacketLb::Mixed(64))));
+        assert_eq!(packet("mixed:0"), None);
+        assert_eq!(packet("spray:65537"), None);
+        assert_eq!(packet("ecmp:4"), None);
+        for refused in ["ucmp", "eecmp:4", "te"] {
+            let e = packet(refused).unwrap().unwrap_err();
+            assert!(e.contains("the packet engine takes ecmp, spray:N"), "{e}");
+        }
+        for lb in [
+            PacketLb::Ecmp,
+            PacketLb::Spray(16),
+            PacketLb::Mixed(128),
+            PacketLb::Adaptive,
+        ] {
+            assert_eq!(packet(&lb.name()), Some(Ok(lb)));
+            assert_eq!(PacketLb::try_from(Lb::from(lb)), Ok(lb));
         }
     }
 }

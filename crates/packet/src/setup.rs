@@ -16,7 +16,7 @@ use crate::packet::Packets;
 use crate::sim::{Sim, MAX_PACKETS};
 use crate::topo::Topo;
 use crate::trigger::Triggers;
-use crate::{Cc, Config, Counters, Lb, PacketError};
+use crate::{Cc, Config, Counters, PacketError, PacketLb};
 use aifabric_dataplane::{mix, Net};
 use aifabric_model::DeviceId;
 use aifabric_workload::traffic::{Start, TrafficMatrix};
@@ -200,7 +200,9 @@ pub(crate) fn build<'a>(
             rng: mix(cfg.seed ^ mix(fl.id ^ (k as u64) << 32)),
             good: VecDeque::new(),
             penalty: match cfg.lb {
-                Lb::Spray(n) | Lb::Mixed(n) if n <= MAX_PENALIZED => vec![0; n as usize],
+                PacketLb::Spray(n) | PacketLb::Mixed(n) if n <= MAX_PENALIZED => {
+                    vec![0; n as usize]
+                }
                 _ => Vec::new(),
             },
             ev_next: u32::MAX,

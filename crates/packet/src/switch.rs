@@ -6,7 +6,7 @@
 use crate::ids::{PacketId, PortId};
 use crate::packet::Kind;
 use crate::sim::Sim;
-use crate::Lb;
+use crate::PacketLb;
 use aifabric_dataplane::mix;
 use aifabric_model::DeviceId;
 
@@ -53,7 +53,7 @@ impl Sim<'_> {
         }
         let h = mix(self.salts[sw.idx()] ^ mix(f.id << 24 ^ u64::from(pk.entropy)));
         match self.cfg.lb {
-            Lb::Adaptive => {
+            PacketLb::Adaptive => {
                 let first = (((h >> 32) * n as u64) >> 32) as usize;
                 let mut best = t.members[start + first];
                 let mut best_q = u64::MAX;
@@ -68,10 +68,10 @@ impl Sim<'_> {
                 }
                 best
             }
-            Lb::Ecmp | Lb::Spray(_) | Lb::Mixed(_) if t.cum_weight.is_empty() => {
+            PacketLb::Ecmp | PacketLb::Spray(_) | PacketLb::Mixed(_) if t.cum_weight.is_empty() => {
                 t.members[start + (((h >> 32) * n as u64) >> 32) as usize]
             }
-            Lb::Ecmp | Lb::Spray(_) | Lb::Mixed(_) => {
+            PacketLb::Ecmp | PacketLb::Spray(_) | PacketLb::Mixed(_) => {
                 let u = h >> 32;
                 let cum = &t.cum_weight[start..start + n];
                 let k = cum.partition_point(|&c| c <= u).min(n - 1);

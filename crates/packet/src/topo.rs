@@ -8,7 +8,7 @@
 //! ports, and the table is dense over (destination rack, switch).
 
 use crate::ids::{DestId, HostId, PortId, SwitchId};
-use crate::{Lb, PacketError};
+use crate::{PacketError, PacketLb};
 use aifabric_dataplane::{Forwarding, Net};
 use aifabric_model::{DeviceId, LinkId, Role};
 use aifabric_routing::bgp::SpeakerKind;
@@ -95,7 +95,7 @@ impl Topo {
         net: &Net<'_>,
         hosts: &[DeviceId],
         pairs: &[(u32, u32)],
-        lb: Lb,
+        lb: PacketLb,
         link_latency_ps: Option<u64>,
         switch_latency_ps: u64,
     ) -> Result<Topo, PacketError> {

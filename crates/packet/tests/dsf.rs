@@ -6,7 +6,7 @@ mod common;
 
 use aifabric_dataplane::{Net, NetParams};
 use aifabric_model::{Fabric, Scenario};
-use aifabric_packet::{run, Cc, Config, Lb, PacketResult};
+use aifabric_packet::{run, Cc, Config, PacketLb, PacketResult};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use common::*;
 use proptest::prelude::*;
@@ -70,7 +70,7 @@ const SWITCH_PS: u64 = 500_000;
 fn cfg() -> Config {
     Config {
         cc: Cc::LineRate,
-        lb: Lb::Ecmp,
+        lb: PacketLb::Ecmp,
         link_latency_ps: Some(LINK_PS),
         switch_latency_ps: SWITCH_PS,
         // Packets may wait in the deep VOQs longer than htsim's 100 us: a RoCE-like timeout.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use aifabric_packet::{pfc_headroom_bytes, run, Cc, Config, Lb, Pfc};
+use aifabric_packet::{pfc_headroom_bytes, run, Cc, Config, PacketLb, Pfc};
 use aifabric_workload::traffic::TrafficMatrix;
 use common::*;
 
@@ -293,7 +293,7 @@ mod property {
             prop_assume!(!flows.is_empty());
             let tm = matrix(16, &flows);
             let cfg = Config {
-                lb: [Lb::Ecmp, Lb::Spray(16), Lb::Adaptive][lb],
+                lb: [PacketLb::Ecmp, PacketLb::Spray(16), PacketLb::Adaptive][lb],
                 cc: if dcqcn { Cc::DcqcnAuto } else { Cc::LineRate },
                 ecn_bytes: Some((5_000, 100_000)),
                 link_latency_ps: Some(latency_ns * 1000),
@@ -324,7 +324,7 @@ fn pfc_runs_are_deterministic() {
     let flows: Vec<(u32, u32, u64)> = (0..12u32).map(|i| (i + 4, i % 4, 300_000)).collect();
     let tm = matrix(16, &flows);
     let cfg = Config {
-        lb: Lb::Spray(16),
+        lb: PacketLb::Spray(16),
         ..lossless()
     };
     let a = serde_json::to_string(&run(&net, &tm, &g, &cfg).unwrap()).unwrap();

@@ -2,7 +2,7 @@
 
 mod common;
 
-use aifabric_packet::{run, Cc, Config, Lb};
+use aifabric_packet::{run, Cc, Config, PacketLb};
 use common::*;
 
 const GBPS100_PS_PER_BYTE: u64 = 80;
@@ -21,7 +21,7 @@ fn one_flow_on_an_idle_path_takes_the_closed_form_exactly() {
         // One path (ECMP): spraying would let a short last packet overtake on another path.
         let cfg = Config {
             cc: Cc::LineRate,
-            lb: Lb::Ecmp,
+            lb: PacketLb::Ecmp,
             ..Config::uec_htsim()
         };
         let r = run(&net, &tm, &g, &cfg).unwrap();
@@ -59,7 +59,7 @@ fn a_triggered_step_starts_at_the_ack_or_at_delivery() {
     recv.flows[0].recv_trigger = Some(1);
     let cfg = Config {
         cc: Cc::LineRate,
-        lb: Lb::Ecmp,
+        lb: PacketLb::Ecmp,
         ..Config::uec_htsim()
     };
     let (a, d) = (
@@ -97,7 +97,7 @@ fn a_timeout_never_fires_before_the_round_trip() {
     let tm = matrix(16, &[(0, 15, bytes)]);
     let cfg = Config {
         cc: Cc::LineRate,
-        lb: Lb::Ecmp,
+        lb: PacketLb::Ecmp,
         link_latency_ps: Some(100_000_000),
         ..Config::uec_htsim()
     };
@@ -231,7 +231,7 @@ fn permutation_respects_the_line_rate_floor_and_ecmp_the_busiest_link() {
     let tm = matrix(16, &flows);
     let wire = size + size.div_ceil(4086) * 64;
     let floor = wire as f64 * 8.0 / 100e9;
-    for lb in [Lb::Spray(128), Lb::Ecmp, Lb::Adaptive] {
+    for lb in [PacketLb::Spray(128), PacketLb::Ecmp, PacketLb::Adaptive] {
         let cfg = Config {
             lb,
             ..Config::uec_htsim()
@@ -239,7 +239,7 @@ fn permutation_respects_the_line_rate_floor_and_ecmp_the_busiest_link() {
         let r = run(&net, &tm, &g, &cfg).unwrap();
         assert_eq!(r.unfinished, 0);
         assert!(r.fct.min_s >= floor, "{lb:?}: {} < {floor}", r.fct.min_s);
-        if lb == Lb::Ecmp {
+        if lb == PacketLb::Ecmp {
             let busiest = r.busiest[0].bytes as f64 * 8.0 / 100e9;
             assert!(r.fct.max_s >= busiest, "{} < {busiest}", r.fct.max_s);
             assert!(
@@ -287,7 +287,7 @@ fn sprayed_permutation_of_large_flows_is_within_5_percent_of_the_fluid() {
             assert!(flows.iter().all(|f| f.0 != f.1));
             let tm = matrix(n, &flows);
             let cfg = Config {
-                lb: Lb::Spray(128),
+                lb: PacketLb::Spray(128),
                 ..Config::uec_htsim()
             };
             let r = run(&net, &tm, &g, &cfg).unwrap();
@@ -354,7 +354,7 @@ mod conservation {
             prop_assume!(!flows.is_empty());
             let tm = matrix(16, &flows);
             let cfg = Config {
-                lb: [Lb::Ecmp, Lb::Spray(16), Lb::Adaptive][lb],
+                lb: [PacketLb::Ecmp, PacketLb::Spray(16), PacketLb::Adaptive][lb],
                 cc: if line_rate { Cc::LineRate } else { Config::uec_htsim().cc },
                 trim,
                 queue_bytes: queue,

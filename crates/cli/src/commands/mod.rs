@@ -366,15 +366,14 @@ fn traffic(a: TrafficArgs) -> Result<(), Failure> {
         ));
     }
     let cfg = if packet_engine {
-        Some(sim.packet_options(&packet).config()?)
+        Some(sim.packet_options(&packet)?.config()?)
     } else {
         None
     };
     let setup = match &cfg {
         // The flow engine's mode closest to the packet engine's (for `both`).
         Some(c) => {
-            let mut s = sim.setup_without_lb(&bgp)?;
-            s.lb = aifabric::packet::flow_lb(c.lb);
+            let mut s = sim.setup_with_lb(&bgp, aifabric::Lb::from(c.lb).fluid_equivalent())?;
             s.seed = c.seed;
             s
         }

@@ -22,7 +22,7 @@ impl Law for FixedWindow {
 mod tests {
     use super::FixedWindow;
     use crate::cc::FlowCc;
-    use crate::{Cc, Config, Lb};
+    use crate::{Cc, Config, PacketLb};
     use aifabric_dataplane::{Net, NetParams};
     use aifabric_model::{DeviceId, Role, Scenario};
     use aifabric_routing::bgp::{AsnPlan, BgpConfig};
@@ -46,7 +46,7 @@ mod tests {
         let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
         let cfg = Config {
             cc: Cc::LineRate,
-            lb: Lb::Ecmp,
+            lb: PacketLb::Ecmp,
             ack_every_bytes: 0,
             check_conservation: true,
             ..Config::uec_htsim()
