@@ -2,7 +2,7 @@
 //! ([`Forwarding`]), and the next-hop links of a switch toward a destination with their
 //! shares.
 
-use crate::{Net, PathWs, WeightDifferences};
+use crate::{Net, PathWs, ResourceId, WeightDifferences};
 use aifabric_model::{DeviceId, LinkId};
 use aifabric_routing::bgp::{routes_to, NotConverged, RoutesTo, SpeakerId};
 use fixedbitset::FixedBitSet;
@@ -137,8 +137,8 @@ impl Net<'_> {
     }
 
     /// Resource id of link `l` crossed from its end `from` (`2 l + dir`, `dir` 0 from `a`).
-    pub fn link_resource(&self, l: LinkId, from: DeviceId) -> u32 {
-        self.link_res(l, from)
+    pub fn link_resource(&self, l: LinkId, from: DeviceId) -> ResourceId {
+        ResourceId::new(self.link_res(l, from))
     }
 
     /// Where the two kinds of weights split differently on these routes: at how many

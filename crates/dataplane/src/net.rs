@@ -66,6 +66,30 @@ pub enum NoPath {
     NoCapacity,
 }
 
+/// A directed resource of the network: a link in one direction, a DSF zone's interface-node
+/// or cluster-stage aggregate, or a GPU's scale-up port ([`Net::resource`] decodes it). Ids
+/// are dense, `0..Net::resources()`, links first (`2 l + dir`), so engines index arrays by
+/// them; a flow's spread ([`Net::path`]) lists them as their `get()` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ResourceId(u32);
+
+impl ResourceId {
+    /// The resource with dense index `r`.
+    pub const fn new(r: u32) -> ResourceId {
+        ResourceId(r)
+    }
+
+    /// Its dense index.
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+
+    /// Its dense index, for indexing.
+    pub const fn idx(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// Bits of a resource id, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resource {
@@ -250,7 +274,9 @@ impl<'f> Net<'f> {
             cap_bps: Vec::new(),
             dead: FixedBitSet::new(),
         };
-        net.cap_bps = (0..total).map(|r| net.live_capacity_bps(r)).collect();
+        net.cap_bps = (0..total)
+            .map(|r| net.live_capacity_bps(ResourceId(r)))
+            .collect();
         net.dead = FixedBitSet::with_capacity(total as usize);
         for (r, &c) in net.cap_bps.iter().enumerate() {
             net.dead.set(r, c <= 0.0);
@@ -264,7 +290,8 @@ impl<'f> Net<'f> {
     }
 
     /// Decode a resource id.
-    pub fn resource(&self, r: u32) -> Resource {
+    pub fn resource(&self, r: ResourceId) -> Resource {
+        let r = r.get();
         if r < self.base_iface {
             let l = LinkId::new(r / 2);
             let link = self.f.link(l);
@@ -283,16 +310,16 @@ impl<'f> Net<'f> {
 
     /// Capacity of a resource, bytes/s (0 if failed or drained).
     #[inline]
-    pub fn capacity_bps(&self, r: u32) -> f64 {
-        self.cap_bps[r as usize]
+    pub fn capacity_bps(&self, r: ResourceId) -> f64 {
+        self.cap_bps[r.idx()]
     }
 
     /// Whether resource `r` has no capacity (a flow on it never finishes).
-    pub fn is_dead(&self, r: u32) -> bool {
-        self.dead.contains(r as usize)
+    pub fn is_dead(&self, r: ResourceId) -> bool {
+        self.dead.contains(r.idx())
     }
 
-    fn live_capacity_bps(&self, r: u32) -> f64 {
+    fn live_capacity_bps(&self, r: ResourceId) -> f64 {
         match self.resource(r) {
             Resource::Link(l, _) => {
                 if self.f.link_up(l, &self.down) {
@@ -314,7 +341,7 @@ impl<'f> Net<'f> {
     }
 
     /// Human name of a resource, e.g. `east.dc6.nsf.rtsw3 -> east.dc6.nsf.ftsw12 #1`.
-    pub fn resource_name(&self, r: u32) -> String {
+    pub fn resource_name(&self, r: ResourceId) -> String {
         let f = self.f;
         match self.resource(r) {
             Resource::Link(l, from) => {
@@ -346,7 +373,7 @@ impl<'f> Net<'f> {
     }
 
     /// Tier of a resource for utilization reports, e.g. `gpu-rtsw`, `edsw-bag`, `nvlink`.
-    pub fn resource_tier(&self, r: u32) -> String {
+    pub fn resource_tier(&self, r: ResourceId) -> String {
         let f = self.f;
         match self.resource(r) {
             Resource::Link(l, _) => {
@@ -413,16 +440,22 @@ impl<'f> Net<'f> {
 
     /// The resources of the host links a flow from `src` to `dst` leaves and enters by (the
     /// first and last of [`Net::path`]'s), when both GPUs are attached.
-    pub fn host_resources(&self, src: DeviceId, dst: DeviceId) -> Option<(u32, u32)> {
+    pub fn host_resources(&self, src: DeviceId, dst: DeviceId) -> Option<(ResourceId, ResourceId)> {
         let (l_src, _) = self.attach(src)?;
         let (l_dst, tor_dst) = self.attach(dst)?;
-        Some((self.link_res(l_src, src), self.link_res(l_dst, tor_dst)))
+        Some((
+            ResourceId(self.link_res(l_src, src)),
+            ResourceId(self.link_res(l_dst, tor_dst)),
+        ))
     }
 
     /// The resources of a GPU's host link: (from the GPU, toward it), when it is attached.
-    pub fn host_link_resources(&self, gpu: DeviceId) -> Option<(u32, u32)> {
+    pub fn host_link_resources(&self, gpu: DeviceId) -> Option<(ResourceId, ResourceId)> {
         let (l, tor) = self.attach(gpu)?;
-        Some((self.link_res(l, gpu), self.link_res(l, tor)))
+        Some((
+            ResourceId(self.link_res(l, gpu)),
+            ResourceId(self.link_res(l, tor)),
+        ))
     }
 
     /// Propagation over the host cables of `src` and `dst`, seconds (part of
@@ -469,7 +502,7 @@ impl<'f> Net<'f> {
     }
 
     /// Whether resource `r` is a link (not a DSF crossbar or scale-up resource).
-    pub fn is_link(&self, r: u32) -> bool {
-        r < self.base_iface
+    pub fn is_link(&self, r: ResourceId) -> bool {
+        r.get() < self.base_iface
     }
 }

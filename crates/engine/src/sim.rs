@@ -23,7 +23,7 @@ pub use crate::makespan::{equal_flows_makespan, makespan, FluidWs};
 use crate::maxmin::FlowSet;
 use crate::spray::{Sink, SprayMemo};
 use crate::te;
-use aifabric_dataplane::{flow_hash, Forwarding, Lb, Net, NoPath, PathWs};
+use aifabric_dataplane::{flow_hash, Forwarding, Lb, Net, NoPath, PathWs, ResourceId};
 use aifabric_model::DeviceId;
 use aifabric_routing::bgp::NotConverged;
 use aifabric_workload::collective::{alg_bw_gbytes_per_s, bus_bw_gbytes_per_s, Op};
@@ -239,7 +239,7 @@ impl PhaseWs {
                 .expect("a counted GPU is attached");
             for (r, k) in [(up, out), (down, inn)] {
                 if k > 0.0 {
-                    let l = local_id(net, local, global, cap, r) as usize;
+                    let l = local_id(net, local, global, cap, r.get()) as usize;
                     if count.len() <= l {
                         count.resize(l + 1, 0.0);
                     }
@@ -312,7 +312,7 @@ impl PhaseWs {
             .host_resources(src, dst)
             .expect("a spray key means both GPUs are attached");
         self.uses.clear();
-        self.uses.extend([(a, 1.0), (b, 1.0)]);
+        self.uses.extend([(a.get(), 1.0), (b.get(), 1.0)]);
         let srefs = std::mem::take(&mut self.srefs);
         push_flow(net, self, bytes, &srefs);
         self.srefs = srefs;
@@ -382,7 +382,7 @@ fn run_phase(
                     match net.path(r, src, dst, hk, lb, c.seed, &mut ws.path, &mut ws.uses) {
                         // A resource without capacity: the flow would never finish (for TE,
                         // the candidate is dropped).
-                        Ok(_) if ws.uses.iter().any(|u| net.is_dead(u.0)) => {
+                        Ok(_) if ws.uses.iter().any(|u| net.is_dead(ResourceId::new(u.0))) => {
                             if c.lb != Lb::Te {
                                 failed = Some(NoPath::NoCapacity);
                                 break;
@@ -426,7 +426,9 @@ fn run_phase(
     }
     let mut te_gap = None;
     if c.lb == Lb::Te && !te_cands.is_empty() {
-        let choice = te::assign(&te_cands, &ws.bytes, |r| net.capacity_bps(r));
+        let choice = te::assign(&te_cands, &ws.bytes, |r| {
+            net.capacity_bps(ResourceId::new(r))
+        });
         let bytes = std::mem::take(&mut ws.bytes);
         for (i, (cands, &k)) in te_cands.iter().zip(&choice.picks).enumerate() {
             ws.uses.clear();
@@ -436,8 +438,13 @@ fn run_phase(
             push_flow(net, ws, bytes[i], &[]);
         }
         // The LP optimum is a lower bound: a negative gap is the solver's tolerance.
-        te_gap = te::lp_gap(&te_cands, &bytes, |r| net.capacity_bps(r), choice.max_util)
-            .map(|g| g.max(0.0));
+        te_gap = te::lp_gap(
+            &te_cands,
+            &bytes,
+            |r| net.capacity_bps(ResourceId::new(r)),
+            choice.max_util,
+        )
+        .map(|g| g.max(0.0));
     }
     buf.carried.clear();
     let (n, t) = if ws.counting {
@@ -481,7 +488,7 @@ fn local_id(
     let slot = &mut local[r as usize];
     if *slot == 0 {
         global.push(r);
-        cap.push(net.capacity_bps(r));
+        cap.push(net.capacity_bps(ResourceId::new(r)));
         *slot = global.len() as u32;
     }
     *slot - 1
@@ -775,7 +782,7 @@ pub(crate) fn utilization(
     let mut per: Vec<(u32, f64)> = carried
         .filter(|&(_, b)| b > 0.0)
         .map(|(r, b)| {
-            let cap = net.capacity_bps(r);
+            let cap = net.capacity_bps(ResourceId::new(r));
             (r, if cap > 0.0 { b / (cap * xfer_s) } else { 0.0 })
         })
         .collect();
@@ -785,7 +792,10 @@ pub(crate) fn utilization(
     }
     let mut tiers: FxHashMap<String, Vec<f64>> = FxHashMap::default();
     for &(r, u) in &per {
-        tiers.entry(net.resource_tier(r)).or_default().push(u);
+        tiers
+            .entry(net.resource_tier(ResourceId::new(r)))
+            .or_default()
+            .push(u);
     }
     let mut out: Vec<TierUtil> = tiers
         .into_iter()
@@ -806,8 +816,8 @@ pub(crate) fn utilization(
         .iter()
         .take(5)
         .map(|&(r, u)| Bottleneck {
-            resource: net.resource_name(r),
-            tier: net.resource_tier(r),
+            resource: net.resource_name(ResourceId::new(r)),
+            tier: net.resource_tier(ResourceId::new(r)),
             utilization: u,
         })
         .collect();

@@ -28,7 +28,7 @@
 //! keeps one split of its own (nothing to share, and the walk would only cost time).
 
 use crate::maxmin::FlowSet;
-use aifabric_dataplane::{Forwarding, Lb, Net, NoPath, PathWs, MAX_HOPS};
+use aifabric_dataplane::{Forwarding, Lb, Net, NoPath, PathWs, ResourceId, MAX_HOPS};
 use aifabric_model::DeviceId;
 use aifabric_routing::bgp::{RoutesTo, SpeakerId};
 use rustc_hash::{FxHashMap, FxHasher};
@@ -164,7 +164,7 @@ impl SprayMemo {
                 path,
                 &mut self.out,
             )?;
-            if self.out.iter().any(|u| net.is_dead(u.0)) {
+            if self.out.iter().any(|u| net.is_dead(ResourceId::new(u.0))) {
                 return Err(NoPath::NoCapacity);
             }
             // The first and last uses are the host links; the split is what lies between.
@@ -385,12 +385,12 @@ impl SprayMemo {
         let mut crossbar = Vec::new();
         let mut links = Vec::new();
         for &(r, s) in &self.part {
-            dead |= net.is_dead(r);
+            dead |= net.is_dead(ResourceId::new(r));
             if s <= 0.0 {
                 continue;
             }
             let e = ((sink.local_id)(r), s);
-            if net.is_link(r) {
+            if net.is_link(ResourceId::new(r)) {
                 links.push(e);
             } else {
                 crossbar.push(e);

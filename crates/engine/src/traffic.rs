@@ -14,7 +14,9 @@
 use crate::fluid::Fluid;
 use crate::maxmin::key;
 use crate::sim::{pair_name, push_flow, utilization, Bottleneck, PhaseWs, SimError, TierUtil};
-use aifabric_dataplane::{flow_hash, mix, FctStats, Forwarding, Lb, Net, NoPath, SlowFlow};
+use aifabric_dataplane::{
+    flow_hash, mix, FctStats, Forwarding, Lb, Net, NoPath, ResourceId, SlowFlow,
+};
 use aifabric_model::DeviceId;
 use aifabric_workload::traffic::{Start, TrafficMatrix, TriggerKind};
 use rustc_hash::FxHashMap;
@@ -180,7 +182,7 @@ fn run_inner(
             ws.uses.clear();
             let h = mix(flow_hash(src, dst, q) ^ fl.id);
             match net.path(r, src, dst, h, lb, seed, &mut ws.path, &mut ws.uses) {
-                Ok(_) if ws.uses.iter().any(|u| net.is_dead(u.0)) => {
+                Ok(_) if ws.uses.iter().any(|u| net.is_dead(ResourceId::new(u.0))) => {
                     fail(NoPath::NoCapacity, &mut unreachable);
                 }
                 Ok(lat) => {
@@ -285,7 +287,7 @@ fn link_uses(net: &Net<'_>, carried: &[(u32, f64)], makespan_s: f64) -> Vec<Link
         .iter()
         .filter(|&&(_, b)| b > 0.0)
         .map(|&(r, b)| {
-            let cap = net.capacity_bps(r);
+            let cap = net.capacity_bps(ResourceId::new(r));
             let u = if cap > 0.0 && makespan_s > 0.0 {
                 b / (cap * makespan_s)
             } else {
@@ -297,10 +299,10 @@ fn link_uses(net: &Net<'_>, carried: &[(u32, f64)], makespan_s: f64) -> Vec<Link
     out.sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
     out.into_iter()
         .map(|(r, bytes, utilization)| LinkUse {
-            resource: net.resource_name(r),
-            tier: net.resource_tier(r),
+            resource: net.resource_name(ResourceId::new(r)),
+            tier: net.resource_tier(ResourceId::new(r)),
             bytes,
-            capacity_gbytes_per_s: net.capacity_bps(r) / 1e9,
+            capacity_gbytes_per_s: net.capacity_bps(ResourceId::new(r)) / 1e9,
             utilization,
         })
         .collect()

@@ -6,8 +6,8 @@ use crate::event::Event;
 use crate::ids::{PacketId, PortId};
 use crate::sim::Sim;
 use crate::{Config, Pfc};
-use aifabric_dataplane::Net;
-use aifabric_model::{DeviceId, LinkId, PortKind, Role};
+use aifabric_dataplane::{Net, Resource};
+use aifabric_model::{DeviceId, PortKind, Role};
 
 /// What PFC did: frames sent, data dropped for want of headroom, and the ingress links
 /// given less headroom than they need (how many, the smallest share, its switch).
@@ -55,11 +55,10 @@ impl Sim<'_> {
             };
             // Short links, counted where headroom means something: a switch's ingress over
             // an Ethernet link (hosts do not pause; DSF fabric links carry credited cells).
-            let fabric = net
-                .f
-                .link(LinkId::from_idx(port.resource as usize / 2))
-                .kind
-                == PortKind::Fabric;
+            let fabric = match net.resource(port.resource) {
+                Resource::Link(l, _) => net.f.link(l).kind == PortKind::Fabric,
+                _ => false,
+            };
             let switch = topo.host_of_device[port.to.idx()].is_none();
             if switch && !fabric && st.headroom < physical {
                 self.pfc.headroom_short += 1;

@@ -9,7 +9,7 @@
 
 use crate::ids::{DestId, HostId, PortId, SwitchId};
 use crate::{PacketError, PacketLb};
-use aifabric_dataplane::{Forwarding, Net};
+use aifabric_dataplane::{Forwarding, Net, ResourceId};
 use aifabric_model::{DeviceId, LinkId, Role};
 use aifabric_routing::bgp::SpeakerKind;
 use rayon::prelude::*;
@@ -34,8 +34,8 @@ pub(crate) struct Port {
     pub ps_per_byte: u64,
     /// Propagation delay plus the far switch's forwarding latency, picoseconds.
     pub delay_ps: u64,
-    /// The engine's resource id (`2 link + dir`), for names and tiers.
-    pub resource: u32,
+    /// The data plane's resource (the link in this direction), for names and tiers.
+    pub resource: ResourceId,
 }
 
 impl Port {
@@ -173,7 +173,7 @@ impl Topo {
             )));
         }
         let mut ports: Vec<Port> = Vec::new();
-        let mut port_of: FxHashMap<u32, PortId> = FxHashMap::default();
+        let mut port_of: FxHashMap<ResourceId, PortId> = FxHashMap::default();
         let mut port = |l: LinkId, from: DeviceId, ports: &mut Vec<Port>| -> PortId {
             let r = net.link_resource(l, from);
             *port_of.entry(r).or_insert_with(|| {
@@ -421,7 +421,7 @@ mod tests {
             rate_bps: 100_000_000_000,
             ps_per_byte: 80,
             delay_ps: 0,
-            resource: 0,
+            resource: ResourceId::new(0),
         };
         assert_eq!(p.serialize_ps(4150), 332_000);
         let q = Port {

@@ -4,7 +4,7 @@
 
 use crate::fluid::naive;
 use aifabric_dataplane::PathWs;
-use aifabric_dataplane::{Forwarding, Lb, Net, NetParams};
+use aifabric_dataplane::{Forwarding, Lb, Net, NetParams, ResourceId};
 use aifabric_engine::{traffic, FlowSet};
 use aifabric_model::{DeviceId, Fabric, LinkId, Role, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
@@ -86,7 +86,7 @@ proptest! {
             let r = net.dest_speaker(b).and_then(|sp| routes.get(sp));
             let mut uses = Vec::new();
             match net.path(r, a, b, 0, Lb::Spray(None), seed, &mut ws, &mut uses) {
-                Ok(lat) if uses.iter().all(|u| !net.is_dead(u.0)) => {
+                Ok(lat) if uses.iter().all(|u| !net.is_dead(ResourceId::new(u.0))) => {
                     flows.push(&uses);
                     bytes.push(x.bytes as f64);
                     starts.push(match x.start {
@@ -100,7 +100,7 @@ proptest! {
         }
         prop_assert_eq!(got.is_ok(), reachable, "{:?}", got.as_ref().err());
         let Ok(got) = got else { return Ok(()) };
-        let caps: Vec<f64> = (0..net.resources()).map(|r| net.capacity_bps(r)).collect();
+        let caps: Vec<f64> = (0..net.resources()).map(|r| net.capacity_bps(ResourceId::new(r))).collect();
         let end = naive(&caps, &flows, &bytes, &starts);
         for (i, (&e, &st)) in end.iter().zip(&starts).enumerate() {
             let want = e + latency[i] - st;
