@@ -388,7 +388,7 @@ class Fabric:
             if engine not in ("packet", "both"):
                 raise BadRequest(f"engine={engine!r}: give 'flow', 'packet' or 'both'")
             keys = {
-                "preset", "lb", "cc", "mtu", "queue_bytes", "ecn", "trim", "ack_bytes",
+                "preset", "lb", "cc", "nscc_base_rtt", "mtu", "queue_bytes", "ecn", "trim", "ack_bytes",
                 "link_latency_us", "switch_latency_us", "rto_us", "seed", "end_us", "pfc",
                 "pfc_headroom", "admission", "dsf_cell_bytes", "dsf_credit_bytes",
             }

@@ -1,6 +1,6 @@
 //! A traffic matrix packet by packet (`aifabric-packet`), alone or next to the flow engine.
 
-use crate::report::Prediction;
+use crate::report::{About, Note, Prediction};
 use crate::{matrix, notes, Error, Study, TrafficSource, SCHEMA_VERSION};
 use aifabric_dataplane::{Lb, Net, NetParams};
 use aifabric_engine::traffic::TrafficResult;
@@ -426,8 +426,9 @@ impl Study<'_> {
     }
 
     /// [`Study::traffic_packet`], reporting the packet engine's progress (flows done,
-    /// simulated time, events) every 2^20 events and at the end (of the scenario's run; the
-    /// healthy fabric's, run last, reports none).
+    /// simulated time, events) every 2^20 events and at the end; under a scenario that
+    /// damages anything, the healthy fabric's run (made last, for the slowdown) reports again
+    /// from zero.
     pub fn traffic_packet_with_progress(
         &self,
         source: &TrafficSource,
@@ -478,6 +479,10 @@ impl Study<'_> {
         // The healthy fabric's run, after the scenario's flow run so that `net` is dropped
         // first: only one network is held at a time.
         drop(net);
+        // It reports progress as the scenario's run did (a second pass of the same flows),
+        // and a healthy run that cannot be made (e.g. more live paths than the forwarding
+        // tables take) costs the baseline, not the answer: a note says why.
+        let mut baseline_note = None;
         let healthy = if self.damaged() {
             let h = Net::new(
                 self.fabric,
@@ -486,14 +491,23 @@ impl Study<'_> {
                 c.bgp,
                 params,
             );
-            Some(
-                aifabric_packet::run(&h, &tm, &placed, cfg)
-                    .map_err(|e| Error::bad_request(e.to_string()))?,
-            )
+            match aifabric_packet::run_with_progress(&h, &tm, &placed, cfg, progress) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    baseline_note = Some(Note::new(
+                        About::Slowdown,
+                        format!(
+                            "no slowdown: the healthy fabric's packet run could not be made ({e})"
+                        ),
+                    ));
+                    None
+                }
+            }
         } else {
             None
         };
-        let notes = notes::packet(&packet, both);
+        let mut notes = notes::packet(&packet, both);
+        notes.extend(baseline_note);
         let mut run = Prediction::new(packet, healthy, None);
         run.notes = notes;
         Ok(PacketTrafficReport {

@@ -11,13 +11,16 @@ use std::sync::OnceLock;
 
 /// The converged BGP routes toward destination speakers of one [`Net`], each computed the
 /// first time it is asked for and kept: the one forwarding view the flow engine's paths, the
-/// packet engine's tables and the reports read. [`Forwarding::new`] computes the routes
+/// reports and the replay read (a reader that needs each destination once streams them
+/// with [`Net::routes_toward`] instead). [`Forwarding::new`] computes the routes
 /// toward a set of GPUs' racks up front, in parallel; [`Forwarding::routes_to`] fills in any
 /// other destination on demand.
 ///
-/// A `Forwarding` belongs to the `Net` it was built from; asking it with another gives
-/// routes of the wrong scenario.
+/// A `Forwarding` belongs to the `Net` it was built from (another scenario's routes would be
+/// wrong for it): the calls that take a `Net` check it is that one, and panic otherwise.
 pub struct Forwarding {
+    /// The `Net` it was built from.
+    net: u64,
     /// Per speaker, its routes once computed.
     slots: Vec<OnceLock<RoutesTo>>,
 }
@@ -26,6 +29,7 @@ impl Forwarding {
     /// Nothing computed yet.
     pub fn empty(net: &Net<'_>) -> Self {
         Forwarding {
+            net: net.id,
             slots: (0..net.g.speakers.len()).map(|_| OnceLock::new()).collect(),
         }
     }
@@ -40,6 +44,7 @@ impl Forwarding {
 
     /// Compute the routes toward each of `speakers` not computed yet, in parallel.
     pub fn prefill(&self, net: &Net<'_>, mut speakers: Vec<SpeakerId>) -> Result<(), NotConverged> {
+        self.check(net);
         speakers.sort_unstable();
         speakers.dedup();
         speakers.retain(|s| self.slots[s.idx()].get().is_none());
@@ -61,6 +66,7 @@ impl Forwarding {
 
     /// The routes toward destination speaker `s`, computed now if they were not yet.
     pub fn routes_to(&self, net: &Net<'_>, s: SpeakerId) -> Result<&RoutesTo, NotConverged> {
+        self.check(net);
         if let Some(r) = self.get(s) {
             return Ok(r);
         }
@@ -68,13 +74,29 @@ impl Forwarding {
         Ok(self.slots[s.idx()].get_or_init(|| r))
     }
 
-    /// Every destination computed so far, in speaker order.
+    fn check(&self, net: &Net<'_>) {
+        assert_eq!(
+            self.net, net.id,
+            "a Forwarding is read with the Net it was built from"
+        );
+    }
+
+    /// Every destination computed so far (what [`Forwarding::new`] asked for, and any filled
+    /// in since), in speaker order.
     pub fn all(&self) -> Vec<&RoutesTo> {
         self.slots.iter().filter_map(OnceLock::get).collect()
     }
 }
 
 impl Net<'_> {
+    /// The converged routes toward destination speaker `s`, computed now and not kept: for
+    /// a reader that needs each destination once and would otherwise hold them all (the
+    /// packet engine turns each into next-hop tables and drops it, so its peak memory is one
+    /// destination's routes per thread, not every destination's).
+    pub fn routes_toward(&self, s: SpeakerId) -> Result<RoutesTo, NotConverged> {
+        routes_to(&self.g, &self.states, s, &self.cfg)
+    }
+
     /// The live links speaker `sv` splits traffic toward `routes`' prefix over, into
     /// `ws.members` with each link's share: by BGP's link-bandwidth weights (`weighted`: UCMP,
     /// spray), each multipath's weight shared over its live links by capacity, or 1 per live

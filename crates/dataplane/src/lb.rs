@@ -5,9 +5,8 @@
 
 use serde::Serialize;
 
-/// A load-balancing mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// A load-balancing mode. Serializes as its name (`ecmp`, `spray:16`, ...), as it parses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Lb {
     /// Per-flow hash, equal members (one path per flow).
     Ecmp,
@@ -130,6 +129,12 @@ impl std::str::FromStr for Lb {
 
     fn from_str(s: &str) -> Result<Lb, String> {
         Lb::parse(s).ok_or_else(|| format!("unknown load balancing `{s}`; use {}", Lb::HELP))
+    }
+}
+
+impl Serialize for Lb {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
     }
 }
 

@@ -145,7 +145,13 @@ pub struct Net<'f> {
     pub(crate) zone_of: Vec<u32>,
     /// Each device's scale-up domain: (zone, rack, index / scale-up GPUs).
     pub(crate) domain_of: Vec<(u32, Option<u32>, u32)>,
+    /// Which `Net` this is (unique in the process), so a [`crate::Forwarding`] refuses to be
+    /// read with another.
+    pub(crate) id: u64,
 }
+
+/// The next [`Net`]'s id.
+static NEXT_NET: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn mbps_to_bps(mbps: u64) -> f64 {
     mbps as f64 * 1e6 / 8.0
@@ -238,6 +244,7 @@ impl<'f> Net<'f> {
         let base_nvl = base_stage + 2 * stage_bps.len() as u32;
         let total = base_nvl + 2 * nd as u32;
         let mut net = Net {
+            id: NEXT_NET.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             f,
             g,
             states,

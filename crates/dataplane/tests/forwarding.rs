@@ -93,3 +93,15 @@ proptest! {
         prop_assert_eq!(spread(&one), spread(&every));
     }
 }
+
+/// A view is read with the `Net` it was built from: another scenario's routes would be wrong
+/// for it, so asking with another `Net` (even one of the same fabric) is refused loudly.
+#[test]
+#[should_panic(expected = "the Net it was built from")]
+fn a_view_refuses_another_net() {
+    let (a, b) = (net(&[]), net(&[]));
+    let fwd = Forwarding::empty(&a);
+    let gpu = fabric().devices_with_role(Role::Gpu).next().unwrap();
+    let s = b.dest_speaker(gpu).unwrap();
+    let _ = fwd.routes_to(&b, s);
+}

@@ -72,8 +72,9 @@ pub fn check_lb(lb: Lb) -> Result<Lb, String> {
     match lb {
         Lb::Ecmp | Lb::Eecmp(_) | Lb::Ucmp | Lb::Spray(None) | Lb::Te => Ok(lb),
         Lb::Spray(Some(_)) | Lb::Mixed(_) | Lb::Adaptive => Err(format!(
-            "the flow engine does not run `{lb}`, a packet-level mode (use it with --engine \
-             packet or both); it runs {LB_MODES}"
+            "the flow engine does not run `{lb}`: it is a packet-level mode, which only \
+             `aifabric traffic --engine packet` (or `both`) runs; the flow engine runs \
+             {LB_MODES}"
         )),
     }
 }

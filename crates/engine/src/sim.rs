@@ -589,6 +589,7 @@ pub(crate) fn simulate_algo(
     c: &Collective,
     algo: Algo,
 ) -> Result<CollectiveResult, SimError> {
+    crate::check_lb(c.lb).map_err(SimError::Invalid)?;
     let owned;
     let c = if c.algo == algo {
         c

@@ -122,6 +122,7 @@ fn run_inner(
     seed: u64,
     detail: bool,
 ) -> Result<(TrafficResult, TrafficDetail), SimError> {
+    crate::check_lb(lb).map_err(SimError::Invalid)?;
     if lb == Lb::Te {
         return Err(SimError::Invalid(
             "te assigns the flows of a collective; use ecmp, eecmp:N, ucmp or spray for a traffic matrix".into(),

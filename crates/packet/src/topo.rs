@@ -9,7 +9,7 @@
 
 use crate::ids::{DestId, HostId, PortId, SwitchId};
 use crate::{PacketError, PacketLb};
-use aifabric_dataplane::{Forwarding, Net, ResourceId};
+use aifabric_dataplane::{Net, ResourceId};
 use aifabric_model::{DeviceId, LinkId, Role};
 use aifabric_routing::bgp::SpeakerKind;
 use rayon::prelude::*;
@@ -139,18 +139,10 @@ impl Topo {
             }
         }
         let weighted = lb.entropies().is_some();
-        // The control plane's routes toward every destination rack, from the data plane's
-        // shared forwarding view.
-        let fwd = Forwarding::empty(net);
-        fwd.prefill(
-            net,
-            dest_rack.iter().map(|&t| net.g.rack_speaker(t)).collect(),
-        )
-        .map_err(|e| PacketError::Invalid(format!("routing did not converge: {e}")))?;
         let groups: Vec<Groups> = dest_rack
             .par_iter()
             .zip(sources.par_iter())
-            .map(|(&tor, srcs)| groups_toward(net, &fwd, tor, srcs, weighted))
+            .map(|(&tor, srcs)| groups_toward(net, tor, srcs, weighted))
             .collect::<Result<_, _>>()?;
         // Compact switch indices, in device order.
         let mut switch_index = vec![None; nd];
@@ -264,15 +256,16 @@ impl Topo {
 /// The next hops of every switch a packet from `sources` can reach on its way to rack `tor`.
 fn groups_toward(
     net: &Net<'_>,
-    fwd: &Forwarding,
     tor: DeviceId,
     sources: &[DeviceId],
     weighted: bool,
 ) -> Result<Groups, PacketError> {
     let f = net.f;
     let target = net.g.rack_speaker(tor);
-    let routes = fwd
-        .routes_to(net, target)
+    // Each destination's routes once, dropped when its tables are built (not cached: all
+    // of them at once would grow with racks x speakers).
+    let routes = net
+        .routes_toward(target)
         .map_err(|e| PacketError::Invalid(format!("routing did not converge: {e}")))?;
     let mut visited: FxHashMap<DeviceId, ()> = FxHashMap::default();
     let mut stack: Vec<DeviceId> = sources.iter().copied().filter(|&s| s != tor).collect();
@@ -292,7 +285,7 @@ fn groups_toward(
             // switch (see `dsf.rs`), no route is read.
             continue;
         }
-        let hops = nsf_pruned(net, v, tor, net.next_hops(routes, sv, weighted));
+        let hops = nsf_pruned(net, v, tor, net.next_hops(&routes, sv, weighted));
         if hops.is_empty() {
             return Err(PacketError::Invalid(format!(
                 "{} has no route toward {}: a failure or drain cuts it off",
@@ -399,7 +392,7 @@ mod tests {
                 ..BgpConfig::default()
             };
             let net = Net::new(&f, &s, AsnPlan::Rfc7938, cfg, NetParams::default());
-            let groups = groups_toward(&net, &Forwarding::empty(&net), dst, &[src], true).unwrap();
+            let groups = groups_toward(&net, dst, &[src], true).unwrap();
             let (_, g) = groups.iter().find(|g| g.0 == src).unwrap();
             (0..2u16)
                 .map(|p| {

@@ -221,6 +221,9 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
             us(h.makespan_s)
         );
     }
+    for n in r.run.notes(About::Slowdown) {
+        let _ = writeln!(o, "  {n}");
+    }
     let k = &x.counters;
     let _ = writeln!(
         o,

@@ -1410,3 +1410,51 @@ fn the_32k_roce_example_shows_the_tier_change_of_a_power_domain() {
     assert!((before - 1612.8 / 259.2).abs() < 1e-9, "{before}");
     assert!((after - 8.0).abs() < 1e-9, "{after}");
 }
+
+/// One `--lb` vocabulary, each engine refusing what it does not run with exit 2 and the
+/// modes it does: a packet-level mode for the flow engine, a flow-level hash for the packet
+/// engine; each message names the other engine's way out.
+#[test]
+fn each_engine_refuses_the_modes_it_does_not_run_with_the_list() {
+    let out = aifabric()
+        .args([
+            "collective",
+            "htsim-k8",
+            "--gpus",
+            "8",
+            "--sizes",
+            "1M",
+            "--lb",
+            "mixed:4",
+        ])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let e = String::from_utf8_lossy(&out);
+    assert!(e.contains("packet-level mode"), "{e}");
+    assert!(e.contains("ecmp, eecmp:N, ucmp, spray or te"), "{e}");
+    let out = aifabric()
+        .args([
+            "traffic",
+            "htsim-k8",
+            "--pattern",
+            "permutation",
+            "--gpus",
+            "8",
+            "--size",
+            "64K",
+            "--engine",
+            "packet",
+            "--lb",
+            "ucmp",
+        ])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let e = String::from_utf8_lossy(&out);
+    assert!(e.contains("the packet engine takes ecmp, spray:N"), "{e}");
+}

@@ -362,3 +362,27 @@ fn a_routing_failure_is_a_sim_error_whose_source_is_the_routing_error() {
     let source = e.source().expect("the routing error is the source");
     assert_eq!(source.downcast_ref::<NotConverged>(), Some(&why));
 }
+
+/// The flow engine refuses the packet-level modes at its own entry points (not only at the
+/// CLI): a fluid has no entropy values or queues to choose by, so running `adaptive` as a
+/// hash or `mixed:N` as a split would answer a question nobody asked.
+#[test]
+fn the_flow_engine_refuses_packet_level_modes_at_its_entry_points() {
+    let f = fat_tree(4);
+    let all: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
+    let h = net(&f, &Scenario::healthy(&f), 1);
+    let routes = Forwarding::new(&h, all.iter().copied()).unwrap();
+    let pairs: Vec<Vec<DeviceId>> = vec![vec![all[0], all[all.len() - 1]]];
+    for lb in [Lb::Adaptive, Lb::Mixed(8), Lb::Spray(Some(16))] {
+        let c = collective(None, Algo::Direct, pairs.clone(), lb, 1);
+        match simulate(&h, &routes, &c) {
+            Err(SimError::Invalid(m)) => assert!(m.contains("packet-level mode"), "{m}"),
+            other => panic!("{lb}: {other:?}"),
+        }
+    }
+    // The modes it runs still run.
+    for lb in [Lb::Ecmp, Lb::Eecmp(2), Lb::Ucmp, Lb::Spray(None)] {
+        let c = collective(None, Algo::Direct, pairs.clone(), lb, 1);
+        assert!(simulate(&h, &routes, &c).is_ok(), "{lb}");
+    }
+}
