@@ -1416,45 +1416,42 @@ fn the_32k_roce_example_shows_the_tier_change_of_a_power_domain() {
 /// engine; each message names the other engine's way out.
 #[test]
 fn each_engine_refuses_the_modes_it_does_not_run_with_the_list() {
-    let out = aifabric()
-        .args([
-            "collective",
-            "htsim-k8",
-            "--gpus",
-            "8",
-            "--sizes",
-            "1M",
-            "--lb",
-            "mixed:4",
-        ])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let e = String::from_utf8_lossy(&out);
+    // What a refused request prints, after checking it exits 2.
+    let refusal = |args: &[&str]| {
+        let out = aifabric()
+            .args(args)
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    let e = refusal(&[
+        "collective",
+        "htsim-k8",
+        "--gpus",
+        "8",
+        "--sizes",
+        "1M",
+        "--lb",
+        "mixed:4",
+    ]);
     assert!(e.contains("packet-level mode"), "{e}");
     assert!(e.contains("ecmp, eecmp:N, ucmp, spray or te"), "{e}");
-    let out = aifabric()
-        .args([
-            "traffic",
-            "htsim-k8",
-            "--pattern",
-            "permutation",
-            "--gpus",
-            "8",
-            "--size",
-            "64K",
-            "--engine",
-            "packet",
-            "--lb",
-            "ucmp",
-        ])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let e = String::from_utf8_lossy(&out);
+    let e = refusal(&[
+        "traffic",
+        "htsim-k8",
+        "--pattern",
+        "permutation",
+        "--gpus",
+        "8",
+        "--size",
+        "64K",
+        "--engine",
+        "packet",
+        "--lb",
+        "ucmp",
+    ]);
     assert!(e.contains("the packet engine takes ecmp, spray:N"), "{e}");
 }
