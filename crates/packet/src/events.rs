@@ -6,21 +6,26 @@
 //! highest bit differing from the last removed key is bit `i - 1` (bucket 0: equal keys).
 //! Removing the minimum empties bucket 0, or redistributes the first non-empty bucket, where
 //! every key moves to a lower bucket; each key moves at most 64 times, and in practice once or
-//! twice. Ties (events at the same picosecond) come out in insertion order: every entry
-//! carries a sequence number and equal keys are sorted by it when a bucket is redistributed,
-//! so a run is the same whatever the heap's internal order.
+//! twice.
+//!
+//! Ties (events at the same picosecond) come out in insertion order, with no sequence number
+//! stored: every bucket is kept in insertion order. A push appends, and everything already
+//! held was inserted before it. A redistribution only happens when bucket 0 and every bucket
+//! below the one redistributed are empty, and it moves that bucket's entries front to back,
+//! so each bucket it fills receives them in the order they were inserted. So bucket 0, read
+//! front to back, gives the events at the minimum in insertion order, and a run is the same
+//! whatever the heap's internal layout.
 
 use crate::event::Event;
 
-/// One scheduled event: its time, its insertion number and what it is.
+/// One scheduled event: its time and what it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Entry {
     pub time_ps: u64,
-    pub seq: u64,
     pub what: Event,
 }
 
-const _: () = assert!(std::mem::size_of::<Entry>() <= 24);
+const _: () = assert!(std::mem::size_of::<Entry>() <= 16);
 
 /// The queue.
 pub(crate) struct Events {
@@ -28,8 +33,7 @@ pub(crate) struct Events {
     /// The last key removed (every key held is at least this).
     last: u64,
     len: usize,
-    seq: u64,
-    /// Bucket 0, kept sorted by sequence number, read from `head`.
+    /// Bucket 0 is read from here on.
     head: usize,
 }
 
@@ -47,7 +51,6 @@ impl Events {
             buckets: (0..65).map(|_| Vec::new()).collect(),
             last: 0,
             len: 0,
-            seq: 0,
             head: 0,
         }
     }
@@ -61,17 +64,10 @@ impl Events {
     /// Schedule `what` at `time_ps` (not before the last event removed).
     pub fn push(&mut self, time_ps: u64, what: Event) {
         debug_assert!(time_ps >= self.last, "an event in the past");
-        let e = Entry {
-            time_ps,
-            seq: self.seq,
-            what,
-        };
-        self.seq += 1;
         self.len += 1;
-        // Equal to the current minimum: it goes after everything already in bucket 0,
-        // which is in sequence order, so appending keeps that order.
+        // Appending keeps the bucket in insertion order (see the module's docs).
         let b = bucket(self.last, time_ps);
-        self.buckets[b].push(e);
+        self.buckets[b].push(Entry { time_ps, what });
     }
 
     /// The earliest event (ties: first scheduled first).
@@ -92,9 +88,6 @@ impl Events {
                 self.buckets[b].push(e);
             }
             self.buckets[i] = moved;
-            // Bucket 0 now holds the events at `min`, gathered from several pushes:
-            // restore insertion order.
-            self.buckets[0].sort_unstable_by_key(|e| e.seq);
         }
         let e = self.buckets[0][self.head];
         self.head += 1;
