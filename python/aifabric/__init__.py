@@ -400,7 +400,7 @@ class Fabric:
                 str(size),
                 gpus,
                 placement,
-                engine == "both",
+                engine,
                 packet,
                 _scenario(scenario),
                 _options(rest),

@@ -258,19 +258,21 @@ fn traffic_source(
     })
 }
 
-/// The packet engine's keyword arguments, as strings (Python passes `str(value)`).
-fn packet_options(m: &HashMap<String, String>) -> Result<aifabric::packet::PacketOptions, Failed> {
+/// The packet engine's configuration from its keyword arguments, as strings (Python passes
+/// `str(value)`).
+fn packet_config(m: &HashMap<String, String>) -> Result<aifabric::packet::Config, Failed> {
     let mut o = aifabric::packet::PacketOptions::default();
+    let (mut seed, mut switch_latency_us) = (None, None);
     let mut keys: Vec<&String> = m.keys().collect();
     keys.sort();
     for k in keys {
         let v = m[k].clone();
         match k.as_str() {
-            "preset" => o.preset = Some(v),
+            "preset" => o.preset = Some(parse(k, &v)?),
             "lb" => o.lb = Some(parse(k, &v)?),
-            "cc" => o.cc = Some(v),
-            "nscc_base_rtt" => o.nscc_base_rtt = Some(v),
-            "ecn" => o.ecn = Some(v),
+            "cc" => o.cc = Some(parse(k, &v)?),
+            "nscc_base_rtt" => o.nscc_base_rtt = Some(parse(k, &v)?),
+            "ecn" => o.ecn = Some(parse(k, &v)?),
             "mtu" => o.mtu_bytes = Some(parse(k, &v)?),
             "queue_bytes" => o.queue_bytes = Some(parse(k, &v)?),
             "ack_bytes" => o.ack_bytes = Some(parse(k, &v)?),
@@ -282,13 +284,13 @@ fn packet_options(m: &HashMap<String, String>) -> Result<aifabric::packet::Packe
                 })
             }
             "link_latency_us" => o.link_latency_us = Some(parse(k, &v)?),
-            "switch_latency_us" => o.switch_latency_us = Some(parse(k, &v)?),
+            "switch_latency_us" => switch_latency_us = Some(parse(k, &v)?),
             "rto_us" => o.rto_us = Some(parse(k, &v)?),
-            "seed" => o.seed = Some(parse(k, &v)?),
+            "seed" => seed = Some(parse(k, &v)?),
             "end_us" => o.end_us = Some(parse(k, &v)?),
-            "pfc" => o.pfc = Some(v),
-            "pfc_headroom" => o.pfc_headroom = Some(v),
-            "admission" => o.admission = Some(v),
+            "pfc" => o.pfc = Some(parse(k, &v)?),
+            "pfc_headroom" => o.pfc_headroom = Some(parse(k, &v)?),
+            "admission" => o.admission = Some(parse(k, &v)?),
             "dsf_cell_bytes" => o.dsf_cell_bytes = Some(parse(k, &v)?),
             "dsf_credit_bytes" => o.dsf_credit_bytes = Some(parse(k, &v)?),
             _ => {
@@ -301,7 +303,7 @@ fn packet_options(m: &HashMap<String, String>) -> Result<aifabric::packet::Packe
             }
         }
     }
-    Ok(o)
+    Ok(o.config(seed, switch_latency_us)?)
 }
 
 fn setup(opts: &HashMap<String, String>) -> Result<Setup, Failed> {
@@ -543,7 +545,7 @@ impl NativeFabric {
 
     /// A traffic matrix on the packet engine (`both`: with the flow engine beside it).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (tm, pattern, size, gpus, placement, both, packet, scenario, opts))]
+    #[pyo3(signature = (tm, pattern, size, gpus, placement, engine, packet, scenario, opts))]
     fn traffic_packet(
         &self,
         py: Python<'_>,
@@ -552,19 +554,15 @@ impl NativeFabric {
         size: String,
         gpus: Option<u32>,
         placement: String,
-        both: bool,
+        engine: String,
         packet: HashMap<String, String>,
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
     ) -> PyResult<String> {
         self.study(py, scenario, opts, None, move |s, _, _| {
             let source = traffic_source(tm, pattern, &size, gpus)?;
-            let cfg = packet_options(&packet)?.config()?;
-            let engine = if both {
-                aifabric::Engine::Both
-            } else {
-                aifabric::Engine::Packet
-            };
+            let cfg = packet_config(&packet)?;
+            let engine: aifabric::Engine = parse("engine", &engine)?;
             let r =
                 s.traffic_packet(&source, gpus, parse("placement", &placement)?, &cfg, engine)?;
             to_json(&r)

@@ -66,6 +66,11 @@ def test_packet_engine_is_the_cli_contract(cli, llama):
     assert r["engine"] == "both" and isinstance(r["notes"], list)
     with pytest.raises(aifabric.BadRequest, match="spray:N"):
         llama.traffic(pattern="permutation", gpus=16, engine="packet", lb="ucmp")
+    # Each setting is parsed once, into its type, and a bad one names its keyword.
+    with pytest.raises(aifabric.BadRequest, match="ecn=.*MIN:MAX"):
+        llama.traffic(pattern="permutation", gpus=16, engine="packet", ecn="9")
+    with pytest.raises(aifabric.BadRequest, match="presets are uec-htsim, roce"):
+        llama.traffic(pattern="permutation", gpus=16, engine="packet", preset="ns3")
 
 
 def test_collective_is_the_cli_contract(cli, llama):

@@ -569,7 +569,9 @@ fn a_packet_run_under_a_scenario_carries_the_healthy_run_of_the_same_placement()
         gpus: 32,
         bytes: 64 << 10,
     };
-    let cfg = aifabric::packet::PacketOptions::default().config().unwrap();
+    let cfg = aifabric::packet::PacketOptions::default()
+        .config(None, None)
+        .unwrap();
     let run = |s: &Study| {
         s.traffic_packet(
             &source,

@@ -260,18 +260,18 @@ pub(crate) struct PacketArgs {
     /// trimming, ECN 37,350:145,250, NSCC, mixed:128, seed 13); `roce` is a RoCE fabric as
     /// Meta ran its 400G AI zones (PFC, line-rate senders, receiver-driven admission, no ECN
     /// or trimming, ECMP, 4,160 B MTU). Flags given override it.
-    #[arg(long)]
-    pub preset: Option<String>,
+    #[arg(long, value_name = "uec-htsim|roce")]
+    pub preset: Option<aifabric::packet::Preset>,
     /// Packet engine: nscc (default), dcqcn (rate control on ECN, for lossless RoCE fabrics;
     /// the paper's rate steps), dcqcn-htsim (htsim's larger steps) or line-rate (no
     /// congestion control).
-    #[arg(long)]
-    pub cc: Option<String>,
+    #[arg(long, value_name = "nscc|dcqcn|dcqcn-htsim|line-rate")]
+    pub cc: Option<aifabric::packet::CcChoice>,
     /// Packet engine, NSCC: network (every flow takes the longest path's base RTT and window,
     /// htsim's default) or path (each flow its own path's, htsim's accurate base RTT; the
     /// gains and target delay stay the network's).
     #[arg(long, value_name = "network|path")]
-    pub nscc_base_rtt: Option<String>,
+    pub nscc_base_rtt: Option<aifabric::packet::BaseRtt>,
     /// Packet engine: MTU on the wire, bytes (default 4150).
     #[arg(long, value_name = "B")]
     pub mtu: Option<u32>,
@@ -281,7 +281,7 @@ pub(crate) struct PacketArgs {
     /// Packet engine: ECN marking between MIN and MAX bytes of queue (probability linear to
     /// PMAX at MAX, 1 above; PMAX defaults to 1), or off (default 37350:145250).
     #[arg(long, value_name = "MIN:MAX[:PMAX]|off")]
-    pub ecn: Option<String>,
+    pub ecn: Option<aifabric::packet::Ecn>,
     /// Packet engine: trim packets that do not fit to their header (the default).
     #[arg(long, conflicts_with = "drop_tail")]
     pub trim: bool,
@@ -306,18 +306,18 @@ pub(crate) struct PacketArgs {
     /// Packet engine: priority flow control on the data class: on (XOFF 200000, XON 180000
     /// bytes per ingress link), XOFF:XON in bytes, or off (default off; on with --preset roce).
     #[arg(long, value_name = "on|off|XOFF:XON")]
-    pub pfc: Option<String>,
+    pub pfc: Option<aifabric::packet::PfcSetting>,
     /// Packet engine: PFC headroom above XOFF per ingress link: auto (each link's rate x
     /// (2 x delay + response) + 2 MTU), buffer (that need, cut to what each switch's HBM +
     /// SRAM holds once every port has its XOFF) or bytes; too little and data is dropped
     /// (counted).
     #[arg(long, value_name = "auto|buffer|B")]
-    pub pfc_headroom: Option<String>,
+    pub pfc_headroom: Option<aifabric::packet::Headroom>,
     /// Packet engine: receiver-driven admission (a clear-to-send per chunk, as Meta's
     /// collective library on RoCE): on (524288-byte chunks, 2 outstanding per receiver),
     /// CHUNK:WINDOW, or off (default off; on with --preset roce).
     #[arg(long, value_name = "on|off|CHUNK:WINDOW")]
-    pub admission: Option<String>,
+    pub admission: Option<aifabric::packet::AdmissionSetting>,
     /// Packet engine, DSF zones: largest cell a packet is cut into, bytes (default 256, an
     /// assumption: no Jericho3 figure is published).
     #[arg(long, value_name = "B")]
@@ -381,19 +381,19 @@ pub(crate) struct SimArgs {
 }
 
 impl SimArgs {
-    /// The packet engine's options from these flags and `p`'s.
-    pub(crate) fn packet_options(
+    /// The packet engine's configuration from these flags and `p`'s.
+    pub(crate) fn packet_config(
         &self,
         p: &PacketArgs,
-    ) -> Result<aifabric::packet::PacketOptions, Failure> {
-        Ok(aifabric::packet::PacketOptions {
-            preset: p.preset.clone(),
+    ) -> Result<aifabric::packet::Config, Failure> {
+        let options = aifabric::packet::PacketOptions {
+            preset: p.preset,
             lb: self.lb()?,
-            cc: p.cc.clone(),
-            nscc_base_rtt: p.nscc_base_rtt.clone(),
+            cc: p.cc,
+            nscc_base_rtt: p.nscc_base_rtt,
             mtu_bytes: p.mtu,
             queue_bytes: p.queue_bytes,
-            ecn: p.ecn.clone(),
+            ecn: p.ecn,
             trim: match (p.trim, p.drop_tail) {
                 (true, _) => Some(true),
                 (_, true) => Some(false),
@@ -401,16 +401,15 @@ impl SimArgs {
             },
             ack_bytes: p.ack_bytes,
             link_latency_us: p.link_latency_us,
-            switch_latency_us: self.switch_latency_us,
             rto_us: p.rto_us,
-            seed: self.seed,
             end_us: p.end_us,
-            pfc: p.pfc.clone(),
-            pfc_headroom: p.pfc_headroom.clone(),
-            admission: p.admission.clone(),
+            pfc: p.pfc,
+            pfc_headroom: p.pfc_headroom,
+            admission: p.admission,
             dsf_cell_bytes: p.dsf_cell_bytes,
             dsf_credit_bytes: p.dsf_credit_bytes,
-        })
+        };
+        Ok(options.config(self.seed, self.switch_latency_us)?)
     }
 
     /// `--lb`, parsed: the one load-balancing vocabulary of both engines.

@@ -53,8 +53,8 @@ pub(crate) struct CompareFabricsArgs {
     pub(crate) no_bag: bool,
     /// PFC thresholds on the BAG-to-BAG cases, XOFF:XON in bytes per ingress link
     /// (default 200000:180000; e.g. 8000000:6000000 keeps a 60 km link busy).
-    #[arg(long, value_name = "XOFF:XON")]
-    pub(crate) bag_pfc: Option<String>,
+    #[arg(long, value_name = "XOFF:XON", value_parser = aifabric::packet::parse_thresholds)]
+    pub(crate) bag_pfc: Option<(u64, u64)>,
     /// Seed of every random choice.
     #[arg(long, default_value_t = 1)]
     pub(crate) seed: u64,

@@ -204,10 +204,6 @@ fn compare_fabrics(a: CompareFabricsArgs) -> Result<(), Failure> {
         seed,
         json,
     } = a;
-    let bag_pfc = bag_pfc
-        .map(|v| aifabric::packet::pfc_thresholds("--bag-pfc", &v))
-        .transpose()
-        .map_err(Failure::from)?;
     let opts = aifabric::fabrics::CompareFabricsOptions {
         seed,
         quick,
@@ -366,7 +362,7 @@ fn traffic(a: TrafficArgs) -> Result<(), Failure> {
         ));
     }
     let cfg = if packet_engine {
-        Some(sim.packet_options(&packet)?.config()?)
+        Some(sim.packet_config(&packet)?)
     } else {
         None
     };
