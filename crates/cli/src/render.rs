@@ -282,11 +282,7 @@ pub fn blackholes(r: &aifabric::routing::BlackholeReport) -> String {
     if !outages.is_empty() {
         let _ = writeln!(s, "\nOutages ({})", outages.len());
         for z in &outages {
-            let why = if z.advertising.is_empty() {
-                "no border advertises the aggregate"
-            } else {
-                "no advertising border reaches them"
-            };
+            let why = z.outage.map_or("", |c| c.describe());
             let _ = writeln!(
                 s,
                 "  {}: {} of {} live racks unreachable ({:.1}% of its traffic): {why}",
@@ -298,15 +294,12 @@ pub fn blackholes(r: &aifabric::routing::BlackholeReport) -> String {
         }
     }
     if r.blackholes.is_empty() {
-        let _ = writeln!(
-            s,
-            "\nNo blackholes{}.",
-            if outages.is_empty() {
-                ""
-            } else {
-                " (the outages above drop nothing: no border attracts the traffic)"
-            }
-        );
+        let _ = writeln!(s, "\nNo blackholes.");
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "Note: {n}.");
+    }
+    if r.blackholes.is_empty() {
         return s;
     }
     let _ = writeln!(s, "\nBlackholes ({})", r.blackholes.len());

@@ -73,6 +73,29 @@ pub struct ScopeAggregate {
     /// Share of the aggregate's traffic (uniform per live rack) that has no way in:
     /// `unreachable_live_racks / live_racks`, blackholed traffic included.
     pub outage_share: f64,
+    /// Why live racks are unreachable, when some are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outage: Option<OutageCause>,
+}
+
+/// Why a scope's live racks cannot be reached from outside it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutageCause {
+    /// No border advertises the aggregate: the scope is cut off while its racks are alive.
+    NotAdvertised,
+    /// Borders advertise it, but none of them reaches these racks.
+    NotReached,
+}
+
+impl OutageCause {
+    /// The cause in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            OutageCause::NotAdvertised => "no border advertises the aggregate",
+            OutageCause::NotReached => "no advertising border reaches them",
+        }
+    }
 }
 
 /// A border that attracts traffic it must drop.
@@ -104,6 +127,8 @@ pub struct BlackholeReport {
     pub scopes: Vec<ScopeAggregate>,
     /// Blackholes, by scope then device.
     pub blackholes: Vec<Blackhole>,
+    /// What explains the result (outages that drop nothing).
+    pub notes: Vec<String>,
 }
 
 fn is_bag(f: &Fabric, g: &BgpGraph, v: SpeakerId) -> bool {
@@ -203,6 +228,7 @@ pub fn blackholes_in(
         tier,
         scopes: Vec::new(),
         blackholes: Vec::new(),
+        notes: Vec::new(),
     };
     for (scope, scope_name, aggregate) in scopes.into_iter().filter(|s| scope(s.0)) {
         let region_of = |z: ZoneId| f.zones()[z.idx()].region.get();
@@ -358,7 +384,21 @@ pub fn blackholes_in(
             } else {
                 unreachable_live_racks as f64 / live_racks as f64
             },
+            outage: (unreachable_live_racks > 0).then_some(if advertising.is_empty() {
+                OutageCause::NotAdvertised
+            } else {
+                OutageCause::NotReached
+            }),
         });
+    }
+    // Live racks nobody can reach are an outage, blackholes or not; without a blackhole,
+    // nothing attracts their traffic to drop it.
+    if report.blackholes.is_empty() && report.scopes.iter().any(|z| z.outage.is_some()) {
+        report.notes.push(
+            "the outages drop nothing: no border attracts the traffic of the racks it cannot \
+             reach"
+                .to_owned(),
+        );
     }
     Ok(report)
 }

@@ -1,7 +1,9 @@
 //! Aggregation and blackholes (RFC 7938 section 8.2).
 
 use aifabric_model::*;
-use aifabric_routing::aggregation::{blackholes, Aggregation, AggregationTier, BlackholeReport};
+use aifabric_routing::aggregation::{
+    blackholes, Aggregation, AggregationTier, BlackholeReport, OutageCause,
+};
 use aifabric_routing::bgp::*;
 
 /// An NSF zone under a 2-plane BAG: 3 pods x 2 racks, 2 spine planes x 2 STSWs.
@@ -134,6 +136,8 @@ fn a_dead_rack_is_not_blackholed_and_a_withdrawn_aggregate_is_an_outage() {
     let z = &r.scopes[0];
     assert_eq!((z.covered, z.live_racks), (6, 5));
     assert_eq!(z.unreachable_live_racks, 0);
+    assert_eq!(z.outage, None);
+    assert!(r.notes.is_empty(), "{:?}", r.notes);
     // Conditional aggregation (every rack reachable) withdraws the aggregate at every border:
     // no blackhole, but every live rack is cut off, which is an outage of all its traffic.
     let r = detect(&f, &["a.b.z.rtsw2"], ALL);
@@ -142,6 +146,13 @@ fn a_dead_rack_is_not_blackholed_and_a_withdrawn_aggregate_is_an_outage() {
     assert!(z.advertising.is_empty(), "{z:?}");
     assert_eq!(z.unreachable_live_racks, 5);
     assert_eq!(z.outage_share, 1.0);
+    assert_eq!(z.outage, Some(OutageCause::NotAdvertised));
+    // The report says why nothing is dropped.
+    assert!(
+        r.notes.iter().any(|n| n.contains("drop nothing")),
+        "{:?}",
+        r.notes
+    );
     // A rack whose GPUs are all down is dead too.
     let gpus: Vec<String> = (0..4).map(|g| format!("a.b.z.rack2.gpu{g}")).collect();
     let gpus: Vec<&str> = gpus.iter().map(String::as_str).collect();
