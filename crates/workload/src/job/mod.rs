@@ -32,9 +32,19 @@
 //! order (tp, cp, dp, pp), so a TP group is `tp` consecutive ranks, i.e. one scale-up domain
 //! when `tp` divides its size. Expert-parallel groups are `ep` consecutive DP ranks.
 
+pub mod arch;
+pub mod cards;
+pub mod memory;
+pub mod order;
+
+pub use arch::{Architecture, Ffn};
+pub use memory::{MemoryNeed, Recompute};
+pub use order::{RankOrder, MEGATRON};
+
 use crate::collective::Op;
 use crate::placement::Placement;
 use crate::schedule::Algo;
+use order::Layout;
 use serde::Serialize;
 
 /// Which parallelism a collective serves.
@@ -51,6 +61,26 @@ pub enum Dim {
     Pp,
     /// Data.
     Dp,
+}
+
+impl Dim {
+    /// As a job file writes it: `tp`, `cp`, `ep`, `pp`, `dp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dim::Tp => "tp",
+            Dim::Cp => "cp",
+            Dim::Ep => "ep",
+            Dim::Pp => "pp",
+            Dim::Dp => "dp",
+        }
+    }
+
+    /// Parse a name of [`Dim::name`].
+    pub fn parse(s: &str) -> Option<Dim> {
+        [Dim::Tp, Dim::Cp, Dim::Ep, Dim::Pp, Dim::Dp]
+            .into_iter()
+            .find(|d| d.name() == s)
+    }
 }
 
 /// One kind of communication of an iteration: every group of a dimension runs it at once.
@@ -103,6 +133,14 @@ pub struct Iteration {
     pub peak_flops_per_s: f64,
     /// Share of the peak the kernels reach (compute alone, without bubble or communication).
     pub efficiency: f64,
+    /// Hardware FLOPs over model FLOPs (recomputation runs part of the forward pass again;
+    /// 1 without): the end-to-end MFU is `efficiency x compute / step / this`.
+    pub recompute_overhead: f64,
+    /// The rank order, fastest dimension first.
+    pub order: RankOrder,
+    /// Per-GPU memory need (with an architecture; `None` for a model given by its parameter
+    /// count alone).
+    pub memory: Option<MemoryNeed>,
 }
 
 /// A pipeline schedule: 1F1B (Narayanan et al., SC 2021, section 2.2.1), interleaved when each
@@ -203,6 +241,13 @@ pub struct JobPlan {
     pub dp_reduce_scatter_all_gather: bool,
     /// Placement policy.
     pub placement: Placement,
+    /// The architecture (`None`: the model is its parameter count, layers and hidden size
+    /// alone, sized as before architectures existed).
+    pub arch: Option<Architecture>,
+    /// The rank order.
+    pub order: RankOrder,
+    /// Activation recomputation.
+    pub recompute: Recompute,
 }
 
 impl JobPlan {
@@ -234,7 +279,23 @@ impl JobPlan {
         } = *self;
         let micro = u64::from(gb) / (u64::from(dp) * u64::from(mb));
         let tokens = f64::from(gb) * f64::from(seq);
-        let compute_s = 6.0 * params * tokens / f64::from(gpus) / (peak * eff);
+        let (compute_s, recompute_overhead) = match &self.arch {
+            // A model given by its parameter count: 6 FLOPs per parameter and token.
+            None => (6.0 * params * tokens / f64::from(gpus) / (peak * eff), 1.0),
+            Some(a) => {
+                let model = a.training_flops_per_token(seq);
+                let extra = match self.recompute {
+                    Recompute::None => 0.0,
+                    Recompute::Selective => a.attention_flops_per_token(seq),
+                    Recompute::Full => a.forward_flops_per_token(seq),
+                };
+                let hardware = model + extra;
+                (
+                    hardware * tokens / f64::from(gpus) / (peak * eff),
+                    hardware / model,
+                )
+            }
+        };
         let pipeline = Pipeline {
             stages: pp,
             virtual_stages: pp_virtual,
@@ -242,71 +303,14 @@ impl JobPlan {
         };
         let bubble_s = pipeline.bubble_s(compute_s);
         let act = f64::from(mb) * f64::from(seq) * f64::from(hidden) * f64::from(dtype);
-        let layers_per_stage = layers / pp;
-        let rank = |t: u32, cc: u32, d: u32, s: u32| t + tp * (cc + cp * (d + dp * s));
+        // The busiest stage's layers (`layers / pp` when they split evenly).
+        let (layers_per_stage, _) = memory::stage_layers(layers, pp, pp_virtual);
+        let layout = Layout::new(self.order, tp, cp, dp, pp);
+        // Interleaved, the last stage's chunk k feeds the first stage's chunk k + 1: one
+        // more pair, closing the ring.
+        let pairs = if pp_virtual > 1 { pp } else { pp - 1 };
+        let groups_of = |dim: Dim| layout.groups(dim, ep, pairs);
         let mut comms = Vec::new();
-        let groups_of = |dim: Dim| -> Vec<Vec<u32>> {
-            let mut out = Vec::new();
-            match dim {
-                Dim::Tp => {
-                    for s in 0..pp {
-                        for d in 0..dp {
-                            for cc in 0..cp {
-                                out.push((0..tp).map(|t| rank(t, cc, d, s)).collect());
-                            }
-                        }
-                    }
-                }
-                Dim::Cp => {
-                    for s in 0..pp {
-                        for d in 0..dp {
-                            for t in 0..tp {
-                                out.push((0..cp).map(|cc| rank(t, cc, d, s)).collect());
-                            }
-                        }
-                    }
-                }
-                Dim::Dp => {
-                    // Gradients are reduced over data and context parallelism together (every
-                    // context-parallel rank holds the same weights), as Megatron-LM does.
-                    for s in 0..pp {
-                        for t in 0..tp {
-                            out.push(
-                                (0..dp)
-                                    .flat_map(|d| (0..cp).map(move |cc| rank(t, cc, d, s)))
-                                    .collect(),
-                            );
-                        }
-                    }
-                }
-                Dim::Ep => {
-                    for s in 0..pp {
-                        for cc in 0..cp {
-                            for t in 0..tp {
-                                for e in 0..dp / ep {
-                                    out.push((0..ep).map(|k| rank(t, cc, e * ep + k, s)).collect());
-                                }
-                            }
-                        }
-                    }
-                }
-                Dim::Pp => {
-                    // Interleaved, the last stage's chunk k feeds the first stage's chunk
-                    // k + 1: one more pair, closing the ring.
-                    let pairs = if pp_virtual > 1 { pp } else { pp - 1 };
-                    for s in 0..pairs {
-                        for d in 0..dp {
-                            for cc in 0..cp {
-                                for t in 0..tp {
-                                    out.push(vec![rank(t, cc, d, s), rank(t, cc, d, (s + 1) % pp)]);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            out
-        };
         // Counts in u64: layers x micro-batches x 4 can pass u32 for absurd but valid files.
         let per_layer = u64::from(layers_per_stage) * micro;
         if tp > 1 {
@@ -322,6 +326,19 @@ impl JobPlan {
             });
         }
         if cp > 1 {
+            // K and V of a TP rank's heads: `h / tp` each for multi-head attention, its
+            // `kv_heads / tp` heads (at least one) under grouped-query attention.
+            let kv = match &self.arch {
+                None => 2.0 * act / f64::from(tp),
+                Some(a) => {
+                    let head_dim = f64::from(a.hidden) / f64::from(a.heads);
+                    2.0 * f64::from(mb)
+                        * f64::from(seq)
+                        * a.kv_heads_per_tp_rank(tp)
+                        * head_dim
+                        * f64::from(dtype)
+                }
+            };
             for (op, name) in [
                 (Op::AllGather, "cp all_gather"),
                 (Op::ReduceScatter, "cp reduce_scatter"),
@@ -332,7 +349,7 @@ impl JobPlan {
                     op: Some(op),
                     algo: Algo::Ring,
                     groups: groups_of(Dim::Cp),
-                    bytes: 2.0 * act / f64::from(tp),
+                    bytes: kv,
                     count: per_layer,
                     exposed: 1.0,
                 });
@@ -399,6 +416,9 @@ impl JobPlan {
             tokens,
             peak_flops_per_s: peak,
             efficiency: eff,
+            recompute_overhead,
+            order: self.order,
+            memory: self.arch.as_ref().map(|a| memory::need(self, a)),
         }
     }
 }
