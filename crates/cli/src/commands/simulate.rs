@@ -206,6 +206,19 @@ pub fn render_job(r: &JobReport) -> String {
         p.micro_batches,
         p.bubble_fraction() * 100.0
     );
+    let default = if s.order == aifabric::stages::workload::job::MEGATRON {
+        " (the default, Megatron-LM's)"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "rank order {}{default}, fastest first",
+        s.order.label()
+    );
+    if let Some(m) = &r.memory {
+        let _ = writeln!(out, "memory: {}", m.summary());
+    }
     if let Some(n) = &r.placement_note {
         let _ = writeln!(out, "{n}");
     }

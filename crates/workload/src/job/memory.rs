@@ -63,8 +63,17 @@ impl Recompute {
     }
 }
 
+/// A change of the job and what one GPU would then need.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Knob {
+    /// The change, as the job file would say it, e.g. `recompute: full`.
+    pub change: String,
+    /// The per-GPU total with it, bytes.
+    pub total_bytes: f64,
+}
+
 /// What one GPU (the first pipeline stage's) needs, bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MemoryNeed {
     /// Weights.
     pub weights_bytes: f64,
@@ -82,6 +91,9 @@ pub struct MemoryNeed {
     pub sharded: bool,
     /// Recomputation.
     pub recompute: Recompute,
+    /// Changes that lower the need, each with the total it gives (more TP or PP at the
+    /// same GPU count, recomputation, sharding), largest saving first.
+    pub knobs: Vec<Knob>,
 }
 
 /// Adam in mixed precision: fp32 weights, momentum and variance (ZeRO, section 3.1).
@@ -94,8 +106,60 @@ pub(crate) fn stage_layers(layers: u32, pp: u32, v: u32) -> (u32, u32) {
     ((chunk * v).min(layers), chunk)
 }
 
-/// The need of one GPU of `plan` with architecture `a`.
+/// The need of one GPU of `plan` with architecture `a`, with the knobs that lower it.
 pub fn need(plan: &JobPlan, a: &Architecture) -> MemoryNeed {
+    let mut m = need_alone(plan, a);
+    let mut knobs = Vec::new();
+    let mut try_knob = |change: String, p: JobPlan| {
+        let t = need_alone(&p, a).total_bytes;
+        if t < m.total_bytes {
+            knobs.push(Knob {
+                change,
+                total_bytes: t,
+            });
+        }
+    };
+    if plan.dp.is_multiple_of(2) {
+        for (dim, tp, pp) in [("tp", 2, 1), ("pp", 1, 2)] {
+            let p = JobPlan {
+                tp: plan.tp * tp,
+                pp: plan.pp * pp,
+                dp: plan.dp / 2,
+                ep: if (plan.dp / 2).is_multiple_of(plan.ep) {
+                    plan.ep
+                } else {
+                    1
+                },
+                ..plan.clone()
+            };
+            let degree = if dim == "tp" { p.tp } else { p.pp };
+            try_knob(format!("{dim}: {degree}, dp: {}", p.dp), p);
+        }
+    }
+    for r in [Recompute::Selective, Recompute::Full] {
+        try_knob(
+            format!("recompute: {}", r.name()),
+            JobPlan {
+                recompute: r,
+                ..plan.clone()
+            },
+        );
+    }
+    if !plan.dp_reduce_scatter_all_gather {
+        try_knob(
+            "communication.dp: reduce_scatter_all_gather".into(),
+            JobPlan {
+                dp_reduce_scatter_all_gather: true,
+                ..plan.clone()
+            },
+        );
+    }
+    knobs.sort_by(|x, y| x.total_bytes.total_cmp(&y.total_bytes));
+    m.knobs = knobs;
+    m
+}
+
+fn need_alone(plan: &JobPlan, a: &Architecture) -> MemoryNeed {
     let (tp, cp, pp, dp, ep, v) = (
         f64::from(plan.tp),
         f64::from(plan.cp),
@@ -163,5 +227,6 @@ pub fn need(plan: &JobPlan, a: &Architecture) -> MemoryNeed {
         layer_micro_batches: held,
         sharded,
         recompute: plan.recompute,
+        knobs: Vec::new(),
     }
 }

@@ -1,20 +1,35 @@
 //! Training jobs: a checked plan (`JobPlan`; the job file that gives one is read by
 //! `aifabric_spec::job`) and what one iteration does.
 //!
-//! A job is a model, a parallelism plan, a scale-up domain and a compute roofline. One
-//! iteration (one optimizer step) becomes compute time plus the collectives it issues, with
-//! sizes derived from the model (Megatron-LM's layout; Narayanan et al., SC 2021, and
-//! Korthikanti et al., "Reducing activation recomputation", 2022):
-//! - compute: `6 x parameters x tokens` FLOPs (forward + backward, Kaplan et al. 2020) over
-//!   the GPUs at `peak x efficiency`, where `efficiency` is the kernels' share of the peak
-//!   (the model FLOPs utilization of compute alone: no bubble, no exposed communication);
+//! A job is a model, a parallelism plan with its rank order, a scale-up domain and a
+//! compute roofline. The model is either an architecture ([`arch`]: layers, hidden size, FFN
+//! width, heads, KV heads, vocabulary, experts; written out or from a [`cards`] model card)
+//! or, as job files gave it before architectures existed, a parameter count with layers and
+//! hidden size; such a file is sized exactly as it always was (the formulas marked "without
+//! an architecture" below). One iteration (one optimizer step) becomes compute time plus the
+//! collectives it issues, with sizes derived from the model (Megatron-LM's layout; Narayanan
+//! et al., SC 2021, and Korthikanti et al., "Reducing activation recomputation", 2022):
+//! - compute: the training FLOPs per token ([`Architecture::training_flops_per_token`]: 3 x
+//!   forward, the forward being 2 per active weight, causal attention's `2 s h` per layer and
+//!   the logits' `2 h V`; without an architecture `6 x parameters`, Kaplan et al. 2020) times
+//!   the tokens, plus what recomputation runs again (selective: the score matmuls; full: a
+//!   forward pass), over the GPUs at `peak x efficiency`, where `efficiency` is the kernels'
+//!   share of the peak (the model FLOPs utilization of compute alone: no bubble, no exposed
+//!   communication);
 //! - the pipeline bubble of 1F1B, `(pp - 1) / m` of the compute for `m` micro-batches per
 //!   replica, or with the interleaved schedule (Narayanan et al., SC 2021, section 2.2.2: each
-//!   GPU holds `v = pp_virtual` model chunks of `layers / (pp v)` layers) `(pp - 1) / (v m)`;
-//! - tensor parallelism: per layer and micro-batch, 4 all-reduces (2 forward, 2 backward) of
-//!   the activations `b x s x h x dtype / cp` inside each TP group, not overlapped;
+//!   GPU holds `v = pp_virtual` model chunks) `(pp - 1) / (v m)`; with an architecture a
+//!   chunk holds `ceil(layers / (pp v))` layers (the embedding and the output layer may take
+//!   a chunk of their own, as Llama 3 405B's 126 layers in 128 chunks), without one the
+//!   layers split evenly;
+//! - tensor parallelism: per layer of the busiest stage and micro-batch, 4 all-reduces (2
+//!   forward, 2 backward) of the activations `b x s x h x dtype / cp` inside each TP group,
+//!   not overlapped;
 //! - context parallelism: per layer and micro-batch, an all-gather of K and V (forward) and a
-//!   reduce-scatter of their gradients (backward), `2 x b x s x h x dtype / tp`;
+//!   reduce-scatter of their gradients (backward): `2 x b x s x d_kv,tp x dtype`, where a TP
+//!   rank's K (or V) width `d_kv,tp` is its `max(kv_heads / tp, 1)` heads of `h / heads`
+//!   (grouped-query attention: 1/16 of Q's for Llama 3 405B's 8 KV heads of 128); without an
+//!   architecture `h / tp` (multi-head attention);
 //! - expert parallelism (MoE): per layer and micro-batch, 4 all-to-alls (dispatch and combine,
 //!   forward and backward) of `b x s x h x dtype x top_k / cp` per rank;
 //! - pipeline parallelism: activations `b x s x h x dtype / (tp x cp)` sent to the next stage
@@ -26,11 +41,17 @@
 //! - data parallelism: the gradients of a rank's shard, `parameters / (tp x pp) x dtype`, once
 //!   per iteration over the dp x cp ranks that hold the same weights: an all-reduce, or
 //!   reduce-scatter + all-gather (ZeRO / FSDP); a share `dp_overlap` hides behind the
-//!   backward pass.
+//!   backward pass. (Experts' gradients are counted the same way: an overstatement under EP.)
 //!
-//! Ranks are laid out tensor-fastest: `rank = t + tp (c + cp (d + dp p))`, the Megatron
-//! order (tp, cp, dp, pp), so a TP group is `tp` consecutive ranks, i.e. one scale-up domain
-//! when `tp` divides its size. Expert-parallel groups are `ep` consecutive DP ranks.
+//! Memory ([`memory`], with an architecture): weights, gradients, Adam's state (2 + 2 + 12
+//! bytes per parameter, ZeRO; gradients and state sharded over DP with
+//! `reduce_scatter_all_gather`), activations after Korthikanti et al. with or without
+//! recomputation, for the micro-batches the first stage holds in flight.
+//!
+//! Ranks are numbered in the plan's [`RankOrder`], fastest dimension first; the default is
+//! Megatron-LM's (tp, cp, dp, pp): `rank = t + tp (c + cp (d + dp p))`, so a TP group is `tp`
+//! consecutive ranks, i.e. one scale-up domain when `tp` divides its size. Llama 3 uses
+//! (tp, cp, pp, dp). Expert-parallel groups are `ep` consecutive DP coordinates.
 
 pub mod arch;
 pub mod cards;
