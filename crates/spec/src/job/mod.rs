@@ -175,6 +175,11 @@ pub struct JobFile {
 
 /// Parse and check a job file; `name` names it in errors.
 pub fn parse(name: &str, text: &str) -> Result<Iteration, SpecError> {
+    parse_plan(name, text).map(|p| p.iteration())
+}
+
+/// Parse and check a job file into its plan (what [`parse`] makes an iteration of).
+pub fn parse_plan(name: &str, text: &str) -> Result<JobPlan, SpecError> {
     let src = Source {
         name: name.to_owned(),
         text: text.to_owned(),
@@ -182,7 +187,7 @@ pub fn parse(name: &str, text: &str) -> Result<Iteration, SpecError> {
     let opts = serde_saphyr::options! { with_snippet: false };
     let job: JobFile = serde_saphyr::from_str_with_options(text, opts)
         .map_err(|e| src.from_yaml_in(&e, crate::error::FileKind::Job))?;
-    plan(&job, &src).map(|p| p.iteration())
+    plan(&job, &src)
 }
 
 /// Read a job file from disk and parse it.

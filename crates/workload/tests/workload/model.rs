@@ -320,3 +320,154 @@ fn the_default_order_is_megatrons() {
         vec![rank(1, 0, 0, 0), rank(1, 1, 0, 0)]
     );
 }
+
+/// One communication as the old sizing gives it: name, groups, bytes, count.
+type OldComm = (String, Vec<Vec<u32>>, f64, u64);
+
+/// The sizing of job files before architectures and rank orders, written out as it was:
+/// the compute time and each communication.
+fn sized_as_before(p: &aifabric_workload::job::JobPlan) -> (f64, Vec<OldComm>) {
+    let (tp, cp, dp, pp, ep, v) = (p.tp, p.cp, p.dp, p.pp, p.ep, p.pp_virtual);
+    let micro = u64::from(p.global_batch) / (u64::from(dp) * u64::from(p.micro_batch));
+    let tokens = f64::from(p.global_batch) * f64::from(p.sequence_length);
+    let compute =
+        6.0 * p.parameters * tokens / f64::from(p.gpus) / (p.peak_flops_per_s * p.efficiency);
+    let act = f64::from(p.micro_batch)
+        * f64::from(p.sequence_length)
+        * f64::from(p.hidden)
+        * f64::from(p.dtype_bytes);
+    let per_layer = u64::from(p.layers / pp) * micro;
+    let rank = |t: u32, c: u32, d: u32, s: u32| t + tp * (c + cp * (d + dp * s));
+    let mut out = Vec::new();
+    if tp > 1 {
+        let mut g = Vec::new();
+        for s in 0..pp {
+            for d in 0..dp {
+                for c in 0..cp {
+                    g.push((0..tp).map(|t| rank(t, c, d, s)).collect());
+                }
+            }
+        }
+        out.push((
+            "tp all_reduce".to_owned(),
+            g,
+            act / f64::from(cp),
+            4 * per_layer,
+        ));
+    }
+    if cp > 1 {
+        let mut g = Vec::new();
+        for s in 0..pp {
+            for d in 0..dp {
+                for t in 0..tp {
+                    g.push((0..cp).map(|c| rank(t, c, d, s)).collect::<Vec<u32>>());
+                }
+            }
+        }
+        for name in ["cp all_gather", "cp reduce_scatter"] {
+            out.push((
+                name.to_owned(),
+                g.clone(),
+                2.0 * act / f64::from(tp),
+                per_layer,
+            ));
+        }
+    }
+    if ep > 1 && p.experts > 0 {
+        let mut g = Vec::new();
+        for s in 0..pp {
+            for c in 0..cp {
+                for t in 0..tp {
+                    for e in 0..dp / ep {
+                        g.push((0..ep).map(|k| rank(t, c, e * ep + k, s)).collect());
+                    }
+                }
+            }
+        }
+        out.push((
+            "ep all_to_all".to_owned(),
+            g,
+            act * f64::from(p.top_k.max(1)) / f64::from(cp),
+            4 * per_layer,
+        ));
+    }
+    if pp > 1 {
+        let pairs = if v > 1 { pp } else { pp - 1 };
+        let mut g = Vec::new();
+        for s in 0..pairs {
+            for d in 0..dp {
+                for c in 0..cp {
+                    for t in 0..tp {
+                        g.push(vec![rank(t, c, d, s), rank(t, c, d, (s + 1) % pp)]);
+                    }
+                }
+            }
+        }
+        let sends = 2 * (u64::from(v) * micro + u64::from(pp) - 1);
+        out.push((
+            "pp send_recv".to_owned(),
+            g,
+            act / f64::from(tp * cp),
+            sends,
+        ));
+    }
+    if dp > 1 {
+        let mut g = Vec::new();
+        for s in 0..pp {
+            for t in 0..tp {
+                g.push(
+                    (0..dp)
+                        .flat_map(|d| (0..cp).map(move |c| rank(t, c, d, s)))
+                        .collect::<Vec<u32>>(),
+                );
+            }
+        }
+        let grad = p.parameters / f64::from(tp * pp) * f64::from(p.dtype_bytes);
+        let names: &[&str] = if p.dp_reduce_scatter_all_gather {
+            &["dp reduce_scatter", "dp all_gather"]
+        } else {
+            &["dp all_reduce"]
+        };
+        for name in names {
+            out.push(((*name).to_owned(), g.clone(), grad, 1));
+        }
+    }
+    (compute, out)
+}
+
+#[test]
+fn job_files_without_an_architecture_are_sized_exactly_as_before() {
+    use aifabric_fixtures::jobs;
+    let files = [
+        jobs::SMALL_64_PACKED,
+        jobs::DENSE_256,
+        jobs::MOE_128,
+        jobs::DP_16,
+        jobs::SMALL_8,
+        jobs::LLAMA3_405B_16K_PARAMETERS,
+        include_str!("../../../../examples/jobs/small-64.yaml"),
+        include_str!("../../../../examples/jobs/moe-4k.yaml"),
+    ];
+    // Every dimension above 1, context and expert parallelism included.
+    let all = "name: all\ngpus: 32\nparallelism: { tp: 2, cp: 2, pp: 2, dp: 4, ep: 2 }\n\
+               model:\n  parameters: 1.0e9\n  layers: 4\n  hidden: 1024\n  \
+               sequence_length: 2048\n  global_batch: 8\n  moe: { experts: 8, top_k: 2 }\n\
+               compute: { peak_tflops: 989, efficiency: 0.4 }\n\
+               communication: { dp: reduce_scatter_all_gather }\n";
+    for text in files.into_iter().chain([all]) {
+        let plan = job::parse_plan("old.yaml", text).unwrap();
+        assert!(plan.arch.is_none());
+        let it = plan.iteration();
+        let (compute, comms) = sized_as_before(&plan);
+        // Bit for bit: the same expressions in the same order.
+        assert_eq!(it.compute_s, compute, "{}", it.name);
+        assert_eq!(it.recompute_overhead, 1.0);
+        assert_eq!(it.comms.len(), comms.len(), "{}", it.name);
+        for (c, (name, groups, bytes, count)) in it.comms.iter().zip(&comms) {
+            assert_eq!(&c.name, name);
+            assert_eq!(&c.groups, groups, "{} {name}", it.name);
+            assert_eq!(c.bytes, *bytes, "{} {name}", it.name);
+            assert_eq!(c.count, *count, "{} {name}", it.name);
+        }
+    }
+}
