@@ -77,6 +77,8 @@ pub struct StepResult {
     /// the GPUs' peak (`efficiency x compute / step`, less what recomputation adds to the
     /// compute); what training reports publish as MFU.
     pub mfu: f64,
+    /// Hardware FLOPs over model FLOPs: what recomputation adds to the compute (1: none).
+    pub recompute_overhead: f64,
 }
 
 /// Simulate one iteration of `it` with rank `r` on `gpus[r]`.
@@ -139,5 +141,6 @@ pub fn run(
         comms,
         tokens_per_s: it.tokens / step,
         mfu: it.efficiency * it.compute_s / step / it.recompute_overhead,
+        recompute_overhead: it.recompute_overhead,
     })
 }

@@ -190,9 +190,10 @@ pub fn render_job(r: &JobReport) -> String {
     } else {
         format!("1F1B, {} stages", p.stages)
     };
-    // The kernels' share of the peak, back from the MFU: mfu = efficiency x compute / step.
+    // The kernels' share of the peak, back from the MFU: mfu = efficiency x compute / step
+    // / the recomputation's overhead.
     let kernels = if s.compute_s > 0.0 {
-        s.mfu * s.step_s / s.compute_s
+        s.mfu * s.step_s / s.compute_s * s.recompute_overhead
     } else {
         0.0
     };
