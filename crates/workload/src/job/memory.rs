@@ -102,8 +102,11 @@ pub const OPTIMIZER_BYTES_PER_PARAMETER: f64 = 12.0;
 /// Layers of the first stage (`v` chunks of `ceil(layers / (pp v))`, at most all layers),
 /// and layers per chunk.
 pub(crate) fn stage_layers(layers: u32, pp: u32, v: u32) -> (u32, u32) {
-    let chunk = layers.div_ceil(pp * v);
-    ((chunk * v).min(layers), chunk)
+    // In u64: `pp x v` and `chunk x v` may pass u32 for absurd but valid files.
+    let chunk = u64::from(layers).div_ceil(u64::from(pp) * u64::from(v));
+    let stage = (chunk * u64::from(v)).min(u64::from(layers));
+    // Both at most `layers`.
+    (stage as u32, chunk as u32)
 }
 
 /// The need of one GPU of `plan` with architecture `a`, with the knobs that lower it.

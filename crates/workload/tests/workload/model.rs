@@ -471,3 +471,43 @@ fn job_files_without_an_architecture_are_sized_exactly_as_before() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Recomputing more never needs more activation memory, sharding never more state,
+    /// and each knob offered lowers the total.
+    #[test]
+    fn memory_knobs_only_lower_the_need(
+        tp_log in 0u32..4, pp_log in 0u32..3, dp_log in 0u32..4, v in 1u32..3,
+        card in prop::sample::select(vec!["llama3-8b", "llama3-70b", "mixtral-8x7b", "gpt3-175b"]),
+    ) {
+        let (tp, pp, dp) = (1u32 << tp_log, 1u32 << pp_log, 1u32 << dp_log);
+        let v = if pp > 1 { v } else { 1 };
+        let gb = dp * pp * 2;
+        let need = |extra: &str| {
+            let t = format!(
+                "name: m\ngpus: {}\nparallelism: {{ tp: {tp}, pp: {pp}, pp_virtual: {v}, dp: {dp} }}\n\
+                 model: {{ card: {card}, sequence_length: 4096, global_batch: {gb} }}\n\
+                 compute: {{ peak_tflops: 989, efficiency: 0.5 }}\n{extra}",
+                tp * pp * dp
+            );
+            parse(&t).unwrap().memory.unwrap()
+        };
+        let none = need("");
+        let sel = need("recompute: selective\n");
+        let full = need("recompute: full\n");
+        prop_assert!(full.activations_bytes <= sel.activations_bytes);
+        prop_assert!(sel.activations_bytes <= none.activations_bytes);
+        prop_assert_eq!(none.weights_bytes, full.weights_bytes);
+        let sharded = need("communication: { dp: reduce_scatter_all_gather }\n");
+        prop_assert!(sharded.optimizer_bytes <= none.optimizer_bytes);
+        prop_assert_eq!(sharded.weights_bytes, none.weights_bytes);
+        for k in &none.knobs {
+            prop_assert!(k.total_bytes < none.total_bytes, "{}", k.change);
+        }
+        prop_assert!((none.total_bytes
+            - (none.weights_bytes + none.gradients_bytes + none.optimizer_bytes + none.activations_bytes))
+            .abs() <= 1e-6 * none.total_bytes);
+    }
+}
