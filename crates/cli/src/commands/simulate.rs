@@ -217,8 +217,17 @@ pub fn render_job(r: &JobReport) -> String {
         "rank order {}{default}, fastest first",
         s.order.label()
     );
-    if let Some(m) = &r.memory {
-        let _ = writeln!(out, "memory: {}", m.summary());
+    match &r.memory {
+        Some(m) => {
+            let _ = writeln!(out, "memory: {}", m.summary());
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "memory: not checked (the model is a parameter count; give its architecture or \
+                 a card to size weights, optimizer state and activations)"
+            );
+        }
     }
     if let Some(n) = &r.placement_note {
         let _ = writeln!(out, "{n}");
