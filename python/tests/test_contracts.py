@@ -1,6 +1,7 @@
 """The package answers what the CLI answers: each call's dict equals `aifabric ... --json`
 (the same library call, the same contract), and its tables hold the contract's records."""
 
+import json
 import pathlib
 
 import pytest
@@ -113,6 +114,29 @@ def test_job_from_a_file_text_or_dict_is_the_cli_contract(cli, llama):
     assert llama.job(path) == want
     # From text, the job's own name differs in errors only.
     assert llama.job(path.read_text()) == want
+
+
+def test_a_job_from_a_model_card_is_the_cli_contract_and_memory_is_checked(cli, llama, tmp_path):
+    # The architecture from a card, the paper's rank order, recomputation: the same fields as
+    # the CLI's job file, the same answer, the memory breakdown included.
+    job = {
+        "name": "llama3-8b-64",
+        "gpus": 64,
+        "parallelism": {"tp": 8, "pp": 2, "dp": 4, "order": ["tp", "cp", "pp", "dp"]},
+        "model": {"card": "llama3-8b", "global_batch": 32},
+        "recompute": "selective",
+        "compute": {"peak_tflops": 989, "efficiency": 0.4},
+    }
+    p = tmp_path / "job.yaml"
+    p.write_text(json.dumps(job))
+    got = llama.job(job)
+    assert got == cli("job", "llama3-24k", "--job", str(p))
+    assert got["result"]["order"] == ["tp", "cp", "pp", "dp"]
+    assert got["memory"]["gpu_memory_bytes"] == 80 * 2**30
+    # Llama 3 405B in pure data parallelism on 8 GPUs does not fit: refused with the figures.
+    big = dict(job, gpus=8, parallelism={"dp": 8}, model={"card": "llama3-405b", "global_batch": 8})
+    with pytest.raises(aifabric.BadRequest, match="does not fit"):
+        llama.job(big)
 
 
 def test_routes_and_blackholes_are_the_cli_contracts(cli):

@@ -118,7 +118,7 @@ pub use packet::{Engine, PacketTrafficReport};
 pub use publish::ExportedFile;
 pub use report::{
     notes_about, versioned, About, CollectiveReport, CollectiveRow, Crossing, JobReport, LbWeights,
-    Note, Outcome, Prediction, ReplayReport, TrafficReport, Versioned, SCHEMA_VERSION,
+    MemoryFit, Note, Outcome, Prediction, ReplayReport, TrafficReport, Versioned, SCHEMA_VERSION,
 };
 pub use size::Sizes;
 
@@ -631,6 +631,17 @@ impl<'f> Study<'f> {
         params.scale_up_bytes_per_s = it.scale_up_bytes_per_s;
         let policy = policy.unwrap_or(it.placement);
         let placed = self.place(it.gpus, policy, params.scale_up_gpus)?;
+        let memory = it.memory.clone().map(|need| MemoryFit {
+            need,
+            gpu_memory_bytes: placed
+                .iter()
+                .map(|&g| self.fabric.hardware(g).gpu_memory_bytes)
+                .min()
+                .filter(|&b| b > 0),
+        });
+        if let Some(m) = memory.as_ref().filter(|m| !m.fits()) {
+            return Err(Error::bad_request(m.refusal(&it.name)));
+        }
         let opts = JobOptions {
             lb: c.lb,
             seed: c.seed,
@@ -657,6 +668,7 @@ impl<'f> Study<'f> {
             seed: c.seed,
             run,
             placement_note: self.placement_note(&placed, policy, params.scale_up_gpus),
+            memory,
         })
     }
 

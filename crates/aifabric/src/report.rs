@@ -10,6 +10,7 @@ use aifabric_engine::job::StepResult;
 use aifabric_engine::sim::CollectiveResult;
 use aifabric_engine::traffic::TrafficResult;
 use aifabric_packet::PacketResult;
+use aifabric_workload::job::MemoryNeed;
 use aifabric_workload::{Algo, Op, Placement};
 use serde::Serialize;
 
@@ -297,6 +298,76 @@ pub struct JobReport {
     /// When the placement asked for puts the GPUs exactly where `packed` does: why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub placement_note: Option<String>,
+    /// Per-GPU memory: what the job needs against what its GPUs have (a job with an
+    /// architecture; one given by its parameter count alone is not checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryFit>,
+}
+
+/// What one GPU of a job needs (the first pipeline stage's) against what it has.
+#[derive(Clone, Debug, Serialize)]
+pub struct MemoryFit {
+    /// The need, broken down, with the knobs that lower it.
+    pub need: MemoryNeed,
+    /// The smallest memory among the job's GPUs, bytes (`None`: their hardware model gives
+    /// none, the need is not checked).
+    pub gpu_memory_bytes: Option<u64>,
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+impl MemoryFit {
+    /// One line: the need's parts and the total against the GPU's memory.
+    pub fn summary(&self) -> String {
+        let n = &self.need;
+        let has = self
+            .gpu_memory_bytes
+            .map_or("GPU memory unknown".to_owned(), |b| {
+                format!("of {:.1} GiB", b as f64 / GIB)
+            });
+        format!(
+            "{:.1} GiB per GPU {has} = weights {:.1} + gradients {:.1} + optimizer state {:.1} \
+             + activations {:.1} ({} layer x micro-batch sets in flight, recompute {}, \
+             gradients and optimizer state {})",
+            n.total_bytes / GIB,
+            n.weights_bytes / GIB,
+            n.gradients_bytes / GIB,
+            n.optimizer_bytes / GIB,
+            n.activations_bytes / GIB,
+            n.layer_micro_batches,
+            n.recompute.name(),
+            if n.sharded {
+                "sharded over data parallelism"
+            } else {
+                "replicated"
+            }
+        )
+    }
+
+    /// Whether the need exceeds a known memory.
+    pub fn fits(&self) -> bool {
+        self.gpu_memory_bytes
+            .is_none_or(|b| self.need.total_bytes <= b as f64)
+    }
+
+    /// Why the job is refused: the need, the memory, and the knobs with what they give.
+    pub fn refusal(&self, job: &str) -> String {
+        let knobs: Vec<String> = self
+            .need
+            .knobs
+            .iter()
+            .map(|k| format!("{} -> {:.1} GiB", k.change, k.total_bytes / GIB))
+            .collect();
+        format!(
+            "job {job} does not fit in its GPUs' memory: it needs {}; what lowers it: {}",
+            self.summary(),
+            if knobs.is_empty() {
+                "more GPUs (more tensor or pipeline parallelism)".to_owned()
+            } else {
+                knobs.join("; ")
+            }
+        )
+    }
 }
 
 /// A traffic matrix, event by event.

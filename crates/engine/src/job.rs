@@ -12,7 +12,7 @@ use crate::sim::{Collective, CollectiveResult, SimError};
 use crate::tune::Tuner;
 use aifabric_dataplane::{Forwarding, Lb, Net};
 use aifabric_model::DeviceId;
-use aifabric_workload::job::{Iteration, Pipeline};
+use aifabric_workload::job::{Iteration, Pipeline, RankOrder};
 use serde::Serialize;
 
 /// How to run the job's collectives.
@@ -64,6 +64,9 @@ pub struct StepResult {
     pub bubble_s: f64,
     /// The pipeline schedule behind the bubble.
     pub pipeline: Pipeline,
+    /// The rank order the groups follow, fastest dimension first (default Megatron-LM's
+    /// `[tp, cp, dp, pp]`).
+    pub order: RankOrder,
     /// Exposed communication, seconds.
     pub exposed_comm_s: f64,
     /// Per collective.
@@ -71,8 +74,11 @@ pub struct StepResult {
     /// Tokens per second.
     pub tokens_per_s: f64,
     /// End-to-end model FLOPs utilization: the model's FLOPs over the step, as a share of
-    /// the GPUs' peak (`efficiency x compute / step`); what training reports publish as MFU.
+    /// the GPUs' peak (`efficiency x compute / step`, less what recomputation adds to the
+    /// compute); what training reports publish as MFU.
     pub mfu: f64,
+    /// Hardware FLOPs over model FLOPs: what recomputation adds to the compute (1: none).
+    pub recompute_overhead: f64,
 }
 
 /// Simulate one iteration of `it` with rank `r` on `gpus[r]`.
@@ -130,9 +136,11 @@ pub fn run(
         compute_s: it.compute_s,
         bubble_s: it.bubble_s,
         pipeline: it.pipeline,
+        order: it.order,
         exposed_comm_s: exposed,
         comms,
         tokens_per_s: it.tokens / step,
-        mfu: it.efficiency * it.compute_s / step,
+        mfu: it.efficiency * it.compute_s / step / it.recompute_overhead,
+        recompute_overhead: it.recompute_overhead,
     })
 }

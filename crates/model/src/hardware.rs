@@ -61,10 +61,16 @@ pub struct HardwareModel {
     pub description: String,
     /// Port groups, at most one per [`PortKind`].
     pub ports: Vec<PortGroup>,
-    /// Off-chip packet buffer (HBM) in bytes.
+    /// Off-chip packet buffer (HBM) in bytes: a switch's.
     pub hbm_bytes: u64,
     /// On-chip packet buffer in bytes.
     pub sram_bytes: u64,
+    /// A GPU's own memory (its HBM) in bytes: what a training job's weights, gradients,
+    /// optimizer state and activations must fit in. 0 for a switch, or a GPU whose memory
+    /// is not known (jobs on it are not checked). Not [`HardwareModel::hbm_bytes`], which
+    /// is a switch's packet buffer.
+    #[serde(default)]
+    pub gpu_memory_bytes: u64,
     /// Typical power draw in watts.
     pub power_w: f64,
     /// Line cards of a modular chassis (its Ethernet ports split evenly over them); 0 for
@@ -125,11 +131,28 @@ fn model(
         ports,
         hbm_bytes,
         sram_bytes,
+        gpu_memory_bytes: 0,
         power_w,
         line_cards: 0,
         pfc_response_ns: DEFAULT_PFC_RESPONSE_NS,
     }
 }
+
+/// A GPU: `model` with `gpu_memory_bytes` of its own memory.
+fn gpu(m: HardwareModel, gpu_memory_bytes: u64) -> HardwareModel {
+    HardwareModel {
+        gpu_memory_bytes,
+        ..m
+    }
+}
+
+/// H100 SXM5: 80 GB of HBM3 (NVIDIA H100 Tensor Core GPU datasheet), binary gigabytes as
+/// memory capacities are counted (nvidia-smi reports 81,559 MiB of them usable).
+pub const H100_MEMORY_BYTES: u64 = 80 << 30;
+
+/// GB200: 13.4 TB of HBM3e over the 72 GPUs of an NVL72 rack (NVIDIA GB200 NVL72
+/// specifications), 186 GB each.
+pub const GB200_MEMORY_BYTES: u64 = 186 << 30;
 
 /// A modular chassis: `model` with `line_cards` line cards.
 fn chassis(m: HardwareModel, line_cards: u32) -> HardwareModel {
@@ -146,22 +169,30 @@ impl Catalog {
         const MB: u64 = 1_000_000;
         const GB: u64 = 1_000_000_000;
         let models = vec![
-            model(
-                "gpu-400g",
-                "GPU with one 400G scale-out NIC (H100/B200 class); power is the GPU plus its \
-                 share of the host, an estimate",
-                vec![group(Host, &[(1, 400 * GBPS)])],
-                0,
-                0,
-                1_400.0,
+            gpu(
+                model(
+                    "gpu-400g",
+                    "GPU with one 400G scale-out NIC (H100/B200 class), memory an H100 SXM5's \
+                     80 GB (NVIDIA datasheet); power is the GPU plus its share of the host, an \
+                     estimate",
+                    vec![group(Host, &[(1, 400 * GBPS)])],
+                    0,
+                    0,
+                    1_400.0,
+                ),
+                H100_MEMORY_BYTES,
             ),
-            model(
-                "gpu-800g",
-                "GPU with one 800G scale-out NIC (GB200/GB300 class); power is an estimate",
-                vec![group(Host, &[(1, 800 * GBPS)])],
-                0,
-                0,
-                1_800.0,
+            gpu(
+                model(
+                    "gpu-800g",
+                    "GPU with one 800G scale-out NIC (GB200/GB300 class), memory a GB200's 186 \
+                     GB (NVL72: 13.4 TB over 72 GPUs); power is an estimate",
+                    vec![group(Host, &[(1, 800 * GBPS)])],
+                    0,
+                    0,
+                    1_800.0,
+                ),
+                GB200_MEMORY_BYTES,
             ),
             model(
                 "nic-100g",

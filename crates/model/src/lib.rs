@@ -62,6 +62,7 @@ pub use down::Down;
 pub use fabric::*;
 pub use hardware::{
     Catalog, HardwareModel, PortGroup, PortMode, DEFAULT_PFC_RESPONSE_NS, FABRIC_LANE_MBPS,
+    GB200_MEMORY_BYTES, H100_MEMORY_BYTES,
 };
 pub use ids::*;
 pub use mask::FailureMask;

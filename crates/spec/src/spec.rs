@@ -139,6 +139,10 @@ pub struct HardwareSpec {
     /// On-chip buffer in bytes.
     #[serde(default)]
     pub sram_bytes: u64,
+    /// A GPU's own memory (HBM) in bytes, what a job's weights, optimizer state and
+    /// activations must fit in (0: not a GPU, or unknown: jobs are not checked).
+    #[serde(default)]
+    pub gpu_memory_bytes: u64,
     /// Typical power in watts.
     #[serde(default = "d_zero")]
     pub power_w: S<f64>,

@@ -97,6 +97,18 @@ fn a_data_parallel_job_over_all_ranks_replays_to_its_step_time() {
 }
 
 #[test]
+fn a_job_from_a_model_card_in_the_papers_order_replays_to_its_step_time() {
+    // The architecture's FLOPs and GQA-sized context-parallel traffic, ranks in Llama 3's
+    // order [tp, cp, pp, dp]: the trace carries the same groups and sizes as the job.
+    let job = "name: llama3-8b-64\ngpus: 64\n\
+               parallelism: { tp: 4, cp: 2, pp: 2, dp: 4, order: [tp, cp, pp, dp] }\n\
+               model: { card: llama3-8b, global_batch: 16 }\nrecompute: selective\n\
+               compute: { peak_tflops: 989, efficiency: 0.4 }\n\
+               communication: { dp: reduce_scatter_all_gather }\n";
+    check(job, "llama3-24k", Lb::Ecmp);
+}
+
+#[test]
 fn synthesizing_into_a_directory_holding_a_trace_is_refused() {
     let it = job::parse("job.yaml", DP_ONLY).unwrap();
     let dir = tempfile::tempdir().unwrap();

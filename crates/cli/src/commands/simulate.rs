@@ -190,9 +190,10 @@ pub fn render_job(r: &JobReport) -> String {
     } else {
         format!("1F1B, {} stages", p.stages)
     };
-    // The kernels' share of the peak, back from the MFU: mfu = efficiency x compute / step.
+    // The kernels' share of the peak, back from the MFU: mfu = efficiency x compute / step
+    // / the recomputation's overhead.
     let kernels = if s.compute_s > 0.0 {
-        s.mfu * s.step_s / s.compute_s
+        s.mfu * s.step_s / s.compute_s * s.recompute_overhead
     } else {
         0.0
     };
@@ -206,6 +207,28 @@ pub fn render_job(r: &JobReport) -> String {
         p.micro_batches,
         p.bubble_fraction() * 100.0
     );
+    let default = if s.order == aifabric::stages::workload::job::MEGATRON {
+        " (the default, Megatron-LM's)"
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "rank order {}{default}, fastest first",
+        s.order.label()
+    );
+    match &r.memory {
+        Some(m) => {
+            let _ = writeln!(out, "memory: {}", m.summary());
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "memory: not checked (the model is a parameter count; give its architecture or \
+                 a card to size weights, optimizer state and activations)"
+            );
+        }
+    }
     if let Some(n) = &r.placement_note {
         let _ = writeln!(out, "{n}");
     }

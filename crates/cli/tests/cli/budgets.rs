@@ -183,3 +183,50 @@ fn ctrl_c_during_a_trace_leaves_no_partial_output() {
     let left = files_under(&out);
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+#[test]
+fn a_job_that_does_not_fit_in_gpu_memory_is_refused_with_the_breakdown_and_the_knobs() {
+    // Llama 3 405B in pure data parallelism on 8 H100s (80 GB): 810 GB of bf16 weights.
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("dp8.yaml");
+    std::fs::write(
+        &job,
+        "name: dp8\ngpus: 8\nparallelism: { dp: 8 }\n\
+         model: { card: llama3-405b, global_batch: 8 }\n\
+         compute: { peak_tflops: 989, efficiency: 0.5 }\n",
+    )
+    .unwrap();
+    refused(
+        &["job", "llama3-24k", "--job", job.to_str().unwrap()],
+        &[
+            "does not fit",
+            "weights",
+            "optimizer state",
+            "activations",
+            "of 80.0 GiB",
+            "recompute: full",
+            "reduce_scatter_all_gather",
+        ],
+    );
+    // The paper's plan fits, and the output says how much it needs and in which order the
+    // ranks are laid out.
+    let o = aifabric()
+        .args([
+            "job",
+            "llama3-24k",
+            "--job",
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../examples/jobs/llama3-405b-16k.yaml"
+            ),
+        ])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("rank order [tp, cp, pp, dp]"), "{out}");
+    assert!(
+        out.contains("memory: ") && out.contains("of 80.0 GiB"),
+        "{out}"
+    );
+}

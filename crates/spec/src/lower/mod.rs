@@ -391,6 +391,7 @@ impl Cx<'_> {
                 ports,
                 hbm_bytes: h.hbm_bytes,
                 sram_bytes: h.sram_bytes,
+                gpu_memory_bytes: h.gpu_memory_bytes,
                 power_w: h.power_w.value,
                 line_cards: 0,
                 pfc_response_ns: aifabric_model::DEFAULT_PFC_RESPONSE_NS,

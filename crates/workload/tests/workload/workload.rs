@@ -175,18 +175,60 @@ fn domains_never_straddle_racks_and_leftovers_are_not_allocated() {
 
 const LLAMA: &str = include_str!("../../../../examples/jobs/llama3-405b-16k.yaml");
 
+/// The Llama 3 405B job as job files gave it before architectures.
+const LLAMA_PARAMETERS: &str = aifabric_fixtures::jobs::LLAMA3_405B_16K_PARAMETERS;
+
+#[test]
+fn the_old_llama_file_keeps_the_six_n_roofline_and_megatron_order() {
+    let it = job::parse("old.yaml", LLAMA_PARAMETERS).unwrap();
+    // 6 x 405e9 parameters x (2,048 x 8,192) tokens over 16,384 GPUs at 989 TF x 0.53,
+    // the expression the model always used (bit for bit).
+    let want = 6.0 * 405e9 * (2048.0 * 8192.0) / 16384.0 / (989e12 * 0.53);
+    assert_eq!(it.compute_s, want);
+    assert!(it.memory.is_none());
+    assert_eq!(it.order, aifabric_workload::job::MEGATRON);
+    let tp = it.comms.iter().find(|c| c.name == "tp all_reduce").unwrap();
+    assert!(tp
+        .groups
+        .iter()
+        .all(|g| g.windows(2).all(|w| w[1] == w[0] + 1)));
+    // Megatron's order: a DP group steps by tp x cp = 8 ranks.
+    let dp = it
+        .comms
+        .iter()
+        .find(|c| c.name == "dp reduce_scatter")
+        .unwrap();
+    assert!(dp.groups[0].windows(2).all(|w| w[1] == w[0] + 8));
+    assert!(close(dp.bytes, 405e9 / 128.0 * 2.0));
+}
+
 #[test]
 fn the_llama_job_gives_the_roofline_and_megatron_counts() {
     let it = job::parse("llama.yaml", LLAMA).unwrap();
     assert_eq!(it.gpus, 16_384);
-    // 6 x 405e9 parameters x (2,048 x 8,192) tokens over 16,384 GPUs at 989 TF x 0.53.
-    let want = 6.0 * 405e9 * 2048.0 * 8192.0 / 16384.0 / (989e12 * 0.53);
+    // The card's training FLOPs per token (3 x forward, causal attention and logits
+    // included), plus the score matmuls selective recomputation runs again, over (2,048 x
+    // 8,192) tokens and 16,384 GPUs at 989 TF x 0.53.
+    let a = aifabric_workload::job::cards::find("llama3-405b")
+        .unwrap()
+        .arch;
+    let flops = a.training_flops_per_token(8192) + a.attention_flops_per_token(8192);
+    let want = flops * 2048.0 * 8192.0 / 16384.0 / (989e12 * 0.53);
     assert!(close(it.compute_s, want), "{} vs {want}", it.compute_s);
     // 16 micro-batches per replica, 16 stages of 8 chunks: bubble (pp - 1) / (v m) of the
     // compute.
     assert!(close(it.bubble_s, it.compute_s * 15.0 / (8.0 * 16.0)));
+    // The paper's order, [tp, cp, pp, dp]: a DP group steps by tp x pp = 128 ranks.
+    let dp = it
+        .comms
+        .iter()
+        .find(|c| c.name == "dp reduce_scatter")
+        .unwrap();
+    assert!(dp.groups[0].windows(2).all(|w| w[1] == w[0] + 128));
+    assert!(close(dp.bytes, a.parameters() / 128.0 * 2.0));
     let tp = it.comms.iter().find(|c| c.name == "tp all_reduce").unwrap();
-    // 4 all-reduces per layer per micro-batch, 128 / 16 = 8 layers per stage, 16 micro-batches.
+    // 4 all-reduces per layer per micro-batch, 8 layers per stage (126 layers in 128 one-layer
+    // chunks), 16 micro-batches.
     assert_eq!(tp.count, 4 * 8 * 16);
     assert_eq!(tp.groups.len(), 16_384 / 8);
     assert!(close(tp.bytes, 8192.0 * 16384.0 * 2.0));
@@ -202,7 +244,6 @@ fn the_llama_job_gives_the_roofline_and_megatron_counts() {
         .unwrap();
     assert_eq!(dp.groups.len(), 8 * 16);
     assert_eq!(dp.groups[0].len(), 128);
-    assert!(close(dp.bytes, 405e9 / 128.0 * 2.0));
     assert!(close(dp.exposed, 0.5));
     let pp = it.comms.iter().find(|c| c.name == "pp send_recv").unwrap();
     // Interleaved: a send per micro-batch and chunk each way, plus the fill and the drain.
@@ -257,7 +298,7 @@ fn bad_job_files_are_located_and_hinted() {
 fn counts_do_not_wrap_and_data_parallel_groups_include_context_ranks() {
     // 2^20 layers over 16 stages, 2^24 sequences over 128 replicas: 4 x 2^16 x 2^17 = 2^35
     // TP all-reduces per step.
-    let big = LLAMA
+    let big = LLAMA_PARAMETERS
         .replace("layers: 128 ", "layers: 1048576 ")
         .replace("global_batch: 2048 ", "global_batch: 16777216 ");
     let it = job::parse("j.yaml", &big).unwrap();
@@ -265,7 +306,7 @@ fn counts_do_not_wrap_and_data_parallel_groups_include_context_ranks() {
     assert_eq!(tp.count, 1u64 << 35);
     assert!(tp.count > u64::from(u32::MAX));
     // Context parallelism 2: gradients are reduced over dp x cp ranks.
-    let cp = LLAMA
+    let cp = LLAMA_PARAMETERS
         .replace(
             "{ tp: 8, pp: 16, pp_virtual: 8, dp: 128 }",
             "{ tp: 8, pp: 16, pp_virtual: 8, dp: 64, cp: 2 }",

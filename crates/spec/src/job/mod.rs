@@ -2,8 +2,12 @@
 //! domain, compute roofline, communication choices), read with located errors and checked
 //! into an `aifabric_workload::job::JobPlan`, whose `iteration()` says what one step does.
 
+mod model;
+
+pub use model::{Model, Moe};
+
 use crate::error::{Source, SpecError};
-use aifabric_workload::job::{Iteration, JobPlan, MAX_GPUS};
+use aifabric_workload::job::{Dim, Iteration, JobPlan, RankOrder, Recompute, MAX_GPUS};
 use aifabric_workload::{Algo, Placement};
 use serde::Deserialize;
 use serde_saphyr::{Location, Spanned};
@@ -68,6 +72,11 @@ pub struct Parallelism {
     /// Expert parallel (a divisor of dp).
     #[serde(default = "one")]
     pub ep: S<u32>,
+    /// The rank order, fastest dimension first: a permutation of `tp`, `cp`, `pp`, `dp`
+    /// (those of degree 1 may be left out). Default `[tp, cp, dp, pp]`, Megatron-LM's;
+    /// "The Llama 3 Herd of Models" (section 3.3.2) uses `[tp, cp, pp, dp]`.
+    #[serde(default)]
+    pub order: Option<S<Vec<String>>>,
 }
 
 /// The scale-up (NVLink) domain.
@@ -89,43 +98,6 @@ impl Default for ScaleUp {
             gbs_per_direction: d_nvlink(),
         }
     }
-}
-
-/// Mixture of experts.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Moe {
-    /// Experts per MoE layer (0: dense model).
-    #[serde(default)]
-    pub experts: u32,
-    /// Experts each token goes to.
-    #[serde(default)]
-    pub top_k: u32,
-}
-
-/// The model.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Model {
-    /// Parameters.
-    pub parameters: S<f64>,
-    /// Transformer layers.
-    pub layers: S<u32>,
-    /// Hidden size.
-    pub hidden: S<u32>,
-    /// Sequence length, tokens.
-    pub sequence_length: S<u32>,
-    /// Sequences per micro-batch.
-    #[serde(default = "one")]
-    pub micro_batch: S<u32>,
-    /// Sequences per iteration (all replicas).
-    pub global_batch: S<u32>,
-    /// Bytes per value of activations and gradients (2: bf16).
-    #[serde(default = "d_dtype")]
-    pub dtype_bytes: S<u32>,
-    /// Mixture of experts, if any.
-    #[serde(default)]
-    pub moe: Moe,
 }
 
 /// The compute roofline.
@@ -195,10 +167,19 @@ pub struct JobFile {
     /// Placement policy (see [`Placement::parse`]).
     #[serde(default = "d_place")]
     pub placement: S<String>,
+    /// Activation recomputation: `none` (the default: no extra compute, every activation
+    /// kept), `selective` (attention scores recomputed) or `full` (Korthikanti et al. 2022).
+    #[serde(default)]
+    pub recompute: Option<S<String>>,
 }
 
 /// Parse and check a job file; `name` names it in errors.
 pub fn parse(name: &str, text: &str) -> Result<Iteration, SpecError> {
+    parse_plan(name, text).map(|p| p.iteration())
+}
+
+/// Parse and check a job file into its plan (what [`parse`] makes an iteration of).
+pub fn parse_plan(name: &str, text: &str) -> Result<JobPlan, SpecError> {
     let src = Source {
         name: name.to_owned(),
         text: text.to_owned(),
@@ -206,7 +187,7 @@ pub fn parse(name: &str, text: &str) -> Result<Iteration, SpecError> {
     let opts = serde_saphyr::options! { with_snippet: false };
     let job: JobFile = serde_saphyr::from_str_with_options(text, opts)
         .map_err(|e| src.from_yaml_in(&e, crate::error::FileKind::Job))?;
-    plan(&job, &src).map(|p| p.iteration())
+    plan(&job, &src)
 }
 
 /// Read a job file from disk and parse it.
@@ -258,6 +239,7 @@ fn interleaving(
     pp: u32,
     v: u32,
     micro: u64,
+    even: bool,
 ) -> Result<(), SpecError> {
     let at = p.pp_virtual.referenced;
     if pp < 2 {
@@ -268,7 +250,7 @@ fn interleaving(
         ));
     }
     let chunks = u64::from(pp) * u64::from(v);
-    if !u64::from(layers).is_multiple_of(chunks) {
+    if even && !u64::from(layers).is_multiple_of(chunks) {
         return Err(src.error(
             at,
             format!(
@@ -334,18 +316,38 @@ pub fn plan(job: &JobFile, src: &Source) -> Result<JobPlan, SpecError> {
     }
     let g = positive(src, &job.scale_up.gpus, "scale_up.gpus")?;
     let m = &job.model;
-    let params = positive_f(src, &m.parameters, "model.parameters")?;
-    let layers = positive(src, &m.layers, "model.layers")?;
-    let hidden = positive(src, &m.hidden, "model.hidden")?;
-    let seq = positive(src, &m.sequence_length, "model.sequence_length")?;
+    let model = m.resolve(src)?;
+    let (params, layers, hidden, seq) = (
+        model.parameters,
+        model.layers,
+        model.hidden,
+        model.sequence_length,
+    );
     let mb = positive(src, &m.micro_batch, "model.micro_batch")?;
     let gb = positive(src, &m.global_batch, "model.global_batch")?;
     let dtype = positive(src, &m.dtype_bytes, "model.dtype_bytes")?;
-    if !layers.is_multiple_of(pp) {
+    // Without an architecture the layers split evenly over the stages (as always); with one
+    // the busiest stage takes `ceil(layers / (pp x pp_virtual))` per chunk, and every chunk
+    // needs a layer, or the embedding or the output layer (Llama 3 405B's 126 layers over
+    // 16 x 8 chunks: the paper gives the embedding and the output layer a chunk of their
+    // own, section 3.3.2).
+    let even = model.arch.is_none();
+    if even && !layers.is_multiple_of(pp) {
         return Err(src.error(
-            m.layers.referenced,
+            model.layers_at,
             format!("{layers} layers do not split evenly over pp = {pp} stages"),
             Some("pick pp dividing the layer count".into()),
+        ));
+    }
+    let chunks = u64::from(pp) * u64::from(pp_virtual);
+    if !even && u64::from(layers) + 2 < chunks {
+        return Err(src.error(
+            p.pp.referenced,
+            format!(
+                "{layers} layers, the embedding and the output layer cannot fill pp x \
+                 pp_virtual = {chunks} model chunks"
+            ),
+            Some("use at most layers + 2 pipeline stages x model chunks".into()),
         ));
     }
     let per_step = u64::from(dp) * u64::from(mb);
@@ -357,8 +359,31 @@ pub fn plan(job: &JobFile, src: &Source) -> Result<JobPlan, SpecError> {
         ));
     }
     if pp_virtual > 1 {
-        interleaving(src, p, layers, pp, pp_virtual, u64::from(gb) / per_step)?;
+        interleaving(
+            src,
+            p,
+            layers,
+            pp,
+            pp_virtual,
+            u64::from(gb) / per_step,
+            even,
+        )?;
     }
+    let order = order(
+        src,
+        p,
+        [(Dim::Tp, tp), (Dim::Cp, cp), (Dim::Pp, pp), (Dim::Dp, dp)],
+    )?;
+    let recompute = match &job.recompute {
+        None => Recompute::None,
+        Some(r) => Recompute::parse(&r.value).ok_or_else(|| {
+            src.error(
+                r.referenced,
+                format!("unknown recompute `{}`", r.value),
+                Some("use none, selective or full".into()),
+            )
+        })?,
+    };
     let peak = positive_f(src, &job.compute.peak_tflops, "compute.peak_tflops")? * 1e12;
     let eff = positive_f(src, &job.compute.efficiency, "compute.efficiency")?;
     if eff > 1.0 {
@@ -431,8 +456,8 @@ pub fn plan(job: &JobFile, src: &Source) -> Result<JobPlan, SpecError> {
         micro_batch: mb,
         global_batch: gb,
         dtype_bytes: dtype,
-        experts: m.moe.experts,
-        top_k: m.moe.top_k,
+        experts: model.experts,
+        top_k: model.top_k,
         peak_flops_per_s: peak,
         efficiency: eff,
         alpha_s: c.alpha_us.value * 1e-6,
@@ -440,5 +465,46 @@ pub fn plan(job: &JobFile, src: &Source) -> Result<JobPlan, SpecError> {
         algorithm: algo,
         dp_reduce_scatter_all_gather: rs_ag,
         placement,
+        arch: model.arch,
+        order,
+        recompute,
     })
+}
+
+/// The rank order of `parallelism.order`: each of tp, cp, pp, dp at most once, every one of
+/// degree above 1 present.
+fn order(src: &Source, p: &Parallelism, degrees: [(Dim, u32); 4]) -> Result<RankOrder, SpecError> {
+    let Some(o) = &p.order else {
+        return Ok(RankOrder::default());
+    };
+    let hint = || Some("list tp, cp, pp and dp fastest first, e.g. [tp, cp, pp, dp]".into());
+    let mut dims = Vec::new();
+    for name in &o.value {
+        let d = Dim::parse(name).filter(|&d| d != Dim::Ep).ok_or_else(|| {
+            let why = if name == "ep" {
+                "ep is not a rank dimension: expert-parallel groups are made of data-parallel \
+                 ranks"
+                    .to_owned()
+            } else {
+                format!("unknown dimension `{name}` in parallelism.order")
+            };
+            src.error(o.referenced, why, hint())
+        })?;
+        if dims.contains(&d) {
+            return Err(src.error(
+                o.referenced,
+                format!("parallelism.order names {name} twice"),
+                hint(),
+            ));
+        }
+        dims.push(d);
+    }
+    if let Some((d, n)) = degrees.iter().find(|(d, n)| *n > 1 && !dims.contains(d)) {
+        return Err(src.error(
+            o.referenced,
+            format!("parallelism.order leaves out {} (degree {n})", d.name()),
+            hint(),
+        ));
+    }
+    Ok(RankOrder::new(&dims).expect("checked: no repeat, no ep"))
 }

@@ -1,20 +1,35 @@
 //! Training jobs: a checked plan (`JobPlan`; the job file that gives one is read by
 //! `aifabric_spec::job`) and what one iteration does.
 //!
-//! A job is a model, a parallelism plan, a scale-up domain and a compute roofline. One
-//! iteration (one optimizer step) becomes compute time plus the collectives it issues, with
-//! sizes derived from the model (Megatron-LM's layout; Narayanan et al., SC 2021, and
-//! Korthikanti et al., "Reducing activation recomputation", 2022):
-//! - compute: `6 x parameters x tokens` FLOPs (forward + backward, Kaplan et al. 2020) over
-//!   the GPUs at `peak x efficiency`, where `efficiency` is the kernels' share of the peak
-//!   (the model FLOPs utilization of compute alone: no bubble, no exposed communication);
+//! A job is a model, a parallelism plan with its rank order, a scale-up domain and a
+//! compute roofline. The model is either an architecture ([`arch`]: layers, hidden size, FFN
+//! width, heads, KV heads, vocabulary, experts; written out or from a [`cards`] model card)
+//! or, as job files gave it before architectures existed, a parameter count with layers and
+//! hidden size; such a file is sized exactly as it always was (the formulas marked "without
+//! an architecture" below). One iteration (one optimizer step) becomes compute time plus the
+//! collectives it issues, with sizes derived from the model (Megatron-LM's layout; Narayanan
+//! et al., SC 2021, and Korthikanti et al., "Reducing activation recomputation", 2022):
+//! - compute: the training FLOPs per token ([`Architecture::training_flops_per_token`]: 3 x
+//!   forward, the forward being 2 per active weight, causal attention's `2 s h` per layer and
+//!   the logits' `2 h V`; without an architecture `6 x parameters`, Kaplan et al. 2020) times
+//!   the tokens, plus what recomputation runs again (selective: the score matmuls; full: a
+//!   forward pass), over the GPUs at `peak x efficiency`, where `efficiency` is the kernels'
+//!   share of the peak (the model FLOPs utilization of compute alone: no bubble, no exposed
+//!   communication);
 //! - the pipeline bubble of 1F1B, `(pp - 1) / m` of the compute for `m` micro-batches per
 //!   replica, or with the interleaved schedule (Narayanan et al., SC 2021, section 2.2.2: each
-//!   GPU holds `v = pp_virtual` model chunks of `layers / (pp v)` layers) `(pp - 1) / (v m)`;
-//! - tensor parallelism: per layer and micro-batch, 4 all-reduces (2 forward, 2 backward) of
-//!   the activations `b x s x h x dtype / cp` inside each TP group, not overlapped;
+//!   GPU holds `v = pp_virtual` model chunks) `(pp - 1) / (v m)`; with an architecture a
+//!   chunk holds `ceil(layers / (pp v))` layers (the embedding and the output layer may take
+//!   a chunk of their own, as Llama 3 405B's 126 layers in 128 chunks), without one the
+//!   layers split evenly;
+//! - tensor parallelism: per layer of the busiest stage and micro-batch, 4 all-reduces (2
+//!   forward, 2 backward) of the activations `b x s x h x dtype / cp` inside each TP group,
+//!   not overlapped;
 //! - context parallelism: per layer and micro-batch, an all-gather of K and V (forward) and a
-//!   reduce-scatter of their gradients (backward), `2 x b x s x h x dtype / tp`;
+//!   reduce-scatter of their gradients (backward): `2 x b x s x d_kv,tp x dtype`, where a TP
+//!   rank's K (or V) width `d_kv,tp` is its `max(kv_heads / tp, 1)` heads of `h / heads`
+//!   (grouped-query attention: 1/16 of Q's for Llama 3 405B's 8 KV heads of 128); without an
+//!   architecture `h / tp` (multi-head attention);
 //! - expert parallelism (MoE): per layer and micro-batch, 4 all-to-alls (dispatch and combine,
 //!   forward and backward) of `b x s x h x dtype x top_k / cp` per rank;
 //! - pipeline parallelism: activations `b x s x h x dtype / (tp x cp)` sent to the next stage
@@ -26,15 +41,31 @@
 //! - data parallelism: the gradients of a rank's shard, `parameters / (tp x pp) x dtype`, once
 //!   per iteration over the dp x cp ranks that hold the same weights: an all-reduce, or
 //!   reduce-scatter + all-gather (ZeRO / FSDP); a share `dp_overlap` hides behind the
-//!   backward pass.
+//!   backward pass. (Experts' gradients are counted the same way: an overstatement under EP.)
 //!
-//! Ranks are laid out tensor-fastest: `rank = t + tp (c + cp (d + dp p))`, the Megatron
-//! order (tp, cp, dp, pp), so a TP group is `tp` consecutive ranks, i.e. one scale-up domain
-//! when `tp` divides its size. Expert-parallel groups are `ep` consecutive DP ranks.
+//! Memory ([`memory`], with an architecture): weights, gradients, Adam's state (2 + 2 + 12
+//! bytes per parameter, ZeRO; gradients and state sharded over DP with
+//! `reduce_scatter_all_gather`), activations after Korthikanti et al. with or without
+//! recomputation, for the micro-batches the first stage holds in flight.
+//!
+//! Ranks are numbered in the plan's [`RankOrder`], fastest dimension first; the default is
+//! Megatron-LM's (tp, cp, dp, pp): `rank = t + tp (c + cp (d + dp p))`, so a TP group is `tp`
+//! consecutive ranks, i.e. one scale-up domain when `tp` divides its size. Llama 3 uses
+//! (tp, cp, pp, dp). Expert-parallel groups are `ep` consecutive DP coordinates.
+
+pub mod arch;
+pub mod cards;
+pub mod memory;
+pub mod order;
+
+pub use arch::{Architecture, Ffn};
+pub use memory::{MemoryNeed, Recompute};
+pub use order::{RankOrder, MEGATRON};
 
 use crate::collective::Op;
 use crate::placement::Placement;
 use crate::schedule::Algo;
+use order::Layout;
 use serde::Serialize;
 
 /// Which parallelism a collective serves.
@@ -51,6 +82,26 @@ pub enum Dim {
     Pp,
     /// Data.
     Dp,
+}
+
+impl Dim {
+    /// As a job file writes it: `tp`, `cp`, `ep`, `pp`, `dp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dim::Tp => "tp",
+            Dim::Cp => "cp",
+            Dim::Ep => "ep",
+            Dim::Pp => "pp",
+            Dim::Dp => "dp",
+        }
+    }
+
+    /// Parse a name of [`Dim::name`].
+    pub fn parse(s: &str) -> Option<Dim> {
+        [Dim::Tp, Dim::Cp, Dim::Ep, Dim::Pp, Dim::Dp]
+            .into_iter()
+            .find(|d| d.name() == s)
+    }
 }
 
 /// One kind of communication of an iteration: every group of a dimension runs it at once.
@@ -103,6 +154,14 @@ pub struct Iteration {
     pub peak_flops_per_s: f64,
     /// Share of the peak the kernels reach (compute alone, without bubble or communication).
     pub efficiency: f64,
+    /// Hardware FLOPs over model FLOPs (recomputation runs part of the forward pass again;
+    /// 1 without): the end-to-end MFU is `efficiency x compute / step / this`.
+    pub recompute_overhead: f64,
+    /// The rank order, fastest dimension first.
+    pub order: RankOrder,
+    /// Per-GPU memory need (with an architecture; `None` for a model given by its parameter
+    /// count alone).
+    pub memory: Option<MemoryNeed>,
 }
 
 /// A pipeline schedule: 1F1B (Narayanan et al., SC 2021, section 2.2.1), interleaved when each
@@ -203,6 +262,13 @@ pub struct JobPlan {
     pub dp_reduce_scatter_all_gather: bool,
     /// Placement policy.
     pub placement: Placement,
+    /// The architecture (`None`: the model is its parameter count, layers and hidden size
+    /// alone, sized as before architectures existed).
+    pub arch: Option<Architecture>,
+    /// The rank order.
+    pub order: RankOrder,
+    /// Activation recomputation.
+    pub recompute: Recompute,
 }
 
 impl JobPlan {
@@ -234,7 +300,23 @@ impl JobPlan {
         } = *self;
         let micro = u64::from(gb) / (u64::from(dp) * u64::from(mb));
         let tokens = f64::from(gb) * f64::from(seq);
-        let compute_s = 6.0 * params * tokens / f64::from(gpus) / (peak * eff);
+        let (compute_s, recompute_overhead) = match &self.arch {
+            // A model given by its parameter count: 6 FLOPs per parameter and token.
+            None => (6.0 * params * tokens / f64::from(gpus) / (peak * eff), 1.0),
+            Some(a) => {
+                let model = a.training_flops_per_token(seq);
+                let extra = match self.recompute {
+                    Recompute::None => 0.0,
+                    Recompute::Selective => a.attention_flops_per_token(seq),
+                    Recompute::Full => a.forward_flops_per_token(seq),
+                };
+                let hardware = model + extra;
+                (
+                    hardware * tokens / f64::from(gpus) / (peak * eff),
+                    hardware / model,
+                )
+            }
+        };
         let pipeline = Pipeline {
             stages: pp,
             virtual_stages: pp_virtual,
@@ -242,71 +324,14 @@ impl JobPlan {
         };
         let bubble_s = pipeline.bubble_s(compute_s);
         let act = f64::from(mb) * f64::from(seq) * f64::from(hidden) * f64::from(dtype);
-        let layers_per_stage = layers / pp;
-        let rank = |t: u32, cc: u32, d: u32, s: u32| t + tp * (cc + cp * (d + dp * s));
+        // The busiest stage's layers (`layers / pp` when they split evenly).
+        let (layers_per_stage, _) = memory::stage_layers(layers, pp, pp_virtual);
+        let layout = Layout::new(self.order, tp, cp, dp, pp);
+        // Interleaved, the last stage's chunk k feeds the first stage's chunk k + 1: one
+        // more pair, closing the ring.
+        let pairs = if pp_virtual > 1 { pp } else { pp - 1 };
+        let groups_of = |dim: Dim| layout.groups(dim, ep, pairs);
         let mut comms = Vec::new();
-        let groups_of = |dim: Dim| -> Vec<Vec<u32>> {
-            let mut out = Vec::new();
-            match dim {
-                Dim::Tp => {
-                    for s in 0..pp {
-                        for d in 0..dp {
-                            for cc in 0..cp {
-                                out.push((0..tp).map(|t| rank(t, cc, d, s)).collect());
-                            }
-                        }
-                    }
-                }
-                Dim::Cp => {
-                    for s in 0..pp {
-                        for d in 0..dp {
-                            for t in 0..tp {
-                                out.push((0..cp).map(|cc| rank(t, cc, d, s)).collect());
-                            }
-                        }
-                    }
-                }
-                Dim::Dp => {
-                    // Gradients are reduced over data and context parallelism together (every
-                    // context-parallel rank holds the same weights), as Megatron-LM does.
-                    for s in 0..pp {
-                        for t in 0..tp {
-                            out.push(
-                                (0..dp)
-                                    .flat_map(|d| (0..cp).map(move |cc| rank(t, cc, d, s)))
-                                    .collect(),
-                            );
-                        }
-                    }
-                }
-                Dim::Ep => {
-                    for s in 0..pp {
-                        for cc in 0..cp {
-                            for t in 0..tp {
-                                for e in 0..dp / ep {
-                                    out.push((0..ep).map(|k| rank(t, cc, e * ep + k, s)).collect());
-                                }
-                            }
-                        }
-                    }
-                }
-                Dim::Pp => {
-                    // Interleaved, the last stage's chunk k feeds the first stage's chunk
-                    // k + 1: one more pair, closing the ring.
-                    let pairs = if pp_virtual > 1 { pp } else { pp - 1 };
-                    for s in 0..pairs {
-                        for d in 0..dp {
-                            for cc in 0..cp {
-                                for t in 0..tp {
-                                    out.push(vec![rank(t, cc, d, s), rank(t, cc, d, (s + 1) % pp)]);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            out
-        };
         // Counts in u64: layers x micro-batches x 4 can pass u32 for absurd but valid files.
         let per_layer = u64::from(layers_per_stage) * micro;
         if tp > 1 {
@@ -322,6 +347,19 @@ impl JobPlan {
             });
         }
         if cp > 1 {
+            // K and V of a TP rank's heads: `h / tp` each for multi-head attention, its
+            // `kv_heads / tp` heads (at least one) under grouped-query attention.
+            let kv = match &self.arch {
+                None => 2.0 * act / f64::from(tp),
+                Some(a) => {
+                    let head_dim = f64::from(a.hidden) / f64::from(a.heads);
+                    2.0 * f64::from(mb)
+                        * f64::from(seq)
+                        * a.kv_heads_per_tp_rank(tp)
+                        * head_dim
+                        * f64::from(dtype)
+                }
+            };
             for (op, name) in [
                 (Op::AllGather, "cp all_gather"),
                 (Op::ReduceScatter, "cp reduce_scatter"),
@@ -332,7 +370,7 @@ impl JobPlan {
                     op: Some(op),
                     algo: Algo::Ring,
                     groups: groups_of(Dim::Cp),
-                    bytes: 2.0 * act / f64::from(tp),
+                    bytes: kv,
                     count: per_layer,
                     exposed: 1.0,
                 });
@@ -399,6 +437,9 @@ impl JobPlan {
             tokens,
             peak_flops_per_s: peak,
             efficiency: eff,
+            recompute_overhead,
+            order: self.order,
+            memory: self.arch.as_ref().map(|a| memory::need(self, a)),
         }
     }
 }
