@@ -7,8 +7,141 @@
 //! ([`Role::Prediction`]) whose error is reported, and a test holds it within the tolerance
 //! stated in its row, even when that tolerance is wide: a miss stays in the table as a miss.
 
+use crate::{Error, Setup, Study};
+use aifabric_engine::job::StepResult;
+use aifabric_workload::job::cards::{find_gpu, H100_EFFICIENCY};
+use aifabric_workload::job::Iteration;
 use serde::Serialize;
 use std::fmt::Write as _;
+
+/// The job files the training-run rows run (`crates/aifabric/validation/`; the 16k one is
+/// `examples/jobs/llama3-405b-16k.yaml`).
+pub const JOB_SETUPS: [(&str, &str); 3] = [
+    (
+        "llama3-405b-8k.yaml",
+        include_str!("../validation/llama3-405b-8k.yaml"),
+    ),
+    (
+        "llama3-405b-16k.yaml",
+        include_str!("../validation/llama3-405b-16k.yaml"),
+    ),
+    (
+        "llama3-405b-16k-ctx128k.yaml",
+        include_str!("../validation/llama3-405b-16k-ctx128k.yaml"),
+    ),
+];
+
+/// "The Llama 3 Herd of Models" (Meta, 2024), table 4.
+const LLAMA3_TABLE4: &str = "\"The Llama 3 Herd of Models\" (Meta, 2024), table 4";
+
+/// The kernel efficiency that makes `step` (a run of `it`) reach `published_flops_per_s` of
+/// model FLOPs per GPU: compute and bubble scale with `1 / efficiency`, the exposed
+/// communication does not, so `e' = e x (compute + bubble) / (W / published - exposed)`
+/// where `W` is the model FLOPs per GPU and step. `None` when the exposed communication
+/// alone is longer than the published step.
+pub fn calibrate_efficiency(
+    step: &StepResult,
+    it: &Iteration,
+    published_flops_per_s: f64,
+) -> Option<f64> {
+    let model_flops_per_gpu = step.mfu * it.peak_flops_per_s * step.step_s;
+    let target_step_s = model_flops_per_gpu / published_flops_per_s;
+    let left_s = target_step_s - step.exposed_comm_s;
+    (left_s > 0.0).then(|| it.efficiency * (step.compute_s + step.bubble_s) / left_s)
+}
+
+/// Model FLOP/s per GPU of a step, TFLOP/s.
+fn tflops(step: &StepResult, it: &Iteration) -> f64 {
+    step.mfu * it.peak_flops_per_s / 1e12
+}
+
+fn job_setup(name: &str) -> Result<Iteration, Error> {
+    let (_, text) = JOB_SETUPS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .ok_or_else(|| Error::bad_request(format!("no validation setup {name}")))?;
+    aifabric_spec::job::parse(name, text).map_err(Error::runtime_from)
+}
+
+/// The training-run rows: Llama 3 405B's three configurations of table 4 on `llama3-24k`
+/// (the cluster it trained on), packed, in the paper's rank order. The first (8,192 GPUs)
+/// is the H100 card's calibration point; the other two are predictions. Also returns the
+/// efficiency the calibration row derives now (the card stores it rounded).
+pub fn job_checks() -> Result<(Vec<Check>, f64), Error> {
+    let fabric = aifabric_spec::load("llama3-24k").map_err(Error::runtime_from)?;
+    let study = Study::healthy(&fabric, Setup::default());
+    let run = |name: &str| -> Result<(Iteration, StepResult), Error> {
+        let it = job_setup(name)?;
+        let r = study.job(&it, None)?;
+        Ok((it, r.run.result))
+    };
+    let card = find_gpu("h100-sxm").ok_or_else(|| Error::bad_request("no H100 card".into()))?;
+    let (it8, r8) = run("llama3-405b-8k.yaml")?;
+    let derived = calibrate_efficiency(&r8, &it8, 430e12).ok_or_else(|| {
+        Error::bad_request(
+            "the 8,192-GPU Llama 3 run's exposed communication alone exceeds its published \
+             step: no kernel efficiency reaches it"
+                .into(),
+        )
+    })?;
+    let setup = |gpus: &str, plan: &str, file: &str| {
+        format!("llama3-24k, {gpus} H100 packed, {plan}, order [tp, cp, pp, dp] ({file})")
+    };
+    let mut checks = vec![Check::new(
+        "Llama 3 405B pre-training, 8,192 H100, 8K context: model FLOP/s per GPU",
+        format!("{LLAMA3_TABLE4}, row 1"),
+        setup("8,192", "TP 8, PP 16, DP 64", "validation/llama3-405b-8k.yaml"),
+        "TFLOP/s",
+        430.0,
+        tflops(&r8, &it8),
+        0.0,
+        Role::Calibration,
+    )
+    .note(format!(
+        "derives the H100 card's kernel efficiency: {derived:.4} (stored {H100_EFFICIENCY}; {})",
+        card.peak_source
+    ))];
+    for (file, row, gpus, plan, published, tolerance, note) in [
+        (
+            "llama3-405b-16k.yaml",
+            2,
+            "16,384",
+            "TP 8, PP 16, DP 128",
+            400.0,
+            0.10,
+            "",
+        ),
+        (
+            "llama3-405b-16k-ctx128k.yaml",
+            3,
+            "16,384",
+            "TP 8, CP 16, PP 16, DP 8, 131,072-token sequences",
+            380.0,
+            0.25,
+            "context parallelism's all-gather of K and V and its reduce-scatter are counted \
+             as exposed (not overlapped with attention), as are the pipeline's sends",
+        ),
+    ] {
+        let (it, r) = run(file)?;
+        checks.push(
+            Check::new(
+                format!(
+                    "Llama 3 405B pre-training, {gpus} H100, {}: model FLOP/s per GPU",
+                    if row == 3 { "128K context" } else { "8K context" }
+                ),
+                format!("{LLAMA3_TABLE4}, row {row}"),
+                setup(gpus, plan, &format!("validation/{file}")),
+                "TFLOP/s",
+                published,
+                tflops(&r, &it),
+                tolerance,
+                Role::Prediction,
+            )
+            .note(note),
+        );
+    }
+    Ok((checks, derived))
+}
 
 /// What a row is to the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

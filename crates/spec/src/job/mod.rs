@@ -100,18 +100,24 @@ impl Default for ScaleUp {
     }
 }
 
-/// The compute roofline.
+/// The compute roofline: a GPU card (`gpu: h100-sxm`, its peak and its calibrated kernel
+/// efficiency), or both figures given; a figure given beside a card replaces the card's.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Compute {
+    /// A GPU card shipped with the tool (`aifabric_workload::job::cards::gpus`).
+    #[serde(default)]
+    pub gpu: Option<S<String>>,
     /// Peak dense FLOP/s per GPU, in TFLOP/s (H100 SXM bf16: 989).
-    pub peak_tflops: S<f64>,
+    #[serde(default)]
+    pub peak_tflops: Option<S<f64>>,
     /// Share of the peak the kernels reach: the model FLOPs utilization of compute alone,
     /// excluding the pipeline bubble and exposed communication, which the model adds on top.
     /// Not a published end-to-end MFU: that one already contains the bubble and the
     /// communication (an end-to-end MFU `u` over a step of which bubble and exposed
     /// communication take a share `x` is a kernel efficiency of `u / (1 - x)`).
-    pub efficiency: S<f64>,
+    #[serde(default)]
+    pub efficiency: Option<S<f64>>,
 }
 
 /// How the job communicates.
@@ -160,7 +166,7 @@ pub struct JobFile {
     /// The model.
     pub model: Model,
     /// Roofline.
-    pub compute: Compute,
+    pub compute: S<Compute>,
     /// Communication choices.
     #[serde(default)]
     pub communication: Communication,
@@ -216,6 +222,54 @@ fn positive(src: &Source, v: &S<u32>, what: &str) -> Result<u32, SpecError> {
         ));
     }
     Ok(v.value)
+}
+
+/// The peak (FLOP/s) and the kernel efficiency: from the GPU card, each replaced by the
+/// figure given beside it; without a card both must be given.
+fn compute(src: &Source, c: &Compute, at: Location) -> Result<(f64, f64), SpecError> {
+    use aifabric_workload::job::cards;
+    let card = match &c.gpu {
+        None => None,
+        Some(g) => Some(cards::find_gpu(&g.value).ok_or_else(|| {
+            let names: Vec<&str> = cards::gpus().iter().map(|c| c.name).collect();
+            src.error(
+                g.referenced,
+                format!("unknown GPU card `{}`", g.value),
+                Some(format!(
+                    "GPU cards: {}; or give compute.peak_tflops and compute.efficiency",
+                    names.join(", ")
+                )),
+            )
+        })?),
+    };
+    let figure = |v: &Option<S<f64>>, what: &str, from_card: Option<f64>| match (v, from_card) {
+        (Some(v), _) => positive_f(src, v, what),
+        (None, Some(x)) => Ok(x),
+        (None, None) => Err(src.error(
+            c.gpu.as_ref().map_or(at, |g| g.referenced),
+            format!("{what} is missing"),
+            Some(format!(
+                "give compute.gpu (a GPU card: {}) or both compute.peak_tflops and \
+                 compute.efficiency",
+                cards::gpus()
+                    .iter()
+                    .map(|c| c.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        )),
+    };
+    let peak = figure(
+        &c.peak_tflops,
+        "compute.peak_tflops",
+        card.as_ref().map(|c| c.peak_tflops),
+    )?;
+    let eff = figure(
+        &c.efficiency,
+        "compute.efficiency",
+        card.as_ref().map(|c| c.efficiency),
+    )?;
+    Ok((peak * 1e12, eff))
 }
 
 fn positive_f(src: &Source, v: &S<f64>, what: &str) -> Result<f64, SpecError> {
@@ -384,11 +438,14 @@ pub fn plan(job: &JobFile, src: &Source) -> Result<JobPlan, SpecError> {
             )
         })?,
     };
-    let peak = positive_f(src, &job.compute.peak_tflops, "compute.peak_tflops")? * 1e12;
-    let eff = positive_f(src, &job.compute.efficiency, "compute.efficiency")?;
+    let (peak, eff) = compute(src, &job.compute.value, job.compute.referenced)?;
     if eff > 1.0 {
         return Err(src.error(
-            job.compute.efficiency.referenced,
+            job.compute
+                .value
+                .efficiency
+                .as_ref()
+                .map_or(job.compute.referenced, |e| e.referenced),
             format!("efficiency {eff} is above 1"),
             Some("efficiency is a share of the peak, e.g. 0.4".into()),
         ));

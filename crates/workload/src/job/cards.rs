@@ -127,3 +127,48 @@ pub fn find(name: &str) -> Option<Card> {
 pub fn names() -> Vec<&'static str> {
     all().iter().map(|c| c.name).collect()
 }
+
+/// A GPU's compute as a job sees it: its peak and the share of it the kernels reach.
+///
+/// The kernel efficiency is a model parameter, derived once per GPU type from one published
+/// training run (`calibration`; `aifabric validate` derives it again and its tests fail when
+/// the stored value no longer matches the model). That run is then never a check; every
+/// other published figure is a prediction (`VALIDATION.md`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuCard {
+    /// Name a job file uses (`compute: { gpu: NAME }`).
+    pub name: &'static str,
+    /// Dense BF16 peak per GPU, TFLOP/s.
+    pub peak_tflops: f64,
+    /// Where the peak comes from.
+    pub peak_source: &'static str,
+    /// Share of the peak the kernels reach (compute alone: no bubble, no exposed
+    /// communication).
+    pub efficiency: f64,
+    /// The one published figure `efficiency` was derived from.
+    pub calibration: &'static str,
+}
+
+/// H100 SXM's kernel efficiency, derived from the calibration run named in [`gpus`] by
+/// `aifabric::validate::calibrate_efficiency` (rounded to 3 digits; a test re-derives it).
+pub const H100_EFFICIENCY: f64 = 0.530;
+
+/// Every GPU card.
+pub fn gpus() -> Vec<GpuCard> {
+    vec![GpuCard {
+        name: "h100-sxm",
+        peak_tflops: 989.0,
+        peak_source: "NVIDIA H100 Tensor Core GPU datasheet (SXM5): 989 TFLOP/s dense BF16 \
+            (1,979 with sparsity)",
+        efficiency: H100_EFFICIENCY,
+        calibration: "Llama 3 405B on 8,192 H100 (TP 8, CP 1, PP 16, DP 64, 8,192-token \
+            sequences, 16M tokens per step): 430 TFLOP/s per GPU, \"The Llama 3 Herd of Models\" \
+            (Meta, 2024), table 4, first row; run on llama3-24k in the paper's rank order \
+            (crates/aifabric/validation/llama3-405b-8k.yaml)",
+    }]
+}
+
+/// The GPU card named `name`.
+pub fn find_gpu(name: &str) -> Option<GpuCard> {
+    gpus().into_iter().find(|c| c.name == name)
+}
