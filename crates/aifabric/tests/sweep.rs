@@ -232,7 +232,6 @@ fn workloads_run_on_every_design_under_every_scenario() {
                 gpus: 16,
                 sizes: vec![64 << 20],
                 placement: Placement::Spread,
-                alpha_s: 5e-6,
                 ..CollectiveRequest::default()
             })
             .unwrap();

@@ -194,6 +194,14 @@ pub enum Algo {
     /// Hierarchical: the same operation inside each scale-up domain (ring), then across
     /// domains on the NICs (ring), then inside again (all-reduce only).
     Hierarchical,
+    /// NVLS (NVLink SHARP): the NVSwitch reduces and multicasts in the network, inside one
+    /// scale-up domain (all-reduce, all-gather, reduce-scatter). No rank-to-rank schedule:
+    /// the engine times it in closed form ([`crate::nccl::nvls_bandwidth_s`]).
+    Nvls,
+    /// PAT (parallel aggregated trees, NCCL 2.23+): all-gather and reduce-scatter with one
+    /// GPU per node, at logarithmic latency; its transfers are halving-doubling's
+    /// (distance-halving exchanges) when the rank count is a power of two, else the ring's.
+    Pat,
     /// The fastest applicable algorithm for the collective and size, chosen by the engine's
     /// tuner; has no schedule of its own.
     Auto,
@@ -208,6 +216,8 @@ impl Algo {
             "hd" | "halving_doubling" | "halving-doubling" => Algo::HalvingDoubling,
             "direct" => Algo::Direct,
             "hierarchical" => Algo::Hierarchical,
+            "nvls" => Algo::Nvls,
+            "pat" => Algo::Pat,
             "auto" => Algo::Auto,
             _ => return None,
         })
@@ -221,6 +231,8 @@ impl Algo {
             Algo::HalvingDoubling => "halving-doubling",
             Algo::Direct => "direct",
             Algo::Hierarchical => "hierarchical",
+            Algo::Nvls => "nvls",
+            Algo::Pat => "pat",
             Algo::Auto => "auto",
         }
     }
@@ -239,7 +251,10 @@ impl std::str::FromStr for Algo {
 
     fn from_str(s: &str) -> Result<Algo, String> {
         Algo::parse(s).ok_or_else(|| {
-            format!("unknown algorithm `{s}`; use auto, ring, tree, hd, direct or hierarchical")
+            format!(
+                "unknown algorithm `{s}`; use auto, ring, tree, nvls, pat, hd, direct or \
+                 hierarchical"
+            )
         })
     }
 }
@@ -343,6 +358,17 @@ pub fn schedule(
                     channels,
                 }),
             })
+        }
+        (Op::ReduceScatter | Op::AllGather, Algo::Pat) if n.is_power_of_two() => {
+            split(halving_doubling(op, n, bytes), channels)
+        }
+        (Op::ReduceScatter | Op::AllGather, Algo::Pat) => {
+            vec![ring(n, bytes / nf, n - 1, domain, channels)]
+        }
+        (_, Algo::Nvls) => {
+            return Err(ScheduleError(
+                "nvls is a reduction inside the NVSwitch, not a schedule of transfers".into(),
+            ))
         }
         (Op::AllReduce | Op::ReduceScatter | Op::AllGather, Algo::Hierarchical) => {
             let h = hierarchical(op, n, bytes, domain)?;

@@ -20,7 +20,7 @@ fn json(args: &[&str]) -> Value {
 #[test]
 fn specs_lists_every_builtin() {
     let v = json(&["specs", "--json"]);
-    assert_eq!(v["schema_version"], 1, "every --json output is versioned");
+    assert_eq!(v["schema_version"], 2, "every --json output is versioned");
     let names: Vec<&str> = v["specs"]
         .as_array()
         .unwrap()
