@@ -40,6 +40,7 @@ pub mod size;
 pub mod sweep;
 pub mod tables;
 pub mod traces;
+pub mod validation;
 mod verify;
 
 pub use aifabric_chakra::io::TraceSet;
