@@ -545,13 +545,14 @@ pub(crate) fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64, splits: &[u
 }
 
 /// Channels of a collective: as asked, or by default one per GPU of the scale-up domain for
-/// rings whose groups are made of whole domains (rail-aligned rings), and one otherwise
+/// rings and trees whose groups are made of whole domains (rail-aligned rings, NCCL's trees
+/// of node chains, one head per NIC), and one otherwise
 /// (a group with one GPU per server, like a data-parallel group under tensor parallelism,
 /// already has every GPU on its own NIC; channels would only split the same flows).
 pub fn channels(net: &Net<'_>, c: &Collective) -> u32 {
     let g = net.params.scale_up_gpus.max(1);
     match (c.channels, c.algo) {
-        (0, Algo::Ring) if g > 1 && domain_aligned(net, &c.groups) => g,
+        (0, Algo::Ring | Algo::Tree) if g > 1 && domain_aligned(net, &c.groups) => g,
         (0, _) => 1,
         (n, _) => n,
     }
