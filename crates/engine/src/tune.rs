@@ -153,8 +153,9 @@ impl Tuner {
             let s = scale(net, c);
             return Err(SimError::Invalid(format!(
                 "NCCL runs no {} with protocol {} for {} over {} ranks in {} scale-up \
-                 domain(s) (nvls: simple, inside one domain; pat: simple, all_gather or \
-                 reduce_scatter with one GPU per domain; tree: all_reduce)",
+                 domain(s): nvls runs simple inside one NVSwitch domain, pat runs simple \
+                 for all_gather or reduce_scatter with one GPU per domain, tree runs \
+                 all_reduce; use --algo auto or ring",
                 c.algo.name(),
                 c.proto.map_or("none", Proto::name),
                 c.op.map_or("send_recv", Op::as_str),
