@@ -63,3 +63,40 @@ fn collective_predictions_against_published_figures() {
     assert!(gain.prediction > 1.0, "{gain:?}");
     assert!(!gain.within, "{gain:?}");
 }
+
+#[test]
+fn auto_bus_bandwidth_rises_with_size_at_scale() {
+    // 1,024 GPUs of llama3-24k, every power of two from 1 KiB to 16 GiB: NCCL's tuner picks
+    // tree/LL for small sizes (latency), the ring at the largest; the bus bandwidth never
+    // falls as the size grows (the choice is the minimum of candidates whose time per byte
+    // only falls), and mid sizes lose to latency.
+    use aifabric::{CollectiveRequest, Proto, Setup, Study};
+    let f = aifabric::stages::spec::load("llama3-24k").unwrap();
+    let r = Study::healthy(&f, Setup::default())
+        .collective(&CollectiveRequest {
+            gpus: 1024,
+            sizes: (10..=34).map(|k| 1u64 << k).collect(),
+            ..CollectiveRequest::default()
+        })
+        .unwrap();
+    let mut prev = 0.0;
+    for row in &r.rows {
+        assert!(
+            row.bus_bw_gbytes_per_s >= prev * (1.0 - 1e-12),
+            "{} B: {} after {prev}",
+            row.bytes,
+            row.bus_bw_gbytes_per_s
+        );
+        prev = row.bus_bw_gbytes_per_s;
+    }
+    let first = &r.rows[0];
+    assert_eq!(
+        (first.algo, first.proto),
+        (aifabric::Algo::Tree, Some(Proto::Ll))
+    );
+    let last = r.rows.last().unwrap();
+    assert_eq!(last.algo, aifabric::Algo::Ring);
+    // 1 MiB at this scale is latency-bound: under a tenth of the largest size's bus bandwidth.
+    let mib = r.rows.iter().find(|x| x.bytes == 1 << 20).unwrap();
+    assert!(mib.bus_bw_gbytes_per_s < 0.1 * last.bus_bw_gbytes_per_s);
+}
