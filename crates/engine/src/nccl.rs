@@ -21,15 +21,9 @@ use fixedbitset::FixedBitSet;
 /// per server still runs several channels through its NIC).
 pub fn scale(net: &Net<'_>, c: &Collective) -> Scale {
     let grp = c.groups.first().map_or(&[][..], Vec::as_slice);
-    let mut heads: Vec<aifabric_model::DeviceId> = Vec::new();
-    for &g in grp {
-        if !heads.iter().any(|&h| net.same_domain(h, g)) {
-            heads.push(g);
-        }
-    }
     Scale {
         ranks: grp.len() as u32,
-        nodes: heads.len() as u32,
+        nodes: net.domains_spanned(grp),
         channels: channels(net, c).max(net.params.scale_up_gpus.max(1)),
     }
 }
