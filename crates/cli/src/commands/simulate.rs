@@ -21,7 +21,11 @@ fn algo_note(r: &CollectiveResult) -> String {
         .iter()
         .filter(|x| (x.algo, x.proto) != (r.algo, r.proto))
         .min_by(|a, b| a.time_s.total_cmp(&b.time_s));
-    let chosen = format!("{}, {} channels", label(r.algo, r.proto), r.channels);
+    // Channels are NCCL's with a protocol; the alpha-beta model (jobs) names the algorithm.
+    let chosen = match r.proto {
+        Some(_) => format!("{}, {} channels", label(r.algo, r.proto), r.channels),
+        None => label(r.algo, r.proto),
+    };
     match runner_up {
         Some(c) => format!(
             "{chosen} (auto; next best {} {:.1} us)",
