@@ -320,17 +320,22 @@ class Fabric:
         sizes: Union[str, int, Sequence[int]] = "1M:1G:4",
         algo: Optional[str] = None,
         placement: str = "packed",
-        alpha_us: float = 5.0,
+        alpha_us: float = 0.0,
         scenario: Scenario = None,
+        proto: Optional[str] = None,
         **options: Any,
     ) -> Result:
         """A collective at every size (``aifabric collective --json``): nccl-tests-style
         rows, the largest size's detail and, under a damaging scenario, the slowdown.
-        ``sizes``: bytes, a list of bytes, or the CLI's text (``64M``, ``1M:1G:4``)."""
+        ``sizes``: bytes, a list of bytes, or the CLI's text (``64M``, ``1M:1G:4``).
+        ``algo`` and ``proto`` default to ``auto`` (NCCL's tuner: each row says which
+        algorithm and protocol it chose); ``alpha_us`` is added per step on top of NCCL's
+        protocol latencies."""
         return Result(
             self._f.collective(
                 op,
                 algo,
+                proto,
                 gpus,
                 placement,
                 *_sizes(sizes),

@@ -54,6 +54,7 @@ class NativeFabric:
         self,
         op: str,
         algo: Optional[str],
+        proto: Optional[str],
         gpus: int,
         placement: str,
         sizes: str,

@@ -465,6 +465,7 @@ impl NativeFabric {
         py: Python<'_>,
         op: String,
         algo: Option<String>,
+        proto: Option<String>,
         gpus: u32,
         placement: String,
         sizes: String,
@@ -483,6 +484,7 @@ impl NativeFabric {
             let req = aifabric::CollectiveRequest {
                 op: aifabric::collective_op(&op).map_err(Failed::Bad)?,
                 algo: algo.as_deref().map(|a| parse("algo", a)).transpose()?,
+                proto: proto.as_deref().map(|p| parse("proto", p)).transpose()?,
                 gpus,
                 placement: parse("placement", &placement)?,
                 sizes: match size_list {

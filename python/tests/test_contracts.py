@@ -84,6 +84,17 @@ def test_collective_is_the_cli_contract(cli, llama):
     # A list of sizes is the same request.
     r2 = llama.collective(gpus=64, sizes=[1 << 20, 4 << 20, 16 << 20], placement="spread", lb="spray")
     assert r2 == want
+    # Auto by default: every row names the algorithm and protocol chosen.
+    assert want["algorithm"] == "auto" and want["protocol"] == "auto"
+    assert all(row["proto"] in ("ll", "ll128", "simple") for row in want["rows"])
+    forced = llama.collective(gpus=64, sizes="1M", algo="ring", proto="ll128")
+    assert forced == cli(
+        "collective", "llama3-24k", "--gpus", "64", "--sizes", "1M", "--algo", "ring",
+        "--proto", "ll128",
+    )
+    assert forced["rows"][0]["algo"] == "ring" and forced["rows"][0]["proto"] == "ll128"
+    with pytest.raises(aifabric.BadRequest, match="protocol"):
+        llama.collective(gpus=64, proto="ll64")
 
 
 def test_traffic_is_the_cli_contract_and_its_tables(cli, llama):

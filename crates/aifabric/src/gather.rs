@@ -334,6 +334,7 @@ fn collectives(
                 lb,
                 seed: opts.seed,
                 alpha_s: 5e-6,
+                proto: None,
             };
             let r = simulate(&net, &routes, &c)?;
             points.push((bytes, r.bus_bw_gbytes_per_s));

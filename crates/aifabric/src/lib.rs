@@ -41,6 +41,7 @@ pub mod sweep;
 pub mod tables;
 pub mod traces;
 pub mod validate;
+pub mod validation;
 mod verify;
 
 pub use aifabric_chakra::io::TraceSet;
@@ -111,14 +112,15 @@ pub use aifabric_dataplane::{Lb, NetParams};
 pub use aifabric_engine::check_lb as check_flow_lb;
 pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;
-pub use aifabric_workload::{Algo, Op, Placement};
+pub use aifabric_workload::{Algo, Op, Placement, Proto};
 pub use failures::{parse_keep, FailureRequest, DEFAULT_KEEP};
 pub use gather::ReportOptions;
 pub use packet::{Engine, PacketTrafficReport};
 pub use publish::ExportedFile;
 pub use report::{
     notes_about, versioned, About, CollectiveReport, CollectiveRow, Crossing, JobReport, LbWeights,
-    MemoryFit, Note, Outcome, Prediction, ReplayReport, TrafficReport, Versioned, SCHEMA_VERSION,
+    MemoryFit, Note, Outcome, Predicted, Prediction, ReplayReport, TrafficReport, Versioned,
+    SCHEMA_VERSION,
 };
 pub use size::Sizes;
 
@@ -380,15 +382,17 @@ pub fn collective_op(s: &str) -> Result<Op, String> {
 pub struct CollectiveRequest {
     /// The operation.
     pub op: Op,
-    /// `None`: the operation's default (ring; direct for all-to-all).
+    /// `None`: `auto`, NCCL's tuner's choice per size (direct for all-to-all).
     pub algo: Option<Algo>,
+    /// NCCL protocol; `None`: `auto`, the tuner's choice per size.
+    pub proto: Option<Proto>,
     /// GPUs in the group.
     pub gpus: u32,
     /// How they are placed (on the healthy fabric).
     pub placement: Placement,
     /// Message sizes, bytes (nccl-tests' meaning per operation).
     pub sizes: Vec<u64>,
-    /// Software latency per step, seconds.
+    /// Software latency per step, seconds, on top of NCCL's protocol latencies.
     pub alpha_s: f64,
 }
 
@@ -397,6 +401,7 @@ impl Default for CollectiveRequest {
         CollectiveRequest {
             op: Op::AllReduce,
             algo: None,
+            proto: None,
             gpus: 1024,
             placement: Placement::Packed,
             sizes: vec![1 << 30],
@@ -548,7 +553,8 @@ impl<'f> Study<'f> {
     /// the detail of the largest size, and with a damaging scenario the slowdown per size.
     pub fn collective(&self, req: &CollectiveRequest) -> Result<CollectiveReport, Error> {
         let c = &self.setup;
-        let algo = req.algo.unwrap_or(Algo::default_for(req.op));
+        let algo = req.algo.unwrap_or(Algo::Auto);
+        let proto = req.proto.unwrap_or(Proto::Auto);
         let placed = self.place(req.gpus, req.placement, c.net.scale_up_gpus)?;
         let nets = Both::nets(self, c.net);
         let routes =
@@ -569,6 +575,7 @@ impl<'f> Study<'f> {
                 lb: c.lb,
                 seed: c.seed,
                 alpha_s: req.alpha_s,
+                proto: Some(proto),
             };
             let r = tuners.now.simulate(&nets.now, &routes.now, &col)?;
             let slowdown = match (&mut tuners.healthy, &nets.healthy, &routes.healthy) {
@@ -589,7 +596,17 @@ impl<'f> Study<'f> {
                 slowdown,
                 te_gap: r.te_gap,
                 algo: r.algo,
-                predicted_us: r.tuned.iter().map(|&(a, t)| (a, t * 1e6)).collect(),
+                proto: r.proto,
+                channels: r.channels,
+                predicted: r
+                    .tuned
+                    .iter()
+                    .map(|c| Predicted {
+                        algo: c.algo,
+                        proto: c.proto,
+                        time_us: c.time_s * 1e6,
+                    })
+                    .collect(),
             });
             largest = Some(r);
         }
@@ -607,6 +624,7 @@ impl<'f> Study<'f> {
             spec: self.fabric.name().to_owned(),
             op: req.op,
             algorithm: algo,
+            protocol: proto,
             gpus: req.gpus,
             placement: req.placement,
             lb: c.lb.name(),

@@ -11,12 +11,14 @@ use aifabric_engine::sim::CollectiveResult;
 use aifabric_engine::traffic::TrafficResult;
 use aifabric_packet::PacketResult;
 use aifabric_workload::job::MemoryNeed;
-use aifabric_workload::{Algo, Op, Placement};
+use aifabric_workload::{Algo, Op, Placement, Proto};
 use serde::Serialize;
 
 /// Version of these JSON contracts; raised when a field changes meaning or name. 1: the first
-/// versioned contracts (bandwidths in `*_gbytes_per_s`, 10^9 bytes per second).
-pub const SCHEMA_VERSION: u32 = 1;
+/// versioned contracts (bandwidths in `*_gbytes_per_s`, 10^9 bytes per second). 2: a
+/// collective's rows carry the NCCL protocol and channels, and `predicted` (algorithm,
+/// protocol, `time_us`) replaces `predicted_us`; its report the `protocol` asked for.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A JSON contract with its version in front: `{"schema_version": N, ...fields of body}`.
 /// `T` must serialize as a struct or a map (lists go in a named field first).
@@ -226,9 +228,25 @@ pub struct CollectiveRow {
     pub te_gap: Option<f64>,
     /// The algorithm simulated (the choice, with `auto`).
     pub algo: Algo,
-    /// With `auto`: each candidate's predicted time, microseconds.
+    /// The NCCL protocol timed (the choice, with `auto`); `None` for all-to-all, which
+    /// NCCL runs as point-to-point sends.
+    pub proto: Option<Proto>,
+    /// Channels (rings or trees) the time assumes.
+    pub channels: u32,
+    /// With `auto`: each candidate (algorithm, protocol) and its predicted time.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub predicted_us: Vec<(Algo, f64)>,
+    pub predicted: Vec<Predicted>,
+}
+
+/// One candidate of the tuner at one size.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Predicted {
+    /// The algorithm.
+    pub algo: Algo,
+    /// The protocol (`None`: no protocol model).
+    pub proto: Option<Proto>,
+    /// Predicted time, microseconds.
+    pub time_us: f64,
 }
 
 /// A collective over a sweep of sizes.
@@ -242,6 +260,8 @@ pub struct CollectiveReport {
     pub op: Op,
     /// The algorithm asked for (`auto`: chosen per size, see each row).
     pub algorithm: Algo,
+    /// The protocol asked for (`auto`: chosen per size, see each row).
+    pub protocol: Proto,
     /// GPUs in the group.
     pub gpus: u32,
     /// How they were placed.

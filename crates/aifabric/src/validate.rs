@@ -90,7 +90,11 @@ pub fn job_checks() -> Result<(Vec<Check>, f64), Error> {
     let mut checks = vec![Check::new(
         "Llama 3 405B pre-training, 8,192 H100, 8K context: model FLOP/s per GPU",
         format!("{LLAMA3_TABLE4}, row 1"),
-        setup("8,192", "TP 8, PP 16, DP 64", "validation/llama3-405b-8k.yaml"),
+        setup(
+            "8,192",
+            "TP 8, PP 16, DP 64",
+            "validation/llama3-405b-8k.yaml",
+        ),
         "TFLOP/s",
         430.0,
         tflops(&r8, &it8),
@@ -127,7 +131,11 @@ pub fn job_checks() -> Result<(Vec<Check>, f64), Error> {
             Check::new(
                 format!(
                     "Llama 3 405B pre-training, {gpus} H100, {}: model FLOP/s per GPU",
-                    if row == 3 { "128K context" } else { "8K context" }
+                    if row == 3 {
+                        "128K context"
+                    } else {
+                        "8K context"
+                    }
                 ),
                 format!("{LLAMA3_TABLE4}, row {row}"),
                 setup(gpus, plan, &format!("validation/{file}")),
@@ -318,9 +326,27 @@ mod tests {
     #[test]
     fn errors_tolerances_and_the_table() {
         let v = Validation::new(vec![
-            Check::new("b", "paper", "llama3-24k", "GB/s", 48.0, 36.0, 0.1, Role::Prediction)
-                .note("a | pipe"),
-            Check::new("a", "paper", "x", "TFLOP/s", 430.0, 430.0, 0.0, Role::Calibration),
+            Check::new(
+                "b",
+                "paper",
+                "llama3-24k",
+                "GB/s",
+                48.0,
+                36.0,
+                0.1,
+                Role::Prediction,
+            )
+            .note("a | pipe"),
+            Check::new(
+                "a",
+                "paper",
+                "x",
+                "TFLOP/s",
+                430.0,
+                430.0,
+                0.0,
+                Role::Calibration,
+            ),
             Check::new("c", "paper", "x", "s", 2.0, 2.1, 0.1, Role::Prediction),
         ]);
         assert_eq!(v.checks[0].role, Role::Calibration);
@@ -329,7 +355,10 @@ mod tests {
         assert_eq!(v.score(), (1, 2));
         let md = v.markdown();
         assert!(md.contains("1 of 2 predictions"), "{md}");
-        assert!(md.contains("| -25.0% | 10% | prediction (**miss**) |"), "{md}");
+        assert!(
+            md.contains("| -25.0% | 10% | prediction (**miss**) |"),
+            "{md}"
+        );
         assert!(md.contains("a \\| pipe") || md.contains("a | pipe"), "{md}");
         assert_eq!(md.lines().filter(|l| l.starts_with("| ")).count(), 4);
     }

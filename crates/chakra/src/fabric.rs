@@ -139,6 +139,7 @@ impl<'a> FabricTimer<'a> {
             lb: self.lb,
             seed: self.seed,
             alpha_s: self.alpha_s,
+            proto: None,
         };
         let r = self
             .tuner

@@ -417,6 +417,14 @@ impl<'f> Net<'f> {
         self.domain_of[a.idx()] == self.domain_of[b.idx()]
     }
 
+    /// How many scale-up domains `gpus` span (NCCL's node count), in O(n log n).
+    pub fn domains_spanned(&self, gpus: &[DeviceId]) -> u32 {
+        let mut keys: Vec<_> = gpus.iter().map(|g| self.domain_of[g.idx()]).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.len() as u32
+    }
+
     /// The rack switches a sprayed flow from `src` to `dst` runs between, when it leaves its
     /// scale-up domain and both GPUs are attached: every such flow between the same two rack
     /// switches spreads over the fabric the same way (the split depends on neither the flow's

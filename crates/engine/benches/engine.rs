@@ -71,6 +71,7 @@ fn collective_by(f: &Fabric, n: u32, op: Op, algo: Algo, lb: Lb) -> f64 {
         lb,
         seed: 1,
         alpha_s: 5e-6,
+        proto: None,
     };
     simulate(&net, &routes, &c).unwrap().time_s
 }

@@ -36,6 +36,7 @@ fn main() {
         lb,
         seed: 1,
         alpha_s: 5e-6,
+        proto: None,
     };
     let r = simulate(&net, &routes, &c).unwrap();
     let t3 = Instant::now();

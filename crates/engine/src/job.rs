@@ -113,6 +113,8 @@ pub fn run(
             lb: opts.lb,
             seed: opts.seed,
             alpha_s: it.alpha_s,
+            // Jobs keep the alpha-beta model (no NCCL protocol terms).
+            proto: None,
         };
         let r = tuner.simulate(net, &routes, &col)?;
         comms.push(CommTime {

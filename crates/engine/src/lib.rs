@@ -36,7 +36,7 @@
 //! let gpus = placement::place(&f, 64, 1, Placement::Packed, &healthy.unusable()).unwrap();
 //! let routes = Forwarding::new(&net, gpus.iter().copied()).unwrap();
 //! let c = Collective { op: Some(Op::AllReduce), algo: Algo::Ring, groups: vec![gpus.clone()],
-//!     bytes: 1e9, channels: 1, lb: Lb::Spray(None), seed: 1, alpha_s: 5e-6 };
+//!     bytes: 1e9, channels: 1, lb: Lb::Spray(None), seed: 1, alpha_s: 5e-6, proto: None };
 //! let r = simulate(&net, &routes, &c).unwrap();
 //! // On a non-blocking zone, bus bandwidth approaches the GPU's link rate, never exceeds it.
 //! let nic = f.link(f.incident(gpus[0])[0]).capacity_mbps as f64 / 8e3; // GB/s
@@ -49,6 +49,7 @@ pub mod fluid;
 pub mod job;
 pub mod makespan;
 pub mod maxmin;
+pub mod nccl;
 pub mod sim;
 mod spray;
 pub mod te;

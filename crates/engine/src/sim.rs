@@ -28,6 +28,7 @@ use aifabric_model::DeviceId;
 use aifabric_routing::bgp::NotConverged;
 use aifabric_workload::collective::{alg_bw_gbytes_per_s, bus_bw_gbytes_per_s, Op};
 use aifabric_workload::schedule::{schedule, Algo, Phase, ScheduleError};
+use aifabric_workload::Proto;
 use fixedbitset::FixedBitSet;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -51,8 +52,22 @@ pub struct Collective {
     pub lb: Lb,
     /// Seed of the switches' hashes.
     pub seed: u64,
-    /// Per-step software latency, seconds.
+    /// Per-step software latency, seconds (with a protocol: on top of NCCL's latencies).
     pub alpha_s: f64,
+    /// NCCL protocol ([`Proto::Auto`]: the tuner's choice); `None`: no protocol model, the
+    /// alpha-beta time (per-step `alpha_s`, Simple's bandwidth), as jobs and replays use.
+    pub proto: Option<Proto>,
+}
+
+/// One candidate of the tuner and its predicted time.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Candidate {
+    /// The algorithm.
+    pub algo: Algo,
+    /// The protocol (`None`: the alpha-beta model).
+    pub proto: Option<Proto>,
+    /// Predicted time at the size, seconds.
+    pub time_s: f64,
 }
 
 /// A simulation that cannot run.
@@ -134,9 +149,13 @@ pub struct CollectiveResult {
     pub te_gap: Option<f64>,
     /// The algorithm simulated.
     pub algo: Algo,
-    /// With `auto`: every candidate's predicted time at this size, seconds (the chosen one
-    /// is the lowest); empty when the algorithm was given.
-    pub tuned: Vec<(Algo, f64)>,
+    /// The NCCL protocol timed (`None`: the alpha-beta model, no protocol).
+    pub proto: Option<Proto>,
+    /// Channels (NCCL's rings or trees) the time assumes.
+    pub channels: u32,
+    /// With `auto` (algorithm or protocol): every candidate's predicted time at this size
+    /// (the chosen one is the lowest); empty when both were given.
+    pub tuned: Vec<Candidate>,
     /// The links that carried traffic (by link index), to tell whether a scenario touches
     /// what the collective uses. Not serialized.
     #[serde(skip)]
@@ -526,13 +545,14 @@ pub(crate) fn push_flow(net: &Net<'_>, ws: &mut PhaseWs, bytes: f64, splits: &[u
 }
 
 /// Channels of a collective: as asked, or by default one per GPU of the scale-up domain for
-/// rings whose groups are made of whole domains (rail-aligned rings), and one otherwise
+/// rings and trees whose groups are made of whole domains (rail-aligned rings, NCCL's trees
+/// of node chains, one head per NIC), and one otherwise
 /// (a group with one GPU per server, like a data-parallel group under tensor parallelism,
 /// already has every GPU on its own NIC; channels would only split the same flows).
 pub fn channels(net: &Net<'_>, c: &Collective) -> u32 {
     let g = net.params.scale_up_gpus.max(1);
     match (c.channels, c.algo) {
-        (0, Algo::Ring) if g > 1 && domain_aligned(net, &c.groups) => g,
+        (0, Algo::Ring | Algo::Tree) if g > 1 && domain_aligned(net, &c.groups) => g,
         (0, _) => 1,
         (n, _) => n,
     }
@@ -602,6 +622,9 @@ pub(crate) fn simulate_algo(
         return Err(SimError::Invalid(
             "groups of one collective must have the same size".into(),
         ));
+    }
+    if c.algo == Algo::Nvls {
+        return crate::nccl::nvls(net, c);
     }
     if c.algo == Algo::Hierarchical && !domain_aligned(net, &c.groups) {
         return Err(SimError::Invalid(format!(
@@ -766,6 +789,8 @@ pub(crate) fn simulate_algo(
         utilization_histogram,
         te_gap,
         algo: c.algo,
+        proto: None,
+        channels: sched.channel_count(),
         tuned: Vec::new(),
         used_links,
     })

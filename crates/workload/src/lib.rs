@@ -33,10 +33,12 @@
 
 pub mod collective;
 pub mod job;
+pub mod nccl;
 pub mod placement;
 pub mod schedule;
 pub mod traffic;
 
 pub use collective::Op;
+pub use nccl::Proto;
 pub use placement::Placement;
 pub use schedule::{Algo, Phase, Schedule, Transfer};

@@ -194,6 +194,14 @@ pub enum Algo {
     /// Hierarchical: the same operation inside each scale-up domain (ring), then across
     /// domains on the NICs (ring), then inside again (all-reduce only).
     Hierarchical,
+    /// NVLS (NVLink SHARP): the NVSwitch reduces and multicasts in the network, inside one
+    /// scale-up domain (all-reduce, all-gather, reduce-scatter). No rank-to-rank schedule:
+    /// the engine times it in closed form ([`crate::nccl::nvls_bandwidth_s`]).
+    Nvls,
+    /// PAT (parallel aggregated trees, NCCL 2.23+): all-gather and reduce-scatter with one
+    /// GPU per node, at logarithmic latency; its transfers are halving-doubling's
+    /// (distance-halving exchanges) when the rank count is a power of two, else the ring's.
+    Pat,
     /// The fastest applicable algorithm for the collective and size, chosen by the engine's
     /// tuner; has no schedule of its own.
     Auto,
@@ -208,6 +216,8 @@ impl Algo {
             "hd" | "halving_doubling" | "halving-doubling" => Algo::HalvingDoubling,
             "direct" => Algo::Direct,
             "hierarchical" => Algo::Hierarchical,
+            "nvls" => Algo::Nvls,
+            "pat" => Algo::Pat,
             "auto" => Algo::Auto,
             _ => return None,
         })
@@ -221,6 +231,8 @@ impl Algo {
             Algo::HalvingDoubling => "halving-doubling",
             Algo::Direct => "direct",
             Algo::Hierarchical => "hierarchical",
+            Algo::Nvls => "nvls",
+            Algo::Pat => "pat",
             Algo::Auto => "auto",
         }
     }
@@ -239,7 +251,10 @@ impl std::str::FromStr for Algo {
 
     fn from_str(s: &str) -> Result<Algo, String> {
         Algo::parse(s).ok_or_else(|| {
-            format!("unknown algorithm `{s}`; use auto, ring, tree, hd, direct or hierarchical")
+            format!(
+                "unknown algorithm `{s}`; use auto, ring, tree, nvls, pat, hd, direct or \
+                 hierarchical"
+            )
         })
     }
 }
@@ -325,6 +340,11 @@ pub fn schedule(
         (Op::ReduceScatter | Op::AllGather, Algo::Ring) => {
             vec![ring(n, bytes / nf, n - 1, domain, channels)]
         }
+        (Op::AllReduce, Algo::Tree)
+            if domain > 1 && n > domain && n.is_multiple_of(domain) && channels == domain =>
+        {
+            node_tree(n, bytes, domain)
+        }
         (Op::AllReduce, Algo::Tree) => split(tree(n, bytes), channels),
         (Op::AllReduce | Op::ReduceScatter | Op::AllGather, Algo::HalvingDoubling) => {
             if !n.is_power_of_two() {
@@ -343,6 +363,17 @@ pub fn schedule(
                     channels,
                 }),
             })
+        }
+        (Op::ReduceScatter | Op::AllGather, Algo::Pat) if n.is_power_of_two() => {
+            split(halving_doubling(op, n, bytes), channels)
+        }
+        (Op::ReduceScatter | Op::AllGather, Algo::Pat) => {
+            vec![ring(n, bytes / nf, n - 1, domain, channels)]
+        }
+        (_, Algo::Nvls) => {
+            return Err(ScheduleError(
+                "nvls is a reduction inside the NVSwitch, not a schedule of transfers".into(),
+            ))
         }
         (Op::AllReduce | Op::ReduceScatter | Op::AllGather, Algo::Hierarchical) => {
             let h = hierarchical(op, n, bytes, domain)?;
@@ -400,6 +431,72 @@ fn tree(n: u32, bytes: f64) -> Vec<Phase> {
         .collect();
     // Pipeline fill: the depth of the heap in levels, up and down.
     let depth = 32 - n.leading_zeros();
+    vec![
+        Phase {
+            transfers: up,
+            repeat: 1,
+            steps: depth,
+        },
+        Phase {
+            transfers: down,
+            repeat: 1,
+            steps: depth,
+        },
+    ]
+}
+
+/// NCCL's tree over scale-up domains (`src/graph/trees.cc`: a chain inside each node, a
+/// double binary tree between nodes), one channel per GPU of a domain of `g`: channel c
+/// carries `bytes / g`; inside each domain its chain runs from local rank c + 1 through the
+/// others to local rank c, the domain's head on that channel, whose NIC joins the two trees
+/// between domains (heap-shaped over the domains and over their reverse order, half of the
+/// channel's bytes each). Up (reduce), then down (broadcast), each pipelined over the chain
+/// and the tree's depth. Every NIC heads one channel, as the rail-aligned rings.
+fn node_tree(n: u32, bytes: f64, g: u32) -> Vec<Phase> {
+    let domains = n / g;
+    let per = bytes / f64::from(g);
+    let mut up = Vec::new();
+    for c in 0..g {
+        // Tree A on channel 2c, tree B on 2c + 1: their chains never mix.
+        for (t, ch) in [(0u32, 2 * c), (1, 2 * c + 1)] {
+            let half = per / 2.0;
+            for d in 0..domains {
+                let base = d * g;
+                // Chain: local c + k + 1 -> c + k (mod g), k = 0..g-2, ends at the head c.
+                for k in 0..g - 1 {
+                    up.push(Transfer {
+                        src: base + (c + k + 1) % g,
+                        dst: base + (c + k) % g,
+                        bytes: half,
+                        channel: ch,
+                    });
+                }
+            }
+            for i in 1..domains {
+                let p = (i - 1) / 2;
+                let (a, b) = if t == 0 {
+                    (i, p)
+                } else {
+                    (domains - 1 - i, domains - 1 - p)
+                };
+                up.push(Transfer {
+                    src: a * g + c,
+                    dst: b * g + c,
+                    bytes: half,
+                    channel: ch,
+                });
+            }
+        }
+    }
+    let down = up
+        .iter()
+        .map(|t| Transfer {
+            src: t.dst,
+            dst: t.src,
+            ..*t
+        })
+        .collect();
+    let depth = (g - 1) + (32 - domains.leading_zeros());
     vec![
         Phase {
             transfers: up,

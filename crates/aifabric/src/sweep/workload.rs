@@ -30,13 +30,17 @@ pub struct CollectiveSpec {
     /// Message size (`256M`, `1G`, bytes).
     #[serde(default = "default_size")]
     pub size: String,
-    /// Algorithm (the operation's default when absent).
+    /// Algorithm (`auto`, NCCL's tuner's choice, when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub algo: Option<String>,
+    /// NCCL protocol: `ll`, `ll128`, `simple` (`auto` when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proto: Option<String>,
     /// Placement.
     #[serde(default = "default_placement")]
     pub placement: String,
-    /// Software latency per step, microseconds (the CLI's default, 5).
+    /// Software latency per step on top of NCCL's protocol latencies, microseconds (the
+    /// CLI's default, 0).
     #[serde(default = "default_alpha_us")]
     pub alpha_us: f64,
 }
@@ -51,7 +55,7 @@ fn default_placement() -> String {
     "packed".into()
 }
 fn default_alpha_us() -> f64 {
-    5.0
+    0.0
 }
 
 /// A workload of a sweep file: a collective or a job file.
@@ -185,6 +189,11 @@ pub(crate) fn check(
                     .algo
                     .as_deref()
                     .map(|a| a.parse().map_err(|e| bad(format!("algo `{a}`: {e}"))))
+                    .transpose()?,
+                proto: c
+                    .proto
+                    .as_deref()
+                    .map(|p| p.parse().map_err(|e| bad(format!("proto `{p}`: {e}"))))
                     .transpose()?,
                 gpus: c.gpus,
                 placement: parse("placement", &c.placement)?,

@@ -4,7 +4,7 @@
 use super::{BgpArgs, PacketArgs, ScenarioArgs, SimArgs, SweepCommand};
 use crate::args::{parse_op, parse_size_arg};
 use aifabric::routing::{Aggregation, AggregationTier};
-use aifabric::{Algo, Op, Placement};
+use aifabric::{Algo, Op, Placement, Proto};
 
 // `aifabric specs` (its help is the `Command` variant's doc comment).
 #[derive(clap::Args)]
@@ -202,11 +202,15 @@ pub(crate) struct CollectiveArgs {
     /// all_reduce, all_gather, reduce_scatter or all_to_all.
     #[arg(long, default_value = "all_reduce", value_parser = parse_op)]
     pub(crate) op: Op,
-    /// auto (the fastest applicable for each size, by latency + bandwidth terms calibrated
-    /// on the fabric), ring, tree, hd (halving-doubling), direct or hierarchical; ring
-    /// (direct for all_to_all) if absent, as nccl-tests runs one algorithm.
-    #[arg(long)]
-    pub(crate) algo: Option<Algo>,
+    /// auto (NCCL's tuner: the fastest applicable for each size, NCCL's protocol latencies
+    /// and efficiencies over the bandwidth simulated on the fabric), ring, tree, nvls
+    /// (inside one NVLink domain), pat (all_gather/reduce_scatter, one GPU per domain), hd
+    /// (halving-doubling), direct or hierarchical (the last three without a protocol).
+    #[arg(long, default_value = "auto")]
+    pub(crate) algo: Algo,
+    /// NCCL protocol: auto (the tuner's choice per size), ll, ll128 or simple.
+    #[arg(long, default_value = "auto")]
+    pub(crate) proto: Proto,
     /// GPUs taking part.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(2..))]
     pub(crate) gpus: u32,
@@ -216,8 +220,8 @@ pub(crate) struct CollectiveArgs {
     /// Sizes, nccl-tests style: MIN:MAX[:FACTOR] (binary K, M, G) or one size.
     #[arg(long, default_value = "1M:1G:4")]
     pub(crate) sizes: aifabric::Sizes,
-    /// Per-step software latency, microseconds.
-    #[arg(long, default_value_t = 5.0)]
+    /// Per-step software latency on top of NCCL's protocol latencies, microseconds.
+    #[arg(long, default_value_t = 0.0)]
     pub(crate) alpha_us: f64,
     /// Machine-readable output.
     #[arg(long)]

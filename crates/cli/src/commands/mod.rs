@@ -311,6 +311,7 @@ fn collective(a: CollectiveArgs) -> Result<(), Failure> {
         spec,
         op,
         algo,
+        proto,
         gpus,
         placement,
         sizes,
@@ -328,7 +329,8 @@ fn collective(a: CollectiveArgs) -> Result<(), Failure> {
     let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
     let report = study.collective(&aifabric::CollectiveRequest {
         op,
-        algo,
+        algo: Some(algo),
+        proto: Some(proto),
         gpus,
         placement,
         sizes: sizes.0,

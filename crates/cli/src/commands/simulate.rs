@@ -2,49 +2,65 @@
 //! tables.
 
 use aifabric::flow::{Bottleneck, CollectiveResult, TierUtil};
-use aifabric::Algo;
 use aifabric::{About, CollectiveReport, CollectiveRow, JobReport};
+use aifabric::{Algo, Proto};
 use std::fmt::Write;
 
-/// The algorithm a collective ran, and with `auto` the runner-up it beat.
+/// `ring/simple`, or the algorithm alone when no protocol was modelled.
+fn label(algo: Algo, proto: Option<Proto>) -> String {
+    match proto {
+        Some(p) => format!("{}/{}", algo.name(), p.name()),
+        None => algo.name().to_string(),
+    }
+}
+
+/// The algorithm and protocol a collective ran, and with `auto` the runner-up it beat.
 fn algo_note(r: &CollectiveResult) -> String {
     let runner_up = r
         .tuned
         .iter()
-        .filter(|x| x.0 != r.algo)
-        .min_by(|a, b| a.1.total_cmp(&b.1));
+        .filter(|x| (x.algo, x.proto) != (r.algo, r.proto))
+        .min_by(|a, b| a.time_s.total_cmp(&b.time_s));
+    // Channels are NCCL's with a protocol; the alpha-beta model (jobs) names the algorithm.
+    let chosen = match r.proto {
+        Some(_) => format!("{}, {} channels", label(r.algo, r.proto), r.channels),
+        None => label(r.algo, r.proto),
+    };
     match runner_up {
-        Some((a, t)) => format!(
-            "{} (auto; next best {} {:.1} us)",
-            r.algo.name(),
-            a.name(),
-            t * 1e6
+        Some(c) => format!(
+            "{chosen} (auto; next best {} {:.1} us)",
+            label(c.algo, c.proto),
+            c.time_s * 1e6
         ),
-        None if !r.tuned.is_empty() => {
-            format!("{} (auto; the only one that applies)", r.algo.name())
-        }
-        None => r.algo.name().to_string(),
+        None if !r.tuned.is_empty() => format!("{chosen} (auto; the only one that applies)"),
+        None => chosen,
     }
 }
 
-/// Why `auto` chose what it chose: every candidate's predicted time per size.
+/// Why `auto` chose what it chose: the next candidates' predicted times per size.
 fn auto_choice(out: &mut String, rows: &[CollectiveRow]) {
     let _ = writeln!(
         out,
-        "\nAuto: the lowest predicted time (latency + bandwidth terms calibrated on this fabric)"
+        "\nAuto: the lowest predicted time (NCCL's protocol latencies and efficiencies over \
+         the bandwidth and path latency simulated on this fabric)"
     );
     for row in rows {
-        let others: Vec<String> = row
-            .predicted_us
+        let mut others: Vec<_> = row
+            .predicted
             .iter()
-            .filter(|x| x.0 != row.algo)
-            .map(|(a, t)| format!("{} {:.1}", a.name(), t))
+            .filter(|x| (x.algo, x.proto) != (row.algo, row.proto))
+            .collect();
+        others.sort_by(|a, b| a.time_us.total_cmp(&b.time_us));
+        let others: Vec<String> = others
+            .iter()
+            .take(3)
+            .map(|c| format!("{} {:.1}", label(c.algo, c.proto), c.time_us))
             .collect();
         let _ = writeln!(
             out,
-            "  {:>12} B  {} (others, us: {})",
+            "  {:>12} B  {} (next, us: {})",
             row.bytes,
-            row.algo.name(),
+            label(row.algo, row.proto),
             if others.is_empty() {
                 "none applies".to_string()
             } else {
@@ -89,9 +105,11 @@ pub fn render_collective(r: &CollectiveReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "# {} ({}) over {} GPUs of {}, {} placement, lb {} ({}), seed {}, channels {}",
+        "# {} ({}, protocol {}) over {} GPUs of {}, {} placement, lb {} ({}), seed {}, \
+         channels {}",
         r.op.as_str(),
         r.algorithm.name(),
+        r.protocol.name(),
         r.gpus,
         r.spec,
         r.placement.name(),
@@ -106,7 +124,7 @@ pub fn render_collective(r: &CollectiveReport) -> String {
     );
     let slow = r.rows.iter().any(|x| x.slowdown.is_some());
     let gap = r.rows.iter().any(|x| x.te_gap.is_some());
-    let auto = r.algorithm == Algo::Auto;
+    let auto = r.algorithm == Algo::Auto || r.protocol == Proto::Auto;
     let _ = write!(
         out,
         "#{:>14} {:>14} {:>10} {:>10}",
@@ -118,9 +136,7 @@ pub fn render_collective(r: &CollectiveReport) -> String {
     if gap {
         let _ = write!(out, " {:>9}", "TE gap");
     }
-    if auto {
-        let _ = write!(out, "  {:<16}", "algo");
-    }
+    let _ = write!(out, "  {:<16}", "algo/proto");
     out.push('\n');
     for row in &r.rows {
         let _ = write!(
@@ -134,9 +150,7 @@ pub fn render_collective(r: &CollectiveReport) -> String {
         if let Some(g) = row.te_gap {
             let _ = write!(out, " {:>8.1}%", g * 100.0);
         }
-        if auto {
-            let _ = write!(out, "  {:<16}", row.algo.name());
-        }
+        let _ = write!(out, "  {:<16}", label(row.algo, row.proto));
         out.push('\n');
     }
     if auto {

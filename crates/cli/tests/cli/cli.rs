@@ -20,7 +20,7 @@ fn json(args: &[&str]) -> Value {
 #[test]
 fn specs_lists_every_builtin() {
     let v = json(&["specs", "--json"]);
-    assert_eq!(v["schema_version"], 1, "every --json output is versioned");
+    assert_eq!(v["schema_version"], 2, "every --json output is versioned");
     let names: Vec<&str> = v["specs"]
         .as_array()
         .unwrap()
@@ -162,6 +162,30 @@ fn bad_spec_exits_2_with_location_and_hint() {
 #[test]
 fn bad_arguments_exit_2() {
     aifabric().args(["capacity"]).assert().code(2);
+    // A protocol NCCL does not have; NVLS across scale-up domains; PAT with 8 GPUs per
+    // domain; a protocol NVLS does not run: each a clear refusal, exit 2.
+    for (args, says) in [
+        (&["--gpus", "16", "--proto", "ll64"][..], "unknown protocol"),
+        (&["--gpus", "16", "--algo", "nvls"][..], "NVSwitch domain"),
+        (
+            &["--gpus", "16", "--op", "all_gather", "--algo", "pat"][..],
+            "one GPU per domain",
+        ),
+        (
+            &["--gpus", "8", "--algo", "nvls", "--proto", "ll"][..],
+            "nvls runs simple",
+        ),
+    ] {
+        let out = aifabric()
+            .args(["collective", "llama3-24k", "--sizes", "1M"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
     aifabric()
         .args(["capacity", "no-such-spec"])
         .assert()

@@ -37,6 +37,7 @@ fn collective(
         lb,
         seed,
         alpha_s: 5e-6,
+        proto: None,
     }
 }
 
@@ -333,7 +334,12 @@ fn auto_picks_the_fastest_applicable_algorithm_at_every_size() {
             auto.time_s,
             auto.algo
         );
-        let predicted = auto.tuned.iter().find(|x| x.0 == auto.algo).unwrap().1;
+        let predicted = auto
+            .tuned
+            .iter()
+            .find(|x| x.algo == auto.algo)
+            .unwrap()
+            .time_s;
         assert!((predicted - auto.time_s).abs() <= 1e-9 * auto.time_s);
         assert_eq!(auto.tuned.len(), 4);
         chosen.push(auto.algo);

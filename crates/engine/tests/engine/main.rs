@@ -3,5 +3,6 @@
 mod engine;
 mod fluid;
 mod maxmin;
+mod nccl;
 mod spray;
 mod validation;

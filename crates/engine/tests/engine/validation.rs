@@ -61,6 +61,7 @@ fn run(
         lb,
         seed,
         alpha_s,
+        proto: None,
     };
     simulate(net, &routes, &c).unwrap().time_s
 }
@@ -195,6 +196,7 @@ fn per_flow_ecmp_reproduces_balls_into_bins() {
             lb: Lb::Ecmp,
             seed,
             alpha_s: 0.0,
+            proto: None,
         };
         let t = simulate(&n, &routes, &c).unwrap().time_s;
         // Path latency is zero here (no switch latency, zero-length cables) or negligible.
@@ -224,6 +226,7 @@ fn per_flow_ecmp_reproduces_balls_into_bins() {
         lb: Lb::Spray(None),
         seed: 0,
         alpha_s: 0.0,
+        proto: None,
     };
     let t = simulate(&n, &routes, &c).unwrap().time_s;
     assert!((t / unit - 1.0).abs() < 1e-4, "spray: {}", t / unit);
@@ -256,6 +259,7 @@ fn eecmp_with_16_queue_pairs_beats_single_qp_ecmp_on_a_non_blocking_zone() {
             lb: Lb::Ecmp,
             seed,
             alpha_s: 5e-6,
+            proto: None,
         };
         let e1 = simulate(&n, &routes, &c).unwrap().time_s;
         c.lb = Lb::Eecmp(16);
@@ -371,6 +375,7 @@ fn simulate_one(
         lb: Lb::Spray(None),
         seed: 1,
         alpha_s,
+        proto: None,
     };
     simulate(net, &routes, &c).unwrap()
 }

@@ -605,3 +605,33 @@ mod traffic {
         assert_eq!(Pattern::parse("incast:0"), None);
     }
 }
+
+#[test]
+fn node_tree_chains_inside_domains_and_heads_one_channel_per_nic() {
+    // 4 domains of 8, 8 channels: NCCL's tree (a chain per node, a double binary tree
+    // between nodes). Channel pair (2c, 2c + 1) crosses between domains only from and to
+    // local rank c, so every GPU's NIC carries the trees of one channel.
+    let s = schedule(Op::AllReduce, Algo::Tree, 32, 8e6, 8, 8).unwrap();
+    assert_eq!(s.len(), 2);
+    assert_eq!(s.channel_count(), 16);
+    // Chain of 7 hops, then log2-depth of 4 domains (3 levels), up and down.
+    assert_eq!(s.steps(), 2 * (7 + 3));
+    for p in s.phases() {
+        for t in &p.transfers {
+            if t.src / 8 != t.dst / 8 {
+                assert_eq!(t.src % 8, t.channel / 2, "{t:?}");
+                assert_eq!(t.dst % 8, t.channel / 2, "{t:?}");
+            }
+            // Each channel carries 1/8 of the buffer, half per tree.
+            assert_eq!(t.bytes, 8e6 / 8.0 / 2.0);
+        }
+    }
+    // Up then down: every rank sends at most what it receives back, S per tree pair and
+    // channel it serves, never more than the buffer in total.
+    for x in sent_per_rank(&s, 32) {
+        assert!(x <= 2.0 * 8e6 + 1e-6, "{x}");
+    }
+    // Groups that are not whole domains, or other channel counts, keep the flat tree.
+    let flat = schedule(Op::AllReduce, Algo::Tree, 32, 8e6, 8, 1).unwrap();
+    assert_eq!(flat.channel_count(), 2);
+}

@@ -1,0 +1,102 @@
+//! Published figures as predictions (`aifabric::validation::collective_rows`), each with the
+//! tolerance stated in its row. A row within its tolerance must stay within it; a known miss
+//! stays in the table with its error, and its test pins that error (within 2 points) so
+//! that a change of the model shows up here and in `VALIDATION.md` rather than silently.
+
+use aifabric::validation::{collective_rows, ValidationRow};
+
+fn rows() -> Vec<ValidationRow> {
+    collective_rows().expect("the validation setups run")
+}
+
+fn row<'a>(rows: &'a [ValidationRow], figure: &str) -> &'a ValidationRow {
+    rows.iter()
+        .find(|r| r.figure.contains(figure))
+        .unwrap_or_else(|| panic!("no row `{figure}`"))
+}
+
+#[test]
+fn collective_predictions_against_published_figures() {
+    let rows = rows();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        eprintln!(
+            "{} | {:.3} {} vs {} | error {:+.1}%",
+            r.figure,
+            r.prediction,
+            r.unit,
+            r.published,
+            r.error * 100.0
+        );
+    }
+    for r in &rows {
+        assert!(
+            (r.error - (r.prediction / r.published - 1.0)).abs() < 1e-12,
+            "{r:?}"
+        );
+        assert_eq!(r.within, r.error.abs() <= r.tolerance, "{r:?}");
+        assert!(r.prediction.is_finite() && r.prediction > 0.0, "{r:?}");
+    }
+    // nccl-tests, large all-reduce per 400G NIC: 46-48 GB/s, within 5%.
+    let nic = row(&rows, "per 400G NIC");
+    assert!(nic.within, "{nic:?}");
+    // The NIC's line rate (50 GB/s) bounds it.
+    assert!(nic.prediction <= 50.0, "{nic:?}");
+
+    // Known misses: NVLink inside one server. NVLS is predicted about 17% above 476 GB/s
+    // (NCCL's own model: nvlsEfficiency 0.85 of 450 GB/s, no further loss); the ring
+    // about 21% above 370 GB/s (the fluid ring reaches the 450 GB/s NVLink rate: no
+    // copy-engine or SM limit is modelled).
+    let nvls = row(&rows, "NVLS");
+    assert!(!nvls.within && (nvls.error - 0.17).abs() < 0.02, "{nvls:?}");
+    let ring = row(&rows, "ring plateau");
+    assert!(!ring.within && (ring.error - 0.21).abs() < 0.02, "{ring:?}");
+    assert!(
+        nvls.prediction > ring.prediction,
+        "NVLS beats the ring at large sizes"
+    );
+
+    // Known miss: E-ECMP's gain over ECMP is predicted far above Meta's "up to 40%": one
+    // flow per ring hop hashed alone collides on the rack uplinks far more in the model than
+    // in production (where ECMP already had mitigations); the gain is at least positive.
+    let gain = row(&rows, "E-ECMP");
+    assert!(gain.prediction > 1.0, "{gain:?}");
+    assert!(!gain.within, "{gain:?}");
+}
+
+#[test]
+fn auto_bus_bandwidth_rises_with_size_at_scale() {
+    // 1,024 GPUs of llama3-24k, every power of two from 1 KiB to 16 GiB: NCCL's tuner picks
+    // tree/LL for small sizes (latency), the ring at the largest; the bus bandwidth never
+    // falls as the size grows (the choice is the minimum of candidates whose time per byte
+    // only falls), and mid sizes lose to latency.
+    use aifabric::{CollectiveRequest, Proto, Setup, Study};
+    let f = aifabric::stages::spec::load("llama3-24k").unwrap();
+    let r = Study::healthy(&f, Setup::default())
+        .collective(&CollectiveRequest {
+            gpus: 1024,
+            sizes: (10..=34).map(|k| 1u64 << k).collect(),
+            ..CollectiveRequest::default()
+        })
+        .unwrap();
+    let mut prev = 0.0;
+    for row in &r.rows {
+        assert!(
+            row.bus_bw_gbytes_per_s >= prev * (1.0 - 1e-12),
+            "{} B: {} after {prev}",
+            row.bytes,
+            row.bus_bw_gbytes_per_s
+        );
+        prev = row.bus_bw_gbytes_per_s;
+    }
+    let first = &r.rows[0];
+    assert_eq!(
+        (first.algo, first.proto),
+        (aifabric::Algo::Tree, Some(Proto::Ll))
+    );
+    let last = r.rows.last().unwrap();
+    assert_eq!(last.algo, aifabric::Algo::Ring);
+    // 1 MiB at this scale is latency-bound: under a tenth of the largest size's bus bandwidth.
+    let mib = r.rows.iter().find(|x| x.bytes == 1 << 20).unwrap();
+    assert!(mib.bus_bw_gbytes_per_s < 0.1 * last.bus_bw_gbytes_per_s);
+}
