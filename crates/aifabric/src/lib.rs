@@ -40,7 +40,6 @@ pub mod size;
 pub mod sweep;
 pub mod tables;
 pub mod traces;
-pub mod validate;
 pub mod validation;
 mod verify;
 

@@ -111,6 +111,10 @@ pub(crate) enum Command {
     },
     /// Check a spec; prints nothing but a summary when it is valid.
     Validate(ValidateArgs),
+    /// Published figures against aifabric's predictions (nccl-tests bandwidths, Meta's
+    /// E-ECMP gain, Llama 3 405B's training runs): each row's setup, prediction, error and
+    /// stated tolerance, and the one calibration point; `--markdown` prints VALIDATION.md.
+    Validation(ValidationArgs),
 }
 
 /// `aifabric lab ...`.

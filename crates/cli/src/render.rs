@@ -661,3 +661,44 @@ pub fn buffers(r: &aifabric::capacity::BufferReport) -> String {
     }
     s
 }
+
+/// `aifabric validation`: one block per row.
+pub fn validation(v: &aifabric::validation::Validation, derived_efficiency: f64) -> String {
+    use aifabric::validation::Role;
+    let mut s = String::new();
+    let (ok, n) = v.score();
+    let _ = writeln!(
+        s,
+        "Published figures against predictions: {ok} of {n} predictions within their stated \
+         tolerance"
+    );
+    for c in &v.checks {
+        let role = match c.role {
+            Role::Calibration => "calibration",
+            Role::Prediction if c.holds() => "ok",
+            Role::Prediction => "MISS",
+        };
+        let _ = writeln!(
+            s,
+            "\n[{role}] {}\n  published {} {}, predicted {:.4} {} ({:+.1}%, tolerance {:.0}%)\n  \
+             source: {}\n  setup: {}",
+            c.figure,
+            c.published,
+            c.unit,
+            c.predicted,
+            c.unit,
+            100.0 * c.error,
+            100.0 * c.tolerance,
+            c.source,
+            c.setup
+        );
+        if !c.note.is_empty() {
+            let _ = writeln!(s, "  note: {}", c.note);
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nThe H100 card's kernel efficiency its calibration run derives now: {derived_efficiency:.4}"
+    );
+    s
+}

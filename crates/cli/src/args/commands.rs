@@ -408,6 +408,17 @@ pub(crate) struct ValidateArgs {
     pub(crate) json: bool,
 }
 
+// `aifabric validation` (its help is the `Command` variant's doc comment).
+#[derive(clap::Args)]
+pub(crate) struct ValidationArgs {
+    /// The table as Markdown (the text of VALIDATION.md).
+    #[arg(long, conflicts_with = "json")]
+    pub(crate) markdown: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
 // `aifabric sweep` (its help is the `Command` variant's doc comment).
 #[derive(clap::Args)]
 pub(crate) struct SweepArgs {

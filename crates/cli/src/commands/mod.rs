@@ -38,6 +38,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::Export(a) => export(a),
         Command::Lab { command } => lab::run(command),
         Command::Validate(a) => validate(a),
+        Command::Validation(a) => validation(a),
     }
 }
 
@@ -615,6 +616,15 @@ fn validate(a: ValidateArgs) -> Result<(), Failure> {
         ))?;
     }
     Ok(())
+}
+
+fn validation(a: ValidationArgs) -> Result<(), Failure> {
+    let ValidationArgs { markdown, json } = a;
+    let (v, derived) = aifabric::validation::all()?;
+    if markdown {
+        return print(&v.markdown());
+    }
+    emit_versioned(json, &v, |v| render::validation(v, derived))
 }
 
 /// `aifabric specs --json`: the built-in specs.

@@ -131,7 +131,7 @@ pub fn names() -> Vec<&'static str> {
 /// A GPU's compute as a job sees it: its peak and the share of it the kernels reach.
 ///
 /// The kernel efficiency is a model parameter, derived once per GPU type from one published
-/// training run (`calibration`; `aifabric validate` derives it again and its tests fail when
+/// training run (`calibration`; `aifabric validation` derives it again and its tests fail when
 /// the stored value no longer matches the model). That run is then never a check; every
 /// other published figure is a prediction (`VALIDATION.md`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -150,8 +150,8 @@ pub struct GpuCard {
 }
 
 /// H100 SXM's kernel efficiency, derived from the calibration run named in [`gpus`] by
-/// `aifabric::validate::calibrate_efficiency` (rounded to 3 digits; a test re-derives it).
-pub const H100_EFFICIENCY: f64 = 0.530;
+/// `aifabric::validation::calibrate_efficiency` (rounded to 3 digits; a test re-derives it).
+pub const H100_EFFICIENCY: f64 = 0.552;
 
 /// Every GPU card.
 pub fn gpus() -> Vec<GpuCard> {

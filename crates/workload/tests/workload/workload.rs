@@ -208,12 +208,14 @@ fn the_llama_job_gives_the_roofline_and_megatron_counts() {
     assert_eq!(it.gpus, 16_384);
     // The card's training FLOPs per token (3 x forward, causal attention and logits
     // included), plus the score matmuls selective recomputation runs again, over (2,048 x
-    // 8,192) tokens and 16,384 GPUs at 989 TF x 0.53.
+    // 8,192) tokens and 16,384 GPUs at the H100 card's peak x kernel efficiency.
     let a = aifabric_workload::job::cards::find("llama3-405b")
         .unwrap()
         .arch;
     let flops = a.training_flops_per_token(8192) + a.attention_flops_per_token(8192);
-    let want = flops * 2048.0 * 8192.0 / 16384.0 / (989e12 * 0.53);
+    let h100 = aifabric_workload::job::cards::find_gpu("h100-sxm").unwrap();
+    assert_eq!(h100.peak_tflops, 989.0);
+    let want = flops * 2048.0 * 8192.0 / 16384.0 / (989e12 * h100.efficiency);
     assert!(close(it.compute_s, want), "{} vs {want}", it.compute_s);
     // 16 micro-batches per replica, 16 stages of 8 chunks: bubble (pp - 1) / (v m) of the
     // compute.
@@ -277,8 +279,14 @@ fn bad_job_files_are_located_and_hinted() {
         e.message.contains("micro-batch") || e.message.contains("multiple"),
         "{e}"
     );
-    let eff = LLAMA.replace("efficiency: 0.53", "efficiency: 1.5");
-    assert!(job::parse("j.yaml", &eff).is_err());
+    let eff = LLAMA.replace("gpu: h100-sxm", "gpu: h100-sxm\n  efficiency: 1.5");
+    assert!(job::parse("j.yaml", &eff)
+        .unwrap_err()
+        .message
+        .contains("above 1"));
+    let gpu = LLAMA.replace("gpu: h100-sxm", "gpu: h200");
+    let e = job::parse("j.yaml", &gpu).unwrap_err();
+    assert!(e.line > 0 && e.message.contains("unknown GPU card"), "{e}");
     assert!(job::load("/nonexistent/job.yaml").is_err());
     let huge = LLAMA
         .replace("gpus: 16384", "gpus: 4000000000")
