@@ -431,18 +431,7 @@ fn tree(n: u32, bytes: f64) -> Vec<Phase> {
         .collect();
     // Pipeline fill: the depth of the heap in levels, up and down.
     let depth = 32 - n.leading_zeros();
-    vec![
-        Phase {
-            transfers: up,
-            repeat: 1,
-            steps: depth,
-        },
-        Phase {
-            transfers: down,
-            repeat: 1,
-            steps: depth,
-        },
-    ]
+    up_and_down(up, down, depth)
 }
 
 /// NCCL's tree over scale-up domains (`src/graph/trees.cc`: a chain inside each node, a
@@ -497,18 +486,7 @@ fn node_tree(n: u32, bytes: f64, g: u32) -> Vec<Phase> {
         })
         .collect();
     let depth = (g - 1) + (32 - domains.leading_zeros());
-    vec![
-        Phase {
-            transfers: up,
-            repeat: 1,
-            steps: depth,
-        },
-        Phase {
-            transfers: down,
-            repeat: 1,
-            steps: depth,
-        },
-    ]
+    up_and_down(up, down, depth)
 }
 
 /// Recursive halving (reduce-scatter): step k exchanges half of what is left with the rank
@@ -595,4 +573,16 @@ fn hierarchical(op: Op, n: u32, bytes: f64, g: u32) -> Result<Schedule, Schedule
         phases.push(inside(bytes / gf, g - 1));
     }
     Ok(Schedule::new(phases))
+}
+
+/// A tree's two passes, reduce up then broadcast down, each pipelined over `depth` steps.
+fn up_and_down(up: Vec<Transfer>, down: Vec<Transfer>, depth: u32) -> Vec<Phase> {
+    [up, down]
+        .into_iter()
+        .map(|transfers| Phase {
+            transfers,
+            repeat: 1,
+            steps: depth,
+        })
+        .collect()
 }
