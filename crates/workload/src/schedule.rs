@@ -421,17 +421,9 @@ fn tree(n: u32, bytes: f64) -> Vec<Phase> {
             channel: 1,
         });
     }
-    let down = up
-        .iter()
-        .map(|t| Transfer {
-            src: t.dst,
-            dst: t.src,
-            ..*t
-        })
-        .collect();
     // Pipeline fill: the depth of the heap in levels, up and down.
     let depth = 32 - n.leading_zeros();
-    up_and_down(up, down, depth)
+    up_and_down(up, depth)
 }
 
 /// NCCL's tree over scale-up domains (`src/graph/trees.cc`: a chain inside each node, a
@@ -477,16 +469,8 @@ fn node_tree(n: u32, bytes: f64, g: u32) -> Vec<Phase> {
             }
         }
     }
-    let down = up
-        .iter()
-        .map(|t| Transfer {
-            src: t.dst,
-            dst: t.src,
-            ..*t
-        })
-        .collect();
     let depth = (g - 1) + (32 - domains.leading_zeros());
-    up_and_down(up, down, depth)
+    up_and_down(up, depth)
 }
 
 /// Recursive halving (reduce-scatter): step k exchanges half of what is left with the rank
@@ -575,8 +559,17 @@ fn hierarchical(op: Op, n: u32, bytes: f64, g: u32) -> Result<Schedule, Schedule
     Ok(Schedule::new(phases))
 }
 
-/// A tree's two passes, reduce up then broadcast down, each pipelined over `depth` steps.
-fn up_and_down(up: Vec<Transfer>, down: Vec<Transfer>, depth: u32) -> Vec<Phase> {
+/// A tree's two passes, reduce `up` then broadcast down the same edges reversed, each
+/// pipelined over `depth` steps.
+fn up_and_down(up: Vec<Transfer>, depth: u32) -> Vec<Phase> {
+    let down = up
+        .iter()
+        .map(|t| Transfer {
+            src: t.dst,
+            dst: t.src,
+            ..*t
+        })
+        .collect();
     [up, down]
         .into_iter()
         .map(|transfers| Phase {
