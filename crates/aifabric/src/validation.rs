@@ -118,11 +118,12 @@ pub fn job_checks() -> Result<(Vec<Check>, f64), Error> {
         "derives the H100 card's kernel efficiency: {derived:.4} (stored {H100_EFFICIENCY}; {})",
         card.peak_source
     ))];
-    for (file, row, gpus, plan, published, tolerance, note) in [
+    for (file, row, gpus, context, plan, published, tolerance, note) in [
         (
             "llama3-405b-16k.yaml",
             2,
             "16,384",
+            "8K context",
             "TP 8, PP 16, DP 128",
             400.0,
             0.10,
@@ -132,6 +133,7 @@ pub fn job_checks() -> Result<(Vec<Check>, f64), Error> {
             "llama3-405b-16k-ctx128k.yaml",
             3,
             "16,384",
+            "128K context",
             "TP 8, CP 16, PP 16, DP 8, 131,072-token sequences",
             380.0,
             0.10,
@@ -142,14 +144,7 @@ pub fn job_checks() -> Result<(Vec<Check>, f64), Error> {
         let (it, r) = run(file)?;
         checks.push(
             Check::new(
-                format!(
-                    "Llama 3 405B pre-training, {gpus} H100, {}: model FLOP/s per GPU",
-                    if row == 3 {
-                        "128K context"
-                    } else {
-                        "8K context"
-                    }
-                ),
+                format!("Llama 3 405B pre-training, {gpus} H100, {context}: model FLOP/s per GPU"),
                 format!("{LLAMA3_TABLE4}, row {row}"),
                 setup(gpus, plan, &format!("crates/aifabric/validation/{file}")),
                 "TFLOP/s",
