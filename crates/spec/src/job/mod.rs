@@ -228,16 +228,22 @@ fn positive(src: &Source, v: &S<u32>, what: &str) -> Result<u32, SpecError> {
 /// figure given beside it; without a card both must be given.
 fn compute(src: &Source, c: &Compute, at: Location) -> Result<(f64, f64), SpecError> {
     use aifabric_workload::job::cards;
+    let names = || {
+        cards::gpus()
+            .iter()
+            .map(|c| c.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let card = match &c.gpu {
         None => None,
         Some(g) => Some(cards::find_gpu(&g.value).ok_or_else(|| {
-            let names: Vec<&str> = cards::gpus().iter().map(|c| c.name).collect();
             src.error(
                 g.referenced,
                 format!("unknown GPU card `{}`", g.value),
                 Some(format!(
                     "GPU cards: {}; or give compute.peak_tflops and compute.efficiency",
-                    names.join(", ")
+                    names()
                 )),
             )
         })?),
@@ -251,11 +257,7 @@ fn compute(src: &Source, c: &Compute, at: Location) -> Result<(f64, f64), SpecEr
             Some(format!(
                 "give compute.gpu (a GPU card: {}) or both compute.peak_tflops and \
                  compute.efficiency",
-                cards::gpus()
-                    .iter()
-                    .map(|c| c.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                names()
             )),
         )),
     };
