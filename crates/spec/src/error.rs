@@ -144,6 +144,8 @@ pub enum FileKind {
     Scenario,
     /// A job file.
     Job,
+    /// A cluster state (the running jobs and their placements).
+    Cluster,
 }
 
 impl FileKind {
@@ -152,6 +154,7 @@ impl FileKind {
             FileKind::Spec => "spec",
             FileKind::Scenario => "scenario file",
             FileKind::Job => "job file",
+            FileKind::Cluster => "cluster file",
         }
     }
 }
@@ -201,6 +204,10 @@ fn too_large(breach: &serde_saphyr::budget::BudgetBreach, kind: FileKind) -> (St
              than device by device"
         }
         FileKind::Job => "a job file is a few dozen lines: check that this is the file meant",
+        FileKind::Cluster => {
+            "give each job's placement by hosts only where it must be exact; `placement:` with \
+             `within:` selectors places a job by policy in a few lines"
+        }
     };
     let message = match breach {
         B::Nodes { .. } => format!(

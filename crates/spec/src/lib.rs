@@ -21,6 +21,7 @@
 //! ```
 
 pub mod builtin;
+pub mod cluster;
 pub mod error;
 pub mod job;
 pub mod lower;

@@ -31,6 +31,7 @@
 //! assert!((bus_bw_gbytes_per_s(Op::AllReduce, n, bytes, t) - 50.0).abs() < 1e-9);
 //! ```
 
+pub mod cluster;
 pub mod collective;
 pub mod job;
 pub mod nccl;
