@@ -28,6 +28,7 @@
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
+pub mod cluster;
 mod compare;
 pub mod fabrics;
 pub mod failures;
@@ -336,6 +337,16 @@ impl Error {
             message: format!("{context}: {e}"),
             source: Some(Box::new(e)),
         }
+    }
+
+    /// The same error with `prefix` in front of its text.
+    pub(crate) fn prefixed(mut self, prefix: &str) -> Self {
+        match &mut self {
+            Error::BadRequest { message, .. } | Error::Runtime { message, .. } => {
+                *message = format!("{prefix}{message}");
+            }
+        }
+        self
     }
 
     /// What the user is told (the error's text).

@@ -63,6 +63,11 @@ pub(crate) enum Command {
     /// (compute, bubble, exposed communication per collective) and, with a scenario, the
     /// slowdown against the healthy fabric.
     Job(JobArgs),
+    /// Many jobs on one fabric (a cluster file: the running jobs and where they run): each
+    /// job's step alone and together with the others, who slows whom on which links, and
+    /// with a scenario each job's slowdown, interruption (lost GPUs) or "untouched", with
+    /// why.
+    Cluster(ClusterArgs),
     /// Simulate a traffic matrix event by event: flows with sizes and start times between
     /// GPUs (htsim's connection-matrix file, a CSV, or a generated pattern) arrive and leave,
     /// rates max-min fair between events. Prints flow completion times (min, P50, P99, max,

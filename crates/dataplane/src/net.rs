@@ -321,6 +321,24 @@ impl<'f> Net<'f> {
         self.cap_bps[r.idx()]
     }
 
+    /// Leave only `bps` of resource `r` (a live one: at most its capacity, more than 0) to
+    /// what is simulated next: the share other jobs' traffic leaves one job (see the
+    /// engine's `cluster`). [`Net::restore_capacity`] undoes it. Panics on a dead resource
+    /// or a share outside `(0, capacity]` (a caller's bug: a share never kills a link).
+    pub fn set_share_bps(&mut self, r: ResourceId, bps: f64) {
+        let full = self.live_capacity_bps(r);
+        assert!(
+            bps > 0.0 && bps <= full * (1.0 + 1e-12),
+            "share {bps} of a resource of {full} B/s"
+        );
+        self.cap_bps[r.idx()] = bps.min(full);
+    }
+
+    /// Give resource `r` back its whole capacity.
+    pub fn restore_capacity(&mut self, r: ResourceId) {
+        self.cap_bps[r.idx()] = self.live_capacity_bps(r);
+    }
+
     /// Whether resource `r` has no capacity (a flow on it never finishes).
     pub fn is_dead(&self, r: ResourceId) -> bool {
         self.dead.contains(r.idx())

@@ -88,6 +88,19 @@ pub fn run(
     gpus: &[DeviceId],
     opts: JobOptions,
 ) -> Result<StepResult, SimError> {
+    let routes = Forwarding::new(net, gpus.iter().copied())?;
+    run_routed(net, &routes, it, gpus, opts)
+}
+
+/// [`run`] with the job's forwarding already made (toward `gpus`, on `net`): what a
+/// repeated simulation of one job on changing capacities reuses.
+pub fn run_routed(
+    net: &Net<'_>,
+    routes: &Forwarding,
+    it: &Iteration,
+    gpus: &[DeviceId],
+    opts: JobOptions,
+) -> Result<StepResult, SimError> {
     if gpus.len() != it.gpus as usize {
         return Err(SimError::Invalid(format!(
             "the job has {} ranks but {} GPUs were placed",
@@ -95,7 +108,6 @@ pub fn run(
             gpus.len()
         )));
     }
-    let routes = Forwarding::new(net, gpus.iter().copied())?;
     let mut comms = Vec::with_capacity(it.comms.len());
     let mut tuner = Tuner::default();
     for c in &it.comms {
@@ -116,7 +128,7 @@ pub fn run(
             // Jobs keep the alpha-beta model (no NCCL protocol terms).
             proto: None,
         };
-        let r = tuner.simulate(net, &routes, &col)?;
+        let r = tuner.simulate(net, routes, &col)?;
         comms.push(CommTime {
             name: c.name.clone(),
             bytes: c.bytes,

@@ -45,6 +45,7 @@
 //! ```
 
 pub mod chain;
+pub mod cluster;
 pub mod fluid;
 pub mod job;
 pub mod makespan;

@@ -166,5 +166,7 @@ pub fn nvls(net: &Net<'_>, c: &Collective) -> Result<CollectiveResult, SimError>
         channels: nccl::NVLS_CHANNELS_HOPPER,
         tuned: Vec::new(),
         used_links: FixedBitSet::with_capacity(net.f.links().len()),
+        // Inside one NVSwitch domain: nothing another job shares.
+        carried: Vec::new(),
     })
 }

@@ -160,6 +160,10 @@ pub struct CollectiveResult {
     /// what the collective uses. Not serialized.
     #[serde(skip)]
     pub used_links: FixedBitSet,
+    /// Bytes each resource carried (resource index, bytes), ascending by resource: what
+    /// the collective loads, for jobs sharing the fabric. Not serialized.
+    #[serde(skip)]
+    pub carried: Vec<(u32, f64)>,
 }
 
 /// One phase's flows on local (compacted) resources.
@@ -193,6 +197,40 @@ pub(crate) struct PhaseWs {
     /// in, and the GPUs with any.
     host_count: Vec<[f64; 2]>,
     host_touched: Vec<DeviceId>,
+}
+
+/// Phase workspaces kept between simulations: each holds dense maps as large as the
+/// network (20 MB on `prometheus`), and allocating and zeroing them for every collective
+/// cost more than the phases of a small job on a large fabric.
+static SPARE_WORKSPACES: std::sync::Mutex<Vec<PhaseWs>> = std::sync::Mutex::new(Vec::new());
+
+/// Spare workspaces kept at most.
+const MAX_SPARE_WORKSPACES: usize = 16;
+
+/// `n` workspaces, spare ones first, each as a fresh one would start: its dense maps are
+/// clean after every phase, and its spray memo (routing classes of the last network, kept
+/// across phases) is dropped.
+fn take_workspaces(n: usize) -> Vec<PhaseWs> {
+    let mut spare = SPARE_WORKSPACES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let keep = spare.len().saturating_sub(n);
+    let mut v = spare.split_off(keep);
+    drop(spare);
+    for ws in &mut v {
+        ws.spray = SprayMemo::default();
+    }
+    v.resize_with(n, PhaseWs::default);
+    v
+}
+
+/// Keep `v` for the next simulation.
+fn give_back_workspaces(v: Vec<PhaseWs>) {
+    let mut spare = SPARE_WORKSPACES
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    spare.extend(v);
+    spare.truncate(MAX_SPARE_WORKSPACES);
 }
 
 /// Result of one phase.
@@ -673,9 +711,7 @@ pub(crate) fn simulate_algo(
     let fit = (MAX_FLOWS_AT_ONCE / biggest.max(1)).max(1) as usize;
     let chunks = (4 * threads).min(fit);
     let window = (chunks * 16).max(1);
-    let mut wss: Vec<PhaseWs> = (0..chunks.min(sched.len()))
-        .map(|_| PhaseWs::default())
-        .collect();
+    let mut wss = take_workspaces(chunks.min(sched.len()));
     let nch = sched.channel_count() as usize;
     let slot = |g: usize, ch: u32, rank: u32| (g * nch + ch as usize) * n as usize + rank as usize;
     let mut chain = Chain::new(c.groups.len() * nch * n as usize);
@@ -683,8 +719,9 @@ pub(crate) fn simulate_algo(
     let mut alpha_total = 0.0;
     let mut xfer = 0.0;
     let mut flows = 0;
-    // Bytes per resource over the whole collective, dense: folded in phase order.
-    let mut carried = vec![0.0f64; net.resources() as usize];
+    // Bytes per resource over the whole collective: folded in phase order. Sparse: a
+    // collective touches few of a large fabric's resources.
+    let mut carried: FxHashMap<u32, f64> = FxHashMap::default();
     let mut te_gap: Option<f64> = None;
     let mut bufs: Vec<PhaseBuf> = (0..window.min(sched.len()))
         .map(|_| PhaseBuf::default())
@@ -733,7 +770,7 @@ pub(crate) fn simulate_algo(
             xfer += r * o.makespan_s;
             flows += o.flows;
             for &(res, b) in &buf.carried {
-                carried[res as usize] += r * b;
+                *carried.entry(res).or_insert(0.0) += r * b;
             }
             if let Some(g) = o.te_gap {
                 te_gap = Some(te_gap.map_or(g, |x: f64| x.max(g)));
@@ -741,6 +778,7 @@ pub(crate) fn simulate_algo(
             chain.apply(&buf.edges, steps);
         }
     }
+    give_back_workspaces(wss);
     if let Some((count, first, why)) = unreachable {
         return Err(SimError::Unreachable {
             count,
@@ -754,17 +792,15 @@ pub(crate) fn simulate_algo(
     // link `l`'s directions).
     let links = net.f.links().len();
     let mut used_links = FixedBitSet::with_capacity(links);
-    let carried = carried
-        .iter()
-        .enumerate()
-        .filter(|(_, &b)| b > 0.0)
-        .map(|(r, &b)| (r as u32, b))
-        .inspect(|&(r, _)| {
-            if (r as usize) < 2 * links {
-                used_links.insert(r as usize / 2);
-            }
-        });
-    let (tiers, bottlenecks, utilization_histogram) = utilization(net, carried, xfer);
+    let mut carried: Vec<(u32, f64)> = carried.into_iter().filter(|&(_, b)| b > 0.0).collect();
+    carried.sort_unstable_by_key(|x| x.0);
+    for &(r, _) in &carried {
+        if (r as usize) < 2 * links {
+            used_links.insert(r as usize / 2);
+        }
+    }
+    let (tiers, bottlenecks, utilization_histogram) =
+        utilization(net, carried.iter().copied(), xfer);
     let (alg, bus) = match c.op {
         Some(op) if time > 0.0 => (
             alg_bw_gbytes_per_s(c.bytes, time),
@@ -793,6 +829,7 @@ pub(crate) fn simulate_algo(
         channels: sched.channel_count(),
         tuned: Vec::new(),
         used_links,
+        carried,
     })
 }
 

@@ -256,6 +256,27 @@ pub(crate) struct JobArgs {
     pub(crate) bgp: BgpArgs,
 }
 
+// `aifabric cluster` (its help is the `Command` variant's doc comment).
+#[derive(clap::Args)]
+pub(crate) struct ClusterArgs {
+    /// Built-in spec name or YAML file.
+    pub(crate) spec: String,
+    /// The cluster file: the running jobs, each a job file or written out, placed by a
+    /// policy (optionally `within` zones or racks) or on explicit hosts (see
+    /// examples/clusters/).
+    #[arg(long)]
+    pub(crate) jobs: String,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) sim: SimArgs,
+    #[command(flatten)]
+    pub(crate) scenario: ScenarioArgs,
+    #[command(flatten)]
+    pub(crate) bgp: BgpArgs,
+}
+
 // `aifabric traffic` (its help is the `Command` variant's doc comment).
 #[derive(clap::Args)]
 pub(crate) struct TrafficArgs {

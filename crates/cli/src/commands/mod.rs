@@ -1,5 +1,6 @@
 //! One function per command: arguments in, a library call, the rendering out.
 
+pub(crate) mod cluster;
 pub(crate) mod demo;
 pub(crate) mod failures;
 pub(crate) mod lab;
@@ -29,6 +30,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::Failures(a) => failures(a),
         Command::Collective(a) => collective(a),
         Command::Job(a) => job(a),
+        Command::Cluster(a) => cluster::run(a),
         Command::Traffic(a) => traffic(a),
         Command::Sweep(a) => sweep_command(a),
         Command::Chakra { command } => chakra(command),

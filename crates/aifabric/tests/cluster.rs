@@ -1,0 +1,118 @@
+//! Many jobs on one fabric (`Study::cluster`), against closed forms: two jobs on disjoint
+//! racks of a non-blocking zone do not interfere; two jobs whose only traffic crosses one
+//! oversubscribed tier share it as max-min says (half each); a failure no job crosses costs
+//! nothing; a failed rack interrupts the job on it and no other.
+
+use aifabric::cluster::{ClusterReport, Impact};
+use aifabric::{Lb, Setup, Study};
+use aifabric_model::{Fabric, Scenario};
+use aifabric_workload::cluster::Cluster;
+
+fn r7() -> Fabric {
+    aifabric_spec::build_str("r7.yaml", aifabric_fixtures::specs::ROCE_1_TO_7).unwrap()
+}
+
+/// A job of 224 GPUs whose step is, to within a few per mille, its pipeline's sends: two
+/// stages of 112 GPUs, a tiny model (nothing to reduce) with wide activations (128 MiB per
+/// micro-batch), compute made negligible by a huge peak.
+fn job(name: &str, racks: &[u32]) -> String {
+    let within: Vec<String> = racks.iter().map(|r| format!("r.b.z.rack{r}")).collect();
+    format!(
+        "  - name: {name}\n    job:\n      name: {name}\n      gpus: 224\n      \
+         parallelism: {{ pp: 2, dp: 112 }}\n      model: {{ parameters: 1.0e6, layers: 2, \
+         hidden: 8192, sequence_length: 8192, micro_batch: 1, global_batch: 224 }}\n      \
+         compute: {{ peak_tflops: 1.0e9, efficiency: 1 }}\n    within: [{}]\n",
+        within.join(", ")
+    )
+}
+
+fn cluster(f: &Fabric, jobs: &[String]) -> Cluster {
+    let text = format!("jobs:\n{}", jobs.concat());
+    let (file, src) = aifabric_spec::cluster::parse_cluster("c.yaml", &text).unwrap();
+    aifabric_spec::cluster::resolve_cluster(f, &file, &src, std::path::Path::new(".")).unwrap()
+}
+
+fn spray() -> Setup {
+    Setup {
+        lb: Lb::Spray(None),
+        ..Setup::default()
+    }
+}
+
+fn run(f: &Fabric, c: &Cluster, scenario: Option<Scenario>) -> ClusterReport {
+    let s = scenario.unwrap_or_else(|| Scenario::healthy(f));
+    Study::new(f, s, spray()).cluster(c).unwrap()
+}
+
+#[test]
+fn jobs_on_disjoint_racks_of_a_non_blocking_zone_do_not_interfere() {
+    let f = r7();
+    // Each job inside one AI zone (non-blocking): nothing reaches the 7:1 ATSW tier.
+    let c = cluster(
+        &f,
+        &[
+            job("a", &(0..14).collect::<Vec<_>>()),
+            job("b", &(14..28).collect::<Vec<_>>()),
+        ],
+    );
+    let r = run(&f, &c, None);
+    for j in &r.jobs {
+        assert_eq!(j.alone_step_s, j.together_step_s, "{}", j.name);
+        assert_eq!(j.interference_slowdown, 1.0);
+    }
+    assert!(r.interference.is_empty());
+    assert!(r.shared.is_empty(), "{:?}", r.shared);
+    assert_eq!(r.rounds, 0);
+}
+
+#[test]
+fn two_jobs_across_one_oversubscribed_tier_share_it_half_and_half() {
+    let f = r7();
+    // Each job's first stage in AI zone 0, its second in zone 1: every pipeline send
+    // crosses the 7:1 tier to the ATSWs, which both jobs share.
+    let a: Vec<u32> = (0..7).chain(14..21).collect();
+    let b: Vec<u32> = (7..14).chain(21..28).collect();
+    let c = cluster(&f, &[job("a", &a), job("b", &b)]);
+    let r = run(&f, &c, None);
+    assert!(r.converged);
+    for j in &r.jobs {
+        // Max-min between two jobs that always want the whole tier: half each, so the step
+        // (all pipeline sends) takes twice as long.
+        let ratio = j.interference_slowdown;
+        assert!((ratio - 2.0).abs() < 0.02, "{}: {ratio}", j.name);
+    }
+    assert_eq!(r.interference.len(), 2, "a slows b and b slows a");
+    for x in &r.interference {
+        assert!(x.worst.contains("atsw"), "{}", x.worst);
+    }
+    // Alone, each job alone fills the tier: together, the shared links run at 100%.
+    let top = &r.shared[0];
+    assert!(top.resource.tier.contains("atsw"), "{}", top.resource.tier);
+    assert!(
+        (top.resource.utilization - 1.0).abs() < 0.02,
+        "{}",
+        top.resource.utilization
+    );
+}
+
+#[test]
+fn a_failure_no_job_crosses_costs_nothing_and_a_failed_rack_interrupts_its_job() {
+    let f = r7();
+    let c = cluster(&f, &[job("a", &(0..14).collect::<Vec<_>>())]);
+    // A rack switch of the other AI zone: the job never crosses it.
+    let far = Scenario::from_selectors(&f, &["r.b.z.rtsw20".to_string()], &[], &[]).unwrap();
+    let r = run(&f, &c, Some(far));
+    match &r.jobs[0].impact {
+        Some(Impact::Untouched { why }) => assert!(why.contains("none"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(r.jobs[0].scenario_step_s, Some(r.jobs[0].together_step_s));
+    // Its own rack's switch: 16 of its GPUs cut off.
+    let own = Scenario::from_selectors(&f, &["r.b.z.rtsw3".to_string()], &[], &[]).unwrap();
+    let r = run(&f, &c, Some(own));
+    match &r.jobs[0].impact {
+        Some(Impact::Interrupted { lost_gpus, .. }) => assert_eq!(*lost_gpus, 16),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(r.jobs[0].scenario_step_s, None);
+}

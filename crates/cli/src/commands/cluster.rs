@@ -1,0 +1,153 @@
+//! `aifabric cluster`: many jobs on one fabric.
+
+use crate::args::ClusterArgs;
+use crate::{emit, load, Failure};
+use aifabric::cluster::{ClusterReport, Impact};
+use aifabric::stages::spec;
+use std::fmt::Write;
+
+pub(crate) fn run(a: ClusterArgs) -> Result<(), Failure> {
+    let ClusterArgs {
+        spec: spec_name,
+        jobs,
+        json,
+        sim,
+        scenario,
+        bgp,
+    } = a;
+    let setup = sim.setup(&bgp)?;
+    let f = load(&spec_name)?;
+    let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
+    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+    let report = study.cluster(&cluster)?;
+    emit(json, &report, render)
+}
+
+/// The per-job table, who slows whom, the busiest shared links.
+pub(crate) fn render(r: &ClusterReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} jobs on {} of {} GPUs, lb {}",
+        r.spec,
+        r.jobs.len(),
+        r.gpus_used,
+        r.gpus_total,
+        r.lb
+    );
+    let scenario = r.jobs.iter().any(|j| j.impact.is_some());
+    let _ = write!(
+        out,
+        "\n  {:<24} {:>7}  {:<26} {:>10} {:>10} {:>9} {:>6}",
+        "job", "GPUs", "placed", "alone ms", "shared ms", "slowdown", "MFU"
+    );
+    if scenario {
+        let _ = write!(out, "  {:>11} {:>9}", "scenario ms", "slowdown");
+    }
+    out.push('\n');
+    for j in &r.jobs {
+        let _ = write!(
+            out,
+            "  {:<24} {:>7}  {:<26} {:>10.2} {:>10.2} {:>8.3}x {:>5.1}%",
+            j.name,
+            j.gpus,
+            j.placed_by,
+            j.alone_step_s * 1e3,
+            j.together_step_s * 1e3,
+            j.interference_slowdown,
+            j.mfu * 100.0
+        );
+        if let Some(i) = &j.impact {
+            match i {
+                Impact::Interrupted { .. } => {
+                    let _ = write!(out, "  {:>11} {:>9}", "-", "stopped");
+                }
+                Impact::Untouched { .. } => {
+                    let _ = write!(
+                        out,
+                        "  {:>11.2} {:>8.3}x",
+                        j.scenario_step_s.unwrap_or(f64::NAN) * 1e3,
+                        1.0
+                    );
+                }
+                Impact::Slowed { slowdown, .. } => {
+                    let _ = write!(
+                        out,
+                        "  {:>11.2} {:>8.3}x",
+                        j.scenario_step_s.unwrap_or(f64::NAN) * 1e3,
+                        slowdown
+                    );
+                }
+            }
+        }
+        out.push('\n');
+    }
+    if scenario {
+        let _ = writeln!(out, "\nUnder the scenario");
+        for j in &r.jobs {
+            let line = match j.impact.as_ref() {
+                Some(Impact::Interrupted { lost_gpus, why }) => {
+                    format!("interrupted ({lost_gpus} GPUs lost): {why}")
+                }
+                Some(Impact::Untouched { why }) => format!("untouched: {why}"),
+                Some(Impact::Slowed { slowdown, why }) => {
+                    format!("{slowdown:.3}x: {why}")
+                }
+                None => continue,
+            };
+            let _ = writeln!(out, "  {:<24} {line}", j.name);
+        }
+    }
+    if r.interference.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNo job slows another: no two jobs load the same link (or none is busy enough)"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "\nWho slows whom (healthy; the victim's extra step time split by the capacity each \
+             other job takes on its links)"
+        );
+        for x in r.interference.iter().take(10) {
+            let _ = writeln!(
+                out,
+                "  {:<24} by {:<24} +{:>8.2} ms over {} shared resources, most at {}",
+                x.victim,
+                x.by,
+                x.extra_s * 1e3,
+                x.shared_resources,
+                x.worst
+            );
+        }
+    }
+    if !r.shared.is_empty() {
+        let _ = writeln!(out, "\nBusiest shared resources (jobs together, healthy)");
+        for s in r.shared.iter().take(5) {
+            let jobs: Vec<String> = s
+                .by_job
+                .iter()
+                .map(|(n, gb)| format!("{n} {gb:.1} GB/s"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {:>6.1}%  {} ({}, {:.0} GB/s): {}",
+                s.resource.utilization * 100.0,
+                s.resource.name,
+                s.resource.tier,
+                s.resource.capacity_gbytes_per_s,
+                jobs.join(", ")
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nfixed point: {} rounds{}",
+        r.rounds,
+        if r.converged { "" } else { " (not converged)" }
+    );
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {}", n.text);
+    }
+    out
+}
