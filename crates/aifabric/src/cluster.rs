@@ -2,7 +2,7 @@
 //! who slows whom, and under the study's scenario each job's slowdown, interruption or
 //! nothing, with why.
 
-use crate::report::{About, Note};
+use crate::report::{About, MemoryFit, Note};
 use crate::{Error, Study, SCHEMA_VERSION};
 use aifabric_dataplane::{Net, NetParams};
 use aifabric_engine::cluster::{self as engine, ClusterRun, JobIn, SharedResource};
@@ -122,6 +122,18 @@ impl Study<'_> {
     /// others, who slows whom, and with a damaging scenario each job's slowdown,
     /// interruption (lost GPUs) or "untouched", with why.
     pub fn cluster(&self, cluster: &Cluster) -> Result<ClusterReport, Error> {
+        let base = self.cluster_baseline(cluster)?;
+        let scenario = if self.damaged() {
+            Some(self.cluster_impact(&base, &self.scenario)?)
+        } else {
+            None
+        };
+        Ok(self.cluster_report(&base, scenario))
+    }
+
+    /// The cluster's jobs on the healthy fabric, alone and together: what every scenario
+    /// of [`Study::cluster_impact`] is compared with.
+    pub fn cluster_baseline<'c>(&self, cluster: &'c Cluster) -> Result<Baseline<'c>, Error> {
         let f = self.fabric;
         let jobs = cluster.jobs();
         let first = jobs
@@ -144,6 +156,20 @@ impl Study<'_> {
                     first.iteration.scale_up_bytes_per_s / 1e9
                 )));
             }
+            if let Some(need) = &j.iteration.memory {
+                let fit = MemoryFit {
+                    need: need.clone(),
+                    gpu_memory_bytes: j
+                        .gpus
+                        .iter()
+                        .map(|&g| f.hardware(g).gpu_memory_bytes)
+                        .min()
+                        .filter(|&b| b > 0),
+                };
+                if !fit.fits() {
+                    return Err(Error::bad_request(fit.refusal(&j.name)));
+                }
+            }
         }
         let c = &self.setup;
         let mut params: NetParams = c.net;
@@ -154,20 +180,33 @@ impl Study<'_> {
             seed: c.seed,
             channels: c.channels,
         };
-        let ins: Vec<JobIn<'_>> = jobs
-            .iter()
-            .map(|j| JobIn {
-                it: &j.iteration,
-                gpus: &j.gpus,
-            })
-            .collect();
         let mut healthy_net = Net::new(f, &Scenario::healthy(f), c.plan, c.bgp, params);
-        let healthy = engine::run(&mut healthy_net, &ins, opts).map_err(|e| {
+        let ins = inputs(cluster);
+        let run = engine::run(&mut healthy_net, &ins, opts).map_err(|e| {
             let who = e
                 .job
                 .map_or(String::new(), |j| format!("`{}`: ", jobs[j].name));
             Error::from(e.error).prefixed(&who)
         })?;
+        Ok(Baseline {
+            cluster,
+            run,
+            params,
+            opts,
+        })
+    }
+
+    /// The cluster's report from its baseline and, with a scenario, what it does.
+    pub fn cluster_report(
+        &self,
+        base: &Baseline<'_>,
+        scenario: Option<ScenarioImpact>,
+    ) -> ClusterReport {
+        let f = self.fabric;
+        let c = &self.setup;
+        let cluster = base.cluster;
+        let jobs = cluster.jobs();
+        let healthy = &base.run;
         let mut notes = Vec::new();
         if !healthy.converged {
             notes.push(Note::new(
@@ -187,11 +226,6 @@ impl Study<'_> {
              the steps agree: the timing of their collectives within a step is averaged"
                 .into(),
         ));
-        let scenario = if self.damaged() {
-            Some(self.cluster_under_scenario(&ins, &healthy, params, opts)?)
-        } else {
-            None
-        };
         let rows = jobs
             .iter()
             .enumerate()
@@ -216,7 +250,7 @@ impl Study<'_> {
             })
             .collect();
         let name = |k: u32| jobs[k as usize].name.clone();
-        Ok(ClusterReport {
+        ClusterReport {
             schema_version: SCHEMA_VERSION,
             spec: f.name().to_owned(),
             lb: c.lb.name(),
@@ -246,21 +280,22 @@ impl Study<'_> {
                 })
                 .collect(),
             notes,
-        })
+        }
     }
 
-    /// The jobs under the study's scenario: those that lose GPUs (or every path) are
-    /// interrupted and their traffic leaves the fabric; the others run together again.
-    fn cluster_under_scenario(
+    /// What `scenario` does to each job of the baseline's cluster: those that lose GPUs
+    /// (or every path) are interrupted and their traffic leaves the fabric; the others run
+    /// together again, and each is compared with its healthy step together.
+    pub fn cluster_impact(
         &self,
-        ins: &[JobIn<'_>],
-        healthy: &ClusterRun,
-        params: NetParams,
-        opts: JobOptions,
-    ) -> Result<ScenarioRun, Error> {
+        base: &Baseline<'_>,
+        scenario: &Scenario,
+    ) -> Result<ScenarioImpact, Error> {
         let f = self.fabric;
         let c = &self.setup;
-        let mut net = Net::new(f, &self.scenario, c.plan, c.bgp, params);
+        let (healthy, params, opts) = (&base.run, base.params, base.opts);
+        let ins = inputs(base.cluster);
+        let mut net = Net::new(f, scenario, c.plan, c.bgp, params);
         let n = ins.len();
         let mut impact: Vec<Option<Impact>> = vec![None; n];
         for (i, j) in ins.iter().enumerate() {
@@ -308,14 +343,16 @@ impl Study<'_> {
                 },
             }
         }
+        let mut out = scenario.unusable();
+        out.union_with(&scenario.drained_soft);
         let crossing = |i: usize| {
-            crate::compare::crossing(
-                self,
-                healthy.together[i]
-                    .comms
-                    .iter()
-                    .map(|c| &c.detail.used_links),
-            )
+            let mut used = aifabric_engine::FixedBitSet::with_capacity(f.links().len());
+            for c in &healthy.together[i].comms {
+                used.union_with(&c.detail.used_links);
+            }
+            used.ones()
+                .filter(|&l| !f.link_up(aifabric_model::LinkId::from_idx(l), &out))
+                .count()
         };
         let impact = (0..n)
             .map(|i| {
@@ -324,8 +361,7 @@ impl Study<'_> {
                 }
                 let now = step[i].as_ref().map_or(f64::NAN, |s| s.step_s);
                 let slowdown = now / healthy.together[i].step_s;
-                let cross = crossing(i);
-                let crossed = cross.as_ref().map_or(0, |c| c.crossed);
+                let crossed = crossing(i);
                 if (slowdown - 1.0).abs() <= 1e-9 {
                     Impact::Untouched {
                         why: if crossed == 0 {
@@ -349,14 +385,59 @@ impl Study<'_> {
                 }
             })
             .collect();
-        Ok(ScenarioRun { impact, step })
+        Ok(ScenarioImpact { impact, step })
     }
 }
 
-/// The jobs under a scenario.
-struct ScenarioRun {
-    impact: Vec<Impact>,
-    step: Vec<Option<StepResult>>,
+/// The jobs of a cluster on the healthy fabric, alone and together.
+pub struct Baseline<'c> {
+    /// The cluster.
+    pub cluster: &'c Cluster,
+    /// Its jobs' steps.
+    pub run: ClusterRun,
+    params: NetParams,
+    opts: JobOptions,
+}
+
+impl Baseline<'_> {
+    /// GPU-hours per hour the jobs lose under `impact`: an interrupted job all its GPUs, a
+    /// slowed one `GPUs x (1 - 1 / slowdown)` (a faster one loses nothing).
+    pub fn lost_gpus(&self, impact: &ScenarioImpact) -> f64 {
+        self.cluster
+            .jobs()
+            .iter()
+            .zip(&impact.impact)
+            .map(|(j, i)| {
+                let g = f64::from(j.iteration.gpus);
+                match i {
+                    Impact::Interrupted { .. } => g,
+                    Impact::Slowed { slowdown, .. } => g * (1.0 - 1.0 / slowdown).max(0.0),
+                    Impact::Untouched { .. } => 0.0,
+                }
+            })
+            .sum()
+    }
+}
+
+/// The jobs of a cluster under one scenario.
+#[derive(Clone, Debug)]
+pub struct ScenarioImpact {
+    /// Per job (cluster order), what the scenario does to it.
+    pub impact: Vec<Impact>,
+    /// Per job, its step under the scenario (`None`: interrupted).
+    pub step: Vec<Option<StepResult>>,
+}
+
+/// The engine's view of the cluster's jobs.
+fn inputs(cluster: &Cluster) -> Vec<JobIn<'_>> {
+    cluster
+        .jobs()
+        .iter()
+        .map(|j| JobIn {
+            it: &j.iteration,
+            gpus: &j.gpus,
+        })
+        .collect()
 }
 
 /// The first three of `gpus` by name.

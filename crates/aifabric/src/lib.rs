@@ -28,6 +28,7 @@
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
 
+pub mod at_risk;
 pub mod cluster;
 mod compare;
 pub mod fabrics;
@@ -35,6 +36,7 @@ pub mod failures;
 mod gather;
 mod notes;
 pub mod packet;
+pub mod plan;
 mod publish;
 mod report;
 pub mod size;

@@ -116,3 +116,90 @@ fn a_failure_no_job_crosses_costs_nothing_and_a_failed_rack_interrupts_its_job()
     }
     assert_eq!(r.jobs[0].scenario_step_s, None);
 }
+
+/// An operations file for `r7`.
+fn ops(f: &Fabric, text: &str) -> aifabric_spec::ops::Ops {
+    aifabric_spec::ops::parse_ops(f, "ops.yaml", text).unwrap()
+}
+
+#[test]
+fn a_plan_batches_the_outages_of_one_job_and_never_costs_more_than_the_naive_order() {
+    let f = r7();
+    let c = cluster(&f, &[job("a", &(0..14).collect::<Vec<_>>())]);
+    let study = Study::healthy(&f, spray());
+    let base = study.cluster_baseline(&c).unwrap();
+    // Two rack switches of the job's racks (each interrupts it for 2 hours) and one of the
+    // other AI zone (hurts nobody), in an order where two at a time pairs the harmless one
+    // with the first outage.
+    let plan = ops(
+        &f,
+        "max_concurrent: 2\noperations:\n\
+         - { name: own1, fail: [r.b.z.rtsw1], hours: 2 }\n\
+         - { name: far, fail: [r.b.z.rtsw20], hours: 2 }\n\
+         - { name: own2, fail: [r.b.z.rtsw2], hours: 2 }\n",
+    );
+    let r = study.plan(&base, &plan).unwrap();
+    assert_eq!(r.search, "exact");
+    // Naive: {own1, far} then {own2}: the job is down twice, 2 h x 224 GPUs each.
+    assert!(
+        (r.naive.lost_gpu_hours - 2.0 * 2.0 * 224.0).abs() < 1e-9,
+        "{r:?}"
+    );
+    // Best: both outages of the job at once, the harmless one alone.
+    assert!((r.best.lost_gpu_hours - 2.0 * 224.0).abs() < 1e-9, "{r:?}");
+    assert!(r.best.lost_gpu_hours <= r.naive.lost_gpu_hours);
+    let together = r
+        .best
+        .steps
+        .iter()
+        .find(|s| s.operations.len() == 2)
+        .unwrap();
+    assert_eq!(together.operations, ["own1", "own2"]);
+    let alone = r
+        .best
+        .steps
+        .iter()
+        .find(|s| s.operations == ["far"])
+        .unwrap();
+    assert_eq!(
+        alone.lost_gpu_hours, 0.0,
+        "a drain no job crosses costs nothing"
+    );
+    assert!(alone.jobs.is_empty());
+    // With `after:`, the two outages cannot share a batch: the naive order is the best.
+    let chained = ops(
+        &f,
+        "max_concurrent: 2\noperations:\n\
+         - { name: own1, fail: [r.b.z.rtsw1], hours: 2 }\n\
+         - { name: far, fail: [r.b.z.rtsw20], hours: 2 }\n\
+         - { name: own2, fail: [r.b.z.rtsw2], hours: 2, after: [own1] }\n",
+    );
+    let r = study.plan(&base, &chained).unwrap();
+    assert!((r.best.lost_gpu_hours - 4.0 * 224.0).abs() < 1e-9, "{r:?}");
+    let pos = |name: &str| {
+        r.best
+            .steps
+            .iter()
+            .position(|s| s.operations.iter().any(|o| o == name))
+            .unwrap()
+    };
+    assert!(pos("own1") < pos("own2"), "`after:` is respected");
+}
+
+#[test]
+fn operations_files_are_checked_where_they_are_wrong() {
+    let f = r7();
+    let err = |text: &str| aifabric_spec::ops::parse_ops(&f, "ops.yaml", text).unwrap_err();
+    let e = err("operations:\n  - { name: a, drain: [r.b.z.rtsw1], hours: 0 }\n");
+    assert_eq!(e.line, 2);
+    assert!(e.message.contains("hours"), "{e}");
+    let e = err("operations:\n  - { name: a, drain: [nothing.here], hours: 1 }\n");
+    assert!(e.message.contains("nothing.here"), "{e}");
+    let e = err(
+        "operations:\n  - { name: a, drain: [r.b.z.rtsw1], hours: 1, after: [b] }\n  - { name: b, \
+         drain: [r.b.z.rtsw2], hours: 1, after: [a] }\n",
+    );
+    assert!(e.message.contains("cycle"), "{e}");
+    let e = err("operations:\n  - { name: a, drain: [r.b.z.rtsw1], hours: 1, after: [aa] }\n");
+    assert!(e.hint.unwrap_or_default().contains("did you mean `a`"));
+}

@@ -68,6 +68,12 @@ pub(crate) enum Command {
     /// with a scenario each job's slowdown, interruption (lost GPUs) or "untouched", with
     /// why.
     Cluster(ClusterArgs),
+    /// A maintenance plan against the running jobs: operations (drain or take down elements
+    /// for some hours, some after others, at most N at once) ordered and batched to cost the
+    /// jobs the fewest GPU-hours (interrupted jobs lose all their GPUs, slowed ones the
+    /// share their slowdown takes), each batch's impact per job, and the naive order's cost
+    /// beside it.
+    Plan(PlanArgs),
     /// Simulate a traffic matrix event by event: flows with sizes and start times between
     /// GPUs (htsim's connection-matrix file, a CSV, or a generated pattern) arrive and leave,
     /// rates max-min fair between events. Prints flow completion times (min, P50, P99, max,

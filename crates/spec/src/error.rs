@@ -146,6 +146,8 @@ pub enum FileKind {
     Job,
     /// A cluster state (the running jobs and their placements).
     Cluster,
+    /// An operations file (a maintenance plan).
+    Ops,
 }
 
 impl FileKind {
@@ -155,6 +157,7 @@ impl FileKind {
             FileKind::Scenario => "scenario file",
             FileKind::Job => "job file",
             FileKind::Cluster => "cluster file",
+            FileKind::Ops => "operations file",
         }
     }
 }
@@ -204,6 +207,7 @@ fn too_large(breach: &serde_saphyr::budget::BudgetBreach, kind: FileKind) -> (St
              than device by device"
         }
         FileKind::Job => "a job file is a few dozen lines: check that this is the file meant",
+        FileKind::Ops => "an operations file lists a few dozen operations by their selectors",
         FileKind::Cluster => {
             "give each job's placement by hosts only where it must be exact; `placement:` with \
              `within:` selectors places a job by policy in a few lines"

@@ -25,6 +25,7 @@ pub mod cluster;
 pub mod error;
 pub mod job;
 pub mod lower;
+pub mod ops;
 pub mod scenario;
 pub mod spec;
 

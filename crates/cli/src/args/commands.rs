@@ -186,6 +186,15 @@ pub(crate) struct FailuresArgs {
     /// Also write the JSON report to this file (atomically).
     #[arg(long)]
     pub(crate) out: Option<std::path::PathBuf>,
+    /// Rank the scenarios by the running jobs they hurt (a cluster file, see `aifabric
+    /// cluster`): jobs interrupted (GPUs cut off), then the GPUs whose traffic crosses what
+    /// the scenario takes out; the worst `--simulate` scenarios simulated in full.
+    #[arg(long, value_name = "CLUSTER.yaml")]
+    pub(crate) jobs: Option<String>,
+    /// With --jobs: how many of the worst scenarios to simulate in full (every job's step
+    /// together under the scenario).
+    #[arg(long, default_value_t = 5, requires = "jobs")]
+    pub(crate) simulate: usize,
     /// The maintenance state the sweep starts from (failed and hard-drained elements are
     /// out of service in every scenario; figures are measured from that state).
     #[command(flatten)]
@@ -273,6 +282,27 @@ pub(crate) struct ClusterArgs {
     pub(crate) sim: SimArgs,
     #[command(flatten)]
     pub(crate) scenario: ScenarioArgs,
+    #[command(flatten)]
+    pub(crate) bgp: BgpArgs,
+}
+
+// `aifabric plan` (its help is the `Command` variant's doc comment).
+#[derive(clap::Args)]
+pub(crate) struct PlanArgs {
+    /// Built-in spec name or YAML file.
+    pub(crate) spec: String,
+    /// The cluster file: the running jobs (see `aifabric cluster`).
+    #[arg(long)]
+    pub(crate) jobs: String,
+    /// The operations file: `max_concurrent` and `operations:` each with `drain:`, `fail:`
+    /// or `drain_soft:` selectors, `hours:` and optional `after:` (see examples/ops/).
+    #[arg(long)]
+    pub(crate) ops: String,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) sim: SimArgs,
     #[command(flatten)]
     pub(crate) bgp: BgpArgs,
 }

@@ -1,8 +1,9 @@
 //! `aifabric cluster`: many jobs on one fabric.
 
-use crate::args::ClusterArgs;
+use crate::args::{ClusterArgs, PlanArgs};
 use crate::{emit, load, Failure};
 use aifabric::cluster::{ClusterReport, Impact};
+use aifabric::plan::{PlanReport, Schedule};
 use aifabric::stages::spec;
 use std::fmt::Write;
 
@@ -21,6 +22,96 @@ pub(crate) fn run(a: ClusterArgs) -> Result<(), Failure> {
     let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
     let report = study.cluster(&cluster)?;
     emit(json, &report, render)
+}
+
+pub(crate) fn plan(a: PlanArgs) -> Result<(), Failure> {
+    let PlanArgs {
+        spec: spec_name,
+        jobs,
+        ops,
+        json,
+        sim,
+        bgp,
+    } = a;
+    let setup = sim.setup(&bgp)?;
+    let f = load(&spec_name)?;
+    let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
+    let ops = spec::ops::load_ops(&f, &ops).map_err(Failure::BadInput)?;
+    let study = aifabric::Study::healthy(&f, setup);
+    let base = study.cluster_baseline(&cluster)?;
+    let report = study.plan(&base, &ops)?;
+    emit(json, &report, render_plan)
+}
+
+/// One impact in a few words.
+fn impact_words(job: &str, i: &Impact) -> String {
+    match i {
+        Impact::Interrupted { lost_gpus: 0, .. } => format!("{job} stopped (no path)"),
+        Impact::Interrupted { lost_gpus, .. } => {
+            format!("{job} stopped ({lost_gpus} GPUs cut off)")
+        }
+        Impact::Slowed { slowdown, .. } => format!("{job} {slowdown:.4}x"),
+        Impact::Untouched { .. } => job.to_owned(),
+    }
+}
+
+fn render_schedule(out: &mut String, s: &Schedule) {
+    for st in &s.steps {
+        let who: Vec<String> = st
+            .jobs
+            .iter()
+            .map(|j| impact_words(&j.job, &j.impact))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {:>6.1} - {:>6.1} h  {:<40} {:>12.1}  {}",
+            st.start_h,
+            st.end_h,
+            st.operations.join(" + "),
+            st.lost_gpu_hours,
+            if who.is_empty() {
+                "no job hurt".to_owned()
+            } else {
+                who.join(", ")
+            }
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  total {:.1} h, {:.1} GPU-hours lost",
+        s.hours, s.lost_gpu_hours
+    );
+}
+
+/// The best schedule, then the naive one, and what the best saves.
+pub(crate) fn render_plan(r: &PlanReport) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} operations, at most {} at once; {} search, {} batches simulated",
+        r.spec, r.operations, r.max_concurrent, r.search, r.batches_simulated
+    );
+    let _ = writeln!(
+        out,
+        "\nBest schedule                                                    GPU-hours lost"
+    );
+    render_schedule(&mut out, &r.best);
+    let _ = writeln!(out, "\nNaive (file order, {} at a time)", r.max_concurrent);
+    render_schedule(&mut out, &r.naive);
+    let _ = writeln!(
+        out,
+        "\nthe best saves {:.1} GPU-hours over the naive order{}",
+        r.saved_gpu_hours,
+        if r.saved_gpu_hours <= 0.0 {
+            " (the naive order is already the cheapest)"
+        } else {
+            ""
+        }
+    );
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
 }
 
 /// The per-job table, who slows whom, the busiest shared links.

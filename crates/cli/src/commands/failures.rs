@@ -66,3 +66,129 @@ pub fn compare(
     bar.finish_and_clear();
     Ok(cmp)
 }
+
+/// The sweep on the healthy fabric, then its scenarios ranked by the jobs they hurt.
+pub fn jobs_at_risk(
+    f: &Fabric,
+    setup: Setup,
+    req: &FailureRequest,
+    cluster: &aifabric::stages::workload::cluster::Cluster,
+    simulate: usize,
+) -> Result<aifabric::at_risk::AtRiskReport, Failure> {
+    let study = Study::healthy(f, setup);
+    let base = study.cluster_baseline(cluster)?;
+    let report = sweep(f, aifabric::model::Scenario::healthy(f), setup, req)?;
+    Ok(study.jobs_at_risk(&base, &report, simulate, usize::MAX)?)
+}
+
+/// The scenarios that hurt the jobs most, then each job's exposure.
+pub fn render_at_risk(r: &aifabric::at_risk::AtRiskReport, top: usize) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} scenarios ({}) against {} jobs; {} hurt no job, {} simulated in full",
+        r.spec,
+        r.scenarios,
+        r.sweep,
+        r.jobs.len(),
+        r.harmless,
+        r.simulated
+    );
+    let _ = writeln!(
+        out,
+        "\n  {:<40} {:>11} {:>12} {:>10}  jobs",
+        "scenario", "interrupted", "exposed", "lost GPUs"
+    );
+    for row in r.rows.iter().take(top) {
+        let mut who: Vec<String> = row
+            .interrupted
+            .iter()
+            .map(|(n, g)| format!("{n} stopped ({g} GPUs cut off)"))
+            .collect();
+        match &row.simulated {
+            Some(sim) => who.extend(sim.iter().filter_map(|x| match &x.impact {
+                aifabric::cluster::Impact::Slowed { slowdown, .. } => {
+                    Some(format!("{} {slowdown:.3}x", x.job))
+                }
+                _ => None,
+            })),
+            None => who.extend(
+                row.exposed
+                    .iter()
+                    .take(3)
+                    .map(|(n, s)| format!("{n} {:.1}% of its bytes", s * 100.0)),
+            ),
+        }
+        let lost = row
+            .lost_gpus
+            .map_or_else(|| "-".to_owned(), |l| format!("{l:.0}"));
+        let _ = writeln!(
+            out,
+            "  {:<40} {:>11} {:>12.0} {:>10}  {}",
+            row.scenario,
+            row.interrupted_gpus,
+            row.exposed_gpus,
+            lost,
+            if who.is_empty() {
+                "none".to_owned()
+            } else {
+                who.join(", ")
+            }
+        );
+    }
+    let simulated: Vec<_> = r.rows.iter().filter(|x| x.simulated.is_some()).collect();
+    if !simulated.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nSimulated in full (the most exposing): GPU-hours lost per hour, and each job hurt"
+        );
+        for row in simulated {
+            let who: Vec<String> = row
+                .simulated
+                .iter()
+                .flatten()
+                .map(|x| match &x.impact {
+                    aifabric::cluster::Impact::Slowed { slowdown, .. } => {
+                        format!("{} {slowdown:.4}x", x.job)
+                    }
+                    aifabric::cluster::Impact::Interrupted { lost_gpus, .. } => {
+                        format!("{} stopped ({lost_gpus} GPUs cut off)", x.job)
+                    }
+                    aifabric::cluster::Impact::Untouched { .. } => x.job.clone(),
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {:<40} {:>10.1}  {}",
+                row.scenario,
+                row.lost_gpus.unwrap_or(0.0),
+                if who.is_empty() {
+                    "no job slowed".to_owned()
+                } else {
+                    who.join(", ")
+                }
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n  {:<24} {:>7} {:>15} {:>11}  first interrupting",
+        "job", "GPUs", "interrupted by", "exposed to"
+    );
+    for j in &r.jobs {
+        let _ = writeln!(
+            out,
+            "  {:<24} {:>7} {:>15} {:>11}  {}",
+            j.job,
+            j.gpus,
+            j.interrupted_by,
+            j.exposed_to,
+            j.first_interrupting.as_deref().unwrap_or("-")
+        );
+    }
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}

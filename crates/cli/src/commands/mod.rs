@@ -31,6 +31,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::Collective(a) => collective(a),
         Command::Job(a) => job(a),
         Command::Cluster(a) => cluster::run(a),
+        Command::Plan(a) => cluster::plan(a),
         Command::Traffic(a) => traffic(a),
         Command::Sweep(a) => sweep_command(a),
         Command::Chakra { command } => chakra(command),
@@ -125,11 +126,43 @@ fn failures(a: FailuresArgs) -> Result<(), Failure> {
         keep,
         json,
         out,
+        jobs,
+        simulate,
         scenario,
         bgp,
     } = a;
     let setup = bgp.setup();
     let keep = keep.as_deref().map(aifabric::parse_keep).transpose()?;
+    if let Some(jobs) = jobs {
+        if !scenario.describe().is_empty() || compare_inter_bag {
+            return Err(Failure::BadArgument(
+                "--jobs ranks the sweep's scenarios against the jobs on the healthy fabric; \
+                 it takes no --fail/--drain/--scenario and no --compare-inter-bag"
+                    .into(),
+            ));
+        }
+        let f = load(&spec)?;
+        let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
+        let req = aifabric::FailureRequest {
+            state: String::new(),
+            sweep,
+            samples,
+            first_draw: 0,
+            seed,
+            probability,
+            mtbf,
+            aggregation: aggregation.map(|a| (a, tier)),
+            mitigations,
+            top,
+            pod_sites,
+            keep,
+        };
+        let report = failures::jobs_at_risk(&f, setup, &req, &cluster, simulate)?;
+        if let Some(path) = &out {
+            write_json(path, &versioned(&report))?;
+        }
+        return emit_versioned(json, &report, |r| failures::render_at_risk(r, top));
+    }
     let req = aifabric::FailureRequest {
         state: scenario.describe(),
         sweep,

@@ -1,0 +1,407 @@
+//! A maintenance plan against the running jobs ([`Study::plan`]): the order and batching of
+//! operations that costs the jobs the fewest GPU-hours, beside the naive order's cost.
+//!
+//! **Cost.** A batch of operations runs for its longest operation's hours with everything
+//! its operations take out of service out at once; meanwhile each job loses GPU-hours at
+//! the rate [`Baseline::lost_gpus`] gives (an interrupted job all its GPUs, a slowed one
+//! `GPUs x (1 - 1 / slowdown)`), from the jobs simulated together under the union of the
+//! batch's operations ([`Study::cluster_impact`]). Batches run one after another; the cost
+//! of a schedule is the sum over its batches, so it depends on the batching, not on the
+//! order of the batches, which only has to respect `after:`.
+//!
+//! **Search.** Exact (dynamic programming over the set of operations done, every ready batch
+//! of at most `max_concurrent` operations) while the batches to simulate number at most
+//! [`EXACT_BATCHES`] and the operations [`EXACT_OPS`]; beyond, greedy: operations in file order, each joining the open batch
+//! when that costs less than running it alone. Either way the naive schedule (file order,
+//! `max_concurrent` at a time) is a candidate, so the plan never costs more than it.
+
+use crate::at_risk::JobImpactRow;
+use crate::cluster::{Baseline, Impact};
+use crate::{Error, Study, SCHEMA_VERSION};
+use aifabric_model::Scenario;
+use aifabric_spec::ops::Ops;
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+/// Batches simulated at most for an exact search.
+pub const EXACT_BATCHES: usize = 64;
+/// Operations at most for an exact search.
+pub const EXACT_OPS: usize = 16;
+
+/// One batch of a schedule.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlanStep {
+    /// Start, hours from the plan's start.
+    pub start_h: f64,
+    /// End, hours.
+    pub end_h: f64,
+    /// The operations run together.
+    pub operations: Vec<String>,
+    /// GPU-hours per hour the jobs lose meanwhile.
+    pub lost_gpus: f64,
+    /// GPU-hours lost over the batch.
+    pub lost_gpu_hours: f64,
+    /// The jobs it hurts.
+    pub jobs: Vec<JobImpactRow>,
+}
+
+/// A schedule: batches in order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Schedule {
+    /// The batches.
+    pub steps: Vec<PlanStep>,
+    /// Hours end to end.
+    pub hours: f64,
+    /// GPU-hours the jobs lose.
+    pub lost_gpu_hours: f64,
+}
+
+/// The best schedule found and the naive one.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlanReport {
+    /// JSON contract version.
+    pub schema_version: u32,
+    /// Spec name.
+    pub spec: String,
+    /// Operations.
+    pub operations: usize,
+    /// Operations at once, at most.
+    pub max_concurrent: u32,
+    /// `exact` or `greedy`.
+    pub search: String,
+    /// Distinct batches simulated.
+    pub batches_simulated: usize,
+    /// The schedule that costs least.
+    pub best: Schedule,
+    /// File order, `max_concurrent` at a time.
+    pub naive: Schedule,
+    /// What the best saves over the naive, GPU-hours.
+    pub saved_gpu_hours: f64,
+    /// How the cost is counted.
+    pub notes: Vec<String>,
+}
+
+/// A batch: a bitmask over the operations.
+type Batch = u64;
+
+/// A batch's simulated cost.
+#[derive(Clone, Debug)]
+struct Eval {
+    lost_gpus: f64,
+    jobs: Vec<JobImpactRow>,
+}
+
+impl Study<'_> {
+    /// The schedule of `ops` that costs `base`'s jobs the fewest GPU-hours, and the naive
+    /// one's cost (see the module docs for the model and the search).
+    pub fn plan(&self, base: &Baseline<'_>, ops: &Ops) -> Result<PlanReport, Error> {
+        let n = ops.ops.len();
+        if n == 0 || n > 64 {
+            return Err(Error::bad_request(format!(
+                "a plan holds 1 to 64 operations, not {n}"
+            )));
+        }
+        let k = ops.max_concurrent.max(1) as usize;
+        let pred: Vec<Batch> = ops
+            .ops
+            .iter()
+            .map(|o| o.after.iter().fold(0, |m, &j| m | 1 << j))
+            .collect();
+        let hours = |b: Batch| {
+            (0..n)
+                .filter(|&i| b >> i & 1 == 1)
+                .map(|i| ops.ops[i].hours)
+                .fold(0.0, f64::max)
+        };
+        let naive = naive_batches(&pred, k, n);
+        // The batches an exact search would simulate: every set of at most k operations
+        // none of which must follow another.
+        let candidates = antichains(&pred, k, n, EXACT_BATCHES + 1);
+        // The dynamic programming visits up to 2^n sets of operations done.
+        let exact = candidates.len() <= EXACT_BATCHES && n <= EXACT_OPS;
+        let mut cache: FxHashMap<Batch, Eval> = FxHashMap::default();
+        let mut need: Vec<Batch> = naive.clone();
+        if exact {
+            need.extend(&candidates);
+        } else {
+            need.extend((0..n).map(|i| 1u64 << i));
+        }
+        self.plan_evaluate(base, ops, &mut cache, &mut need)?;
+        let cost = |b: Batch, c: &FxHashMap<Batch, Eval>| hours(b) * c[&b].lost_gpus;
+        let best_batches = if exact {
+            exact_search(&pred, &candidates, n, |b| cost(b, &cache))
+        } else {
+            // Greedy, in file order as far as `after:` allows.
+            let order = topological(&pred, n);
+            let mut batches: Vec<Batch> = Vec::new();
+            let mut open: Batch = 0;
+            for i in order {
+                let b = 1u64 << i;
+                let joined = open | b;
+                let fits = open != 0 && (open.count_ones() as usize) < k && pred[i] & open == 0;
+                if fits {
+                    let mut want = vec![joined];
+                    self.plan_evaluate(base, ops, &mut cache, &mut want)?;
+                    if cost(joined, &cache) < cost(open, &cache) + cost(b, &cache) {
+                        open = joined;
+                        continue;
+                    }
+                }
+                if open != 0 {
+                    batches.push(open);
+                }
+                open = b;
+            }
+            batches.push(open);
+            batches
+        };
+        let total = |bs: &[Batch]| bs.iter().map(|&b| cost(b, &cache)).sum::<f64>();
+        let best_batches = if total(&best_batches) <= total(&naive) {
+            best_batches
+        } else {
+            naive.clone()
+        };
+        let schedule = |bs: &[Batch]| {
+            let mut t = 0.0;
+            let steps: Vec<PlanStep> = bs
+                .iter()
+                .map(|&b| {
+                    let h = hours(b);
+                    let e = &cache[&b];
+                    let s = PlanStep {
+                        start_h: t,
+                        end_h: t + h,
+                        operations: (0..n)
+                            .filter(|&i| b >> i & 1 == 1)
+                            .map(|i| ops.ops[i].name.clone())
+                            .collect(),
+                        lost_gpus: e.lost_gpus,
+                        lost_gpu_hours: h * e.lost_gpus,
+                        jobs: e.jobs.clone(),
+                    };
+                    t += h;
+                    s
+                })
+                .collect();
+            Schedule {
+                hours: t,
+                lost_gpu_hours: steps.iter().map(|s| s.lost_gpu_hours).sum::<f64>() + 0.0,
+                steps,
+            }
+        };
+        let best = schedule(&best_batches);
+        let naive = schedule(&naive);
+        Ok(PlanReport {
+            schema_version: SCHEMA_VERSION,
+            spec: self.fabric.name().to_owned(),
+            operations: n,
+            max_concurrent: k as u32,
+            search: if exact { "exact" } else { "greedy" }.into(),
+            batches_simulated: cache.len(),
+            saved_gpu_hours: naive.lost_gpu_hours - best.lost_gpu_hours,
+            best,
+            naive,
+            notes: vec![
+                "a batch costs its longest operation's hours times the GPU-hours per hour the \
+                 jobs lose with all its operations out at once (an interrupted job: all its \
+                 GPUs; a slowed one: GPUs x (1 - 1/slowdown)); restarts after an \
+                 interruption are not counted"
+                    .into(),
+                if exact {
+                    format!(
+                        "exact: every batch of at most {k} operations simulated ({} batches)",
+                        cache.len()
+                    )
+                } else {
+                    format!(
+                        "greedy: more than {EXACT_BATCHES} possible batches or {EXACT_OPS} \
+                         operations; each operation joins the open batch when that costs less \
+                         than running it alone"
+                    )
+                },
+            ],
+        })
+    }
+
+    /// Simulate the batches of `need` not in `cache` (in parallel).
+    fn plan_evaluate(
+        &self,
+        base: &Baseline<'_>,
+        ops: &Ops,
+        cache: &mut FxHashMap<Batch, Eval>,
+        need: &mut Vec<Batch>,
+    ) -> Result<(), Error> {
+        need.sort_unstable();
+        need.dedup();
+        need.retain(|b| !cache.contains_key(b));
+        let jobs = base.cluster.jobs();
+        let evals = need
+            .par_iter()
+            .map(|&b| {
+                let mut s = Scenario::healthy(self.fabric);
+                for (i, o) in ops.ops.iter().enumerate() {
+                    if b >> i & 1 == 1 {
+                        s.failed.union_with(&o.scenario.failed);
+                        s.drained_hard.union_with(&o.scenario.drained_hard);
+                        s.drained_soft.union_with(&o.scenario.drained_soft);
+                    }
+                }
+                let imp = self.cluster_impact(base, &s)?;
+                Ok((
+                    b,
+                    Eval {
+                        lost_gpus: base.lost_gpus(&imp),
+                        jobs: jobs
+                            .iter()
+                            .zip(imp.impact)
+                            .filter(|(_, i)| !matches!(i, Impact::Untouched { .. }))
+                            .map(|(j, impact)| JobImpactRow {
+                                job: j.name.clone(),
+                                impact,
+                            })
+                            .collect(),
+                    },
+                ))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        cache.extend(evals);
+        need.clear();
+        Ok(())
+    }
+}
+
+/// File order, at most `k` at a time; an operation whose predecessor is in the open batch
+/// starts the next one.
+fn naive_batches(pred: &[Batch], k: usize, n: usize) -> Vec<Batch> {
+    let mut out = Vec::new();
+    let mut done: Batch = 0;
+    let mut left: Vec<usize> = (0..n).collect();
+    while !left.is_empty() {
+        let mut open: Batch = 0;
+        let mut rest = Vec::new();
+        for &i in &left {
+            if (open.count_ones() as usize) < k && pred[i] & !done == 0 {
+                open |= 1 << i;
+            } else {
+                rest.push(i);
+            }
+        }
+        out.push(open);
+        done |= open;
+        left = rest;
+    }
+    out
+}
+
+/// Every set of 1..=k operations none of which must follow another (directly or not), up to
+/// `limit` of them.
+fn antichains(pred: &[Batch], k: usize, n: usize, limit: usize) -> Vec<Batch> {
+    // Transitive predecessors.
+    let mut anc = pred.to_vec();
+    for _ in 0..n {
+        for i in 0..n {
+            let mut a = anc[i];
+            for j in 0..n {
+                if anc[i] >> j & 1 == 1 {
+                    a |= anc[j];
+                }
+            }
+            anc[i] = a;
+        }
+    }
+    // Related: one must follow the other.
+    let related = |i: usize, set: Batch| {
+        anc[i] & set != 0 || (0..n).any(|j| set >> j & 1 == 1 && anc[j] >> i & 1 == 1)
+    };
+    let mut out: Vec<Batch> = Vec::new();
+    // Sets of the current size, each with its highest operation.
+    let mut level: Vec<(Batch, usize)> = vec![(0, 0)];
+    for size in 0..k {
+        let mut next = Vec::new();
+        for &(set, last) in &level {
+            let from = if size == 0 { 0 } else { last + 1 };
+            for i in from..n {
+                if related(i, set) {
+                    continue;
+                }
+                if out.len() >= limit {
+                    return out;
+                }
+                out.push(set | 1 << i);
+                next.push((set | 1 << i, i));
+            }
+        }
+        level = next;
+    }
+    out
+}
+
+/// Operations in an order that respects `after:` (file order among the ready ones).
+fn topological(pred: &[Batch], n: usize) -> Vec<usize> {
+    let mut done: Batch = 0;
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let i = (0..n)
+            .find(|&i| done >> i & 1 == 0 && pred[i] & !done == 0)
+            .expect("the operations file has no cycle");
+        out.push(i);
+        done |= 1 << i;
+    }
+    out
+}
+
+/// The cheapest sequence of ready batches from `candidates` that does every operation:
+/// dynamic programming over the set done.
+fn exact_search(
+    pred: &[Batch],
+    candidates: &[Batch],
+    n: usize,
+    cost: impl Fn(Batch) -> f64,
+) -> Vec<Batch> {
+    let all: Batch = if n == 64 { u64::MAX } else { (1 << n) - 1 };
+    // Memo: done -> (cost to finish, next batch).
+    let mut memo: FxHashMap<Batch, (f64, Batch)> = FxHashMap::default();
+    fn go(
+        done: Batch,
+        all: Batch,
+        pred: &[Batch],
+        candidates: &[Batch],
+        cost: &dyn Fn(Batch) -> f64,
+        memo: &mut FxHashMap<Batch, (f64, Batch)>,
+    ) -> f64 {
+        if done == all {
+            return 0.0;
+        }
+        if let Some(&(c, _)) = memo.get(&done) {
+            return c;
+        }
+        let mut best = (f64::INFINITY, 0);
+        for &b in candidates {
+            if b & done != 0 {
+                continue;
+            }
+            let ready = (0..pred.len())
+                .filter(|&i| b >> i & 1 == 1)
+                .all(|i| pred[i] & !done == 0);
+            if !ready {
+                continue;
+            }
+            let c = cost(b) + go(done | b, all, pred, candidates, cost, memo);
+            if c < best.0 {
+                best = (c, b);
+            }
+        }
+        memo.insert(done, best);
+        best.0
+    }
+    go(0, all, pred, candidates, &cost, &mut memo);
+    let mut out = Vec::new();
+    let mut done = 0;
+    while done != all {
+        let b = memo[&done].1;
+        out.push(b);
+        done |= b;
+    }
+    out
+}

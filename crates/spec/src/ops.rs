@@ -1,0 +1,260 @@
+//! Operations files: a maintenance plan's operations (what each takes out of service, for
+//! how long, after which others) and how many may run at once, read with located errors.
+//!
+//! ```yaml
+//! max_concurrent: 2               # operations at once (default 1)
+//! operations:
+//!   - name: upgrade-plane0        # default: its selectors
+//!     drain: [east.bag.plane0]    # or fail: / drain_soft: (the scenario selectors)
+//!     hours: 4
+//!   - name: upgrade-plane1
+//!     drain: [east.bag.plane1]
+//!     hours: 4
+//!     after: [upgrade-plane0]     # only once these are done
+//! ```
+
+use crate::error::{FileKind, Source, SpecError};
+use crate::scenario::SELECTOR_HINT;
+use crate::spec::S;
+use aifabric_model::{Fabric, Scenario};
+use serde::Deserialize;
+
+/// An operations file as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpsFile {
+    /// Operations at once, at most.
+    #[serde(default)]
+    pub max_concurrent: Option<S<u32>>,
+    /// The operations.
+    pub operations: Vec<S<OpEntry>>,
+}
+
+/// One operation as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpEntry {
+    /// Name (default: its selectors).
+    #[serde(default)]
+    pub name: Option<S<String>>,
+    /// Failed (taken down).
+    #[serde(default)]
+    pub fail: Vec<S<String>>,
+    /// Hard-drained.
+    #[serde(default)]
+    pub drain: Vec<S<String>>,
+    /// Soft-drained.
+    #[serde(default)]
+    pub drain_soft: Vec<S<String>>,
+    /// Duration, hours.
+    pub hours: S<f64>,
+    /// Operations that must be done before this one starts.
+    #[serde(default)]
+    pub after: Vec<S<String>>,
+}
+
+/// One checked operation.
+#[derive(Clone, Debug)]
+pub struct Op {
+    /// Name.
+    pub name: String,
+    /// What it takes out of service.
+    pub scenario: Scenario,
+    /// Duration, hours.
+    pub hours: f64,
+    /// Indices of the operations that must be done first.
+    pub after: Vec<usize>,
+}
+
+/// A checked plan: operations and the concurrency limit.
+#[derive(Clone, Debug)]
+pub struct Ops {
+    /// The operations, in file order.
+    pub ops: Vec<Op>,
+    /// Operations at once, at most.
+    pub max_concurrent: u32,
+}
+
+/// Most operations a plan may list (the exact search is exponential in them; the heuristic
+/// beyond its limit is linear, but a plan of thousands of operations is a different tool).
+pub const MAX_OPS: usize = 64;
+
+/// Read an operations file and check it against `f`.
+pub fn load_ops(f: &Fabric, path: &str) -> Result<Ops, SpecError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Source {
+            name: path.to_owned(),
+            text: String::new(),
+        }
+        .error_whole(
+            format!("cannot read the operations file: {e}"),
+            Some(
+                "give the path of an operations YAML file, e.g. examples/ops/upgrade-east-bag.yaml"
+                    .into(),
+            ),
+        )
+    })?;
+    parse_ops(f, path, &text)
+}
+
+/// Parse and check an operations file's text.
+pub fn parse_ops(f: &Fabric, name: &str, text: &str) -> Result<Ops, SpecError> {
+    let src = Source {
+        name: name.to_owned(),
+        text: text.to_owned(),
+    };
+    let opts = serde_saphyr::options! { with_snippet: false };
+    let file: OpsFile = serde_saphyr::from_str_with_options(text, opts)
+        .map_err(|e| src.from_yaml_in(&e, FileKind::Ops))?;
+    if file.operations.is_empty() {
+        return Err(src.error_whole(
+            "the operations file lists no operations",
+            Some(
+                "list them under `operations:`, each with `drain:` or `fail:` and `hours:`".into(),
+            ),
+        ));
+    }
+    if file.operations.len() > MAX_OPS {
+        return Err(src.error(
+            file.operations[MAX_OPS].referenced,
+            format!(
+                "{} operations; a plan holds at most {MAX_OPS}",
+                file.operations.len()
+            ),
+            Some("split the plan into several files, one per maintenance window".into()),
+        ));
+    }
+    let max_concurrent = match &file.max_concurrent {
+        Some(k) if k.value == 0 => {
+            return Err(src.error(
+                k.referenced,
+                "max_concurrent must be at least 1",
+                Some("set it to how many operations may run at once".into()),
+            ))
+        }
+        Some(k) => k.value,
+        None => 1,
+    };
+    let mut ops: Vec<Op> = Vec::with_capacity(file.operations.len());
+    for entry in &file.operations {
+        let e = &entry.value;
+        if e.fail.is_empty() && e.drain.is_empty() && e.drain_soft.is_empty() {
+            return Err(src.error(
+                entry.referenced,
+                "this operation takes nothing out of service",
+                Some("give `drain:`, `fail:` or `drain_soft:` selectors".into()),
+            ));
+        }
+        if !(e.hours.value.is_finite() && e.hours.value > 0.0) {
+            return Err(src.error(
+                e.hours.referenced,
+                format!("hours must be a positive number, not {}", e.hours.value),
+                None,
+            ));
+        }
+        let mut scenario = Scenario::healthy(f);
+        for (list, mask) in [
+            (&e.fail, &mut scenario.failed),
+            (&e.drain, &mut scenario.drained_hard),
+            (&e.drain_soft, &mut scenario.drained_soft),
+        ] {
+            for sel in list {
+                f.select(&sel.value)
+                    .map_err(|err| {
+                        src.error(
+                            sel.referenced,
+                            format!("selector `{}`: {}", err.selector, err.problem),
+                            Some(SELECTOR_HINT.to_owned()),
+                        )
+                    })?
+                    .apply_to(mask);
+            }
+        }
+        let name = e.name.as_ref().map_or_else(
+            || {
+                e.fail
+                    .iter()
+                    .chain(&e.drain)
+                    .chain(&e.drain_soft)
+                    .map(|s| s.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" + ")
+            },
+            |n| n.value.clone(),
+        );
+        if ops.iter().any(|o| o.name == name) {
+            return Err(src.error(
+                e.name.as_ref().map_or(entry.referenced, |n| n.referenced),
+                format!("two operations are named `{name}`"),
+                Some("give each operation its own `name:`".into()),
+            ));
+        }
+        ops.push(Op {
+            name,
+            scenario,
+            hours: e.hours.value,
+            after: Vec::new(),
+        });
+    }
+    // Precedences, by name, then no cycle.
+    for (i, entry) in file.operations.iter().enumerate() {
+        for a in &entry.value.after {
+            let Some(j) = ops.iter().position(|o| o.name == a.value) else {
+                let near =
+                    aifabric_model::did_you_mean(&a.value, ops.iter().map(|o| o.name.as_str()));
+                return Err(src.error(
+                    a.referenced,
+                    format!("no operation named `{}`", a.value),
+                    Some(near.map_or_else(
+                        || "`after:` lists names of operations in this file".into(),
+                        |n| format!("did you mean `{n}`?"),
+                    )),
+                ));
+            };
+            if j == i {
+                return Err(src.error(a.referenced, "an operation cannot come after itself", None));
+            }
+            ops[i].after.push(j);
+        }
+    }
+    if let Some(i) = cycle(&ops) {
+        return Err(src.error(
+            file.operations[i].referenced,
+            format!("`{}` is in a cycle of `after:` precedences", ops[i].name),
+            Some("remove one of the `after:` entries in the cycle".into()),
+        ));
+    }
+    Ok(Ops {
+        ops,
+        max_concurrent,
+    })
+}
+
+/// An operation on a cycle of precedences, if any (depth-first search).
+fn cycle(ops: &[Op]) -> Option<usize> {
+    // 0: unvisited, 1: on the stack, 2: done.
+    let mut state = vec![0u8; ops.len()];
+    fn visit(i: usize, ops: &[Op], state: &mut [u8]) -> Option<usize> {
+        state[i] = 1;
+        for &j in &ops[i].after {
+            match state[j] {
+                1 => return Some(j),
+                0 => {
+                    if let Some(c) = visit(j, ops, state) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        state[i] = 2;
+        None
+    }
+    (0..ops.len()).find_map(|i| {
+        if state[i] == 0 {
+            visit(i, ops, &mut state)
+        } else {
+            None
+        }
+    })
+}
