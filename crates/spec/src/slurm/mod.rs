@@ -323,11 +323,12 @@ fn written_path(path: &Path, out_dir: &Path) -> String {
 fn render(f: &Fabric, source: &str, jobs: &[ImportedJob]) -> String {
     let gpus: u64 = jobs.iter().map(|j| u64::from(j.gpus)).sum();
     let mut s = format!(
-        "# The jobs running on {} as Slurm listed them ({source}), written by `aifabric \
-         slurm-import`:\n# {} jobs, {gpus} GPUs. Each Slurm node is one host (a scale-up domain); \
-         hosts are in rank order.\n# Edit freely; every command reads it with `--jobs FILE`.\n\
+        "# The jobs running on {} as Slurm listed them ({}): {} jobs, {gpus} GPUs.\n\
+         # Written by `aifabric slurm-import`: each Slurm node is one host (a scale-up domain),\n\
+         # hosts in rank order. Edit freely; every command reads it with `--jobs FILE`.\n\
          jobs:\n",
         f.name(),
+        comment_text(source),
         jobs.len()
     );
     for j in jobs {
