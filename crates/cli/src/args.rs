@@ -12,7 +12,9 @@ use aifabric::{Lb, NetParams};
 use clap::{Parser, Subcommand};
 
 mod commands;
+mod slurm;
 pub(crate) use commands::*;
+pub(crate) use slurm::*;
 
 /// aifabric: design, verify and predict gigawatt-scale AI training networks.
 #[derive(Parser)]
@@ -120,6 +122,11 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: LabCommand,
     },
+    /// Import the jobs running on a Slurm cluster (`squeue --json`, or a file of it) as a
+    /// cluster file: each RUNNING job's job file (its comment `aifabric:PATH`, or
+    /// `--job-dir DIR/NAME.yaml`) and its nodes mapped to the fabric's hosts (a node named as
+    /// a host; else a `--node-map` row; else `--node-prefix`), in rank order.
+    SlurmImport(SlurmImportArgs),
     /// Check a spec; prints nothing but a summary when it is valid.
     Validate(ValidateArgs),
     /// Published figures against aifabric's predictions (nccl-tests bandwidths, Meta's

@@ -84,6 +84,26 @@ impl Source {
         }
     }
 
+    /// An error at a 1-based `line` and `column` of a file that is not YAML (JSON, CSV),
+    /// whose readers give positions rather than a [`Location`].
+    pub fn error_at_line(
+        &self,
+        line: u64,
+        column: u64,
+        message: impl Into<String>,
+        hint: Option<String>,
+    ) -> SpecError {
+        SpecError {
+            file: self.name.clone(),
+            line,
+            column: if line > 0 { column.max(1) } else { 0 },
+            message: message.into(),
+            hint,
+            src: None,
+            span: None,
+        }
+    }
+
     /// An error about the spec as a whole (no place in the text to point at).
     pub fn error_whole(&self, message: impl Into<String>, hint: Option<String>) -> SpecError {
         self.error(Location::UNKNOWN, message, hint)

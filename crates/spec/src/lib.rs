@@ -8,6 +8,8 @@
 //! - [`builtin`]: specs shipped in `specs/` and embedded in the binary.
 //! - [`scenario`]: scenario files (what failed or is drained).
 //! - [`job`]: job files, checked into the workload's plan.
+//! - [`cluster`]: cluster files (the jobs running on a fabric and where).
+//! - [`slurm`]: Slurm's running jobs (`squeue --json`) imported as a cluster file.
 //!
 //! Architecture invariant: no I/O beyond reading the one file asked for; every input problem
 //! is a [`SpecError`] naming file, line, column and a fix, never a panic.
@@ -27,6 +29,7 @@ pub mod job;
 pub mod lower;
 pub mod ops;
 pub mod scenario;
+pub mod slurm;
 pub mod spec;
 
 pub use error::{Source, SpecError};

@@ -5,6 +5,7 @@ pub(crate) mod demo;
 pub(crate) mod failures;
 pub(crate) mod lab;
 pub(crate) mod simulate;
+pub(crate) mod slurm;
 pub(crate) mod sweep;
 pub(crate) mod trace;
 pub(crate) mod traffic;
@@ -40,6 +41,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::Report(a) => report(a),
         Command::Export(a) => export(a),
         Command::Lab { command } => lab::run(command),
+        Command::SlurmImport(a) => slurm::import(a),
         Command::Validate(a) => validate(a),
         Command::Validation(a) => validation(a),
     }

@@ -6,5 +6,7 @@ mod cli;
 mod lab;
 mod names;
 mod packet;
+mod slurm;
+mod slurm_live;
 mod stdout;
 mod sweep;

@@ -3,3 +3,4 @@
 mod bad_input;
 mod builders;
 mod never_panics;
+mod slurm;
