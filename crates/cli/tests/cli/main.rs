@@ -3,6 +3,7 @@
 mod budgets;
 mod chakra;
 mod cli;
+mod cluster;
 mod lab;
 mod names;
 mod packet;

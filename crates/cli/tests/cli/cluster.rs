@@ -1,0 +1,158 @@
+//! `aifabric cluster`, `failures --jobs` and `plan` end to end: a job alone in a cluster is
+//! the job `aifabric job` predicts; bad cluster and operations files exit 2 naming the line.
+
+use assert_cmd::Command;
+
+fn aifabric() -> Command {
+    let mut c = Command::cargo_bin("aifabric").unwrap();
+    // Paths in the examples are relative to the repository root.
+    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    c
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let o = aifabric().args(args).arg("--json").output().unwrap();
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+const TWO: &str = "examples/clusters/llama3-24k-two.yaml";
+
+#[test]
+fn a_job_alone_in_a_cluster_steps_as_aifabric_job_predicts_it() {
+    let job = json(&[
+        "job",
+        "llama3-24k",
+        "--job",
+        "examples/jobs/llama3-405b-16k.yaml",
+    ]);
+    let c = json(&["cluster", "llama3-24k", "--jobs", TWO]);
+    assert_eq!(c["gpus_used"], 16384 + 4096);
+    let jobs = c["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    // Packed first, the 16k job sits where `aifabric job` puts it: the same step alone.
+    assert_eq!(jobs[0]["alone_step_s"], job["result"]["step_s"]);
+    for j in jobs {
+        let (alone, together) = (
+            j["alone_step_s"].as_f64().unwrap(),
+            j["together_step_s"].as_f64().unwrap(),
+        );
+        assert!(together >= alone * (1.0 - 1e-9), "{j}");
+        assert!(
+            j["impact"].is_null(),
+            "a healthy run has no scenario impact"
+        );
+    }
+    // Under a scenario: the rack switch of the 16k job's first rack interrupts it only.
+    let c = json(&[
+        "cluster",
+        "llama3-24k",
+        "--jobs",
+        TWO,
+        "--fail",
+        "east.dc1.llama.rtsw0",
+    ]);
+    assert_eq!(c["jobs"][0]["impact"]["status"], "interrupted");
+    assert_eq!(c["jobs"][0]["impact"]["lost_gpus"], 16);
+    assert_ne!(c["jobs"][1]["impact"]["status"], "interrupted");
+}
+
+#[test]
+fn failures_with_jobs_rank_what_interrupts_most_first() {
+    let r = json(&[
+        "failures",
+        "llama3-24k",
+        "--sweep",
+        "single:hall",
+        "--jobs",
+        TWO,
+        "--simulate",
+        "1",
+    ]);
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 8, "every hall");
+    let gpus: Vec<u64> = rows
+        .iter()
+        .map(|x| x["interrupted_gpus"].as_u64().unwrap())
+        .collect();
+    assert!(gpus.windows(2).all(|w| w[0] >= w[1]), "{gpus:?}");
+    // A hall holding GPUs of both jobs stops both: all 20,480 GPUs.
+    assert_eq!(gpus[0], 16384 + 4096);
+    assert_eq!(r["simulated"], 1);
+}
+
+#[test]
+fn plan_prints_the_best_and_the_naive_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let ops = dir.path().join("ops.yaml");
+    std::fs::write(
+        &ops,
+        "max_concurrent: 2\noperations:\n\
+         - { name: a, fail: [east.dc1.llama.rtsw0], hours: 2 }\n\
+         - { name: b, drain: [east.dc1.llama.atsw0], hours: 3 }\n\
+         - { name: c, fail: [east.dc1.llama.rtsw1], hours: 2 }\n",
+    )
+    .unwrap();
+    let r = json(&[
+        "plan",
+        "llama3-24k",
+        "--jobs",
+        TWO,
+        "--ops",
+        ops.to_str().unwrap(),
+    ]);
+    let (best, naive) = (
+        r["best"]["lost_gpu_hours"].as_f64().unwrap(),
+        r["naive"]["lost_gpu_hours"].as_f64().unwrap(),
+    );
+    assert!(best <= naive, "{best} > {naive}");
+    // Both rack switches stop the 16k job: together they cost one 2-hour stop.
+    assert!(best <= 2.0 * 16384.0 + 3.0 * 4096.0, "{best}");
+}
+
+#[test]
+fn bad_cluster_and_operations_files_exit_2_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    let small = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/jobs/small-64.yaml"
+    );
+    std::fs::write(
+        &bad,
+        format!("jobs:\n  - file: {small}\n    placement: packd\n"),
+    )
+    .unwrap();
+    let o = aifabric()
+        .args(["cluster", "llama3-24k", "--jobs", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.yaml:3"), "{err}");
+    assert!(err.contains("packd"), "{err}");
+    let ops = dir.path().join("ops.yaml");
+    std::fs::write(
+        &ops,
+        "operations:\n  - { name: a, drain: [east.dc1.llama.atsw99], hours: 1 }\n",
+    )
+    .unwrap();
+    let o = aifabric()
+        .args([
+            "plan",
+            "llama3-24k",
+            "--jobs",
+            TWO,
+            "--ops",
+            ops.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("ops.yaml:2"), "{err}");
+}
