@@ -363,6 +363,57 @@ class Fabric:
             self._f.job(name, text, placement, _scenario(scenario), _options(options))
         )
 
+    def cluster(
+        self,
+        jobs: Union[str, os.PathLike],
+        scenario: Scenario = None,
+        **options: Any,
+    ) -> Result:
+        """Many jobs on this fabric (``aifabric cluster --json``): ``jobs`` is a cluster
+        file (the running jobs and where they run). Each job's step alone and together,
+        who slows whom, and under a ``scenario`` each job's impact."""
+        return Result(
+            self._f.cluster(os.fspath(jobs), _scenario(scenario), _options(options))
+        )
+
+    def plan(
+        self,
+        jobs: Union[str, os.PathLike],
+        ops: Union[str, os.PathLike],
+        **options: Any,
+    ) -> Result:
+        """A maintenance plan against the running jobs (``aifabric plan --json``): the
+        batching and order of the operations file ``ops`` that costs the jobs of the cluster
+        file ``jobs`` the fewest GPU-hours, and the naive order's cost."""
+        return Result(self._f.plan(os.fspath(jobs), os.fspath(ops), _options(options)))
+
+    def jobs_at_risk(
+        self,
+        jobs: Union[str, os.PathLike],
+        sweep: str = "single",
+        samples: int = 1000,
+        seed: int = 1,
+        probability: Sequence[str] = (),
+        simulate: int = 5,
+        progress: Optional[Callable[[int, int], None]] = None,
+        **options: Any,
+    ) -> Result:
+        """A failure sweep's scenarios ranked by the running jobs they hurt (``aifabric
+        failures --jobs --json``): interruptions exactly, the others by exposure, the
+        ``simulate`` most exposing simulated in full."""
+        return Result(
+            self._f.jobs_at_risk(
+                os.fspath(jobs),
+                sweep,
+                samples,
+                seed,
+                list(probability),
+                simulate,
+                _options(options),
+                progress,
+            )
+        )
+
     def traffic(
         self,
         tm: Optional[Union[str, os.PathLike]] = None,

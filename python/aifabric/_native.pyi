@@ -71,6 +71,19 @@ class NativeFabric:
         scenario: _Scenario,
         opts: Dict[str, str],
     ) -> str: ...
+    def cluster(self, jobs: str, scenario: _Scenario, opts: Dict[str, str]) -> str: ...
+    def plan(self, jobs: str, ops: str, opts: Dict[str, str]) -> str: ...
+    def jobs_at_risk(
+        self,
+        jobs: str,
+        sweep: str,
+        samples: int,
+        seed: int,
+        probability: List[str],
+        simulate: int,
+        opts: Dict[str, str],
+        progress: Optional[Callable[[int, int], None]],
+    ) -> str: ...
     def traffic(
         self,
         tm: Optional[str],

@@ -201,6 +201,11 @@ fn table(batch: aifabric::tables::arrow_array::RecordBatch) -> PyResult<PyTable>
 /// optional scenario file.
 type ScenarioArg = (Vec<String>, Vec<String>, Vec<String>, Option<String>);
 
+/// No scenario: the healthy fabric.
+fn healthy() -> ScenarioArg {
+    (Vec::new(), Vec::new(), Vec::new(), None)
+}
+
 fn scenario(f: &Model, s: &ScenarioArg) -> Result<Scenario, Failed> {
     let (fail, drain, soft, file) = s;
     let mut sc =
@@ -520,6 +525,77 @@ impl NativeFabric {
                 .map(|p| parse("placement", p))
                 .transpose()?;
             to_json(&s.job(&it, p)?)
+        })
+    }
+
+    /// The jobs of a cluster file together (`aifabric cluster --json`).
+    fn cluster(
+        &self,
+        py: Python<'_>,
+        jobs: String,
+        scenario: ScenarioArg,
+        opts: HashMap<String, String>,
+    ) -> PyResult<String> {
+        let model = Arc::clone(&self.model);
+        self.study(py, scenario, opts, None, move |s, _, _| {
+            let c = aifabric::stages::spec::cluster::load_cluster(&model, &jobs)?;
+            to_json(&s.cluster(&c)?)
+        })
+    }
+
+    /// A maintenance plan against a cluster's jobs (`aifabric plan --json`).
+    fn plan(
+        &self,
+        py: Python<'_>,
+        jobs: String,
+        ops: String,
+        opts: HashMap<String, String>,
+    ) -> PyResult<String> {
+        let model = Arc::clone(&self.model);
+        self.study(py, healthy(), opts, None, move |s, _, _| {
+            let c = aifabric::stages::spec::cluster::load_cluster(&model, &jobs)?;
+            let ops = aifabric::stages::spec::ops::load_ops(&model, &ops)?;
+            let base = s.cluster_baseline(&c)?;
+            to_json(&s.plan(&base, &ops)?)
+        })
+    }
+
+    /// A single or pairs sweep's scenarios ranked by a cluster's jobs they hurt
+    /// (`aifabric failures --jobs --json`).
+    #[allow(clippy::too_many_arguments)]
+    fn jobs_at_risk(
+        &self,
+        py: Python<'_>,
+        jobs: String,
+        sweep: String,
+        samples: u64,
+        seed: u64,
+        probability: Vec<String>,
+        simulate: usize,
+        opts: HashMap<String, String>,
+        progress: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let model = Arc::clone(&self.model);
+        let progress = progress.as_ref();
+        self.study(py, healthy(), opts, progress, move |s, _, ctx| {
+            let c = aifabric::stages::spec::cluster::load_cluster(&model, &jobs)?;
+            let req = aifabric::FailureRequest {
+                state: String::new(),
+                sweep,
+                samples,
+                first_draw: 0,
+                seed,
+                probability,
+                mtbf: Vec::new(),
+                aggregation: None,
+                mitigations: false,
+                top: 0,
+                pod_sites: false,
+                keep: None,
+            };
+            let base = s.cluster_baseline(&c)?;
+            let r = s.failures(&req, &|done, total| ctx.tick(done, total))?;
+            to_json(&s.jobs_at_risk(&base, &r, simulate, usize::MAX)?)
         })
     }
 

@@ -215,3 +215,27 @@ def test_a_fabric_pickles_as_its_spec(llama, tmp_path):
     assert pickle.loads(blob).capacity() == f.capacity()
     g = aifabric.Fabric.from_yaml((pathlib.Path(__file__).parent / "data" / "two.yaml").read_text())
     assert pickle.loads(pickle.dumps(g)).capacity() == g.capacity()
+
+
+def test_cluster_plan_and_jobs_at_risk_are_the_cli_contract(cli, llama, tmp_path):
+    jobs = ROOT / "examples" / "clusters" / "llama3-24k-two.yaml"
+    assert llama.cluster(jobs) == cli("cluster", "llama3-24k", "--jobs", str(jobs))
+    fail = ["east.dc1.llama.rtsw0"]
+    got = llama.cluster(jobs, scenario=fail)
+    assert got == cli("cluster", "llama3-24k", "--jobs", str(jobs), "--fail", fail[0])
+    assert got["jobs"][0]["impact"]["status"] == "interrupted"
+    ops = tmp_path / "ops.yaml"
+    ops.write_text(
+        "max_concurrent: 2\noperations:\n"
+        "  - { name: a, fail: [east.dc1.llama.rtsw0], hours: 2 }\n"
+        "  - { name: b, fail: [east.dc1.llama.rtsw1], hours: 2 }\n"
+    )
+    plan = llama.plan(jobs, ops)
+    assert plan == cli("plan", "llama3-24k", "--jobs", str(jobs), "--ops", str(ops))
+    assert plan["best"]["lost_gpu_hours"] <= plan["naive"]["lost_gpu_hours"]
+    risk = llama.jobs_at_risk(jobs, sweep="single:hall", simulate=1)
+    want = cli(
+        "failures", "llama3-24k", "--sweep", "single:hall", "--jobs", str(jobs), "--simulate", "1"
+    )
+    assert risk == want
+    assert risk["rows"][0]["interrupted_gpus"] == 16384 + 4096

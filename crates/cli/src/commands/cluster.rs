@@ -43,6 +43,17 @@ pub(crate) fn plan(a: PlanArgs) -> Result<(), Failure> {
     emit(json, &report, render_plan)
 }
 
+/// `s` in at most `n` characters (an ellipsis at the end when cut).
+fn short(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_owned()
+    } else {
+        let mut t: String = s.chars().take(n - 3).collect();
+        t.push_str("...");
+        t
+    }
+}
+
 /// One impact in a few words.
 fn impact_words(job: &str, i: &Impact) -> String {
     match i {
@@ -129,7 +140,7 @@ pub(crate) fn render(r: &ClusterReport) -> String {
     let scenario = r.jobs.iter().any(|j| j.impact.is_some());
     let _ = write!(
         out,
-        "\n  {:<24} {:>7}  {:<26} {:>10} {:>10} {:>9} {:>6}",
+        "\n  {:<24} {:>7}  {:<32} {:>10} {:>10} {:>9} {:>6}",
         "job", "GPUs", "placed", "alone ms", "shared ms", "slowdown", "MFU"
     );
     if scenario {
@@ -139,10 +150,10 @@ pub(crate) fn render(r: &ClusterReport) -> String {
     for j in &r.jobs {
         let _ = write!(
             out,
-            "  {:<24} {:>7}  {:<26} {:>10.2} {:>10.2} {:>8.3}x {:>5.1}%",
+            "  {:<24} {:>7}  {:<32} {:>10.2} {:>10.2} {:>8.3}x {:>5.1}%",
             j.name,
             j.gpus,
-            j.placed_by,
+            short(&j.placed_by, 32),
             j.alone_step_s * 1e3,
             j.together_step_s * 1e3,
             j.interference_slowdown,
