@@ -108,6 +108,27 @@ impl Net<'_> {
         weighted: bool,
         ws: &mut PathWs,
     ) {
+        let key = (std::ptr::from_ref(routes) as usize, sv, weighted);
+        if let Some(&(at, len)) = ws.known.get(&key) {
+            ws.members.clear();
+            ws.members
+                .extend_from_slice(&ws.known_links[at as usize..(at + len) as usize]);
+            return;
+        }
+        self.find_next_hop_links(routes, sv, weighted, ws);
+        let at = ws.known_links.len() as u32;
+        ws.known_links.extend_from_slice(&ws.members);
+        ws.known.insert(key, (at, ws.members.len() as u32));
+    }
+
+    /// [`Net::next_hop_links`] without the memo.
+    fn find_next_hop_links(
+        &self,
+        routes: &RoutesTo,
+        sv: SpeakerId,
+        weighted: bool,
+        ws: &mut PathWs,
+    ) {
         routes.weighted_next_hops(
             &self.g,
             &self.states,

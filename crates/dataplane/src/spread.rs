@@ -204,7 +204,11 @@ impl Net<'_> {
 /// Most hops a flow's spreading may take before it counts as looping (no route).
 pub const MAX_HOPS: usize = 64;
 
-/// Reusable buffers of [`Net::path`].
+/// Reusable buffers of [`Net::path`], and the next-hop links it has looked up.
+///
+/// The lookups are remembered per (routes, speaker, weighted) until [`PathWs::forget`]: the
+/// routes are known by their address, so forget before using the workspace with routes that
+/// may have been dropped since (a new [`crate::Forwarding`]).
 #[derive(Default, Debug)]
 pub struct PathWs {
     pub(crate) frontier: Vec<(DeviceId, f64, f64)>,
@@ -214,4 +218,15 @@ pub struct PathWs {
     pub(crate) weights: Vec<f64>,
     pub(crate) hops: Vec<(usize, SpeakerId, f64)>,
     pub(crate) members: Vec<(LinkId, f64)>,
+    /// (routes' address, speaker, weighted) -> a range of `known_links`.
+    pub(crate) known: rustc_hash::FxHashMap<(usize, SpeakerId, bool), (u32, u32)>,
+    pub(crate) known_links: Vec<(LinkId, f64)>,
+}
+
+impl PathWs {
+    /// Forget the next hops looked up so far.
+    pub fn forget(&mut self) {
+        self.known.clear();
+        self.known_links.clear();
+    }
 }

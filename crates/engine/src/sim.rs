@@ -260,6 +260,8 @@ impl PhaseWs {
             self.local[g as usize] = 0;
         }
         self.global.clear();
+        // The routes it looked next hops up in may be gone by the next phase.
+        self.path.forget();
         self.cap.clear();
         self.flows.clear();
         self.bytes.clear();
