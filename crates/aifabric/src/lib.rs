@@ -32,6 +32,7 @@ mod compare;
 pub mod fabrics;
 pub mod failures;
 mod gather;
+pub mod goodput;
 mod notes;
 pub mod packet;
 mod publish;

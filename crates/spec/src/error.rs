@@ -146,6 +146,8 @@ pub enum FileKind {
     Job,
     /// A cluster state (the running jobs and their placements).
     Cluster,
+    /// A rates file (failure rates and checkpointing).
+    Rates,
 }
 
 impl FileKind {
@@ -155,6 +157,7 @@ impl FileKind {
             FileKind::Scenario => "scenario file",
             FileKind::Job => "job file",
             FileKind::Cluster => "cluster file",
+            FileKind::Rates => "rates file",
         }
     }
 }
@@ -208,6 +211,7 @@ fn too_large(breach: &serde_saphyr::budget::BudgetBreach, kind: FileKind) -> (St
             "give each job's placement by hosts only where it must be exact; `placement:` with \
              `within:` selectors places a job by policy in a few lines"
         }
+        FileKind::Rates => "a rates file is a few dozen lines: check that this is the file meant",
     };
     let message = match breach {
         B::Nodes { .. } => format!(

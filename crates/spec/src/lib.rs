@@ -8,6 +8,8 @@
 //! - [`builtin`]: specs shipped in `specs/` and embedded in the binary.
 //! - [`scenario`]: scenario files (what failed or is drained).
 //! - [`job`]: job files, checked into the workload's plan.
+//! - [`cluster`]: cluster files (the running jobs and their placements).
+//! - [`rates`]: rates files (failure rates and checkpointing for `goodput`).
 //!
 //! Architecture invariant: no I/O beyond reading the one file asked for; every input problem
 //! is a [`SpecError`] naming file, line, column and a fix, never a panic.
@@ -25,6 +27,7 @@ pub mod cluster;
 pub mod error;
 pub mod job;
 pub mod lower;
+pub mod rates;
 pub mod scenario;
 pub mod spec;
 
