@@ -15,6 +15,7 @@
 mod blast;
 
 use crate::{Error, Study, SCHEMA_VERSION};
+use aifabric_model::thousands;
 pub use aifabric_workload::cluster::{Cluster, ClusterJob};
 pub use aifabric_workload::interruptions::{
     daly_interval_s, effective_fraction, young_interval_s, Checkpointing, Rates,
@@ -214,10 +215,12 @@ fn notes(rates: &Rates, unrated: &[String]) -> Vec<String> {
         out.push(format!(
             "switch and link rates: the Llama 3 run's {LLAMA3_SWITCH_CABLE} switch/cable \
              interruptions in {LLAMA3_DAYS} days (\"The Llama 3 Herd of Models\", table 5) \
-             over the {LLAMA3_SINGLE_POINT_ELEMENTS} single points of failure of its \
-             {LLAMA3_GPUS}-GPU job packed on llama3-24k (host links and rack switches); that \
-             job's {:.2} h between interruptions ({LLAMA3_DAYS} x 24 / {LLAMA3_UNEXPECTED}) is \
-             this calibration's consistency check, not a prediction",
+             over the {} single points of failure of its {}-GPU job packed on llama3-24k \
+             (host links and rack switches); that job's {:.2} h between interruptions \
+             ({LLAMA3_DAYS} x 24 / {LLAMA3_UNEXPECTED}) is this calibration's consistency \
+             check, not a prediction",
+            thousands(u64::from(LLAMA3_SINGLE_POINT_ELEMENTS)),
+            thousands(u64::from(LLAMA3_GPUS)),
             LLAMA3_DAYS * 24.0 / f64::from(LLAMA3_UNEXPECTED)
         ));
     }

@@ -2,6 +2,7 @@
 
 pub(crate) mod demo;
 pub(crate) mod failures;
+pub(crate) mod goodput;
 pub(crate) mod lab;
 pub(crate) mod simulate;
 pub(crate) mod sweep;
@@ -39,6 +40,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::Lab { command } => lab::run(command),
         Command::Validate(a) => validate(a),
         Command::Validation(a) => validation(a),
+        Command::Goodput(a) => goodput::run(a),
     }
 }
 

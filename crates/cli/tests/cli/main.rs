@@ -3,6 +3,7 @@
 mod budgets;
 mod chakra;
 mod cli;
+mod goodput;
 mod lab;
 mod names;
 mod packet;
