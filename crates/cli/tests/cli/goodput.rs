@@ -84,3 +84,29 @@ fn a_bad_rates_file_is_located_and_exits_2() {
     );
     assert!(err.contains("hint:"), "{err}");
 }
+
+/// The README's rates file runs as written.
+#[test]
+fn the_readme_rates_file_is_valid() {
+    let readme = std::fs::read_to_string(examples().join("../README.md")).unwrap();
+    let block = readme
+        .split("```yaml\n")
+        .find(|b| b.starts_with("per_gpu_per_day:"))
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let rates = dir.path().join("rates.yaml");
+    std::fs::write(&rates, block).unwrap();
+    let (code, out, err) = run(&[
+        "goodput",
+        "llama3-24k",
+        "--jobs",
+        "clusters/llama3-24k-16k.yaml",
+        "--rates",
+        rates.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("checkpoint 30 s"), "{out}");
+}
