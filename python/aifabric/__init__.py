@@ -236,6 +236,18 @@ class Fabric:
         inventory, optics, power, max-flow bisection."""
         return Result(self._f.capacity(_scenario(scenario)))
 
+    def goodput(
+        self,
+        jobs: Union[str, os.PathLike],
+        rates: Optional[Union[str, os.PathLike]] = None,
+    ) -> Result:
+        """Every job's interruptions per day, mean time between interruptions and effective
+        training time with checkpointing (``aifabric goodput --json``): a cluster file's
+        path (``--jobs``) and an optional rates file's path (``--rates``)."""
+        return Result(
+            self._f.goodput(os.fspath(jobs), None if rates is None else os.fspath(rates))
+        )
+
     def routes(
         self, device: str, prefix: Optional[str] = None, scenario: Scenario = None, **options: Any
     ) -> Result:

@@ -381,6 +381,26 @@ impl NativeFabric {
         (gpus, devices - gpus, f.links().len() as u64)
     }
 
+    /// Every job's interruptions and effective training time (`aifabric goodput --json`):
+    /// a cluster file's path and an optional rates file's path.
+    #[pyo3(signature = (jobs, rates=None))]
+    fn goodput(&self, py: Python<'_>, jobs: String, rates: Option<String>) -> PyResult<String> {
+        let no_scenario: ScenarioArg = (Vec::new(), Vec::new(), Vec::new(), None);
+        self.study(py, no_scenario, HashMap::new(), None, move |s, _, _| {
+            let f = s.fabric();
+            let cluster = aifabric::stages::spec::cluster::load_cluster(f, &jobs)?;
+            let rates = match &rates {
+                Some(path) => {
+                    let names: Vec<&str> =
+                        cluster.jobs().iter().map(|j| j.name.as_str()).collect();
+                    aifabric::stages::spec::rates::load_rates(f, &names, path)?
+                }
+                None => aifabric::goodput::Rates::default(),
+            };
+            to_json(&s.goodput(&cluster, &rates)?)
+        })
+    }
+
     fn capacity(&self, py: Python<'_>, scenario: ScenarioArg) -> PyResult<String> {
         self.study(py, scenario, HashMap::new(), None, |s, _, _| {
             to_json(&s.capacity())

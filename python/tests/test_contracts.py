@@ -18,6 +18,18 @@ def test_capacity_is_the_cli_contract(cli, llama):
     assert llama.capacity(scenario=[ATSW]) == cli("capacity", "llama3-24k", "--fail", ATSW)
 
 
+def test_goodput_is_the_cli_contract(cli, llama):
+    jobs = ROOT / "examples" / "clusters" / "llama3-24k-16k.yaml"
+    rates = ROOT / "examples" / "rates" / "llama3.yaml"
+    got = llama.goodput(jobs)
+    assert got == cli("goodput", "llama3-24k", "--jobs", str(jobs))
+    # The calibration's consistency check: the paper's 54 x 24 / 419 hours.
+    assert abs(got["jobs"][0]["mtbi_h"] - 54 * 24 / 419) < 1e-9
+    with_rates = llama.goodput(jobs, rates=rates)
+    assert with_rates == cli("goodput", "llama3-24k", "--jobs", str(jobs), "--rates", str(rates))
+    assert with_rates["jobs"][0]["checkpoint_write_s"] == 30
+
+
 def test_counts_are_the_build_inventory(cli, llama):
     inv = cli("build", "llama3-24k")
     assert (llama.gpus, llama.switches) == (inv["gpus"], inv["switches"])

@@ -34,6 +34,7 @@ mod compare;
 pub mod fabrics;
 pub mod failures;
 mod gather;
+pub mod goodput;
 mod notes;
 pub mod packet;
 pub mod plan;

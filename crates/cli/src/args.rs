@@ -133,6 +133,11 @@ pub(crate) enum Command {
     /// E-ECMP gain, Llama 3 405B's training runs): each row's setup, prediction, error and
     /// stated tolerance, and the one calibration point; `--markdown` prints VALIDATION.md.
     Validation(ValidationArgs),
+    /// Interruptions per job of a cluster and effective training time: failure rates per
+    /// component class (defaults from the Llama 3 run's interruption table), blast radius
+    /// from the fabric (single points of failure, named SRGs), checkpointing at Young's
+    /// optimum interval.
+    Goodput(crate::commands::goodput::GoodputArgs),
 }
 
 /// `aifabric lab ...`.

@@ -168,6 +168,8 @@ pub enum FileKind {
     Cluster,
     /// An operations file (a maintenance plan).
     Ops,
+    /// A rates file (failure rates and checkpointing).
+    Rates,
 }
 
 impl FileKind {
@@ -178,6 +180,7 @@ impl FileKind {
             FileKind::Job => "job file",
             FileKind::Cluster => "cluster file",
             FileKind::Ops => "operations file",
+            FileKind::Rates => "rates file",
         }
     }
 }
@@ -232,6 +235,7 @@ fn too_large(breach: &serde_saphyr::budget::BudgetBreach, kind: FileKind) -> (St
             "give each job's placement by hosts only where it must be exact; `placement:` with \
              `within:` selectors places a job by policy in a few lines"
         }
+        FileKind::Rates => "a rates file is a few dozen lines: check that this is the file meant",
     };
     let message = match breach {
         B::Nodes { .. } => format!(

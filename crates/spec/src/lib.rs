@@ -10,6 +10,8 @@
 //! - [`job`]: job files, checked into the workload's plan.
 //! - [`cluster`]: cluster files (the jobs running on a fabric and where).
 //! - [`slurm`]: Slurm's running jobs (`squeue --json`) imported as a cluster file.
+//! - [`ops`]: operations files (a maintenance plan against the running jobs).
+//! - [`rates`]: rates files (failure rates and checkpointing for `goodput`).
 //!
 //! Architecture invariant: no I/O beyond reading the one file asked for; every input problem
 //! is a [`SpecError`] naming file, line, column and a fix, never a panic.
@@ -28,6 +30,7 @@ pub mod error;
 pub mod job;
 pub mod lower;
 pub mod ops;
+pub mod rates;
 pub mod scenario;
 pub mod slurm;
 pub mod spec;

@@ -8,7 +8,10 @@
 //! - [`schedule`]: collective algorithms (ring, double binary tree, halving-doubling, direct,
 //!   hierarchical) as phases of concurrent transfers between ranks;
 //! - [`collective`]: their closed forms (nccl-tests bandwidths, alpha-beta times, ECMP as
-//!   balls into bins), the expectations the engine is tested against.
+//!   balls into bins), the expectations the engine is tested against;
+//! - [`cluster`]: the jobs running on one fabric, each on its own GPUs;
+//! - [`interruptions`]: failure rates per component class (defaults from the Llama 3 run's
+//!   interruption table) and checkpointing (Young's and Daly's optimum intervals).
 //!
 //! Architecture invariant: no I/O except [`traffic::load`] reading the one traffic matrix
 //! asked for (job files are read by `aifabric_spec::job`); deterministic (placement draws are
@@ -33,6 +36,7 @@
 
 pub mod cluster;
 pub mod collective;
+pub mod interruptions;
 pub mod job;
 pub mod nccl;
 pub mod placement;

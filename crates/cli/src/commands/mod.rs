@@ -3,6 +3,7 @@
 pub(crate) mod cluster;
 pub(crate) mod demo;
 pub(crate) mod failures;
+pub(crate) mod goodput;
 pub(crate) mod lab;
 pub(crate) mod simulate;
 pub(crate) mod slurm;
@@ -44,6 +45,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::SlurmImport(a) => slurm::import(a),
         Command::Validate(a) => validate(a),
         Command::Validation(a) => validation(a),
+        Command::Goodput(a) => goodput::run(a),
     }
 }
 
