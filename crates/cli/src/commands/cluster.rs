@@ -55,7 +55,7 @@ fn short(s: &str, n: usize) -> String {
 }
 
 /// One impact in a few words.
-fn impact_words(job: &str, i: &Impact) -> String {
+pub(crate) fn impact_words(job: &str, i: &Impact) -> String {
     match i {
         Impact::Interrupted { lost_gpus: 0, .. } => format!("{job} stopped (no path)"),
         Impact::Interrupted { lost_gpus, .. } => {

@@ -148,15 +148,7 @@ pub fn render_at_risk(r: &aifabric::at_risk::AtRiskReport, top: usize) -> String
                 .simulated
                 .iter()
                 .flatten()
-                .map(|x| match &x.impact {
-                    aifabric::cluster::Impact::Slowed { slowdown, .. } => {
-                        format!("{} {slowdown:.4}x", x.job)
-                    }
-                    aifabric::cluster::Impact::Interrupted { lost_gpus, .. } => {
-                        format!("{} stopped ({lost_gpus} GPUs cut off)", x.job)
-                    }
-                    aifabric::cluster::Impact::Untouched { .. } => x.job.clone(),
-                })
+                .map(|x| super::cluster::impact_words(&x.job, &x.impact))
                 .collect();
             let _ = writeln!(
                 out,
