@@ -3,7 +3,7 @@
 //!
 //! Interruptions per day add up over what can stop the job: each host-side class's rate per
 //! GPU times its GPUs; the switch and link rates times its single points of failure in the
-//! fabric ([`blast`]); and each named shared-risk group with a rate whose failure stops it.
+//! fabric (`blast.rs`); and each named shared-risk group with a rate whose failure stops it.
 //! The rates and their sources are [`aifabric_workload::interruptions`]'s: by default the
 //! Llama 3 run's table 5, with the switch and cable row calibrated once on `llama3-24k` (so
 //! that job's 3.09 h between interruptions is a consistency check, not a prediction).
