@@ -391,8 +391,7 @@ impl NativeFabric {
             let cluster = aifabric::stages::spec::cluster::load_cluster(f, &jobs)?;
             let rates = match &rates {
                 Some(path) => {
-                    let names: Vec<&str> =
-                        cluster.jobs().iter().map(|j| j.name.as_str()).collect();
+                    let names: Vec<&str> = cluster.jobs().iter().map(|j| j.name.as_str()).collect();
                     aifabric::stages::spec::rates::load_rates(f, &names, path)?
                 }
                 None => aifabric::goodput::Rates::default(),

@@ -3,22 +3,13 @@
 //! other job's traffic crosses what it takes out (its exposure), ranked by the jobs they
 //! hurt; the worst few simulated in full ([`Study::cluster_impact`]).
 
-use crate::cluster::{Baseline, Impact};
+use crate::cluster::{Baseline, JobImpactRow};
 use crate::{Error, Study, SCHEMA_VERSION};
 use aifabric_failures::report::FailureReport;
 use aifabric_model::{DeviceId, FailureMask, Role, Scenario};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
-
-/// One job under one scenario, simulated.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct JobImpactRow {
-    /// The job.
-    pub job: String,
-    /// What the scenario does to it.
-    pub impact: Impact,
-}
 
 /// One scenario against the jobs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -201,16 +192,7 @@ impl Study<'_> {
                 .map_err(Error::bad_request_from)?;
             let imp = self.cluster_impact(base, &scenario)?;
             row.lost_gpus = Some(base.lost_gpus(&imp));
-            row.simulated = Some(
-                jobs.iter()
-                    .zip(imp.impact)
-                    .filter(|(_, i)| !matches!(i, Impact::Untouched { .. }))
-                    .map(|(j, impact)| JobImpactRow {
-                        job: j.name.clone(),
-                        impact,
-                    })
-                    .collect(),
-            );
+            row.simulated = Some(base.hurt(imp));
         }
 
         let per_job = jobs

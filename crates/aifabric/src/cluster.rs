@@ -399,7 +399,30 @@ pub struct Baseline<'c> {
     opts: JobOptions,
 }
 
+/// One job under one scenario.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobImpactRow {
+    /// The job.
+    pub job: String,
+    /// What the scenario does to it.
+    pub impact: Impact,
+}
+
 impl Baseline<'_> {
+    /// The jobs `impact` hurts (slows, speeds up or interrupts), by name.
+    pub fn hurt(&self, impact: ScenarioImpact) -> Vec<JobImpactRow> {
+        self.cluster
+            .jobs()
+            .iter()
+            .zip(impact.impact)
+            .filter(|(_, i)| !matches!(i, Impact::Untouched { .. }))
+            .map(|(j, impact)| JobImpactRow {
+                job: j.name.clone(),
+                impact,
+            })
+            .collect()
+    }
+
     /// GPU-hours per hour the jobs lose under `impact`: an interrupted job all its GPUs, a
     /// slowed one `GPUs x (1 - 1 / slowdown)` (a faster one loses nothing).
     pub fn lost_gpus(&self, impact: &ScenarioImpact) -> f64 {

@@ -15,8 +15,7 @@
 //! when that costs less than running it alone. Either way the naive schedule (file order,
 //! `max_concurrent` at a time) is a candidate, so the plan never costs more than it.
 
-use crate::at_risk::JobImpactRow;
-use crate::cluster::{Baseline, Impact};
+use crate::cluster::{Baseline, JobImpactRow};
 use crate::{Error, Study, SCHEMA_VERSION};
 use aifabric_model::Scenario;
 use aifabric_spec::ops::Ops;
@@ -235,7 +234,6 @@ impl Study<'_> {
         need.sort_unstable();
         need.dedup();
         need.retain(|b| !cache.contains_key(b));
-        let jobs = base.cluster.jobs();
         let evals = need
             .par_iter()
             .map(|&b| {
@@ -252,15 +250,7 @@ impl Study<'_> {
                     b,
                     Eval {
                         lost_gpus: base.lost_gpus(&imp),
-                        jobs: jobs
-                            .iter()
-                            .zip(imp.impact)
-                            .filter(|(_, i)| !matches!(i, Impact::Untouched { .. }))
-                            .map(|(j, impact)| JobImpactRow {
-                                job: j.name.clone(),
-                                impact,
-                            })
-                            .collect(),
+                        jobs: base.hurt(imp),
                     },
                 ))
             })

@@ -137,36 +137,6 @@ fn failures(a: FailuresArgs) -> Result<(), Failure> {
     } = a;
     let setup = bgp.setup();
     let keep = keep.as_deref().map(aifabric::parse_keep).transpose()?;
-    if let Some(jobs) = jobs {
-        if !scenario.describe().is_empty() || compare_inter_bag {
-            return Err(Failure::BadArgument(
-                "--jobs ranks the sweep's scenarios against the jobs on the healthy fabric; \
-                 it takes no --fail/--drain/--scenario and no --compare-inter-bag"
-                    .into(),
-            ));
-        }
-        let f = load(&spec)?;
-        let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
-        let req = aifabric::FailureRequest {
-            state: String::new(),
-            sweep,
-            samples,
-            first_draw: 0,
-            seed,
-            probability,
-            mtbf,
-            aggregation: aggregation.map(|a| (a, tier)),
-            mitigations,
-            top,
-            pod_sites,
-            keep,
-        };
-        let report = failures::jobs_at_risk(&f, setup, &req, &cluster, simulate)?;
-        if let Some(path) = &out {
-            write_json(path, &versioned(&report))?;
-        }
-        return emit_versioned(json, &report, |r| failures::render_at_risk(r, top));
-    }
     let req = aifabric::FailureRequest {
         state: scenario.describe(),
         sweep,
@@ -181,6 +151,22 @@ fn failures(a: FailuresArgs) -> Result<(), Failure> {
         pod_sites,
         keep,
     };
+    if let Some(jobs) = jobs {
+        if !req.state.is_empty() || compare_inter_bag {
+            return Err(Failure::BadArgument(
+                "--jobs ranks the sweep's scenarios against the jobs on the healthy fabric; \
+                 it takes no --fail/--drain/--scenario and no --compare-inter-bag"
+                    .into(),
+            ));
+        }
+        let f = load(&spec)?;
+        let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
+        let report = failures::jobs_at_risk(&f, setup, &req, &cluster, simulate)?;
+        if let Some(path) = &out {
+            write_json(path, &versioned(&report))?;
+        }
+        return emit_versioned(json, &report, |r| failures::render_at_risk(r, top));
+    }
     if compare_inter_bag {
         if !req.state.is_empty() {
             return Err(Failure::BadArgument(
