@@ -383,10 +383,10 @@ class Fabric:
     ) -> Result:
         """Many jobs on this fabric (``aifabric cluster --json``): ``jobs`` is a cluster
         file (the running jobs and where they run). Each job's step alone and together,
-        who slows whom, and under a ``scenario`` each job's impact."""
-        return Result(
-            self._f.cluster(os.fspath(jobs), _scenario(scenario), _options(options))
-        )
+        who slows whom, and under a ``scenario`` each job's impact. ``.table`` has one row
+        per job."""
+        text, table = self._f.cluster(os.fspath(jobs), _scenario(scenario), _options(options))
+        return Result(text, table=table)
 
     def plan(
         self,
@@ -412,19 +412,19 @@ class Fabric:
     ) -> Result:
         """A failure sweep's scenarios ranked by the running jobs they hurt (``aifabric
         failures --jobs --json``): interruptions exactly, the others by exposure, the
-        ``simulate`` most exposing simulated in full."""
-        return Result(
-            self._f.jobs_at_risk(
-                os.fspath(jobs),
-                sweep,
-                samples,
-                seed,
-                list(probability),
-                simulate,
-                _options(options),
-                progress,
-            )
+        ``simulate`` most exposing simulated in full. ``.table`` has one row per scenario,
+        in rank order."""
+        text, table = self._f.jobs_at_risk(
+            os.fspath(jobs),
+            sweep,
+            samples,
+            seed,
+            list(probability),
+            simulate,
+            _options(options),
+            progress,
         )
+        return Result(text, table=table)
 
     def traffic(
         self,

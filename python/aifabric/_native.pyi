@@ -72,7 +72,9 @@ class NativeFabric:
         scenario: _Scenario,
         opts: Dict[str, str],
     ) -> str: ...
-    def cluster(self, jobs: str, scenario: _Scenario, opts: Dict[str, str]) -> str: ...
+    def cluster(
+        self, jobs: str, scenario: _Scenario, opts: Dict[str, str]
+    ) -> Tuple[str, ArrowTable]: ...
     def plan(self, jobs: str, ops: str, opts: Dict[str, str]) -> str: ...
     def jobs_at_risk(
         self,
@@ -84,7 +86,7 @@ class NativeFabric:
         simulate: int,
         opts: Dict[str, str],
         progress: Optional[Callable[[int, int], None]],
-    ) -> str: ...
+    ) -> Tuple[str, ArrowTable]: ...
     def traffic(
         self,
         tm: Optional[str],

@@ -554,12 +554,14 @@ impl NativeFabric {
         jobs: String,
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
-    ) -> PyResult<String> {
+    ) -> PyResult<(String, PyTable)> {
         let model = Arc::clone(&self.model);
-        self.study(py, scenario, opts, None, move |s, _, _| {
+        let (json, batch) = self.study(py, scenario, opts, None, move |s, _, _| {
             let c = aifabric::stages::spec::cluster::load_cluster(&model, &jobs)?;
-            to_json(&s.cluster(&c)?)
-        })
+            let r = s.cluster(&c)?;
+            Ok((to_json(&r)?, aifabric::tables::cluster_jobs(&r)))
+        })?;
+        Ok((json, table(batch)?))
     }
 
     /// A maintenance plan against a cluster's jobs (`aifabric plan --json`).
@@ -593,10 +595,10 @@ impl NativeFabric {
         simulate: usize,
         opts: HashMap<String, String>,
         progress: Option<Bound<'_, PyAny>>,
-    ) -> PyResult<String> {
+    ) -> PyResult<(String, PyTable)> {
         let model = Arc::clone(&self.model);
         let progress = progress.as_ref();
-        self.study(py, healthy(), opts, progress, move |s, _, ctx| {
+        let (json, batch) = self.study(py, healthy(), opts, progress, move |s, _, ctx| {
             let c = aifabric::stages::spec::cluster::load_cluster(&model, &jobs)?;
             let req = aifabric::FailureRequest {
                 state: String::new(),
@@ -614,8 +616,10 @@ impl NativeFabric {
             };
             let base = s.cluster_baseline(&c)?;
             let r = s.failures(&req, &|done, total| ctx.tick(done, total))?;
-            to_json(&s.jobs_at_risk(&base, &r, simulate, usize::MAX)?)
-        })
+            let r = s.jobs_at_risk(&base, &r, simulate, usize::MAX)?;
+            Ok((to_json(&r)?, aifabric::tables::at_risk(&r)))
+        })?;
+        Ok((json, table(batch)?))
     }
 
     /// A traffic matrix (a file, or a pattern over `gpus`): its JSON report and the flow and

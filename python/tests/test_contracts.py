@@ -231,7 +231,12 @@ def test_a_fabric_pickles_as_its_spec(llama, tmp_path):
 
 def test_cluster_plan_and_jobs_at_risk_are_the_cli_contract(cli, llama, tmp_path):
     jobs = ROOT / "examples" / "clusters" / "llama3-24k-two.yaml"
-    assert llama.cluster(jobs) == cli("cluster", "llama3-24k", "--jobs", str(jobs))
+    healthy = llama.cluster(jobs)
+    assert healthy == cli("cluster", "llama3-24k", "--jobs", str(jobs))
+    t = healthy.table.to_pyarrow().to_pylist()
+    assert [r["name"] for r in t] == [j["name"] for j in healthy["jobs"]]
+    assert [r["together_step_s"] for r in t] == [j["together_step_s"] for j in healthy["jobs"]]
+    assert all(r["status"] is None for r in t)
     fail = ["east.dc1.llama.rtsw0"]
     got = llama.cluster(jobs, scenario=fail)
     assert got == cli("cluster", "llama3-24k", "--jobs", str(jobs), "--fail", fail[0])
@@ -251,3 +256,6 @@ def test_cluster_plan_and_jobs_at_risk_are_the_cli_contract(cli, llama, tmp_path
     )
     assert risk == want
     assert risk["rows"][0]["interrupted_gpus"] == 16384 + 4096
+    rows = risk.table.to_pyarrow().to_pylist()
+    assert [r["scenario"] for r in rows] == [x["scenario"] for x in risk["rows"]]
+    assert [r["lost_gpus"] for r in rows] == [x["lost_gpus"] for x in risk["rows"]]

@@ -37,6 +37,11 @@ pub struct ReportOptions {
     /// One table per site pair (buildings, zones, AI zones) and region pair: the scenarios
     /// that cost it most.
     pub pair_tables: bool,
+    /// The running jobs: a section with each one's step alone and together (under the
+    /// study's scenario when it has one).
+    pub cluster: Option<aifabric_workload::cluster::Cluster>,
+    /// A maintenance plan against those jobs: its best schedule in the section.
+    pub ops: Option<aifabric_spec::ops::Ops>,
 }
 
 impl Default for ReportOptions {
@@ -50,6 +55,8 @@ impl Default for ReportOptions {
             spec_text: None,
             state: None,
             pair_tables: false,
+            cluster: None,
+            ops: None,
         }
     }
 }
@@ -106,6 +113,10 @@ impl Study<'_> {
             };
         let (collective, collective_note, busbw) =
             collectives(f, opts, &|i| progress(1 + i, steps, "collectives"))?;
+        let jobs = match &opts.cluster {
+            Some(c) => Some(self.jobs_section(c, opts.ops.as_ref())?),
+            None => None,
+        };
         progress(steps - 1, steps, "capacity");
         Ok(Inputs {
             state: opts.state.clone(),
@@ -118,7 +129,80 @@ impl Study<'_> {
             collective,
             collective_note,
             busbw,
+            jobs,
         })
+    }
+
+    /// The report's running-jobs section: the cluster under the study's scenario, and the
+    /// plan's best schedule (from the healthy fabric) when operations are given.
+    fn jobs_section(
+        &self,
+        c: &aifabric_workload::cluster::Cluster,
+        ops: Option<&aifabric_spec::ops::Ops>,
+    ) -> Result<aifabric_report::data::JobsSection, Error> {
+        use crate::cluster::Impact;
+        use aifabric_report::data::{JobRow, JobsSection, PlanRow};
+        let words = |i: &Impact| match i {
+            Impact::Untouched { .. } => "untouched".to_owned(),
+            Impact::Slowed { slowdown, .. } => format!("slowed {slowdown:.4}x"),
+            Impact::Interrupted { lost_gpus: 0, .. } => "interrupted (no path)".to_owned(),
+            Impact::Interrupted { lost_gpus, .. } => format!("interrupted ({lost_gpus} GPUs)"),
+        };
+        let r = self.cluster(c)?;
+        let mut section = JobsSection {
+            rows: r
+                .jobs
+                .iter()
+                .map(|j| JobRow {
+                    name: j.name.clone(),
+                    gpus: j.gpus,
+                    placed_by: j.placed_by.clone(),
+                    alone_ms: j.alone_step_s * 1e3,
+                    together_ms: j.together_step_s * 1e3,
+                    mfu: j.mfu,
+                    scenario: j.impact.as_ref().map(words),
+                })
+                .collect(),
+            interference: r
+                .interference
+                .iter()
+                .take(10)
+                .map(|x| {
+                    (
+                        x.victim.clone(),
+                        x.by.clone(),
+                        x.extra_s * 1e3,
+                        x.worst.clone(),
+                    )
+                })
+                .collect(),
+            plan: Vec::new(),
+            plan_cost: None,
+        };
+        if let Some(ops) = ops {
+            let healthy = Study::healthy(self.fabric, self.setup);
+            let base = healthy.cluster_baseline(c)?;
+            let p = healthy.plan(&base, ops)?;
+            section.plan_cost = Some((p.best.lost_gpu_hours, p.naive.lost_gpu_hours));
+            section.plan = p
+                .best
+                .steps
+                .iter()
+                .map(|s| PlanRow {
+                    start_h: s.start_h,
+                    end_h: s.end_h,
+                    operations: s.operations.join(" + "),
+                    lost_gpu_hours: s.lost_gpu_hours,
+                    jobs: s
+                        .jobs
+                        .iter()
+                        .map(|j| format!("{} {}", j.job, words(&j.impact)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })
+                .collect();
+        }
+        Ok(section)
     }
 }
 

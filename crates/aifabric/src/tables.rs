@@ -312,3 +312,117 @@ pub fn write_ipc(path: &Path, batch: &RecordBatch) -> Result<(), Error> {
         source: Some(Box::new(e)),
     })
 }
+
+/// Every job of a cluster report, one row each, in the cluster file's order: `name`,
+/// `gpus`, `placed_by`, `alone_step_s`, `together_step_s`, `interference_slowdown`, `mfu`,
+/// and under a scenario `status` (`untouched`, `slowed`, `interrupted`; null on a healthy
+/// study), `scenario_step_s` (null when interrupted) and `lost_gpus`.
+pub fn cluster_jobs(report: &crate::cluster::ClusterReport) -> RecordBatch {
+    use crate::cluster::Impact;
+    let j = &report.jobs;
+    let status = |i: &Option<Impact>| {
+        i.as_ref().map(|i| match i {
+            Impact::Untouched { .. } => "untouched",
+            Impact::Slowed { .. } => "slowed",
+            Impact::Interrupted { .. } => "interrupted",
+        })
+    };
+    batch(vec![
+        ("name".into(), strings(j.iter().map(|x| x.name.as_str()))),
+        (
+            "gpus".into(),
+            Arc::new(UInt32Array::from_iter_values(j.iter().map(|x| x.gpus))),
+        ),
+        (
+            "placed_by".into(),
+            strings(j.iter().map(|x| x.placed_by.as_str())),
+        ),
+        (
+            "alone_step_s".into(),
+            f64s(j.iter().map(|x| x.alone_step_s)),
+        ),
+        (
+            "together_step_s".into(),
+            f64s(j.iter().map(|x| x.together_step_s)),
+        ),
+        (
+            "interference_slowdown".into(),
+            f64s(j.iter().map(|x| x.interference_slowdown)),
+        ),
+        ("mfu".into(), f64s(j.iter().map(|x| x.mfu))),
+        (
+            "status".into(),
+            Arc::new(StringArray::from_iter(j.iter().map(|x| status(&x.impact)))),
+        ),
+        (
+            "scenario_step_s".into(),
+            Arc::new(Float64Array::from_iter(j.iter().map(|x| x.scenario_step_s))),
+        ),
+        (
+            "lost_gpus".into(),
+            Arc::new(UInt32Array::from_iter(j.iter().map(|x| {
+                x.impact.as_ref().map(|i| match i {
+                    Impact::Interrupted { lost_gpus, .. } => *lost_gpus,
+                    _ => 0,
+                })
+            }))),
+        ),
+    ])
+}
+
+/// Every scenario of a jobs-at-risk ranking, one row each, in rank order: `scenario`,
+/// `srgs` (joined by ` + `), `min_capacity_retained`, `interrupted_gpus`, `exposed_gpus`,
+/// `lost_gpus` (null unless simulated), `interrupted` and `exposed` (the jobs, joined by
+/// `, `).
+pub fn at_risk(report: &crate::at_risk::AtRiskReport) -> RecordBatch {
+    let r = &report.rows;
+    let srgs: Vec<String> = r.iter().map(|x| x.srgs.join(" + ")).collect();
+    let names = |v: &[(String, u32)]| {
+        v.iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let interrupted: Vec<String> = r.iter().map(|x| names(&x.interrupted)).collect();
+    let exposed: Vec<String> = r
+        .iter()
+        .map(|x| {
+            x.exposed
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .collect();
+    batch(vec![
+        (
+            "scenario".into(),
+            strings(r.iter().map(|x| x.scenario.as_str())),
+        ),
+        ("srgs".into(), strings(srgs.iter().map(String::as_str))),
+        (
+            "min_capacity_retained".into(),
+            f64s(r.iter().map(|x| x.min_capacity_retained)),
+        ),
+        (
+            "interrupted_gpus".into(),
+            u64s(r.iter().map(|x| x.interrupted_gpus)),
+        ),
+        (
+            "exposed_gpus".into(),
+            f64s(r.iter().map(|x| x.exposed_gpus)),
+        ),
+        (
+            "lost_gpus".into(),
+            Arc::new(Float64Array::from_iter(r.iter().map(|x| x.lost_gpus))),
+        ),
+        (
+            "interrupted".into(),
+            strings(interrupted.iter().map(String::as_str)),
+        ),
+        (
+            "exposed".into(),
+            strings(exposed.iter().map(String::as_str)),
+        ),
+    ])
+}

@@ -36,6 +36,56 @@ pub struct Inputs {
     pub collective_note: Option<String>,
     /// Its bus bandwidth per mode.
     pub busbw: Vec<BusBwSeries>,
+    /// The running jobs, when a cluster was given.
+    pub jobs: Option<JobsSection>,
+}
+
+/// The running jobs: each one's step alone and together, what the scenario or a maintenance
+/// plan does to it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct JobsSection {
+    /// One row per job, in the cluster file's order.
+    pub rows: Vec<JobRow>,
+    /// Who slows whom: (victim, by, extra ms, where it takes the most).
+    pub interference: Vec<(String, String, f64, String)>,
+    /// The maintenance plan's best schedule, when operations were given.
+    pub plan: Vec<PlanRow>,
+    /// The plan's cost, GPU-hours: (best, naive).
+    pub plan_cost: Option<(f64, f64)>,
+}
+
+/// One job of the report's jobs section.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobRow {
+    /// Name.
+    pub name: String,
+    /// GPUs.
+    pub gpus: u32,
+    /// How it was placed.
+    pub placed_by: String,
+    /// Its step alone, ms.
+    pub alone_ms: f64,
+    /// Its step with the other jobs, ms.
+    pub together_ms: f64,
+    /// Model FLOPs utilization together.
+    pub mfu: f64,
+    /// Under the study's scenario: `untouched`, `slowed 1.02x`, `interrupted (16 GPUs)`.
+    pub scenario: Option<String>,
+}
+
+/// One batch of a maintenance plan.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlanRow {
+    /// Start and end, hours.
+    pub start_h: f64,
+    /// End, hours.
+    pub end_h: f64,
+    /// The operations run together.
+    pub operations: String,
+    /// GPU-hours the jobs lose.
+    pub lost_gpu_hours: f64,
+    /// The jobs it hurts, in words.
+    pub jobs: String,
 }
 
 /// A zone in the hierarchy.
@@ -214,6 +264,9 @@ pub struct ReportData {
     pub collective_note: Option<String>,
     /// Bus bandwidth per mode.
     pub busbw: Vec<BusBwSeries>,
+    /// The running jobs, when a cluster was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<JobsSection>,
 }
 
 /// The report's data: the model's figures under the starting state, and `inputs`.
@@ -415,5 +468,6 @@ pub fn build(f: &Fabric, inputs: Inputs) -> ReportData {
         collective: inputs.collective,
         collective_note: inputs.collective_note,
         busbw: inputs.busbw,
+        jobs: inputs.jobs,
     }
 }

@@ -418,6 +418,13 @@ pub(crate) struct ReportArgs {
     /// scenarios that cost it most.
     #[arg(long)]
     pub(crate) pair_tables: bool,
+    /// The running jobs (a cluster file): a section with each job's step alone and
+    /// together, and what the scenario does to it.
+    #[arg(long, value_name = "CLUSTER.yaml")]
+    pub(crate) jobs: Option<String>,
+    /// A maintenance plan against those jobs (an operations file): its best schedule.
+    #[arg(long, value_name = "OPS.yaml", requires = "jobs")]
+    pub(crate) ops: Option<String>,
     /// Print report.json to stdout as well.
     #[arg(long)]
     pub(crate) json: bool,

@@ -537,6 +537,8 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         sweep,
         gpus,
         pair_tables,
+        jobs,
+        ops,
         json,
         scenario,
     } = a;
@@ -546,11 +548,21 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
     };
     let (name, text) = spec::read(&spec).map_err(Failure::BadInput)?;
     let f = spec::build_str(&name, &text).map_err(Failure::BadInput)?;
+    let cluster = jobs
+        .map(|j| spec::cluster::load_cluster(&f, &j))
+        .transpose()
+        .map_err(Failure::BadInput)?;
+    let ops = ops
+        .map(|o| spec::ops::load_ops(&f, &o))
+        .transpose()
+        .map_err(Failure::BadInput)?;
     let opts = aifabric::ReportOptions {
         sweep,
         gpus,
         pair_tables,
         spec_text: Some((name, text)),
+        cluster,
+        ops,
         ..Default::default()
     };
     let bar = failures::progress_bar("report");

@@ -156,3 +156,40 @@ fn bad_cluster_and_operations_files_exit_2_naming_the_line() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("ops.yaml:2"), "{err}");
 }
+
+#[test]
+fn the_report_has_the_running_jobs_and_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let ops = dir.path().join("ops.yaml");
+    std::fs::write(
+        &ops,
+        "operations:\n  - { name: a, fail: [east.dc1.llama.rtsw0], hours: 2 }\n",
+    )
+    .unwrap();
+    let out = dir.path().join("report");
+    let o = aifabric()
+        .args([
+            "report",
+            "llama3-24k",
+            "--out",
+            out.to_str().unwrap(),
+            "--jobs",
+            TWO,
+            "--ops",
+            ops.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let data: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    let jobs = &data["jobs"];
+    assert_eq!(jobs["rows"].as_array().unwrap().len(), 2);
+    assert!(jobs["rows"][0]["scenario"].is_null(), "a healthy report");
+    // One 2-hour outage of the 16k job's rack switch: 2 h x 16,384 GPUs.
+    assert_eq!(jobs["plan_cost"][0], 2.0 * 16384.0);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("id=\"jobs\""));
+    assert!(html.contains("Maintenance plan"));
+    assert!(html.contains("llama3-70b-4k"));
+}
