@@ -113,10 +113,21 @@ impl Study<'_> {
                 .map(|i| ops.ops[i].hours)
                 .fold(0.0, f64::max)
         };
-        let naive = naive_batches(&pred, k, n);
-        // The batches an exact search would simulate: every set of at most k operations
-        // none of which must follow another.
-        let candidates = antichains(&pred, k, n, EXACT_BATCHES + 1);
+        let limits: Vec<(Batch, u32)> = ops
+            .limits
+            .iter()
+            .map(|l| (l.ops.iter().fold(0, |m, &i| m | 1 << i), l.at_most))
+            .collect();
+        // A batch within the limits: at most k operations, and at most each limit's among
+        // those touching its scope.
+        let fits = |b: Batch| {
+            b.count_ones() as usize <= k
+                && limits.iter().all(|&(m, most)| (b & m).count_ones() <= most)
+        };
+        let naive = naive_batches(&pred, &fits, n);
+        // The batches an exact search would simulate: every set within the limits none of
+        // whose operations must follow another.
+        let candidates = antichains(&pred, &fits, k, n, EXACT_BATCHES + 1);
         // The dynamic programming visits up to 2^n sets of operations done.
         let exact = candidates.len() <= EXACT_BATCHES && n <= EXACT_OPS;
         let mut cache: FxHashMap<Batch, Eval> = FxHashMap::default();
@@ -138,8 +149,7 @@ impl Study<'_> {
             for i in order {
                 let b = 1u64 << i;
                 let joined = open | b;
-                let fits = open != 0 && (open.count_ones() as usize) < k && pred[i] & open == 0;
-                if fits {
+                if open != 0 && fits(joined) && pred[i] & open == 0 {
                     let mut want = vec![joined];
                     self.plan_evaluate(base, ops, &mut cache, &mut want)?;
                     if cost(joined, &cache) < cost(open, &cache) + cost(b, &cache) {
@@ -261,9 +271,9 @@ impl Study<'_> {
     }
 }
 
-/// File order, at most `k` at a time; an operation whose predecessor is in the open batch
-/// starts the next one.
-fn naive_batches(pred: &[Batch], k: usize, n: usize) -> Vec<Batch> {
+/// File order, as many at a time as `fits` allows; an operation whose predecessor is in the
+/// open batch waits for the next one.
+fn naive_batches(pred: &[Batch], fits: &dyn Fn(Batch) -> bool, n: usize) -> Vec<Batch> {
     let mut out = Vec::new();
     let mut done: Batch = 0;
     let mut left: Vec<usize> = (0..n).collect();
@@ -271,7 +281,7 @@ fn naive_batches(pred: &[Batch], k: usize, n: usize) -> Vec<Batch> {
         let mut open: Batch = 0;
         let mut rest = Vec::new();
         for &i in &left {
-            if (open.count_ones() as usize) < k && pred[i] & !done == 0 {
+            if fits(open | 1 << i) && pred[i] & !done == 0 {
                 open |= 1 << i;
             } else {
                 rest.push(i);
@@ -284,9 +294,15 @@ fn naive_batches(pred: &[Batch], k: usize, n: usize) -> Vec<Batch> {
     out
 }
 
-/// Every set of 1..=k operations none of which must follow another (directly or not), up to
-/// `limit` of them.
-fn antichains(pred: &[Batch], k: usize, n: usize, limit: usize) -> Vec<Batch> {
+/// Every set of 1..=k operations that `fits` and none of which must follow another
+/// (directly or not), up to `limit` of them.
+fn antichains(
+    pred: &[Batch],
+    fits: &dyn Fn(Batch) -> bool,
+    k: usize,
+    n: usize,
+    limit: usize,
+) -> Vec<Batch> {
     // Transitive predecessors.
     let mut anc = pred.to_vec();
     for _ in 0..n {
@@ -312,7 +328,8 @@ fn antichains(pred: &[Batch], k: usize, n: usize, limit: usize) -> Vec<Batch> {
         for &(set, last) in &level {
             let from = if size == 0 { 0 } else { last + 1 };
             for i in from..n {
-                if related(i, set) {
+                // A set over a limit stays over it with more operations: not grown.
+                if related(i, set) || !fits(set | 1 << i) {
                     continue;
                 }
                 if out.len() >= limit {

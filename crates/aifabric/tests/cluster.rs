@@ -166,6 +166,29 @@ fn a_plan_batches_the_outages_of_one_job_and_never_costs_more_than_the_naive_ord
         "a drain no job crosses costs nothing"
     );
     assert!(alone.jobs.is_empty());
+    // A limit of one at a time among operations touching either rack switch: the two
+    // outages cannot share a batch either.
+    let limited = ops(
+        &f,
+        "max_concurrent: 2\nlimits:\n  - { within: [r.b.z.rtsw1, r.b.z.rtsw2], at_most: 1 }\n\
+         operations:\n\
+         - { name: own1, fail: [r.b.z.rtsw1], hours: 2 }\n\
+         - { name: far, fail: [r.b.z.rtsw20], hours: 2 }\n\
+         - { name: own2, fail: [r.b.z.rtsw2], hours: 2 }\n",
+    );
+    assert_eq!(
+        limited.limits[0].ops,
+        [0, 2],
+        "the limit touches own1 and own2"
+    );
+    let r = study.plan(&base, &limited).unwrap();
+    assert!((r.best.lost_gpu_hours - 4.0 * 224.0).abs() < 1e-9, "{r:?}");
+    assert!(r
+        .best
+        .steps
+        .iter()
+        .all(|s| !(s.operations.contains(&"own1".to_string())
+            && s.operations.contains(&"own2".to_string()))));
     // With `after:`, the two outages cannot share a batch: the naive order is the best.
     let chained = ops(
         &f,

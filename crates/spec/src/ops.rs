@@ -3,6 +3,8 @@
 //!
 //! ```yaml
 //! max_concurrent: 2               # operations at once (default 1)
+//! limits:                         # narrower: at most N at once among those touching a scope
+//!   - { within: [east.bag], at_most: 1 }
 //! operations:
 //!   - name: upgrade-plane0        # default: its selectors
 //!     drain: [east.bag.plane0]    # or fail: / drain_soft: (the scenario selectors)
@@ -26,8 +28,33 @@ pub struct OpsFile {
     /// Operations at once, at most.
     #[serde(default)]
     pub max_concurrent: Option<S<u32>>,
+    /// Narrower limits: at most so many operations at once among those that touch a scope.
+    #[serde(default)]
+    pub limits: Vec<S<LimitEntry>>,
     /// The operations.
     pub operations: Vec<S<OpEntry>>,
+}
+
+/// A limit as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitEntry {
+    /// The scope: selectors (a region, a BAG plane set, a building...).
+    pub within: Vec<S<String>>,
+    /// Operations touching it at once, at most.
+    pub at_most: S<u32>,
+}
+
+/// A checked limit.
+#[derive(Clone, Debug)]
+pub struct Limit {
+    /// The scope, as written.
+    pub within: String,
+    /// The operations (indices) that touch it: take out a device in it or a link with an
+    /// end in it.
+    pub ops: Vec<usize>,
+    /// At once, at most.
+    pub at_most: u32,
 }
 
 /// One operation as written.
@@ -73,6 +100,8 @@ pub struct Ops {
     pub ops: Vec<Op>,
     /// Operations at once, at most.
     pub max_concurrent: u32,
+    /// Narrower limits.
+    pub limits: Vec<Limit>,
 }
 
 /// Most operations a plan may list (the exact search is exponential in them; the heuristic
@@ -224,9 +253,59 @@ pub fn parse_ops(f: &Fabric, name: &str, text: &str) -> Result<Ops, SpecError> {
             Some("remove one of the `after:` entries in the cycle".into()),
         ));
     }
+    let mut limits = Vec::with_capacity(file.limits.len());
+    for l in &file.limits {
+        let l_at = l.referenced;
+        let l = &l.value;
+        if l.at_most.value == 0 || l.within.is_empty() {
+            return Err(src.error(
+                l_at,
+                "a limit needs `within:` selectors and `at_most:` of at least 1",
+                Some("e.g. `- { within: [east], at_most: 1 }`".into()),
+            ));
+        }
+        let mut scope = aifabric_model::FailureMask::none(f);
+        for sel in &l.within {
+            f.select(&sel.value)
+                .map_err(|err| {
+                    src.error(
+                        sel.referenced,
+                        format!("selector `{}`: {}", err.selector, err.problem),
+                        Some(SELECTOR_HINT.to_owned()),
+                    )
+                })?
+                .apply_to(&mut scope);
+        }
+        let touches = |op: &Op| {
+            [
+                &op.scenario.failed,
+                &op.scenario.drained_hard,
+                &op.scenario.drained_soft,
+            ]
+            .into_iter()
+            .any(|m| {
+                m.failed_devices().any(|d| scope.device_failed(d))
+                    || m.failed_links().any(|x| {
+                        let link = f.link(x);
+                        scope.device_failed(link.a) || scope.device_failed(link.b)
+                    })
+            })
+        };
+        limits.push(Limit {
+            within: l
+                .within
+                .iter()
+                .map(|w| w.value.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            ops: (0..ops.len()).filter(|&i| touches(&ops[i])).collect(),
+            at_most: l.at_most.value,
+        });
+    }
     Ok(Ops {
         ops,
         max_concurrent,
+        limits,
     })
 }
 
