@@ -5,11 +5,13 @@
 //! its operations take out of service out at once; meanwhile each job loses GPU-hours at
 //! the rate [`Baseline::lost_gpus`] gives (an interrupted job all its GPUs, a slowed one
 //! `GPUs x (1 - 1 / slowdown)`), from the jobs simulated together under the union of the
-//! batch's operations ([`Study::cluster_impact`]). Batches run one after another; the cost
-//! of a schedule is the sum over its batches, so it depends on the batching, not on the
-//! order of the batches, which only has to respect `after:`.
+//! batch's operations ([`Study::cluster_impact`]). Batches run one after another, each
+//! starting when the previous ends or, if later, when its operations' windows open, and
+//! ending before any of them closes; the cost of a schedule is the sum over its batches, so
+//! the order matters only through `after:` and the windows.
 //!
-//! **Search.** Exact (dynamic programming over the set of operations done, every ready batch
+//! **Search.** Exact (dynamic programming over the set of operations done and the time, every
+//! ready batch
 //! of at most `max_concurrent` operations) while the batches to simulate number at most
 //! [`EXACT_BATCHES`] and the operations [`EXACT_OPS`]; beyond, greedy: operations in file order, each joining the open batch
 //! when that costs less than running it alone. Either way the naive schedule (file order,
@@ -54,6 +56,8 @@ pub struct Schedule {
     pub hours: f64,
     /// GPU-hours the jobs lose.
     pub lost_gpu_hours: f64,
+    /// Whether every operation runs inside its window.
+    pub meets_windows: bool,
 }
 
 /// The best schedule found and the naive one.
@@ -113,6 +117,26 @@ impl Study<'_> {
                 .map(|i| ops.ops[i].hours)
                 .fold(0.0, f64::max)
         };
+        // A batch starts when the previous one ends or, if later, when its windows open;
+        // it meets its windows when it ends before they all close.
+        let opens = |b: Batch| {
+            (0..n)
+                .filter(|&i| b >> i & 1 == 1)
+                .filter_map(|i| ops.ops[i].window.map(|w| w.0))
+                .fold(0.0, f64::max)
+        };
+        let closes = |b: Batch| {
+            (0..n)
+                .filter(|&i| b >> i & 1 == 1)
+                .filter_map(|i| ops.ops[i].window.map(|w| w.1))
+                .fold(f64::INFINITY, f64::min)
+        };
+        let timing = Timing {
+            windowed: ops.ops.iter().any(|o| o.window.is_some()),
+            opens: &opens,
+            closes: &closes,
+            hours: &hours,
+        };
         let limits: Vec<(Batch, u32)> = ops
             .limits
             .iter()
@@ -140,7 +164,13 @@ impl Study<'_> {
         self.plan_evaluate(base, ops, &mut cache, &mut need)?;
         let cost = |b: Batch, c: &FxHashMap<Batch, Eval>| hours(b) * c[&b].lost_gpus;
         let best_batches = if exact {
-            exact_search(&pred, &candidates, n, |b| cost(b, &cache))
+            exact_search(&pred, &candidates, n, &timing, |b| cost(b, &cache)).ok_or_else(|| {
+                Error::bad_request(
+                    "no order of the operations meets every window; widen the windows, allow \
+                     more operations at once, or drop an `after:`"
+                        .into(),
+                )
+            })?
         } else {
             // Greedy, in file order as far as `after:` allows.
             let order = topological(&pred, n);
@@ -166,21 +196,30 @@ impl Study<'_> {
             batches
         };
         let total = |bs: &[Batch]| bs.iter().map(|&b| cost(b, &cache)).sum::<f64>();
-        let best_batches = if total(&best_batches) <= total(&naive) {
-            best_batches
-        } else {
-            naive.clone()
+        let (best_meets, naive_meets) = (timing.meets(&best_batches), timing.meets(&naive));
+        let best_batches = match (best_meets, naive_meets) {
+            (true, true) if total(&best_batches) <= total(&naive) => best_batches,
+            (true, false) => best_batches,
+            (_, true) => naive.clone(),
+            (false, false) => {
+                return Err(Error::bad_request(
+                    "neither the greedy nor the naive order meets every window; widen the \
+                     windows or allow more operations at once"
+                        .into(),
+                ))
+            }
         };
         let schedule = |bs: &[Batch]| {
-            let mut t = 0.0;
+            let mut t = 0.0f64;
             let steps: Vec<PlanStep> = bs
                 .iter()
                 .map(|&b| {
                     let h = hours(b);
                     let e = &cache[&b];
+                    let start = t.max(opens(b));
                     let s = PlanStep {
-                        start_h: t,
-                        end_h: t + h,
+                        start_h: start,
+                        end_h: start + h,
                         operations: (0..n)
                             .filter(|&i| b >> i & 1 == 1)
                             .map(|i| ops.ops[i].name.clone())
@@ -189,13 +228,14 @@ impl Study<'_> {
                         lost_gpu_hours: h * e.lost_gpus,
                         jobs: e.jobs.clone(),
                     };
-                    t += h;
+                    t = start + h;
                     s
                 })
                 .collect();
             Schedule {
                 hours: t,
                 lost_gpu_hours: steps.iter().map(|s| s.lost_gpu_hours).sum::<f64>() + 0.0,
+                meets_windows: timing.meets(bs),
                 steps,
             }
         };
@@ -358,57 +398,108 @@ fn topological(pred: &[Batch], n: usize) -> Vec<usize> {
     out
 }
 
-/// The cheapest sequence of ready batches from `candidates` that does every operation:
-/// dynamic programming over the set done.
+/// When batches may run: their windows open and close, their hours.
+struct Timing<'a> {
+    /// Whether any operation has a window (else the time does not matter to the search).
+    windowed: bool,
+    opens: &'a dyn Fn(Batch) -> f64,
+    closes: &'a dyn Fn(Batch) -> f64,
+    hours: &'a dyn Fn(Batch) -> f64,
+}
+
+impl Timing<'_> {
+    /// Batch `b` after time `t`: its end, or `None` when it would end after a window closes.
+    fn run(&self, b: Batch, t: f64) -> Option<f64> {
+        let end = t.max((self.opens)(b)) + (self.hours)(b);
+        (end <= (self.closes)(b)).then_some(end)
+    }
+
+    /// Whether the batches, one after another from time 0, meet every window.
+    fn meets(&self, bs: &[Batch]) -> bool {
+        let mut t = 0.0;
+        bs.iter().all(|&b| match self.run(b, t) {
+            Some(end) => {
+                t = end;
+                true
+            }
+            None => false,
+        })
+    }
+}
+
+/// The cheapest sequence of ready batches from `candidates` that does every operation and
+/// meets every window: dynamic programming over (the set done, the time); `None` when no
+/// sequence meets the windows.
 fn exact_search(
     pred: &[Batch],
     candidates: &[Batch],
     n: usize,
+    timing: &Timing<'_>,
     cost: impl Fn(Batch) -> f64,
-) -> Vec<Batch> {
+) -> Option<Vec<Batch>> {
     let all: Batch = if n == 64 { u64::MAX } else { (1 << n) - 1 };
-    // Memo: done -> (cost to finish, next batch).
-    let mut memo: FxHashMap<Batch, (f64, Batch)> = FxHashMap::default();
-    fn go(
-        done: Batch,
+    /// What the recursion reads; its memo: (done, time) -> (cost to finish, next batch).
+    struct Search<'s> {
         all: Batch,
-        pred: &[Batch],
-        candidates: &[Batch],
-        cost: &dyn Fn(Batch) -> f64,
-        memo: &mut FxHashMap<Batch, (f64, Batch)>,
-    ) -> f64 {
-        if done == all {
-            return 0.0;
-        }
-        if let Some(&(c, _)) = memo.get(&done) {
-            return c;
-        }
-        let mut best = (f64::INFINITY, 0);
-        for &b in candidates {
-            if b & done != 0 {
-                continue;
-            }
-            let ready = (0..pred.len())
-                .filter(|&i| b >> i & 1 == 1)
-                .all(|i| pred[i] & !done == 0);
-            if !ready {
-                continue;
-            }
-            let c = cost(b) + go(done | b, all, pred, candidates, cost, memo);
-            if c < best.0 {
-                best = (c, b);
-            }
-        }
-        memo.insert(done, best);
-        best.0
+        pred: &'s [Batch],
+        candidates: &'s [Batch],
+        timing: &'s Timing<'s>,
+        cost: &'s dyn Fn(Batch) -> f64,
+        memo: FxHashMap<(Batch, u64), (f64, Batch)>,
     }
-    go(0, all, pred, candidates, &cost, &mut memo);
+    impl Search<'_> {
+        fn go(&mut self, done: Batch, t: f64) -> f64 {
+            if done == self.all {
+                return 0.0;
+            }
+            if let Some(&(c, _)) = self.memo.get(&(done, t.to_bits())) {
+                return c;
+            }
+            let mut best = (f64::INFINITY, 0);
+            for k in 0..self.candidates.len() {
+                let b = self.candidates[k];
+                if b & done != 0 {
+                    continue;
+                }
+                let ready = (0..self.pred.len())
+                    .filter(|&i| b >> i & 1 == 1)
+                    .all(|i| self.pred[i] & !done == 0);
+                let Some(end) = self.timing.run(b, t).filter(|_| ready) else {
+                    continue;
+                };
+                // Without windows every time is as good: one state per set done.
+                let next = if self.timing.windowed { end } else { 0.0 };
+                let c = (self.cost)(b) + self.go(done | b, next);
+                if c < best.0 {
+                    best = (c, b);
+                }
+            }
+            self.memo.insert((done, t.to_bits()), best);
+            best.0
+        }
+    }
+    let mut search = Search {
+        all,
+        pred,
+        candidates,
+        timing,
+        cost: &cost,
+        memo: FxHashMap::default(),
+    };
+    if search.go(0, 0.0).is_infinite() {
+        return None;
+    }
+    let memo = search.memo;
     let mut out = Vec::new();
-    let mut done = 0;
+    let (mut done, mut t) = (0, 0.0f64);
     while done != all {
-        let b = memo[&done].1;
+        let b = memo[&(done, t.to_bits())].1;
         out.push(b);
         done |= b;
+        let end = timing
+            .run(b, t)
+            .expect("the search kept only batches that meet their windows");
+        t = if timing.windowed { end } else { 0.0 };
     }
-    out
+    Some(out)
 }

@@ -189,6 +189,34 @@ fn a_plan_batches_the_outages_of_one_job_and_never_costs_more_than_the_naive_ord
         .iter()
         .all(|s| !(s.operations.contains(&"own1".to_string())
             && s.operations.contains(&"own2".to_string()))));
+    // Windows: the second outage may not start before hour 10, the first must end by hour
+    // 2: two separate outages, the second waiting for its window.
+    let windowed = ops(
+        &f,
+        "max_concurrent: 2\noperations:\n\
+         - { name: own1, fail: [r.b.z.rtsw1], hours: 2, window: [0, 2] }\n\
+         - { name: far, fail: [r.b.z.rtsw20], hours: 2 }\n\
+         - { name: own2, fail: [r.b.z.rtsw2], hours: 2, window: [10, 12] }\n",
+    );
+    let r = study.plan(&base, &windowed).unwrap();
+    assert!((r.best.lost_gpu_hours - 4.0 * 224.0).abs() < 1e-9, "{r:?}");
+    assert!(r.best.meets_windows);
+    let own2 = r
+        .best
+        .steps
+        .iter()
+        .find(|s| s.operations.contains(&"own2".to_string()))
+        .unwrap();
+    assert_eq!((own2.start_h, own2.end_h), (10.0, 12.0));
+    // Windows no order meets: refused, saying so.
+    let impossible = ops(
+        &f,
+        "operations:\n\
+         - { name: a, fail: [r.b.z.rtsw1], hours: 2, window: [0, 2] }\n\
+         - { name: b, fail: [r.b.z.rtsw2], hours: 2, window: [0, 2] }\n",
+    );
+    let err = study.plan(&base, &impossible).unwrap_err();
+    assert!(err.message().contains("window"), "{}", err.message());
     // With `after:`, the two outages cannot share a batch: the naive order is the best.
     let chained = ops(
         &f,
@@ -223,6 +251,8 @@ fn operations_files_are_checked_where_they_are_wrong() {
          drain: [r.b.z.rtsw2], hours: 1, after: [a] }\n",
     );
     assert!(e.message.contains("cycle"), "{e}");
+    let e = err("operations:\n  - { name: a, drain: [r.b.z.rtsw1], hours: 3, window: [0, 2] }\n");
+    assert!(e.message.contains("window"), "{e}");
     let e = err("operations:\n  - { name: a, drain: [r.b.z.rtsw1], hours: 1, after: [aa] }\n");
     assert!(e.hint.unwrap_or_default().contains("did you mean `a`"));
 }

@@ -13,6 +13,7 @@
 //!     drain: [east.bag.plane1]
 //!     hours: 4
 //!     after: [upgrade-plane0]     # only once these are done
+//!     window: [0, 48]             # start no earlier, end no later (hours; optional)
 //! ```
 
 use crate::error::{FileKind, Source, SpecError};
@@ -78,6 +79,9 @@ pub struct OpEntry {
     /// Operations that must be done before this one starts.
     #[serde(default)]
     pub after: Vec<S<String>>,
+    /// When it may run: `[start, end]`, hours from the plan's start.
+    #[serde(default)]
+    pub window: Option<S<Vec<f64>>>,
 }
 
 /// One checked operation.
@@ -91,6 +95,8 @@ pub struct Op {
     pub hours: f64,
     /// Indices of the operations that must be done first.
     pub after: Vec<usize>,
+    /// When it may run: start and end, hours from the plan's start.
+    pub window: Option<(f64, f64)>,
 }
 
 /// A checked plan: operations and the concurrency limit.
@@ -218,11 +224,31 @@ pub fn parse_ops(f: &Fabric, name: &str, text: &str) -> Result<Ops, SpecError> {
                 Some("give each operation its own `name:`".into()),
             ));
         }
+        let window = match &e.window {
+            None => None,
+            Some(w) => match w.value[..] {
+                [a, b] if a.is_finite() && b.is_finite() && 0.0 <= a && a + e.hours.value <= b => {
+                    Some((a, b))
+                }
+                _ => {
+                    return Err(src.error(
+                        w.referenced,
+                        format!(
+                            "a window is `[start, end]` in hours from the plan's start, with \
+                             room for the operation's {} hours",
+                            e.hours.value
+                        ),
+                        Some("e.g. `window: [0, 24]`".into()),
+                    ))
+                }
+            },
+        };
         ops.push(Op {
             name,
             scenario,
             hours: e.hours.value,
             after: Vec::new(),
+            window,
         });
     }
     // Precedences, by name, then no cycle.

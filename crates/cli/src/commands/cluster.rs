@@ -107,7 +107,16 @@ pub(crate) fn render_plan(r: &PlanReport) -> String {
         "\nBest schedule                                                    GPU-hours lost"
     );
     render_schedule(&mut out, &r.best);
-    let _ = writeln!(out, "\nNaive (file order, {} at a time)", r.max_concurrent);
+    let _ = writeln!(
+        out,
+        "\nNaive (file order, {} at a time){}",
+        r.max_concurrent,
+        if r.naive.meets_windows {
+            ""
+        } else {
+            ": misses a window"
+        }
+    );
     render_schedule(&mut out, &r.naive);
     let _ = writeln!(
         out,
