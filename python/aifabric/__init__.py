@@ -243,10 +243,12 @@ class Fabric:
     ) -> Result:
         """Every job's interruptions per day, mean time between interruptions and effective
         training time with checkpointing (``aifabric goodput --json``): a cluster file's
-        path (``--jobs``) and an optional rates file's path (``--rates``)."""
-        return Result(
-            self._f.goodput(os.fspath(jobs), None if rates is None else os.fspath(rates))
+        path (``--jobs``) and an optional rates file's path (``--rates``). ``.table`` has
+        one row per job."""
+        text, table = self._f.goodput(
+            os.fspath(jobs), None if rates is None else os.fspath(rates)
         )
+        return Result(text, table=table)
 
     def routes(
         self, device: str, prefix: Optional[str] = None, scenario: Scenario = None, **options: Any
@@ -396,8 +398,10 @@ class Fabric:
     ) -> Result:
         """A maintenance plan against the running jobs (``aifabric plan --json``): the
         batching and order of the operations file ``ops`` that costs the jobs of the cluster
-        file ``jobs`` the fewest GPU-hours, and the naive order's cost."""
-        return Result(self._f.plan(os.fspath(jobs), os.fspath(ops), _options(options)))
+        file ``jobs`` the fewest GPU-hours, and the naive order's cost. ``.table`` has one
+        row per batch of either schedule (column ``schedule``: ``best`` or ``naive``)."""
+        text, table = self._f.plan(os.fspath(jobs), os.fspath(ops), _options(options))
+        return Result(text, table=table)
 
     def jobs_at_risk(
         self,

@@ -384,9 +384,13 @@ impl NativeFabric {
     /// Every job's interruptions and effective training time (`aifabric goodput --json`):
     /// a cluster file's path and an optional rates file's path.
     #[pyo3(signature = (jobs, rates=None))]
-    fn goodput(&self, py: Python<'_>, jobs: String, rates: Option<String>) -> PyResult<String> {
-        let no_scenario: ScenarioArg = (Vec::new(), Vec::new(), Vec::new(), None);
-        self.study(py, no_scenario, HashMap::new(), None, move |s, _, _| {
+    fn goodput(
+        &self,
+        py: Python<'_>,
+        jobs: String,
+        rates: Option<String>,
+    ) -> PyResult<(String, PyTable)> {
+        let (json, batch) = self.study(py, healthy(), HashMap::new(), None, move |s, _, _| {
             let f = s.fabric();
             let cluster = aifabric::stages::spec::cluster::load_cluster(f, &jobs)?;
             let rates = match &rates {
@@ -396,8 +400,10 @@ impl NativeFabric {
                 }
                 None => aifabric::goodput::Rates::default(),
             };
-            to_json(&s.goodput(&cluster, &rates)?)
-        })
+            let r = s.goodput(&cluster, &rates)?;
+            Ok((to_json(&r)?, aifabric::tables::goodput_jobs(&r)))
+        })?;
+        Ok((json, table(batch)?))
     }
 
     fn capacity(&self, py: Python<'_>, scenario: ScenarioArg) -> PyResult<String> {
@@ -571,14 +577,16 @@ impl NativeFabric {
         jobs: String,
         ops: String,
         opts: HashMap<String, String>,
-    ) -> PyResult<String> {
+    ) -> PyResult<(String, PyTable)> {
         let model = Arc::clone(&self.model);
-        self.study(py, healthy(), opts, None, move |s, _, _| {
+        let (json, batch) = self.study(py, healthy(), opts, None, move |s, _, _| {
             let c = aifabric::stages::spec::cluster::load_cluster(&model, &jobs)?;
             let ops = aifabric::stages::spec::ops::load_ops(&model, &ops)?;
             let base = s.cluster_baseline(&c)?;
-            to_json(&s.plan(&base, &ops)?)
-        })
+            let r = s.plan(&base, &ops)?;
+            Ok((to_json(&r)?, aifabric::tables::plan_steps(&r)))
+        })?;
+        Ok((json, table(batch)?))
     }
 
     /// A single or pairs sweep's scenarios ranked by a cluster's jobs they hurt

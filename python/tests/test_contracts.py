@@ -23,6 +23,9 @@ def test_goodput_is_the_cli_contract(cli, llama):
     rates = ROOT / "examples" / "rates" / "llama3.yaml"
     got = llama.goodput(jobs)
     assert got == cli("goodput", "llama3-24k", "--jobs", str(jobs))
+    rows = got.table.to_pyarrow().to_pylist()
+    assert [r["name"] for r in rows] == [j["name"] for j in got["jobs"]]
+    assert [r["mtbi_h"] for r in rows] == [j["mtbi_h"] for j in got["jobs"]]
     # The calibration's consistency check: the paper's 54 x 24 / 419 hours.
     assert abs(got["jobs"][0]["mtbi_h"] - 54 * 24 / 419) < 1e-9
     with_rates = llama.goodput(jobs, rates=rates)
@@ -250,6 +253,10 @@ def test_cluster_plan_and_jobs_at_risk_are_the_cli_contract(cli, llama, tmp_path
     plan = llama.plan(jobs, ops)
     assert plan == cli("plan", "llama3-24k", "--jobs", str(jobs), "--ops", str(ops))
     assert plan["best"]["lost_gpu_hours"] <= plan["naive"]["lost_gpu_hours"]
+    steps = plan.table.to_pyarrow().to_pylist()
+    assert len(steps) == len(plan["best"]["steps"]) + len(plan["naive"]["steps"])
+    best = [r["lost_gpu_hours"] for r in steps if r["schedule"] == "best"]
+    assert best == [s["lost_gpu_hours"] for s in plan["best"]["steps"]]
     risk = llama.jobs_at_risk(jobs, sweep="single:hall", simulate=1)
     want = cli(
         "failures", "llama3-24k", "--sweep", "single:hall", "--jobs", str(jobs), "--simulate", "1"

@@ -426,3 +426,73 @@ pub fn at_risk(report: &crate::at_risk::AtRiskReport) -> RecordBatch {
         ),
     ])
 }
+
+/// A plan's two schedules, one row per batch: `schedule` (`best` or `naive`), `start_h`,
+/// `end_h`, `operations` (joined by ` + `), `lost_gpus` (GPU-hours per hour),
+/// `lost_gpu_hours`, `jobs_hurt` (how many jobs it slows, speeds up or stops).
+pub fn plan_steps(report: &crate::plan::PlanReport) -> RecordBatch {
+    let rows: Vec<(&str, &crate::plan::PlanStep)> = report
+        .best
+        .steps
+        .iter()
+        .map(|s| ("best", s))
+        .chain(report.naive.steps.iter().map(|s| ("naive", s)))
+        .collect();
+    let ops: Vec<String> = rows.iter().map(|(_, s)| s.operations.join(" + ")).collect();
+    batch(vec![
+        ("schedule".into(), strings(rows.iter().map(|r| r.0))),
+        ("start_h".into(), f64s(rows.iter().map(|r| r.1.start_h))),
+        ("end_h".into(), f64s(rows.iter().map(|r| r.1.end_h))),
+        ("operations".into(), strings(ops.iter().map(String::as_str))),
+        ("lost_gpus".into(), f64s(rows.iter().map(|r| r.1.lost_gpus))),
+        (
+            "lost_gpu_hours".into(),
+            f64s(rows.iter().map(|r| r.1.lost_gpu_hours)),
+        ),
+        (
+            "jobs_hurt".into(),
+            u64s(rows.iter().map(|r| r.1.jobs.len() as u64)),
+        ),
+    ])
+}
+
+/// Every job of a goodput report, one row each: `name`, `gpus`, `interruptions_per_day`,
+/// `mtbi_h` (null without interruptions), `checkpoint_write_s`, `restart_s`,
+/// `young_interval_s`, `daly_interval_s`, `effective_training_fraction`.
+pub fn goodput_jobs(report: &crate::goodput::GoodputReport) -> RecordBatch {
+    let j = &report.jobs;
+    batch(vec![
+        ("name".into(), strings(j.iter().map(|x| x.name.as_str()))),
+        (
+            "gpus".into(),
+            Arc::new(UInt32Array::from_iter_values(j.iter().map(|x| x.gpus))),
+        ),
+        (
+            "interruptions_per_day".into(),
+            f64s(j.iter().map(|x| x.interruptions_per_day)),
+        ),
+        (
+            "mtbi_h".into(),
+            Arc::new(Float64Array::from_iter(j.iter().map(|x| x.mtbi_h))),
+        ),
+        (
+            "checkpoint_write_s".into(),
+            f64s(j.iter().map(|x| x.checkpoint_write_s)),
+        ),
+        ("restart_s".into(), f64s(j.iter().map(|x| x.restart_s))),
+        (
+            "young_interval_s".into(),
+            Arc::new(Float64Array::from_iter(
+                j.iter().map(|x| x.young_interval_s),
+            )),
+        ),
+        (
+            "daly_interval_s".into(),
+            Arc::new(Float64Array::from_iter(j.iter().map(|x| x.daly_interval_s))),
+        ),
+        (
+            "effective_training_fraction".into(),
+            f64s(j.iter().map(|x| x.effective_training_fraction)),
+        ),
+    ])
+}
