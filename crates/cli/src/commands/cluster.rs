@@ -44,7 +44,7 @@ pub(crate) fn plan(a: PlanArgs) -> Result<(), Failure> {
 }
 
 /// `s` in at most `n` characters (an ellipsis at the end when cut).
-fn short(s: &str, n: usize) -> String {
+pub(crate) fn short(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_owned()
     } else {

@@ -126,7 +126,7 @@ pub fn render_at_risk(r: &aifabric::at_risk::AtRiskReport, top: usize) -> String
         let _ = writeln!(
             out,
             "  {:<40} {:>11} {:>12.0} {:>10}  {}",
-            row.scenario,
+            super::cluster::short(&row.scenario, 40),
             row.interrupted_gpus,
             row.exposed_gpus,
             lost,
@@ -153,7 +153,7 @@ pub fn render_at_risk(r: &aifabric::at_risk::AtRiskReport, top: usize) -> String
             let _ = writeln!(
                 out,
                 "  {:<40} {:>10.1}  {}",
-                row.scenario,
+                super::cluster::short(&row.scenario, 40),
                 row.lost_gpus.unwrap_or(0.0),
                 if who.is_empty() {
                     "no job slowed".to_owned()
@@ -176,7 +176,7 @@ pub fn render_at_risk(r: &aifabric::at_risk::AtRiskReport, top: usize) -> String
             j.gpus,
             j.interrupted_by,
             j.exposed_to,
-            j.first_interrupting.as_deref().unwrap_or("-")
+            super::cluster::short(j.first_interrupting.as_deref().unwrap_or("-"), 60)
         );
     }
     for n in &r.notes {
