@@ -193,3 +193,30 @@ fn the_report_has_the_running_jobs_and_the_plan() {
     assert!(html.contains("Maintenance plan"));
     assert!(html.contains("llama3-70b-4k"));
 }
+
+/// The README's cluster and operations blocks load as written: the cluster next to the
+/// example jobs on `llama3-24k`, the operations on `prometheus`.
+#[test]
+fn the_readme_cluster_and_operations_blocks_load() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let blocks: Vec<&str> = readme
+        .split("```yaml\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    let cluster = blocks.iter().find(|b| b.starts_with("jobs:")).unwrap();
+    let (file, src) = aifabric::stages::spec::cluster::parse_cluster("README.md", cluster).unwrap();
+    let f = aifabric::stages::spec::load("llama3-24k").unwrap();
+    let dir = std::path::PathBuf::from(format!("{root}/examples/clusters"));
+    let c = aifabric::stages::spec::cluster::resolve_cluster(&f, &file, &src, &dir).unwrap();
+    assert_eq!(c.gpus(), 16384 + 4096);
+    let ops = blocks
+        .iter()
+        .find(|b| b.starts_with("max_concurrent:"))
+        .unwrap();
+    let p = aifabric::stages::spec::load("prometheus").unwrap();
+    let ops = aifabric::stages::spec::ops::parse_ops(&p, "README.md", ops).unwrap();
+    assert_eq!(ops.ops.len(), 4);
+    assert_eq!(ops.limits.len(), 1);
+}
