@@ -19,7 +19,6 @@
 
 use crate::error::{FileKind, Source, SpecError};
 use crate::job::JobFile;
-use crate::scenario::SELECTOR_HINT;
 use crate::spec::S;
 use aifabric_model::{DeviceId, Fabric, FailureMask, Role};
 use aifabric_workload::cluster::{hosts, place_free, Cluster, ClusterJob};
@@ -282,15 +281,7 @@ fn within(f: &Fabric, sels: &[S<String>], src: &Source) -> Result<Option<Vec<boo
     let mut allowed = vec![false; f.devices().len()];
     for s in sels {
         let mut mask = FailureMask::none(f);
-        f.select(&s.value)
-            .map_err(|e| {
-                src.error(
-                    s.referenced,
-                    format!("selector `{}`: {}", e.selector, e.problem),
-                    Some(SELECTOR_HINT.to_owned()),
-                )
-            })?
-            .apply_to(&mut mask);
+        crate::scenario::select_into(f, s, src, &mut mask)?;
         let mut any = false;
         for d in mask.failed_devices() {
             if f.device(d).role == Role::Gpu {

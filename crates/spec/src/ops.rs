@@ -17,7 +17,7 @@
 //! ```
 
 use crate::error::{FileKind, Source, SpecError};
-use crate::scenario::SELECTOR_HINT;
+use crate::scenario::{apply_selectors, select_into};
 use crate::spec::S;
 use aifabric_model::{Fabric, Scenario};
 use serde::Deserialize;
@@ -188,23 +188,7 @@ pub fn parse_ops(f: &Fabric, name: &str, text: &str) -> Result<Ops, SpecError> {
             ));
         }
         let mut scenario = Scenario::healthy(f);
-        for (list, mask) in [
-            (&e.fail, &mut scenario.failed),
-            (&e.drain, &mut scenario.drained_hard),
-            (&e.drain_soft, &mut scenario.drained_soft),
-        ] {
-            for sel in list {
-                f.select(&sel.value)
-                    .map_err(|err| {
-                        src.error(
-                            sel.referenced,
-                            format!("selector `{}`: {}", err.selector, err.problem),
-                            Some(SELECTOR_HINT.to_owned()),
-                        )
-                    })?
-                    .apply_to(mask);
-            }
-        }
+        apply_selectors(f, [&e.fail, &e.drain, &e.drain_soft], &src, &mut scenario)?;
         let name = e.name.as_ref().map_or_else(
             || {
                 e.fail
@@ -292,15 +276,7 @@ pub fn parse_ops(f: &Fabric, name: &str, text: &str) -> Result<Ops, SpecError> {
         }
         let mut scope = aifabric_model::FailureMask::none(f);
         for sel in &l.within {
-            f.select(&sel.value)
-                .map_err(|err| {
-                    src.error(
-                        sel.referenced,
-                        format!("selector `{}`: {}", err.selector, err.problem),
-                        Some(SELECTOR_HINT.to_owned()),
-                    )
-                })?
-                .apply_to(&mut scope);
+            select_into(f, sel, &src, &mut scope)?;
         }
         let touches = |op: &Op| {
             [

@@ -70,23 +70,44 @@ pub fn apply_scenario(
     src: &Source,
     into: &mut Scenario,
 ) -> Result<(), SpecError> {
+    apply_selectors(f, [&file.fail, &file.drain, &file.drain_soft], src, into)
+}
+
+/// Add the selections of `[fail, drain, drain_soft]` lists (a scenario file's, an
+/// operation's) to `into`, each error at its selector.
+pub(crate) fn apply_selectors(
+    f: &Fabric,
+    [fail, drain, drain_soft]: [&[S<String>]; 3],
+    src: &Source,
+    into: &mut Scenario,
+) -> Result<(), SpecError> {
     for (list, mask) in [
-        (&file.fail, &mut into.failed),
-        (&file.drain, &mut into.drained_hard),
-        (&file.drain_soft, &mut into.drained_soft),
+        (fail, &mut into.failed),
+        (drain, &mut into.drained_hard),
+        (drain_soft, &mut into.drained_soft),
     ] {
         for sel in list {
-            match f.select(&sel.value) {
-                Ok(selection) => selection.apply_to(mask),
-                Err(e) => {
-                    return Err(src.error(
-                        sel.referenced,
-                        format!("selector `{}`: {}", e.selector, e.problem),
-                        Some(SELECTOR_HINT.to_owned()),
-                    ))
-                }
-            }
+            select_into(f, sel, src, mask)?;
         }
     }
+    Ok(())
+}
+
+/// Mark what selector `sel` selects in `mask`; one that matches nothing is an error at its
+/// place in `src`.
+pub(crate) fn select_into(
+    f: &Fabric,
+    sel: &S<String>,
+    src: &Source,
+    mask: &mut aifabric_model::FailureMask,
+) -> Result<(), SpecError> {
+    let selection = f.select(&sel.value).map_err(|e| {
+        src.error(
+            sel.referenced,
+            format!("selector `{}`: {}", e.selector, e.problem),
+            Some(SELECTOR_HINT.to_owned()),
+        )
+    })?;
+    selection.apply_to(mask);
     Ok(())
 }
