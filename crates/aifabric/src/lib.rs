@@ -56,6 +56,8 @@ pub use aifabric_chakra::io::TraceSet;
 pub fn abandon_outputs() -> usize {
     aifabric_chakra::io::abandon_outputs()
 }
+/// Input files read with a size limit (`/dev/zero` as an input is an error, not an abort).
+pub use aifabric_model::input;
 /// The fabric model's types that requests and results name.
 pub mod model {
     pub use aifabric_model::{DeviceId, Fabric, FabricView, Role, Scenario};

@@ -803,7 +803,10 @@ impl TraceSet {
     /// The communicator groups file, if the trace has one.
     pub fn comm_groups(&self) -> Result<Option<GroupList>, String> {
         let path = self.dir.join(COMM_GROUP_FILE);
-        let text = match std::fs::read_to_string(&path) {
+        let text = match aifabric_model::input::read_text(
+            &path,
+            aifabric_model::input::YAML_LIMIT_BYTES,
+        ) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("cannot read {}: {e}", path.display())),

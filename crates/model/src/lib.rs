@@ -50,6 +50,7 @@ mod down;
 mod fabric;
 mod hardware;
 mod ids;
+pub mod input;
 mod mask;
 mod role;
 mod scenario;

@@ -76,7 +76,7 @@ pub fn parse_cluster(name: &str, text: &str) -> Result<(ClusterFile, Source), Sp
 
 /// Read a cluster file and resolve it on `f`.
 pub fn load_cluster(f: &Fabric, path: &str) -> Result<Cluster, SpecError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let text = aifabric_model::input::read_text(path.as_ref(), aifabric_model::input::YAML_LIMIT_BYTES).map_err(|e| {
         Source {
             name: path.to_owned(),
             text: String::new(),
@@ -250,13 +250,15 @@ fn iteration(
             } else {
                 dir.join(&p.value)
             };
-            let text = std::fs::read_to_string(&path).map_err(|err| {
-                src.error(
-                    p.referenced,
-                    format!("cannot read the job file {}: {err}", path.display()),
-                    Some("job files are relative to the cluster file's directory".into()),
-                )
-            })?;
+            let text =
+                aifabric_model::input::read_text(&path, aifabric_model::input::YAML_LIMIT_BYTES)
+                    .map_err(|err| {
+                        src.error(
+                            p.referenced,
+                            format!("cannot read the job file {}: {err}", path.display()),
+                            Some("job files are relative to the cluster file's directory".into()),
+                        )
+                    })?;
             crate::job::parse(&path.display().to_string(), &text)
         }
         (None, Some(j)) => crate::job::plan(j, src).map(|p| p.iteration()),

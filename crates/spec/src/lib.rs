@@ -89,7 +89,7 @@ pub fn read(spec: &str) -> Result<(String, String), SpecError> {
     if let Some(text) = builtin::get(spec) {
         return Ok((format!("builtin:{spec}"), text.to_owned()));
     }
-    std::fs::read_to_string(spec)
+    aifabric_model::input::read_text(spec.as_ref(), aifabric_model::input::YAML_LIMIT_BYTES)
         .map(|t| (spec.to_owned(), t))
         .map_err(|e| {
             let src = Source {

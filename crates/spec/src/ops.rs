@@ -116,8 +116,10 @@ pub const MAX_OPS: usize = 64;
 
 /// Read an operations file and check it against `f`.
 pub fn load_ops(f: &Fabric, path: &str) -> Result<Ops, SpecError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Source {
+    let text =
+        aifabric_model::input::read_text(path.as_ref(), aifabric_model::input::YAML_LIMIT_BYTES)
+            .map_err(|e| {
+                Source {
             name: path.to_owned(),
             text: String::new(),
         }
@@ -128,7 +130,7 @@ pub fn load_ops(f: &Fabric, path: &str) -> Result<Ops, SpecError> {
                     .into(),
             ),
         )
-    })?;
+            })?;
     parse_ops(f, path, &text)
 }
 

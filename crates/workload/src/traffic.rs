@@ -392,12 +392,14 @@ pub fn parse_csv(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
 
 /// Read a traffic file: htsim's format, or CSV when the name ends in `.csv`.
 pub fn load(path: &str) -> Result<TrafficMatrix, TmError> {
-    let text = std::fs::read_to_string(path).map_err(|e| TmError {
-        file: path.to_string(),
-        line: 0,
-        message: format!("cannot read: {e}"),
-        hint: "give the path of an htsim .cm file or a CSV (src,dst,bytes,start_us)".into(),
-    })?;
+    let text =
+        aifabric_model::input::read_text(path.as_ref(), aifabric_model::input::DATA_LIMIT_BYTES)
+            .map_err(|e| TmError {
+                file: path.to_string(),
+                line: 0,
+                message: format!("cannot read: {e}"),
+                hint: "give the path of an htsim .cm file or a CSV (src,dst,bytes,start_us)".into(),
+            })?;
     if path.ends_with(".csv") {
         parse_csv(path, &text)
     } else {

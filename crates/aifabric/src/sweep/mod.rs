@@ -204,7 +204,7 @@ pub struct SweepResult {
 /// Read a sweep file and expand it (spec read, every design checked to build).
 pub fn plan(path: &std::path::Path) -> Result<Plan, Error> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
+    let text = aifabric_model::input::read_text(path, aifabric_model::input::YAML_LIMIT_BYTES)
         .map_err(|e| Error::bad_request(format!("cannot read sweep file {name}: {e}")))?;
     let opts = serde_saphyr::options! { strict_booleans: true };
     let file: SweepFile = serde_saphyr::from_str_with_options(&text, opts).map_err(|e| {

@@ -207,8 +207,9 @@ pub(crate) fn check(
         (None, Some(job)) => {
             let path = dir.join(job);
             let shown = path.display().to_string();
-            let text = std::fs::read_to_string(&path)
-                .map_err(|e| bad(format!("cannot read job file {shown}: {e}")))?;
+            let text =
+                aifabric_model::input::read_text(&path, aifabric_model::input::YAML_LIMIT_BYTES)
+                    .map_err(|e| bad(format!("cannot read job file {shown}: {e}")))?;
             let it = aifabric_spec::job::parse(&shown, &text)
                 .map_err(|e| bad(format!("job file {e}")))?;
             let placement = w

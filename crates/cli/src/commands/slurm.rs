@@ -141,7 +141,7 @@ fn check_out(out: &Path) -> Result<std::path::PathBuf, Failure> {
 
 /// A whole input file, or a located error saying what it should be.
 fn read(p: &Path, what: &str) -> Result<String, Failure> {
-    std::fs::read_to_string(p).map_err(|e| {
+    aifabric::input::read_text(p, aifabric::input::DATA_LIMIT_BYTES).map_err(|e| {
         Failure::BadInput(
             Source {
                 name: p.display().to_string(),

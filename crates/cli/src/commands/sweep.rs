@@ -86,9 +86,10 @@ pub(crate) fn merge_files(
     let shards = shard_files
         .iter()
         .map(|f| {
-            let text = std::fs::read_to_string(f).map_err(|e| {
-                Failure::BadArgument(format!("cannot read shard {}: {e}", f.display()))
-            })?;
+            let text =
+                aifabric::input::read_text(f, aifabric::input::DATA_LIMIT_BYTES).map_err(|e| {
+                    Failure::BadArgument(format!("cannot read shard {}: {e}", f.display()))
+                })?;
             serde_json::from_str::<Shard>(&text).map_err(|e| {
                 Failure::BadArgument(format!(
                     "{}: not a shard file of `aifabric sweep --shard` ({e})",

@@ -163,27 +163,28 @@ pub fn import(f: &Fabric, jobs: &[SlurmJob], opts: &Options<'_>) -> Result<Impor
     for job in running {
         let label = format!("Slurm job {} (`{}`)", job.id, job.name);
         let (path, file_from) = job_file(job, opts, &src, &label)?;
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            let (from, fix) = match file_from {
-                JobFileRule::Comment => (
-                    format!("its comment `{}`", job.comment),
-                    "fix the path after `aifabric:` (relative to the directory the job was \
+        let text = aifabric_model::input::read_text(&path, aifabric_model::input::YAML_LIMIT_BYTES)
+            .map_err(|e| {
+                let (from, fix) = match file_from {
+                    JobFileRule::Comment => (
+                        format!("its comment `{}`", job.comment),
+                        "fix the path after `aifabric:` (relative to the directory the job was \
                      submitted from) with `scontrol update job ID comment=aifabric:PATH`",
-                ),
-                JobFileRule::JobDir => (
-                    "--job-dir".to_owned(),
-                    "put a job file named after the Slurm job (`-J NAME`) in --job-dir, or \
+                    ),
+                    JobFileRule::JobDir => (
+                        "--job-dir".to_owned(),
+                        "put a job file named after the Slurm job (`-J NAME`) in --job-dir, or \
                      submit with `--comment aifabric:PATH`",
-                ),
-            };
-            src.error_whole(
-                format!(
-                    "{label}: cannot read its job file {} (from {from}): {e}",
-                    path.display()
-                ),
-                Some(fix.into()),
-            )
-        })?;
+                    ),
+                };
+                src.error_whole(
+                    format!(
+                        "{label}: cannot read its job file {} (from {from}): {e}",
+                        path.display()
+                    ),
+                    Some(fix.into()),
+                )
+            })?;
         let it = crate::job::parse(&path.display().to_string(), &text)?;
         let g = it.scale_up_gpus.max(1);
         if job.nodes.len() as u64 * u64::from(g) != u64::from(it.gpus) {
