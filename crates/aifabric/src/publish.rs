@@ -109,9 +109,16 @@ impl Study<'_> {
             Some(t) => write_frr(t, name, w),
             None => self.export(format, name, w),
         };
+        // An earlier FRR export's files are those its topology.json lists (so a user's own
+        // `*.bgpd.conf` in the folder is never taken for one and deleted).
+        let old_frr: Vec<String> =
+            aifabric_model::input::read_text(&out.join("topology.json"), 64 << 20)
+                .ok()
+                .and_then(|t| frr::files_of(&t))
+                .unwrap_or_default();
         let sizes = replace_dir(
             out,
-            |n| old_export_file(format, n),
+            |n| old_export_file(format, n, &old_frr),
             |dir| {
                 let mut sizes = Vec::new();
                 for name in &names {
@@ -185,9 +192,9 @@ impl From<DirError> for Error {
 /// What an export into a directory does with a file already there: one of this format's
 /// earlier export is replaced, one of another format's stays beside it, anything else is not
 /// an export's and stops it.
-fn old_export_file(format: Format, name: &str) -> OldFile {
+fn old_export_file(format: Format, name: &str, old_frr: &[String]) -> OldFile {
     let owns = |f: Format| match f {
-        Format::Frr => frr::owns(name),
+        Format::Frr => old_frr.iter().any(|n| n == name),
         _ => f.files().contains(&name),
     };
     if owns(format) {

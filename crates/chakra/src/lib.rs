@@ -42,6 +42,7 @@ pub mod budget;
 pub mod fabric;
 pub mod info;
 pub mod io;
+pub mod output;
 pub mod proto;
 pub mod replay;
 pub mod scale;

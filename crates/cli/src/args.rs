@@ -219,11 +219,11 @@ pub(crate) enum SweepCommand {
         #[arg(required = true)]
         shards: Vec<std::path::PathBuf>,
         /// Write the results to this file as JSON, atomically.
-        #[arg(long)]
+        #[arg(long, value_parser = crate::args::output_file)]
         out: Option<std::path::PathBuf>,
         /// Write one row per design x scenario to this file as an Arrow IPC file (pandas:
         /// `read_feather`, polars: `read_ipc`), atomically.
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_parser = crate::args::output_file, value_name = "FILE")]
         table: Option<std::path::PathBuf>,
         /// Machine-readable output.
         #[arg(long)]
@@ -240,7 +240,7 @@ pub(crate) enum ChakraCommand {
         #[arg(long)]
         job: String,
         /// Directory to write into (created if missing).
-        #[arg(long)]
+        #[arg(long, value_parser = crate::args::output_dir)]
         out: std::path::PathBuf,
         /// File name prefix: `<prefix>.<rank>.et.gz` inside `--out` (a plain name, no `/`).
         #[arg(long, default_value = "trace")]
@@ -262,7 +262,7 @@ pub(crate) enum ChakraCommand {
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
         ranks: u32,
         /// Directory to write into (created if missing).
-        #[arg(long)]
+        #[arg(long, value_parser = crate::args::output_dir)]
         out: std::path::PathBuf,
         /// Data-parallel groups: `auto` (names starting with `dp`, and groups of all ranks)
         /// or a comma-separated list of pg_names.
@@ -602,6 +602,22 @@ fn engine_parser() -> impl clap::builder::TypedValueParser<Value = aifabric::Eng
 }
 
 /// The operations `collective` runs (the library also knows broadcast and reduce, for traces).
+/// An output file's path: refused at once (exit 2, naming what is there) when something other
+/// than a regular file is at it (a device node, a FIFO, a symbolic link, a directory), so no
+/// run ends by destroying `/dev/null` or by failing after its work.
+pub(crate) fn output_file(s: &str) -> Result<std::path::PathBuf, String> {
+    let p = std::path::PathBuf::from(s);
+    aifabric::check_output_file(&p).map_err(|e| e.to_string())?;
+    Ok(p)
+}
+
+/// An output directory's path: as [`output_file`], for a directory.
+pub(crate) fn output_dir(s: &str) -> Result<std::path::PathBuf, String> {
+    let p = std::path::PathBuf::from(s);
+    aifabric::check_output_dir(&p).map_err(|e| e.to_string())?;
+    Ok(p)
+}
+
 pub(crate) fn parse_op(s: &str) -> Result<Op, String> {
     aifabric::collective_op(s)
 }

@@ -283,10 +283,19 @@ pub fn topology(f: &Fabric, opts: &FrrOptions) -> Result<Topology, FrrError> {
     })
 }
 
-/// Whether `name` is a file of an FRR export (`topology.json`, `<router>.bgpd.conf`,
-/// `<router>.zebra.conf`).
-pub fn owns(name: &str) -> bool {
-    name == "topology.json" || name.ends_with(".bgpd.conf") || name.ends_with(".zebra.conf")
+/// The files of the FRR export whose `topology.json` reads `topology_json`: that file and its
+/// routers' two each. A folder's `*.bgpd.conf` that its `topology.json` does not list is not
+/// an export's file (a user's own), and an export never replaces it. `None` when the text is
+/// not an export's topology.
+pub fn files_of(topology_json: &str) -> Option<Vec<String>> {
+    let v: serde_json::Value = serde_json::from_str(topology_json).ok()?;
+    let mut names = vec!["topology.json".to_owned()];
+    for r in v.get("routers")?.as_array()? {
+        let name = r.get("name")?.as_str()?;
+        names.push(format!("{name}.bgpd.conf"));
+        names.push(format!("{name}.zebra.conf"));
+    }
+    Some(names)
 }
 
 /// The files of the export of `t`: `topology.json`, then each router's two.

@@ -72,7 +72,7 @@ pub(crate) struct BuildArgs {
     #[arg(long)]
     pub(crate) json: bool,
     /// Write the whole model (devices, links, bundles) as JSON to this file.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::output_file)]
     pub(crate) out: Option<std::path::PathBuf>,
 }
 
@@ -184,7 +184,7 @@ pub(crate) struct FailuresArgs {
     #[arg(long)]
     pub(crate) json: bool,
     /// Also write the JSON report to this file (atomically).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::output_file)]
     pub(crate) out: Option<std::path::PathBuf>,
     /// Rank the scenarios by the running jobs they hurt (a cluster file, see `aifabric
     /// cluster`): jobs interrupted (GPUs cut off), then the GPUs whose traffic crosses what
@@ -386,7 +386,7 @@ pub(crate) struct ReplayArgs {
 #[derive(clap::Args)]
 pub(crate) struct DemoArgs {
     /// Directory for report.html and report.json.
-    #[arg(long, default_value = "aifabric-demo")]
+    #[arg(long, value_parser = crate::args::output_dir, default_value = "aifabric-demo")]
     pub(crate) out: std::path::PathBuf,
     /// No progress bars.
     #[arg(long)]
@@ -405,7 +405,7 @@ pub(crate) struct ReportArgs {
     /// Built-in spec name or YAML file.
     pub(crate) spec: String,
     /// Directory to write report.html and report.json into (created if missing).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::output_dir)]
     pub(crate) out: std::path::PathBuf,
     /// Failure classes swept: a class (building, hall, pd, plane, chassis, linecard,
     /// conduit, srg) or `all`.
@@ -443,7 +443,7 @@ pub(crate) struct ExportArgs {
     #[arg(long)]
     pub(crate) format: aifabric::export::Format,
     /// Directory to write into (created if missing).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::output_dir)]
     pub(crate) out: std::path::PathBuf,
     /// With `frr`: aggregate each zone at its borders toward BAG (`unconditional` or
     /// `conditional:1`).
@@ -490,15 +490,15 @@ pub(crate) struct SweepArgs {
     #[arg(long)]
     pub(crate) shard: Option<String>,
     /// Write the results (or the shard) to this file as JSON, atomically.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::args::output_file)]
     pub(crate) out: Option<std::path::PathBuf>,
     /// Write one row per design x scenario to this file as an Arrow IPC file (pandas:
     /// `read_feather`, polars: `read_ipc`), atomically; not with --shard.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_parser = crate::args::output_file, value_name = "FILE")]
     pub(crate) table: Option<std::path::PathBuf>,
     /// Write an sbatch job array over the shards, its merge job and submit.sh into DIR,
     /// instead of running anything.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_parser = crate::args::output_dir, value_name = "DIR")]
     pub(crate) emit_slurm: Option<std::path::PathBuf>,
     /// Shards of the Slurm job array (default: one per task, at most 64).
     #[arg(long)]

@@ -25,7 +25,7 @@ pub(crate) struct SlurmImportArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) job_dir: Option<std::path::PathBuf>,
     /// Write the cluster file (YAML) here, atomically.
-    #[arg(long, value_name = "FILE.yaml")]
+    #[arg(long, value_parser = crate::args::output_file, value_name = "FILE.yaml")]
     pub(crate) out: std::path::PathBuf,
     /// Machine-readable summary.
     #[arg(long)]

@@ -194,6 +194,24 @@ fn sh(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
+/// Text for a `#` comment line of a script: control characters (a newline would end the
+/// comment and make the rest a command) written as escapes.
+fn comment(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            let esc: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            esc
+        })
+        .collect()
+}
+
+/// Write the Slurm job array of a sweep into `dir`. Every path and name in the scripts is
+/// quoted for bash, or escaped in comments; none goes into an `#SBATCH` line (sbatch parses
+/// those itself, with its own rules), so the log paths are given to `sbatch` in `submit.sh`.
 fn slurm(p: &Plan, file: &Path, dir: &Path, n: usize) -> Result<(), Failure> {
     let abs = |x: &Path| std::path::absolute(x).unwrap_or_else(|_| x.to_path_buf());
     std::fs::create_dir_all(dir.join("logs"))
@@ -209,17 +227,16 @@ fn slurm(p: &Plan, file: &Path, dir: &Path, n: usize) -> Result<(), Failure> {
     let array = format!(
         "#!/bin/bash\n\
          # aifabric sweep {name}: {tasks} tasks in {n} shards, one array task each.\n\
+         # Submit with submit.sh (it sets the log files, logs/shard-<task>.log).\n\
          #SBATCH --job-name=aifabric-sweep\n\
          #SBATCH --array=0-{last}\n\
          #SBATCH --cpus-per-task=2\n\
-         #SBATCH --output={logs}/shard-%a.log\n\
          set -euo pipefail\n\
          exec {exe} sweep {file} --shard \"${{SLURM_ARRAY_TASK_ID}}/{n}\" \\\n  \
          --out {dir}/shard-\"${{SLURM_ARRAY_TASK_ID}}\".json\n",
-        name = p.name,
+        name = comment(&p.name),
         tasks = p.tasks.len(),
         last = n - 1,
-        logs = d.join("logs").display(),
         dir = sh(&d.display().to_string()),
     );
     let shard_list: Vec<String> = (0..n).map(|i| dq(&format!("shard-{i}.json"))).collect();
@@ -228,22 +245,23 @@ fn slurm(p: &Plan, file: &Path, dir: &Path, n: usize) -> Result<(), Failure> {
          # Merge the {n} shards of aifabric sweep {name} into sweep.json and its table\n\
          # sweep.arrow (after the array).\n\
          #SBATCH --job-name=aifabric-sweep-merge\n\
-         #SBATCH --output={logs}/merge.log\n\
          set -euo pipefail\n\
          exec {exe} sweep merge {file} {shards} --out {out} --table {table}\n",
-        name = p.name,
-        logs = d.join("logs").display(),
+        name = comment(&p.name),
         shards = shard_list.join(" "),
         out = dq("sweep.json"),
         table = dq("sweep.arrow"),
     );
-    let submit = "#!/bin/bash\n\
+    let submit = format!(
+        "#!/bin/bash\n\
          # Submit the shard array, then the merge once every shard has succeeded.\n\
          set -euo pipefail\n\
          cd \"$(dirname \"$0\")\"\n\
-         array=$(sbatch --parsable array.sbatch)\n\
-         sbatch --dependency=afterok:\"${array%%;*}\" merge.sbatch\n"
-        .to_owned();
+         array=$(sbatch --parsable --output={shard_log} array.sbatch)\n\
+         sbatch --dependency=afterok:\"${{array%%;*}}\" --output={merge_log} merge.sbatch\n",
+        shard_log = dq("logs/shard-%a.log"),
+        merge_log = dq("logs/merge.log"),
+    );
     for (name, text) in [
         ("array.sbatch", array),
         ("merge.sbatch", merge),

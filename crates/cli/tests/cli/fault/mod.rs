@@ -7,3 +7,5 @@
 
 mod common;
 mod inputs;
+mod outputs;
+mod scripts;
