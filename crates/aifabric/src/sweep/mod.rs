@@ -277,6 +277,45 @@ fn plan_from(
             )));
         }
     }
+    let montecarlo = file
+        .failures
+        .as_ref()
+        .is_some_and(|f| f.sweep.trim() == "montecarlo");
+    let samples = file.failures.as_ref().map_or(0, |f| f.samples);
+    if montecarlo && samples > aifabric_failures::sweep::MAX_DRAWS {
+        return Err(Error::bad_request(format!(
+            "{name}: failures.samples {}: above the limit of {} Monte Carlo draws per design \
+             (about ten minutes on the largest built-in fabric on 2 cores); draw at most {}, \
+             or raise a rare class's probability to see its failures more often",
+            aifabric_model::thousands(samples),
+            aifabric_model::thousands(aifabric_failures::sweep::MAX_DRAWS),
+            aifabric_model::thousands(aifabric_failures::sweep::MAX_DRAWS),
+        )));
+    }
+    // The size, counted before anything is expanded: a grid or a draw count too large for
+    // memory is refused at once, not after building its task list.
+    let n_designs = file
+        .grid
+        .values()
+        .try_fold(1u64, |n, v| n.checked_mul(v.len() as u64))
+        .unwrap_or(u64::MAX);
+    let per_design = if montecarlo {
+        samples.div_ceil(file.draws_per_task)
+    } else {
+        u64::from(file.failures.is_some())
+    }
+    .saturating_add((workloads.len() as u64).saturating_mul(file.scenarios.len() as u64 + 1));
+    let n_tasks = n_designs.saturating_mul(per_design);
+    if n_tasks > MAX_TASKS as u64 {
+        return Err(Error::bad_request(format!(
+            "{name}: {} designs x {} tasks each = {} tasks, more than the limit of {}; \
+             raise draws_per_task, draw fewer samples or narrow the grid",
+            aifabric_model::thousands(n_designs),
+            aifabric_model::thousands(per_design),
+            aifabric_model::thousands(n_tasks),
+            aifabric_model::thousands(MAX_TASKS as u64)
+        )));
+    }
     let mut designs = vec![BTreeMap::new()];
     for (path, values) in &file.grid {
         designs = designs
@@ -290,11 +329,6 @@ fn plan_from(
             })
             .collect();
     }
-    let montecarlo = file
-        .failures
-        .as_ref()
-        .is_some_and(|f| f.sweep.trim() == "montecarlo");
-    let samples = file.failures.as_ref().map_or(0, |f| f.samples);
     let mut tasks = Vec::new();
     for d in 0..designs.len() {
         if montecarlo {
@@ -330,13 +364,8 @@ fn plan_from(
                 });
             }
         }
-        if tasks.len() > MAX_TASKS {
-            return Err(Error::bad_request(format!(
-                "{name}: more than {} tasks; raise draws_per_task or narrow the grid",
-                aifabric_model::thousands(MAX_TASKS as u64)
-            )));
-        }
     }
+    debug_assert_eq!(tasks.len() as u64, n_tasks);
     let fingerprint = {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -569,6 +598,72 @@ impl Plan {
     }
 }
 
+/// Whether `r` can be what `task` produced: a merge trusts nothing a shard file says that it
+/// can check (the design, the draws, the ranges of the figures), so a damaged or edited shard
+/// is refused rather than merged into wrong numbers (or a panic on an index).
+fn check_result(plan: &Plan, task: &Task, r: &TaskResult) -> Result<(), String> {
+    if r.design != task.design {
+        return Err(format!(
+            "design {} where the task is on design d{}",
+            r.design, task.design
+        ));
+    }
+    let fraction = |what: &str, x: f64| {
+        if (0.0..=1.0).contains(&x) {
+            Ok(())
+        } else {
+            Err(format!("{what} {x}, outside [0, 1]"))
+        }
+    };
+    let non_negative = |what: &str, x: Option<f64>| match x {
+        Some(x) if !(x.is_finite() && x >= 0.0) => Err(format!("{what} {x}, not a time >= 0")),
+        _ => Ok(()),
+    };
+    match task.work {
+        None => {
+            if r.workload.is_some() {
+                return Err("a workload row in a failure-study task".into());
+            }
+            for row in &r.rows {
+                fraction("min_capacity_retained", row.min_capacity_retained)?;
+                if row.draws == 0 {
+                    return Err(format!("scenario `{}` with 0 draws", row.scenario));
+                }
+            }
+            let draws: u64 = r.rows.iter().map(|x| x.draws).fold(0, u64::saturating_add);
+            if task.samples > 0 && draws != task.samples {
+                return Err(format!(
+                    "{draws} draws where the task draws {}",
+                    task.samples
+                ));
+            }
+        }
+        Some((w, sc)) => {
+            let Some(row) = &r.workload else {
+                return Err("no workload row in a workload task".into());
+            };
+            if !r.rows.is_empty() {
+                return Err("failure-study rows in a workload task".into());
+            }
+            let want = &plan.workloads[w].name;
+            let scenario = match sc {
+                0 => "healthy",
+                k => plan.file.scenarios[k - 1].name.as_str(),
+            };
+            if row.workload != *want || row.scenario != scenario {
+                return Err(format!(
+                    "workload `{}` under `{}` where the task runs `{want}` under `{scenario}`",
+                    row.workload, row.scenario
+                ));
+            }
+            non_negative("time_us", row.time_us)?;
+            non_negative("bus_bw_gbytes_per_s", row.bus_bw_gbytes_per_s)?;
+            non_negative("slowdown", row.slowdown)?;
+        }
+    }
+    Ok(())
+}
+
 /// Put shards back together: every task exactly once, from the same sweep; the result is
 /// the same, byte for byte, as the whole sweep run in one process.
 pub fn merge(plan: &Plan, shards: &[Shard]) -> Result<SweepResult, Error> {
@@ -580,6 +675,12 @@ pub fn merge(plan: &Plan, shards: &[Shard]) -> Result<SweepResult, Error> {
                 s.shard[0], s.shard[1], plan.name
             )));
         }
+        let [i, n] = s.shard;
+        if n == 0 || i >= n {
+            return Err(Error::bad_request(format!(
+                "a shard says it is shard {i}/{n}: not a shard of any run (I must be below N)"
+            )));
+        }
         for r in &s.results {
             let slot = results.get_mut(r.task).ok_or_else(|| {
                 Error::bad_request(format!(
@@ -587,6 +688,21 @@ pub fn merge(plan: &Plan, shards: &[Shard]) -> Result<SweepResult, Error> {
                     s.shard[0], s.shard[1], r.task
                 ))
             })?;
+            check_result(plan, &plan.tasks[r.task], r).map_err(|e| {
+                Error::bad_request(format!(
+                    "shard {i}/{n}, task {}: {e}; the shard file was changed or damaged: run \
+                     the shard again",
+                    r.task
+                ))
+            })?;
+            if r.task % n != i {
+                return Err(Error::bad_request(format!(
+                    "shard {i}/{n} holds task {}, which is shard {}/{n}'s: the shard file was \
+                     changed or damaged; run the shard again",
+                    r.task,
+                    r.task % n
+                )));
+            }
             if slot.is_some() {
                 return Err(Error::bad_request(format!(
                     "task {} is in two shards; merge each shard once",

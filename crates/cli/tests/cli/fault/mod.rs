@@ -9,3 +9,4 @@ mod common;
 mod inputs;
 mod outputs;
 mod scripts;
+mod sweeps;
