@@ -11,6 +11,7 @@
 mod args;
 mod commands;
 mod output;
+mod progress;
 mod render;
 
 use aifabric::stages::spec;
@@ -54,6 +55,12 @@ fn main() -> ExitCode {
         );
         std::process::exit(INTERRUPTED);
     });
+    // Long runs say how far they are, on a terminal or in a log (not the lab's daemon
+    // supervisor, which runs for the lab's life).
+    let words: Vec<String> = std::env::args().skip(1).take(2).collect();
+    if words.get(1).map(String::as_str) != Some("supervise") {
+        progress::start_heartbeat(words.first().cloned().unwrap_or_default());
+    }
     let result = commands::run(cli);
     // Errors go to stderr as well as it can be written; if it cannot, the exit code still
     // tells. Locked only now: the interrupt handler and progress bars write to it during

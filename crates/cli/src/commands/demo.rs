@@ -2,7 +2,6 @@
 //! the single-SRG failure sweep, a reference training job healthy and under the worst failure
 //! it survives, and the HTML report.
 
-use crate::commands::failures;
 use crate::{output, Failure};
 use aifabric::model::Scenario;
 use aifabric::stages::spec;
@@ -51,13 +50,10 @@ pub fn run(
         }
     };
     let hide = quiet || json;
-    let bar = |what: &str| {
-        let b = failures::progress_bar(what);
-        if hide {
-            b.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-        }
-        b
-    };
+    if hide {
+        crate::progress::quiet();
+    }
+    let bar = crate::progress::Progress::bar;
     let f = spec::load("prometheus").map_err(Failure::BadInput)?;
     let setup = aifabric::Setup::default();
     let start = state.resolve(&f)?;

@@ -236,7 +236,7 @@ fn compare_fabrics(a: CompareFabricsArgs) -> Result<(), Failure> {
         bag: !no_bag,
         bag_pfc,
     };
-    let bar = failures::progress_bar("runs");
+    let bar = crate::progress::Progress::bar("runs");
     bar.set_length(9 + if no_bag { 0 } else { 6 });
     let report = aifabric::fabrics::compare_fabrics(&opts, &mut |what| {
         bar.set_message(what.to_owned());
@@ -421,7 +421,7 @@ fn traffic(a: TrafficArgs) -> Result<(), Failure> {
     if let Some(cfg) = cfg {
         let t = std::time::Instant::now();
         // Flows done of all, with the simulated time and the events so far.
-        let bar = failures::progress_bar("packets");
+        let bar = crate::progress::Progress::bar("packets");
         let report = study.traffic_packet_with_progress(
             &source,
             gpus,
@@ -565,7 +565,7 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         ops,
         ..Default::default()
     };
-    let bar = failures::progress_bar("report");
+    let bar = crate::progress::Progress::bar("report");
     let state = scenario.resolve(&f)?;
     let opts = aifabric::ReportOptions {
         state: aifabric::failures::starting_state(&state, &scenario.describe())?,

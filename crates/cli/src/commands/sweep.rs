@@ -23,8 +23,8 @@ fn shard_arg(s: &str) -> Result<(usize, usize), Failure> {
     Ok((i, n))
 }
 
-fn progress(p: &Plan, tasks: usize) -> indicatif::ProgressBar {
-    let bar = super::failures::progress_bar("sweep");
+fn progress(p: &Plan, tasks: usize) -> crate::progress::Progress {
+    let bar = crate::progress::Progress::bar("sweep");
     bar.set_length(tasks as u64);
     bar.set_message(format!("{} tasks of {}", tasks, p.name));
     bar

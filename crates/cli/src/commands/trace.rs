@@ -6,23 +6,13 @@ use aifabric::stages::spec;
 use aifabric::traces::Written;
 use aifabric::traces::{DpGroups, Scaled};
 use aifabric::ReplayReport;
-use indicatif::ProgressStyle;
 use std::fmt::Write;
 use std::path::Path;
-
-fn counter(what: &str) -> indicatif::ProgressBar {
-    let bar = crate::commands::failures::progress_bar(what);
-    bar.set_style(
-        ProgressStyle::with_template("{msg} {pos} ({elapsed})")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
-    bar
-}
 
 /// Run `aifabric chakra synth`.
 pub fn synth(job: &str, out: &Path, prefix: &str, gzip: bool) -> Result<Written, Failure> {
     let it = spec::job::load(job).map_err(Failure::BadInput)?;
-    let bar = crate::commands::failures::progress_bar("ranks");
+    let bar = crate::progress::Progress::bar("ranks");
     bar.set_length(u64::from(it.gpus));
     let w = aifabric::traces::synthesize(&it, out, prefix, gzip, &|_| bar.inc(1))?;
     bar.finish_and_clear();
@@ -47,7 +37,7 @@ pub fn rescale(input: &Path, ranks: u32, out: &Path, dp: &str) -> Result<Scaled,
     } else {
         DpGroups::Names(dp.split(',').map(|s| s.trim().to_owned()).collect())
     };
-    let bar = crate::commands::failures::progress_bar("ranks");
+    let bar = crate::progress::Progress::bar("ranks");
     bar.set_length(u64::from(ranks));
     let s = aifabric::traces::rescale(input, ranks, out, &dp, &|_| bar.inc(1))?;
     bar.finish_and_clear();
@@ -81,7 +71,7 @@ pub fn replay(
     req: &aifabric::ReplayRequest,
 ) -> Result<ReplayReport, Failure> {
     let set = aifabric::traces::discover(trace)?;
-    let bar = counter("nodes replayed");
+    let bar = crate::progress::Progress::counter("nodes replayed");
     let r = study.replay(&set, req, &|n| bar.set_position(n))?;
     bar.finish_and_clear();
     Ok(r)

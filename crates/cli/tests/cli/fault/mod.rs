@@ -8,5 +8,6 @@
 mod common;
 mod inputs;
 mod outputs;
+mod progress;
 mod scripts;
 mod sweeps;
