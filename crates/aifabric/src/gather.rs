@@ -20,8 +20,9 @@ use aifabric_workload::{placement, Algo, Op, Placement};
 pub struct ReportOptions {
     /// Failure sweep: every group of this class alone (`None`: every group).
     pub sweep: Option<SrgClass>,
-    /// GPUs of the collective benchmark (capped at the fabric's).
-    pub gpus: u32,
+    /// GPUs of the collective benchmark: `None` for 1,024 or every GPU of a smaller fabric;
+    /// a number beyond the fabric's live GPUs is a bad request.
+    pub gpus: Option<u32>,
     /// Message sizes, bytes.
     pub sizes: Vec<u64>,
     /// Load-balancing modes compared.
@@ -48,7 +49,7 @@ impl Default for ReportOptions {
     fn default() -> Self {
         ReportOptions {
             sweep: Some(SrgClass::Domain(DomainClass::BagPlane)),
-            gpus: 1024,
+            gpus: None,
             sizes: (0..6).map(|k| 1u64 << (20 + 2 * k)).collect(),
             lbs: vec![Lb::Ecmp, Lb::Eecmp(16), Lb::Spray(None)],
             seed: 1,
@@ -78,6 +79,7 @@ impl Study<'_> {
         progress: &dyn Fn(u64, u64, &str),
     ) -> Result<Inputs, Error> {
         let f = self.fabric;
+        benchmark_gpus(f, opts)?;
         let steps = 2 + opts.lbs.len() as u64;
         progress(0, steps, "failure sweep");
         let catalog = f.srg_catalog();
@@ -337,6 +339,20 @@ fn cross_pairs(f: &Fabric, class: SrgClass) -> Vec<(String, Vec<usize>)> {
     out
 }
 
+/// The GPUs of the report's collective benchmark ([`ReportOptions::gpus`]), checked before
+/// any work.
+fn benchmark_gpus(f: &Fabric, opts: &ReportOptions) -> Result<u32, Error> {
+    let have = f.devices_with_role(Role::Gpu).count() as u32;
+    match opts.gpus {
+        None => Ok(1024.min(have)),
+        Some(n) if n > have => Err(Error::bad_request(format!(
+            "--gpus {n}: {} has {have} GPUs; ask for at most {have}",
+            f.name()
+        ))),
+        Some(n) => Ok(n),
+    }
+}
+
 /// The ring all-reduce of the report per load-balancing mode, on the starting state: what
 /// ran, why it is placed so (or why the modes cannot differ), the bus bandwidth per mode.
 /// `progress(i)` before mode `i`.
@@ -352,8 +368,7 @@ fn collectives(
     let mut start = Scenario::healthy(f);
     start.failed = start_down.clone();
     let params = NetParams::default();
-    let gpus_avail = f.devices_with_role(Role::Gpu).count() as u32;
-    let n = opts.gpus.min(gpus_avail);
+    let n = benchmark_gpus(f, opts)?;
     // Whole scale-up domains if the racks have them, else one GPU per domain.
     let (placed, params) =
         match placement::place(f, n, params.scale_up_gpus, Placement::Packed, &start_down) {

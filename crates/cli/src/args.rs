@@ -487,6 +487,38 @@ impl SimArgs {
 }
 
 /// What failed or is drained; the same flags on every command that takes a scenario.
+/// The maintenance state a failure sweep, a report or the demo starts from: failed and
+/// hard-drained elements only (a sweep cannot start from a soft drain, which still carries
+/// traffic when nothing else is left, so the flag is not offered). Selectors as for
+/// [`ScenarioArgs`].
+#[derive(clap::Args, Debug, Default)]
+pub(crate) struct StartArgs {
+    /// Failed devices or links.
+    #[arg(long, value_delimiter = ',', value_name = "SELECTOR")]
+    fail: Vec<String>,
+    /// Hard-drained (removed from service).
+    #[arg(long, value_delimiter = ',', value_name = "SELECTOR")]
+    drain: Vec<String>,
+    /// A YAML file with `fail` and `drain` lists of selectors (added to the flags).
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<String>,
+    /// Not offered (hidden from the help), but parsed so that it is refused with the reason
+    /// rather than as an unknown flag.
+    #[arg(long = "drain-soft", value_delimiter = ',', hide = true)]
+    drain_soft: Vec<String>,
+}
+
+impl From<StartArgs> for ScenarioArgs {
+    fn from(a: StartArgs) -> ScenarioArgs {
+        ScenarioArgs {
+            fail: a.fail,
+            drain: a.drain,
+            drain_soft: a.drain_soft,
+            scenario: a.scenario,
+        }
+    }
+}
+
 /// Selectors: a name prefix (`east.bag.plane3`, `east.dc1`, a device name), a bundle
 /// `A--B` or one member `A--B#2`, or `pd:NAME`. Repeat a flag or separate with commas.
 #[derive(clap::Args, Debug, Default)]

@@ -73,7 +73,7 @@ fn chromium_renders_every_section_of_the_report() {
     let text = include_str!("../../../../examples/specs/hub-and-spoke.yaml");
     let f = aifabric_spec::build_str("hub-and-spoke", text).unwrap();
     let opts = ReportOptions {
-        gpus: 64,
+        gpus: Some(64),
         sizes: vec![1 << 20, 1 << 24],
         spec_text: Some(("hub-and-spoke".into(), text.into())),
         pair_tables: true,

@@ -9,7 +9,7 @@ fn the_report_has_every_section_and_its_data() {
     let f = aifabric_spec::load("prometheus").unwrap();
     let opts = ReportOptions {
         sweep: Some(SrgClass::Domain(DomainClass::BagPlane)),
-        gpus: 256,
+        gpus: Some(256),
         sizes: vec![1 << 20, 1 << 26],
         spec_text: Some(aifabric_spec::read("prometheus").unwrap()),
         ..Default::default()
@@ -114,7 +114,7 @@ fn names_from_the_spec_are_escaped_in_the_page() {
         .replace("name: two", &format!("name: \"{SCRIPT}\""));
     let f = aifabric_spec::build_str("t.yaml", &text).unwrap();
     let opts = ReportOptions {
-        gpus: 16,
+        gpus: Some(16),
         sizes: vec![1 << 20],
         spec_text: Some(("t.yaml".into(), text.clone())),
         ..Default::default()
@@ -209,7 +209,7 @@ fn a_hub_is_shown_as_a_hub_with_spoke_to_spoke_capacity() {
     let text = include_str!("../../../../examples/specs/hub-and-spoke.yaml");
     let f = aifabric_spec::build_str("hub-and-spoke", text).unwrap();
     let opts = ReportOptions {
-        gpus: 64,
+        gpus: Some(64),
         sizes: vec![1 << 20],
         lbs: vec![aifabric::Lb::Ecmp],
         ..Default::default()
@@ -246,7 +246,7 @@ fn a_hub_is_shown_as_a_hub_with_spoke_to_spoke_capacity() {
 fn a_spec_without_the_swept_class_sweeps_every_group_and_says_so() {
     let f = aifabric_spec::load("llama3-24k").unwrap();
     let opts = ReportOptions {
-        gpus: 64,
+        gpus: Some(64),
         sizes: vec![1 << 20],
         pair_tables: true,
         ..Default::default()

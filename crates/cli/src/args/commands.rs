@@ -1,7 +1,7 @@
 //! One clap argument struct per command (the commands' flags); the help of each command is
 //! its `Command` variant's doc comment in `args.rs`.
 
-use super::{BgpArgs, PacketArgs, ScenarioArgs, SimArgs, SweepCommand};
+use super::{BgpArgs, PacketArgs, ScenarioArgs, SimArgs, StartArgs, SweepCommand};
 use crate::args::{parse_op, parse_size_arg};
 use aifabric::routing::{Aggregation, AggregationTier};
 use aifabric::{Algo, Op, Placement, Proto};
@@ -198,7 +198,7 @@ pub(crate) struct FailuresArgs {
     /// The maintenance state the sweep starts from (failed and hard-drained elements are
     /// out of service in every scenario; figures are measured from that state).
     #[command(flatten)]
-    pub(crate) scenario: ScenarioArgs,
+    pub(crate) scenario: StartArgs,
     #[command(flatten)]
     pub(crate) bgp: BgpArgs,
 }
@@ -396,7 +396,7 @@ pub(crate) struct DemoArgs {
     pub(crate) json: bool,
     /// A maintenance state the whole demo starts from (capacity, sweep, job, report).
     #[command(flatten)]
-    pub(crate) scenario: ScenarioArgs,
+    pub(crate) scenario: StartArgs,
 }
 
 // `aifabric report` (its help is the `Command` variant's doc comment).
@@ -411,9 +411,9 @@ pub(crate) struct ReportArgs {
     /// conduit, srg) or `all`.
     #[arg(long, default_value = "plane")]
     pub(crate) sweep: String,
-    /// GPUs of the collective benchmark.
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(2..))]
-    pub(crate) gpus: u32,
+    /// GPUs of the collective benchmark (default 1024, or every GPU of a smaller fabric).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
+    pub(crate) gpus: Option<u32>,
     /// One table per site pair (buildings, zones, AI zones) and region pair: the
     /// scenarios that cost it most.
     #[arg(long)]
@@ -430,7 +430,7 @@ pub(crate) struct ReportArgs {
     pub(crate) json: bool,
     /// The maintenance state the report describes and its failure sweep starts from.
     #[command(flatten)]
-    pub(crate) scenario: ScenarioArgs,
+    pub(crate) scenario: StartArgs,
 }
 
 // `aifabric export` (its help is the `Command` variant's doc comment).

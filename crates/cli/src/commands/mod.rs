@@ -135,6 +135,7 @@ fn failures(a: FailuresArgs) -> Result<(), Failure> {
         scenario,
         bgp,
     } = a;
+    let scenario = crate::args::ScenarioArgs::from(scenario);
     let setup = bgp.setup();
     let keep = keep.as_deref().map(aifabric::parse_keep).transpose()?;
     let req = aifabric::FailureRequest {
@@ -523,6 +524,7 @@ fn demo(a: DemoArgs) -> Result<(), Failure> {
         json,
         scenario,
     } = a;
+    let scenario = crate::args::ScenarioArgs::from(scenario);
     let summary = demo::run(&out, quiet, json, &scenario)?;
     if json {
         print_json(&versioned(&summary))?;
@@ -542,6 +544,7 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         json,
         scenario,
     } = a;
+    let scenario = crate::args::ScenarioArgs::from(scenario);
     let sweep = match sweep.as_str() {
         "all" => None,
         c => Some(aifabric::failures::class(c, "--sweep")?),

@@ -7,6 +7,7 @@
 
 mod common;
 mod inputs;
+mod interrupts;
 mod outputs;
 mod progress;
 mod scripts;
