@@ -116,7 +116,7 @@ def _scenario(s: Scenario) -> Tuple[List[str], List[str], List[str], Optional[st
     if s is None:
         return ([], [], [], None)
     if isinstance(s, (str, os.PathLike)):
-        return ([], [], [], os.fspath(s))
+        return ([], [], [], _path(s, "scenario"))
     if isinstance(s, Mapping):
         unknown = set(s) - {"fail", "drain", "drain_soft", "file"}
         if unknown:
@@ -129,7 +129,7 @@ def _scenario(s: Scenario) -> Tuple[List[str], List[str], List[str], Optional[st
             _selectors(s.get("fail", ())),
             _selectors(s.get("drain", ())),
             _selectors(s.get("drain_soft", ())),
-            None if f is None else os.fspath(f),
+            None if f is None else _path(f, "scenario file"),
         )
     return (_selectors(s), [], [], None)
 
@@ -164,6 +164,47 @@ def specs() -> Dict[str, str]:
     return dict(_native.builtin_specs())
 
 
+
+def _path(x: Union[str, os.PathLike], param: str) -> str:
+    """``os.fspath(x)``, with a ``TypeError`` that names the parameter."""
+    try:
+        return os.fspath(x)
+    except TypeError:
+        raise TypeError(
+            f"{param}: expected a path (str or os.PathLike), got {type(x).__name__}"
+        ) from None
+
+
+def _number(x: Any, param: str, kind: Callable[[Any], Any]) -> Any:
+    """``kind(x)`` (``int`` or ``float``), with errors that name the parameter."""
+    try:
+        return kind(x)
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{param}: expected a number ({kind.__name__}), got {x!r} ({type(x).__name__})"
+        ) from None
+
+
+def _path_or_text(
+    x: Union[str, os.PathLike], param: str, name: str = "spec.yaml"
+) -> Tuple[str, Optional[str]]:
+    """``(path, None)`` for a file's path, ``(name, text)`` for YAML text.
+
+    A path-like object is always a path, and so is a one-line string that names a file, ends
+    in ``.yaml``/``.yml`` or holds a ``/``: a missing file is then an error naming it ("cannot
+    read /missing.yaml"), never parsed as YAML text. Anything else is YAML text.
+    """
+    if isinstance(x, os.PathLike):
+        return os.fspath(x), None
+    if not isinstance(x, str):
+        raise TypeError(
+            f"{param}: expected a path or YAML text (str or os.PathLike), got {type(x).__name__}"
+        )
+    one_line = "\n" not in x
+    if one_line and (os.path.isfile(x) or x.endswith((".yaml", ".yml")) or os.sep in x):
+        return x, None
+    return name, x
+
 class Fabric:
     """A fabric built from a spec: a built-in name (``aifabric.specs()``) or a YAML file.
 
@@ -177,17 +218,17 @@ class Fabric:
     __slots__ = ("_f", "_source")
 
     def __init__(self, spec: Union[str, os.PathLike] = "prometheus") -> None:
-        spec = os.fspath(spec)
+        spec = _path(spec, "spec")
         self._f = _native.load(spec)
         self._source: Tuple[str, ...] = ("load", spec)
 
     @classmethod
     def from_yaml(cls, path_or_text: Union[str, os.PathLike], name: str = "spec.yaml") -> "Fabric":
         """A fabric from a YAML file's path, or from YAML text (named ``name`` in errors)."""
-        p = os.fspath(path_or_text)
-        if "\n" not in p and os.path.isfile(p):
-            return cls(p)
-        return cls._from_text(name, p)
+        p = _path_or_text(path_or_text, "path_or_text")
+        if p[1] is None:
+            return cls(p[0])
+        return cls._from_text(name, p[1])
 
     @classmethod
     def _from_text(cls, name: str, text: str) -> "Fabric":
@@ -246,7 +287,7 @@ class Fabric:
         path (``--jobs``) and an optional rates file's path (``--rates``). ``.table`` has
         one row per job."""
         text, table = self._f.goodput(
-            os.fspath(jobs), None if rates is None else os.fspath(rates)
+            _path(jobs, "jobs"), None if rates is None else _path(rates, "rates")
         )
         return Result(text, table=table)
 
@@ -353,7 +394,7 @@ class Fabric:
                 gpus,
                 placement,
                 *_sizes(sizes),
-                float(alpha_us),
+                _number(alpha_us, "alpha_us", float),
                 _scenario(scenario),
                 _options(options),
             )
@@ -371,8 +412,7 @@ class Fabric:
         if isinstance(job, Mapping):
             name, text = "job.yaml", json.dumps(job)
         else:
-            p = os.fspath(job)
-            name, text = (p, None) if "\n" not in p and os.path.isfile(p) else ("job.yaml", p)
+            name, text = _path_or_text(job, "job", "job.yaml")
         return Result(
             self._f.job(name, text, placement, _scenario(scenario), _options(options))
         )
@@ -387,7 +427,7 @@ class Fabric:
         file (the running jobs and where they run). Each job's step alone and together,
         who slows whom, and under a ``scenario`` each job's impact. ``.table`` has one row
         per job."""
-        text, table = self._f.cluster(os.fspath(jobs), _scenario(scenario), _options(options))
+        text, table = self._f.cluster(_path(jobs, "jobs"), _scenario(scenario), _options(options))
         return Result(text, table=table)
 
     def plan(
@@ -400,7 +440,7 @@ class Fabric:
         batching and order of the operations file ``ops`` that costs the jobs of the cluster
         file ``jobs`` the fewest GPU-hours, and the naive order's cost. ``.table`` has one
         row per batch of either schedule (column ``schedule``: ``best`` or ``naive``)."""
-        text, table = self._f.plan(os.fspath(jobs), os.fspath(ops), _options(options))
+        text, table = self._f.plan(_path(jobs, "jobs"), _path(ops, "ops"), _options(options))
         return Result(text, table=table)
 
     def jobs_at_risk(
@@ -419,7 +459,7 @@ class Fabric:
         ``simulate`` most exposing simulated in full. ``.table`` has one row per scenario,
         in rank order."""
         text, table = self._f.jobs_at_risk(
-            os.fspath(jobs),
+            _path(jobs, "jobs"),
             sweep,
             samples,
             seed,
@@ -467,7 +507,7 @@ class Fabric:
             packet = _options({k: v for k, v in options.items() if k in keys})
             rest = {k: v for k, v in options.items() if k not in keys}
             text = self._f.traffic_packet(
-                None if tm is None else os.fspath(tm),
+                None if tm is None else _path(tm, "tm"),
                 pattern,
                 str(size),
                 gpus,
@@ -479,7 +519,7 @@ class Fabric:
             )
             return Result(text)
         text, flows, links = self._f.traffic(
-            None if tm is None else os.fspath(tm),
+            None if tm is None else _path(tm, "tm"),
             pattern,
             str(size),
             gpus,
@@ -503,7 +543,7 @@ class Fabric:
         """Replay a Chakra trace directory rank by rank (``aifabric replay --json``)."""
         return Result(
             self._f.replay(
-                os.fspath(trace_dir),
+                _path(trace_dir, "trace_dir"),
                 placement,
                 peak_tflops,
                 efficiency,
@@ -517,13 +557,13 @@ class Fabric:
     def export(self, format: str, out_dir: Union[str, os.PathLike]) -> Result:
         """Write an export (``netbox``, ``graphml``, ``nodelink``, ``ipplan``, ``dot``, ...)
         into ``out_dir``, atomically as a set; the files written."""
-        return Result(self._f.export(format, os.fspath(out_dir)))
+        return Result(self._f.export(format, _path(out_dir, "out_dir")))
 
 
 def sweep_plan(path: Union[str, os.PathLike]) -> Dict[str, Any]:
     """A sweep file expanded: its name, fingerprint, designs (their overrides) and number of
     tasks."""
-    return json.loads(_native.sweep_plan(os.fspath(path)))
+    return json.loads(_native.sweep_plan(_path(path, "path")))
 
 
 def sweep_shard(
@@ -535,7 +575,7 @@ def sweep_shard(
     """Run shard ``i`` of ``n`` of a sweep file (the tasks whose index is ``i mod n``): the
     shard's JSON text, what ``aifabric sweep --shard I/N`` writes. ``progress(done,
     total)`` counts the shard's tasks."""
-    return _native.sweep_shard(os.fspath(path), int(i), int(n), progress)
+    return _native.sweep_shard(_path(path, "path"), _number(i, "i", int), _number(n, "n", int), progress)
 
 
 def sweep_merge(
@@ -549,10 +589,10 @@ def sweep_merge(
     ``aifabric sweep merge ... --out --table``. ``.table`` has one row per design x
     scenario."""
     text, t = _native.sweep_merge(
-        os.fspath(path),
+        _path(path, "path"),
         list(shards),
-        None if out is None else os.fspath(out),
-        None if table is None else os.fspath(table),
+        None if out is None else _path(out, "out"),
+        None if table is None else _path(table, "table"),
     )
     return Result(text, table=t)
 

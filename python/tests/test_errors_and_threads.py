@@ -114,3 +114,23 @@ def test_an_exception_in_the_progress_callback_stops_the_call(llama):
 
     with pytest.raises(RuntimeError, match="stop here"):
         llama.failures(sweep="montecarlo", samples=10**6, probability=["link=1e-3"], progress=progress)
+
+
+def test_a_missing_file_is_named_not_parsed_as_yaml(llama):
+    # Used to be parsed as the YAML text "/missing.yaml" (a string, not a job).
+    with pytest.raises(aifabric.SpecError, match="missing.yaml") as e:
+        llama.job("/no/such/dir/missing.yaml")
+    assert "cannot read" in str(e.value)
+    with pytest.raises(aifabric.SpecError, match="cannot read"):
+        aifabric.Fabric.from_yaml("/no/such/spec.yaml")
+
+
+def test_a_wrong_type_names_the_parameter(llama):
+    with pytest.raises(TypeError, match="^job: expected a path or YAML text"):
+        llama.job(42)
+    with pytest.raises(TypeError, match="^jobs: expected a path"):
+        llama.cluster(3.5)
+    with pytest.raises(TypeError, match="^alpha_us: expected a number"):
+        llama.collective(gpus=64, alpha_us="fast")
+    with pytest.raises(TypeError, match="^spec: expected a path"):
+        aifabric.Fabric(7)
