@@ -6,6 +6,7 @@
 //! One module per area; `common` holds the helpers they share.
 
 mod common;
+mod formats;
 mod inputs;
 mod interrupts;
 mod outputs;
