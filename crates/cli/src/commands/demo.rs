@@ -42,6 +42,7 @@ pub fn run(
     json: bool,
     state: &crate::args::ScenarioArgs,
 ) -> Result<DemoSummary, Failure> {
+    super::check_report_files(out)?;
     let say = |s: String| {
         if json {
             Ok(())

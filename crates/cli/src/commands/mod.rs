@@ -532,6 +532,16 @@ fn demo(a: DemoArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `report.json` and `report.html` in `out` may be written (nothing there, or regular
+/// files): checked before the run, so it never ends in a refusal after its work.
+pub(crate) fn check_report_files(out: &std::path::Path) -> Result<(), Failure> {
+    for name in ["report.json", "report.html"] {
+        aifabric::check_output_file(&out.join(name))
+            .map_err(|e| Failure::BadArgument(e.to_string()))?;
+    }
+    Ok(())
+}
+
 fn report(a: ReportArgs) -> Result<(), Failure> {
     let ReportArgs {
         spec,
@@ -545,6 +555,7 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         scenario,
     } = a;
     let scenario = crate::args::ScenarioArgs::from(scenario);
+    check_report_files(&out)?;
     let sweep = match sweep.as_str() {
         "all" => None,
         c => Some(aifabric::failures::class(c, "--sweep")?),

@@ -125,3 +125,19 @@ fn an_export_keeps_a_users_own_frr_files() {
         assert_eq!(r.code, Some(0), "{}", r.stderr);
     }
 }
+
+#[test]
+fn files_inside_an_output_directory_are_checked_before_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("report");
+    std::fs::create_dir(&out).unwrap();
+    let page = out.join("report.html");
+    assert!(make("mkfifo", &[page.to_str().unwrap()]));
+    for args in [
+        vec!["report", "htsim-k8", "--out", out.to_str().unwrap()],
+        vec!["demo", "--quiet", "--out", out.to_str().unwrap()],
+    ] {
+        refused(&args, Duration::from_secs(10), &["report.html is a FIFO"]);
+        assert_eq!(kind(&page), "fifo");
+    }
+}
