@@ -76,16 +76,11 @@ pub fn parse_cluster(name: &str, text: &str) -> Result<(ClusterFile, Source), Sp
 
 /// Read a cluster file and resolve it on `f`.
 pub fn load_cluster(f: &Fabric, path: &str) -> Result<Cluster, SpecError> {
-    let text = aifabric_model::input::read_text(path.as_ref(), aifabric_model::input::YAML_LIMIT_BYTES).map_err(|e| {
-        Source {
-            name: path.to_owned(),
-            text: String::new(),
-        }
-        .error_whole(
-            format!("cannot read the cluster file: {e}"),
-            Some("give the path of a cluster YAML file, e.g. examples/clusters/prometheus-mixed.yaml".into()),
-        )
-    })?;
+    let text = Source::read_yaml(
+        path,
+        "cannot read the cluster file",
+        "give the path of a cluster YAML file, e.g. examples/clusters/prometheus-mixed.yaml",
+    )?;
     let (file, src) = parse_cluster(path, &text)?;
     let dir = Path::new(path).parent().unwrap_or(Path::new("."));
     resolve_cluster(f, &file, &src, dir)

@@ -104,6 +104,20 @@ impl Source {
         }
     }
 
+    /// Read the YAML file at `path` with the input size limit
+    /// ([`aifabric_model::input::YAML_LIMIT_BYTES`]); a failure is an error on the whole file,
+    /// `cannot_read: <why>`, with `hint`.
+    pub fn read_yaml(path: &str, cannot_read: &str, hint: &str) -> Result<String, SpecError> {
+        aifabric_model::input::read_text(path.as_ref(), aifabric_model::input::YAML_LIMIT_BYTES)
+            .map_err(|e| {
+                Source {
+                    name: path.to_owned(),
+                    text: String::new(),
+                }
+                .error_whole(format!("{cannot_read}: {e}"), Some(hint.to_owned()))
+            })
+    }
+
     /// An error about the spec as a whole (no place in the text to point at).
     pub fn error_whole(&self, message: impl Into<String>, hint: Option<String>) -> SpecError {
         self.error(Location::UNKNOWN, message, hint)

@@ -116,21 +116,11 @@ pub const MAX_OPS: usize = 64;
 
 /// Read an operations file and check it against `f`.
 pub fn load_ops(f: &Fabric, path: &str) -> Result<Ops, SpecError> {
-    let text =
-        aifabric_model::input::read_text(path.as_ref(), aifabric_model::input::YAML_LIMIT_BYTES)
-            .map_err(|e| {
-                Source {
-            name: path.to_owned(),
-            text: String::new(),
-        }
-        .error_whole(
-            format!("cannot read the operations file: {e}"),
-            Some(
-                "give the path of an operations YAML file, e.g. examples/ops/upgrade-east-bag.yaml"
-                    .into(),
-            ),
-        )
-            })?;
+    let text = Source::read_yaml(
+        path,
+        "cannot read the operations file",
+        "give the path of an operations YAML file, e.g. examples/ops/upgrade-east-bag.yaml",
+    )?;
     parse_ops(f, path, &text)
 }
 

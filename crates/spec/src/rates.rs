@@ -74,21 +74,11 @@ pub fn parse_rates(name: &str, text: &str) -> Result<(RatesFile, Source), SpecEr
 
 /// Read a rates file and check it against the fabric (its named SRGs) and the jobs' names.
 pub fn load_rates(f: &Fabric, jobs: &[&str], path: &str) -> Result<Rates, SpecError> {
-    let text =
-        aifabric_model::input::read_text(path.as_ref(), aifabric_model::input::YAML_LIMIT_BYTES)
-            .map_err(|e| {
-                Source {
-                    name: path.to_owned(),
-                    text: String::new(),
-                }
-                .error_whole(
-                    format!("cannot read the rates file: {e}"),
-                    Some(
-                        "give the path of a rates YAML file, e.g. examples/rates/llama3.yaml"
-                            .into(),
-                    ),
-                )
-            })?;
+    let text = Source::read_yaml(
+        path,
+        "cannot read the rates file",
+        "give the path of a rates YAML file, e.g. examples/rates/llama3.yaml",
+    )?;
     let (file, src) = parse_rates(path, &text)?;
     resolve_rates(f, jobs, &file, &src)
 }

@@ -46,22 +46,11 @@ pub fn parse_scenario(name: &str, text: &str) -> Result<(ScenarioFile, Source), 
 
 /// Read and parse a scenario file.
 pub fn load_scenario(path: &str) -> Result<(ScenarioFile, Source), SpecError> {
-    let text =
-        aifabric_model::input::read_text(path.as_ref(), aifabric_model::input::YAML_LIMIT_BYTES)
-            .map_err(|e| {
-                Source {
-                    name: path.to_owned(),
-                    text: String::new(),
-                }
-                .error(
-                    serde_saphyr::Location::UNKNOWN,
-                    format!("cannot read scenario: {e}"),
-                    Some(
-                        "give the path of a YAML file with `fail`, `drain`, `drain_soft` lists"
-                            .to_owned(),
-                    ),
-                )
-            })?;
+    let text = Source::read_yaml(
+        path,
+        "cannot read scenario",
+        "give the path of a YAML file with `fail`, `drain`, `drain_soft` lists",
+    )?;
     parse_scenario(path, &text)
 }
 

@@ -198,21 +198,11 @@ pub fn parse_plan(name: &str, text: &str) -> Result<JobPlan, SpecError> {
 
 /// Read a job file from disk and parse it.
 pub fn load(path: &str) -> Result<Iteration, SpecError> {
-    let text =
-        aifabric_model::input::read_text(path.as_ref(), aifabric_model::input::YAML_LIMIT_BYTES)
-            .map_err(|e| {
-                Source {
-                    name: path.to_owned(),
-                    text: String::new(),
-                }
-                .error_whole(
-                    format!("cannot read the job file: {e}"),
-                    Some(
-                        "give the path of a job YAML file, e.g. examples/jobs/llama3-405b-16k.yaml"
-                            .into(),
-                    ),
-                )
-            })?;
+    let text = Source::read_yaml(
+        path,
+        "cannot read the job file",
+        "give the path of a job YAML file, e.g. examples/jobs/llama3-405b-16k.yaml",
+    )?;
     parse(path, &text)
 }
 
