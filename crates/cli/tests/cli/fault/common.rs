@@ -53,3 +53,25 @@ pub fn refused(args: &[&str], within: Duration, says: &[&str]) -> Refusal {
     );
     r
 }
+
+/// A small Monte Carlo sweep over planar and spread inter-BAG links of a two-region fixture
+/// (`two.yaml`): `samples` draws, `per_task` a task.
+pub fn small_sweep(samples: u64, per_task: u64) -> String {
+    format!(
+        "spec: two.yaml\ngrid:\n  inter_bag[0].topology: [planar, spread]\nfailures:\n  \
+         sweep: montecarlo\n  samples: {samples}\n  seed: 9\n  probability: [link=0.01, \
+         chassis=0.05]\ndraws_per_task: {per_task}\n"
+    )
+}
+
+/// A directory holding the fixture `two.yaml` and `sweep` as `sweep_name`.
+pub fn sweep_dir(sweep_name: &str, sweep: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("two.yaml"),
+        aifabric_fixtures::specs::TWO_REGIONS_NSF_2_PODS_PLANAR,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join(sweep_name), sweep).unwrap();
+    dir
+}

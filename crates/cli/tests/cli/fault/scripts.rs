@@ -2,20 +2,8 @@
 //! `sweep --emit-slurm` writes into its scripts: the scripts run as written and nothing in a
 //! name is executed.
 
-use super::common::aifabric;
+use super::common::{aifabric, small_sweep, sweep_dir};
 use std::path::Path;
-
-const SWEEP: &str = r#"
-spec: two.yaml
-grid:
-  inter_bag[0].topology: [planar, spread]
-failures:
-  sweep: montecarlo
-  samples: 4
-  seed: 9
-  probability: [link=0.01]
-draws_per_task: 2
-"#;
 
 /// Every file under `dir` whose name starts with `PWNED`: a command a name smuggled in ran.
 fn pwned(dir: &Path) -> Vec<String> {
@@ -34,15 +22,9 @@ fn pwned(dir: &Path) -> Vec<String> {
 
 #[test]
 fn slurm_scripts_quote_every_name() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path();
-    std::fs::write(
-        root.join("two.yaml"),
-        aifabric_fixtures::specs::TWO_REGIONS_NSF_2_PODS_PLANAR,
-    )
-    .unwrap();
     let file = "nl\ntouch PWNED1\n$(touch PWNED2)`touch PWNED3`it's \"q\".yaml";
-    std::fs::write(root.join(file), SWEEP).unwrap();
+    let tmp = sweep_dir(file, &small_sweep(4, 2));
+    let root = tmp.path();
     let out = "out\ntouch PWNED4\n$(touch PWNED5) 'dir'";
     let o = aifabric()
         .current_dir(root)

@@ -1,32 +1,13 @@
 //! Sweeps: bombs refused before they allocate (draws, grids), and tampered shards refused by
 //! the merge instead of a panic or wrong numbers.
 
-use super::common::{aifabric, refused};
+use super::common::{aifabric, refused, small_sweep, sweep_dir};
 use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
-const SWEEP: &str = r#"
-spec: two.yaml
-grid:
-  inter_bag[0].topology: [planar, spread]
-failures:
-  sweep: montecarlo
-  samples: 40
-  seed: 9
-  probability: [link=0.01, chassis=0.05]
-draws_per_task: 10
-"#;
-
 fn setup(sweep: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("two.yaml"),
-        aifabric_fixtures::specs::TWO_REGIONS_NSF_2_PODS_PLANAR,
-    )
-    .unwrap();
-    std::fs::write(dir.path().join("sweep.yaml"), sweep).unwrap();
-    dir
+    sweep_dir("sweep.yaml", sweep)
 }
 
 fn path(d: &Path, name: &str) -> String {
@@ -36,11 +17,7 @@ fn path(d: &Path, name: &str) -> String {
 #[test]
 fn sweep_bombs_are_refused_before_they_allocate() {
     // 10^12 draws with the default draws_per_task: 4 billion tasks (a 15 GB list) before.
-    let t = setup(
-        &SWEEP
-            .replace("samples: 40", "samples: 1000000000000")
-            .replace("draws_per_task: 10\n", ""),
-    );
+    let t = setup(&small_sweep(1_000_000_000_000, 10).replace("draws_per_task: 10\n", ""));
     refused(
         &["sweep", &path(t.path(), "sweep.yaml")],
         Duration::from_secs(10),
@@ -63,7 +40,7 @@ fn sweep_bombs_are_refused_before_they_allocate() {
 
 #[test]
 fn tampered_shards_are_refused_not_merged() {
-    let t = setup(SWEEP);
+    let t = setup(&small_sweep(40, 10));
     let d = t.path();
     let sweep = path(d, "sweep.yaml");
     for i in 0..2 {
