@@ -70,18 +70,27 @@ pub(crate) fn start(state: &mut LabState, dir: &Path, supervisor: &Path) -> Resu
                 source: None,
             });
         }
-        if Instant::now() > deadline || !alive(pid) {
+        let (late, dead) = (Instant::now() > deadline, !alive(pid));
+        if late || dead {
             let log = dir.join("supervisor.log");
             let last = std::fs::read_to_string(&log)
                 .ok()
-                .and_then(|t| t.lines().last().map(str::to_owned))
+                .and_then(|t| {
+                    t.lines()
+                        .last()
+                        .map(|l| l.trim_start_matches("error: ").to_owned())
+                })
                 .unwrap_or_default();
+            let why = if dead {
+                "the supervisor stopped before it started the daemons".to_owned()
+            } else {
+                format!(
+                    "the supervisor did not start the daemons within {} s",
+                    limit.as_secs()
+                )
+            };
             return Err(Error::Runtime {
-                message: format!(
-                    "the supervisor did not start the daemons within {} s: {last} (see {})",
-                    limit.as_secs(),
-                    log.display()
-                ),
+                message: format!("{why}: {last} (see {})", log.display()),
                 source: None,
             });
         }
@@ -157,11 +166,25 @@ pub fn supervise(dir: &Path) -> Result<(), Error> {
     }
     let limit = ZEBRA_READY_BASE + ZEBRA_READY_PER_ROUTER * count(state.routers.len());
     let deadline = Instant::now() + limit;
-    for r in &state.routers {
+    let log = |r: &LabRouter| dir.join("run").join(&r.namespace).join("zebra.log");
+    for (i, r) in state.routers.iter().enumerate() {
         let want = interfaces(&state, r);
         loop {
             if stopping(dir) {
                 return Ok(());
+            }
+            // A zebra that exited (a bad configuration) will not get ready: say so now.
+            if let Ok(Some(status)) = daemons.0[i].1.try_wait() {
+                return Err(Error::Runtime {
+                    message: format!(
+                        "zebra of {} (namespace {}) exited ({status}) before reporting its \
+                         interfaces; see {}",
+                        r.name,
+                        r.namespace,
+                        log(r).display()
+                    ),
+                    source: None,
+                });
             }
             let missing = zebra_missing(dir, r, &want);
             if missing.is_empty() {
@@ -176,10 +199,7 @@ pub fn supervise(dir: &Path) -> Result<(), Error> {
                         r.namespace,
                         missing.join(", "),
                         limit.as_secs(),
-                        dir.join("run")
-                            .join(&r.namespace)
-                            .join("zebra.log")
-                            .display()
+                        log(r).display()
                     ),
                     source: None,
                 });

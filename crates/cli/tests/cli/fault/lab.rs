@@ -189,3 +189,44 @@ fn a_lab_brought_up_under_cpu_load_agrees_without_clear_bgp() {
     assert_eq!(check.status.code(), Some(0), "{said}");
     assert!(said.contains("152 routes compared"), "{said}");
 }
+
+#[test]
+fn a_zebra_that_dies_is_an_error_naming_its_namespace_and_bgpd_never_starts() {
+    if let Some(why) = lab_unusable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    // A stand-in FRR whose zebra exits at once: the supervisor must not start any bgpd
+    // (this one would leave a mark) and must say which zebra failed.
+    let lab = Lab::new();
+    let frr = lab.dir.with_file_name("frr");
+    std::fs::create_dir_all(&frr).unwrap();
+    let bgpd_ran = lab.dir.with_file_name("bgpd-ran");
+    for (daemon, body) in [
+        ("zebra", "exit 3".to_owned()),
+        ("bgpd", format!("touch {}", bgpd_ran.display())),
+    ] {
+        let p = frr.join(daemon);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = aifabric()
+        .args(["lab", "up", ROCE6, "--frr-version", "8.4.4", "--frr"])
+        .arg(&frr)
+        .arg("--dir")
+        .arg(&lab.dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("exited (exit status: 3) before reporting its interfaces"),
+        "{err}"
+    );
+    assert!(err.contains("(namespace af"), "{err}");
+    assert!(err.contains("lab down --dir"), "the fix is named: {err}");
+    assert!(!bgpd_ran.exists(), "a bgpd was started: {err}");
+    lab.down();
+    assert!(lab.daemons().is_empty() && !lab.dir.exists());
+}
