@@ -26,7 +26,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long zebra may take to report its interfaces: a base and a share per router (the
-/// zebras start together and compete for the CPU; measured about 1-2 s each on an idle
+/// zebras start together and compete for the CPU; 1-2 s each was measured on a busy
 /// 2-core machine, mostly duplicate address detection).
 const ZEBRA_READY_BASE: Duration = Duration::from_secs(30);
 const ZEBRA_READY_PER_ROUTER: Duration = Duration::from_millis(500);
