@@ -12,7 +12,9 @@
 use crate::teardown::{down, DownReport};
 use aifabric::Error;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 /// Where this process's bring-up is.
 enum Phase {
@@ -54,9 +56,10 @@ pub(crate) fn abandoned() -> bool {
 }
 
 /// The bring-up of the lab in `dir` from the step that records it: `make` creates the
-/// directory and writes the state file; from then on [`abandon`] removes the lab. The guard
-/// marks the bring-up finished when dropped (done, or failed with the half-made lab left for
-/// `lab down`, as the error says).
+/// directory and writes the state file; from then on [`abandon`] removes the lab, until
+/// [`Building::done`]. A bring-up that fails stays abandonable: a step may fail *because* of
+/// the signal (an `ip` command it reached first), and the handler that comes next must still
+/// find the half-made lab.
 pub(crate) fn begin(
     dir: &Path,
     make: impl FnOnce() -> Result<(), Error>,
@@ -73,12 +76,28 @@ pub(crate) fn begin(
 /// A bring-up in progress (see [`begin`]).
 pub(crate) struct Building;
 
-impl Drop for Building {
-    fn drop(&mut self) {
+impl Building {
+    /// The lab is complete: an interrupt from now on leaves it (it is recorded for `down`).
+    pub(crate) fn done(self) {
         let mut g = phase();
         if matches!(*g, Phase::Building(_)) {
             *g = Phase::Idle;
         }
+    }
+}
+
+/// Set by [`abandon`] before it waits for the running step.
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+/// A command of a step was killed by SIGINT, SIGTERM or SIGHUP: a signal sent to the whole
+/// process group (a terminal's Ctrl-C) reached it in the instant between its fork and its
+/// move into its own process group, so this process got it too and its handler is on the
+/// way. Wait (at most `within`) until the handler has asked to [`abandon`], so that the step
+/// fails only once the main thread's failure can no longer outrun the cleanup.
+pub(crate) fn await_abandon(within: Duration) {
+    let start = Instant::now();
+    while !REQUESTED.load(Ordering::SeqCst) && start.elapsed() < within {
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -88,6 +107,7 @@ impl Drop for Building {
 /// no lab was being brought up; the caller then has nothing of the lab's to report (the
 /// caller should exit the process afterwards). Else the lab's directory and what was removed.
 pub fn abandon() -> Option<(PathBuf, Result<DownReport, Error>)> {
+    REQUESTED.store(true, Ordering::SeqCst);
     let mut g = phase();
     match std::mem::replace(&mut *g, Phase::Abandoned) {
         Phase::Building(dir) => {

@@ -95,6 +95,11 @@ fn run(program: &str, args: &[&str]) -> Result<String, Error> {
         .output()
         .map_err(|e| runtime_in(&format!("cannot run {program}"), e))?;
     if !out.status.success() {
+        use std::os::unix::process::ExitStatusExt;
+        // SIGHUP, SIGINT, SIGTERM: see `await_abandon`.
+        if matches!(out.status.signal(), Some(1 | 2 | 15)) {
+            interrupt::await_abandon(std::time::Duration::from_secs(2));
+        }
         return Err(Error::Runtime {
             message: format!(
                 "{program} {}: {}",

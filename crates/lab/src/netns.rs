@@ -202,7 +202,7 @@ pub fn up(study: &Study, spec: &str, dir: &Path, opts: &UpOptions) -> Result<Lab
     };
     // Recorded before anything is made: `down` (and an interrupt, through `begin`) undoes a
     // half-made lab.
-    let _building = crate::interrupt::begin(dir, || {
+    let building = crate::interrupt::begin(dir, || {
         std::fs::create_dir_all(dir)
             .map_err(|e| runtime_in(&format!("cannot create {}", dir.display()), e))?;
         // The daemons drop to user `frr`: their state directories must be reachable.
@@ -234,6 +234,7 @@ pub fn up(study: &Study, spec: &str, dir: &Path, opts: &UpOptions) -> Result<Lab
     // Complete: no longer a bring-up's leftovers (see `clear_leftovers`).
     state.builder = None;
     crate::interrupt::step(|| state.write(dir))?;
+    building.done();
     Ok(state)
 }
 

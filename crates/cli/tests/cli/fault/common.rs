@@ -116,9 +116,12 @@ impl Lab {
         Lab { _top: top, dir }
     }
 
-    /// `aifabric lab up SPEC --dir DIR`, running, its standard error piped.
+    /// `aifabric lab up SPEC --dir DIR`, running in a process group of its own (as a shell
+    /// runs a job: [`Lab::signal_group`] is a terminal's Ctrl-C), its standard error piped.
     pub fn spawn_up(&self, spec: &str) -> std::process::Child {
+        use std::os::unix::process::CommandExt;
         std::process::Command::new(assert_cmd::cargo::cargo_bin("aifabric"))
+            .process_group(0)
             .args(["lab", "up", spec, "--dir"])
             .arg(&self.dir)
             .stdout(std::process::Stdio::null())
@@ -134,6 +137,15 @@ impl Lab {
             .status()
             .unwrap();
         assert!(ok.success(), "kill -{signal} {pid}");
+    }
+
+    /// Send `SIG<signal>` to the process group `pid` leads, as a terminal's Ctrl-C does.
+    pub fn signal_group(pid: u32, signal: &str) {
+        let ok = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), "--", &format!("-{pid}")])
+            .status()
+            .unwrap();
+        assert!(ok.success(), "kill -{signal} -- -{pid}");
     }
 
     /// Wait for `child` to end (killed after `within`, failing the test), with its output.

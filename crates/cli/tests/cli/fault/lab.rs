@@ -39,11 +39,14 @@ fn an_interrupted_lab_up_removes_everything_it_made() {
         eprintln!("skipped: {why}");
         return;
     }
-    for (point, signal) in [
-        (Point::Early, "INT"),
-        (Point::FirstNamespace, "INT"),
-        (Point::Supervisor, "INT"),
-        (Point::FirstNamespace, "TERM"),
+    // `group`: the signal goes to the whole process group, as a terminal's Ctrl-C does, so
+    // it may also hit an `ip` command in the instant before it leaves the group.
+    for (point, signal, group) in [
+        (Point::Early, "INT", false),
+        (Point::FirstNamespace, "INT", false),
+        (Point::Supervisor, "INT", false),
+        (Point::FirstNamespace, "TERM", false),
+        (Point::FirstNamespace, "INT", true),
     ] {
         let lab = Lab::new();
         let mut up = lab.spawn_up(ROCE6);
@@ -56,9 +59,13 @@ fn an_interrupted_lab_up_removes_everything_it_made() {
             Point::Supervisor => lab.wait_until(|l| l.supervisor().is_some()),
         };
         let supervisor = lab.supervisor();
-        Lab::signal(up.id(), signal);
+        if group {
+            Lab::signal_group(up.id(), signal);
+        } else {
+            Lab::signal(up.id(), signal);
+        }
         let out = Lab::finish(&mut up, Duration::from_secs(60));
-        let what = format!("{point:?} SIG{signal}: {}", out.stderr);
+        let what = format!("{point:?} SIG{signal} (group: {group}): {}", out.stderr);
         assert_eq!(out.code, Some(130), "{what}");
         assert!(out.stderr.contains("interrupted"), "{what}");
         assert!(!out.stderr.contains("panicked"), "{what}");
