@@ -2,7 +2,8 @@
 //!
 //! Exit codes, one rule: 0 ok, 1 an output that cannot be written or a runtime failure, 2 bad
 //! input (a spec, scenario, job, traffic or trace file, a flag, a request that cannot be met),
-//! 130 interrupted (Ctrl-C; no partial output is left). Standard output is written only through [`print`] (the lints below
+//! 130 interrupted (Ctrl-C, SIGTERM or SIGHUP; no partial output is left, and an interrupted
+//! `lab up` removes what it made). Standard output is written only through [`print`] (the lints below
 //! forbid `print!` and `eprint!`, which panic when the stream is gone): a reader that stops
 //! early (`aifabric routes ... | head`) ends the run quietly with 0, as filters do; an output
 //! that cannot be written (a full disk) is a runtime failure.
@@ -19,6 +20,7 @@ use args::Cli;
 use clap::Parser;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A failure with its exit code.
 pub(crate) enum Failure {
@@ -43,16 +45,26 @@ impl From<aifabric::Error> for Failure {
 /// ended.
 const INTERRUPTED: i32 = 130;
 
+/// Set first thing by the interrupt handler. The handler exits the process once it has
+/// cleaned up; a main thread that finishes meanwhile (`lab up` refusing its next step once
+/// the lab was abandoned, or completing just before) must wait for that instead of exiting
+/// with its own code and message and cutting the cleanup short.
+static INTERRUPT_SEEN: AtomicBool = AtomicBool::new(false);
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Ctrl-C: remove what is still being written (temporary files, a trace's staging
-    // directory) and exit; outputs already in place are complete.
+    // Ctrl-C, SIGTERM, SIGHUP (ctrlc's `termination` feature): remove what is still being
+    // written (temporary files, a trace's staging directory) and what an interrupted `lab up`
+    // made (its daemons, namespaces, veths and directory), say so, and exit; outputs already
+    // in place are complete. Further signals wait: the cleanup is not cut short.
     let _ = ctrlc::set_handler(|| {
+        INTERRUPT_SEEN.store(true, Ordering::SeqCst);
+        // The lab first: it waits for `lab up`'s running step, which may be writing the
+        // FRR export; `abandon_outputs` blocks every writer for good, so called first it
+        // would leave that step, and the lab's cleanup behind it, waiting forever.
+        let said = commands::lab::on_interrupt();
         aifabric::abandon_outputs();
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"\ninterrupted: no partial output left\n",
-        );
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), said.as_bytes());
         std::process::exit(INTERRUPTED);
     });
     // Long runs say how far they are, on a terminal or in a log (not the lab's daemon
@@ -62,6 +74,12 @@ fn main() -> ExitCode {
         progress::start_heartbeat(words.first().cloned().unwrap_or_default());
     }
     let result = commands::run(cli);
+    if INTERRUPT_SEEN.load(Ordering::SeqCst) {
+        // The handler runs and will exit the process with 130.
+        loop {
+            std::thread::park();
+        }
+    }
     // Errors go to stderr as well as it can be written; if it cannot, the exit code still
     // tells. Locked only now: the interrupt handler and progress bars write to it during
     // the run.

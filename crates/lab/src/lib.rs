@@ -9,8 +9,10 @@
 //!   addresses, and the rack's /64 on an in-namespace veth pair (no `dummy` module is needed).
 //!   The daemons are started by one supervisor process ([`supervise`], the caller's
 //!   `aifabric lab supervise`): it runs `zebra` and `bgpd` of each router in the foreground as
-//!   its own children, so it reaps them (a container's PID 1 may not), and stops them when
-//!   [`down`] asks.
+//!   its own children, so it reaps them (a container's PID 1 may not), starts each bgpd only
+//!   once every zebra reports its interfaces up with their addresses, and stops them when
+//!   [`down`] asks. An interrupted `up` is undone by [`abandon`] (the caller's SIGINT/SIGTERM
+//!   handler); the leftovers of a killed one by [`down`] or [`clear_leftovers`].
 //! - [`check`] applies a scenario live: a failed or hard-drained link or device has its links
 //!   set down (in both namespaces); a soft-drained session sends the drained twin of its
 //!   outbound route-map (the export's `-DRAIN` maps: the graceful-shutdown community of RFC
@@ -24,7 +26,8 @@
 //!   share may be off by 1% per link), and bgpd's best path has the same LOCAL_PREF and an
 //!   AS path of the same length ([`disagreement`]).
 //! - [`down`] stops the supervisor (or, after a crash, kills what is left in the lab's
-//!   namespaces), deletes the namespaces and the lab directory.
+//!   namespaces), deletes the namespaces, any veth pair a killed `up` left in the host
+//!   namespace, and the lab directory, and names what it removed ([`DownReport`]).
 //!
 //! Needs root, `ip netns` (iproute2) and FRR's daemons (Debian's `frr`); [`environment`] says
 //! which is missing. DSF fabrics are refused (a DSF zone is one BGP speaker over many
@@ -36,15 +39,19 @@
 
 mod check;
 mod compare;
+mod interrupt;
 mod netns;
 mod state;
 mod supervisor;
+mod teardown;
 
 pub use check::{check, AggregateCheck, AggregateView, Hop, LabCheck, Mismatch, Side};
 pub use compare::disagreement;
-pub use netns::{down, environment, frr_version, up, weight_steps, DownReport, UpOptions};
+pub use interrupt::abandon;
+pub use netns::{environment, frr_version, up, weight_steps, UpOptions};
 pub use state::{LabEnd, LabLink, LabRouter, LabState};
 pub use supervisor::supervise;
+pub use teardown::{clear_leftovers, down, DownReport};
 
 use aifabric::Error;
 use std::process::{Command, Stdio};
@@ -76,14 +83,23 @@ fn runtime_in(context: &str, e: impl std::error::Error + Send + Sync + 'static) 
     }
 }
 
-/// Run a command; its stderr is the error.
+/// Run a command; its stderr is the error. It runs in its own process group: a Ctrl-C at
+/// the terminal interrupts `aifabric`, whose handler finishes the step at hand and cleans up
+/// ([`abandon`]), instead of killing the `ip` command mid-step.
 fn run(program: &str, args: &[&str]) -> Result<String, Error> {
+    use std::os::unix::process::CommandExt;
     let out = Command::new(program)
         .args(args)
+        .process_group(0)
         .stdin(Stdio::null())
         .output()
         .map_err(|e| runtime_in(&format!("cannot run {program}"), e))?;
     if !out.status.success() {
+        use std::os::unix::process::ExitStatusExt;
+        // SIGHUP, SIGINT, SIGTERM: see `await_abandon`.
+        if matches!(out.status.signal(), Some(1 | 2 | 15)) {
+            interrupt::await_abandon(std::time::Duration::from_secs(2));
+        }
         return Err(Error::Runtime {
             message: format!(
                 "{program} {}: {}",

@@ -1,11 +1,10 @@
 //! The machine side: whether it can run a lab, and the namespaces and veths [`up`] makes
-//! (recorded first; the supervisor started last) and [`down`] removes.
+//! (recorded first; the supervisor started last) and [`down`](crate::down) removes.
 
 use crate::state::{LabEnd, LabLink, LabRouter, LabState};
-use crate::{bad_request, run, runtime_in, DAEMONS_FILE, STATE_FILE, STOP_FILE};
+use crate::{bad_request, run, runtime_in, STATE_FILE};
 use aifabric::stages::routing::aggregation::Aggregation;
 use aifabric::{Error, Study};
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -84,7 +83,7 @@ pub fn weight_steps(version: &str) -> Result<u32, Error> {
 }
 
 /// A short tag of the lab directory, so that two labs' namespaces and veths never clash.
-fn tag_of(dir: &Path) -> String {
+pub(crate) fn tag_of(dir: &Path) -> String {
     // FNV-1a over the path: stable across runs and platforms.
     let mut h: u32 = 0x811c_9dc5;
     for b in dir.as_os_str().as_encoded_bytes() {
@@ -125,11 +124,22 @@ pub fn up(study: &Study, spec: &str, dir: &Path, opts: &UpOptions) -> Result<Lab
         )));
     }
     if dir.join(STATE_FILE).exists() {
-        return Err(bad_request(format!(
-            "{} already holds a lab; take it down first (aifabric lab down --dir {})",
-            dir.display(),
-            dir.display()
-        )));
+        let building = LabState::read(dir)
+            .ok()
+            .and_then(|s| s.builder)
+            .filter(|p| crate::teardown::building(*p));
+        return Err(bad_request(match building {
+            Some(p) => format!(
+                "{} holds a lab that `aifabric lab up` (process {p}) is bringing up; wait for \
+                 it, or interrupt it (it then removes what it made)",
+                dir.display()
+            ),
+            None => format!(
+                "{} already holds a lab; take it down first (aifabric lab down --dir {})",
+                dir.display(),
+                dir.display()
+            ),
+        }));
     }
     if std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
         return Err(bad_request(format!(
@@ -137,18 +147,14 @@ pub fn up(study: &Study, spec: &str, dir: &Path, opts: &UpOptions) -> Result<Lab
             dir.display()
         )));
     }
-    environment(frr)?;
+    // Its probe namespace is made and deleted in one step: an interrupt leaves none.
+    crate::interrupt::step(|| environment(frr))?;
     reachable_by_daemons(dir)?;
     let version = match &opts.frr_version {
         Some(v) => v.clone(),
         None => frr_version(frr)?,
     };
     let steps = weight_steps(&version)?;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| runtime_in(&format!("cannot create {}", dir.display()), e))?;
-    // The daemons drop to user `frr`: their state directories must be reachable.
-    open_to_all(dir)?;
-    study.export_frr_to(&dir.join("conf"), aggregation)?;
     let tag = tag_of(dir);
     let ns_of: BTreeMap<&str, String> = topo
         .routers
@@ -192,86 +198,128 @@ pub fn up(study: &Study, spec: &str, dir: &Path, opts: &UpOptions) -> Result<Lab
         supervisor: None,
         aggregation: aggregation.map(|a| a.to_string()),
         drained: Vec::new(),
+        builder: Some(std::process::id()),
     };
-    // Recorded before anything is made: `down` undoes a half-made lab.
-    state.write(dir)?;
-    make(&mut state, dir, &tag, supervisor).map_err(|e| {
-        let hint = format!(
-            "{} (the lab is half made: `aifabric lab down --dir {}` removes it)",
-            e.message(),
-            dir.display()
-        );
-        match e {
-            Error::BadRequest { source, .. } => Error::BadRequest {
-                message: hint,
-                source,
-            },
-            Error::Runtime { source, .. } => Error::Runtime {
-                message: hint,
-                source,
-            },
-        }
+    // Recorded before anything is made: `down` (and an interrupt, through `begin`) undoes a
+    // half-made lab.
+    let building = crate::interrupt::begin(dir, || {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| runtime_in(&format!("cannot create {}", dir.display()), e))?;
+        // The daemons drop to user `frr`: their state directories must be reachable.
+        open_to_all(dir)?;
+        state.write(dir)
     })?;
+    crate::interrupt::step(|| study.export_frr_to(&dir.join("conf"), aggregation))
+        .and_then(|_| make(&mut state, dir, &tag, supervisor))
+        .map_err(|e| {
+            if crate::interrupt::abandoned() {
+                return e;
+            }
+            let hint = format!(
+                "{} (the lab is half made: `aifabric lab down --dir {}` removes it)",
+                e.message(),
+                dir.display()
+            );
+            match e {
+                Error::BadRequest { source, .. } => Error::BadRequest {
+                    message: hint,
+                    source,
+                },
+                Error::Runtime { source, .. } => Error::Runtime {
+                    message: hint,
+                    source,
+                },
+            }
+        })?;
+    // Complete: no longer a bring-up's leftovers (see `clear_leftovers`).
+    state.builder = None;
+    crate::interrupt::step(|| state.write(dir))?;
+    building.done();
     Ok(state)
 }
 
 /// What [`up`] makes once the lab is recorded: namespaces, veths, state directories, the
-/// supervisor (and its daemons).
+/// supervisor (and its daemons). Each router and each link is one step of the bring-up (see
+/// [`interrupt`](crate::interrupt)): an interrupt waits for it, then removes it with the rest.
 fn make(state: &mut LabState, dir: &Path, tag: &str, supervisor: &Path) -> Result<(), Error> {
+    use crate::interrupt::step;
     for r in &state.routers {
-        let n = r.namespace.as_str();
-        run("ip", &["netns", "add", n])?;
-        for k in ["all", "default"] {
-            for (key, v) in [("keep_addr_on_down", "1"), ("forwarding", "1")] {
-                let setting = format!("net.ipv6.conf.{k}.{key}={v}");
-                run("ip", &["netns", "exec", n, "sysctl", "-qw", &setting])?;
-            }
-        }
-        run("ip", &["-n", n, "link", "set", "lo", "up"])?;
-        if !r.originates.is_empty() {
-            // The rack's /64 (zebra.conf) sits on an in-namespace veth pair.
-            run(
-                "ip",
-                &[
-                    "-n", n, "link", "add", "rack", "type", "veth", "peer", "name", "rackhost",
-                ],
-            )?;
-            run("ip", &["-n", n, "link", "set", "rack", "up"])?;
-            run("ip", &["-n", n, "link", "set", "rackhost", "up"])?;
-        }
+        step(|| make_router(r))?;
     }
     for (i, l) in state.links.iter().enumerate() {
-        let (va, vb) = (format!("v{tag}{i}a"), format!("v{tag}{i}b"));
-        run(
-            "ip",
-            &["link", "add", &va, "type", "veth", "peer", "name", &vb],
-        )?;
-        for (v, e) in [(&va, &l.ends[0]), (&vb, &l.ends[1])] {
-            run(
-                "ip",
-                &[
-                    "link",
-                    "set",
-                    v,
-                    "netns",
-                    &e.namespace,
-                    "name",
-                    &e.interface,
-                ],
-            )?;
-            run(
-                "ip",
-                &["-n", &e.namespace, "link", "set", &e.interface, "up"],
-            )?;
+        step(|| make_link(l, &veth_names(tag, i)))?;
+    }
+    step(|| {
+        for r in &state.routers {
+            let run_dir = dir.join("run").join(&r.namespace);
+            std::fs::create_dir_all(&run_dir)
+                .map_err(|e| runtime_in(&format!("cannot create {}", run_dir.display()), e))?;
+            run("chown", &["frr:frr", &run_dir.display().to_string()])?;
+        }
+        Ok(())
+    })?;
+    crate::supervisor::start(state, dir, supervisor)
+}
+
+/// Router `r`'s namespace: IPv6 forwarding, `keep_addr_on_down`, `lo` up, and the rack's
+/// in-namespace veth pair if it originates a prefix.
+fn make_router(r: &LabRouter) -> Result<(), Error> {
+    let n = r.namespace.as_str();
+    run("ip", &["netns", "add", n])?;
+    for k in ["all", "default"] {
+        for (key, v) in [("keep_addr_on_down", "1"), ("forwarding", "1")] {
+            let setting = format!("net.ipv6.conf.{k}.{key}={v}");
+            run("ip", &["netns", "exec", n, "sysctl", "-qw", &setting])?;
         }
     }
-    for r in &state.routers {
-        let run_dir = dir.join("run").join(&r.namespace);
-        std::fs::create_dir_all(&run_dir)
-            .map_err(|e| runtime_in(&format!("cannot create {}", run_dir.display()), e))?;
-        run("chown", &["frr:frr", &run_dir.display().to_string()])?;
+    run("ip", &["-n", n, "link", "set", "lo", "up"])?;
+    if !r.originates.is_empty() {
+        // The rack's /64 (zebra.conf) sits on an in-namespace veth pair.
+        run(
+            "ip",
+            &[
+                "-n", n, "link", "add", "rack", "type", "veth", "peer", "name", "rackhost",
+            ],
+        )?;
+        run("ip", &["-n", n, "link", "set", "rack", "up"])?;
+        run("ip", &["-n", n, "link", "set", "rackhost", "up"])?;
     }
-    crate::supervisor::start(state, dir, supervisor)
+    Ok(())
+}
+
+/// The names link `i`'s veth pair has in the host namespace before its ends move into their
+/// routers' namespaces (a killed `up` may leave them there; `down` looks for them).
+pub(crate) fn veth_names(tag: &str, i: usize) -> [String; 2] {
+    [format!("v{tag}{i}a"), format!("v{tag}{i}b")]
+}
+
+/// Link `l`'s veth pair, made in the host namespace as `names`, each end moved into its
+/// router's namespace under its interface name and set up.
+fn make_link(l: &LabLink, names: &[String; 2]) -> Result<(), Error> {
+    let [va, vb] = names;
+    run(
+        "ip",
+        &["link", "add", va, "type", "veth", "peer", "name", vb],
+    )?;
+    for (v, e) in [(va, &l.ends[0]), (vb, &l.ends[1])] {
+        run(
+            "ip",
+            &[
+                "link",
+                "set",
+                v,
+                "netns",
+                &e.namespace,
+                "name",
+                &e.interface,
+            ],
+        )?;
+        run(
+            "ip",
+            &["-n", &e.namespace, "link", "set", &e.interface, "up"],
+        )?;
+    }
+    Ok(())
 }
 
 /// FRR's daemons drop to user `frr`: every existing directory above `dir` must let others
@@ -297,63 +345,6 @@ fn open_to_all(dir: &Path) -> Result<(), Error> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
         .map_err(|e| runtime_in(&format!("cannot open {} to user frr", dir.display()), e))
-}
-
-/// What [`down`] removed.
-#[derive(Clone, Debug, Serialize)]
-pub struct DownReport {
-    /// The contract's version.
-    pub schema_version: u32,
-    /// Namespaces deleted.
-    pub namespaces: usize,
-    /// Processes left after the supervisor (or without one) that had to be killed.
-    pub killed: usize,
-}
-
-/// Take the lab in `dir` down: stop the supervisor (it kills and reaps the daemons), kill
-/// whatever still runs in the lab's namespaces (a crashed supervisor's daemons), delete the
-/// namespaces (and with them the veths), the files `up` made, and the directory once empty.
-pub fn down(dir: &Path) -> Result<DownReport, Error> {
-    let state = LabState::read(dir)?;
-    if let Some(pid) = state.supervisor {
-        crate::supervisor::stop(dir, pid);
-    }
-    let mut killed = 0;
-    let mut namespaces = 0;
-    let existing = run("ip", &["netns", "list"]).unwrap_or_default();
-    for r in &state.routers {
-        let present = existing
-            .lines()
-            .any(|l| l.split_whitespace().next() == Some(r.namespace.as_str()));
-        if !present {
-            continue;
-        }
-        let pids = run("ip", &["netns", "pids", &r.namespace]).unwrap_or_default();
-        for p in pids.split_whitespace() {
-            if run("kill", &["-9", p]).is_ok() {
-                killed += 1;
-            }
-        }
-        run("ip", &["netns", "del", &r.namespace])?;
-        namespaces += 1;
-    }
-    // What `up` made, then the directory if nothing else is in it.
-    for sub in ["conf", "run"] {
-        let p = dir.join(sub);
-        if p.exists() {
-            std::fs::remove_dir_all(&p)
-                .map_err(|e| runtime_in(&format!("cannot remove {}", p.display()), e))?;
-        }
-    }
-    for file in [DAEMONS_FILE, STOP_FILE, "supervisor.log", STATE_FILE] {
-        let _ = std::fs::remove_file(dir.join(file));
-    }
-    let _ = std::fs::remove_dir(dir);
-    Ok(DownReport {
-        schema_version: aifabric::SCHEMA_VERSION,
-        namespaces,
-        killed,
-    })
 }
 
 #[cfg(test)]

@@ -78,6 +78,10 @@ pub struct LabState {
     /// last `check` set them.
     #[serde(default)]
     pub drained: Vec<String>,
+    /// The `lab up` process while it brings the lab up (none once it is complete): a lab
+    /// that names a process no longer running is the leftovers of a killed `up`.
+    #[serde(default)]
+    pub builder: Option<u32>,
 }
 
 impl LabState {

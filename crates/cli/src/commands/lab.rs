@@ -4,6 +4,7 @@ use crate::args::LabCommand;
 use crate::{emit, load, Failure};
 use aifabric_lab::{self as lab, LabCheck};
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::time::Duration;
 
 pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
@@ -28,6 +29,15 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
             let exe = std::env::current_exe()
                 .map_err(|e| Failure::Runtime(format!("cannot find the aifabric binary: {e}")))?;
             let dir = absolute(&dir)?;
+            // An earlier `up` here killed outright (no handler ran) left its lab: remove it.
+            if let Some(r) = lab::clear_leftovers(&dir)? {
+                let said = format!(
+                    "removed the leftovers of an interrupted `lab up` in {}: {}",
+                    dir.display(),
+                    removed(&r)
+                );
+                let _ = writeln!(std::io::stderr(), "{said}");
+            }
             let opts = lab::UpOptions {
                 frr,
                 frr_version: (frr_version != "auto").then_some(frr_version),
@@ -88,15 +98,61 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
             let r = lab::down(&dir)?;
             emit(json, &r, |r| {
                 format!(
-                    "lab in {} down: {} namespaces removed, {} processes killed after the supervisor\n",
+                    "lab in {} down: {} namespaces removed, {} processes killed after the supervisor\n{}\n",
                     dir.display(),
                     r.namespaces,
-                    r.killed
+                    r.killed,
+                    removed(r)
                 )
             })
         }
         LabCommand::Supervise { dir } => Ok(lab::supervise(&dir)?),
     }
+}
+
+/// The interrupt handler's part for the lab: undo a `lab up` in progress ([`lab::abandon`])
+/// and say what was removed; otherwise the generic message.
+pub(crate) fn on_interrupt() -> String {
+    match lab::abandon() {
+        None => "\ninterrupted: no partial output left\n".to_owned(),
+        Some((_, Ok(r))) => format!(
+            "\ninterrupted: `lab up` stopped and removed what it had made: {}\n",
+            removed(&r)
+        ),
+        Some((dir, Err(e))) => format!(
+            "\ninterrupted: `lab up` stopped, but removing what it had made failed: {}; remove \
+             the rest with `aifabric lab down --dir {}`\n",
+            e.message(),
+            dir.display()
+        ),
+    }
+}
+
+/// What a take-down removed, by name.
+fn removed(r: &lab::DownReport) -> String {
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_owned()
+        } else {
+            v.join(", ")
+        }
+    };
+    let supervisor = r
+        .supervisor
+        .map_or("not running".to_owned(), |p| format!("{p} stopped"));
+    format!(
+        "supervisor {supervisor}; namespaces deleted: {}; processes killed: {}; host veths \
+         deleted: {}; directory {} {}",
+        list(&r.namespace_names),
+        list(&r.processes),
+        list(&r.host_links),
+        r.dir,
+        if r.dir_removed {
+            "removed"
+        } else {
+            "kept (it holds other files)"
+        }
+    )
 }
 
 fn absolute(dir: &std::path::Path) -> Result<std::path::PathBuf, Failure> {

@@ -9,6 +9,7 @@ mod common;
 mod formats;
 mod inputs;
 mod interrupts;
+mod lab;
 mod outputs;
 mod progress;
 mod scripts;
