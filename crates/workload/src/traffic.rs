@@ -437,7 +437,10 @@ pub fn parse_csv(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
         if !(start.is_finite() && (0.0..=MAX_START_US).contains(&start)) {
             return Err(cx.err(
                 ln,
-                format!("start {start} us is outside 0 to {MAX_START_US:e} us (about 11.6 days)"),
+                format!(
+                    "start `{}` us is outside 0 to {MAX_START_US:e} us (about 11.6 days)",
+                    field(3)
+                ),
                 format!("start_us is microseconds from 0 to {MAX_START_US:e}, e.g. 0 or 12.5"),
             ));
         }

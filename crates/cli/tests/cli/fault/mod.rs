@@ -7,3 +7,4 @@
 
 mod common;
 mod inputs;
+mod traffic;
