@@ -495,7 +495,15 @@ class Fabric:
         ``trim``, ``ack_bytes``, ``link_latency_us``, ``switch_latency_us``, ``rto_us``,
         ``seed``, ``end_us``, ``pfc`` (``"on"``, ``"off"``, ``"XOFF:XON"``), ``pfc_headroom``
         (``"auto"``, ``"buffer"`` or bytes), ``admission`` (``"on"``, ``"off"``, ``"CHUNK:WINDOW"``), ``dsf_cell_bytes``,
-        ``dsf_credit_bytes``; the result is the JSON contract, without tables."""
+        ``dsf_credit_bytes``; the result is the JSON contract, without tables.
+
+        ``tm`` and ``pattern`` are one or the other: giving both raises ``BadRequest``."""
+        if tm is not None and pattern is not None:
+            # Which one would run is a guess; the native layer refuses it too.
+            raise BadRequest(
+                f"tm={os.fspath(tm)!r} and pattern={pattern!r}: give one or the other "
+                "(a file, or a pattern over gpus=)"
+            )
         if engine != "flow":
             if engine not in ("packet", "both"):
                 raise BadRequest(f"engine={engine!r}: give 'flow', 'packet' or 'both'")

@@ -248,12 +248,25 @@ fn traffic_source(
     gpus: Option<u32>,
 ) -> Result<aifabric::TrafficSource, Failed> {
     Ok(match (tm, pattern) {
-        (Some(path), _) => aifabric::TrafficSource::File(path),
+        // One source: silently running the file and ignoring the pattern (or the other way
+        // round) would answer a question that was not asked.
+        (Some(path), Some(p)) => {
+            return Err(Failed::Bad(format!(
+                "tm={path:?} and pattern={p:?}: give one or the other (a file, or a pattern \
+                 over gpus=)"
+            )))
+        }
+        (Some(path), None) => aifabric::TrafficSource::File(path),
         (None, Some(p)) => aifabric::TrafficSource::Pattern {
             pattern: parse("pattern", &p)?,
             gpus: gpus.unwrap_or(1024),
             bytes: aifabric::size::parse_size(size)
-                .ok_or_else(|| Failed::Bad(format!("size {size:?}: give bytes or 64K, 2M, 1G")))?,
+                .filter(|&b| b > 0)
+                .ok_or_else(|| {
+                    Failed::Bad(format!(
+                        "size {size:?}: give a size in bytes like 1M, 4KiB, 2G or 4096 (at least 1)"
+                    ))
+                })?,
         },
         (None, None) => {
             return Err(Failed::Bad(

@@ -49,6 +49,16 @@ def test_bad_requests_are_bad_requests(llama):
         llama.capacity(scenario="/no/such/scenario.yaml")
 
 
+def test_traffic_takes_one_source_and_positive_sizes(llama, tmp_path):
+    """A file and a pattern together are refused (issue 35): which one would run is a guess."""
+    cm = tmp_path / "t.cm"
+    cm.write_text("Nodes 2\nConnections 1\n0->1 id 1 start 0 size 1000\n")
+    with pytest.raises(aifabric.BadRequest, match="one or the other"):
+        llama.traffic(tm=cm, pattern="permutation", gpus=8)
+    with pytest.raises(aifabric.BadRequest, match="a size in bytes"):
+        llama.traffic(pattern="permutation", gpus=8, size="-1")
+
+
 def test_long_calls_release_the_gil(llama):
     """Another Python thread runs while a failure sweep computes."""
     ticks = 0

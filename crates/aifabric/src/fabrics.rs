@@ -256,7 +256,7 @@ pub fn compare_fabrics(
             gpus,
             bytes,
         };
-        let (tm, _) = crate::matrix(&source, opts.seed)?;
+        let (tm, _) = crate::matrix::matrix(&source, opts.seed)?;
         for (kind, net, order) in &nets {
             progress(&format!("{kind}: {name}"));
             let cfg = fabric_config(kind, opts.seed);

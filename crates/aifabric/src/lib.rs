@@ -35,6 +35,7 @@ pub mod fabrics;
 pub mod failures;
 mod gather;
 pub mod goodput;
+mod matrix;
 mod notes;
 pub mod packet;
 pub mod plan;
@@ -136,8 +137,8 @@ use aifabric_engine::tune::Tuner;
 use aifabric_model::{DeviceId, Fabric, Scenario};
 use aifabric_workload::job::Iteration;
 use aifabric_workload::placement;
-use aifabric_workload::traffic::TrafficMatrix;
 use compare::Both;
+use matrix::matrix;
 
 /// Control-plane and engine options shared by every question.
 #[derive(Clone, Copy, Debug)]
@@ -741,7 +742,8 @@ impl<'f> Study<'f> {
         let c = &self.setup;
         let (tm, name) = matrix(source, c.seed)?;
         let n = gpus.unwrap_or(tm.nodes).max(tm.nodes);
-        let placed = self.place(n, policy, c.net.scale_up_gpus)?;
+        crate::packet::check_flow_budget(&tm)?;
+        let placed = self.place_matrix(source, &tm, n, policy, c.net.scale_up_gpus)?;
         let mut first = detail;
         let runs = Both::nets(self, c.net).try_map(|net| {
             // Only the scenario's run (the first) is detailed.
@@ -853,48 +855,4 @@ impl Study<'_> {
             ),
         })
     }
-}
-
-/// The matrix of `source` and how to name it.
-fn matrix(source: &TrafficSource, seed: u64) -> Result<(TrafficMatrix, String), Error> {
-    match source {
-        TrafficSource::File(path) => Ok((
-            aifabric_workload::traffic::load(path).map_err(Error::bad_request_from)?,
-            path.clone(),
-        )),
-        TrafficSource::Pattern {
-            pattern,
-            gpus,
-            bytes,
-        } => {
-            if *gpus < pattern.min_nodes() {
-                return Err(Error::bad_request(format!(
-                    "--pattern needs at least {} GPUs; raise --gpus",
-                    pattern.min_nodes()
-                )));
-            }
-            let n = pattern.flow_count(*gpus);
-            if n > aifabric_workload::traffic::MAX_FLOWS as u64 {
-                return Err(Error::bad_request(format!(
-                    "the pattern makes {n} flows, over the limit of {}; use fewer GPUs",
-                    aifabric_workload::traffic::MAX_FLOWS
-                )));
-            }
-            Ok((
-                pattern.generate(*gpus, *bytes, seed),
-                pattern_name(*pattern, *bytes),
-            ))
-        }
-    }
-}
-
-fn pattern_name(p: Pattern, bytes: u64) -> String {
-    let kind = match p {
-        Pattern::Permutation => "permutation".to_string(),
-        Pattern::Incast(n) => format!("incast:{n}"),
-        Pattern::AllToAll => "all-to-all".to_string(),
-        Pattern::Random(n) => format!("random:{n}"),
-        Pattern::RingAllReduce => return format!("ring-allreduce, {bytes} B per GPU"),
-    };
-    format!("{kind}, {bytes} B per flow")
 }

@@ -1,18 +1,21 @@
 //! A traffic matrix packet by packet (`aifabric-packet`), alone or next to the flow engine.
 
+use crate::matrix::matrix;
 use crate::report::{About, Note, Prediction};
-use crate::{matrix, notes, Error, Study, TrafficSource, SCHEMA_VERSION};
+use crate::{notes, Error, Study, TrafficSource, SCHEMA_VERSION};
 use aifabric_dataplane::{Lb, Net, NetParams};
 
+mod budget;
 mod options;
 use aifabric_engine::traffic::TrafficResult;
 use aifabric_model::Scenario;
 pub use aifabric_packet::{Cc, Config, PacketLb, PacketResult, PfcResult};
 use aifabric_workload::traffic::TrafficMatrix;
 use aifabric_workload::Placement;
+pub use budget::{check_flow_budget, estimate, Estimate};
 pub use options::{
     parse_thresholds, AdmissionSetting, BaseRtt, CcChoice, Ecn, Headroom, PacketOptions,
-    PfcSetting, Preset, PRESETS,
+    PfcSetting, Preset, MAX_LATENCY_US, PRESETS,
 };
 use serde::Serialize;
 
@@ -171,7 +174,8 @@ impl Study<'_> {
         let c = &self.setup;
         let (tm, name) = matrix(source, cfg.seed)?;
         let n = gpus.unwrap_or(tm.nodes).max(tm.nodes);
-        let placed = self.place(n, policy, 1)?;
+        let placed = self.place_matrix(source, &tm, n, policy, 1)?;
+        budget::check(self.fabric, &tm, &placed[..tm.nodes as usize], cfg, both)?;
         let params = NetParams {
             scale_up_gpus: 1,
             switch_latency_s: cfg.switch_latency_ps as f64 * 1e-12,

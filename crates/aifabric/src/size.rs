@@ -5,7 +5,9 @@ use std::str::FromStr;
 
 /// A size such as `1M`, `8G`, `512K` or `4096` (binary multiples, as nccl-tests), bytes.
 pub fn parse_size(s: &str) -> Option<u64> {
+    // `4KiB` is `4K`: the multiples are binary either way.
     let t = s.trim().trim_end_matches(['B', 'b']);
+    let t = t.strip_suffix('i').unwrap_or(t);
     let (num, mult) = match t.chars().last()? {
         'K' | 'k' => (&t[..t.len() - 1], 1u64 << 10),
         'M' | 'm' => (&t[..t.len() - 1], 1 << 20),
@@ -14,6 +16,16 @@ pub fn parse_size(s: &str) -> Option<u64> {
         _ => (t, 1),
     };
     num.parse::<u64>().ok()?.checked_mul(mult)
+}
+
+/// `v` for a message as a person would write it: `1e300` rather than 301 digits, `12.5` as
+/// is.
+pub fn short_number(v: f64) -> String {
+    if v != 0.0 && !(1e-6..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
 }
 
 /// Message sizes of a sweep, bytes: `MIN:MAX[:FACTOR]` (factor 2 by default) or one size; at

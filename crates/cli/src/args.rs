@@ -465,10 +465,13 @@ impl SimArgs {
             ));
         }
         let switch_latency_us = self.switch_latency_us.unwrap_or(1.0);
-        if !(switch_latency_us.is_finite() && switch_latency_us >= 0.0) {
-            return Err(Failure::BadArgument(
-                "--switch-latency-us must be a number >= 0".into(),
-            ));
+        let max = aifabric::packet::MAX_LATENCY_US;
+        if !(0.0..=max).contains(&switch_latency_us) {
+            return Err(Failure::BadArgument(format!(
+                "--switch-latency-us {}: give microseconds from 0 to {max:e} (a switch \
+                 forwards in about 1)",
+                aifabric::size::short_number(switch_latency_us)
+            )));
         }
         Ok(aifabric::Setup {
             lb,
@@ -654,8 +657,15 @@ pub(crate) fn parse_op(s: &str) -> Result<Op, String> {
     aifabric::collective_op(s)
 }
 
+/// A size flag (`--size`): a positive byte count. Its flag takes hyphen values, so `-1` comes
+/// here (rather than clap's tip to write `-- -1`) and is told what a size is.
 pub(crate) fn parse_size_arg(s: &str) -> Result<u64, String> {
     aifabric::size::parse_size(s)
         .filter(|&b| b > 0)
-        .ok_or_else(|| format!("bad size `{s}`; use bytes like 4096, 256K, 2M or 1G"))
+        .ok_or_else(|| {
+            format!(
+                "`{s}` is not a size: give a size in bytes like 1M, 4KiB, 2G or 4096 \
+             (binary multiples; at least 1 byte, never negative)"
+            )
+        })
 }

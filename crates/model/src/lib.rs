@@ -15,6 +15,8 @@
 //!   itself is never edited.
 //! - [`Catalog`]: hardware models (ports, buffers, power).
 //! - [`time`]: [`Ps`], the one time type of the engines (integer picoseconds).
+//! - [`limits`]: the memory a run may take (`AIFABRIC_MAX_MEMORY_BYTES`, else 80% of physical
+//!   memory), which engines check their estimates against before heavy work.
 //!
 //! Invariants: devices of a zone are contiguous and zones are in id order; the links of a
 //! bundle are contiguous; port indices on a device are unique within each port group; all
@@ -51,6 +53,7 @@ mod fabric;
 mod hardware;
 mod ids;
 pub mod input;
+pub mod limits;
 mod mask;
 mod role;
 mod scenario;

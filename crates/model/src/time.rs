@@ -58,6 +58,19 @@ impl Mul<Ps> for u64 {
     }
 }
 
+/// The longest time an input may give (a flow's start, a latency): 10^18 ps, about 11.6
+/// days. A run adds its own durations to it, and 18 times that is still under [`Ps::MAX`],
+/// so no clock that starts from an input saturates, let alone wraps.
+pub const MAX_INPUT_PS: u64 = 1_000_000_000_000_000_000;
+
+/// Seconds to picoseconds for an input: `None` unless finite, at least 0 and at most
+/// [`MAX_INPUT_PS`] (the caller refuses it with the valid range, rather than let [`ps`]
+/// clamp it to a wrong time).
+pub fn checked_ps(seconds: f64) -> Option<Ps> {
+    let v = (seconds * 1e12).round();
+    (v.is_finite() && (0.0..=MAX_INPUT_PS as f64).contains(&v)).then_some(Ps(v as u64))
+}
+
 /// Seconds to picoseconds, rounded (negative seconds give zero, beyond [`Ps::MAX`] gives it).
 pub fn ps(seconds: f64) -> Ps {
     Ps((seconds * 1e12).round().max(0.0) as u64)
@@ -66,4 +79,19 @@ pub fn ps(seconds: f64) -> Ps {
 /// Picoseconds to seconds.
 pub fn secs(t: Ps) -> f64 {
     t.0 as f64 * 1e-12
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checked_conversions_refuse_what_would_clamp() {
+        assert_eq!(checked_ps(1e-6), Some(Ps::new(1_000_000)));
+        assert_eq!(checked_ps(0.0), Some(Ps::ZERO));
+        assert_eq!(checked_ps(1e6), Some(Ps::new(MAX_INPUT_PS)));
+        for bad in [-1e-6, 1e300, f64::NAN, f64::INFINITY, 1e6 * 1.01] {
+            assert_eq!(checked_ps(bad), None, "{bad}");
+        }
+    }
 }

@@ -97,6 +97,18 @@ fn pairs(tm: &TrafficMatrix) -> Result<Vec<(u32, u32)>, PacketError> {
                 fl.id, fl.src
             )));
         }
+        // The clock adds the run's durations to a start: past the model's input bound
+        // (10^18 ps) a sum could wrap and the run would end before it began.
+        if let Start::AtPs(t) = fl.start {
+            if t > aifabric_model::time::MAX_INPUT_PS {
+                return Err(PacketError::Invalid(format!(
+                    "flow {}: start {t} ps is past the latest start, {} ps (about 11.6 days); \
+                     give an earlier start",
+                    fl.id,
+                    aifabric_model::time::MAX_INPUT_PS
+                )));
+            }
+        }
         pairs.push((fl.src, fl.dst));
     }
     Ok(pairs)

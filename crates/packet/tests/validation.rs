@@ -328,6 +328,18 @@ fn htsim_permutation_runs_under_the_preset() {
     assert!(r.fct.max_s <= floor * 1.4, "{}", r.fct.max_s);
 }
 
+/// A matrix built in code (not parsed) with a start near the end of time is refused, not
+/// run on a clock that wraps (issue 35: a start of 1e300 us ran to a makespan of 2.08 us).
+#[test]
+fn a_start_past_the_input_bound_is_refused() {
+    let f = fat_tree(4);
+    let n = net(&f);
+    let mut tm = matrix(16, &[(0, 1, 4096)]);
+    tm.flows[0].start = aifabric_workload::traffic::Start::AtPs(u64::MAX - 1);
+    let e = run(&n, &tm, &gpus(&f), &Config::default()).unwrap_err();
+    assert!(e.to_string().contains("past the latest start"), "{e}");
+}
+
 mod conservation {
     use super::*;
     use proptest::prelude::*;

@@ -15,8 +15,14 @@
 //!
 //! Node numbers are GPU indices in placement order (node i runs on the i-th placed GPU).
 
+use aifabric_model::time::MAX_INPUT_PS;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
+
+mod pattern;
+mod stall;
+pub use pattern::Pattern;
+pub use stall::{stalled, Stall};
 
 /// When a flow starts.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -90,6 +96,22 @@ pub struct TmError {
 /// Most flows a matrix may hold (each costs a few hundred bytes to simulate).
 pub const MAX_FLOWS: usize = 20_000_000;
 
+/// Largest flow, bytes (1 TiB): a thousand times a training step's largest collective
+/// buffer, and small enough that a flow's bytes plus its packets' headers, or its bytes in
+/// bits, stay far inside a `u64`.
+pub const MAX_FLOW_BYTES: u64 = 1 << 40;
+
+/// Most bytes a whole matrix may carry (1 EiB): sums over its flows stay inside a `u64`
+/// ([`MAX_FLOWS`] flows of [`MAX_FLOW_BYTES`] would not).
+pub const MAX_MATRIX_BYTES: u64 = 1 << 60;
+
+/// Latest start, picoseconds ([`MAX_INPUT_PS`], about 11.6 days): a start plus the run's
+/// time never reaches [`aifabric_model::Ps::MAX`], so no engine's clock saturates or wraps.
+pub const MAX_START_PS: u64 = MAX_INPUT_PS;
+
+/// Latest CSV start, microseconds ([`MAX_START_PS`] in microseconds).
+pub const MAX_START_US: f64 = MAX_START_PS as f64 * 1e-6;
+
 struct Ctx<'a> {
     file: &'a str,
 }
@@ -130,8 +152,12 @@ fn num<T: std::str::FromStr>(
 /// Parse htsim's connection-matrix text (`name` is used in errors).
 pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
     let cx = Ctx { file: name };
+    // Editors on Windows save a byte-order mark; it is not part of the first line.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut nodes: Option<u32> = None;
     let mut connections: Option<(usize, usize)> = None;
+    let mut declared_triggers: Option<(u64, usize)> = None;
+    let mut total_bytes: u64 = 0;
     let mut tm = TrafficMatrix::default();
     let mut ids: FxHashMap<u64, usize> = FxHashMap::default();
     let mut fired_by: FxHashMap<u32, usize> = FxHashMap::default();
@@ -149,7 +175,8 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
         match first {
             "Nodes" => nodes = Some(num(&cx, ln, "Nodes", tok.next())?),
             "Connections" => connections = Some((num(&cx, ln, "Connections", tok.next())?, ln)),
-            "Triggers" | "Failures" => {
+            "Triggers" => declared_triggers = Some((num(&cx, ln, first, tok.next())?, ln)),
+            "Failures" => {
                 let _: u64 = num(&cx, ln, first, tok.next())?;
             }
             "trigger" => {
@@ -198,16 +225,37 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
                     return Err(cx.err(ln, format!("flow from node {src} to itself"), "a flow needs two different nodes"));
                 }
                 let mut id = None;
-                let mut start = None;
+                let mut at_ps = None;
+                let mut on_trigger = None;
                 let mut size = None;
                 let mut done = None;
                 let mut recv = None;
+                // Keys given on this line: a second `size` would silently replace the first.
+                let mut seen: Vec<&str> = Vec::new();
                 while let Some(key) = tok.next() {
                     let v = tok.next();
+                    if seen.contains(&key) {
+                        return Err(cx.err(
+                            ln,
+                            format!("`{key}` is given twice on this line"),
+                            format!("keep one `{key}` per flow"),
+                        ));
+                    }
+                    seen.push(key);
                     match key {
                         "id" => id = Some(num::<u64>(&cx, ln, key, v)?),
-                        "start" => start = Some(Start::AtPs(num(&cx, ln, key, v)?)),
-                        "trigger" => start = Some(Start::Trigger(num(&cx, ln, key, v)?)),
+                        "start" => {
+                            let t: u64 = num(&cx, ln, key, v)?;
+                            if t > MAX_START_PS {
+                                return Err(cx.err(
+                                    ln,
+                                    format!("`start {t}` is past the latest start, {MAX_START_PS} ps (about 11.6 days)"),
+                                    format!("give the start in picoseconds, 0 to {MAX_START_PS}"),
+                                ));
+                            }
+                            at_ps = Some(t);
+                        }
+                        "trigger" => on_trigger = Some(num::<u32>(&cx, ln, key, v)?),
                         "size" => size = Some(num::<u64>(&cx, ln, key, v)?),
                         "send_done_trigger" => done = Some(num::<u32>(&cx, ln, key, v)?),
                         "recv_done_trigger" => recv = Some(num::<u32>(&cx, ln, key, v)?),
@@ -227,7 +275,21 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
                 if bytes == 0 {
                     return Err(cx.err(ln, "flow of size 0", "give the flow at least one byte"));
                 }
-                let start = start.ok_or_else(|| cx.err(ln, "flow without `start` or `trigger`", "add `start 0` (picoseconds) or `trigger K`"))?;
+                check_bytes(&cx, ln, bytes, &mut total_bytes)?;
+                let start = match (at_ps, on_trigger) {
+                    (Some(_), Some(k)) => {
+                        return Err(cx.err(
+                            ln,
+                            format!("the flow has both `start` and `trigger {k}`"),
+                            "a flow starts at a time (`start T`) or when a trigger fires (`trigger K`): keep one",
+                        ))
+                    }
+                    (Some(t), None) => Start::AtPs(t),
+                    (None, Some(k)) => Start::Trigger(k),
+                    (None, None) => {
+                        return Err(cx.err(ln, "flow without `start` or `trigger`", "add `start 0` (picoseconds) or `trigger K`"))
+                    }
+                };
                 let id = id.unwrap_or(tm.flows.len() as u64 + 1);
                 if let Some(prev) = ids.insert(id, ln) {
                     return Err(cx.err(ln, format!("flow id {id} was already used on line {prev}"), "give each flow its own id"));
@@ -267,6 +329,21 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
             ));
         }
     }
+    if let Some((t, ln)) = declared_triggers {
+        if t != tm.triggers.len() as u64 {
+            return Err(cx.err(
+                ln,
+                format!(
+                    "`Triggers {t}` but the file has {} trigger lines",
+                    tm.triggers.len()
+                ),
+                format!(
+                    "write `Triggers {}`, or add the `trigger id K oneshot` lines",
+                    tm.triggers.len()
+                ),
+            ));
+        }
+    }
     // Every trigger that starts a flow must be fired by some flow, or it never starts
     // (checked at the first flow waiting on it).
     for &(k, ln) in &used {
@@ -286,6 +363,8 @@ pub fn parse_htsim(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
 /// Parse a CSV with the header `src,dst,bytes,start_us` (`name` is used in errors).
 pub fn parse_csv(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
     let cx = Ctx { file: name };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut total_bytes: u64 = 0;
     let mut rd = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
         .from_reader(text.as_bytes());
@@ -347,6 +426,7 @@ pub fn parse_csv(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
         if bytes == 0 {
             return Err(cx.err(ln, "flow of 0 bytes", "give the flow at least one byte"));
         }
+        check_bytes(&cx, ln, bytes, &mut total_bytes)?;
         let start: f64 = field(3).parse().map_err(|_| {
             cx.err(
                 ln,
@@ -354,11 +434,14 @@ pub fn parse_csv(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
                 "start_us is microseconds >= 0, e.g. 0 or 12.5",
             )
         })?;
-        if !(start.is_finite() && start >= 0.0) {
+        if !(start.is_finite() && (0.0..=MAX_START_US).contains(&start)) {
             return Err(cx.err(
                 ln,
-                format!("start {start} us is not >= 0"),
-                "start_us is microseconds >= 0",
+                format!(
+                    "start `{}` us is outside 0 to {MAX_START_US:e} us (about 11.6 days)",
+                    field(3)
+                ),
+                format!("start_us is microseconds from 0 to {MAX_START_US:e}, e.g. 0 or 12.5"),
             ));
         }
         if tm.flows.len() >= MAX_FLOWS {
@@ -390,6 +473,57 @@ pub fn parse_csv(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
     Ok(tm)
 }
 
+/// Refuse a flow over [`MAX_FLOW_BYTES`], or one that takes the matrix over
+/// [`MAX_MATRIX_BYTES`] (`total` is the bytes of the flows before it).
+fn check_bytes(cx: &Ctx, ln: usize, bytes: u64, total: &mut u64) -> Result<(), TmError> {
+    if bytes > MAX_FLOW_BYTES {
+        return Err(cx.err(
+            ln,
+            format!("a flow of {bytes} bytes is over the largest flow, {MAX_FLOW_BYTES} bytes (1 TiB)"),
+            format!("give sizes in bytes from 1 to {MAX_FLOW_BYTES}; split larger transfers into several flows"),
+        ));
+    }
+    *total = total.saturating_add(bytes);
+    if *total > MAX_MATRIX_BYTES {
+        return Err(cx.err(
+            ln,
+            format!("the flows up to here carry over {MAX_MATRIX_BYTES} bytes (1 EiB)"),
+            "use smaller flows or fewer of them",
+        ));
+    }
+    Ok(())
+}
+
+/// Where the file at `path` asks for node `node`: the first flow line naming it, else (an
+/// htsim file) its `Nodes` line; with what that line says, for a refusal (`node 200`,
+/// `Nodes 4096`). Read again only to locate an error, so no parse keeps line numbers.
+pub fn node_line(path: &str, node: u32) -> Option<(usize, String)> {
+    let text =
+        aifabric_model::input::read_text(path.as_ref(), aifabric_model::input::DATA_LIMIT_BYTES)
+            .ok()?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let csv = path.ends_with(".csv");
+    let names = |a: &str, b: &str| [a, b].iter().any(|s| s.trim().parse() == Ok(node));
+    let mut nodes_line = None;
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        let first = line.split_whitespace().next().unwrap_or_default();
+        let pair = if csv {
+            let mut f = line.split(',');
+            f.next().zip(f.next())
+        } else {
+            first.split_once("->")
+        };
+        if pair.is_some_and(|(a, b)| names(a, b)) {
+            return Some((i + 1, format!("node {node}")));
+        }
+        if !csv && first == "Nodes" && nodes_line.is_none() {
+            nodes_line = Some((i + 1, format!("`{line}`")));
+        }
+    }
+    nodes_line
+}
+
 /// Read a traffic file: htsim's format, or CSV when the name ends in `.csv`.
 pub fn load(path: &str) -> Result<TrafficMatrix, TmError> {
     let text =
@@ -404,170 +538,5 @@ pub fn load(path: &str) -> Result<TrafficMatrix, TmError> {
         parse_csv(path, &text)
     } else {
         parse_htsim(path, &text)
-    }
-}
-
-/// A generated traffic pattern.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Pattern {
-    /// A random permutation: every node sends one flow and receives one (none to itself).
-    Permutation,
-    /// N senders (nodes 1..=N) to node 0.
-    Incast(u32),
-    /// Every node to every other node, all at once.
-    AllToAll,
-    /// N flows between random distinct nodes.
-    Random(u64),
-    /// Ring all-reduce of `bytes` per node (the phases of NCCL's ring: reduce-scatter then
-    /// all-gather, 2 (N - 1) steps): in each step node i sends a chunk of bytes / N (rounded
-    /// up) to node
-    /// i + 1, and its step k + 1 starts when its chunk of step k from node i - 1 has arrived
-    /// (a oneshot trigger per step and node).
-    RingAllReduce,
-}
-
-impl Pattern {
-    /// Parse `permutation`, `incast:N`, `all-to-all`, `random:N`.
-    pub fn parse(s: &str) -> Option<Pattern> {
-        Some(match s {
-            "permutation" => Pattern::Permutation,
-            "all-to-all" | "all_to_all" | "alltoall" => Pattern::AllToAll,
-            "ring-allreduce" | "ring_allreduce" | "ring-all-reduce" => Pattern::RingAllReduce,
-            _ => {
-                let (k, v) = s.split_once(':')?;
-                match k {
-                    "incast" => Pattern::Incast(v.parse().ok().filter(|&n| n > 0)?),
-                    "random" => Pattern::Random(v.parse().ok().filter(|&n| n > 0)?),
-                    _ => return None,
-                }
-            }
-        })
-    }
-
-    /// Accepted spellings, for hints.
-    pub const HELP: &'static str = "permutation, incast:N, all-to-all, random:N or ring-allreduce";
-
-    /// Nodes it needs at least.
-    pub fn min_nodes(self) -> u32 {
-        match self {
-            Pattern::Incast(n) => n.saturating_add(1),
-            _ => 2,
-        }
-    }
-
-    /// The flows over `nodes` nodes, each `bytes`, all starting at 0 (`seed` draws the
-    /// permutation or the random pairs).
-    pub fn generate(self, nodes: u32, bytes: u64, seed: u64) -> TrafficMatrix {
-        use rand::{RngExt, SeedableRng};
-        if self == Pattern::RingAllReduce {
-            return ring_all_reduce(nodes, bytes);
-        }
-        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
-        let mut pairs: Vec<(u32, u32)> = Vec::new();
-        match self {
-            Pattern::Permutation => {
-                // Sattolo's algorithm: a uniformly random cyclic permutation, so no node
-                // sends to itself.
-                let mut p: Vec<u32> = (0..nodes).collect();
-                for i in (1..nodes as usize).rev() {
-                    let j = rng.random_range(0..i);
-                    p.swap(i, j);
-                }
-                pairs.extend((0..nodes).map(|i| (i, p[i as usize])));
-            }
-            Pattern::Incast(n) => {
-                pairs.extend((1..=n.min(nodes.saturating_sub(1))).map(|i| (i, 0)))
-            }
-            Pattern::AllToAll => {
-                for s in 0..nodes {
-                    pairs.extend((0..nodes).filter(|&d| d != s).map(|d| (s, d)));
-                }
-            }
-            // Generated above, with its triggers.
-            Pattern::RingAllReduce => {}
-            Pattern::Random(n) => {
-                for _ in 0..n {
-                    let s = rng.random_range(0..nodes);
-                    let d = (s + rng.random_range(1..nodes)) % nodes;
-                    pairs.push((s, d));
-                }
-            }
-        }
-        TrafficMatrix {
-            nodes,
-            flows: pairs
-                .into_iter()
-                .enumerate()
-                .map(|(i, (src, dst))| TmFlow {
-                    id: i as u64 + 1,
-                    src,
-                    dst,
-                    bytes,
-                    start: Start::AtPs(0),
-                    done_trigger: None,
-                    recv_trigger: None,
-                })
-                .collect(),
-            triggers: FxHashMap::default(),
-        }
-    }
-
-    /// Flows [`Pattern::generate`] makes over `nodes` nodes (to refuse huge requests first).
-    pub fn flow_count(self, nodes: u32) -> u64 {
-        match self {
-            Pattern::Permutation => u64::from(nodes),
-            Pattern::Incast(n) => u64::from(n.min(nodes.saturating_sub(1))),
-            Pattern::AllToAll => u64::from(nodes) * u64::from(nodes.saturating_sub(1)),
-            Pattern::Random(n) => n,
-            Pattern::RingAllReduce => 2 * u64::from(nodes.saturating_sub(1)) * u64::from(nodes),
-        }
-    }
-}
-
-/// [`Pattern::RingAllReduce`]: flow `k N + i + 1` is step k's chunk from node i to i + 1; it
-/// starts at 0 for k = 0, else on trigger `k N + i`, which the chunk of step k - 1 into node
-/// i fires when it completes.
-fn ring_all_reduce(nodes: u32, bytes: u64) -> TrafficMatrix {
-    let n = u64::from(nodes);
-    // size / N rounded up (at least 1 byte): every byte of the buffer moves.
-    let chunk = bytes.div_ceil(n.max(1)).max(1);
-    let steps = 2 * n.saturating_sub(1);
-    let mut flows = Vec::with_capacity((steps * n) as usize);
-    let mut triggers = FxHashMap::default();
-    for k in 0..steps {
-        for i in 0..n {
-            let next = (i + 1) % n;
-            flows.push(TmFlow {
-                id: k * n + i + 1,
-                src: i as u32,
-                dst: next as u32,
-                bytes: chunk,
-                start: if k == 0 {
-                    Start::AtPs(0)
-                } else {
-                    Start::Trigger((k * n + i) as u32)
-                },
-                // Node `next` forwards in step k + 1 once this chunk is in.
-                done_trigger: None,
-                recv_trigger: (k + 1 < steps).then_some(((k + 1) * n + next) as u32),
-            });
-            if k > 0 {
-                triggers.insert((k * n + i) as u32, TriggerKind::Oneshot);
-            }
-        }
-    }
-    TrafficMatrix {
-        nodes,
-        flows,
-        triggers,
-    }
-}
-
-impl std::str::FromStr for Pattern {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Pattern, String> {
-        Pattern::parse(s).ok_or_else(|| format!("unknown pattern `{s}`; use {}", Pattern::HELP))
     }
 }

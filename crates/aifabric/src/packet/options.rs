@@ -296,12 +296,22 @@ pub struct PacketOptions {
     pub dsf_credit_bytes: Option<u32>,
 }
 
-fn us_to_ps(what: &str, us: f64) -> Result<u64, Error> {
-    if (0.0..1e9).contains(&us) {
+/// Largest switch or link latency, microseconds (1 s): a switch forwards in about 1 us, a
+/// cable across a region delays by about 1 ms; beyond, the value is a mistake, and a huge
+/// one would overflow the times it is added to.
+pub const MAX_LATENCY_US: f64 = 1e6;
+
+/// Largest timer or end time, microseconds (1,000 s of simulated time).
+const MAX_TIMER_US: f64 = 1e9;
+
+/// `us` microseconds in picoseconds, or a refusal naming `what` and the range 0 to `max_us`.
+fn us_to_ps(what: &str, us: f64, max_us: f64) -> Result<u64, Error> {
+    if (0.0..=max_us).contains(&us) {
         Ok((us * 1e6).round() as u64)
     } else {
         Err(Error::bad_request(format!(
-            "{what} {us}: give microseconds, a number >= 0"
+            "{what} {}: give microseconds from 0 to {max_us:e}",
+            crate::size::short_number(us)
         )))
     }
 }
@@ -365,19 +375,19 @@ impl PacketOptions {
             c.ack_every_bytes = a;
         }
         if let Some(l) = self.link_latency_us {
-            c.link_latency_ps = Some(us_to_ps("--link-latency-us", l)?);
+            c.link_latency_ps = Some(us_to_ps("--link-latency-us", l, MAX_LATENCY_US)?);
         }
         if let Some(l) = switch_latency_us {
-            c.switch_latency_ps = us_to_ps("--switch-latency-us", l)?;
+            c.switch_latency_ps = us_to_ps("--switch-latency-us", l, MAX_LATENCY_US)?;
         }
         if let Some(r) = self.rto_us {
-            c.rto_ps = us_to_ps("--rto-us", r)?.max(1);
+            c.rto_ps = us_to_ps("--rto-us", r, MAX_TIMER_US)?.max(1);
         }
         if let Some(s) = seed {
             c.seed = s;
         }
         if let Some(e) = self.end_us {
-            c.end_ps = us_to_ps("--end-us", e)?;
+            c.end_ps = us_to_ps("--end-us", e, MAX_TIMER_US)?;
         }
         c.pfc = match self.pfc {
             None => c.pfc,

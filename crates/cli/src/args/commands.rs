@@ -325,7 +325,7 @@ pub(crate) struct TrafficArgs {
     #[arg(long)]
     pub(crate) pattern: Option<aifabric::Pattern>,
     /// Bytes per generated flow (binary K, M, G).
-    #[arg(long, default_value = "2M", value_parser = parse_size_arg)]
+    #[arg(long, default_value = "2M", value_parser = parse_size_arg, allow_hyphen_values = true)]
     pub(crate) size: u64,
     /// GPUs to place (default: the file's node count; 1024 for a pattern).
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]

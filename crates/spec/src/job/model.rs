@@ -90,6 +90,10 @@ fn at<T>(v: &Option<S<T>>) -> Option<Location> {
     v.as_ref().map(|v| v.referenced)
 }
 
+/// Largest parameter count a job may give: 1,000 times today's largest models (about 2e12),
+/// so gradient and optimizer bytes (16 per parameter) stay far inside the `u64`s of a step.
+pub const MAX_PARAMETERS: f64 = 1e15;
+
 const ARCH_HINT: &str = "give the architecture (layers, hidden, ffn_hidden, heads, vocabulary; \
     optionally kv_heads, ffn, tied_embeddings) or a card";
 
@@ -122,7 +126,19 @@ impl Model {
                 }
             };
             let parameters = match &self.parameters {
-                Some(p) => positive_f(src, p, "model.parameters")?,
+                Some(p) => {
+                    let v = positive_f(src, p, "model.parameters")?;
+                    if v > MAX_PARAMETERS {
+                        return Err(src.error(
+                            p.referenced,
+                            format!("model.parameters is {v}, over the largest model of {MAX_PARAMETERS:e}"),
+                            Some(format!(
+                                "give the parameter count, 1 to {MAX_PARAMETERS:e} (e.g. 70e9 for a 70B model)"
+                            )),
+                        ));
+                    }
+                    v
+                }
                 None => {
                     return Err(src.error_whole(
                         "the model has neither a parameter count nor an architecture",

@@ -333,3 +333,17 @@ fn a_file_over_the_yaml_node_limit_is_stated_with_a_hint() {
         "the scenario's own hint"
     );
 }
+
+/// A job's parameter count past any model (issue 35: `parameters: 1e300` was accepted and
+/// became infinite gradient bytes) is refused at its line with the range.
+#[test]
+fn a_job_with_an_absurd_parameter_count_is_refused_at_its_line() {
+    let job = include_str!("../../../../examples/jobs/small-64.yaml");
+    assert!(aifabric_spec::job::parse("job.yaml", job).is_ok());
+    let bad = job.replace("parameters: 8.0e9", "parameters: 1e300");
+    let e = aifabric_spec::job::parse("job.yaml", &bad).expect_err("refused");
+    let text = e.to_string();
+    assert!(text.contains("over the largest model of 1e15"), "{text}");
+    assert!(e.hint.as_deref().unwrap_or("").contains("70e9"), "{text}");
+    assert_eq!(e.line, line_of(&bad, "parameters: 1e300"), "{text}");
+}

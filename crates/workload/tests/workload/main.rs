@@ -3,4 +3,5 @@
 mod cluster;
 mod collective;
 mod model;
+mod traffic_inputs;
 mod workload;

@@ -18,8 +18,17 @@ pub struct Refusal {
 /// Run `args` (with `input` on standard input if given) and return how it ended; the test
 /// asserts on it.
 pub fn run(args: &[&str]) -> Refusal {
+    run_env(args, &[])
+}
+
+/// [`run`] with the environment variables `env` set.
+pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Refusal {
     let t = Instant::now();
-    let out = aifabric().args(args).output().unwrap();
+    let out = aifabric()
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
     Refusal {
         code: out.status.code(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -30,7 +39,18 @@ pub fn run(args: &[&str]) -> Refusal {
 /// `args` must be refused as bad input (exit 2) within `within`, with every one of `says` in
 /// the message: never a panic (101), an abort (a signal, no code) or a silent success.
 pub fn refused(args: &[&str], within: Duration, says: &[&str]) -> Refusal {
-    let r = run(args);
+    refused_env(args, &[], within, says)
+}
+
+/// [`refused`] with the environment variables `env` set (a memory limit, for a refusal that
+/// must not depend on the machine's memory).
+pub fn refused_env(
+    args: &[&str],
+    env: &[(&str, &str)],
+    within: Duration,
+    says: &[&str],
+) -> Refusal {
+    let r = run_env(args, env);
     assert_eq!(
         r.code,
         Some(2),

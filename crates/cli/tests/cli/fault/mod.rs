@@ -14,3 +14,4 @@ mod outputs;
 mod progress;
 mod scripts;
 mod sweeps;
+mod traffic;
