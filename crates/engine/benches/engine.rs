@@ -5,6 +5,8 @@
 //! routes toward every destination rack, and the simulation.
 //! Issue 14 adds a 65,536-flow permutation on `prometheus` (target 5 s) and a double-binary-
 //! tree all-reduce over 131,072 GPUs (target 10 s).
+//! Issue 35 adds flows that start one after another (flow `i` at `i` ps, 4 KiB each) on
+//! `htsim-k8`, one GPU per scale-up domain: every arrival is an event of the fluid.
 //! Run: `cargo bench -p aifabric-engine --bench engine`.
 #![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
@@ -85,6 +87,38 @@ fn permutation(f: &Fabric, n: u32, lb: Lb) -> f64 {
         .makespan_s
 }
 
+/// `n` flows of 4 KiB among the 128 hosts of `htsim-k8`, flow `i` starting at `i` ps, from
+/// host `i mod 128` to the one `1 + (i / 128) mod 127` after it (issue 35's reproducer).
+fn staggered(f: &Fabric, n: u32) -> f64 {
+    use aifabric_workload::traffic::{Start, TmFlow, TrafficMatrix};
+    let healthy = Scenario::healthy(f);
+    let gpus = placement::place(f, 128, 1, Placement::Packed, &healthy.unusable()).unwrap();
+    let params = NetParams {
+        scale_up_gpus: 1,
+        ..NetParams::default()
+    };
+    let net = Net::new(f, &healthy, AsnPlan::Rfc7938, BgpConfig::default(), params);
+    let flows = (0..n)
+        .map(|i| TmFlow {
+            id: u64::from(i) + 1,
+            src: i % 128,
+            dst: (i % 128 + 1 + (i / 128) % 127) % 128,
+            bytes: 4096,
+            start: Start::AtPs(u64::from(i)),
+            done_trigger: None,
+            recv_trigger: None,
+        })
+        .collect();
+    let tm = TrafficMatrix {
+        nodes: 128,
+        flows,
+        triggers: Default::default(),
+    };
+    aifabric_engine::traffic::run(&net, &tm, &gpus, Lb::Ecmp, 1)
+        .unwrap()
+        .makespan_s
+}
+
 fn benches(c: &mut Criterion) {
     let (caps, fs) = million_flows();
     let mut grp = c.benchmark_group("engine");
@@ -121,6 +155,17 @@ fn benches(c: &mut Criterion) {
             ))
         })
     });
+    grp.finish();
+    // Staggered arrivals: each is an event that re-solves the flows active then.
+    let k8 = aifabric_spec::load("htsim-k8").unwrap();
+    let mut grp = c.benchmark_group("staggered");
+    grp.sample_size(10);
+    grp.measurement_time(Duration::from_secs(20));
+    for n in [1_000, 3_000] {
+        grp.bench_function(format!("staggered_{n}_flows_htsim_k8_ecmp"), |b| {
+            b.iter(|| black_box(staggered(&k8, n)))
+        });
+    }
     grp.finish();
 }
 

@@ -13,13 +13,14 @@
 //! fills (it would be held below `x` there), so every flow keeps a bottleneck. When the check
 //! fails the re-solve widens to every flow.
 //!
-//! Flows wait in a heap keyed by their finish time at the current rates; an event pops the
-//! flows that finish within a relative 1e-9 of the earliest (rounding noise), so flows that
-//! finish together are one event.
+//! Flows wait in a heap keyed by their finish time at the current rates, one entry per flow
+//! moved in place when its rate changes (an entry per rate change instead would hold one per
+//! (flow, re-solve) pair: quadratic memory when flows start one after another); an event pops
+//! the flows that finish within a relative 1e-9 of the earliest (rounding noise), so flows
+//! that finish together are one event.
 
-use crate::maxmin::{key, FlowSet, MaxMin};
-use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use crate::maxmin::{key, FlowSet, IndexedHeap, MaxMin};
+use std::collections::BTreeSet;
 
 /// Finish times within this fraction of the event's time finish in the event.
 pub(crate) const SAME_TIME: f64 = 1e-9;
@@ -35,13 +36,14 @@ pub struct Fluid {
     left: Vec<f64>,
     t_upd: Vec<f64>,
     active: Vec<bool>,
-    /// The finish time in the heap for the flow's current rate (bits), to skip stale
-    /// entries; `u64::MAX` while the flow has no rate.
+    /// The finish time for the flow's current rate (bits), its key in `heap`; `u64::MAX`
+    /// while the flow has no rate.
     due: Vec<u64>,
     bytes: Vec<f64>,
     /// Active flows by rate.
     by_rate: BTreeSet<(u64, u32)>,
-    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Rated flows that will finish, by (finish time, id): the order in which they finish.
+    heap: IndexedHeap,
     /// Per resource: the sum of share x rate over active flows.
     usage: Vec<f64>,
     /// Flows started but not yet given a rate.
@@ -55,6 +57,8 @@ pub struct Fluid {
     global: Vec<u32>,
     local_split: Vec<u32>,
     split_rate: Vec<f64>,
+    /// The splits of the subproblem being built (kept to skip an allocation per event).
+    splits_used: Vec<u32>,
     /// Splits with a usage change pending, and the change.
     split_seen: Vec<u32>,
     split_marked: Vec<bool>,
@@ -87,7 +91,7 @@ impl Fluid {
         self.due.clear();
         self.due.resize(n, u64::MAX);
         self.by_rate.clear();
-        self.heap.clear();
+        self.heap.reset(n);
         self.usage.clear();
         self.usage.resize(nres, 0.0);
         self.new.clear();
@@ -135,13 +139,19 @@ impl Fluid {
 
     /// When the next flow drains its last byte at the current rates (infinite if none will).
     pub fn next_finish(&mut self) -> f64 {
-        while let Some(&Reverse((k, f))) = self.heap.peek() {
-            if self.active[f as usize] && self.due[f as usize] == k {
-                return f64::from_bits(k);
-            }
-            self.heap.pop();
-        }
-        f64::INFINITY
+        self.heap
+            .peek()
+            .map_or(f64::INFINITY, |(k, _)| f64::from_bits(k))
+    }
+
+    /// Flow `f`'s current rate (0 when not active).
+    pub fn rate(&self, f: u32) -> f64 {
+        self.rate[f as usize]
+    }
+
+    /// Entries in the finish-time heap: at most one per active flow.
+    pub fn pending(&self) -> usize {
+        self.heap.len()
     }
 
     /// Finish the flows draining at the next event (time `next_finish()`), push them to
@@ -153,15 +163,16 @@ impl Fluid {
         }
         let until = t + SAME_TIME * t;
         let mut lowest = f64::INFINITY;
-        while let Some(&Reverse((k, f))) = self.heap.peek() {
+        while let Some((k, f)) = self.heap.peek() {
             if f64::from_bits(k) > until {
                 break;
             }
             self.heap.pop();
             let fi = f as usize;
-            if !self.active[fi] || self.due[fi] != k {
-                continue;
-            }
+            debug_assert!(
+                self.active[fi] && self.due[fi] == k,
+                "heap entry is current"
+            );
             lowest = lowest.min(self.rate[fi]);
             self.retire(flows, f);
             done.push(f);
@@ -179,6 +190,7 @@ impl Fluid {
         let r = self.rate[fi];
         self.add_usage(flows, f, -finite(r));
         self.by_rate.remove(&(key(r), f));
+        self.heap.remove(f);
         self.rate[fi] = 0.0;
         self.left[fi] = 0.0;
         self.due[fi] = u64::MAX;
@@ -238,7 +250,9 @@ impl Fluid {
             NEVER
         };
         if finish.is_finite() {
-            self.heap.push(Reverse((self.due[fi], f)));
+            self.heap.set(f, self.due[fi]);
+        } else {
+            self.heap.remove(f);
         }
     }
 
@@ -295,12 +309,15 @@ impl Fluid {
 
     /// The subproblem of the flows in `upper`: local resources with the capacity the other
     /// flows leave (the whole capacity when `all`), local splits.
+    ///
+    /// With `all` (every arrival takes every flow) the re-solved flows' own usage (`contrib`)
+    /// is not needed: skipping it saves a pass over every flow's resources per event.
     fn build(&mut self, flows: &FlowSet, cap: &[f64], all: bool) {
         self.global.clear();
         self.sub.clear();
         self.sub_cap.clear();
         self.contrib.clear();
-        let mut splits_used: Vec<u32> = Vec::new();
+        self.splits_used.clear();
         for k in 0..self.upper.len() {
             let f = self.upper[k];
             let r = finite(self.rate[f as usize]);
@@ -314,7 +331,7 @@ impl Fluid {
                         self.uses.push((ll, sh));
                     }
                     self.local_split[s] = self.sub.add_split(self.uses.iter().copied());
-                    splits_used.push(sp);
+                    self.splits_used.push(sp);
                     self.split_rate[s] = 0.0;
                 }
                 self.split_rate[s] += r;
@@ -324,6 +341,9 @@ impl Fluid {
             for (l, sh) in flows.direct_uses(f) {
                 let ll = local_of(&mut self.local, &mut self.global, l);
                 self.uses.push((ll, sh));
+                if all {
+                    continue;
+                }
                 if self.contrib.len() <= ll as usize {
                     self.contrib.resize(ll as usize + 1, 0.0);
                 }
@@ -333,11 +353,13 @@ impl Fluid {
                 .push_split_flow(self.uses.iter().copied(), &self.srefs);
         }
         self.contrib.resize(self.global.len(), 0.0);
-        for &sp in &splits_used {
+        for &sp in &self.splits_used {
             let s = sp as usize;
             let r = std::mem::take(&mut self.split_rate[s]);
-            for (l, sh) in flows.split_uses(sp) {
-                self.contrib[self.local[l as usize] as usize] += sh * r;
+            if !all {
+                for (l, sh) in flows.split_uses(sp) {
+                    self.contrib[self.local[l as usize] as usize] += sh * r;
+                }
             }
             self.local_split[s] = u32::MAX;
         }

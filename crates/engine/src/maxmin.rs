@@ -286,6 +286,8 @@ pub struct MaxMin {
     sfroze: Vec<u32>,
     sdone: Vec<bool>,
     touched: Vec<u32>,
+    /// Flows per link from splits (scratch of `transpose`, kept: a fluid solves per event).
+    count: Vec<u32>,
 }
 
 /// What progressive filling tracks per link.
@@ -533,7 +535,9 @@ impl MaxMin {
         self.demand0.clear();
         self.demand0.resize(nl, 0.0);
         // Flow counts per link, from splits (weighted by their flows) and direct uses.
-        let mut count = vec![0u32; nl];
+        let mut count = std::mem::take(&mut self.count);
+        count.clear();
+        count.resize(nl, 0);
         for (e, (&l, &s)) in flows.slinks.iter().zip(&flows.sshares).enumerate() {
             let k = self.sunf[self.ssplit[e] as usize];
             if k > 0 {
@@ -572,13 +576,14 @@ impl MaxMin {
         for (l, &k) in count.iter().enumerate() {
             self.cursor[l] = self.loff[l + 1] - self.loff[l] + k;
         }
+        self.count = count;
     }
 }
 
-/// A binary min-heap of links by (key, link id), with each link's position so that a key can
-/// change in place.
+/// A binary min-heap of ids (links here, flows in [`crate::fluid`]) by (key, id), with each
+/// id's position so that a key can change in place: one entry per id, never a stale one.
 #[derive(Default, Debug)]
-struct IndexedHeap {
+pub(crate) struct IndexedHeap {
     items: Vec<(u64, u32)>,
     pos: Vec<u32>,
 }
@@ -586,6 +591,23 @@ struct IndexedHeap {
 impl IndexedHeap {
     fn clear(&mut self) {
         self.items.clear();
+    }
+
+    /// Empty, for ids `0..n`.
+    pub(crate) fn reset(&mut self, n: usize) {
+        self.items.clear();
+        self.pos.clear();
+        self.pos.resize(n, u32::MAX);
+    }
+
+    /// The smallest (key, id), if any.
+    pub(crate) fn peek(&self) -> Option<(u64, u32)> {
+        self.items.first().copied()
+    }
+
+    /// Entries held.
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
     }
 
     fn place(&mut self, i: usize, e: (u64, u32)) {
@@ -630,15 +652,15 @@ impl IndexedHeap {
         self.place(i, e);
     }
 
-    /// Remove and return the link with the smallest key.
-    fn pop(&mut self) -> u32 {
+    /// Remove and return the id with the smallest key.
+    pub(crate) fn pop(&mut self) -> u32 {
         let top = self.items[0].1;
         self.remove(top);
         top
     }
 
     /// Remove `l` if present.
-    fn remove(&mut self, l: u32) {
+    pub(crate) fn remove(&mut self, l: u32) {
         let i = self.pos[l as usize];
         if i == u32::MAX {
             return;
@@ -655,7 +677,7 @@ impl IndexedHeap {
     }
 
     /// Give `l` key `k`, inserting it if absent.
-    fn set(&mut self, l: u32, k: u64) {
+    pub(crate) fn set(&mut self, l: u32, k: u64) {
         let i = self.pos[l as usize];
         if i == u32::MAX {
             self.items.push((k, l));

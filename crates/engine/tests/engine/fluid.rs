@@ -77,6 +77,13 @@ fn incremental(caps: &[f64], flows: &FlowSet, bytes: &[f64], starts: &[f64]) -> 
             }
             fl.start(flows, caps, ts, &wave);
         }
+        // One finish-time entry per rated flow, whatever the number of re-solves so far.
+        assert!(
+            fl.pending() <= fl.active(),
+            "{} entries, {} active",
+            fl.pending(),
+            fl.active()
+        );
     }
     end
 }
@@ -133,6 +140,75 @@ proptest! {
             prop_assert!((a - b).abs() <= 1e-6 * a.max(1.0), "flow {f}: {a} vs {b}\n{want:?}\n{got:?}");
         }
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    /// Flows that start one after another (each its own event, between completions) finish
+    /// when the naive loop says.
+    #[test]
+    fn staggered_finish_times_equal_the_naive_event_loop((caps, splits, spec) in instances()) {
+        let mut flows = FlowSet::new();
+        for s in &splits {
+            flows.add_split(s.iter().copied());
+        }
+        let mut bytes = Vec::new();
+        let mut starts = Vec::new();
+        for (k, (direct, sp, size, _)) in spec.iter().enumerate() {
+            flows.push_split_flow(direct.iter().copied(), sp);
+            bytes.push(f64::from(*size) * 100.0);
+            starts.push(k as f64 * 0.37);
+        }
+        let want = naive(&caps, &flows, &bytes, &starts);
+        let got = incremental(&caps, &flows, &bytes, &starts);
+        for (f, (a, b)) in want.iter().zip(&got).enumerate() {
+            prop_assert!((a - b).abs() <= 1e-6 * a.max(1.0), "flow {f}: {a} vs {b}\n{want:?}\n{got:?}");
+        }
+    }
+}
+
+/// Issue 35: flows that start one after another, all before the first finishes, on shared
+/// host links (flow `i` from host `i mod 16` to the `1 + i / 16`-th host after it). Every
+/// arrival re-solves and moves many flows' finish times; the finish-time heap keeps one entry
+/// per flow (it used to keep one per rate change: 2 GB at 30,000 such flows), and each
+/// arrival is one re-solve.
+#[test]
+fn staggered_arrivals_keep_one_heap_entry_per_flow() {
+    let (hosts, n) = (16u32, 480u32);
+    // Links 0..16: hosts' uplinks, 16..32: their downlinks.
+    let caps = vec![100.0; 2 * hosts as usize];
+    let mut flows = FlowSet::new();
+    for i in 0..n {
+        let src = i % hosts;
+        let dst = (src + 1 + (i / hosts) % (hosts - 1)) % hosts;
+        flows.push(&[(src, 1.0), (hosts + dst, 1.0)]);
+    }
+    let bytes = vec![1000.0; n as usize];
+    let mut fl = Fluid::default();
+    fl.reset(&flows, &bytes, caps.len());
+    let mut changes = 0usize;
+    let mut before: Vec<f64> = Vec::new();
+    for i in 0..n {
+        fl.start(&flows, &caps, f64::from(i) * 1e-6, &[i]);
+        assert!(
+            fl.pending() <= fl.active(),
+            "{} entries, {} active",
+            fl.pending(),
+            fl.active()
+        );
+        // Finish times move for many flows at every arrival (what made the heap grow).
+        let now: Vec<f64> = (0..=i).map(|f| fl.rate(f)).collect();
+        changes += before.iter().zip(&now).filter(|(a, b)| a != b).count();
+        before = now;
+    }
+    assert!(changes > 10 * n as usize, "{changes} rate changes");
+    assert_eq!(fl.solves().0, u64::from(n), "one re-solve per arrival");
+    let mut done = Vec::new();
+    while fl.active() > 0 {
+        fl.finish_next(&flows, &caps, &mut done);
+        assert!(fl.pending() <= fl.active());
+    }
+    assert_eq!(done.len(), n as usize);
 }
 
 /// Departures re-solve only the flows at or above the lowest departing rate: many flows on
