@@ -82,7 +82,7 @@ pub struct Estimate {
     pub links: u64,
     /// Packets sent for the first time.
     pub packets: u64,
-    /// Packets in flight at most beyond each flow's first [`FLOW_PACKETS`], summed over
+    /// Packets in flight at most beyond each flow's first `FLOW_PACKETS`, summed over
     /// flows.
     pub in_flight: u64,
     /// Engine memory, bytes.
