@@ -50,6 +50,7 @@ pub use compare::disagreement;
 pub use interrupt::abandon;
 pub use netns::{environment, frr_version, up, weight_steps, UpOptions};
 pub use state::{LabEnd, LabLink, LabRouter, LabState};
+pub use supervisor::alive;
 pub use supervisor::supervise;
 pub use teardown::{clear_leftovers, down, DownReport};
 

@@ -118,7 +118,7 @@ pub(crate) fn stop(dir: &Path, pid: u32) -> bool {
 }
 
 /// Whether process `pid` runs (a zombie does not).
-pub(crate) fn alive(pid: u32) -> bool {
+pub fn alive(pid: u32) -> bool {
     // A zombie (exited, not yet reaped) is not alive.
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .map(|s| {

@@ -291,15 +291,7 @@ impl Lab {
 
     /// Whether `pid` runs (a zombie does not).
     pub fn alive(pid: u32) -> bool {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map(|s| {
-                !s.rsplit(')')
-                    .next()
-                    .unwrap_or("")
-                    .trim_start()
-                    .starts_with('Z')
-            })
-            .unwrap_or(false)
+        aifabric_lab::alive(pid)
     }
 
     /// Running processes (zombies excluded) whose command line names the lab's directory:
