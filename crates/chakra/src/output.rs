@@ -221,8 +221,9 @@ fn refuse(path: &Path, kind: &str, want: &str) -> std::io::Error {
 /// before any work starts; [`write_atomic`] checks it again when it writes.
 pub fn check_output_file(path: &Path) -> std::io::Result<()> {
     match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
+        // Nothing there, or nothing that can be looked at (a parent that is a file, no
+        // permission): the write reports that, as an output that cannot be written.
+        Err(_) => Ok(()),
         Ok(m) if m.is_file() => Ok(()),
         Ok(m) if m.is_dir() => Err(refuse(path, "a directory", "a regular file")),
         Ok(m) => Err(refuse(
@@ -237,8 +238,7 @@ pub fn check_output_file(path: &Path) -> std::io::Result<()> {
 /// directory (not a symbolic link to one, which [`replace_dir`] would replace by a directory).
 pub fn check_output_dir(path: &Path) -> std::io::Result<()> {
     match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e),
+        Err(_) => Ok(()),
         Ok(m) if m.is_dir() => Ok(()),
         Ok(m) if m.is_file() => Err(refuse(path, "a regular file", "a directory")),
         Ok(m) => Err(refuse(

@@ -171,10 +171,11 @@ fn refusals_name_the_slurm_job_the_node_and_the_fix() {
 fn an_output_that_is_not_a_regular_file_is_left_alone() {
     let dir = workdir(fx::SQUEUE_22_05_LLAMA3_24K);
     std::fs::create_dir(dir.path().join("cluster.yaml")).unwrap();
+    // Refused before the import, as bad input naming what is there (issue 35).
     refused(
         import_cmd(dir.path()).args(["--node-prefix", "gpu"]),
-        1,
-        &["is not a regular file"],
+        2,
+        &["is a directory", "give another path"],
     );
     assert!(dir.path().join("cluster.yaml").is_dir());
 }
