@@ -46,7 +46,7 @@ fn partials(dir: &Path) -> Vec<String> {
 
 #[test]
 fn ctrl_c_leaves_no_partial_trace_at_any_point() {
-    for after_ms in [50, 400, 1200] {
+    for after_ms in [150, 400, 1200] {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("trace");
         let mut child = spawn(&[
