@@ -191,8 +191,9 @@ def _path_or_text(
     """``(path, None)`` for a file's path, ``(name, text)`` for YAML text.
 
     A path-like object is always a path, and so is a one-line string that names a file, ends
-    in ``.yaml``/``.yml`` or holds a ``/``: a missing file is then an error naming it ("cannot
-    read /missing.yaml"), never parsed as YAML text. Anything else is YAML text.
+    in ``.yaml``/``.yml`` or holds a ``/``, unless it reads as YAML or JSON (starts with ``{``
+    or ``[``, or holds ``": "``): a missing file is then an error naming it ("cannot read
+    /missing.yaml"), never parsed as YAML text. Anything else is YAML text.
     """
     if isinstance(x, os.PathLike):
         return os.fspath(x), None
@@ -201,7 +202,10 @@ def _path_or_text(
             f"{param}: expected a path or YAML text (str or os.PathLike), got {type(x).__name__}"
         )
     one_line = "\n" not in x
-    if one_line and (os.path.isfile(x) or x.endswith((".yaml", ".yml")) or os.sep in x):
+    looks_like_text = x.lstrip().startswith(("{", "[")) or ": " in x
+    if one_line and not looks_like_text and (
+        os.path.isfile(x) or x.endswith((".yaml", ".yml")) or os.sep in x
+    ):
         return x, None
     return name, x
 

@@ -144,3 +144,12 @@ def test_a_wrong_type_names_the_parameter(llama):
         llama.collective(gpus=64, alpha_us="fast")
     with pytest.raises(TypeError, match="^spec: expected a path"):
         aifabric.Fabric(7)
+
+
+def test_one_line_yaml_or_json_with_a_slash_is_text_not_a_path():
+    from aifabric import _path_or_text
+
+    assert _path_or_text('{"model": {"card": "x/y"}, "gpus": 8}', "job", "job.yaml")[0] == "job.yaml"
+    assert _path_or_text("prefix: 2001:db8::/32", "spec")[1] is not None
+    assert _path_or_text("/no/such/job.yaml", "job") == ("/no/such/job.yaml", None)
+    assert _path_or_text("jobs/llama.yml", "job") == ("jobs/llama.yml", None)

@@ -94,7 +94,9 @@ pub mod export {
     pub use aifabric_report::export::Format;
 }
 
-pub use aifabric_chakra::output::{check_output_dir, check_output_file, write_atomic};
+pub use aifabric_chakra::output::{
+    check_output_dir, check_output_dir_into, check_output_file, write_atomic,
+};
 
 /// The pipeline's stages (one crate each), for lower-level calls: callers of the facade use
 /// its own vocabulary (the modules above) and reach in here only to read input files with

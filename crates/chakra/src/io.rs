@@ -16,8 +16,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 pub use crate::output::{
-    abandon_outputs, check_output_dir, check_output_file, replace_dir, write_atomic, DirError,
-    OldFile, Staging,
+    abandon_outputs, check_output_dir, check_output_dir_into, check_output_file, replace_dir,
+    write_atomic, DirError, OldFile, Staging,
 };
 
 /// Read buffers, bytes: a replay keeps every rank's file open, so they stay small.

@@ -137,21 +137,62 @@ impl Staging {
 }
 
 /// The prefix of every temporary output of this process in a directory: hidden, and naming
-/// the process (`.aifabric-partial-<pid>-`), so a later run can tell what a killed run left.
+/// the process and the boot of the machine it runs on (`.aifabric-partial-<pid>.<boot>-`), so
+/// a later run on the same machine can tell what a killed run left, and a run on another
+/// machine sharing the directory (Slurm array tasks writing to one network file system)
+/// never takes a live process's output for a dead one's.
 fn partial_prefix() -> String {
-    format!("{PARTIAL}{}-", std::process::id())
+    format!("{PARTIAL}{}.{}-", std::process::id(), boot_id())
 }
 
 /// The start of every temporary output's name.
 const PARTIAL: &str = ".aifabric-partial-";
 
+/// This boot of this machine: the first 8 hex digits of the kernel's random boot id (Linux),
+/// or `0` where there is none (no stale partial is then ever removed, see
+/// [`remove_stale_partials`]).
+fn boot_id() -> String {
+    static BOOT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BOOT.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .ok()
+            .map(|s| {
+                s.trim()
+                    .chars()
+                    .filter(char::is_ascii_hexdigit)
+                    .take(8)
+                    .collect()
+            })
+            .filter(|s: &String| s.len() == 8)
+            .unwrap_or_else(|| "0".to_owned())
+    })
+    .clone()
+}
+
+/// The user id of this process, from `/proc/self/status` (Linux), if known.
+fn own_uid() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
 /// Remove what killed runs left in `dir`: temporary outputs (files or directories named
-/// `.aifabric-partial-<pid>-*`) of processes that no longer run. A SIGKILL gives a process no
-/// chance to clean up; the next run that writes into the same directory does it. Only where
-/// `/proc` tells which processes run (Linux); elsewhere nothing is removed. Returns how many
-/// were removed.
+/// `.aifabric-partial-<pid>.<boot>-*`) of processes of this user, on this machine and boot,
+/// that no longer run. A SIGKILL gives a process no chance to clean up; the next run that
+/// writes into the same directory does it. An entry of another machine or boot, or of
+/// another user (whose processes `/proc` may hide), is left alone. Only where `/proc` tells
+/// which processes run (Linux); elsewhere nothing is removed. Returns how many were removed.
 pub fn remove_stale_partials(dir: &Path) -> usize {
-    if !Path::new("/proc/self").exists() {
+    let boot = boot_id();
+    let Some(uid) = own_uid() else {
+        return 0;
+    };
+    if boot == "0" {
         return 0;
     }
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -163,17 +204,31 @@ pub fn remove_stale_partials(dir: &Path) -> usize {
         let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(PARTIAL)) else {
             continue;
         };
-        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+        let Some((pid, rest)) = rest.split_once('.') else {
             continue;
         };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if rest.split('-').next() != Some(boot.as_str()) {
+            continue;
+        }
         if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
             continue;
         }
+        // Not followed: a symbolic link of that name is judged, and removed, itself.
+        let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+            continue;
+        };
+        #[cfg(unix)]
+        if std::os::unix::fs::MetadataExt::uid(&meta) != uid {
+            continue;
+        }
         let p = e.path();
-        // Not followed: a symbolic link of that name is removed itself.
-        let gone = match e.file_type() {
-            Ok(t) if t.is_dir() => std::fs::remove_dir_all(&p),
-            _ => std::fs::remove_file(&p),
+        let gone = if meta.is_dir() {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
         };
         removed += usize::from(gone.is_ok());
     }
@@ -247,6 +302,18 @@ pub fn check_output_dir(path: &Path) -> std::io::Result<()> {
             "a directory",
         )),
     }
+}
+
+/// Check that outputs may be written into directory `path` (files renamed into it, or a
+/// staging directory moved into it): nothing there, a directory, or a symbolic link to one
+/// (the writes go through the link; the link itself is never replaced). Anything else is
+/// refused as [`check_output_dir`] refuses it. A directory that [`replace_dir`] replaces as a
+/// whole is checked with [`check_output_dir`] instead, which refuses a link.
+pub fn check_output_dir_into(path: &Path) -> std::io::Result<()> {
+    if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
+    check_output_dir(path)
 }
 
 /// Write `path` through `fill`, atomically: a temporary file next to it (`tempfile`, removed
@@ -442,17 +509,20 @@ mod tests {
         let mut child = std::process::Command::new("true").spawn().unwrap();
         let dead = child.id();
         child.wait().unwrap();
-        let stale_dir = d.path().join(format!("{PARTIAL}{dead}-abc"));
+        let stale_dir = d.path().join(format!("{PARTIAL}{dead}.{}-abc", boot_id()));
         std::fs::create_dir(&stale_dir).unwrap();
         std::fs::write(stale_dir.join("rank.0.et"), b"x").unwrap();
-        let stale_file = d.path().join(format!("{PARTIAL}{dead}-def"));
+        let stale_file = d.path().join(format!("{PARTIAL}{dead}.{}-def", boot_id()));
+        // The same dead pid on another machine (or boot): not ours to judge.
+        let elsewhere = d.path().join(format!("{PARTIAL}{dead}.deadbeef-x"));
+        std::fs::write(&elsewhere, b"x").unwrap();
         std::fs::write(&stale_file, b"x").unwrap();
         let ours = d.path().join(format!("{}ghi", partial_prefix()));
         std::fs::write(&ours, b"x").unwrap();
         let foreign = d.path().join(".aifabric-partial-notapid");
         std::fs::write(&foreign, b"x").unwrap();
         write_atomic(&d.path().join("out.json"), |w| w.write_all(b"{}")).unwrap();
-        if Path::new("/proc/self").exists() {
+        if boot_id() != "0" {
             assert!(!stale_dir.exists() && !stale_file.exists());
         }
         assert!(

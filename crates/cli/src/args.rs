@@ -646,8 +646,17 @@ pub(crate) fn output_file(s: &str) -> Result<std::path::PathBuf, String> {
     Ok(p)
 }
 
-/// An output directory's path: as [`output_file`], for a directory.
+/// A directory outputs are written into: as [`output_file`], for a directory (a symbolic link
+/// to a directory is fine: the files go through it).
 pub(crate) fn output_dir(s: &str) -> Result<std::path::PathBuf, String> {
+    let p = std::path::PathBuf::from(s);
+    aifabric::check_output_dir_into(&p).map_err(|e| e.to_string())?;
+    Ok(p)
+}
+
+/// A directory replaced as a whole (an export's set of files): as [`output_dir`], but a
+/// symbolic link is refused too (replacing the directory would replace the link).
+pub(crate) fn replaced_dir(s: &str) -> Result<std::path::PathBuf, String> {
     let p = std::path::PathBuf::from(s);
     aifabric::check_output_dir(&p).map_err(|e| e.to_string())?;
     Ok(p)

@@ -19,13 +19,16 @@ pub(crate) const FIRST_LINE: Duration = Duration::from_secs(5);
 /// The environment variable that sets the seconds between lines (default 10).
 pub(crate) const INTERVAL_ENV: &str = "AIFABRIC_PROGRESS_SECS";
 
-/// Seconds between lines: [`INTERVAL_ENV`] if set to a positive number, else 10.
+/// Seconds between lines: [`INTERVAL_ENV`] if set to a number, kept within 0.1 s and a day
+/// (no busy loop, no overflow), else 10.
 fn interval() -> Duration {
     std::env::var(INTERVAL_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map_or(Duration::from_secs(10), Duration::from_secs_f64)
+        .filter(|s| s.is_finite())
+        .map_or(Duration::from_secs(10), |s| {
+            Duration::from_secs_f64(s.clamp(0.1, 86_400.0))
+        })
 }
 
 /// Whether bars are drawn (standard error is a terminal and not under CI); else lines.

@@ -101,10 +101,18 @@ pub fn down(dir: &Path) -> Result<DownReport, Error> {
         let _ = std::fs::remove_file(dir.join(file));
     }
     let _ = std::fs::remove_file(dir.join(STATE_FILE).with_extension("tmp"));
-    // The export's staging directory (`.conf.new-*`), had `up` been killed while writing it.
+    // The export's staging directories (`.aifabric-partial-<pid>.<boot>-conf.new-*`, and
+    // `.conf.old-*` between its two renames), had `up` been killed while writing it.
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if e.file_name().to_string_lossy().starts_with(".conf.") && e.path().is_dir() {
-            let _ = std::fs::remove_dir_all(e.path());
+        let name = e.file_name().to_string_lossy().into_owned();
+        let staging = name.starts_with(".conf.") || name.starts_with(".aifabric-partial-");
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if staging {
+            let _ = if is_dir {
+                std::fs::remove_dir_all(e.path())
+            } else {
+                std::fs::remove_file(e.path())
+            };
         }
     }
     let _ = std::fs::remove_dir(dir);
@@ -117,7 +125,9 @@ pub fn down(dir: &Path) -> Result<DownReport, Error> {
 /// Whether process `pid` is an `aifabric lab up` that is running (so a lab it records is
 /// being brought up, not left behind).
 pub(crate) fn building(pid: u32) -> bool {
-    alive(pid)
+    // A killed `up` whose pid this very process now has is not building anything.
+    pid != std::process::id()
+        && alive(pid)
         && std::fs::read(format!("/proc/{pid}/cmdline"))
             .is_ok_and(|c| c.windows(7).any(|w| w == b"lab\0up\0"))
 }

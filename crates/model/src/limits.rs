@@ -60,10 +60,28 @@ pub fn memory_limit_bytes() -> u64 {
     )
 }
 
-/// Physical memory from `/proc/meminfo` (`MemTotal: N kB`), if readable.
+/// The memory this process may use: physical memory from `/proc/meminfo` (`MemTotal: N
+/// kB`), or its cgroup's limit (`memory.max`, cgroup v2: what Slurm's `--mem` or a container
+/// sets) when that is lower; `None` if neither is readable.
 pub fn physical_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    meminfo_total_bytes(&text)
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| meminfo_total_bytes(&t));
+    match (total, cgroup_max_bytes()) {
+        (Some(t), Some(c)) => Some(t.min(c)),
+        (t, c) => t.or(c),
+    }
+}
+
+/// `memory.max` of this process's cgroup (v2), bytes; `None` when unlimited (`max`) or not
+/// readable.
+fn cgroup_max_bytes() -> Option<u64> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
+    let file = std::path::Path::new("/sys/fs/cgroup")
+        .join(path.trim_start_matches('/'))
+        .join("memory.max");
+    std::fs::read_to_string(file).ok()?.trim().parse().ok()
 }
 
 /// What this process holds in memory now (`VmRSS` of `/proc/self/status`), bytes; 0 when
@@ -83,7 +101,7 @@ pub fn describe_limit(bytes: u64, source: LimitSource) -> String {
     let from = match source {
         LimitSource::Env => MEMORY_ENV.to_string(),
         LimitSource::Physical => format!(
-            "{:.0}% of physical memory; set {MEMORY_ENV} to change it",
+            "{:.0}% of physical memory or the cgroup's memory.max; set {MEMORY_ENV} to change it",
             PHYSICAL_FRACTION * 100.0
         ),
         LimitSource::Fallback => format!("physical memory unknown; set {MEMORY_ENV} to change it"),

@@ -400,13 +400,18 @@ pub fn parse_csv(name: &str, text: &str) -> Result<TrafficMatrix, TmError> {
         let ln = rec.position().map_or(0, |p| p.line() as usize);
         let field = |i: usize| rec.get(i).unwrap_or("");
         let node = |i: usize| -> Result<u32, TmError> {
-            field(i).parse().map_err(|_| {
-                cx.err(
-                    ln,
-                    format!("`{}` is not a node number ({})", field(i), want[i]),
-                    "nodes are GPU indices in placement order: 0, 1, ...",
-                )
-            })
+            // u32::MAX is refused too: the matrix counts max + 1 nodes.
+            field(i)
+                .parse()
+                .ok()
+                .filter(|&n: &u32| n < u32::MAX)
+                .ok_or_else(|| {
+                    cx.err(
+                        ln,
+                        format!("`{}` is not a node number ({})", field(i), want[i]),
+                        "nodes are GPU indices in placement order: 0, 1, ...",
+                    )
+                })
         };
         let (src, dst) = (node(0)?, node(1)?);
         if src == dst {

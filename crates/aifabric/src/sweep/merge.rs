@@ -31,10 +31,20 @@ fn check_result(plan: &Plan, task: &Task, r: &TaskResult) -> Result<(), String> 
             if r.workload.is_some() {
                 return Err("a workload row in a failure-study task".into());
             }
+            let mut seen = std::collections::BTreeSet::new();
             for row in &r.rows {
                 fraction("min_capacity_retained", row.min_capacity_retained)?;
-                if row.draws == 0 {
-                    return Err(format!("scenario `{}` with 0 draws", row.scenario));
+                // No task draws more than a sweep may (so the sums over tasks cannot
+                // overflow), and none reports one scenario twice.
+                let max = aifabric_failures::sweep::MAX_DRAWS;
+                if row.draws == 0 || row.draws > max {
+                    return Err(format!(
+                        "scenario `{}` with {} draws, outside 1..={max}",
+                        row.scenario, row.draws
+                    ));
+                }
+                if !seen.insert(row.srgs.as_str()) {
+                    return Err(format!("scenario `{}` listed twice", row.scenario));
                 }
             }
             let draws: u64 = r.rows.iter().map(|x| x.draws).fold(0, u64::saturating_add);

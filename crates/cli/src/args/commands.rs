@@ -443,7 +443,7 @@ pub(crate) struct ExportArgs {
     #[arg(long)]
     pub(crate) format: aifabric::export::Format,
     /// Directory to write into (created if missing).
-    #[arg(long, value_parser = crate::args::output_dir)]
+    #[arg(long, value_parser = crate::args::replaced_dir)]
     pub(crate) out: std::path::PathBuf,
     /// With `frr`: aggregate each zone at its borders toward BAG (`unconditional` or
     /// `conditional:1`).

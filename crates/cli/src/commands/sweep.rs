@@ -252,6 +252,9 @@ fn slurm(p: &Plan, file: &Path, dir: &Path, n: usize) -> Result<(), Failure> {
         out = dq("sweep.json"),
         table = dq("sweep.arrow"),
     );
+    // sbatch reads `%` in --output as a pattern (`%a`: the array index): one in the
+    // directory's own name is written `%%`.
+    let logs = d.join("logs").display().to_string().replace('%', "%%");
     let submit = format!(
         "#!/bin/bash\n\
          # Submit the shard array, then the merge once every shard has succeeded.\n\
@@ -259,8 +262,8 @@ fn slurm(p: &Plan, file: &Path, dir: &Path, n: usize) -> Result<(), Failure> {
          cd \"$(dirname \"$0\")\"\n\
          array=$(sbatch --parsable --output={shard_log} array.sbatch)\n\
          sbatch --dependency=afterok:\"${{array%%;*}}\" --output={merge_log} merge.sbatch\n",
-        shard_log = dq("logs/shard-%a.log"),
-        merge_log = dq("logs/merge.log"),
+        shard_log = sh(&format!("{logs}/shard-%a.log")),
+        merge_log = sh(&format!("{logs}/merge.log")),
     );
     for (name, text) in [
         ("array.sbatch", array),

@@ -141,3 +141,41 @@ fn files_inside_an_output_directory_are_checked_before_the_run() {
         assert_eq!(kind(&page), "fifo");
     }
 }
+
+#[test]
+fn a_link_to_a_directory_is_written_through_not_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let real = tmp.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let link = tmp.path().join("traces");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let job = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/jobs/small-64.yaml"
+    );
+    let r = super::common::run(&[
+        "chakra",
+        "synth",
+        "--job",
+        job,
+        "--out",
+        link.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(kind(&link), "link", "the link stays a link");
+    assert!(real.join("comm_group.json").exists() || std::fs::read_dir(&real).unwrap().count() > 0);
+    // An export replaces its directory whole: a link there is refused, not replaced.
+    refused(
+        &[
+            "export",
+            "htsim-k8",
+            "--format",
+            "dot",
+            "--out",
+            link.to_str().unwrap(),
+        ],
+        Duration::from_secs(10),
+        &["a symbolic link"],
+    );
+    assert_eq!(kind(&link), "link");
+}

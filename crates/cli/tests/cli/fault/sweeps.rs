@@ -68,7 +68,7 @@ fn tampered_shards_are_refused_not_merged() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     type Tamper = fn(&mut Value);
-    let cases: [(&str, Tamper, &str); 6] = [
+    let cases: [(&str, Tamper, &str); 7] = [
         (
             "design out of range",
             |v| v["results"][0]["design"] = 99.into(),
@@ -76,13 +76,18 @@ fn tampered_shards_are_refused_not_merged() {
         ),
         (
             "draws inflated",
-            |v| v["results"][0]["rows"][0]["draws"] = 1_000_000_000_000u64.into(),
+            |v| v["results"][0]["rows"][0]["draws"] = 500.into(),
             "draws where the task draws 10",
         ),
         (
             "capacity above 1",
             |v| v["results"][0]["rows"][0]["min_capacity_retained"] = 7.5.into(),
             "min_capacity_retained 7.5, outside [0, 1]",
+        ),
+        (
+            "draws past any sweep's (sums that would overflow)",
+            |v| v["results"][0]["rows"][0]["draws"] = u64::MAX.into(),
+            "draws, outside 1..=1000000",
         ),
         (
             "shard index beyond its count",

@@ -123,6 +123,7 @@ fn malformed() -> Vec<(&'static str, String, &'static str)> {
         ("t.csv", csv("0,1,100,1e300\n"), "t.csv:2: start `1e300` us is outside 0 to 1e12 us"),
         ("t.csv", csv("0,1,18446744073709551615,0\n"), "t.csv:2: a flow of 18446744073709551615 bytes"),
         ("t.csv", csv("0,1,100,-3\n"), "t.csv:2: start `-3` us is outside"),
+        ("t.csv", csv("0,4294967295,100,0\n"), "t.csv:2: `4294967295` is not a node number"),
     ]
 }
 
