@@ -275,33 +275,44 @@ fn refuse(path: &Path, kind: &str, want: &str) -> std::io::Error {
 /// (kind [`std::io::ErrorKind::InvalidInput`]) naming what is there, so a caller can refuse it
 /// before any work starts; [`write_atomic`] checks it again when it writes.
 pub fn check_output_file(path: &Path) -> std::io::Result<()> {
-    match std::fs::symlink_metadata(path) {
-        // Nothing there, or nothing that can be looked at (a parent that is a file, no
-        // permission): the write reports that, as an output that cannot be written.
-        Err(_) => Ok(()),
-        Ok(m) if m.is_file() => Ok(()),
-        Ok(m) if m.is_dir() => Err(refuse(path, "a directory", "a regular file")),
-        Ok(m) => Err(refuse(
-            path,
-            special_kind(&m).unwrap_or("not a regular file"),
-            "a regular file",
-        )),
-    }
+    check_kind(path, false)
 }
 
 /// Check that an output directory may be written at `path`: nothing is there, or a
 /// directory (not a symbolic link to one, which [`replace_dir`] would replace by a directory).
 pub fn check_output_dir(path: &Path) -> std::io::Result<()> {
-    match std::fs::symlink_metadata(path) {
-        Err(_) => Ok(()),
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(m) if m.is_file() => Err(refuse(path, "a regular file", "a directory")),
-        Ok(m) => Err(refuse(
-            path,
-            special_kind(&m).unwrap_or("not a directory"),
+    check_kind(path, true)
+}
+
+/// What is at `path` (not followed) must be a directory (`dir`) or a regular file, if
+/// anything. Nothing there, or nothing that can be looked at (a parent that is a file, no
+/// permission), passes: the write reports that, as an output that cannot be written.
+fn check_kind(path: &Path, dir: bool) -> std::io::Result<()> {
+    let Ok(m) = std::fs::symlink_metadata(path) else {
+        return Ok(());
+    };
+    let (want, fits, other) = if dir {
+        (
             "a directory",
-        )),
+            m.is_dir(),
+            m.is_file().then_some("a regular file"),
+        )
+    } else {
+        (
+            "a regular file",
+            m.is_file(),
+            m.is_dir().then_some("a directory"),
+        )
+    };
+    if fits {
+        return Ok(());
     }
+    let kind = other.or_else(|| special_kind(&m)).unwrap_or(if dir {
+        "not a directory"
+    } else {
+        "not a regular file"
+    });
+    Err(refuse(path, kind, want))
 }
 
 /// Check that outputs may be written into directory `path` (files renamed into it, or a

@@ -641,24 +641,27 @@ fn engine_parser() -> impl clap::builder::TypedValueParser<Value = aifabric::Eng
 /// than a regular file is at it (a device node, a FIFO, a symbolic link, a directory), so no
 /// run ends by destroying `/dev/null` or by failing after its work.
 pub(crate) fn output_file(s: &str) -> Result<std::path::PathBuf, String> {
-    let p = std::path::PathBuf::from(s);
-    aifabric::check_output_file(&p).map_err(|e| e.to_string())?;
-    Ok(p)
+    checked_path(s, aifabric::check_output_file)
 }
 
 /// A directory outputs are written into: as [`output_file`], for a directory (a symbolic link
 /// to a directory is fine: the files go through it).
 pub(crate) fn output_dir(s: &str) -> Result<std::path::PathBuf, String> {
-    let p = std::path::PathBuf::from(s);
-    aifabric::check_output_dir_into(&p).map_err(|e| e.to_string())?;
-    Ok(p)
+    checked_path(s, aifabric::check_output_dir_into)
 }
 
 /// A directory replaced as a whole (an export's set of files): as [`output_dir`], but a
 /// symbolic link is refused too (replacing the directory would replace the link).
 pub(crate) fn replaced_dir(s: &str) -> Result<std::path::PathBuf, String> {
+    checked_path(s, aifabric::check_output_dir)
+}
+
+fn checked_path(
+    s: &str,
+    check: fn(&std::path::Path) -> std::io::Result<()>,
+) -> Result<std::path::PathBuf, String> {
     let p = std::path::PathBuf::from(s);
-    aifabric::check_output_dir(&p).map_err(|e| e.to_string())?;
+    check(&p).map_err(|e| e.to_string())?;
     Ok(p)
 }
 
