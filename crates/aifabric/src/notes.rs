@@ -30,7 +30,25 @@ pub(crate) fn traffic(x: &TrafficResult) -> Vec<Note> {
             ),
         ));
     }
+    v.extend(coalesced(x));
     v
+}
+
+/// A flow-engine traffic run whose starts and finishes were coalesced (the fluid's
+/// tolerance): how many, and what it costs in accuracy.
+pub(crate) fn coalesced(x: &TrafficResult) -> Option<Note> {
+    let eps = aifabric_engine::traffic::FLUID_TOLERANCE * 100.0;
+    (x.coalesced_events > 0).then(|| {
+        Note::new(
+            About::Run,
+            format!(
+                "fluid: {} starts and finishes closer than {eps}% of the elapsed time to a \
+                 neighbour shared its re-solve; completion times are within about {eps}% of \
+                 re-solving at every one",
+                x.coalesced_events
+            ),
+        )
+    })
 }
 
 /// A packet run: the retransmission timer raised for long paths, flows cut off or never

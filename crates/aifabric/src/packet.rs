@@ -235,6 +235,7 @@ impl Study<'_> {
             None
         };
         let mut notes = notes::packet(&packet, both);
+        notes.extend(flow.as_ref().and_then(notes::coalesced));
         notes.extend(baseline_note);
         let mut run = Prediction::new(packet, healthy, None);
         run.notes = notes;

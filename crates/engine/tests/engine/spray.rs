@@ -73,7 +73,7 @@ proptest! {
                 .collect(),
             triggers: Default::default(),
         };
-        let got = traffic::run(&net, &tm, &gpus, Lb::Spray(None), seed);
+        let got = traffic::run_exact(&net, &tm, &gpus, Lb::Spray(None), seed);
 
         // The definition: each flow's own spreading, all of it.
         let routes = Forwarding::new(&net, tm.flows.iter().map(|x| gpus[x.dst as usize])).unwrap();

@@ -554,3 +554,70 @@ fn triggered_flows_start_when_their_trigger_fires() {
     assert!(close(r.makespan_s, end5), "{} vs {end5}", r.makespan_s);
     assert_eq!(r.never_started, 0);
 }
+
+/// Issue 35's reproducer at 3,000 flows: 4 KiB flows on a k=8 fat tree, flow `i` starting
+/// at `i` ps. Coalescing takes a tenth of the re-solves of the exact fluid (one per
+/// start and nearly one per finish), and moves no completion time by more than 10
+/// tolerances (the module's bound), the percentiles by less than one.
+#[test]
+fn staggered_starts_coalesce_within_the_tolerance() {
+    use aifabric_engine::traffic::{run, run_exact, FLUID_TOLERANCE};
+    use aifabric_workload::traffic::{Start, TmFlow, TrafficMatrix};
+    let n = 3_000u32;
+    let tm = TrafficMatrix {
+        nodes: 128,
+        flows: (0..n)
+            .map(|i| TmFlow {
+                id: u64::from(i) + 1,
+                src: i % 128,
+                dst: (i % 128 + 1 + (i / 128) % 127) % 128,
+                bytes: 4096,
+                start: Start::AtPs(u64::from(i)),
+                done_trigger: None,
+                recv_trigger: None,
+            })
+            .collect(),
+        triggers: Default::default(),
+    };
+    let f = fat_tree(8);
+    let nt = net(&f, params(1, 1e-6));
+    let all = gpus(&f);
+    let exact = run_exact(&nt, &tm, &all, Lb::Ecmp, 1).unwrap();
+    let got = run(&nt, &tm, &all, Lb::Ecmp, 1).unwrap();
+    assert_eq!(exact.coalesced_events, 0);
+    assert!(exact.events >= u64::from(n), "{} re-solves", exact.events);
+    assert!(
+        got.events * 10 < exact.events,
+        "{} vs {}",
+        got.events,
+        exact.events
+    );
+    assert!(got.coalesced_events > u64::from(n));
+    let eps = FLUID_TOLERANCE;
+    for (i, (a, b)) in exact.fct_s.iter().zip(&got.fct_s).enumerate() {
+        assert!((a - b).abs() <= 10.0 * eps * a, "flow {i}: {a} vs {b}");
+    }
+    let (a, b) = (&exact.fct, &got.fct);
+    for (x, y) in [
+        (a.p50_s, b.p50_s),
+        (a.p99_s, b.p99_s),
+        (exact.makespan_s, got.makespan_s),
+    ] {
+        assert!((x - y).abs() <= eps * x, "{x} vs {y}");
+    }
+}
+
+/// Flows that start together and finish far apart are never coalesced: the result is the
+/// exact fluid's, bit for bit.
+#[test]
+fn events_far_apart_are_not_coalesced() {
+    use aifabric_workload::traffic::Pattern;
+    let tm = Pattern::Permutation.generate(128, 2 << 20, 7);
+    let f = fat_tree(8);
+    let nt = net(&f, params(1, 1e-6));
+    let all = gpus(&f);
+    let exact = aifabric_engine::traffic::run_exact(&nt, &tm, &all, Lb::Ecmp, 1).unwrap();
+    let got = aifabric_engine::traffic::run(&nt, &tm, &all, Lb::Ecmp, 1).unwrap();
+    assert_eq!(got.coalesced_events, 0);
+    assert_eq!(format!("{exact:?}"), format!("{got:?}"));
+}

@@ -291,3 +291,51 @@ fn nodes_beyond_the_fabric_are_located_to_their_line() {
         &[&format!("{p}:3: node 300 is beyond")],
     );
 }
+
+/// Issue 35's reproducer (4 KiB flows on `htsim-k8`, flow i starting at i ps), at 3,000
+/// flows to stay quick in a debug build: the starts and finishes picoseconds apart share
+/// re-solves (a few hundred instead of one per start and nearly one per finish), the JSON
+/// counts them and a note says what it costs; every flow completes.
+#[test]
+fn flows_starting_picoseconds_apart_share_re_solves() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 3000;
+    let mut text = format!("Nodes 128\nConnections {n}\n");
+    for i in 0..n {
+        let (src, dst) = (i % 128, (i % 128 + 1 + (i / 128) % 127) % 128);
+        text += &format!("{src}->{dst} id {} start {i} size 4096\n", i + 1);
+    }
+    let tm = file(&dir, "staggered.cm", &text);
+    let out = super::common::aifabric()
+        .args([
+            "traffic",
+            "htsim-k8",
+            "--tm",
+            &tm,
+            "--scale-up",
+            "1",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &v["result"];
+    assert_eq!(r["flows"], n);
+    assert_eq!(r["never_started"], 0);
+    let (events, coalesced) = (
+        r["events"].as_u64().unwrap(),
+        r["coalesced_events"].as_u64().unwrap(),
+    );
+    assert!(events < 600, "{events} re-solves");
+    assert!(coalesced > n as u64, "{coalesced} coalesced");
+    let notes = v["notes"].to_string();
+    assert!(
+        notes.contains("fluid: ") && notes.contains("0.1%"),
+        "{notes}"
+    );
+}
