@@ -58,6 +58,12 @@ pub fn abandon_outputs() -> usize {
     aifabric_chakra::io::abandon_outputs()
 }
 /// Input files read with a size limit (`/dev/zero` as an input is an error, not an abort).
+/// Threads a parallel run uses in this process (rayon's pool: `RAYON_NUM_THREADS`, else
+/// every CPU this process may run on).
+pub fn threads() -> usize {
+    rayon::current_num_threads()
+}
+
 pub use aifabric_model::input;
 /// The fabric model's types that requests and results name.
 pub mod model {

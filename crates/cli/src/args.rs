@@ -229,6 +229,26 @@ pub(crate) enum SweepCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Which shards of a Slurm array (the directory `--emit-slurm` wrote) have their
+    /// result, and why each other has none (with its log's last line); exits 1 while any
+    /// has none. The merge job runs it first.
+    Status {
+        /// The directory `sweep FILE --emit-slurm DIR` wrote.
+        dir: std::path::PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Resubmit the shards of a Slurm array that have no valid result (a new array with
+    /// their indices, through DIR/submit.sh) and a merge after them; refused while the
+    /// array is still queued or running.
+    RerunFailed {
+        /// The directory `sweep FILE --emit-slurm DIR` wrote.
+        dir: std::path::PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]

@@ -81,6 +81,38 @@ fn check_result(plan: &Plan, task: &Task, r: &TaskResult) -> Result<(), String> 
     Ok(())
 }
 
+/// Whether `s` is shard `i` of `n` of this sweep, complete and sound: from this sweep (its
+/// fingerprint), exactly the tasks of that shard, each result one the task can produce. What
+/// `sweep status` asks of each shard file of a Slurm array before the merge.
+pub fn check_shard(plan: &Plan, i: usize, n: usize, s: &Shard) -> Result<(), String> {
+    if s.fingerprint != plan.fingerprint || s.tasks != plan.tasks.len() {
+        return Err(format!(
+            "from another sweep (or another version of {} or its spec)",
+            plan.name
+        ));
+    }
+    if s.shard != [i, n] {
+        return Err(format!(
+            "it says it is shard {}/{}, not {i}/{n}",
+            s.shard[0], s.shard[1]
+        ));
+    }
+    let want: Vec<usize> = plan.shard(i, n).iter().map(|t| t.index).collect();
+    let mut got: Vec<usize> = s.results.iter().map(|r| r.task).collect();
+    got.sort_unstable();
+    if got != want {
+        return Err(format!(
+            "{} task results where the shard has {} tasks",
+            got.len(),
+            want.len()
+        ));
+    }
+    for r in &s.results {
+        check_result(plan, &plan.tasks[r.task], r).map_err(|e| format!("task {}: {e}", r.task))?;
+    }
+    Ok(())
+}
+
 /// Put shards back together: every task exactly once, from the same sweep; the result is
 /// the same, byte for byte, as the whole sweep run in one process.
 pub fn merge(plan: &Plan, shards: &[Shard]) -> Result<SweepResult, Error> {

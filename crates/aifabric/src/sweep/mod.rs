@@ -18,9 +18,10 @@
 //! runs on every design, healthy and under each scenario, one task each ([`workload`]).
 
 mod merge;
+pub mod slurm;
 pub mod workload;
 
-pub use merge::merge;
+pub use merge::{check_shard, merge};
 
 use crate::failures::FailureRequest;
 use crate::{Error, Setup, Study};

@@ -503,7 +503,43 @@ pub(crate) struct SweepArgs {
     /// Shards of the Slurm job array (default: one per task, at most 64).
     #[arg(long)]
     pub(crate) shards: Option<usize>,
+    #[command(flatten)]
+    pub(crate) slurm: SlurmArgs,
     /// Machine-readable output.
     #[arg(long)]
     pub(crate) json: bool,
+}
+
+/// The Slurm options of `sweep --emit-slurm`, written as `#SBATCH` lines of the array and
+/// of the merge job (sbatch's `SBATCH_*` variables override them at submit time).
+#[derive(clap::Args)]
+#[command(next_help_heading = "Slurm (with --emit-slurm)")]
+pub(crate) struct SlurmArgs {
+    /// Partition of both jobs (a list `a,b`: the first that can run them).
+    #[arg(long, requires = "emit_slurm")]
+    pub(crate) partition: Option<String>,
+    /// Account both jobs are charged to.
+    #[arg(long, requires = "emit_slurm")]
+    pub(crate) account: Option<String>,
+    /// Time limit of each shard and of the merge, as sbatch writes it: minutes (90),
+    /// HH:MM:SS, D-HH:MM:SS.
+    #[arg(long, requires = "emit_slurm")]
+    pub(crate) time: Option<String>,
+    /// Memory per shard and for the merge, as sbatch writes it (4G, 500M; no suffix:
+    /// megabytes).
+    #[arg(long, requires = "emit_slurm")]
+    pub(crate) mem: Option<String>,
+    /// CPUs per shard; the shard runs that many threads.
+    #[arg(long, requires = "emit_slurm", value_name = "N",
+          default_value_t = aifabric::sweep::slurm::DEFAULT_CPUS_PER_TASK)]
+    pub(crate) cpus_per_task: u32,
+    /// A further sbatch option for both jobs, one long option each (repeat the flag):
+    /// --sbatch=--qos=high --sbatch=--constraint=a100.
+    #[arg(
+        long,
+        requires = "emit_slurm",
+        value_name = "OPTION",
+        allow_hyphen_values = true
+    )]
+    pub(crate) sbatch: Vec<String>,
 }

@@ -58,6 +58,7 @@ fn sweep_command(a: SweepArgs) -> Result<(), Failure> {
         table,
         emit_slurm,
         shards,
+        slurm,
         json,
     } = a;
     match (command, file) {
@@ -71,6 +72,8 @@ fn sweep_command(a: SweepArgs) -> Result<(), Failure> {
             }),
             _,
         ) => sweep::merge_files(&file, &shards, out.as_deref(), table.as_deref(), json),
+        (Some(SweepCommand::Status { dir, json }), _) => sweep::status(&dir, json),
+        (Some(SweepCommand::RerunFailed { dir, json }), _) => sweep::rerun_failed(&dir, json),
         (None, Some(file)) => sweep::run(
             &file,
             shard.as_deref(),
@@ -78,8 +81,18 @@ fn sweep_command(a: SweepArgs) -> Result<(), Failure> {
                 json: out.as_deref(),
                 table: table.as_deref(),
             },
-            emit_slurm.as_deref(),
-            shards,
+            emit_slurm.as_deref().map(|dir| sweep::Emit {
+                dir,
+                shards,
+                options: aifabric::sweep::slurm::SlurmOptions {
+                    partition: slurm.partition,
+                    account: slurm.account,
+                    time: slurm.time,
+                    mem: slurm.mem,
+                    cpus_per_task: slurm.cpus_per_task,
+                    extra: slurm.sbatch,
+                },
+            }),
             json,
         ),
         (None, None) => Err(Failure::BadArgument(

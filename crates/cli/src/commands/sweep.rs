@@ -2,8 +2,10 @@
 //! shards (library: `aifabric::sweep`).
 
 use crate::{emit_versioned, write_json, Failure};
+use aifabric::sweep::slurm::{self, escape_controls as comment, SlurmOptions};
 use aifabric::sweep::{merge, plan, Plan, Shard, SweepResult};
-use std::fmt::Write;
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::Path;
 
 fn shard_arg(s: &str) -> Result<(usize, usize), Failure> {
@@ -36,14 +38,24 @@ pub(crate) struct Outputs<'a> {
     pub(crate) table: Option<&'a Path>,
 }
 
+/// `--emit-slurm DIR` and its options.
+pub(crate) struct Emit<'a> {
+    pub(crate) dir: &'a Path,
+    pub(crate) shards: Option<usize>,
+    pub(crate) options: SlurmOptions,
+}
+
 pub(crate) fn run(
     file: &Path,
     shard: Option<&str>,
     outputs: Outputs<'_>,
-    emit_slurm: Option<&Path>,
-    shards: Option<usize>,
+    emit: Option<Emit<'_>>,
     json: bool,
 ) -> Result<(), Failure> {
+    if let Some(e) = &emit {
+        // Options first: a bad one is named before the sweep file is read.
+        e.options.check()?;
+    }
     let p = plan(file)?;
     if shard.is_some() && outputs.table.is_some() {
         return Err(Failure::BadArgument(
@@ -51,17 +63,42 @@ pub(crate) fn run(
                 .into(),
         ));
     }
-    if let Some(dir) = emit_slurm {
-        let n = shards
+    if let Some(e) = emit {
+        let n = e
+            .shards
             .unwrap_or(p.tasks.len().min(64))
             .clamp(1, p.tasks.len().max(1));
-        return slurm(&p, file, dir, n);
+        return emit_slurm(&p, file, e.dir, n, &e.options, json);
     }
     let (i, n) = match shard {
         Some(s) => shard_arg(s)?,
         None => (0, 1),
     };
-    let bar = progress(&p, p.shard(i, n).len());
+    let tasks = p.shard(i, n).len();
+    let start = std::time::Instant::now();
+    if shard.is_some() {
+        // A line to say which shard this is, where and with what: in a batch job's log, a
+        // shard killed midway (time limit, memory) leaves this and no `done` line.
+        let job = match (
+            std::env::var("SLURM_ARRAY_JOB_ID"),
+            std::env::var("SLURM_ARRAY_TASK_ID"),
+        ) {
+            (Ok(j), Ok(t)) => format!(", Slurm job {j}_{t}"),
+            _ => String::new(),
+        };
+        let threads = match aifabric::threads() {
+            1 => "1 thread".to_owned(),
+            t => format!("{t} threads"),
+        };
+        // A line in a log never fails the run.
+        let _ = writeln!(
+            std::io::stderr(),
+            "aifabric sweep {}: shard {i}/{n}, {tasks} of {} tasks, {threads}{job}",
+            comment(&p.name),
+            p.tasks.len(),
+        );
+    }
+    let bar = progress(&p, tasks);
     let result = p.run_shard(i, n, &|done, _| bar.set_position(done as u64))?;
     bar.finish_and_clear();
     if shard.is_some() {
@@ -70,6 +107,16 @@ pub(crate) fn run(
             Some(path) => write_json(path, &result)?,
             None => crate::print_json(&result)?,
         }
+        let to = outputs
+            .json
+            .map_or_else(|| "standard output".into(), |o| o.display().to_string());
+        let _ = writeln!(
+            std::io::stderr(),
+            "aifabric sweep {}: shard {i}/{n} done, {tasks} tasks in {:.1} s, written to {}",
+            comment(&p.name),
+            start.elapsed().as_secs_f64(),
+            comment(&to),
+        );
         return Ok(());
     }
     finish(&p, &[result], outputs, json)
@@ -189,97 +236,128 @@ fn table(p: &Plan, r: &SweepResult) -> String {
     s
 }
 
-/// A word for a POSIX shell: single-quoted, with each `'` closed, escaped and reopened.
-fn sh(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// Text for a `#` comment line of a script: control characters (a newline would end the
-/// comment and make the rest a command) written as escapes.
-fn comment(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            let esc: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            esc
-        })
-        .collect()
-}
-
-/// Write the Slurm job array of a sweep into `dir`. Every path and name in the scripts is
-/// quoted for bash, or escaped in comments; none goes into an `#SBATCH` line (sbatch parses
-/// those itself, with its own rules), so the log paths are given to `sbatch` in `submit.sh`.
-fn slurm(p: &Plan, file: &Path, dir: &Path, n: usize) -> Result<(), Failure> {
+/// Write the Slurm job array of a sweep into `dir` (the scripts are the library's:
+/// `aifabric::sweep::slurm::scripts`, every path and option in them quoted).
+fn emit_slurm(
+    p: &Plan,
+    file: &Path,
+    dir: &Path,
+    n: usize,
+    options: &SlurmOptions,
+    json: bool,
+) -> Result<(), Failure> {
     let abs = |x: &Path| std::path::absolute(x).unwrap_or_else(|_| x.to_path_buf());
-    std::fs::create_dir_all(dir.join("logs"))
-        .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", dir.display())))?;
     let exe = std::env::current_exe()
         .map_err(|e| Failure::Runtime(format!("cannot find the aifabric binary: {e}")))?;
-    let (exe, file, d) = (
-        sh(&exe.display().to_string()),
-        sh(&abs(file).display().to_string()),
-        abs(dir),
-    );
-    let dq = |x: &str| sh(&d.join(x).display().to_string());
-    let array = format!(
-        "#!/bin/bash\n\
-         # aifabric sweep {name}: {tasks} tasks in {n} shards, one array task each.\n\
-         # Submit with submit.sh (it sets the log files, logs/shard-<task>.log).\n\
-         #SBATCH --job-name=aifabric-sweep\n\
-         #SBATCH --array=0-{last}\n\
-         #SBATCH --cpus-per-task=2\n\
-         set -euo pipefail\n\
-         exec {exe} sweep {file} --shard \"${{SLURM_ARRAY_TASK_ID}}/{n}\" \\\n  \
-         --out {dir}/shard-\"${{SLURM_ARRAY_TASK_ID}}\".json\n",
-        name = comment(&p.name),
-        tasks = p.tasks.len(),
-        last = n - 1,
-        dir = sh(&d.display().to_string()),
-    );
-    let shard_list: Vec<String> = (0..n).map(|i| dq(&format!("shard-{i}.json"))).collect();
-    let merge = format!(
-        "#!/bin/bash\n\
-         # Merge the {n} shards of aifabric sweep {name} into sweep.json and its table\n\
-         # sweep.arrow (after the array).\n\
-         #SBATCH --job-name=aifabric-sweep-merge\n\
-         set -euo pipefail\n\
-         exec {exe} sweep merge {file} {shards} --out {out} --table {table}\n",
-        name = comment(&p.name),
-        shards = shard_list.join(" "),
-        out = dq("sweep.json"),
-        table = dq("sweep.arrow"),
-    );
-    // sbatch reads `%` in --output as a pattern (`%a`: the array index): one in the
-    // directory's own name is written `%%`.
-    let logs = d.join("logs").display().to_string().replace('%', "%%");
-    let submit = format!(
-        "#!/bin/bash\n\
-         # Submit the shard array, then the merge once every shard has succeeded.\n\
-         set -euo pipefail\n\
-         cd \"$(dirname \"$0\")\"\n\
-         array=$(sbatch --parsable --output={shard_log} array.sbatch)\n\
-         sbatch --dependency=afterok:\"${{array%%;*}}\" --output={merge_log} merge.sbatch\n",
-        shard_log = sh(&format!("{logs}/shard-%a.log")),
-        merge_log = sh(&format!("{logs}/merge.log")),
-    );
+    let s = slurm::scripts(p, n, &exe, &abs(file), &abs(dir), options)?;
+    std::fs::create_dir_all(dir.join("logs"))
+        .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", dir.display())))?;
+    let manifest = serde_json::to_string_pretty(&aifabric::versioned(&s.manifest))
+        .map_err(|e| Failure::Runtime(format!("encoding the manifest: {e}")))?;
     for (name, text) in [
-        ("array.sbatch", array),
-        ("merge.sbatch", merge),
-        ("submit.sh", submit),
+        ("array.sbatch", s.array),
+        ("merge.sbatch", s.merge),
+        ("submit.sh", s.submit),
+        (slurm::MANIFEST, manifest + "\n"),
     ] {
         let path = dir.join(name);
         crate::output::write_atomic(&path, |w| std::io::Write::write_all(w, text.as_bytes()))
             .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", path.display())))?;
     }
-    crate::print(&format!(
-        "{}: {} tasks in {n} shards; wrote array.sbatch, merge.sbatch and submit.sh to {} \
-         (run `bash {}` on the cluster)\n",
-        p.name,
-        p.tasks.len(),
-        dir.display(),
-        dir.join("submit.sh").display()
-    ))
+    let files = ["array.sbatch", "merge.sbatch", "submit.sh", slurm::MANIFEST];
+    let summary = serde_json::json!({
+        "sweep": p.name,
+        "tasks": p.tasks.len(),
+        "shards": n,
+        "dir": dir.display().to_string(),
+        "files": files,
+        "options": options,
+    });
+    emit_versioned(json, &summary, |_| {
+        format!(
+            "{}: {} tasks in {n} shards; wrote array.sbatch, merge.sbatch, submit.sh and {} to \
+             {} (run `bash {}` on the cluster)\n",
+            p.name,
+            p.tasks.len(),
+            slurm::MANIFEST,
+            dir.display(),
+            dir.join("submit.sh").display()
+        )
+    })
+}
+
+fn status_text(s: &slurm::Status) -> String {
+    let mut t = String::new();
+    if s.failed.is_empty() {
+        let _ = writeln!(
+            t,
+            "{}: all {} shards have their result in {}",
+            comment(&s.sweep),
+            s.shards,
+            comment(&s.dir)
+        );
+        return t;
+    }
+    let _ = writeln!(
+        t,
+        "{}: {} of {} shards have no valid result in {}:",
+        comment(&s.sweep),
+        s.failed.len(),
+        s.shards,
+        comment(&s.dir)
+    );
+    for f in &s.failed {
+        let log = match (&f.log, &f.log_ends) {
+            (Some(l), Some(e)) => format!("; {l} ends: {e}"),
+            (Some(l), None) => format!("; {l} is empty"),
+            _ => "; no log".into(),
+        };
+        let _ = writeln!(t, "  shard {}: {}{log}", f.shard, f.problem);
+    }
+    if let Some(r) = &s.rerun {
+        let _ = writeln!(t, "rerun them (and a merge after them): {}", comment(r));
+    }
+    t
+}
+
+/// `sweep status DIR`: exits 1 while a shard has no valid result.
+pub(crate) fn status(dir: &Path, json: bool) -> Result<(), Failure> {
+    let s = slurm::status(dir)?;
+    emit_versioned(json, &s, status_text)?;
+    if s.failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Runtime(format!(
+            "{} of {} shards have no valid result; rerun them with {}",
+            s.failed.len(),
+            s.shards,
+            comment(s.rerun.as_deref().unwrap_or_default())
+        )))
+    }
+}
+
+/// `sweep rerun-failed DIR`.
+pub(crate) fn rerun_failed(dir: &Path, json: bool) -> Result<(), Failure> {
+    let r = slurm::rerun_failed(dir)?;
+    emit_versioned(json, &r, |r| {
+        if r.array.is_empty() {
+            format!(
+                "{}: all {} shards have their result; nothing to rerun (merge: sbatch {})\n",
+                comment(&r.status.sweep),
+                r.status.shards,
+                comment(&slurm::sh(&dir.join("merge.sbatch").display().to_string()))
+            )
+        } else {
+            format!(
+                "{}rerunning shards {}: {}\n",
+                status_text(&r.status)
+                    .lines()
+                    .filter(|l| !l.starts_with("rerun them"))
+                    .map(|l| format!("{l}\n"))
+                    .collect::<String>(),
+                r.array,
+                r.submitted
+            )
+        }
+    })
 }

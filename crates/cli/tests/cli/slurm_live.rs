@@ -1,12 +1,18 @@
-//! `aifabric slurm-import` against a real Slurm: a one-node cluster (Debian's `slurm-wlm` and
-//! `munge`) started in a temporary directory with its own munge socket and ports, two batch
-//! jobs running on the node, and the import run live (it calls `squeue --json` itself).
+//! aifabric against a real Slurm: a one-node cluster (Debian's `slurm-wlm` and `munge`)
+//! started in a temporary directory with its own munge socket and ports.
 //!
-//! The one node maps to one host, so the two jobs share it: the import must refuse that,
-//! naming both Slurm jobs; with one of them cancelled it imports the other onto the mapped
-//! host. Skips, saying why, when not root, when Slurm or munge is not installed (`.ci/run`
-//! installs them), or when the daemons cannot start here. The daemons and jobs are stopped at
-//! the end, also when an assertion fails.
+//! `slurm-import`: two batch jobs running on the node, and the import run live (it calls
+//! `squeue --json` itself). The one node maps to one host, so the two jobs share it: the
+//! import must refuse that, naming both Slurm jobs; with one of them cancelled it imports the
+//! other onto the mapped host.
+//!
+//! `sweep --emit-slurm`: the array submitted to a partition other than the default with a
+//! time limit and an extra option; one shard made to fail, the merge job reporting it, the
+//! shard rerun alone by `sweep rerun-failed` and the new merge giving the single run's bytes.
+//!
+//! Skips, saying why, when not root, when Slurm or munge is not installed (`.ci/run` installs
+//! them), or when the daemons cannot start here. The daemons and jobs are stopped at the end,
+//! also when an assertion fails; the tests take turns (one cluster at a time).
 
 use aifabric::stages::model::FailureMask;
 use aifabric::stages::spec::cluster::load_cluster;
@@ -227,7 +233,8 @@ fn start(node: &str) -> Result<Cluster, String> {
          ReturnToService=2\n\
          MpiDefault=none\n\
          NodeName={node} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN\n\
-         PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES\n"
+         PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES\n\
+         PartitionName=sweeps Nodes=ALL MaxTime=30 State=UP OverSubscribe=YES\n"
     );
     let conf_path = dir.path().join("slurm.conf");
     std::fs::write(&conf_path, conf).map_err(|e| e.to_string())?;
@@ -333,11 +340,14 @@ fn import(cluster: &Cluster) -> Output {
         .unwrap()
 }
 
-#[test]
-fn slurm_import_reads_a_real_slurm() {
+/// One test cluster at a time.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The node's name and a started cluster, or `None` after saying why `test` skips.
+fn cluster_for(test: &str) -> Option<(String, Cluster)> {
     if let Some(why) = unavailable() {
-        eprintln!("skipped: the real-Slurm import test: {why}");
-        return;
+        eprintln!("skipped: the real-Slurm {test} test: {why}");
+        return None;
     }
     let node = Process::new("hostname")
         .arg("-s")
@@ -345,15 +355,23 @@ fn slurm_import_reads_a_real_slurm() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
         .unwrap_or_default();
     if node.is_empty() {
-        eprintln!("skipped: the real-Slurm import test: no host name");
-        return;
+        eprintln!("skipped: the real-Slurm {test} test: no host name");
+        return None;
     }
-    let mut cluster = match start(&node) {
-        Ok(c) => c,
+    match start(&node) {
+        Ok(c) => Some((node, c)),
         Err(why) => {
-            eprintln!("skipped: the real-Slurm import test: Slurm cannot start here: {why}");
-            return;
+            eprintln!("skipped: the real-Slurm {test} test: Slurm cannot start here: {why}");
+            None
         }
+    }
+}
+
+#[test]
+fn slurm_import_reads_a_real_slurm() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((node, mut cluster)) = cluster_for("import") else {
+        return;
     };
     let f = aifabric::stages::spec::load("llama3-24k").unwrap();
     let h = hosts(&f, 8, &FailureMask::none(&f));
@@ -419,4 +437,165 @@ fn slurm_import_reads_a_real_slurm() {
     let c = load_cluster(&f, cluster.path("cluster.yaml").to_str().unwrap()).unwrap();
     assert_eq!(c.jobs().len(), 1);
     assert_eq!(c.jobs()[0].gpus, h[0].1);
+}
+
+const SWEEP: &str = "\
+spec: two.yaml
+grid:
+  inter_bag[0].topology: [planar, spread]
+failures: { sweep: montecarlo, samples: 40, seed: 3, probability: [link=0.01] }
+draws_per_task: 10
+";
+
+/// `scontrol show job ID` as one line of `Key=Value` words.
+fn show_job(cluster: &Cluster, id: &str) -> String {
+    let out = cluster.run("scontrol", &["show", "job", "--oneliner", id]);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The job ids `submit.sh` recorded (`array ID SHARDS` / `merge ID` lines), in order.
+fn recorded(dir: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(dir.join("jobs.txt"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            Some((w.next()?.to_owned(), w.next()?.to_owned()))
+        })
+        .collect()
+}
+
+/// Wait until none of `ids` is in the queue (60 s at most).
+fn until_ended(cluster: &Cluster, ids: &[String]) -> bool {
+    until(Duration::from_secs(60), || {
+        let s = cluster.states();
+        !s.iter().any(|(i, _)| {
+            let job = i.split('_').next().unwrap_or(i);
+            ids.iter().any(|id| id == job)
+        })
+    })
+}
+
+#[test]
+fn a_sweep_array_runs_on_a_real_slurm_and_a_failed_shard_is_rerun() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some((_node, mut cluster)) = cluster_for("sweep array") else {
+        return;
+    };
+    let work = cluster.path("jobs");
+    std::fs::write(
+        work.join("two.yaml"),
+        aifabric_fixtures::specs::TWO_REGIONS_NSF_2_PODS_PLANAR,
+    )
+    .unwrap();
+    std::fs::write(work.join("sweep.yaml"), SWEEP).unwrap();
+    let aifabric = |args: &[&str]| {
+        Command::cargo_bin("aifabric")
+            .unwrap()
+            .current_dir(&work)
+            .env("SLURM_CONF", &cluster.conf)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = aifabric(&["sweep", "sweep.yaml", "--out", "single.json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let single = std::fs::read(work.join("single.json")).unwrap();
+    let comment = "it's \"two words\" #x";
+    let o = aifabric(&[
+        "sweep",
+        "sweep.yaml",
+        "--emit-slurm",
+        "slurm",
+        "--shards",
+        "3",
+        "--partition",
+        "sweeps",
+        "--time",
+        "5",
+        "--cpus-per-task",
+        "1",
+        "--sbatch",
+        &format!("--comment={comment}"),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let dir = work.join("slurm");
+    // Shard 1 fails: its result's path is a directory, which it cannot replace.
+    std::fs::create_dir(dir.join("shard-1.json")).unwrap();
+    let o = cluster
+        .cmd("bash")
+        .arg(dir.join("submit.sh"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let jobs = recorded(&dir);
+    cluster.jobs.extend(jobs.iter().map(|(_, id)| id.clone()));
+    let (array, merge) = (jobs[0].1.clone(), jobs[1].1.clone());
+    assert_eq!(jobs[0].0, "array");
+    // Submitted as asked: the partition, the time limit, the comment read back whole.
+    let shown = show_job(&cluster, &array);
+    for want in [
+        "Partition=sweeps",
+        "TimeLimit=00:05:00",
+        &format!("Comment={comment}"),
+    ] {
+        assert!(shown.contains(want), "{want}: {shown}");
+    }
+    assert!(show_job(&cluster, &merge).contains("Partition=sweeps"));
+    assert!(
+        until_ended(&cluster, &[array.clone(), merge.clone()]),
+        "the array and its merge did not end: {:?}\n{}",
+        cluster.states(),
+        cluster.logs()
+    );
+    // The merge ran anyway (afterany), found shard 1 without its result and said so.
+    assert!(show_job(&cluster, &merge).contains("JobState=FAILED"));
+    let log = |name: &str| std::fs::read_to_string(dir.join("logs").join(name)).unwrap_or_default();
+    let merge_log = log(&format!("merge-{merge}.log"));
+    assert!(
+        merge_log.contains("shard 1: shard-1.json is not a shard result")
+            || merge_log.contains("shard 1: shard-1.json cannot be read"),
+        "{merge_log}"
+    );
+    assert!(
+        merge_log.contains("aifabric sweep rerun-failed"),
+        "{merge_log}"
+    );
+    // Shard logs named by job and index, and not empty.
+    let shard0 = log(&format!("shard-{array}_0.log"));
+    assert!(shard0.contains("shard 0/3 done"), "{shard0}");
+    assert!(!log(&format!("shard-{array}_1.log")).is_empty());
+
+    // The cause removed, the rerun submits shard 1 alone and a new merge after it.
+    std::fs::remove_dir(dir.join("shard-1.json")).unwrap();
+    let o = aifabric(&["sweep", "rerun-failed", "slurm"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("rerunning shards 1:"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let jobs = recorded(&dir);
+    assert_eq!(jobs.len(), 4, "{jobs:?}");
+    let (array2, merge2) = (jobs[2].1.clone(), jobs[3].1.clone());
+    cluster.jobs.extend([array2.clone(), merge2.clone()]);
+    assert!(show_job(&cluster, &array2).contains("ArrayTaskId=1 "));
+    assert!(
+        until_ended(&cluster, &[array2.clone(), merge2.clone()]),
+        "the rerun did not end: {:?}\n{}",
+        cluster.states(),
+        cluster.logs()
+    );
+    assert!(
+        show_job(&cluster, &merge2).contains("JobState=COMPLETED"),
+        "{}",
+        log(&format!("merge-{merge2}.log"))
+    );
+    assert!(
+        std::fs::read(dir.join("sweep.json")).unwrap() == single,
+        "the merged array differs from the single run"
+    );
+    // The first run's logs are still there beside the rerun's.
+    assert!(dir.join(format!("logs/shard-{array}_1.log")).is_file());
+    assert!(log(&format!("shard-{array2}_1.log")).contains("shard 1/3 done"));
 }

@@ -26,9 +26,34 @@ fn slurm_scripts_quote_every_name() {
     let tmp = sweep_dir(file, &small_sweep(4, 2));
     let root = tmp.path();
     let out = "out\ntouch PWNED4\n$(touch PWNED5) 'dir'";
+    // An option that would end its #SBATCH line (and run the rest) is refused, as is every
+    // value a Slurm name, time or size cannot be; nothing is written.
+    for (flag, value) in [
+        ("--sbatch", "--comment=x\ntouch PWNED10"),
+        ("--sbatch", "--comment=x\rtouch PWNED11"),
+        ("--sbatch", "--comment=x\ttouch PWNED11"),
+        ("--sbatch", "--$(touch PWNED12)"),
+        ("--partition", "gpu\ntouch PWNED13"),
+        ("--partition", "$(touch PWNED14)"),
+        ("--account", "'; touch PWNED15; '"),
+        ("--time", "10`touch PWNED16`"),
+        ("--mem", "4G\ntouch PWNED17"),
+    ] {
+        let o = aifabric()
+            .current_dir(root)
+            .args(["sweep", file, "--emit-slurm", "refused", flag, value])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{flag} {value:?}");
+        assert!(!root.join("refused").exists(), "{flag} {value:?}");
+    }
+    // Quotes, `$()`, backquotes and `#` in an extra option's value are data: written in
+    // sbatch's quoting, on a line bash reads as a comment.
+    let hostile = "--comment=it's \"$(touch PWNED6)\" `touch PWNED7` #x \\";
     let o = aifabric()
         .current_dir(root)
         .args(["sweep", file, "--emit-slurm", out, "--shards", "2"])
+        .args(["--partition", "debug", "--time", "5", "--sbatch", hostile])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -92,11 +117,18 @@ fn slurm_scripts_quote_every_name() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let args = std::fs::read_to_string(&record).unwrap();
+    let array = std::fs::read_to_string(dir.join("array.sbatch")).unwrap();
+    assert!(
+        array.contains(
+            "#SBATCH --comment=\"it's \\\"$(touch PWNED6)\\\" `touch PWNED7` #x \\\\\"\n"
+        ),
+        "{array}"
+    );
     let want = format!(
         "--output={}",
         std::path::absolute(&dir)
             .unwrap()
-            .join("logs/shard-%a.log")
+            .join("logs/shard-%A_%a.log")
             .display()
     );
     assert!(
