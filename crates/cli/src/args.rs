@@ -84,7 +84,8 @@ pub(crate) enum Command {
     /// Design-space sweep: a sweep file names a base spec, a grid of overrides (dotted paths
     /// into the spec) and a failure study; every design x its tasks runs here, or one shard of
     /// them (`--shard I/N`), or as a Slurm job array (`--emit-slurm DIR`); `sweep merge`
-    /// combines shards into the output of one run, byte for byte.
+    /// combines shards into the output of one run, byte for byte; `sweep status DIR` and
+    /// `sweep rerun-failed DIR` find and resubmit the shards of an array that failed.
     #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
     Sweep(SweepArgs),
     /// MLCommons Chakra execution traces: synthesize one from a job file, or rescale one to

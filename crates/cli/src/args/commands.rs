@@ -503,11 +503,12 @@ pub(crate) struct SweepArgs {
     /// Shards of the Slurm job array (default: one per task, at most 64).
     #[arg(long)]
     pub(crate) shards: Option<usize>,
-    #[command(flatten)]
-    pub(crate) slurm: SlurmArgs,
     /// Machine-readable output.
     #[arg(long)]
     pub(crate) json: bool,
+    // Last: its help heading holds for the flags after it.
+    #[command(flatten)]
+    pub(crate) slurm: SlurmArgs,
 }
 
 /// The Slurm options of `sweep --emit-slurm`, written as `#SBATCH` lines of the array and
