@@ -693,6 +693,7 @@ class Fabric:
         {sim}
 
         {bgp}"""
+        text: Optional[str]
         if isinstance(job, Mapping):
             name, text = "job.yaml", json.dumps(job)
         else:
@@ -893,7 +894,7 @@ class Fabric:
         bgp = _bgp(asn_plan, bandwidth, group_size, max_paths, nsf_pruning, missing_bandwidth,
                    soft_drain)
         sim = _sim(lb, seed, channels, scale_up, scale_up_gbs, switch_latency_us)
-        packet = dict(
+        packet: Dict[str, Any] = dict(
             preset=preset, cc=cc, nscc_base_rtt=nscc_base_rtt, mtu=mtu,
             queue_bytes=queue_bytes, ecn=ecn, trim=trim, ack_bytes=ack_bytes,
             link_latency_us=link_latency_us, rto_us=rto_us, end_us=end_us, pfc=pfc,

@@ -147,6 +147,16 @@ def _pct(x: Optional[float]) -> str:
     return "-" if x is None else f"{x * 100:.4g}%"
 
 
+def _clip(text: str, width: int = 60) -> str:
+    """``text`` cut to ``width`` characters (a Monte Carlo scenario names every element)."""
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _x(ratio: float) -> str:
+    """A slowdown or ratio: ``x1.042``."""
+    return f"x{ratio:.3f}"
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -203,7 +213,8 @@ class Result(dict):
             lines = [f"<aifabric.{name} {_plural(len(self), 'field')}"]
         frames = self.frames
         if frames:
-            lines.append(f"  .frame(): {', '.join(frames)}")
+            more = f", ... ({len(frames)}: .frames)" if len(frames) > 5 else ""
+            lines.append(f"  .frame(): {', '.join(frames[:5])}{more}")
         notes = self.get("notes")
         if isinstance(notes, list) and notes:
             lines[-1] += f"; {_plural(len(notes), 'note')} (.notes)"
@@ -339,7 +350,7 @@ class Failures(Result):
         )
         sc = self.get("scenarios") or []
         if sc:
-            h += f"; worst {s['worst']} keeps {_pct(sc[0]['min_capacity_retained'])}"
+            h += f"; worst {_clip(s['worst'])} keeps {_pct(sc[0]['min_capacity_retained'])}"
         return h
 
     def _detail(self) -> Optional[str]:
@@ -374,7 +385,7 @@ class JobsAtRisk(Result):
         rows = self.get("rows") or []
         if rows:
             r = rows[0]
-            h += f"; worst {r['scenario']} interrupts {r['interrupted_gpus']} GPUs"
+            h += f"; worst {_clip(r['scenario'])} interrupts {r['interrupted_gpus']} GPUs"
         return h
 
 
@@ -412,7 +423,7 @@ class Collective(Result):
                 f"bus {_g(r['bus_bw_gbytes_per_s'])} GB/s ({r.get('algo')}/{r.get('proto')})"
             )
             if r.get("slowdown") is not None:
-                h += f", slowdown x{_g(r['slowdown'])}"
+                h += f", slowdown {_x(r['slowdown'])}"
         return h
 
 
@@ -457,10 +468,10 @@ class Traffic(Result):
                 f": {r['flows']} flows, makespan {_time(r['makespan_s'])}, FCT p50 "
                 f"{_time(r['fct']['p50_s'])} p99 {_time(r['fct']['p99_s'])}"
             )
-        p = self.get("packet") or self.get("flow")
+        p: Dict[str, Any] = self.get("packet") or self.get("flow") or {}
         h += f", {self.get('engine')} engine: {p['flows']} flows, makespan {_time(p['makespan_s'])}"
         if self.get("ratios"):
-            h += f" (x{_g(self['ratios']['makespan'])} the flow engine's)"
+            h += f" ({_x(self['ratios']['makespan'])} the flow engine's)"
         return h
 
 
@@ -511,7 +522,7 @@ class Cluster(Result):
         h = f"{_plural(len(jobs), 'job')} on {self['gpus_used']} of {self['gpus_total']} GPUs"
         if jobs:
             w = max(jobs, key=lambda j: j["interference_slowdown"])
-            h += f"; most slowed: {w['name']} x{_g(w['interference_slowdown'])}"
+            h += f"; most slowed: {w['name']} {_x(w['interference_slowdown'])}"
         return h
 
 

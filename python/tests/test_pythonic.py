@@ -48,8 +48,11 @@ def test_a_result_is_still_the_cli_dict_with_a_short_repr(cli, llama, cap):
         cap.gpu
     # The whole contract is one call away, and IPython shows the short form.
     import json
+    import pickle
 
     assert json.loads(cap.json()) == want
+    back = pickle.loads(pickle.dumps(cap))  # e.g. returned by a Ray task
+    assert type(back) is aifabric.Capacity and back == want
     pretty = pytest.importorskip("IPython.lib.pretty")
     assert pretty.pretty(cap) == text
 
