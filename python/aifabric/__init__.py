@@ -257,8 +257,8 @@ _SIM_DOC = """
 def _doc(fn: _F) -> _F:
     """Expand ``{bgp}`` and ``{sim}`` in ``fn``'s docstring."""
     if fn.__doc__:
-        fn.__doc__ = fn.__doc__.replace("{bgp}", _BGP_DOC.strip("\n")).replace(
-            "{sim}", _SIM_DOC.strip("\n")
+        fn.__doc__ = fn.__doc__.replace("{bgp}", _BGP_DOC.strip()).replace(
+            "{sim}", _SIM_DOC.strip()
         )
     return fn
 
