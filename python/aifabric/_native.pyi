@@ -104,7 +104,7 @@ class NativeFabric:
         size: str,
         gpus: Optional[int],
         placement: str,
-        both: bool,
+        engine: str,
         packet: Dict[str, str],
         scenario: _Scenario,
         opts: Dict[str, str],

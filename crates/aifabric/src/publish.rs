@@ -77,7 +77,26 @@ impl Study<'_> {
     /// never a mix. Files of another format's earlier export stay; anything else in `out`
     /// stops it (a bad request: give a new or empty directory).
     pub fn export_to(&self, format: Format, out: &Path) -> Result<Vec<ExportedFile>, Error> {
-        self.export_set(format, out, None)
+        self.export_set(format, out, None, &mut |_, _, _| {})
+    }
+
+    /// [`Study::export_to`] (with `aggregation` for the FRR export, as
+    /// [`Study::export_frr_to`]), calling `on_file(k, n, name)` before writing the k-th of
+    /// its n files: a big export (`prometheus`'s NetBox CSVs are about 520 MB) says how far
+    /// it is.
+    pub fn export_to_with_progress(
+        &self,
+        format: Format,
+        out: &Path,
+        aggregation: Option<aifabric_routing::aggregation::Aggregation>,
+        on_file: &mut dyn FnMut(usize, usize, &str),
+    ) -> Result<Vec<ExportedFile>, Error> {
+        if aggregation.is_some() && format != Format::Frr {
+            return Err(Error::bad_request(
+                "--aggregation applies to --format frr only".to_owned(),
+            ));
+        }
+        self.export_set(format, out, aggregation, on_file)
     }
 
     /// [`Study::export_to`] of the FRR export with zones aggregated at their borders toward
@@ -87,7 +106,7 @@ impl Study<'_> {
         out: &Path,
         aggregation: Option<aifabric_routing::aggregation::Aggregation>,
     ) -> Result<Vec<ExportedFile>, Error> {
-        self.export_set(Format::Frr, out, aggregation)
+        self.export_set(Format::Frr, out, aggregation, &mut |_, _, _| {})
     }
 
     fn export_set(
@@ -95,6 +114,7 @@ impl Study<'_> {
         format: Format,
         out: &Path,
         aggregation: Option<aifabric_routing::aggregation::Aggregation>,
+        on_file: &mut dyn FnMut(usize, usize, &str),
     ) -> Result<Vec<ExportedFile>, Error> {
         let (names, topology) = if format == Format::Frr {
             let t = self.frr_topology_aggregated(aggregation)?;
@@ -121,7 +141,8 @@ impl Study<'_> {
             |n| old_export_file(format, n, &old_frr),
             |dir| {
                 let mut sizes = Vec::new();
-                for name in &names {
+                for (k, name) in names.iter().enumerate() {
+                    on_file(k, names.len(), name);
                     let path = dir.join(name);
                     // The export's own error, kept: a fabric the plan cannot number is bad
                     // input; only a failed write is "cannot write".

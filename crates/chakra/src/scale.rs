@@ -14,7 +14,7 @@
 //! - **other groups** (tensor, pipeline, expert, context...) are copied per replica:
 //!   `g` becomes `g@i` with members M + i R (replica 0 keeps the names);
 //! - **point-to-point** peers move to the same replica (`comm_src` / `comm_dst` + i R);
-//! - the metadata's tokens per iteration grow f times.
+//! - the metadata's tokens per iteration grow f times, and its job name gets ` xf`.
 //!
 //! Not preserved: anything that depends on the total batch beyond the gradient exchange
 //! (e.g. a learning-rate schedule), or traffic between replicas other than through the
@@ -176,6 +176,9 @@ pub fn scale(
             let (mut rd, meta) = Reader::open(&set.files[src as usize])?;
             let mut info = TraceInfo::from_metadata(&meta);
             info.tokens = info.tokens.map(|t| t * f64::from(f));
+            // The job's name says it was grown: `small-64` at 16x is `small-64 x16`, not a
+            // 64-GPU job's name on 1,024 ranks.
+            info.job = info.job.take().map(|j| format!("{j} x{f}"));
             let meta = merge_meta(&meta, &info);
             let mut node = Node::default();
             let mut count = 0u64;

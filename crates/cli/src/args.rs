@@ -200,6 +200,29 @@ pub(crate) enum LabCommand {
         #[arg(long)]
         json: bool,
     },
+    /// What the lab is now: each router's namespace and daemons, the supervisor, drained
+    /// links (exit 1 when a daemon or namespace is missing).
+    Status {
+        /// The lab's directory.
+        #[arg(long, default_value = "/tmp/aifabric-lab")]
+        dir: std::path::PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a command inside one router's namespace, e.g. `aifabric lab exec
+    /// east.dc1.roce.rtsw0 -- vtysh -c 'show bgp summary'` (vtysh is pointed at that router's
+    /// daemons); exits with the command's code.
+    Exec {
+        /// The router (device name, as `lab status` lists them).
+        router: String,
+        /// The lab's directory.
+        #[arg(long, default_value = "/tmp/aifabric-lab")]
+        dir: std::path::PathBuf,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
     /// Run the lab's daemons and reap them (started by `lab up`).
     #[command(hide = true)]
     Supervise {

@@ -29,6 +29,9 @@ pub(crate) enum Failure {
     Runtime(String),
     /// Standard output was closed by its reader (a broken pipe): stop quietly, with 0.
     StdoutClosed,
+    /// A command run for the user (`lab exec`) ended with this code, which is ours; it has
+    /// said why itself.
+    Exit(i32),
 }
 
 /// A library error as the CLI reports it: a bad request exits 2, anything else 1.
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
     let mut err = std::io::stderr().lock();
     match result {
         Ok(()) | Err(Failure::StdoutClosed) => ExitCode::SUCCESS,
+        Err(Failure::Exit(code)) => ExitCode::from(u8::try_from(code.clamp(1, 255)).unwrap_or(1)),
         Err(Failure::BadInput(e)) => {
             let _ = writeln!(err, "error: {e}");
             if err.is_terminal() && e.line > 0 {

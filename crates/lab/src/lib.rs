@@ -25,6 +25,9 @@
 //!   FRR 8.x's rounding (zebra programs `floor(100 x bandwidth / total)` per link, so a
 //!   share may be off by 1% per link), and bgpd's best path has the same LOCAL_PREF and an
 //!   AS path of the same length ([`disagreement`]).
+//! - [`status`] says what a lab is now (each router's namespace and daemons by their pid
+//!   files, the supervisor, an `up` still building), and [`exec`] runs a command inside one
+//!   router's namespace, `vtysh` pointed at that router's daemons.
 //! - [`down`] stops the supervisor (or, after a crash, kills what is left in the lab's
 //!   namespaces), deletes the namespaces, any veth pair a killed `up` left in the host
 //!   namespace, and the lab directory, and names what it removed ([`DownReport`]).
@@ -42,6 +45,7 @@ mod compare;
 mod interrupt;
 mod netns;
 mod state;
+mod status;
 mod supervisor;
 mod teardown;
 
@@ -50,6 +54,7 @@ pub use compare::disagreement;
 pub use interrupt::abandon;
 pub use netns::{environment, frr_version, up, weight_steps, UpOptions};
 pub use state::{LabEnd, LabLink, LabRouter, LabState};
+pub use status::{exec, status, LabStatus, RouterStatus};
 pub use supervisor::alive;
 pub use supervisor::supervise;
 pub use teardown::{clear_leftovers, down, DownReport};

@@ -36,6 +36,9 @@ fn rescaling_8_to_1024_replicates_the_replica_and_grows_data_parallel_groups() {
         let (ia, na) = nodes(&a.path().join(format!("trace.{r}.et.gz")));
         let (ib, nb) = nodes(&b.path().join(format!("trace.{nr}.et.gz")));
         assert_eq!(ib.tokens, ia.tokens.map(|t| t * 128.0));
+        // Titled as grown, not as the 8-rank job.
+        assert_eq!(ib.job, ia.job.as_ref().map(|j| format!("{j} x128")));
+        assert!(ia.job.is_some());
         assert_eq!(na.len(), nb.len());
         for (x, y) in na.iter().zip(&nb) {
             assert_eq!((x.id, &x.name, x.r#type), (y.id, &y.name, y.r#type));

@@ -1,4 +1,4 @@
-//! `aifabric lab up|check|down`: thin over [`aifabric_lab`].
+//! `aifabric lab up|check|status|exec|down`: thin over [`aifabric_lab`].
 
 use crate::args::LabCommand;
 use crate::{emit, load, Failure};
@@ -106,6 +106,34 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
                 )
             })
         }
+        LabCommand::Status { dir, json } => {
+            let s = lab::status(&dir)?;
+            emit(json, &s, render_status)?;
+            if s.healthy {
+                Ok(())
+            } else {
+                Err(Failure::Runtime(format!(
+                    "the lab in {} is not whole: {} of {} daemons run, supervisor {}{}; `aifabric lab down --dir {}` removes it",
+                    dir.display(),
+                    s.daemons_running,
+                    s.daemons_expected,
+                    if s.supervisor_running { "running" } else { "not running" },
+                    if s.building.is_some() { ", `lab up` still building" } else { "" },
+                    dir.display()
+                )))
+            }
+        }
+        LabCommand::Exec {
+            router,
+            dir,
+            command,
+        } => {
+            let status = lab::exec(&dir, &router, &command)?;
+            match status.code() {
+                Some(0) => Ok(()),
+                code => Err(Failure::Exit(code.unwrap_or(1))),
+            }
+        }
         LabCommand::Supervise { dir } => Ok(lab::supervise(&dir)?),
     }
 }
@@ -158,6 +186,57 @@ fn removed(r: &lab::DownReport) -> String {
 fn absolute(dir: &std::path::Path) -> Result<std::path::PathBuf, Failure> {
     std::path::absolute(dir)
         .map_err(|e| Failure::BadArgument(format!("--dir {}: {e}", dir.display())))
+}
+
+fn render_status(s: &lab::LabStatus) -> String {
+    let mut out = format!(
+        "lab {} in {} ({}): {} routers, {} links, FRR {}; supervisor {}; {} of {} daemons running{}\n",
+        s.fabric,
+        s.dir,
+        s.spec,
+        s.routers.len(),
+        s.links,
+        s.frr_version,
+        match (s.supervisor, s.supervisor_running) {
+            (Some(p), true) => format!("{p} running"),
+            (Some(p), false) => format!("{p} not running"),
+            (None, _) => "never started".to_owned(),
+        },
+        s.daemons_running,
+        s.daemons_expected,
+        s.building
+            .map_or(String::new(), |p| format!("; `lab up` {p} still building")),
+    );
+    if !s.drained.is_empty() {
+        let _ = writeln!(out, "drained link ends: {}", s.drained.join(", "));
+    }
+    let _ = writeln!(
+        out,
+        "  {:<40} {:<8} {:<12} zebra  bgpd",
+        "router", "role", "namespace"
+    );
+    for r in &s.routers {
+        let yes = |b: bool| if b { "up" } else { "DOWN" };
+        let _ = writeln!(
+            out,
+            "  {:<40} {:<8} {:<12} {:<6} {}",
+            r.name,
+            r.role,
+            if r.namespace_present {
+                r.namespace.as_str()
+            } else {
+                "MISSING"
+            },
+            yes(r.zebra),
+            yes(r.bgpd)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "next: aifabric lab exec ROUTER --dir {} -- vtysh -c 'show bgp summary'",
+        s.dir
+    );
+    out
 }
 
 fn render(c: &LabCheck) -> String {

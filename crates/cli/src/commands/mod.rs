@@ -630,15 +630,14 @@ fn export(a: ExportArgs) -> Result<(), Failure> {
     } = a;
     let f = load(&spec)?;
     let study = aifabric::Study::healthy(&f, bgp.setup());
-    let files = match (format, aggregation) {
-        (aifabric::export::Format::Frr, a) => study.export_frr_to(&out, a)?,
-        (_, None) => study.export_to(format, &out)?,
-        (_, Some(_)) => {
-            return Err(Failure::BadArgument(
-                "--aggregation applies to --format frr only".into(),
-            ))
-        }
-    };
+    let bar = crate::progress::Progress::bar("files");
+    let files = study.export_to_with_progress(format, &out, aggregation, &mut |k, n, name| {
+        bar.set_length(n as u64);
+        bar.set_position(k as u64);
+        bar.set_message(format!("writing {name}"));
+    })?;
+    bar.finish_and_clear();
+    let total: u64 = files.iter().map(|x| x.bytes).sum();
     let files: Vec<_> = files
         .into_iter()
         .map(|x| serde_json::json!({"file": x.file, "path": x.path, "bytes": x.bytes}))
@@ -658,6 +657,12 @@ fn export(a: ExportArgs) -> Result<(), Failure> {
                 x["bytes"]
             ));
         }
+        text.push_str(&format!(
+            "{} files, {:.1} MB in {}\n",
+            files.len(),
+            total as f64 / 1e6,
+            out.display()
+        ));
         print(&text)?;
     }
     Ok(())

@@ -873,6 +873,38 @@ fn export_writes_every_file_atomically_and_names_bad_formats() {
         .join("\n")
     );
     assert!(head.lines().count() > 1);
+    // The text output ends with the total, which is what the files hold on disk.
+    let o = aifabric()
+        .args(["export", "dsf-l1-zone", "--format", "netbox", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let on_disk: u64 = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    let last = format!(
+        "12 files, {:.1} MB in {}",
+        on_disk as f64 / 1e6,
+        out.display()
+    );
+    assert_eq!(text.lines().last(), Some(last.as_str()), "{text}");
+    let o = aifabric()
+        .args([
+            "export",
+            "dsf-l1-zone",
+            "--format",
+            "netbox",
+            "--aggregation",
+            "unconditional",
+            "--out",
+        ])
+        .arg(dir.path().join("agg"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--format frr only"));
     let o = aifabric()
         .args(["export", "dsf-l1-zone", "--format", "excel", "--out"])
         .arg(dir.path())

@@ -47,11 +47,15 @@ fn check_and_down_without_a_lab_say_how_to_start_one() {
     for args in [
         vec!["lab", "check", "llama3-24k", "--dir"],
         vec!["lab", "down", "--dir"],
+        vec!["lab", "status", "--dir"],
+        vec!["lab", "exec", "r.b.z.rtsw0", "--dir"],
     ] {
-        refused(
-            aifabric().args(&args).arg(dir.path()),
-            &["no lab in", "aifabric lab up SPEC"],
-        );
+        let mut c = aifabric();
+        c.args(&args).arg(dir.path());
+        if args[1] == "exec" {
+            c.args(["--", "vtysh"]);
+        }
+        refused(&mut c, &["no lab in", "aifabric lab up SPEC"]);
     }
 }
 

@@ -197,6 +197,117 @@ fn a_lab_brought_up_under_cpu_load_agrees_without_clear_bgp() {
     assert!(said.contains("152 routes compared"), "{said}");
 }
 
+/// `lab status` and `lab exec` on a live lab (issue 36): every router's daemons seen running;
+/// `vtysh` through `exec` reaches the router's own bgpd (as many BGP peers as the state file
+/// has link ends on it); the command's exit code passed through; a mistyped router refused
+/// with the closest names; a killed bgpd makes the status say so and exit 1.
+#[test]
+fn lab_status_and_exec_see_each_routers_daemons() {
+    if let Some(why) = lab_unusable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let lab = Lab::new();
+    let up = aifabric()
+        .args(["lab", "up", ROCE6, "--dir"])
+        .arg(&lab.dir)
+        .output()
+        .unwrap();
+    let status = |json: bool| {
+        let mut c = aifabric();
+        c.args(["lab", "status", "--dir"]).arg(&lab.dir);
+        if json {
+            c.arg("--json");
+        }
+        c.output().unwrap()
+    };
+    // bgpd starts once zebra has its interfaces: give the daemons a moment.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut s = status(true);
+    while s.status.code() != Some(0) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(300));
+        s = status(true);
+    }
+    let v: serde_json::Value = serde_json::from_slice(&s.stdout).unwrap_or_default();
+    let state: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(lab.dir.join("lab.json")).unwrap_or_default(),
+    )
+    .unwrap_or_default();
+    let exec = |router: &str, cmd: &[&str]| {
+        aifabric()
+            .args(["lab", "exec", router, "--dir"])
+            .arg(&lab.dir)
+            .arg("--")
+            .args(cmd)
+            .output()
+            .unwrap()
+    };
+    let summary = exec(
+        "r.b.z.rtsw0",
+        &["vtysh", "-c", "show bgp ipv6 unicast summary json"],
+    );
+    let code = exec("r.b.z.rtsw0", &["sh", "-c", "exit 3"]);
+    let typo = exec("r.b.z.rtsw9", &["vtysh"]);
+    // Kill one bgpd: the status must see it.
+    let ns = v["routers"][1]["namespace"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    let pid =
+        std::fs::read_to_string(lab.dir.join("run").join(&ns).join("bgpd.pid")).unwrap_or_default();
+    let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+    std::thread::sleep(Duration::from_millis(500));
+    let after = status(false);
+    lab.down();
+    assert_eq!(
+        up.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    assert_eq!(
+        s.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&s.stderr)
+    );
+    assert_eq!(v["healthy"], true);
+    assert_eq!(v["daemons_running"], 12);
+    assert_eq!(v["routers"].as_array().map(Vec::len), Some(6));
+    let ends = state["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|l| l["ends"].as_array().unwrap().iter())
+        .filter(|e| e["router"] == "r.b.z.rtsw0")
+        .count();
+    let peers: serde_json::Value = serde_json::from_slice(&summary.stdout).unwrap_or_default();
+    assert_eq!(
+        summary.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&summary.stderr)
+    );
+    assert_eq!(
+        peers["peers"].as_object().map(|p| p.len()),
+        Some(ends),
+        "{}",
+        String::from_utf8_lossy(&summary.stdout)
+    );
+    assert_eq!(code.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&typo.stderr);
+    assert_eq!(typo.status.code(), Some(2), "{err}");
+    assert!(err.contains("did you mean r.b.z.rtsw0"), "{err}");
+    let out = String::from_utf8_lossy(&after.stdout);
+    assert_eq!(after.status.code(), Some(1), "{out}");
+    assert!(out.contains("11 of 12 daemons running"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.contains(&ns) && l.trim_end().ends_with("DOWN")),
+        "{out}"
+    );
+}
+
 #[test]
 fn a_zebra_that_dies_is_an_error_naming_its_namespace_and_bgpd_never_starts() {
     if let Some(why) = lab_unusable() {
