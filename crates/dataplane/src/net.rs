@@ -1,7 +1,7 @@
 //! The network of one scenario: resources with capacities, what is attached where.
 
 use aifabric_model::{
-    DeviceId, Fabric, FailureMask, LinkId, Ordinal, PortKind, Role, Scenario, ZoneKind,
+    DeviceId, Fabric, FailureMask, LinkId, Ordinal, PortKind, Role, Scenario, ZoneId, ZoneKind,
 };
 use aifabric_routing::bgp::{
     session_states, AsnPlan, BgpConfig, BgpGraph, SessionState, SpeakerId, SpeakerKind,
@@ -537,5 +537,76 @@ impl<'f> Net<'f> {
     /// Whether resource `r` is a link (not a DSF crossbar or scale-up resource).
     pub fn is_link(&self, r: ResourceId) -> bool {
         r.get() < self.base_iface
+    }
+
+    /// Why nothing could ever carry traffic from `src` to `dst`: no path of links joins them
+    /// in the fabric as built, whatever fails or drains (a zone with no link out of itself in
+    /// a region without BAG, two regions without inter-BAG links). `None` when built links
+    /// join them: then a missing route comes from the scenario or the routing policy.
+    pub fn unconnected_cause(&self, src: DeviceId, dst: DeviceId) -> Option<String> {
+        let f = self.f;
+        let mut seen = FixedBitSet::with_capacity(f.devices().len());
+        seen.insert(src.idx());
+        let mut stack = vec![src];
+        while let Some(d) = stack.pop() {
+            if d == dst {
+                return None;
+            }
+            for &l in f.incident(d) {
+                let n = f.link(l).other(d);
+                if !seen.put(n.idx()) {
+                    stack.push(n);
+                }
+            }
+        }
+        let zone_of = |d: DeviceId| f.device(d).zone;
+        let region_name = |z: ZoneId| &f.regions()[f.zones()[z.idx()].region.idx()].name;
+        let leaves = |z: ZoneId| {
+            f.zone_devices(z).map(DeviceId::new).any(|d| {
+                f.incident(d)
+                    .iter()
+                    .any(|&l| zone_of(f.link(l).other(d)) != z)
+            })
+        };
+        let has_bag = |z: ZoneId| {
+            let r = f.zones()[z.idx()].region;
+            f.zones()
+                .iter()
+                .any(|o| o.region == r && o.kind == ZoneKind::Bag)
+        };
+        let (zs, zd) = (zone_of(src), zone_of(dst));
+        for z in [zs, zd] {
+            if !leaves(z) {
+                let name = &f.zones()[z.idx()].name;
+                let region = region_name(z);
+                return Some(if has_bag(z) {
+                    format!(
+                        "they are not connected as built: zone `{name}` has no link to region \
+                         `{region}`'s BAG or any other zone"
+                    )
+                } else {
+                    format!(
+                        "they are not connected as built: zone `{name}` has no link out of \
+                         itself, as region `{region}` has no BAG layer to join its zones (add \
+                         `bag:` to the region)"
+                    )
+                });
+            }
+        }
+        let (rs, rd) = (f.zones()[zs.idx()].region, f.zones()[zd.idx()].region);
+        Some(if rs != rd {
+            format!(
+                "they are not connected as built: regions `{}` and `{}` are not joined (give \
+                 both a BAG layer and link them under `inter_bag:`)",
+                region_name(zs),
+                region_name(zd)
+            )
+        } else {
+            format!(
+                "they are not connected as built: no links join zones `{}` and `{}`",
+                f.zones()[zs.idx()].name,
+                f.zones()[zd.idx()].name
+            )
+        })
     }
 }

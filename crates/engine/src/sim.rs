@@ -238,7 +238,7 @@ struct PhaseOut {
     makespan_s: f64,
     flows: u64,
     te_gap: Option<f64>,
-    unreachable: Option<(u64, String, NoPath)>,
+    unreachable: Option<Unreached>,
 }
 
 /// The per-phase outputs too big to allocate at every phase, reused across windows.
@@ -398,7 +398,7 @@ fn run_phase(
     latency.clear();
     latency.resize(c.groups.len() * nt, 0.0);
     let mut te_transfer: Vec<usize> = Vec::new();
-    let mut unreachable: Option<(u64, String, NoPath)> = None;
+    let mut unreachable: Option<Unreached> = None;
     let mut te_cands: Vec<Vec<Vec<(u32, f64)>>> = Vec::new();
     let mut te_lat: Vec<Vec<f64>> = Vec::new();
     let te_k: u32 = 8;
@@ -416,7 +416,7 @@ fn run_phase(
                         match ws.push_sprayed(net, routes, src, dst, key, c.seed, share) {
                             Ok(lat) => latency[tix] = lat,
                             Err(e) => {
-                                let u = unreachable.get_or_insert((0, pair_name(net, src, dst), e));
+                                let u = unreachable.get_or_insert((0, (src, dst), e));
                                 u.0 += 1;
                             }
                         }
@@ -467,7 +467,7 @@ fn run_phase(
                     failed = Some(NoPath::NoCapacity);
                 }
                 if let Some(e) = failed {
-                    let u = unreachable.get_or_insert((0, pair_name(net, src, dst), e));
+                    let u = unreachable.get_or_insert((0, (src, dst), e));
                     u.0 += 1;
                     continue;
                 }
@@ -610,12 +610,32 @@ pub fn domain_aligned(net: &Net<'_>, groups: &[Vec<DeviceId>]) -> bool {
     })
 }
 
+/// Flows without a path: how many, the first (source and destination GPU), and why.
+pub(crate) type Unreached = (u64, (DeviceId, DeviceId), NoPath);
+
 /// Why a flow has no path, in words.
 pub(crate) fn no_path_reason(why: NoPath) -> &'static str {
     match why {
         NoPath::GpuDown => "a GPU or its link is down",
         NoPath::NoRoute => "a switch on the way has no route",
         NoPath::NoCapacity => "the path crosses a resource with no capacity left",
+    }
+}
+
+/// The error for flows without a path, naming the first and the cause: when no built link
+/// joins its ends (a zone left off any BAG, regions without inter-BAG links), that, rather
+/// than the missing route it shows up as.
+pub(crate) fn unreachable_error(net: &Net<'_>, (count, (src, dst), why): Unreached) -> SimError {
+    let why = match why {
+        NoPath::NoRoute => net
+            .unconnected_cause(src, dst)
+            .unwrap_or_else(|| no_path_reason(why).to_owned()),
+        _ => no_path_reason(why).to_owned(),
+    };
+    SimError::Unreachable {
+        count,
+        first: pair_name(net, src, dst),
+        why,
     }
 }
 
@@ -717,7 +737,7 @@ pub(crate) fn simulate_algo(
     let nch = sched.channel_count() as usize;
     let slot = |g: usize, ch: u32, rank: u32| (g * nch + ch as usize) * n as usize + rank as usize;
     let mut chain = Chain::new(c.groups.len() * nch * n as usize);
-    let mut unreachable: Option<(u64, String, NoPath)> = None;
+    let mut unreachable: Option<Unreached> = None;
     let mut alpha_total = 0.0;
     let mut xfer = 0.0;
     let mut flows = 0;
@@ -781,12 +801,8 @@ pub(crate) fn simulate_algo(
         }
     }
     give_back_workspaces(wss);
-    if let Some((count, first, why)) = unreachable {
-        return Err(SimError::Unreachable {
-            count,
-            first,
-            why: no_path_reason(why).into(),
-        });
+    if let Some(u) = unreachable {
+        return Err(unreachable_error(net, u));
     }
     let lat = alpha_total + chain.longest();
     let time = xfer + lat;

@@ -176,13 +176,13 @@ fn run_inner(
     let mut ws = PhaseWs::default();
     ws.reset(net);
     let mut latency = vec![0.0f64; tm.flows.len()];
-    let mut unreachable: Option<(u64, String, NoPath)> = None;
+    let mut unreachable: Option<crate::sim::Unreached> = None;
     for (i, fl) in tm.flows.iter().enumerate() {
         let (src, dst) = (gpus[fl.src as usize], gpus[fl.dst as usize]);
         let r = net.dest_speaker(dst).and_then(|s| routes.get(s));
         let share = fl.bytes as f64 / f64::from(qps);
-        let fail = |e: NoPath, u: &mut Option<(u64, String, NoPath)>| {
-            u.get_or_insert((0, pair_name(net, src, dst), e)).0 += 1;
+        let fail = |e: NoPath, u: &mut Option<crate::sim::Unreached>| {
+            u.get_or_insert((0, (src, dst), e)).0 += 1;
         };
         if lb.is_spray() {
             if let Some(key) = net.spray_key(src, dst) {
@@ -223,12 +223,8 @@ fn run_inner(
     }
     // Any flow without a path fails the run before simulating (so subflow k of flow i is
     // always `i * qps + k` below).
-    if let Some((count, first, why)) = unreachable {
-        return Err(SimError::Unreachable {
-            count,
-            first,
-            why: crate::sim::no_path_reason(why).into(),
-        });
+    if let Some(u) = unreachable {
+        return Err(crate::sim::unreachable_error(net, u));
     }
     let fct = fluid(&ws, tm, qps as usize, &latency, tolerance);
     let carried: Vec<(u32, f64)> = ws.global.iter().copied().zip(ws.carried()).collect();

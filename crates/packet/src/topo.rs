@@ -287,8 +287,12 @@ fn groups_toward(
         }
         let hops = nsf_pruned(net, v, tor, net.next_hops(&routes, sv, weighted));
         if hops.is_empty() {
+            // No built link joining the two is the cause to name before any failure.
+            let why = net
+                .unconnected_cause(v, tor)
+                .unwrap_or_else(|| "a failure or drain cuts it off".to_owned());
             return Err(PacketError::Invalid(format!(
-                "{} has no route toward {}: a failure or drain cuts it off",
+                "{} has no route toward {}: {why}",
                 f.device_name(v),
                 f.device_name(tor)
             )));

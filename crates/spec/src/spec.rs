@@ -46,6 +46,7 @@ defaults! {
     d_roce_racks: u32 = 192;
     d_roce_ctsw: u32 = 16;
     d_roce_atsw: u32 = 9;
+    d_roce_atsw_uplinks: u32 = 192;
     d_3: u32 = 3;
     d_bag_m: f64 = 500.0;
     d_zero: f64 = 0.0;
@@ -428,6 +429,16 @@ pub struct RoceSpec {
     /// Parallel links from each CTSW to each ATSW.
     #[serde(default = "d_3")]
     pub ctsw_links_per_atsw: S<u32>,
+    /// Uplinks from each ATSW to its region's BAG, at `link_speed_gbps`, spread evenly over
+    /// the BAG planes (a multiple of `bag.planes`) as EDSW uplinks are; unused without a BAG.
+    /// Meta's RoCE zones reach BAG through their aggregation tier, but no count is published:
+    /// the default is an assumption, 192 = what the default ATSW (576 x 400G) has left after
+    /// its 8 x 16 x 3 = 384 CTSW links, so the default zone goes up as wide as its ATSW ports
+    /// allow (9 x 192 x 400G = 691.2 Tb/s for 9,830.4 Tb/s of GPUs, 14.2:1; Meta's typical
+    /// L2-to-BAG 4.5:1 is out of reach behind the 7.11:1 AI zone -> ATSW tier). 192 divides
+    /// evenly over 1, 2, 3, 4, 6, 8, 12 and 16 planes.
+    #[serde(default = "d_roce_atsw_uplinks")]
+    pub atsw_uplinks: S<u32>,
     /// Speed of all switch-to-switch links, Gb/s.
     #[serde(default = "d_400")]
     pub link_speed_gbps: S<u32>,

@@ -9,6 +9,7 @@ mod goodput;
 mod lab;
 mod names;
 mod packet;
+mod roce_bag;
 mod slurm;
 mod slurm_live;
 mod stdout;

@@ -1,6 +1,6 @@
 //! BAG layers: planes of chassis, attachment of L2 edges to planes, inter-BAG links.
 
-use super::{device, size, Cx};
+use super::{device, size, Cx, Site};
 use crate::error::SpecError;
 use crate::spec::{BagSpec, InterBagSpec, InterBagTopology, SpecFile, S};
 use aifabric_model::*;
@@ -127,34 +127,62 @@ impl Cx<'_> {
         Ok(())
     }
 
-    /// Check that an L2 edge with `uplinks` per device can spread evenly over the region's
-    /// BAG planes; returns the links per plane, or `None` when the region has no BAG.
-    /// `zone_loc` locates errors about values left at their defaults.
+    /// Check that an L2 edge with `uplinks` per device can spread evenly over the BAG planes
+    /// of the zone's region; returns the links per plane, or `None` when the region has no
+    /// BAG. `field` is the uplinks' field (`edsw_uplinks`, `atsw_uplinks`) and `device` the
+    /// edge device's role; errors about values left at their defaults point at the zone.
     pub(crate) fn links_per_plane(
         &self,
-        zone_loc: Location,
-        region: RegionId,
+        site: &Site,
         uplinks: &S<u32>,
+        field: &str,
+        device: &str,
         speed_gbps: &S<u32>,
         hyperports: bool,
     ) -> Result<Option<u32>, SpecError> {
-        let Some(bag) = &self.bags[region.idx()] else {
+        let Some(bag) = &self.bags[site.region.idx()] else {
             return Ok(None);
         };
-        let n = self.pos(uplinks, "edsw_uplinks")?;
-        let loc = Cx::loc_or(uplinks.referenced, zone_loc);
-        if !n.is_multiple_of(bag.planes) {
-            let suggestion = u64::from(n.div_ceil(bag.planes)) * u64::from(bag.planes);
+        let n = uplinks.value;
+        let loc = Cx::loc_or(uplinks.referenced, site.loc);
+        let default = if uplinks.referenced == Location::UNKNOWN {
+            ", the default"
+        } else {
+            ""
+        };
+        let zone = self.zone_name(site.zone);
+        if n == 0 {
             return Err(self.err(
                 loc,
                 format!(
-                    "{n} uplinks per edge device do not spread evenly over {} BAG planes (set at \
-                     line {})",
+                    "zone `{zone}`: `{field}` is 0, but its region has a BAG layer: the zone \
+                     would be cut off from the rest of the region"
+                ),
+                format!(
+                    "give each {device} at least {} uplinks (one per BAG plane), or put the \
+                     zone in a region without `bag:`",
+                    bag.planes
+                ),
+            ));
+        }
+        if !n.is_multiple_of(bag.planes) {
+            let up = u64::from(n.div_ceil(bag.planes)) * u64::from(bag.planes);
+            let down = n / bag.planes * bag.planes;
+            let e_g = if down > 0 {
+                format!("`{field}: {down}` or `{up}`")
+            } else {
+                format!("`{field}: {up}`")
+            };
+            return Err(self.err(
+                loc,
+                format!(
+                    "zone `{zone}`: {n} uplinks per {device} (`{field}`{default}) do not spread \
+                     evenly over {} BAG planes (set at line {})",
                     bag.planes,
                     bag.planes_loc.line()
                 ),
                 format!(
-                    "use a multiple of {} uplinks (e.g. {suggestion}) or change `bag.planes`",
+                    "use a multiple of {} uplinks (e.g. {e_g}) or change `bag.planes`",
                     bag.planes
                 ),
             ));

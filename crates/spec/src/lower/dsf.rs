@@ -97,11 +97,24 @@ pub(crate) fn build_l1(cx: &mut Cx<'_>, site: &mut Site, s: &DsfL1Spec) -> Resul
     let lpf = cx.pos(&s.links_per_fdsw, "links_per_fdsw")?;
     let gpus = cx.pos(&s.gpus_per_rdsw, "gpus_per_rdsw")?;
     let speed = cx.pos(&s.uplink_speed_gbps, "uplink_speed_gbps")?;
+    if edsw == 0 && cx.bags[site.region.idx()].is_some() {
+        // Only EDSWs go up to BAG: without them the zone would sit under the BAG unreached.
+        return Err(cx.err(
+            Cx::loc_or(s.edsw.referenced, site.loc),
+            format!(
+                "zone `{}` has `edsw: 0` but its region has a BAG layer: only EDSWs go up to \
+                 BAG, so the zone would be cut off from the rest of the region",
+                cx.zone_name(site.zone)
+            ),
+            "give it EDSWs (`edsw`, default 16), or put the zone in a region without `bag:`",
+        ));
+    }
     let per_plane = if edsw > 0 {
         cx.links_per_plane(
-            site.loc,
-            site.region,
+            site,
             &s.edsw_uplinks,
+            "edsw_uplinks",
+            "edge device",
             &s.uplink_speed_gbps,
             s.hyperports,
         )?
@@ -176,9 +189,10 @@ pub(crate) fn build_l2(cx: &mut Cx<'_>, site: &mut Site, s: &DsfL2Spec) -> Resul
     let gpus = cx.pos(&s.gpus_per_rdsw, "gpus_per_rdsw")?;
     let speed = cx.pos(&s.uplink_speed_gbps, "uplink_speed_gbps")?;
     let per_plane = cx.links_per_plane(
-        site.loc,
-        site.region,
+        site,
         &s.edsw_uplinks,
+        "edsw_uplinks",
+        "edge device",
         &s.uplink_speed_gbps,
         s.hyperports,
     )?;

@@ -12,6 +12,20 @@ use crate::spec::FatTreeSpec;
 use aifabric_model::*;
 
 pub(crate) fn build(cx: &mut Cx<'_>, site: &mut Site, s: &FatTreeSpec) -> Result<(), SpecError> {
+    if cx.bags[site.region.idx()].is_some() {
+        // A k-ary tree's cores spend all k ports on the pods: nothing is left for BAG, and a
+        // zone under a BAG that does not reach it would be cut off without a word.
+        return Err(cx.err(
+            site.loc,
+            format!(
+                "zone `{}` is a `fat_tree`, which has no uplinks to BAG (its cores use all k \
+                 ports toward the pods), but its region has a BAG layer",
+                cx.zone_name(site.zone)
+            ),
+            "put the fat tree in a region without `bag:`, or use a `roce` zone (its ATSWs go \
+             up to BAG with `atsw_uplinks`)",
+        ));
+    }
     let gpu = cx.hw(&s.gpu_model)?;
     let sw = cx.hw(&s.switch_model)?;
     let k = cx.pos(&s.k, "k")?;

@@ -200,6 +200,11 @@ impl Cx<'_> {
         Ok(self.fb.add_zone(name, kind, region, building))
     }
 
+    /// Full name of a zone made so far (`region.building.zone`).
+    pub fn zone_name(&self, z: ZoneId) -> &str {
+        &self.fb.partial().zones()[z.idx()].name
+    }
+
     /// `primary` if the spec set it, else `fallback` (for values left at their default).
     pub fn loc_or(primary: Location, fallback: Location) -> Location {
         if primary == Location::UNKNOWN {

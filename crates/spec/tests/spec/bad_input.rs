@@ -187,6 +187,48 @@ fn edge_uplinks_must_exist_and_hyperports_are_4x800g() {
 }
 
 #[test]
+fn zones_under_a_bag_must_reach_it() {
+    // RoCE: the ATSW uplinks spread evenly over the planes, fit the ATSW, and exist.
+    let roce = BASE.replace("dsf_l2: {}", "roce: {atsw_uplinks: 40}");
+    let e = err(&roce);
+    assert_eq!(e.line, line_of(&roce, "atsw_uplinks"));
+    assert!(e.message.contains("zone `east.dc1.z`"), "{e}");
+    assert!(e.message.contains("`atsw_uplinks`"), "{e}");
+    assert!(e.hint.unwrap().contains("`atsw_uplinks: 32` or `48`"));
+    // Left at its default (192), the error points at the zone and names the field.
+    let yaml = BASE
+        .replace("dsf_l2: {}", "roce: {}")
+        .replace("planes: 16", "planes: 5");
+    let e = err(&yaml);
+    assert_eq!(e.line, line_of(&yaml, "- name: z"));
+    assert!(e.message.contains("(`atsw_uplinks`, the default)"), "{e}");
+    let yaml = BASE.replace("dsf_l2: {}", "roce: {atsw_uplinks: 208}");
+    let e = err(&yaml);
+    assert!(
+        e.message.contains("do not fit beside its 384 CTSW links"),
+        "{e}"
+    );
+    assert!(e.hint.unwrap().contains("`atsw_uplinks: 192`"));
+    let e = err(&BASE.replace("dsf_l2: {}", "roce: {atsw_uplinks: 0}"));
+    assert!(e.message.contains("`atsw_uplinks` is 0"), "{e}");
+    // Fat trees and DSF zones without EDSWs have no way up: refused, not left off the BAG.
+    let e = err(&BASE.replace("dsf_l2: {}", "fat_tree: {k: 4}"));
+    assert!(
+        e.message.contains("zone `east.dc1.z` is a `fat_tree`"),
+        "{e}"
+    );
+    let e = err(&BASE.replace("dsf_l2: {}", "dsf_l1: {edsw: 0}"));
+    assert!(e.message.contains("`edsw: 0`"), "{e}");
+    // Without a BAG, all three build, each on its own.
+    for zone in ["roce: {}", "fat_tree: {k: 4}", "dsf_l1: {edsw: 0}"] {
+        let yaml = BASE
+            .replace("    bag:\n      planes: 16\n", "")
+            .replace("dsf_l2: {}", zone);
+        build_str("t.yaml", &yaml).unwrap();
+    }
+}
+
+#[test]
 fn zone_and_bag_names_are_unique_across_regions() {
     let yaml = "name: t\nregions:\n  - name: a\n    bag: {name: core, planes: 1}\n  - name: b\n    bag: {name: core, planes: 1}\n";
     let e = err(yaml);

@@ -103,6 +103,39 @@ fn roce_llama3_counts() {
 }
 
 #[test]
+fn roce_zone_under_bag_goes_up_from_its_atsws() {
+    // Llama 3's zone (`roce: {}`) under a 16-plane BAG of 2 chassis per plane: each of the 9
+    // ATSWs takes the default 192 uplinks, 12 to each plane, round robin over its chassis.
+    let yaml = "name: r\nregions:\n  - name: east\n    bag: {planes: 16, chassis_per_plane: 2}\n    buildings:\n      - name: dc1\n        zones:\n          - {name: llama, roce: {}}\n";
+    let f = aifabric_spec::build_str("r.yaml", yaml).unwrap();
+    assert_eq!(count(&f, Role::Atsw), 9);
+    for a in f.devices_with_role(Role::Atsw) {
+        assert_eq!(links_toward(&f, a, Role::Bag), 192, "ATSW uplinks");
+        assert_eq!(
+            links_toward(&f, a, Role::Ctsw),
+            8 * 16 * 3,
+            "ATSW downlinks"
+        );
+        let mut per_plane = [0usize; 16];
+        for &l in f.incident(a) {
+            let other = f.device(f.link(l).other(a));
+            if other.role == Role::Bag {
+                per_plane[usize::from(other.plane().unwrap())] += 1;
+                assert_eq!(f.link(l).capacity_mbps, 400_000);
+            }
+        }
+        assert_eq!(per_plane, [12; 16]);
+    }
+    // Every BAG chassis gets the same share: 9 x 12 / 2 = 54 links.
+    for b in f.devices_with_role(Role::Bag) {
+        assert_eq!(links_toward(&f, b, Role::Atsw), 54);
+    }
+    // Without a BAG, the same zone has no uplinks (as `llama3-24k`).
+    let f = aifabric_spec::load("llama3-24k").unwrap();
+    assert_eq!(count(&f, Role::Bag), 0);
+}
+
+#[test]
 fn prometheus_is_two_regions_of_five_dsf_and_one_nsf_buildings() {
     let f = aifabric_spec::load("prometheus").unwrap();
     assert_eq!(f.regions().len(), 2);
