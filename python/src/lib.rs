@@ -371,7 +371,7 @@ impl NativeFabric {
         let model = Arc::clone(&self.model);
         run(py, progress, move |ctx| {
             let s = scenario(&model, &sc)?;
-            let study = Study::new(&model, s, setup(&opts)?);
+            let study = Study::new(&model, s, setup(&opts)?).described(describe(&sc));
             work(&study, &sc, ctx)
         })
     }

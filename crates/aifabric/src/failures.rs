@@ -100,8 +100,10 @@ fn classes() -> String {
 /// it was given, for the error.
 pub fn class(s: &str, flag: &str) -> Result<SrgClass, Error> {
     SrgClass::from_prefix(s).ok_or_else(|| {
+        let names: Vec<&str> = SrgClass::all().map(|c| c.prefix()).collect();
         Error::bad_request(format!(
-            "{flag}: unknown class `{s}`; classes are {}",
+            "{flag}: unknown class `{s}`{}; classes are {}",
+            aifabric_model::did_you_mean_hint(s, &names),
             classes()
         ))
     })

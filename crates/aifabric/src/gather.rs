@@ -11,7 +11,7 @@ use aifabric_failures::compare::{planar_vs_spread, Comparison};
 use aifabric_failures::sweep::Sweep;
 use aifabric_failures::Options;
 use aifabric_model::{DeviceId, DomainClass, Fabric, FailureMask, Role, Scenario, SrgClass};
-use aifabric_report::data::{BusBwSeries, Inputs};
+use aifabric_report::data::{BusBwSeries, FailedSection, Inputs};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use aifabric_workload::{placement, Algo, Op, Placement};
 
@@ -72,7 +72,10 @@ type Compared = (Option<Comparison>, Option<Comparison>, Option<String>);
 impl Study<'_> {
     /// Run what the report shows (`opts.state` already set): the failure sweep from the
     /// starting state, planar vs spread, the collective per mode. `progress` gets (step,
-    /// steps, what); the report's last step, the capacity, is its own.
+    /// steps, what); the report's last step, the capacity, is its own. A section whose run
+    /// fails is left out and listed in [`Inputs::failed`] with its error, so the others
+    /// are still reported; only a request refused before any work (`--gpus` beyond the
+    /// fabric) is an error here.
     pub(crate) fn report_inputs(
         &self,
         opts: &ReportOptions,
@@ -107,16 +110,33 @@ impl Study<'_> {
         };
         let sweep_label = fopts.label.clone();
         let sweep_ = fopts.sweep.clone();
-        let sweep = PreparedFailures::new(f, catalog, fopts)?.run(0, 0, &|_, _| {})?;
+        let mut failed = Vec::new();
+        let sweep = kept(
+            &mut failed,
+            "failures",
+            PreparedFailures::new(f, catalog, fopts).and_then(|p| p.run(0, 0, &|_, _| {})),
+        );
+        // Planar vs spread runs the same sweep on two builds: not when the sweep failed.
         let (planar_vs_spread, planar_vs_spread_pairs, planar_vs_spread_note) =
-            match &opts.spec_text {
-                Some((name, text)) => compare(name, text, class, &sweep_)?,
-                None => (None, None, None),
+            match (&opts.spec_text, &sweep) {
+                (Some((name, text)), Some(_)) => kept(
+                    &mut failed,
+                    "planar_vs_spread",
+                    compare(name, text, class, &sweep_),
+                )
+                .unwrap_or((None, None, None)),
+                _ => (None, None, None),
             };
-        let (collective, collective_note, busbw) =
-            collectives(f, opts, &|i| progress(1 + i, steps, "collectives"))?;
+        let (collective, collective_note, busbw) = match kept(
+            &mut failed,
+            "collectives",
+            collectives(f, opts, &|i| progress(1 + i, steps, "collectives")),
+        ) {
+            Some((what, note, busbw)) => (Some(what), note, busbw),
+            None => (None, None, Vec::new()),
+        };
         let jobs = match &opts.cluster {
-            Some(c) => Some(self.jobs_section(c, opts.ops.as_ref())?),
+            Some(c) => kept(&mut failed, "jobs", self.jobs_section(c, opts.ops.as_ref())),
             None => None,
         };
         progress(steps - 1, steps, "capacity");
@@ -132,6 +152,7 @@ impl Study<'_> {
             collective_note,
             busbw,
             jobs,
+            failed,
         })
     }
 
@@ -206,6 +227,17 @@ impl Study<'_> {
         }
         Ok(section)
     }
+}
+
+/// `r`'s value, or `None` with the failure of `section` added to `failed`.
+fn kept<T>(failed: &mut Vec<FailedSection>, section: &str, r: Result<T, Error>) -> Option<T> {
+    r.map_err(|e| {
+        failed.push(FailedSection {
+            section: section.to_owned(),
+            error: e.to_string(),
+        })
+    })
+    .ok()
 }
 
 /// Planar vs spread under `sweep`, if the spec has inter-BAG links; or why they are not

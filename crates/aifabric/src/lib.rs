@@ -35,6 +35,7 @@ pub mod fabrics;
 pub mod failures;
 mod gather;
 pub mod goodput;
+mod inventory;
 mod matrix;
 mod notes;
 pub mod packet;
@@ -81,6 +82,7 @@ pub mod routing {
 
 /// The capacity report and the PFC buffer check.
 pub mod capacity {
+    pub use crate::inventory::{AppliedScenario, Capacity, Counts, Inventory, UsableGpus};
     pub use aifabric_capacity::buffers::{BufferOptions, BufferReport};
     pub use aifabric_capacity::CapacityReport;
 }
@@ -96,7 +98,7 @@ pub mod flow {
 
 /// The export formats, and the HTML report's data.
 pub mod export {
-    pub use aifabric_report::data::ReportData;
+    pub use aifabric_report::data::{FailedSection, ReportData};
     pub use aifabric_report::export::Format;
 }
 
@@ -396,7 +398,12 @@ pub fn collective_op(s: &str) -> Result<Op, String> {
     match s.parse::<Op>() {
         Ok(op @ (Op::AllReduce | Op::AllGather | Op::ReduceScatter | Op::AllToAll)) => Ok(op),
         _ => Err(format!(
-            "unknown operation `{s}`; use all_reduce, all_gather, reduce_scatter or all_to_all"
+            "unknown operation `{s}`{}; use all_reduce, all_gather, reduce_scatter or \
+             all_to_all",
+            aifabric_model::did_you_mean_hint(
+                s,
+                &["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]
+            )
         )),
     }
 }
@@ -483,6 +490,8 @@ pub struct Study<'f> {
     fabric: &'f Fabric,
     scenario: Scenario,
     setup: Setup,
+    /// The scenario as the user gave it, for results that name it ([`Study::described`]).
+    description: Option<String>,
 }
 
 impl<'f> Study<'f> {
@@ -492,7 +501,17 @@ impl<'f> Study<'f> {
             fabric,
             scenario,
             setup,
+            description: None,
         }
+    }
+
+    /// The same study, its scenario described as the user gave it (`drain east.bag.plane1;
+    /// scenario s.yaml`): results that name the scenario they applied (the capacity
+    /// report's `scenario`) use it. Without one they say `healthy` or that it was not
+    /// described.
+    pub fn described(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
     }
 
     /// A study of the healthy `fabric`.

@@ -65,7 +65,12 @@ impl std::str::FromStr for Engine {
         Engine::ALL
             .into_iter()
             .find(|e| e.name() == s)
-            .ok_or_else(|| format!("unknown engine `{s}`; use flow, packet or both"))
+            .ok_or_else(|| {
+                format!(
+                    "unknown engine `{s}`{}; use flow, packet or both",
+                    aifabric_model::did_you_mean_hint(s, &Engine::ALL.map(|e| e.name()))
+                )
+            })
     }
 }
 

@@ -13,7 +13,10 @@ impl Study<'_> {
     /// The report's data (capacity, failure sweep, planar vs spread when `opts.spec_text` is
     /// given, collective benchmarks) and its self-contained HTML page. From the healthy
     /// fabric: a report of a damaged start is refused, as for failure sweeps. The runs are
-    /// the facade's (`gather.rs`); the report crate only lays them out.
+    /// the facade's (`gather.rs`); the report crate only lays them out. A section whose run
+    /// fails (a failure sweep, planar vs spread, the collectives, the jobs) does not stop
+    /// the others: it is `None` in the data and listed in `failed_sections` with its error,
+    /// and the page shows it failed ([`ReportData::is_complete`] says whether any did).
     /// `progress` gets (step, steps, what).
     pub fn report(
         &self,

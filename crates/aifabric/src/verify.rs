@@ -1,19 +1,12 @@
-//! Design and verify questions on a study: capacity, routes, blackholes, Input Balanced Mode.
+//! Design and verify questions on a study: routes, blackholes, Input Balanced Mode (capacity: `inventory.rs`).
 
 use crate::{Error, Study};
-use aifabric_capacity::{capacity_report, CapacityReport};
 use aifabric_routing::aggregation::{blackholes, Aggregation, AggregationTier, BlackholeReport};
 use aifabric_routing::bgp::{routes_to, session_states, BgpGraph, RoutesTo, SpeakerId};
 use aifabric_routing::fib::{find_prefix, prefixes, route_view, RouteView};
 use aifabric_routing::ibm::{input_balanced, ZoneIbm};
 
 impl Study<'_> {
-    /// The capacity report under the scenario (soft-drained links still carry traffic, so
-    /// only what is unusable counts as down).
-    pub fn capacity(&self) -> CapacityReport {
-        capacity_report(self.fabric, &self.scenario.unusable())
-    }
-
     /// PFC headroom against every switch's buffer ([`aifabric_capacity::buffers`]), for the
     /// built fabric: a design-time check, so every link counts whatever the scenario.
     pub fn buffers(
@@ -46,13 +39,19 @@ impl Study<'_> {
     pub fn routes(&self, device: &str, prefix: Option<&str>) -> Result<Vec<RouteView>, Error> {
         let (f, s) = (self.fabric, &self.setup);
         let dev = f.find_device(device).ok_or_else(|| {
-            let hint = match f
-                .suggest_name(device)
-                .filter(|g| f.find_device(g).is_some())
-            {
-                Some(g) => format!("did you mean `{g}`?"),
-                None => "`aifabric build SPEC --out model.json` lists them".to_owned(),
-            };
+            let hint = f.did_you_mean_device(device).unwrap_or_else(|| {
+                let zones: Vec<&str> = f.zones().iter().map(|z| z.name.as_str()).collect();
+                let example = (0..f.devices().len())
+                    .map(aifabric_model::DeviceId::from_idx)
+                    .find(|&d| f.device(d).role != aifabric_model::Role::Gpu)
+                    .map(|d| format!(", e.g. `{}`", f.device_name(d)))
+                    .unwrap_or_default();
+                format!(
+                    "a device's name is its zone's ({}{}) and its own{example}",
+                    zones.iter().take(6).copied().collect::<Vec<_>>().join(", "),
+                    if zones.len() > 6 { ", ..." } else { "" }
+                )
+            });
             Error::bad_request(format!("--device `{device}`: no such device; {hint}"))
         })?;
         if f.device(dev).role == aifabric_model::Role::Gpu {

@@ -318,82 +318,84 @@ pub(crate) enum ChakraCommand {
     },
 }
 
-/// Which engine runs a traffic matrix, and the packet engine's model.
+/// Which engine runs a traffic matrix, and the packet engine's model (their own group in
+/// the help: they apply to `traffic --engine packet|both` only).
 #[derive(clap::Args, Debug)]
+#[command(next_help_heading = "Packet engine (traffic --engine packet or both)")]
 pub(crate) struct PacketArgs {
     /// flow: max-min fair fluid (fast, no queues); packet: packets through output-queued
     /// switches with ECN, trimming and sender congestion control; both: the two side by side
     /// with their ratio per completion-time percentile.
     #[arg(long, default_value = "flow", value_parser = engine_parser())]
     pub engine: aifabric::Engine,
-    /// Packet engine: every model parameter from a preset; `uec-htsim` is htsim's Ultra
+    /// Every model parameter from a preset; `uec-htsim` is htsim's Ultra
     /// Ethernet regression runs (100 Gb/s, 1 us links, 4,150 B MTU, 178,450 B queues with
     /// trimming, ECN 37,350:145,250, NSCC, mixed:128, seed 13); `roce` is a RoCE fabric as
     /// Meta ran its 400G AI zones (PFC, line-rate senders, receiver-driven admission, no ECN
     /// or trimming, ECMP, 4,160 B MTU). Flags given override it.
     #[arg(long, value_name = "uec-htsim|roce")]
     pub preset: Option<aifabric::packet::Preset>,
-    /// Packet engine: nscc (default), dcqcn (rate control on ECN, for lossless RoCE fabrics;
+    /// nscc (default), dcqcn (rate control on ECN, for lossless RoCE fabrics;
     /// the paper's rate steps), dcqcn-htsim (htsim's larger steps) or line-rate (no
     /// congestion control).
     #[arg(long, value_name = "nscc|dcqcn|dcqcn-htsim|line-rate")]
     pub cc: Option<aifabric::packet::CcChoice>,
-    /// Packet engine, NSCC: network (every flow takes the longest path's base RTT and window,
+    /// NSCC: network (every flow takes the longest path's base RTT and window,
     /// htsim's default) or path (each flow its own path's, htsim's accurate base RTT; the
     /// gains and target delay stay the network's).
     #[arg(long, value_name = "network|path")]
     pub nscc_base_rtt: Option<aifabric::packet::BaseRtt>,
-    /// Packet engine: MTU on the wire, bytes (default 4150).
+    /// MTU on the wire, bytes (default 4150).
     #[arg(long, value_name = "B")]
     pub mtu: Option<u32>,
-    /// Packet engine: data queue per switch port, bytes (default 178450).
+    /// Data queue per switch port, bytes (default 178450).
     #[arg(long, value_name = "B")]
     pub queue_bytes: Option<u64>,
-    /// Packet engine: ECN marking between MIN and MAX bytes of queue (probability linear to
+    /// ECN marking between MIN and MAX bytes of queue (probability linear to
     /// PMAX at MAX, 1 above; PMAX defaults to 1), or off (default 37350:145250).
     #[arg(long, value_name = "MIN:MAX[:PMAX]|off")]
     pub ecn: Option<aifabric::packet::Ecn>,
-    /// Packet engine: trim packets that do not fit to their header (the default).
+    /// Trim packets that do not fit to their header (the default).
     #[arg(long, conflicts_with = "drop_tail")]
     pub trim: bool,
-    /// Packet engine: drop packets that do not fit (recovered by timeout).
+    /// Drop packets that do not fit (recovered by timeout).
     #[arg(long)]
     pub drop_tail: bool,
-    /// Packet engine: the receiver ACKs every this many bytes, 0 every packet (default 16384).
+    /// The receiver ACKs every this many bytes, 0 every packet (default 16384).
     #[arg(long, value_name = "B")]
     pub ack_bytes: Option<u32>,
-    /// Packet engine: one latency for every link, microseconds (default: cable length at
+    /// One latency for every link, microseconds (default: cable length at
     /// 5 ns/m).
     #[arg(long, value_name = "US")]
     pub link_latency_us: Option<f64>,
-    /// Packet engine: retransmission timeout, microseconds (default 100.656); a floor: each
+    /// Retransmission timeout, microseconds (default 100.656); a floor: each
     /// flow's timer is at least twice its path's base round trip.
     #[arg(long, value_name = "US")]
     pub rto_us: Option<f64>,
-    /// Packet engine: stop at this simulated time, microseconds; flows not done by then are
+    /// Stop at this simulated time, microseconds; flows not done by then are
     /// reported unfinished (default: run until every flow is done).
     #[arg(long, value_name = "US")]
     pub end_us: Option<f64>,
-    /// Packet engine: priority flow control on the data class: on (XOFF 200000, XON 180000
+    /// Priority flow control on the data class: on (XOFF 200000, XON 180000
     /// bytes per ingress link), XOFF:XON in bytes, or off (default off; on with --preset roce).
     #[arg(long, value_name = "on|off|XOFF:XON")]
     pub pfc: Option<aifabric::packet::PfcSetting>,
-    /// Packet engine: PFC headroom above XOFF per ingress link: auto (each link's rate x
+    /// PFC headroom above XOFF per ingress link: auto (each link's rate x
     /// (2 x delay + response) + 2 MTU), buffer (that need, cut to what each switch's HBM +
     /// SRAM holds once every port has its XOFF) or bytes; too little and data is dropped
     /// (counted).
     #[arg(long, value_name = "auto|buffer|B")]
     pub pfc_headroom: Option<aifabric::packet::Headroom>,
-    /// Packet engine: receiver-driven admission (a clear-to-send per chunk, as Meta's
+    /// Receiver-driven admission (a clear-to-send per chunk, as Meta's
     /// collective library on RoCE): on (524288-byte chunks, 2 outstanding per receiver),
     /// CHUNK:WINDOW, or off (default off; on with --preset roce).
     #[arg(long, value_name = "on|off|CHUNK:WINDOW")]
     pub admission: Option<aifabric::packet::AdmissionSetting>,
-    /// Packet engine, DSF zones: largest cell a packet is cut into, bytes (default 256, an
+    /// DSF zones: largest cell a packet is cut into, bytes (default 256, an
     /// assumption: no Jericho3 figure is published).
     #[arg(long, value_name = "B")]
     pub dsf_cell_bytes: Option<u32>,
-    /// Packet engine, DSF zones: bytes one credit from an egress scheduler clears (default
+    /// DSF zones: bytes one credit from an egress scheduler clears (default
     /// 4096, an assumption).
     #[arg(long, value_name = "B")]
     pub dsf_credit_bytes: Option<u32>,
@@ -424,6 +426,7 @@ impl PacketArgs {
 
 /// Load balancing and the engine's parameters.
 #[derive(clap::Args, Debug)]
+#[command(next_help_heading = "Simulation")]
 pub(crate) struct SimArgs {
     /// ecmp (default), eecmp:N (N queue pairs per GPU pair), ucmp, spray or te; with
     /// `traffic --engine packet`: ecmp, spray:N (N entropy values per flow, REPS with
@@ -440,12 +443,18 @@ pub(crate) struct SimArgs {
     /// else 1.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
     channels: u32,
-    /// GPUs per scale-up (NVLink) domain (`collective`; a job file sets its own).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
-    scale_up: u32,
-    /// Scale-up bandwidth per GPU and direction, GB/s (`collective`).
-    #[arg(long, default_value_t = 450.0)]
-    scale_up_gbs: f64,
+    /// GPUs per scale-up (NVLink) domain (default 8): ranks are placed in whole domains of a
+    /// rack (a rack's GPUs that fill none are left out), and the GPUs of one domain talk over
+    /// NVLink, not the network. Read by `collective` and `traffic` (flow engine; the packet
+    /// engine sends every GPU's traffic through the network), and by `replay` for a trace
+    /// that records no domain size; `job`, `cluster` and `plan` take it from the job file
+    /// (`scale_up.gpus`) and refuse the flag.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    scale_up: Option<u32>,
+    /// Scale-up (NVLink) bandwidth per GPU and direction, GB/s (default 450): read where
+    /// --scale-up is (a job file's `scale_up.gbs_per_direction` otherwise).
+    #[arg(long)]
+    scale_up_gbs: Option<f64>,
     /// Forwarding latency per switch, microseconds (default 1; 0 with --preset uec-htsim).
     #[arg(long)]
     switch_latency_us: Option<f64>,
@@ -501,9 +510,28 @@ impl SimArgs {
         self.setup_with_lb(bgp, lb)
     }
 
+    /// [`SimArgs::setup`] for a command whose job files set the scale-up domain (`job`,
+    /// `cluster`, `plan`): `--scale-up` and `--scale-up-gbs` would be ignored there, so
+    /// they are refused.
+    pub(crate) fn setup_for_jobs(
+        &self,
+        bgp: &BgpArgs,
+        command: &str,
+    ) -> Result<aifabric::Setup, Failure> {
+        if self.scale_up.is_some() || self.scale_up_gbs.is_some() {
+            return Err(Failure::BadArgument(format!(
+                "`{command}` takes the scale-up domain from the job file (`scale_up: {{gpus: \
+                 N, gbs_per_direction: B}}`), not from --scale-up or --scale-up-gbs: set it \
+                 there"
+            )));
+        }
+        self.setup(bgp)
+    }
+
     /// The setup with the flow engine's mode `lb` (a packet run's fluid equivalent).
     pub(crate) fn setup_with_lb(&self, bgp: &BgpArgs, lb: Lb) -> Result<aifabric::Setup, Failure> {
-        if !(self.scale_up_gbs.is_finite() && self.scale_up_gbs > 0.0) {
+        let scale_up_gbs = self.scale_up_gbs.unwrap_or(450.0);
+        if !(scale_up_gbs.is_finite() && scale_up_gbs > 0.0) {
             return Err(Failure::BadArgument(
                 "--scale-up-gbs must be a positive number".into(),
             ));
@@ -524,8 +552,8 @@ impl SimArgs {
             plan: bgp.plan(),
             bgp: bgp.config(),
             net: NetParams {
-                scale_up_gpus: self.scale_up,
-                scale_up_bytes_per_s: self.scale_up_gbs * 1e9,
+                scale_up_gpus: self.scale_up.unwrap_or(NetParams::default().scale_up_gpus),
+                scale_up_bytes_per_s: scale_up_gbs * 1e9,
                 switch_latency_s: switch_latency_us * 1e-6,
                 ..NetParams::default()
             },
@@ -539,6 +567,7 @@ impl SimArgs {
 /// traffic when nothing else is left, so the flag is not offered). Selectors as for
 /// [`ScenarioArgs`].
 #[derive(clap::Args, Debug, Default)]
+#[command(next_help_heading = "Starting state (selectors, as for every scenario)")]
 pub(crate) struct StartArgs {
     /// Failed devices or links.
     #[arg(long, value_delimiter = ',', value_name = "SELECTOR")]
@@ -569,6 +598,7 @@ impl From<StartArgs> for ScenarioArgs {
 /// Selectors: a name prefix (`east.bag.plane3`, `east.dc1`, a device name), a bundle
 /// `A--B` or one member `A--B#2`, or `pd:NAME`. Repeat a flag or separate with commas.
 #[derive(clap::Args, Debug, Default)]
+#[command(next_help_heading = "Scenario (what failed or is drained)")]
 pub(crate) struct ScenarioArgs {
     /// Failed devices or links.
     #[arg(long, value_delimiter = ',', value_name = "SELECTOR")]
@@ -616,6 +646,7 @@ impl ScenarioArgs {
 
 /// Control-plane settings.
 #[derive(clap::Args, Debug)]
+#[command(next_help_heading = "Control plane (BGP)")]
 pub(crate) struct BgpArgs {
     /// ASN plan: `rfc7938` (tiers share ASNs, valleys rejected), `per-plane` (spines and BAG
     /// share per plane) or `unique`.

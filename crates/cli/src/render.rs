@@ -1,45 +1,7 @@
 //! Human-readable tables.
 
-use aifabric::capacity::CapacityReport;
-use aifabric::model::{Fabric, Role};
-use serde::Serialize;
-use std::collections::BTreeMap;
+use aifabric::capacity::{Capacity, Inventory};
 use std::fmt::Write;
-
-/// Counts printed by `build` and `validate`.
-#[derive(Serialize)]
-pub struct Inventory {
-    pub name: String,
-    pub regions: usize,
-    pub buildings: usize,
-    pub zones: usize,
-    pub gpus: u64,
-    pub switches: u64,
-    pub links: u64,
-    pub bundles: u64,
-    pub devices_by_role: BTreeMap<String, u64>,
-}
-
-impl Inventory {
-    pub fn of(f: &Fabric) -> Inventory {
-        let mut by_role = BTreeMap::new();
-        for d in f.devices() {
-            *by_role.entry(d.role.as_str().to_owned()).or_insert(0) += 1;
-        }
-        let gpus = by_role.get(Role::Gpu.as_str()).copied().unwrap_or(0);
-        Inventory {
-            name: f.name().to_owned(),
-            regions: f.regions().len(),
-            buildings: f.buildings().len(),
-            zones: f.zones().len(),
-            gpus,
-            switches: f.devices().len() as u64 - gpus,
-            links: f.links().len() as u64,
-            bundles: f.bundles().len() as u64,
-            devices_by_role: by_role,
-        }
-    }
-}
 
 /// `n` and its noun, singular for 1: `1 region`, `2 regions`.
 pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
@@ -49,9 +11,13 @@ pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
 
 pub fn inventory(inv: &Inventory) -> String {
     let mut s = String::new();
+    let bag = match inv.bag_layers {
+        0 => String::new(),
+        n => format!(" under {}", count(n as u64, "BAG layer", "BAG layers")),
+    };
     let _ = writeln!(
         s,
-        "{}: {}, {}, {}",
+        "{}: {}, {}, {}{bag}",
         inv.name,
         count(inv.regions as u64, "region", "regions"),
         count(inv.buildings as u64, "building", "buildings"),
@@ -65,6 +31,9 @@ pub fn inventory(inv: &Inventory) -> String {
         count(inv.links, "link", "links"),
         count(inv.bundles, "bundle", "bundles")
     );
+    if let Some(usable) = inv.usable_gpus.sentence() {
+        let _ = writeln!(s, "{usable}");
+    }
     for (role, n) in &inv.devices_by_role {
         let _ = writeln!(s, "  {role:<6} {n:>9}");
     }
@@ -75,13 +44,42 @@ fn tbps(gbps: f64) -> String {
     format!("{:.1}", gbps / 1_000.0)
 }
 
-pub fn capacity(r: &CapacityReport) -> String {
+pub fn capacity(c: &Capacity) -> String {
+    let r = &c.report;
     let mut s = String::new();
     let _ = writeln!(
         s,
         "{}: {} GPUs, {} switches, {} links, {:.1} MW",
         r.name, r.gpus, r.switches, r.links, r.power_mw
     );
+    let sc = &c.scenario;
+    let counted = [
+        ("failed", sc.failed),
+        ("drained", sc.drained),
+        ("soft-drained, still carrying traffic", sc.drained_soft),
+    ]
+    .iter()
+    .filter(|(_, n)| n.devices + n.links > 0)
+    .map(|(what, n)| {
+        let parts: Vec<String> = [
+            (n.devices, count(n.devices, "device", "devices")),
+            (n.links, count(n.links, "link", "links")),
+        ]
+        .into_iter()
+        .filter(|x| x.0 > 0)
+        .map(|x| x.1)
+        .collect();
+        format!("{} {what}", parts.join(" and "))
+    })
+    .collect::<Vec<_>>();
+    if counted.is_empty() {
+        let _ = writeln!(s, "scenario: {}", sc.description);
+    } else {
+        let _ = writeln!(s, "scenario: {} ({})", sc.description, counted.join("; "));
+    }
+    if let Some(usable) = c.usable_gpus.sentence() {
+        let _ = writeln!(s, "{usable}");
+    }
     let _ = writeln!(s, "\nOversubscription (down : up, per direction)");
     let _ = writeln!(
         s,
@@ -430,6 +428,9 @@ pub fn failures(r: &aifabric::failures::FailureReport, top: usize) -> String {
         sm.max_gpus_disconnected,
         sm.scenarios_with_blackholes
     );
+    for n in &sm.notes {
+        let _ = writeln!(s, "note: {n}");
+    }
     if sm.scenarios_listed < sm.scenarios {
         let _ = writeln!(
             s,
@@ -557,6 +558,9 @@ pub fn comparison(c: &aifabric::failures::Comparison) -> String {
         "spread keeps more in {} scenarios, planar in {}",
         c.spread_better, c.planar_better
     );
+    for n in &c.notes {
+        let _ = writeln!(s, "{n}");
+    }
     if !c.largest_differences.is_empty() {
         let _ = writeln!(s, "\nLargest differences (capacity retained)");
         for d in &c.largest_differences {

@@ -128,7 +128,16 @@ impl std::str::FromStr for Lb {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Lb, String> {
-        Lb::parse(s).ok_or_else(|| format!("unknown load balancing `{s}`; use {}", Lb::HELP))
+        Lb::parse(s).ok_or_else(|| {
+            format!(
+                "unknown load balancing `{s}`{}; use {}",
+                aifabric_model::did_you_mean_hint(
+                    s,
+                    &["ecmp", "eecmp", "ucmp", "spray", "mixed", "adaptive", "te"]
+                ),
+                Lb::HELP
+            )
+        })
     }
 }
 

@@ -52,6 +52,9 @@ pub struct Comparison {
     pub planar_better: usize,
     /// The largest differences either way, biggest first.
     pub largest_differences: Vec<Difference>,
+    /// Why the two tie, when no scenario tells them apart (absent otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Run `sweep` on the planar and the spread build of a spec.
@@ -110,6 +113,11 @@ pub fn planar_vs_spread(
     const SAME: f64 = 1e-9;
     let spread_better = diffs.iter().filter(|d| d.spread > d.planar + SAME).count();
     let planar_better = diffs.iter().filter(|d| d.planar > d.spread + SAME).count();
+    let notes = if spread_better + planar_better == 0 && !diffs.is_empty() {
+        vec![tie(sweep, &diffs)]
+    } else {
+        Vec::new()
+    };
     diffs.sort_by(|a, b| {
         (b.spread - b.planar)
             .abs()
@@ -124,5 +132,41 @@ pub fn planar_vs_spread(
         spread_better,
         planar_better,
         largest_differences: diffs,
+        notes,
     })
+}
+
+/// Why planar and spread tie in every scenario of `sweep` (`diffs`: each scenario's
+/// capacity under both, equal), from what the scenarios kept.
+fn tie(sweep: &Sweep, diffs: &[Difference]) -> String {
+    let n = diffs.len();
+    let losing: Vec<f64> = diffs
+        .iter()
+        .map(|d| d.planar.min(d.spread))
+        .filter(|&x| x < 1.0 - 1e-9)
+        .collect();
+    if losing.is_empty() {
+        return format!(
+            "planar and spread tie in all {n} scenarios: none of them costs either wiring any \
+             routed capacity"
+        );
+    }
+    let min = losing.iter().copied().fold(f64::INFINITY, f64::min);
+    let lost = format!(
+        "planar and spread tie in all {n} scenarios ({} of them lose capacity, exactly as much \
+         under both; least kept {min:.4})",
+        losing.len()
+    );
+    match sweep {
+        Sweep::Single(class) => {
+            let c = class.map_or("plane", |c| c.prefix());
+            format!(
+                "{lost}: a group failed alone takes the same inter-BAG links out of service \
+                 whichever way they are wired (a {c} loses its own links to the other region, \
+                 wherever they land); the wirings differ only when groups fail on both sides \
+                 of an inter-BAG pair, which `--sweep pairs:{c}` runs"
+            )
+        }
+        _ => lost,
+    }
 }

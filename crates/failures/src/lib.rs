@@ -114,6 +114,39 @@ pub fn evaluator<'f>(f: &'f Fabric, opts: &Options) -> Result<Evaluator<'f>, Not
     Evaluator::with_sites(f, opts.plan, opts.cfg, base, opts.pod_sites)
 }
 
+/// Why every scenario reads 1.0000, when the fabric has no pair of sites or regions for
+/// routed capacity to be measured between (one building, one zone): the ranking then rests
+/// on GPUs isolated, blackholes and GPUs cut off, and NSF pods can be made sites.
+fn no_pairs_note(ev: &Evaluator, opts: &Options, rep: &report::FailureReport) -> Option<String> {
+    let sm = &rep.summary;
+    if !sm.healthy_gbps.is_empty() || sm.scenarios == 0 {
+        return None;
+    }
+    let f = ev.fabric();
+    let sites = &ev.sites;
+    let nsf = f
+        .zones()
+        .iter()
+        .any(|z| z.kind == aifabric_model::ZoneKind::Nsf);
+    let fix = if nsf && !opts.pod_sites {
+        "; NSF pods become sites with --pod-sites (pod_sites in Python), which measures routed \
+         capacity between every pair of pods"
+    } else {
+        ""
+    };
+    Some(format!(
+        "every scenario keeps 1.0000 of its routed capacity because {} has {} and no region \
+         pair: there is no pair of sites to measure capacity between, so the scenarios rank by \
+         GPUs isolated, live racks unreachable and traffic blackholed, then GPUs cut off{fix}",
+        f.name(),
+        match sites.as_slice() {
+            [] => "no site".to_owned(),
+            [one] => format!("one site ({one})"),
+            many => format!("{} sites that share no capacity", many.len()),
+        }
+    ))
+}
+
 /// [`analyze`] with an evaluator built by [`evaluator`] for the same options. Scenarios are
 /// evaluated chunk by chunk and folded into a [`report::Tally`]: memory holds one chunk in
 /// full, the worst `opts.keep` scenarios and 16 bytes per other distinct scenario (a
@@ -160,6 +193,7 @@ pub fn analyze_with(
         links_out: s.down.down_links(f).len(),
         gpus_cut_off: ev.state_gpus_cut_off,
     });
+    rep.summary.notes.extend(no_pairs_note(ev, opts, &rep));
     if let (true, Some(setup)) = (opts.mitigations, &opts.aggregation) {
         let n = opts.top.min(rep.scenarios.len());
         let results = srgs[..n]

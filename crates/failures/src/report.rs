@@ -204,6 +204,11 @@ pub struct Summary {
     /// The maintenance state the sweep started from; every figure above is measured from it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub starting_state: Option<StartingState>,
+    /// What explains the figures above when they could mislead (a ranking in which every
+    /// scenario keeps all its capacity because there is no pair to lose it); absent when
+    /// there is nothing to say.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// The state a sweep started from (see [`crate::State`]).
@@ -452,6 +457,7 @@ impl<'a> Tally<'a> {
             scenarios_with_blackholes: self.with_blackholes,
             by_class,
             starting_state: None,
+            notes: Vec::new(),
         };
         let rep = FailureReport {
             fabric: ev.fabric().name().to_owned(),

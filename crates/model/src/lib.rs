@@ -71,7 +71,7 @@ pub use hardware::{
 pub use ids::*;
 pub use mask::FailureMask;
 pub use role::{Optic, PortKind, Role, ZoneKind};
-pub use scenario::{did_you_mean, Scenario, Selection, SelectorError};
+pub use scenario::{did_you_mean, did_you_mean_hint, Scenario, Selection, SelectorError};
 pub use time::Ps;
 pub use view::FabricView;
 

@@ -298,6 +298,63 @@ impl Fabric {
         })
     }
 
+    /// The device names closest to `name` (at most `max`, closest first), for "did you mean":
+    /// the name [`Fabric::suggest_name`] fixes, if it is a device; else the devices whose
+    /// name ends with `name`'s last component (`rdsw0`, `east.dc1.rdsw0` ->
+    /// `east.dc1.l2.rdsw0`), closest to `name` first; else the closest whole names
+    /// (Jaro-Winkler similarity above 0.8). Only the closest are kept: several when they are
+    /// equally close. Empty when nothing is close.
+    pub fn closest_devices(&self, name: &str, max: usize) -> Vec<String> {
+        if let Some(g) = self
+            .suggest_name(name)
+            .filter(|g| g != name && self.find_device(g).is_some())
+        {
+            return vec![g];
+        }
+        let last = name.rsplit('.').next().unwrap_or(name);
+        let tail = format!(".{last}");
+        let score = |n: &str| strsim::jaro_winkler(name, n);
+        let mut ending: Vec<(f64, String)> = Vec::new();
+        let mut close: Vec<(f64, String)> = Vec::new();
+        for d in 0..self.devices.len() {
+            let n = self.device_name(DeviceId::from_idx(d));
+            if n == name {
+                continue;
+            }
+            let sc = score(&n);
+            if n.ends_with(&tail) {
+                ending.push((sc, n));
+            } else if sc > 0.8 {
+                close.push((sc, n));
+            }
+        }
+        let mut best = if ending.is_empty() { close } else { ending };
+        // Closest first, ties in name order (deterministic); only those as close as the
+        // closest (several when the name fits many equally: `rdsw0` in every zone).
+        best.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let top = best.first().map_or(0.0, |b| b.0);
+        best.retain(|b| b.0 >= top - 1e-12);
+        best.truncate(max);
+        best.into_iter().map(|x| x.1).collect()
+    }
+
+    /// `did you mean `A`?` (or `one of `A`, `B`?`) for a device name that matches none, or
+    /// `None` when no name is close.
+    pub fn did_you_mean_device(&self, name: &str) -> Option<String> {
+        let near = self.closest_devices(name, 3);
+        match near.as_slice() {
+            [] => None,
+            [one] => Some(format!("did you mean `{one}`?")),
+            many => Some(format!(
+                "did you mean one of {}?",
+                many.iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    }
+
     /// Devices whose name equals `prefix` or starts with `prefix.`.
     fn devices_by_prefix(&self, prefix: &str) -> Vec<DeviceId> {
         let dotted = format!("{prefix}.");
@@ -332,7 +389,8 @@ impl Fabric {
         let guess = self
             .suggest_name(name)
             .filter(|g| g != name)
-            .filter(|g| self.select(g).is_ok());
+            .filter(|g| self.select(g).is_ok())
+            .or_else(|| self.closest_devices(name, 1).into_iter().next());
         match guess {
             Some(g) => sel_err(
                 selector,
@@ -378,6 +436,35 @@ pub fn did_you_mean<'a>(
             .map(|c| (strsim::jaro_winkler(word, c), c, 0)),
     )
     .map(|c| c.1)
+}
+
+/// ` (did you mean `X`?)` when `word` is close to one of `names` (an option's spellings
+/// without their parameters: `fragmented` for `fragmented[:SEED]`), else nothing: the hint
+/// every option parser adds to its "unknown ..." error. A parameter written after a `:` is
+/// kept in the suggestion (`fragmentd:3` -> `fragmented:3`).
+pub fn did_you_mean_hint(word: &str, names: &[&str]) -> String {
+    let lower = word.to_ascii_lowercase();
+    let (head, param) = match lower.split_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (lower.as_str(), None),
+    };
+    let near = did_you_mean(head, names.iter().copied())
+        .or_else(|| did_you_mean(&lower, names.iter().copied()));
+    match near {
+        Some(n) => {
+            let fixed = match param {
+                Some(p) if n == head => format!("{n}:{p}"),
+                Some(p) if !n.contains(':') => format!("{n}:{p}"),
+                _ => n.to_owned(),
+            };
+            if fixed == word {
+                String::new()
+            } else {
+                format!(" (did you mean `{fixed}`?)")
+            }
+        }
+        None => String::new(),
+    }
 }
 
 /// What is failed, hard-drained and soft-drained.

@@ -11,14 +11,25 @@ use aifabric_model::{Fabric, FailureMask, Role, ZoneKind};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
+/// A section of the report that could not be made: the report is written with the others,
+/// and this one shown as failed with its error.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FailedSection {
+    /// Which section: `failures`, `planar_vs_spread`, `collectives` or `jobs`.
+    pub section: String,
+    /// Why it failed (the error its run gave).
+    pub error: String,
+}
+
 /// What the report shows that had to be run, run by the caller (the `aifabric` facade's
-/// `Study::report`).
+/// `Study::report`). A section whose run failed is `None` (empty for the bus bandwidth) and
+/// listed in `failed`.
 #[derive(Clone, Debug)]
 pub struct Inputs {
     /// The maintenance state every section describes (`None`: the healthy fabric).
     pub state: Option<aifabric_failures::State>,
-    /// The failure sweep from that state.
-    pub sweep: FailureReport,
+    /// The failure sweep from that state (`None`: it failed).
+    pub sweep: Option<FailureReport>,
     /// How the sweep is named (`single:plane`, or why every group was swept instead).
     pub sweep_label: String,
     /// One table per site pair and region pair.
@@ -30,14 +41,16 @@ pub struct Inputs {
     pub planar_vs_spread_pairs: Option<Comparison>,
     /// Why planar and spread were not compared, or why they give the same figures.
     pub planar_vs_spread_note: Option<String>,
-    /// The collective benchmark: what ran.
-    pub collective: String,
+    /// The collective benchmark: what ran (`None`: it failed).
+    pub collective: Option<String>,
     /// Why it is placed as it is, or why the modes cannot differ on it.
     pub collective_note: Option<String>,
     /// Its bus bandwidth per mode.
     pub busbw: Vec<BusBwSeries>,
     /// The running jobs, when a cluster was given.
     pub jobs: Option<JobsSection>,
+    /// The sections whose run failed, in the report's order, each with its error.
+    pub failed: Vec<FailedSection>,
 }
 
 /// The running jobs: each one's step alone and together, what the scenario or a maintenance
@@ -255,10 +268,10 @@ pub struct ReportData {
     pub hub_pairs: Vec<aifabric_capacity::HubPair>,
     /// PFC headroom against each switch model's buffer.
     pub pfc_headroom: aifabric_capacity::PfcSummary,
-    /// Failure sweep.
-    pub failures: FailureSection,
-    /// Collective: what ran.
-    pub collective: String,
+    /// Failure sweep (`null` when it failed: see `failed_sections`).
+    pub failures: Option<FailureSection>,
+    /// Collective: what ran (`null` when it failed: see `failed_sections`).
+    pub collective: Option<String>,
     /// Why the collective is placed as it is, or why the modes cannot differ on it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub collective_note: Option<String>,
@@ -267,13 +280,37 @@ pub struct ReportData {
     /// The running jobs, when a cluster was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs: Option<JobsSection>,
+    /// The sections that could not be made, each with its error (absent when every section
+    /// was made); the others are complete.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed_sections: Vec<FailedSection>,
+}
+
+impl ReportData {
+    /// Whether every section was made.
+    pub fn is_complete(&self) -> bool {
+        self.failed_sections.is_empty()
+    }
 }
 
 /// The report's data: the model's figures under the starting state, and `inputs`.
 pub fn build(f: &Fabric, inputs: Inputs) -> ReportData {
+    let Inputs {
+        state,
+        sweep,
+        sweep_label,
+        pair_tables,
+        planar_vs_spread,
+        planar_vs_spread_pairs,
+        planar_vs_spread_note,
+        collective,
+        collective_note,
+        busbw,
+        jobs,
+        failed,
+    } = inputs;
     // Every section describes the starting state: the healthy fabric, or the maintenance state.
-    let start_down = inputs
-        .state
+    let start_down = state
         .as_ref()
         .map_or_else(|| FailureMask::none(f), |s| s.down.mask.clone());
     let cap = capacity_report(f, &start_down);
@@ -377,7 +414,46 @@ pub fn build(f: &Fabric, inputs: Inputs) -> ReportData {
         .map(|p| (p.a.clone(), p.b.clone(), p.capacity_tbps))
         .collect();
 
-    let rep = &inputs.sweep;
+    let failures = sweep.as_ref().map(|rep| {
+        failure_section(
+            rep,
+            pair_tables,
+            sweep_label,
+            planar_vs_spread,
+            planar_vs_spread_pairs,
+            planar_vs_spread_note,
+        )
+    });
+
+    ReportData {
+        fabric: f.name().to_owned(),
+        gpus: cap.gpus,
+        switches: cap.switches,
+        links: cap.links,
+        power_mw: cap.power_mw,
+        hierarchy,
+        tiers,
+        inter_bag,
+        hub_pairs: cap.hub_pairs.clone(),
+        pfc_headroom: cap.pfc_headroom.clone(),
+        failures,
+        collective,
+        collective_note,
+        busbw,
+        jobs,
+        failed_sections: failed,
+    }
+}
+
+/// The failure sweep's section of the report from its results.
+fn failure_section(
+    rep: &FailureReport,
+    pair_tables: bool,
+    sweep: String,
+    planar_vs_spread: Option<Comparison>,
+    planar_vs_spread_pairs: Option<Comparison>,
+    planar_vs_spread_note: Option<String>,
+) -> FailureSection {
     let mut cdf: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     // Region pairs when there are several regions (their names have no dots), else site pairs.
     let regional: Vec<&String> = rep
@@ -407,7 +483,7 @@ pub fn build(f: &Fabric, inputs: Inputs) -> ReportData {
         .filter_map(|c| rep.scenarios.iter().find(|s| s.scenario == c.worst))
         .map(WorstScenario::of)
         .collect();
-    let pair_tables = if inputs.pair_tables {
+    let pair_tables = if pair_tables {
         rep.summary
             .healthy_gbps
             .iter()
@@ -435,11 +511,11 @@ pub fn build(f: &Fabric, inputs: Inputs) -> ReportData {
     } else {
         Vec::new()
     };
-    let failures = FailureSection {
-        planar_vs_spread: inputs.planar_vs_spread,
-        planar_vs_spread_pairs: inputs.planar_vs_spread_pairs,
-        planar_vs_spread_note: inputs.planar_vs_spread_note,
-        sweep: inputs.sweep_label,
+    FailureSection {
+        planar_vs_spread,
+        planar_vs_spread_pairs,
+        planar_vs_spread_note,
+        sweep,
         starting_state: rep.summary.starting_state.clone(),
         scenarios: rep.scenarios.len(),
         cdf,
@@ -451,23 +527,5 @@ pub fn build(f: &Fabric, inputs: Inputs) -> ReportData {
             .collect(),
         worst_per_class,
         pair_tables,
-    };
-
-    ReportData {
-        fabric: f.name().to_owned(),
-        gpus: cap.gpus,
-        switches: cap.switches,
-        links: cap.links,
-        power_mw: cap.power_mw,
-        hierarchy,
-        tiers,
-        inter_bag,
-        hub_pairs: cap.hub_pairs.clone(),
-        pfc_headroom: cap.pfc_headroom.clone(),
-        failures,
-        collective: inputs.collective,
-        collective_note: inputs.collective_note,
-        busbw: inputs.busbw,
-        jobs: inputs.jobs,
     }
 }

@@ -90,7 +90,16 @@ impl std::str::FromStr for Format {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Format, String> {
-        Format::parse(s).ok_or_else(|| format!("unknown format `{s}`; use {}", Format::HELP))
+        Format::parse(s).ok_or_else(|| {
+            format!(
+                "unknown format `{s}`{}; use {}",
+                aifabric_model::did_you_mean_hint(
+                    s,
+                    &["netbox", "graphml", "nodelink", "ipplan", "dot", "frr"]
+                ),
+                Format::HELP
+            )
+        })
     }
 }
 

@@ -64,12 +64,16 @@ fn legend<'a, CT: CoordTranslate>(c: &mut ChartContext<'a, SVGBackend<'a>, CT>) 
     Ok(())
 }
 
-/// Capacity retained CDF: x = capacity retained, y = share of scenarios at or below it.
+/// Capacity retained CDF: x = capacity retained, y = share of scenarios at or below it
+/// (empty when the sweep failed: the page shows its error instead).
 fn cdf_svg(d: &ReportData) -> String {
+    let Some(failures) = &d.failures else {
+        return String::new();
+    };
     svg_plot(|root| {
         let mut c = ChartBuilder::on(root)
             .caption(
-                format!("Capacity retained, {} scenarios", d.failures.scenarios),
+                format!("Capacity retained, {} scenarios", failures.scenarios),
                 ("sans-serif", 16),
             )
             .margin(10)
@@ -80,7 +84,7 @@ fn cdf_svg(d: &ReportData) -> String {
             .x_desc("capacity retained")
             .y_desc("share of scenarios")
             .draw()?;
-        for (i, (pair, v)) in d.failures.cdf.iter().enumerate().take(COLORS.len()) {
+        for (i, (pair, v)) in failures.cdf.iter().enumerate().take(COLORS.len()) {
             let n = v.len().max(1) as f64;
             let color = COLORS[i];
             c.draw_series(LineSeries::new(
@@ -94,8 +98,11 @@ fn cdf_svg(d: &ReportData) -> String {
     })
 }
 
-/// busBW vs message size per mode, log x.
+/// busBW vs message size per mode, log x (empty when the collectives failed).
 fn busbw_svg(d: &ReportData) -> String {
+    let Some(collective) = &d.collective else {
+        return String::new();
+    };
     svg_plot(|root| {
         let (lo, hi) = d
             .busbw
@@ -109,7 +116,7 @@ fn busbw_svg(d: &ReportData) -> String {
             .fold(1.0f64, f64::max)
             * 1.1;
         let mut c = ChartBuilder::on(root)
-            .caption(format!("busBW, {}", d.collective), ("sans-serif", 16))
+            .caption(format!("busBW, {collective}"), ("sans-serif", 16))
             .margin(10)
             .x_label_area_size(35)
             .y_label_area_size(45)
@@ -141,8 +148,12 @@ fn busbw_svg(d: &ReportData) -> String {
     })
 }
 
-/// Link-utilization histogram of the largest size, one bar group per mode.
+/// Link-utilization histogram of the largest size, one bar group per mode (empty when the
+/// collectives failed).
 fn utilization_svg(d: &ReportData) -> String {
+    if d.busbw.is_empty() {
+        return String::new();
+    }
     svg_plot(|root| {
         let top = d
             .busbw

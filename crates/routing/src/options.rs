@@ -16,7 +16,8 @@ impl FromStr for AsnPlan {
             "per-plane" | "per_plane" => Ok(AsnPlan::PerPlane),
             "unique" => Ok(AsnPlan::Unique),
             _ => Err(format!(
-                "unknown ASN plan `{s}`; use rfc7938, per-plane or unique"
+                "unknown ASN plan `{s}`{}; use rfc7938, per-plane or unique",
+                aifabric_model::did_you_mean_hint(s, &["rfc7938", "per-plane", "unique"])
             )),
         }
     }
@@ -41,7 +42,8 @@ impl FromStr for BandwidthMode {
             "multipaths" => Ok(BandwidthMode::NumMultipaths),
             "none" => Ok(BandwidthMode::None),
             _ => Err(format!(
-                "unknown link-bandwidth mode `{s}`; use cumulative, multipaths or none"
+                "unknown link-bandwidth mode `{s}`{}; use cumulative, multipaths or none",
+                aifabric_model::did_you_mean_hint(s, &["cumulative", "multipaths", "none"])
             )),
         }
     }
@@ -66,7 +68,10 @@ impl FromStr for MissingBandwidth {
             "skip" => Ok(MissingBandwidth::SkipMissing),
             _ => match s.strip_prefix("default:").map(str::parse::<u64>) {
                 Some(Ok(n)) => Ok(MissingBandwidth::DefaultWeight(n)),
-                _ => Err("use `ecmp`, `skip` or `default:N`".to_owned()),
+                _ => Err(format!(
+                    "`{s}`{}: use `ecmp`, `skip` or `default:N`",
+                    aifabric_model::did_you_mean_hint(s, &["ecmp", "skip", "default"])
+                )),
             },
         }
     }
@@ -90,7 +95,10 @@ impl FromStr for SoftDrain {
             "gshut" => Ok(SoftDrain::GracefulShutdown),
             _ => match s.strip_prefix("prepend:").map(str::parse::<u32>) {
                 Some(Ok(n)) if (1..=32).contains(&n) => Ok(SoftDrain::Prepend(n)),
-                _ => Err("use `gshut` or `prepend:N` with N from 1 to 32".to_owned()),
+                _ => Err(format!(
+                    "`{s}`{}: use `gshut` or `prepend:N` with N from 1 to 32",
+                    aifabric_model::did_you_mean_hint(s, &["gshut", "prepend"])
+                )),
             },
         }
     }
@@ -114,9 +122,10 @@ impl FromStr for Aggregation {
             "conditional" => Ok(Aggregation::Conditional { min: None }),
             _ => match s.strip_prefix("conditional:").map(str::parse::<u32>) {
                 Some(Ok(n)) if n > 0 => Ok(Aggregation::Conditional { min: Some(n) }),
-                _ => {
-                    Err("use `unconditional`, `conditional` or `conditional:N` (N >= 1)".to_owned())
-                }
+                _ => Err(format!(
+                    "`{s}`{}: use `unconditional`, `conditional` or `conditional:N` (N >= 1)",
+                    aifabric_model::did_you_mean_hint(s, &["unconditional", "conditional"])
+                )),
             },
         }
     }
@@ -140,7 +149,8 @@ impl FromStr for AggregationTier {
             "zone" => Ok(AggregationTier::Zone),
             "region" => Ok(AggregationTier::Region),
             _ => Err(format!(
-                "unknown aggregation tier `{s}`; use zone or region"
+                "unknown aggregation tier `{s}`{}; use zone or region",
+                aifabric_model::did_you_mean_hint(s, &["zone", "region"])
             )),
         }
     }

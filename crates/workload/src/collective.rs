@@ -70,7 +70,8 @@ impl std::str::FromStr for Op {
     fn from_str(s: &str) -> Result<Op, String> {
         Op::parse(s).ok_or_else(|| {
             format!(
-                "unknown operation `{s}`; use {}",
+                "unknown operation `{s}`{}; use {}",
+                aifabric_model::did_you_mean_hint(s, &Op::ALL.map(Op::as_str)),
                 Op::ALL.map(Op::as_str).join(", ")
             )
         })

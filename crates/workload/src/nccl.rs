@@ -72,8 +72,12 @@ impl std::str::FromStr for Proto {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Proto, String> {
-        Proto::parse(s)
-            .ok_or_else(|| format!("unknown protocol `{s}`; use auto, ll, ll128 or simple"))
+        Proto::parse(s).ok_or_else(|| {
+            format!(
+                "unknown protocol `{s}`{}; use auto, ll, ll128 or simple",
+                aifabric_model::did_you_mean_hint(s, &["auto", "ll", "ll128", "simple"])
+            )
+        })
     }
 }
 

@@ -65,14 +65,32 @@ impl Placement {
 
     /// The accepted spellings, for hints.
     pub const HELP: &'static str = "packed, spread, fragmented[:SEED] or topology-aware";
+
+    /// What each policy does, for help texts (the CLI's `--placement`).
+    pub const DEFINED: &'static str = "Where the ranks run, in whole scale-up domains (a \
+        rack's GPUs that fill none are left out; ranks fill a domain before the next, so \
+        tensor parallelism stays inside one): packed = domains in fabric order, rack after \
+        rack, zone after zone; spread = one domain per building in turn (a job across \
+        buildings); fragmented[:SEED] = domains drawn at random from the whole fabric \
+        (seeded, default 1), as a cluster other jobs left in pieces, then taken in fabric \
+        order; topology-aware = the smallest zone that holds the job, else the largest zones \
+        first (fewest zones). Failed GPUs and racks are never used.";
 }
 
 impl std::str::FromStr for Placement {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Placement, String> {
-        Placement::parse(s)
-            .ok_or_else(|| format!("unknown placement `{s}`; use {}", Placement::HELP))
+        Placement::parse(s).ok_or_else(|| {
+            format!(
+                "unknown placement `{s}`{}; use {}",
+                aifabric_model::did_you_mean_hint(
+                    s,
+                    &["packed", "spread", "fragmented", "topology-aware"]
+                ),
+                Placement::HELP
+            )
+        })
     }
 }
 

@@ -252,8 +252,21 @@ impl std::str::FromStr for Algo {
     fn from_str(s: &str) -> Result<Algo, String> {
         Algo::parse(s).ok_or_else(|| {
             format!(
-                "unknown algorithm `{s}`; use auto, ring, tree, nvls, pat, hd, direct or \
-                 hierarchical"
+                "unknown algorithm `{s}`{}; use auto, ring, tree, nvls, pat, hd, direct or \
+                 hierarchical",
+                aifabric_model::did_you_mean_hint(
+                    s,
+                    &[
+                        "auto",
+                        "ring",
+                        "tree",
+                        "nvls",
+                        "pat",
+                        "hd",
+                        "direct",
+                        "hierarchical"
+                    ]
+                )
             )
         })
     }

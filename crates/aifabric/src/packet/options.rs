@@ -29,7 +29,10 @@ impl FromStr for Preset {
         match s {
             "uec-htsim" => Ok(Preset::UecHtsim),
             "roce" => Ok(Preset::Roce),
-            _ => Err(format!("unknown preset; presets are {PRESETS}")),
+            _ => Err(format!(
+                "unknown preset `{s}`{}; presets are {PRESETS}",
+                aifabric_model::did_you_mean_hint(s, &["uec-htsim", "roce"])
+            )),
         }
     }
 }

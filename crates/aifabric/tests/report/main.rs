@@ -9,8 +9,10 @@ fn data(
     f: &aifabric_model::Fabric,
     opts: &aifabric::ReportOptions,
 ) -> aifabric_report::data::ReportData {
-    aifabric::Study::healthy(f, aifabric::Setup::default())
+    let d = aifabric::Study::healthy(f, aifabric::Setup::default())
         .report(opts, &|_, _, _| {})
         .unwrap()
-        .0
+        .0;
+    assert!(d.is_complete(), "{:?}", d.failed_sections);
+    d
 }

@@ -15,9 +15,10 @@ fn the_report_has_every_section_and_its_data() {
         ..Default::default()
     };
     let d = super::data(&f, &opts);
+    let fs = d.failures.as_ref().unwrap();
     assert_eq!(d.gpus, 216_192);
     // Losing one of 16 planar planes leaves 15/16 between the regions.
-    let cdf = &d.failures.cdf["east<->west"];
+    let cdf = &fs.cdf["east<->west"];
     assert_eq!(cdf.len(), 32);
     assert!(
         cdf.iter().all(|&x| (x - 15.0 / 16.0).abs() < 1e-9),
@@ -28,30 +29,33 @@ fn the_report_has_every_section_and_its_data() {
         .busbw
         .iter()
         .all(|b| b.points.len() == 2 && b.points[1].1 > b.points[0].1));
-    assert!(d.failures.scenarios > 0 && !d.failures.cdf.is_empty());
-    for v in d.failures.cdf.values() {
+    assert!(fs.scenarios > 0 && !fs.cdf.is_empty());
+    for v in fs.cdf.values() {
         assert!(v.windows(2).all(|w| w[0] <= w[1]) && v.iter().all(|&x| (0.0..=1.0).contains(&x)));
     }
     // Planar vs spread: one plane of 16 lost either way leaves 15/16 (REFERENCE closed form).
-    let c = d.failures.planar_vs_spread.as_ref().unwrap();
+    let c = fs.planar_vs_spread.as_ref().unwrap();
     assert_eq!(c.scenarios, 32);
     assert!((c.planar.capacity_retained.min - 15.0 / 16.0).abs() < 1e-9);
     assert!((c.spread.capacity_retained.min - 15.0 / 16.0).abs() < 1e-9);
     // Single plane failures cannot tell the wirings apart; a plane on each side can: planar
     // loses 1/16 when the two planes face each other, spread loses 2/16 minus their shared
     // share of links (so planar keeps more in 1 case of 16, spread in the other 15).
-    let pairs = d.failures.planar_vs_spread_pairs.as_ref().unwrap();
+    let pairs = fs.planar_vs_spread_pairs.as_ref().unwrap();
     assert_eq!(
         (pairs.scenarios, pairs.spread_better, pairs.planar_better),
         (16, 15, 1)
     );
-    let note = d.failures.planar_vs_spread_note.as_deref().unwrap();
+    let note = fs.planar_vs_spread_note.as_deref().unwrap();
     assert!(note.contains("keep the same capacity either way"), "{note}");
     // Packed, 256 GPUs sit in one DSF zone, where the modes cannot differ: the ring runs
     // spread over the buildings, and there ECMP falls behind spraying.
     assert!(
-        d.collective.contains("spread over the buildings"),
-        "{}",
+        d.collective
+            .as_deref()
+            .unwrap()
+            .contains("spread over the buildings"),
+        "{:?}",
         d.collective
     );
     assert!(d.collective_note.is_some());
@@ -67,13 +71,13 @@ fn the_report_has_every_section_and_its_data() {
     };
     assert!(last("ecmp") < last("spray"), "{:?}", d.busbw);
     // The worst scenarios say which pair and which tier.
-    let w = &d.failures.worst[0];
+    let w = &fs.worst[0];
     assert_eq!(w.class, "plane");
     assert!(
         w.worst_pair.is_some() && w.worst_tier.starts_with("bag "),
         "{w:?}"
     );
-    assert_eq!(d.failures.worst_per_class.len(), 1);
+    assert_eq!(fs.worst_per_class.len(), 1);
     // Every resource that carried traffic is in the histogram.
     let hist: u64 = d.busbw[0].utilization_histogram.iter().sum();
     assert!(hist > 0);
@@ -162,13 +166,9 @@ fn names_from_the_spec_are_escaped_in_the_page() {
         hostile(&mut p.0);
         hostile(&mut p.1);
     }
-    hostile(&mut d.failures.sweep);
-    for w in d
-        .failures
-        .worst
-        .iter_mut()
-        .chain(&mut d.failures.worst_per_class)
-    {
+    let fs = d.failures.as_mut().unwrap();
+    hostile(&mut fs.sweep);
+    for w in fs.worst.iter_mut().chain(&mut fs.worst_per_class) {
         hostile(&mut w.scenario);
         hostile(&mut w.class);
         hostile(&mut w.worst_tier);
@@ -185,22 +185,29 @@ fn names_from_the_spec_are_escaped_in_the_page() {
         capacity_tbps: 2.0,
     }];
     d.collective_note = Some(SCRIPT.to_owned());
-    d.failures.planar_vs_spread_note = Some(SCRIPT.to_owned());
-    d.failures.cdf = std::mem::take(&mut d.failures.cdf)
+    let fs = d.failures.as_mut().unwrap();
+    fs.planar_vs_spread_note = Some(SCRIPT.to_owned());
+    fs.cdf = std::mem::take(&mut fs.cdf)
         .into_iter()
         .map(|(k, v)| (format!("{k}{SCRIPT}"), v))
         .collect();
-    let c = d.failures.planar_vs_spread.as_mut().unwrap();
+    let c = fs.planar_vs_spread.as_mut().unwrap();
     for side in [&mut c.planar, &mut c.spread] {
         hostile(&mut side.topology);
         side.worst = Some(SCRIPT.to_owned());
     }
-    hostile(&mut d.collective);
+    hostile(d.collective.as_mut().unwrap());
     for b in &mut d.busbw {
         hostile(&mut b.lb);
     }
     assert!(!d.hierarchy.is_empty() && !d.tiers.is_empty() && !d.inter_bag.is_empty());
-    assert!(!d.failures.worst.is_empty() && !d.busbw.is_empty());
+    assert!(!d.failures.as_ref().unwrap().worst.is_empty() && !d.busbw.is_empty());
+    escaped(&render(&d).unwrap());
+    // A failed section's error quotes names too.
+    d.failed_sections = vec![aifabric::export::FailedSection {
+        section: SCRIPT.to_owned(),
+        error: SCRIPT.to_owned(),
+    }];
     escaped(&render(&d).unwrap());
 }
 
@@ -215,6 +222,7 @@ fn a_hub_is_shown_as_a_hub_with_spoke_to_spoke_capacity() {
         ..Default::default()
     };
     let d = super::data(&f, &opts);
+    let fs = d.failures.as_ref().unwrap();
     let hub = &d.hierarchy[0];
     assert!(hub.hub && hub.gpus == 0);
     assert_eq!((hub.bag_planes, hub.bag_chassis), (16, 16));
@@ -228,11 +236,11 @@ fn a_hub_is_shown_as_a_hub_with_spoke_to_spoke_capacity() {
         .all(|p| p.capacity_tbps_per_direction == 16.0 * 128.0 * 0.8 && p.via == ["hub"]));
     // The hub has no GPUs: no pair of its own in the sweep.
     assert!(
-        d.failures.cdf.keys().all(|k| !k.contains("hub")),
+        fs.cdf.keys().all(|k| !k.contains("hub")),
         "{:?}",
-        d.failures.cdf.keys()
+        fs.cdf.keys()
     );
-    assert_eq!(d.failures.cdf.len(), 3);
+    assert_eq!(fs.cdf.len(), 3);
     let html = render(&d).unwrap();
     assert!(html.contains("hub BAG: 16 planes, 16 chassis; joins a, b, c"));
     assert!(html.contains("Spoke to spoke"));
@@ -252,24 +260,21 @@ fn a_spec_without_the_swept_class_sweeps_every_group_and_says_so() {
         ..Default::default()
     };
     let d = super::data(&f, &opts);
-    assert_eq!(
-        d.failures.sweep,
-        "single (every group: llama3-24k has no plane)"
-    );
-    assert_eq!(d.failures.scenarios, f.srg_catalog().len());
-    assert_eq!(d.failures.worst[0].scenario, "building:east.dc1");
-    assert_eq!(d.failures.worst[0].gpus_isolated, 24_576);
+    let fs = d.failures.as_ref().unwrap();
+    assert_eq!(fs.sweep, "single (every group: llama3-24k has no plane)");
+    assert_eq!(fs.scenarios, f.srg_catalog().len());
+    assert_eq!(fs.worst[0].scenario, "building:east.dc1");
+    assert_eq!(fs.worst[0].gpus_isolated, 24_576);
     // One table per AI-zone pair: 8 AI zones, 28 pairs, each losing its capacity at least
     // when the building goes.
-    assert_eq!(d.failures.pair_tables.len(), 28);
-    for t in &d.failures.pair_tables {
+    assert_eq!(fs.pair_tables.len(), 28);
+    for t in &fs.pair_tables {
         assert!(t.healthy_tbps > 0.0 && !t.worst.is_empty(), "{t:?}");
         assert!(t.worst.windows(2).all(|w| w[0].1 <= w[1].1));
         assert!(t.scenarios_losing >= t.worst.len());
     }
     // Per class: one row per class swept, each its class's worst.
-    let classes: Vec<&str> = d
-        .failures
+    let classes: Vec<&str> = fs
         .worst_per_class
         .iter()
         .map(|w| w.class.as_str())
@@ -280,4 +285,48 @@ fn a_spec_without_the_swept_class_sweeps_every_group_and_says_so() {
     );
     let html = render(&d).unwrap();
     assert!(html.contains("id=\"pair-tables\""));
+}
+
+#[test]
+fn a_section_that_fails_is_marked_and_the_others_are_kept() {
+    // Two buildings under one BAG, 36 GPUs each: the benchmark's 72 GPUs span both. With the
+    // whole BAG drained the ring has no path between the buildings, so the collectives fail;
+    // the capacity and the failure sweep from that state do not.
+    let f =
+        aifabric_spec::build_str("tz.yaml", aifabric_fixtures::specs::TWO_ZONES_UNDER_BAG).unwrap();
+    let scenario =
+        aifabric_model::Scenario::from_selectors(&f, &[], &["a.bag".to_owned()], &[]).unwrap();
+    let opts = ReportOptions {
+        sizes: vec![1 << 20],
+        ..Default::default()
+    };
+    let (d, html) = aifabric::Study::new(&f, scenario, aifabric::Setup::default())
+        .report(&opts, &|_, _, _| {})
+        .unwrap();
+    assert!(!d.is_complete());
+    assert_eq!(d.failed_sections.len(), 1, "{:?}", d.failed_sections);
+    let failed = &d.failed_sections[0];
+    assert_eq!(failed.section, "collectives");
+    assert!(failed.error.contains("have no path"), "{}", failed.error);
+    assert!(d.collective.is_none() && d.busbw.is_empty());
+    // What did not fail is all there.
+    assert_eq!(d.gpus, 72);
+    assert!(!d.tiers.is_empty());
+    let fs = d.failures.as_ref().unwrap();
+    assert!(fs.scenarios > 0 && fs.starting_state.is_some());
+    // The page says so at the top and in the section, and is still one document.
+    assert!(html.contains("id=\"failed-sections\""));
+    assert!(html.contains("This part failed</b> (collectives)"));
+    assert!(html.contains("have no path"));
+    roxmltree::Document::parse_with_options(
+        &html,
+        roxmltree::ParsingOptions {
+            allow_dtd: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let v = serde_json::to_value(&d).unwrap();
+    assert_eq!(v["collective"], serde_json::Value::Null);
+    assert_eq!(v["failed_sections"][0]["section"], "collectives");
 }

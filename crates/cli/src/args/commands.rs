@@ -223,8 +223,8 @@ pub(crate) struct CollectiveArgs {
     /// GPUs taking part.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(2..))]
     pub(crate) gpus: u32,
-    /// packed, spread, fragmented[:SEED] or topology-aware.
-    #[arg(long, default_value = "packed")]
+    /// packed, spread, fragmented[:SEED] or topology-aware (see --help).
+    #[arg(long, default_value = "packed", long_help = Placement::DEFINED)]
     pub(crate) placement: Placement,
     /// Sizes, nccl-tests style: MIN:MAX[:FACTOR] (binary K, M, G) or one size.
     #[arg(long, default_value = "1M:1G:4")]
@@ -251,8 +251,9 @@ pub(crate) struct JobArgs {
     /// The job file (see examples/jobs/).
     #[arg(long)]
     pub(crate) job: String,
-    /// Override the job's placement: packed, spread, fragmented[:SEED], topology-aware.
-    #[arg(long)]
+    /// Override the job's placement: packed, spread, fragmented[:SEED] or topology-aware
+    /// (see --help).
+    #[arg(long, long_help = Placement::DEFINED)]
     pub(crate) placement: Option<Placement>,
     /// Machine-readable output.
     #[arg(long)]
@@ -330,8 +331,8 @@ pub(crate) struct TrafficArgs {
     /// GPUs to place (default: the file's node count; 1024 for a pattern).
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
     pub(crate) gpus: Option<u32>,
-    /// packed, spread, fragmented[:SEED] or topology-aware.
-    #[arg(long, default_value = "packed")]
+    /// packed, spread, fragmented[:SEED] or topology-aware (see --help).
+    #[arg(long, default_value = "packed", long_help = Placement::DEFINED)]
     pub(crate) placement: Placement,
     /// Machine-readable output.
     #[arg(long)]
@@ -354,9 +355,9 @@ pub(crate) struct ReplayArgs {
     /// The trace directory.
     #[arg(long)]
     pub(crate) trace: std::path::PathBuf,
-    /// Placement: packed, spread, fragmented[:SEED], topology-aware (default: the
-    /// trace's, else packed).
-    #[arg(long)]
+    /// Placement: packed, spread, fragmented[:SEED] or topology-aware (default: the
+    /// trace's, else packed; see --help).
+    #[arg(long, long_help = Placement::DEFINED)]
     pub(crate) placement: Option<Placement>,
     /// Peak TFLOP/s per GPU for `num_ops` (default: the trace's, else 989, H100).
     #[arg(long)]

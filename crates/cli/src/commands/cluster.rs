@@ -16,7 +16,7 @@ pub(crate) fn run(a: ClusterArgs) -> Result<(), Failure> {
         scenario,
         bgp,
     } = a;
-    let setup = sim.setup(&bgp)?;
+    let setup = sim.setup_for_jobs(&bgp, "cluster")?;
     let f = load(&spec_name)?;
     let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
     let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
@@ -33,7 +33,7 @@ pub(crate) fn plan(a: PlanArgs) -> Result<(), Failure> {
         sim,
         bgp,
     } = a;
-    let setup = sim.setup(&bgp)?;
+    let setup = sim.setup_for_jobs(&bgp, "plan")?;
     let f = load(&spec_name)?;
     let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
     let ops = spec::ops::load_ops(&f, &ops).map_err(Failure::BadInput)?;

@@ -2,7 +2,7 @@
 //! the single-SRG failure sweep, a reference training job healthy and under the worst failure
 //! it survives, and the HTML report.
 
-use crate::{output, Failure};
+use crate::Failure;
 use aifabric::model::Scenario;
 use aifabric::stages::spec;
 use aifabric::Placement;
@@ -68,7 +68,7 @@ pub fn run(
         ))?;
     }
     let study = aifabric::Study::new(&f, start.clone(), setup);
-    let cap = study.capacity();
+    let cap = study.capacity().report;
     let inter: f64 = cap.region_pairs.iter().map(|p| p.capacity_tbps).sum();
     say(format!(
         "1/5 built prometheus: {} GPUs, {} switches, {} links, {:.1} MW; {:.1} Pb/s between the regions",
@@ -175,13 +175,9 @@ pub fn run(
         b.set_message(what.to_owned());
     })?;
     b.finish_and_clear();
-    std::fs::create_dir_all(out)
-        .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
-    let page = out.join("report.html");
-    output::write_atomic(&page, |w| std::io::Write::write_all(w, html.as_bytes()))
-        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", page.display())))?;
-    crate::write_json(&out.join("report.json"), &aifabric::versioned(&data))?;
+    let page = super::write_report(out, &data, &html)?;
     say(format!("5/5 report: {}", page.display()))?;
+    super::incomplete(&data)?;
     Ok(DemoSummary {
         spec: f.name().to_owned(),
         starting_state: rep

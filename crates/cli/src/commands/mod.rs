@@ -231,7 +231,8 @@ fn capacity(a: CapacityArgs) -> Result<(), Failure> {
         scenario,
     } = a;
     let f = load(&spec)?;
-    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default());
+    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default())
+        .described(scenario.describe());
     emit_versioned(json, &study.capacity(), render::capacity)?;
     Ok(())
 }
@@ -282,7 +283,7 @@ fn buffers(a: BuffersArgs) -> Result<(), Failure> {
 fn build(a: BuildArgs) -> Result<(), Failure> {
     let BuildArgs { spec, json, out } = a;
     let f = load(&spec)?;
-    let inv = render::Inventory::of(&f);
+    let inv = aifabric::capacity::Inventory::of(&f);
     if let Some(path) = &out {
         output::write_atomic(path, |w| {
             serde_json::to_writer(w, &FabricView(&f)).map_err(std::io::Error::other)
@@ -434,6 +435,7 @@ fn traffic(a: TrafficArgs) -> Result<(), Failure> {
     let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
     if let Some(cfg) = cfg {
         let t = std::time::Instant::now();
+        let cpu = traffic::cpu_seconds();
         // Flows done of all, with the simulated time and the events so far.
         let bar = crate::progress::Progress::bar("packets");
         let report = study.traffic_packet_with_progress(
@@ -460,8 +462,11 @@ fn traffic(a: TrafficArgs) -> Result<(), Failure> {
         );
         bar.finish_and_clear();
         let report = report?;
-        let wall_s = t.elapsed().as_secs_f64();
-        emit(json, &report, |r| traffic::render_packet(r, wall_s))?;
+        let run = traffic::RunTime {
+            wall_s: t.elapsed().as_secs_f64(),
+            cpu_s: cpu.and_then(|c| Some(traffic::cpu_seconds()? - c)),
+        };
+        emit(json, &report, |r| traffic::render_packet(r, run))?;
     } else {
         let report = study.traffic(&source, gpus, placement)?;
         emit(json, &report, traffic::render)?;
@@ -479,7 +484,7 @@ fn job(a: JobArgs) -> Result<(), Failure> {
         scenario,
         bgp,
     } = a;
-    let setup = sim.setup(&bgp)?;
+    let setup = sim.setup_for_jobs(&bgp, "job")?;
     let it = spec::job::load(&job).map_err(Failure::BadInput)?;
     let f = load(&spec)?;
     let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
@@ -605,18 +610,48 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         bar.set_message(what.to_owned());
     })?;
     bar.finish_and_clear();
-    std::fs::create_dir_all(&out)
-        .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
-    write_json(&out.join("report.json"), &versioned(&data))?;
-    let page = out.join("report.html");
-    output::write_atomic(&page, |w| std::io::Write::write_all(w, html.as_bytes()))
-        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", page.display())))?;
+    let page = write_report(&out, &data, &html)?;
     if json {
         print_json(&versioned(&data))?;
     } else {
         print_line(&format!("report: {}", page.display()))?;
     }
-    Ok(())
+    incomplete(&data)
+}
+
+/// Write `report.json` and `report.html` into `out` (created if missing), each atomically;
+/// the page's path.
+pub(crate) fn write_report(
+    out: &std::path::Path,
+    data: &aifabric::export::ReportData,
+    html: &str,
+) -> Result<std::path::PathBuf, Failure> {
+    std::fs::create_dir_all(out)
+        .map_err(|e| Failure::Runtime(format!("cannot create {}: {e}", out.display())))?;
+    write_json(&out.join("report.json"), &versioned(data))?;
+    let page = out.join("report.html");
+    output::write_atomic(&page, |w| std::io::Write::write_all(w, html.as_bytes()))
+        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", page.display())))?;
+    Ok(page)
+}
+
+/// A written report with sections that failed is a runtime failure (exit 1) naming each,
+/// once both files hold what could be made.
+pub(crate) fn incomplete(data: &aifabric::export::ReportData) -> Result<(), Failure> {
+    if data.is_complete() {
+        return Ok(());
+    }
+    let parts: Vec<String> = data
+        .failed_sections
+        .iter()
+        .map(|x| format!("{}: {}", x.section, x.error))
+        .collect();
+    Err(Failure::Runtime(format!(
+        "the report was written without {} (marked failed in report.json's \
+         `failed_sections` and on the page): {}",
+        render::count(parts.len() as u64, "section", "sections"),
+        parts.join("; ")
+    )))
 }
 
 fn export(a: ExportArgs) -> Result<(), Failure> {
@@ -671,7 +706,7 @@ fn export(a: ExportArgs) -> Result<(), Failure> {
 fn validate(a: ValidateArgs) -> Result<(), Failure> {
     let ValidateArgs { spec, json } = a;
     let f = load(&spec)?;
-    let inv = render::Inventory::of(&f);
+    let inv = aifabric::capacity::Inventory::of(&f);
     if json {
         print_json(&serde_json::json!({
             "schema_version": aifabric::SCHEMA_VERSION,

@@ -76,7 +76,33 @@ pub fn render(r: &TrafficReport) -> String {
 }
 
 /// The packet engine's table (and, with `--engine both`, the flow engine's beside it).
-pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
+/// What a packet run took on this machine (not part of the result, which is the same on any
+/// machine): wall time and, where the system tells, the CPU time of the whole process.
+#[derive(Clone, Copy, Debug)]
+pub struct RunTime {
+    /// Wall-clock seconds, setup included.
+    pub wall_s: f64,
+    /// CPU seconds of every thread of the process over the same span (`None` where
+    /// `getrusage` is not available).
+    pub cpu_s: Option<f64>,
+}
+
+/// CPU seconds this process has used so far (user + system, every thread).
+#[cfg(unix)]
+pub fn cpu_seconds() -> Option<f64> {
+    use nix::sys::resource::{getrusage, UsageWho};
+    use nix::sys::time::TimeValLike;
+    let u = getrusage(UsageWho::RUSAGE_SELF).ok()?;
+    Some((u.user_time().num_microseconds() + u.system_time().num_microseconds()) as f64 * 1e-6)
+}
+
+/// CPU seconds this process has used so far: not known here.
+#[cfg(not(unix))]
+pub fn cpu_seconds() -> Option<f64> {
+    None
+}
+
+pub fn render_packet(r: &aifabric::PacketTrafficReport, run: RunTime) -> String {
     use aifabric::packet::Cc;
     let x = &r.run.result;
     let c = &x.config;
@@ -166,15 +192,28 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, wall_s: f64) -> String {
             .map(|n| format!(" ({n})"))
             .collect::<String>()
     );
+    // The rate is per CPU second of the whole run (topology, tables and the engine; the flow
+    // engine too with `both`), so a busy machine's waits do not count against it.
+    let rate = match run.cpu_s {
+        Some(cpu) => format!(
+            "{:.3} s CPU, {:.3} s wall: {:.2} M events per CPU second, setup included",
+            cpu,
+            run.wall_s,
+            x.events as f64 / cpu.max(1e-9) / 1e6
+        ),
+        None => format!(
+            "{:.3} s wall: {:.2} M events per wall-clock second, setup included",
+            run.wall_s,
+            x.events as f64 / run.wall_s.max(1e-9) / 1e6
+        ),
+    };
     let _ = writeln!(
         o,
-        "{} flows, {:.3} GB; makespan {} us; {} events in {:.3} s ({:.2} M events/s)",
+        "{} flows, {:.3} GB; makespan {} us; {} events in {rate}",
         x.flows,
         x.bytes as f64 / 1e9,
         us(x.makespan_s),
         x.events,
-        wall_s,
-        x.events as f64 / wall_s.max(1e-9) / 1e6
     );
     for n in r.run.notes(About::Run) {
         let _ = writeln!(o, "{n}");

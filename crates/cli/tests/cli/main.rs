@@ -14,3 +14,4 @@ mod slurm;
 mod slurm_live;
 mod stdout;
 mod sweep;
+mod ux;

@@ -176,7 +176,7 @@ fn packet_table_names_the_model_and_counts_packets() {
         "drop-tail",
         "Packets:",
         "Queues per tier",
-        "M events/s",
+        "M events per CPU second",
     ] {
         assert!(text.contains(want), "missing {want:?}:\n{text}");
     }

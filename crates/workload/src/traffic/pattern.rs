@@ -166,6 +166,21 @@ impl std::str::FromStr for Pattern {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Pattern, String> {
-        Pattern::parse(s).ok_or_else(|| format!("unknown pattern `{s}`; use {}", Pattern::HELP))
+        Pattern::parse(s).ok_or_else(|| {
+            format!(
+                "unknown pattern `{s}`{}; use {}",
+                aifabric_model::did_you_mean_hint(
+                    s,
+                    &[
+                        "permutation",
+                        "incast",
+                        "all-to-all",
+                        "random",
+                        "ring-allreduce"
+                    ]
+                ),
+                Pattern::HELP
+            )
+        })
     }
 }
