@@ -53,6 +53,7 @@ from typing import (
 )
 
 from . import _native
+from . import results as _results
 from ._native import SCHEMA_VERSION, BadRequest, FabricError, SpecError
 from .results import (
     Blackholes,
@@ -75,26 +76,10 @@ from .results import (
     Traffic,
 )
 
-__all__ = [
-    "Fabric",
-    "Result",
-    "Table",
-    "Capacity",
-    "Failures",
-    "JobsAtRisk",
-    "Collective",
-    "Traffic",
-    "Job",
-    "Cluster",
-    "Plan",
-    "Goodput",
-    "Routes",
-    "Blackholes",
-    "Replay",
-    "Export",
-    "Specs",
-    "SweepPlan",
-    "Sweep",
+# The result classes are listed once, in results.py (forms type checkers understand).
+__all__ = ["Fabric"]
+__all__ += _results.__all__
+__all__ += [
     "SpecError",
     "BadRequest",
     "FabricError",
