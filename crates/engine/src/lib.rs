@@ -56,6 +56,7 @@ mod spray;
 pub mod te;
 pub mod traffic;
 pub mod tune;
+mod unreached;
 
 /// The bitset type of [`CollectiveResult::used_links`].
 pub use fixedbitset::FixedBitSet;

@@ -23,6 +23,7 @@ pub use crate::makespan::{equal_flows_makespan, makespan, FluidWs};
 use crate::maxmin::FlowSet;
 use crate::spray::{Sink, SprayMemo};
 use crate::te;
+use crate::unreached::{unreachable_error, Unreached};
 use aifabric_dataplane::{flow_hash, Forwarding, Lb, Net, NoPath, PathWs, ResourceId};
 use aifabric_model::DeviceId;
 use aifabric_routing::bgp::NotConverged;
@@ -608,39 +609,6 @@ pub fn domain_aligned(net: &Net<'_>, groups: &[Vec<DeviceId>]) -> bool {
                 .chunks(g)
                 .all(|d| d.iter().all(|&x| net.same_domain(x, d[0])))
     })
-}
-
-/// Flows without a path: how many, the first (source and destination GPU), and why.
-pub(crate) type Unreached = (u64, (DeviceId, DeviceId), NoPath);
-
-/// Why a flow has no path, in words.
-pub(crate) fn no_path_reason(why: NoPath) -> &'static str {
-    match why {
-        NoPath::GpuDown => "a GPU or its link is down",
-        NoPath::NoRoute => "a switch on the way has no route",
-        NoPath::NoCapacity => "the path crosses a resource with no capacity left",
-    }
-}
-
-/// The error for flows without a path, naming the first and the cause: when no built link
-/// joins its ends (a zone left off any BAG, regions without inter-BAG links), that, rather
-/// than the missing route it shows up as.
-pub(crate) fn unreachable_error(net: &Net<'_>, (count, (src, dst), why): Unreached) -> SimError {
-    let why = match why {
-        NoPath::NoRoute => net
-            .unconnected_cause(src, dst)
-            .unwrap_or_else(|| no_path_reason(why).to_owned()),
-        _ => no_path_reason(why).to_owned(),
-    };
-    SimError::Unreachable {
-        count,
-        first: pair_name(net, src, dst),
-        why,
-    }
-}
-
-pub(crate) fn pair_name(net: &Net<'_>, a: DeviceId, b: DeviceId) -> String {
-    format!("{} -> {}", net.f.device_name(a), net.f.device_name(b))
 }
 
 /// Most flows the phases simulated at once may hold (a flow, its path and its solver state

@@ -13,7 +13,8 @@
 
 use crate::fluid::Fluid;
 use crate::maxmin::key;
-use crate::sim::{pair_name, push_flow, utilization, Bottleneck, PhaseWs, SimError, TierUtil};
+use crate::sim::{push_flow, utilization, Bottleneck, PhaseWs, SimError, TierUtil};
+use crate::unreached::{pair_name, unreachable_error, Unreached};
 use aifabric_dataplane::{
     flow_hash, mix, FctStats, Forwarding, Lb, Net, NoPath, ResourceId, SlowFlow,
 };
@@ -176,12 +177,12 @@ fn run_inner(
     let mut ws = PhaseWs::default();
     ws.reset(net);
     let mut latency = vec![0.0f64; tm.flows.len()];
-    let mut unreachable: Option<crate::sim::Unreached> = None;
+    let mut unreachable: Option<Unreached> = None;
     for (i, fl) in tm.flows.iter().enumerate() {
         let (src, dst) = (gpus[fl.src as usize], gpus[fl.dst as usize]);
         let r = net.dest_speaker(dst).and_then(|s| routes.get(s));
         let share = fl.bytes as f64 / f64::from(qps);
-        let fail = |e: NoPath, u: &mut Option<crate::sim::Unreached>| {
+        let fail = |e: NoPath, u: &mut Option<Unreached>| {
             u.get_or_insert((0, (src, dst), e)).0 += 1;
         };
         if lb.is_spray() {
@@ -224,7 +225,7 @@ fn run_inner(
     // Any flow without a path fails the run before simulating (so subflow k of flow i is
     // always `i * qps + k` below).
     if let Some(u) = unreachable {
-        return Err(crate::sim::unreachable_error(net, u));
+        return Err(unreachable_error(net, u));
     }
     let fct = fluid(&ws, tm, qps as usize, &latency, tolerance);
     let carried: Vec<(u32, f64)> = ws.global.iter().copied().zip(ws.carried()).collect();
