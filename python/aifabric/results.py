@@ -157,6 +157,17 @@ def _x(ratio: float) -> str:
     return f"x{ratio:.3f}"
 
 
+#: Rows of the main table a notebook's HTML view shows.
+_HTML_ROWS = 10
+
+
+def _note_text(n: Any) -> str:
+    """A note as text: a string, or a record's ``text`` (``{"about": ..., "text": ...}``)."""
+    if isinstance(n, dict) and "text" in n:
+        return str(n["text"])
+    return str(n)
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
@@ -225,6 +236,51 @@ class Result(dict):
     def _repr_pretty_(self, p: Any, cycle: bool) -> None:
         """IPython and Jupyter: the short repr, not the dict's pretty print."""
         p.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the headline, the first rows of the main table and the notes, as HTML
+        (no pandas needed); ``r.frame()`` has the whole table."""
+        from html import escape
+
+        name = type(self).__name__
+        try:
+            head = self.headline()
+            detail = self._detail()
+        except Exception:  # as repr: never fails on a contract this class does not know
+            head, detail = _plural(len(self), "field"), None
+        out = [f"<div><b>aifabric.{escape(name)}</b> {escape(head)}"]
+        if detail:
+            out.append(f"<br/>{escape(detail)}")
+        frames = self.frames
+        rows = self._at(self._frames[frames[0]]) if frames and frames[0] in self._frames else None
+        if isinstance(rows, list) and rows and isinstance(rows[0], dict):
+            shown = rows[:_HTML_ROWS]
+            # Columns with a plain value (nested records stay in .frame()).
+            cols = [
+                k
+                for k in shown[0]
+                if all(not isinstance(r.get(k), (dict, list)) for r in shown if isinstance(r, dict))
+            ]
+            cell = lambda v: escape(_g(v) if isinstance(v, float) else str(v))  # noqa: E731
+            out.append(f"<table><caption>.frame(): {escape(frames[0])}")
+            if len(rows) > len(shown):
+                out.append(f" (first {len(shown)} of {len(rows)} rows)")
+            out.append("</caption><tr>" + "".join(f"<th>{escape(c)}</th>" for c in cols) + "</tr>")
+            for r in shown:
+                if isinstance(r, dict):
+                    out.append(
+                        "<tr>" + "".join(f"<td>{cell(r.get(c, ''))}</td>" for c in cols) + "</tr>"
+                    )
+            out.append("</table>")
+        if len(frames) > 1:
+            out.append(f"<br/>other tables (.frame(name)): {escape(', '.join(frames[1:]))}")
+        notes = self.get("notes")
+        if not isinstance(notes, list):
+            summary = self.get("summary")
+            notes = summary.get("notes") if isinstance(summary, dict) else None
+        if isinstance(notes, list) and notes:
+            out.append("<ul>" + "".join(f"<li>{escape(_note_text(n))}</li>" for n in notes) + "</ul>")
+        return "".join(out) + "</div>"
 
     def json(self, indent: Optional[int] = None) -> str:
         """The whole contract as JSON text (``indent=2`` as the CLI prints it)."""

@@ -57,6 +57,35 @@ def test_a_result_is_still_the_cli_dict_with_a_short_repr(cli, llama, cap):
     assert pretty.pretty(cap) == text
 
 
+def test_jupyter_shows_the_headline_the_first_rows_and_the_notes(cap, llama):
+    import html
+    import xml.etree.ElementTree as ET
+
+    page = cap._repr_html_()
+    root = ET.fromstring(page)  # one well-formed element (text escaped)
+    assert root.tag == "div"
+    assert html.escape(cap.headline()) in page
+    table = root.find("table")
+    rows = table.findall("tr")
+    # A header, then the first tiers, as many as there are up to ten.
+    assert len(rows) == 1 + min(10, len(cap.tiers))
+    header = [th.text for th in rows[0].findall("th")]
+    assert "name" in header and "oversubscription" in header
+    first = [td.text for td in rows[1].findall("td")]
+    assert first[header.index("name")] == cap.tiers[0]["name"]
+    # Notes are listed whole, a record's by its text.
+    coll = llama.collective(gpus=256, sizes="64M")
+    assert coll["notes"], "this collective's result has notes"
+    page = coll._repr_html_()
+    items = [li.text for li in ET.fromstring(page).iter("li")]
+    assert items == [n["text"] if isinstance(n, dict) else n for n in coll["notes"]]
+    # A failure sweep's notes are in its summary; nested columns are left to .frame().
+    fails = llama.failures(sweep="single:plane")
+    root = ET.fromstring(fails._repr_html_())
+    notes = fails["summary"].get("notes") or []
+    assert [li.text for li in root.iter("li")] == notes
+
+
 def test_every_kind_shows_its_headline_figure(cli, llama, tmp_path):
     mc = llama.failures(sweep="montecarlo", samples=200, seed=7, probability=["link=1e-3"])
     s = mc["summary"]

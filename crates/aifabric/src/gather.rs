@@ -125,6 +125,18 @@ impl Study<'_> {
                     compare(name, text, class, &sweep_),
                 )
                 .unwrap_or((None, None, None)),
+                (Some((name, text)), None) => {
+                    // Listed with its own entry, so the page does not just leave it out.
+                    if has_inter_bag(name, text) {
+                        failed.push(FailedSection {
+                            section: "planar_vs_spread".into(),
+                            error: "not run: it repeats the failure sweep on the planar and \
+                                    the spread build, and the failure sweep failed"
+                                .into(),
+                        });
+                    }
+                    (None, None, None)
+                }
                 _ => (None, None, None),
             };
         let (collective, collective_note, busbw) = match kept(
@@ -240,6 +252,12 @@ fn kept<T>(failed: &mut Vec<FailedSection>, section: &str, r: Result<T, Error>) 
     .ok()
 }
 
+/// Whether the spec has inter-BAG links to compare planar and spread on.
+fn has_inter_bag(name: &str, text: &str) -> bool {
+    use aifabric_spec::spec::InterBagTopology;
+    aifabric_spec::build_inter_bag(name, text, InterBagTopology::Planar).is_ok()
+}
+
 /// Planar vs spread under `sweep`, if the spec has inter-BAG links; or why they are not
 /// compared (the spec cannot be wired spread). When the sweep's single failures keep the
 /// same capacity under both wirings, the same class is failed in pairs across each
@@ -253,6 +271,7 @@ fn compare(
 ) -> Result<Compared, Error> {
     use aifabric_spec::build_inter_bag;
     use aifabric_spec::spec::InterBagTopology;
+    // No inter-BAG links (see `has_inter_bag`): nothing to compare.
     let Ok(planar) = build_inter_bag(name, text, InterBagTopology::Planar) else {
         return Ok((None, None, None));
     };
@@ -498,4 +517,19 @@ fn collectives(
         note,
         busbw,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use aifabric_fixtures::specs;
+
+    #[test]
+    fn inter_bag_links_are_found_only_where_the_spec_has_them() {
+        // One region: nothing to wire planar or spread. Two regions joined planar: there is.
+        assert!(!super::has_inter_bag("tz.yaml", specs::TWO_ZONES_UNDER_BAG));
+        assert!(super::has_inter_bag(
+            "two.yaml",
+            specs::TWO_REGIONS_NSF_4_PLANES_PLANAR
+        ));
+    }
 }

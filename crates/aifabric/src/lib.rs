@@ -65,6 +65,16 @@ pub fn threads() -> usize {
     rayon::current_num_threads()
 }
 
+/// The memory a run in this process may take, in words: the figure and where it came from
+/// (`3.2 GiB (AIFABRIC_MAX_MEMORY_BYTES)`), or why the variable cannot be read.
+pub fn memory_limit() -> String {
+    use aifabric_model::limits;
+    match limits::memory_limit() {
+        Ok((bytes, source)) => limits::describe_limit(bytes, source),
+        Err(e) => e,
+    }
+}
+
 pub use aifabric_model::input;
 /// The fabric model's types that requests and results name.
 pub mod model {

@@ -311,9 +311,20 @@ impl Fabric {
         {
             return vec![g];
         }
-        let last = name.rsplit('.').next().unwrap_or(name);
+        let (prefix, last) = name.rsplit_once('.').unwrap_or(("", name));
         let tail = format!(".{last}");
         let score = |n: &str| strsim::jaro_winkler(name, n);
+        // Names ending like the user's are told apart by what comes before that ending
+        // only: a bare `ftsw0` fits every zone's `ftsw0` equally (a full-name score would
+        // prefer the shortest path and name one arbitrarily).
+        let ending_score = |n: &str| {
+            let theirs = n.strip_suffix(tail.as_str()).unwrap_or(n);
+            if prefix.is_empty() {
+                1.0
+            } else {
+                strsim::jaro_winkler(prefix, theirs)
+            }
+        };
         let mut ending: Vec<(f64, String)> = Vec::new();
         let mut close: Vec<(f64, String)> = Vec::new();
         for d in 0..self.devices.len() {
@@ -321,11 +332,13 @@ impl Fabric {
             if n == name {
                 continue;
             }
-            let sc = score(&n);
             if n.ends_with(&tail) {
-                ending.push((sc, n));
-            } else if sc > 0.8 {
-                close.push((sc, n));
+                ending.push((ending_score(&n), n));
+            } else {
+                let sc = score(&n);
+                if sc > 0.8 {
+                    close.push((sc, n));
+                }
             }
         }
         let mut best = if ending.is_empty() { close } else { ending };
@@ -386,20 +399,31 @@ impl Fabric {
         } else {
             hint
         };
-        let guess = self
+        let guesses = match self
             .suggest_name(name)
             .filter(|g| g != name)
             .filter(|g| self.select(g).is_ok())
-            .or_else(|| self.closest_devices(name, 1).into_iter().next());
-        match guess {
-            Some(g) => sel_err(
+        {
+            Some(g) => vec![g],
+            None => self.closest_devices(name, 3),
+        };
+        let quoted = |g: &String| format!("`{}`", selector.replacen(name, g, 1).trim());
+        match guesses.as_slice() {
+            [g] => sel_err(
                 selector,
                 format!(
-                    "matches no device of this fabric; did you mean `{}`?",
-                    selector.replacen(name, &g, 1).trim()
+                    "matches no device of this fabric; did you mean {}?",
+                    quoted(g)
                 ),
             ),
-            None => sel_err(
+            [_, ..] => sel_err(
+                selector,
+                format!(
+                    "matches no device of this fabric; did you mean one of {}?",
+                    guesses.iter().map(quoted).collect::<Vec<_>>().join(", ")
+                ),
+            ),
+            [] => sel_err(
                 selector,
                 format!(
                     "matches no device of this fabric; names start with a zone, e.g. {} \

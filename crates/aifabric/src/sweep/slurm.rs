@@ -374,11 +374,18 @@ pub fn scripts(
          set -euo pipefail\n\
          # The shard runs as many threads as it has CPUs (rayon reads RAYON_NUM_THREADS).\n\
          export RAYON_NUM_THREADS=\"${{SLURM_CPUS_PER_TASK:-{cpus}}}\"\n\
+         # Its memory limit (what its engines refuse to exceed) is {pct}% of the task's\n\
+         # memory when Slurm sets one (--mem: SLURM_MEM_PER_NODE, megabytes), as it is of\n\
+         # a machine's own; an AIFABRIC_MAX_MEMORY_BYTES given at submission wins.\n\
+         if [ -n \"${{SLURM_MEM_PER_NODE:-}}\" ] && [ -z \"${{AIFABRIC_MAX_MEMORY_BYTES:-}}\" ]; then\n  \
+         export AIFABRIC_MAX_MEMORY_BYTES=$(( SLURM_MEM_PER_NODE * 1048576 * {pct} / 100 ))\n\
+         fi\n\
          exec {exe_q} sweep {file_q} --shard \"${{SLURM_ARRAY_TASK_ID}}/{n}\" \\\n  \
          --out {dir_q}/shard-\"${{SLURM_ARRAY_TASK_ID}}\".json\n",
         tasks = plan.tasks.len(),
         lines = opts.lines(true),
         cpus = opts.cpus_per_task,
+        pct = (aifabric_model::limits::PHYSICAL_FRACTION * 100.0).round() as u32,
     );
     let shard_list: Vec<String> = (0..n).map(|i| dq(&format!("shard-{i}.json"))).collect();
     let merge = format!(

@@ -245,6 +245,9 @@ pub(crate) struct CollectiveArgs {
 
 // `aifabric job` (its help is the `Command` variant's doc comment).
 #[derive(clap::Args)]
+// `--scale-up` and `--scale-up-gbs` come from the job file here: hidden from the help (and
+// refused with a message saying where to set them, `SimArgs::setup_for_jobs`).
+#[command(mut_arg("scale_up", |a| a.hide(true)), mut_arg("scale_up_gbs", |a| a.hide(true)))]
 pub(crate) struct JobArgs {
     /// Built-in spec name or YAML file.
     pub(crate) spec: String,
@@ -268,6 +271,9 @@ pub(crate) struct JobArgs {
 
 // `aifabric cluster` (its help is the `Command` variant's doc comment).
 #[derive(clap::Args)]
+// `--scale-up` and `--scale-up-gbs` come from the job file here: hidden from the help (and
+// refused with a message saying where to set them, `SimArgs::setup_for_jobs`).
+#[command(mut_arg("scale_up", |a| a.hide(true)), mut_arg("scale_up_gbs", |a| a.hide(true)))]
 pub(crate) struct ClusterArgs {
     /// Built-in spec name or YAML file.
     pub(crate) spec: String,
@@ -289,6 +295,9 @@ pub(crate) struct ClusterArgs {
 
 // `aifabric plan` (its help is the `Command` variant's doc comment).
 #[derive(clap::Args)]
+// `--scale-up` and `--scale-up-gbs` come from the job file here: hidden from the help (and
+// refused with a message saying where to set them, `SimArgs::setup_for_jobs`).
+#[command(mut_arg("scale_up", |a| a.hide(true)), mut_arg("scale_up_gbs", |a| a.hide(true)))]
 pub(crate) struct PlanArgs {
     /// Built-in spec name or YAML file.
     pub(crate) spec: String,

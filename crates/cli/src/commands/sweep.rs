@@ -93,9 +93,11 @@ pub(crate) fn run(
         // A line in a log never fails the run.
         let _ = writeln!(
             std::io::stderr(),
-            "aifabric sweep {}: shard {i}/{n}, {tasks} of {} tasks, {threads}{job}",
+            "aifabric sweep {}: shard {i}/{n}, {tasks} of {} tasks, {threads}{job}, memory \
+             limit {}",
             comment(&p.name),
             p.tasks.len(),
+            aifabric::memory_limit(),
         );
     }
     let bar = progress(&p, tasks);

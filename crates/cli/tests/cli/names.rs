@@ -108,6 +108,23 @@ fn unknown_devices_and_selectors_get_a_did_you_mean() {
     let (code, _, err) = run(&["routes", "nsf-l2", "--device", "east.dc1.nsf.ftws0"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("did you mean `east.dc1.nsf.ftsw0`?"), "{err}");
+    // A bare device name fits the same switch of every building equally: all are offered
+    // (in name order), none picked at random; a zone typo before it still picks its zone.
+    let (code, _, err) = run(&["routes", "prometheus", "--device", "ftsw0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("did you mean one of `east.dc6.nsf.ftsw0`, `west.dc6.nsf.ftsw0`?"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["capacity", "prometheus", "--fail", "ftsw0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("did you mean one of `east.dc6.nsf.ftsw0`,"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["routes", "prometheus", "--device", "west.dc6.nfs.ftsw0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("did you mean `west.dc6.nsf.ftsw0`?"), "{err}");
 }
 
 #[test]

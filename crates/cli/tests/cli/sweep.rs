@@ -165,10 +165,12 @@ fn stand_ins(dir: &Path) -> String {
 
 fn bash(script: &Path, task: Option<usize>) -> std::process::Output {
     let mut c = std::process::Command::new("bash");
-    c.arg(script);
+    c.arg(script).env_remove("AIFABRIC_MAX_MEMORY_BYTES");
     if let Some(i) = task {
+        // As Slurm sets them for an array task given --mem=4G.
         c.env("SLURM_ARRAY_TASK_ID", i.to_string())
-            .env("SLURM_ARRAY_JOB_ID", "77");
+            .env("SLURM_ARRAY_JOB_ID", "77")
+            .env("SLURM_MEM_PER_NODE", "4096");
     }
     c.output().unwrap()
 }
@@ -242,7 +244,8 @@ fn slurm_options_are_written_and_a_failed_shard_is_rerun_alone() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(
             err.contains(&format!(
-                "shard {i}/3, 2 of 6 tasks, 1 thread, Slurm job 77_{i}"
+                "shard {i}/3, 2 of 6 tasks, 1 thread, Slurm job 77_{i}, memory limit 3.2 GiB \
+                 (AIFABRIC_MAX_MEMORY_BYTES)"
             )) && err.contains(&format!("shard {i}/3 done, 2 tasks in")),
             "{err}"
         );

@@ -208,6 +208,17 @@ fn job_commands_refuse_a_scale_up_they_would_ignore() {
     ]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("scale_up"), "{err}");
+    // The flags they refuse are not offered in their help; the commands that read them
+    // still list them.
+    for cmd in ["job", "cluster", "plan"] {
+        let (_, out, _) = run(&[cmd, "--help"]);
+        assert!(!out.contains("--scale-up"), "{cmd} --help:\n{out}");
+    }
+    for cmd in ["collective", "traffic"] {
+        let (_, out, _) = run(&[cmd, "--help"]);
+        assert!(out.contains("--scale-up <"), "{cmd} --help:\n{out}");
+        assert!(out.contains("--scale-up-gbs <"), "{cmd} --help:\n{out}");
+    }
 }
 
 #[test]
