@@ -56,6 +56,9 @@ pub(crate) fn coalesced(x: &TrafficResult) -> Option<Note> {
 pub(crate) fn packet(x: &PacketResult, ratios: bool) -> Vec<Note> {
     let c = &x.config;
     let mut v = Vec::new();
+    if let Some(h) = &x.hybrid {
+        v.push(Note::new(About::Hybrid, hybrid(h, x.makespan_s)));
+    }
     if x.max_rto_s * 1e12 > c.rto_ps as f64 + 0.5 {
         v.push(Note::new(
             About::Rto,
@@ -334,4 +337,30 @@ pub(crate) fn bag(bag: &[BagRun]) -> Vec<Note> {
         ));
     }
     v.into_iter().map(|t| Note::new(About::Bag, t)).collect()
+}
+
+/// What the hybrid engine skipped, in words.
+fn hybrid(h: &aifabric_packet::HybridStats, makespan_s: f64) -> String {
+    match &h.not_skipped {
+        Some(why) => format!(
+            "hybrid: every packet simulated ({why}; monitor window {:.3} us)",
+            h.window_s * 1e6
+        ),
+        None => {
+            let all = (h.skipped_packets + h.simulated_packets).max(1);
+            format!(
+                "hybrid: {} steady states fast-forwarded, {:.3} us of the {:.3} us makespan \
+                 ({:.0}%); {} of {} data packets counted at their flow's measured rate, not \
+                 simulated ({:.0}%; monitor window {:.3} us)",
+                h.skips,
+                h.skipped_s * 1e6,
+                makespan_s * 1e6,
+                100.0 * h.skipped_s / makespan_s.max(f64::MIN_POSITIVE),
+                h.skipped_packets,
+                all,
+                100.0 * h.skipped_packets as f64 / all as f64,
+                h.window_s * 1e6
+            )
+        }
+    }
 }

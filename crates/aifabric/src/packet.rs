@@ -32,11 +32,15 @@ pub enum Engine {
     Packet,
     /// The packet engine, with the flow engine on the same matrix beside it.
     Both,
+    /// The packet engine fast-forwarding steady states ([`aifabric_packet::FastForward`]):
+    /// packet by packet wherever the flows or their rates change, each flow at its
+    /// measured rate across the stretches where nothing does.
+    Hybrid,
 }
 
 impl Engine {
     /// Every engine, as the command line lists them.
-    pub const ALL: [Engine; 3] = [Engine::Flow, Engine::Packet, Engine::Both];
+    pub const ALL: [Engine; 4] = [Engine::Flow, Engine::Packet, Engine::Both, Engine::Hybrid];
 
     /// Its name (`flow`, `packet`, `both`).
     pub fn name(self) -> &'static str {
@@ -44,10 +48,11 @@ impl Engine {
             Engine::Flow => "flow",
             Engine::Packet => "packet",
             Engine::Both => "both",
+            Engine::Hybrid => "hybrid",
         }
     }
 
-    /// Whether the packet engine runs (`packet` or `both`).
+    /// Whether the packet engine runs (`packet`, `both` or `hybrid`).
     pub fn packet(self) -> bool {
         self != Engine::Flow
     }
@@ -67,7 +72,7 @@ impl std::str::FromStr for Engine {
             .find(|e| e.name() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown engine `{s}`{}; use flow, packet or both",
+                    "unknown engine `{s}`{}; use flow, packet, both or hybrid",
                     aifabric_model::did_you_mean_hint(s, &Engine::ALL.map(|e| e.name()))
                 )
             })
@@ -176,6 +181,18 @@ impl Study<'_> {
             ));
         }
         let both = engine == Engine::Both;
+        // The hybrid is the packet engine fast-forwarding steady states (its defaults
+        // unless the configuration sets them).
+        let hybrid_cfg;
+        let cfg = if engine == Engine::Hybrid {
+            hybrid_cfg = Config {
+                fast_forward: Some(cfg.fast_forward.unwrap_or_default()),
+                ..cfg.clone()
+            };
+            &hybrid_cfg
+        } else {
+            cfg
+        };
         let c = &self.setup;
         let (tm, name) = matrix(source, cfg.seed)?;
         let n = gpus.unwrap_or(tm.nodes).max(tm.nodes);

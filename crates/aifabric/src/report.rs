@@ -76,6 +76,8 @@ pub enum About {
     /// The BAG-to-BAG cases of `compare-fabrics`: which agree and why, where throughput is
     /// lost.
     Bag,
+    /// The hybrid engine: what it simulated packet by packet and what it fast-forwarded.
+    Hybrid,
 }
 
 /// A sentence the library computes from a result to explain one of its numbers (why it

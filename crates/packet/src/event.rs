@@ -30,6 +30,8 @@ pub(crate) enum Event {
     Grant(VoqId, MsgBytes),
     /// An egress scheduler may grant again.
     Sched(SchedId),
+    /// The hybrid engine's monitor reads the flows' progress (`forward.rs`).
+    Monitor,
 }
 
 const _: () = assert!(std::mem::size_of::<Event>() <= 8);

@@ -70,6 +70,34 @@ impl Events {
         self.buckets[b].push(Entry { time_ps, what });
     }
 
+    /// Move every [`Event::Start`] `dt` earlier (never before `now`, the last event
+    /// removed), keeping every other event's time and the order of equal times: the hybrid
+    /// engine's skip (`forward.rs`), rare enough to rebuild the calendar for.
+    pub fn shift_starts(&mut self, now: u64, dt: u64) {
+        let mut all = Vec::with_capacity(self.len);
+        while let Some(e) = self.pop() {
+            all.push(e);
+        }
+        // Re-inserted in time order: a start moved earlier goes after the events already
+        // at its new time, as if it had been scheduled after them.
+        let mut moved: Vec<Entry> = all
+            .into_iter()
+            .map(|e| match e.what {
+                Event::Start(_) => Entry {
+                    time_ps: e.time_ps.saturating_sub(dt).max(now),
+                    what: e.what,
+                },
+                _ => e,
+            })
+            .collect();
+        moved.sort_by_key(|e| e.time_ps);
+        *self = Events::new();
+        self.last = now;
+        for e in moved {
+            self.push(e.time_ps, e.what);
+        }
+    }
+
     /// The earliest event (ties: first scheduled first).
     pub fn pop(&mut self) -> Option<Entry> {
         if self.len == 0 {

@@ -22,7 +22,11 @@ pub(crate) struct Flow {
     pub src: HostId,
     pub dst: HostId,
     pub bytes: u64,
+    /// Packets simulated: its packets less those fast-forwarding skipped.
     pub packets: u32,
+    /// Packets fast-forwarding counted as delivered without simulating them (the hybrid
+    /// engine: `forward.rs`).
+    pub skipped: u32,
     pub start_ps: u64,
     pub started: bool,
     pub done: bool,
@@ -127,7 +131,9 @@ impl Flow {
     #[inline]
     pub fn wire_bytes(&self, seq: u32, mtu: u32, header: u32) -> u32 {
         let payload = mtu - header;
-        let last = (self.bytes - u64::from(self.packets - 1) * u64::from(payload)) as u32;
+        // The skipped packets are full ones: the last keeps its size.
+        let before = u64::from(self.packets - 1) + u64::from(self.skipped);
+        let last = (self.bytes - before * u64::from(payload)) as u32;
         if seq + 1 == self.packets {
             last + header
         } else {

@@ -153,7 +153,7 @@ impl Sim<'_> {
             return;
         }
         f.started = true;
-        f.start_ps = self.now;
+        f.start_ps = self.forward.real(self.now);
         f.cc.on_start(&self.cc, self.now);
         // Per-packet state lives from the start to the end of the flow.
         let n = f.packets as usize;
@@ -185,7 +185,7 @@ impl Sim<'_> {
             return;
         }
         f.done = true;
-        f.finish_ps = now;
+        f.finish_ps = self.forward.real(now);
         f.state = Vec::new();
         f.sent_ps = Vec::new();
         f.ev = Vec::new();

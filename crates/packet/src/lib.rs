@@ -65,6 +65,7 @@ pub mod dsf;
 mod event;
 mod events;
 mod flow;
+mod forward;
 mod host;
 mod ids;
 mod ledger;
@@ -79,6 +80,7 @@ mod topo;
 mod trigger;
 
 pub use cc::{dcqcn, nscc};
+pub use forward::{FastForward, HybridStats};
 pub use pfc::pfc_headroom_bytes;
 pub use result::{
     Counters, DsfResult, FabricTier, LinkLoad, PacketResult, PfcResult, TierPauses, TierQueues,
@@ -246,6 +248,10 @@ pub struct Config {
     /// tests).
     #[serde(skip)]
     pub check_conservation: bool,
+    /// Fast-forward steady states (the hybrid engine, [`FastForward`]); `None`: simulate
+    /// every packet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fast_forward: Option<FastForward>,
 }
 
 impl Config {
@@ -277,6 +283,7 @@ impl Config {
             admission: None,
             dsf: Dsf::default(),
             check_conservation: false,
+            fast_forward: None,
         }
     }
 

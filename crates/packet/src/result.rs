@@ -100,6 +100,9 @@ pub struct PacketResult {
     /// What the scheduled fabric did (when the matrix crossed a DSF zone).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dsf: Option<DsfResult>,
+    /// What the hybrid engine fast-forwarded (with [`Config::fast_forward`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<crate::HybridStats>,
     /// The model's settings.
     pub config: Config,
 }
@@ -342,6 +345,7 @@ impl Sim<'_> {
                 .map(|f| f.rto_ps)
                 .max()
                 .unwrap_or(self.cfg.rto_ps)),
+            hybrid: self.hybrid_stats(),
             config: self.cfg.clone(),
         }
     }

@@ -10,6 +10,7 @@ use crate::cells::Fabric;
 use crate::event::Event;
 use crate::events::Events;
 use crate::flow::{Flow, MAX_PENALIZED};
+use crate::forward::{Forward, WINDOW_RTTS};
 use crate::host::Host;
 use crate::ids::{FlowId, HostId};
 use crate::packet::Packets;
@@ -50,6 +51,24 @@ pub(crate) fn prepare(
             return Err(PacketError::Invalid(format!(
                 "--pfc {}:{}: XOFF must hold at least one packet ({} B MTU)",
                 pfc.xoff_bytes, pfc.xon_bytes, cfg.mtu_bytes
+            )));
+        }
+    }
+    if let Some(ff) = cfg.fast_forward {
+        if cfg.admission.is_some() {
+            // Admission clears a flow's packets chunk by chunk: dropping unsent packets
+            // would leave chunks that never complete.
+            return Err(PacketError::Invalid(
+                "the hybrid engine does not fast-forward receiver-driven admission (its \
+                 chunks count the flow's packets): use --engine packet, or --admission off"
+                    .into(),
+            ));
+        }
+        if !(ff.tolerance.is_finite() && ff.tolerance >= 0.0) || ff.steady_windows < 2 {
+            return Err(PacketError::Invalid(format!(
+                "fast-forward: tolerance {} and steady windows {}: give a tolerance of 0 or \
+                 more and at least 2 windows",
+                ff.tolerance, ff.steady_windows
             )));
         }
     }
@@ -145,12 +164,15 @@ pub(crate) fn build<'a>(
     let mut flows = Vec::with_capacity(tm.flows.len());
     // Per (source rack, destination rack): the flow's timer and its NSCC parameters.
     let mut path_of: FxHashMap<(u32, u32), (u64, u32)> = FxHashMap::default();
+    // The longest base round trip of any flow's path (the hybrid's monitor window).
+    let mut worst_rtt = 0u64;
     for (k, fl) in tm.flows.iter().enumerate() {
         let (src, dst) = (HostId::new(fl.src), HostId::new(fl.dst));
         let dest = |h: HostId| topo.host_dest[h.idx()].expect("a destination").get();
         let key = (dest(src), dest(dst));
         let (rto_ps, nscc) = *path_of.entry(key).or_insert_with(|| {
             let rtt = base_rtt_ps(topo, src, dst, cfg);
+            worst_rtt = worst_rtt.max(rtt);
             let nscc = match cfg.cc {
                 Cc::Nscc(p) if cfg.nscc_path_rtt => {
                     let rate = topo.ports[topo.host_up[src.idx()].idx()].rate_bps;
@@ -192,6 +214,7 @@ pub(crate) fn build<'a>(
             dst,
             bytes: fl.bytes,
             packets: packets as u32,
+            skipped: 0,
             start_ps: 0,
             started: false,
             done: false,
@@ -268,6 +291,7 @@ pub(crate) fn build<'a>(
         },
         done_flows: 0,
         events_done: 0,
+        forward: Forward::default(),
         ack_delay_ps: cfg.rto_ps / 4 * 3,
     };
     if let Some(pfc) = cfg.pfc {
@@ -279,6 +303,26 @@ pub(crate) fn build<'a>(
             Start::AtPs(t) => sim.events.push(t, Event::Start(fi)),
             Start::Trigger(t) => sim.triggers.waiting.entry(t).or_default().push_back(fi),
         }
+    }
+    if let Some(ff) = cfg.fast_forward {
+        let fw = &mut sim.forward;
+        fw.opts = Some(ff);
+        fw.window_ps = match ff.window_ps {
+            0 => WINDOW_RTTS * worst_rtt.max(1),
+            w => w,
+        };
+        fw.timed_starts = tm
+            .flows
+            .iter()
+            .enumerate()
+            .filter_map(|(k, fl)| match fl.start {
+                Start::AtPs(t) => Some((t, k as u32)),
+                Start::Trigger(_) => None,
+            })
+            .collect();
+        fw.timed_starts.sort_unstable();
+        let w = fw.window_ps;
+        sim.events.push(w, Event::Monitor);
     }
     Ok(sim)
 }

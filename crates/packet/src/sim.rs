@@ -7,6 +7,7 @@ use crate::cells::Fabric;
 use crate::event::Event;
 use crate::events::Events;
 use crate::flow::Flow;
+use crate::forward::Forward;
 use crate::host::Host;
 use crate::ledger::Ledger;
 use crate::packet::Packets;
@@ -51,6 +52,8 @@ pub(crate) struct Sim<'a> {
     pub fabric: Fabric,
     pub done_flows: usize,
     pub events_done: u64,
+    /// Fast-forwarding of steady states (the hybrid engine), off unless configured.
+    pub forward: Forward,
     /// How long a receiver holds unacknowledged data at most: three quarters of the RTO, so
     /// the ACK is back before the timer fires.
     pub ack_delay_ps: u64,
@@ -110,7 +113,7 @@ pub(crate) fn run_law(
     let mut sim = setup::build(net, tm, &topo, &cfg, law)?;
     while sim.done_flows < sim.flows.len() {
         let Some(e) = sim.events.pop() else { break };
-        if e.time_ps > cfg.end_ps {
+        if sim.forward.real(e.time_ps) > cfg.end_ps {
             break;
         }
         sim.now = e.time_ps;
@@ -144,6 +147,7 @@ impl Sim<'_> {
             Event::Request(q, bytes) => self.on_request(q, bytes.get()),
             Event::Grant(q, bytes) => self.on_grant(q, bytes.get()),
             Event::Sched(s) => self.on_sched(s),
+            Event::Monitor => self.monitor(),
         }
     }
 

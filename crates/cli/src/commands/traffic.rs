@@ -114,10 +114,10 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, run: RunTime) -> String 
         r.gpus,
         r.spec,
         r.placement.name(),
-        if r.engine == Engine::Both {
-            " and flow engine"
-        } else {
-            ""
+        match r.engine {
+            Engine::Both => " and flow engine",
+            Engine::Hybrid => " fast-forwarding steady states (hybrid)",
+            _ => "",
         },
         c.seed
     );
@@ -215,7 +215,7 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, run: RunTime) -> String 
         us(x.makespan_s),
         x.events,
     );
-    for n in r.run.notes(About::Run) {
+    for n in r.run.notes(About::Run).chain(r.run.notes(About::Hybrid)) {
         let _ = writeln!(o, "{n}");
     }
     let _ = writeln!(o, "\nFlow completion time (us)");
@@ -236,7 +236,15 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, run: RunTime) -> String 
             us(f.mean_s)
         );
     };
-    row(&mut o, "packet", &x.fct);
+    row(
+        &mut o,
+        if r.engine == Engine::Hybrid {
+            "hybrid"
+        } else {
+            "packet"
+        },
+        &x.fct,
+    );
     if let (Some(flow), None) = (&r.flow, &r.ratios) {
         row(&mut o, "flow", &flow.fct);
     }
