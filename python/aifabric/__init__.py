@@ -852,8 +852,9 @@ class Fabric:
         ``size``.
 
         ``engine="flow"`` (the fluid): ``.flows`` has one row per flow (``.frame()``),
-        ``.links`` one per link that carried traffic. ``engine="packet"`` or ``"both"``:
-        the packet engine, with its options (each None by default: the preset's or the
+        ``.links`` one per link that carried traffic. ``engine="packet"``, ``"both"`` or
+        ``"hybrid"`` (the packet engine fast-forwarding steady states): the packet engine,
+        with its options (each None by default: the preset's or the
         engine's value): ``preset`` (``"uec-htsim"``, ``"roce"``), ``cc`` (``"nscc"``,
         ``"dcqcn"``, ``"dcqcn-htsim"``, ``"line-rate"``), ``nscc_base_rtt`` (``"network"``
         or ``"path"``), ``mtu`` (bytes), ``queue_bytes``, ``ecn`` (``"MIN:MAX"``,
@@ -903,8 +904,8 @@ class Fabric:
                 _opts(bgp, sim),
             )
             return Traffic(text, flows=flows, links=links)
-        if engine not in ("packet", "both"):
-            raise BadRequest(f"engine={engine!r}: give 'flow', 'packet' or 'both'")
+        if engine not in ("packet", "both", "hybrid"):
+            raise BadRequest(f"engine={engine!r}: give 'flow', 'packet', 'both' or 'hybrid'")
         # The packet engine takes lb, seed and switch_latency_us as its own.
         for k in ("lb", "seed", "switch_latency_us"):
             packet[k] = sim.pop(k)

@@ -87,6 +87,14 @@ def test_packet_engine_is_the_cli_contract(cli, llama):
         llama.traffic(pattern="permutation", gpus=16, engine="packet", ecn="9")
     with pytest.raises(aifabric.BadRequest, match="presets are uec-htsim, roce"):
         llama.traffic(pattern="permutation", gpus=16, engine="packet", preset="ns3")
+    # The hybrid is the CLI's too, and says what it skipped.
+    h = llama.traffic(pattern="permutation", gpus=16, size="4M", engine="hybrid", seed=3)
+    assert h == cli(
+        "traffic", "llama3-24k", "--pattern", "permutation", "--gpus", "16", "--size", "4M",
+        "--engine", "hybrid", "--seed", "3",
+    )
+    assert h["engine"] == "hybrid" and "hybrid" in h["packet"]
+    assert any(n["about"] == "hybrid" for n in h["notes"])
 
 
 def test_collective_is_the_cli_contract(cli, llama):

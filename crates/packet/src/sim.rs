@@ -82,7 +82,8 @@ pub struct Progress {
     pub flows_done: u64,
     /// Flows in the matrix.
     pub flows: u64,
-    /// Simulated time, picoseconds.
+    /// Simulated time, picoseconds (on the real clock: with fast-forwarding, the time
+    /// skipped included).
     pub now_ps: u64,
     /// Events processed.
     pub events: u64,
@@ -155,7 +156,7 @@ impl Sim<'_> {
         Progress {
             flows_done: self.done_flows as u64,
             flows: self.flows.len() as u64,
-            now_ps: self.now,
+            now_ps: self.forward.real(self.now),
             events: self.events_done,
         }
     }

@@ -495,3 +495,77 @@ fn compare_fabrics_sets_three_zones_and_the_bag_links_side_by_side() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--bag-pfc 1000:0: XOFF must hold"));
 }
+
+/// `--engine hybrid`: the packet engine jumping over steady states says what it skipped (in
+/// the text and the JSON), agrees with the packet engine on the same matrix, and refuses
+/// what it cannot fast-forward (receiver-driven admission) with the way out.
+#[test]
+fn the_hybrid_engine_says_what_it_skipped_and_agrees_with_packet() {
+    let args = [
+        "traffic",
+        "htsim-k8",
+        "--pattern",
+        "permutation",
+        "--gpus",
+        "128",
+        "--size",
+        "16M",
+        "--preset",
+        "uec-htsim",
+    ];
+    let run = |engine: &str, json: bool| {
+        let mut c = aifabric();
+        c.args(args).args(["--engine", engine]);
+        if json {
+            c.arg("--json");
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let text = run("hybrid", false);
+    for want in [
+        "packet engine fast-forwarding steady states (hybrid)",
+        "hybrid: 1 steady states fast-forwarded",
+        "data packets counted at their flow's measured rate",
+        "  hybrid ",
+    ] {
+        assert!(text.contains(want), "missing {want:?}:\n{text}");
+    }
+    let h: Value = serde_json::from_str(&run("hybrid", true)).unwrap();
+    let p: Value = serde_json::from_str(&run("packet", true)).unwrap();
+    assert_eq!(h["engine"], "hybrid");
+    let stats = &h["packet"]["hybrid"];
+    assert!(stats["skipped_packets"].as_u64().unwrap() > 0, "{stats}");
+    assert_eq!(
+        stats["skipped_packets"].as_u64().unwrap() + stats["simulated_packets"].as_u64().unwrap(),
+        p["packet"]["counters"]["data_new"].as_u64().unwrap()
+    );
+    assert!(
+        p["packet"].get("hybrid").is_none(),
+        "packet runs do not grow the key"
+    );
+    for k in ["makespan_s", "p50_s", "p99_s"] {
+        let at = |v: &Value| {
+            let r = &v["packet"];
+            r.get(k)
+                .or_else(|| r["fct"].get(k))
+                .unwrap()
+                .as_f64()
+                .unwrap()
+        };
+        let e = at(&h) / at(&p) - 1.0;
+        assert!(e.abs() <= 0.05, "{k}: hybrid off by {e}");
+    }
+    let o = aifabric()
+        .args(&args[..args.len() - 2])
+        .args(["--engine", "hybrid", "--preset", "roce"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("admission") && err.contains("--admission off"),
+        "{err}"
+    );
+}
