@@ -391,7 +391,13 @@ impl Sim<'_> {
             }
         }
         let rtt = (!pk.again).then(|| now.saturating_sub(pk.stamp_ps));
-        f.cc.on_ack(&self.cc, now, newly, u64::from(pk.ecn_bytes), rtt);
+        let ack = crate::cc::Ack {
+            acked: newly,
+            marked: u64::from(pk.ecn_bytes),
+            rtt_ps: rtt,
+            in_flight: f.in_flight_bytes,
+        };
+        f.cc.on_ack(&self.cc, now, ack);
         let (done, src) = (f.acked == f.packets, f.src);
         if done {
             self.finish(pk.flow);
@@ -408,11 +414,12 @@ impl Sim<'_> {
         let current = f.state.get(pk.seq as usize) == Some(&Sent::InFlight)
             && f.sent_ps[pk.seq as usize] == pk.stamp_ps;
         if current {
-            f.state[pk.seq as usize] = Sent::Lost;
-            f.in_flight_bytes -= u64::from(f.wire_bytes(pk.seq, mtu, hdr));
-            f.retx.push_back(pk.seq);
             let bytes = u64::from(f.wire_bytes(pk.seq, mtu, hdr));
-            f.cc.on_nack(&self.cc, now, bytes);
+            // htsim's `processNack` tells the law before it takes the packet out of flight.
+            f.cc.on_nack(&self.cc, now, bytes, f.in_flight_bytes);
+            f.state[pk.seq as usize] = Sent::Lost;
+            f.in_flight_bytes -= bytes;
+            f.retx.push_back(pk.seq);
         }
         let src = f.src;
         self.try_send(src);

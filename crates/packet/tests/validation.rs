@@ -435,3 +435,64 @@ fn htsim_all_to_all_needs_no_timeout() {
     assert!(r.makespan_s >= floor);
     assert!(r.makespan_s <= floor * 1.1, "{} vs {floor}", r.makespan_s);
 }
+
+/// htsim's own answers where the paths leave no choice, so that no hash decides the tail:
+/// on htsim's 8:1 tree for 128 hosts (its `fat_tree_128_8os.topo`: one aggregation switch
+/// per pod, 4:1 at the edge, 2:1 above; here `tor_uplinks: 1, agg_uplinks: 2`), every path
+/// inside a pod is the only one. Two matrices of 256 KiB flows, all at t = 0, heavily
+/// trimmed: every host to each of the 15 others of its pod (1,920 flows), and in each pod
+/// the 15 others to its first host (120 flows). htsim's figures: the Ultra Ethernet
+/// Consortium's htsim at commit 40ccb05 (the scenarios' own, see
+/// `scenarios/htsim-uec/README.md`), `htsim_uec -topo fat_tree_128_8os.topo -paths 1
+/// -sender_cc_only -seed 13`, FCT percentiles by the same rank as ours (README, "Fidelity
+/// against htsim").
+#[test]
+fn single_path_trimming_agrees_with_htsim_where_no_hash_decides() {
+    let f = fat_tree_oversubscribed(8, 1, 2);
+    let net = net(&f);
+    let g = gpus(&f);
+    let cfg = Config {
+        lb: PacketLb::Ecmp,
+        ..Config::uec_htsim()
+    };
+    let size = 262_144;
+    let pod = |h: u32| h / 16;
+    let mut a2a = Vec::new();
+    for s in 0..128 {
+        for d in 0..128 {
+            if s != d && pod(s) == pod(d) {
+                a2a.push((s, d, size));
+            }
+        }
+    }
+    let incasts: Vec<_> = (0..8)
+        .flat_map(|p| (1..16).map(move |j| (16 * p + j, 16 * p, size)))
+        .collect();
+    // (matrix, htsim's P50, P99, max, mean in us, its NACKs, the tolerance on times)
+    let cases = [
+        (a2a, [900.7, 1071.7, 1091.7, 753.2], Some(17_120.0), 0.02),
+        // The incasts trim 1.8 times as many packets as htsim's (7,011 NACKs against
+        // 3,864) for times within 4%: not asserted, told in the README.
+        (incasts, [279.1, 342.3, 342.8, 262.3], None, 0.05),
+    ];
+    for (flows, want, nacks, tol) in cases {
+        let tm = matrix(128, &flows);
+        let r = run(&net, &tm, &g, &cfg).unwrap();
+        assert_eq!(r.unfinished, 0);
+        let got = [r.fct.p50_s, r.fct.p99_s, r.fct.max_s, r.fct.mean_s].map(|x| x * 1e6);
+        for ((name, g), w) in ["P50", "P99", "max", "mean"].iter().zip(got).zip(want) {
+            assert!(
+                (g / w - 1.0).abs() <= tol,
+                "{} flows: {name} {g:.1} us against htsim's {w} us",
+                flows.len()
+            );
+        }
+        if let Some(n) = nacks {
+            let got = r.counters.nacks as f64;
+            assert!(
+                (got / n - 1.0).abs() <= 0.1,
+                "{got} NACKs against htsim's {n}"
+            );
+        }
+    }
+}

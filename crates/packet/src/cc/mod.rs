@@ -51,14 +51,14 @@ pub(crate) trait Law {
     #[inline]
     fn on_start(&mut self, _t: &CcTable, _now: u64) {}
 
-    /// An ACK of `acked` new bytes, `marked` of them ECN-marked, with an RTT sample (`None`
-    /// when it is not valid).
+    /// An ACK at `now` (see [`Ack`]).
     #[inline]
-    fn on_ack(&mut self, _t: &CcTable, _now: u64, _acked: u64, _marked: u64, _rtt: Option<u64>) {}
+    fn on_ack(&mut self, _t: &CcTable, _now: u64, _ack: Ack) {}
 
-    /// A NACK of the packet in flight, of `bytes`.
+    /// A NACK of the packet in flight, of `bytes`, with `in_flight` bytes outstanding (that
+    /// packet included).
     #[inline]
-    fn on_nack(&mut self, _t: &CcTable, _now: u64, _bytes: u64) {}
+    fn on_nack(&mut self, _t: &CcTable, _now: u64, _bytes: u64, _in_flight: u64) {}
 
     /// A retransmission timeout of a packet of `bytes`.
     #[inline]
@@ -74,6 +74,19 @@ pub(crate) trait Law {
     /// Sender: a congestion notification packet arrived at `now`.
     #[inline]
     fn on_cnp(&mut self, _t: &CcTable, _now: u64) {}
+}
+
+/// What an ACK tells the sender's law.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ack {
+    /// New bytes acknowledged.
+    pub acked: u64,
+    /// Of them, bytes ECN-marked.
+    pub marked: u64,
+    /// The RTT sample (`None` when it is not valid: the packet was sent again).
+    pub rtt_ps: Option<u64>,
+    /// Bytes still in flight after it.
+    pub in_flight: u64,
 }
 
 /// One flow's congestion control.
@@ -121,13 +134,13 @@ impl FlowCc {
     }
 
     #[inline]
-    pub fn on_ack(&mut self, t: &CcTable, now: u64, acked: u64, marked: u64, rtt: Option<u64>) {
-        each_law!(self, s => s.on_ack(t, now, acked, marked, rtt))
+    pub fn on_ack(&mut self, t: &CcTable, now: u64, ack: Ack) {
+        each_law!(self, s => s.on_ack(t, now, ack))
     }
 
     #[inline]
-    pub fn on_nack(&mut self, t: &CcTable, now: u64, bytes: u64) {
-        each_law!(self, s => s.on_nack(t, now, bytes))
+    pub fn on_nack(&mut self, t: &CcTable, now: u64, bytes: u64, in_flight: u64) {
+        each_law!(self, s => s.on_nack(t, now, bytes, in_flight))
     }
 
     #[inline]

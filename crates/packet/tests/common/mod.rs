@@ -14,6 +14,16 @@ pub fn fat_tree(k: u32) -> Fabric {
     aifabric_spec::build_str("ft.yaml", &yaml).expect("the fat tree builds")
 }
 
+/// A k-ary fat tree of 100 Gb/s links, oversubscribed as htsim's topology files do it:
+/// `tor` aggregation switches per pod (edge tier k/2 : `tor`), `agg` uplinks each (k/2 :
+/// `agg` above).
+pub fn fat_tree_oversubscribed(k: u32, tor: u32, agg: u32) -> Fabric {
+    let yaml = format!(
+        "name: ft{k}os\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {{k: {k}, link_speed_gbps: 100, gpu_model: nic-100g, switch_model: tomahawk3-100g, tor_uplinks: {tor}, agg_uplinks: {agg}}}\n"
+    );
+    aifabric_spec::build_str("ft.yaml", &yaml).expect("the fat tree builds")
+}
+
 pub fn net(f: &Fabric) -> Net<'_> {
     Net::new(
         f,
