@@ -349,10 +349,13 @@ fn hybrid(h: &aifabric_packet::HybridStats, makespan_s: f64) -> String {
         None => {
             let all = (h.skipped_packets + h.simulated_packets).max(1);
             format!(
-                "hybrid: {} steady states fast-forwarded, {:.3} us of the {:.3} us makespan \
+                "hybrid: {} fast-forwarded, {:.3} us of the {:.3} us makespan \
                  ({:.0}%); {} of {} data packets counted at their flow's measured rate, not \
                  simulated ({:.0}%; monitor window {:.3} us)",
-                h.skips,
+                match h.skips {
+                    1 => "1 steady state".to_owned(),
+                    n => format!("{n} steady states"),
+                },
                 h.skipped_s * 1e6,
                 makespan_s * 1e6,
                 100.0 * h.skipped_s / makespan_s.max(f64::MIN_POSITIVE),

@@ -1,14 +1,17 @@
 //! Packet-engine benchmarks: htsim's 1,024-node permutation of 2 MiB flows on a k = 16 fat
 //! tree of 100 Gb/s links, sprayed over 128 entropy values (the `uec-htsim` preset, htsim's
 //! `mixed` entropy feedback, and `spray`, REPS per packet), and the 128-node one. Events per
-//! second are printed once per case.
-//! Run: `cargo bench -p aifabric-packet --bench packet`.
+//! second are printed once per case. The `hybrid` group: a 128-node permutation of 64 MiB
+//! flows (k = 8, the preset), the packet engine against the hybrid (fast-forwarding steady
+//! states) on the same request.
+//! Run: `cargo bench -p aifabric-packet --bench packet` (`-- hybrid` for that group only).
 #![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
 use aifabric_dataplane::{Net, NetParams};
 use aifabric_model::{Role, Scenario};
-use aifabric_packet::{run, Config, PacketLb};
+use aifabric_packet::{run, Config, FastForward, PacketLb};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+use aifabric_workload::traffic::Pattern;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 fn fat_tree(k: u32) -> aifabric_model::Fabric {
@@ -58,5 +61,39 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+fn hybrid(c: &mut Criterion) {
+    let mut g = c.benchmark_group("hybrid");
+    g.sample_size(10);
+    let f = fat_tree(8);
+    let net = Net::new(
+        &f,
+        &Scenario::healthy(&f),
+        AsnPlan::Rfc7938,
+        BgpConfig::default(),
+        NetParams::default(),
+    );
+    let gpus: Vec<_> = f.devices_with_role(Role::Gpu).collect();
+    let tm = Pattern::Permutation.generate(128, 64 << 20, 13);
+    let packet = Config::uec_htsim();
+    let hybrid = Config {
+        fast_forward: Some(FastForward::default()),
+        ..packet.clone()
+    };
+    for (name, cfg) in [("packet", &packet), ("hybrid", &hybrid)] {
+        let r = run(&net, &tm, &gpus, cfg).expect("it runs");
+        eprintln!(
+            "perm 128 x 64 MiB {name}: {} events; makespan {:.1} us, FCT P50 {:.1} us, P99 {:.1} us",
+            r.events,
+            r.makespan_s * 1e6,
+            r.fct.p50_s * 1e6,
+            r.fct.p99_s * 1e6
+        );
+        g.bench_function(format!("perm_128n_64MiB_{name}"), |b| {
+            b.iter(|| run(&net, &tm, &gpus, cfg).expect("it runs"))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, hybrid);
 criterion_main!(benches);

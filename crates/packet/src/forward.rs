@@ -16,8 +16,11 @@
 //!   window to window, the set's share of the network does not; a flow that finishes frees
 //!   bandwidth the others' counts then show), and no flow stalled (every active flow
 //!   acknowledged something in each window);
-//! - then every active flow's **rate** is its packets acknowledged over those
-//!   `steady_windows` windows, and the clock jumps by `dt`: the longest stretch over which
+//! - steadiness is judged over windows of 1, 2 and then 4 monitor windows, the finest that is
+//!   steady winning: flows sharing a bottleneck trade packets from one window to the next
+//!   (an incast's fair share is fair over longer windows);
+//! - then every active flow's **rate** is its packets sent over those `steady_windows`
+//!   windows, and the clock jumps by `dt`: the longest stretch over which
 //!   no flow would run out of unsent packets (each keeps `keep_windows` windows of its own
 //!   rate to be simulated, so every flow's end, and the change it causes, is at packet
 //!   level) and no flow's start time is reached. Each flow drops `rate x dt` of its unsent
@@ -64,6 +67,9 @@ impl Default for FastForward {
 
 /// Round trips of the longest path in the monitor's window by default.
 pub(crate) const WINDOW_RTTS: u64 = 8;
+
+/// The longest windows steadiness is judged over, in monitor windows (1, 2, then 4).
+const MAX_SCALE: usize = 4;
 
 /// What fast-forwarding did in a run (`PacketResult::hybrid`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -135,24 +141,48 @@ impl Sim<'_> {
             .collect();
         let hist = &mut self.forward.acked_at;
         hist.push(now_acked);
-        if hist.len() > steady_windows + 1 {
+        if hist.len() > steady_windows * MAX_SCALE + 1 {
             hist.remove(0);
         }
-        if hist.len() == steady_windows + 1 {
-            let next_start = self.next_timed_start_real();
-            if let Some(dt) = self.steady_skip(opts, steady_windows, next_start) {
-                self.skip(dt, steady_windows);
+        // The finest scale whose windows are steady: flows sharing a bottleneck trade
+        // packets from one window to the next (an incast's fair share is fair over longer
+        // windows), so a window twice or four times as long may be steady where one is not.
+        let mut scale = 1;
+        let held = hist.len();
+        let next_start = self.next_timed_start_real();
+        while scale <= MAX_SCALE && held > steady_windows * scale {
+            if let Some(dt) = self.steady_skip(opts, steady_windows, scale, next_start) {
+                self.skip(dt, steady_windows, scale);
+                break;
             }
+            scale *= 2;
         }
         if self.done_flows < self.flows.len() {
             self.events.push(self.now + w, Event::Monitor);
         }
     }
 
-    /// How far to skip, if the state is steady: see the module's docs.
-    fn steady_skip(&self, opts: FastForward, n: usize, next_start: Option<u64>) -> Option<u64> {
+    /// The `n + 1` boundaries of `n` windows of `scale` monitor windows each, ending now
+    /// (oldest first).
+    fn boundaries(&self, n: usize, scale: usize) -> Vec<&[u32]> {
         let hist = &self.forward.acked_at;
-        let w = self.forward.window_ps;
+        let last = hist.len() - 1;
+        (0..=n)
+            .map(|j| hist[last - (n - j) * scale].as_slice())
+            .collect()
+    }
+
+    /// How far to skip, if the state is steady over windows of `scale` monitor windows:
+    /// see the module's docs.
+    fn steady_skip(
+        &self,
+        opts: FastForward,
+        n: usize,
+        scale: usize,
+        next_start: Option<u64>,
+    ) -> Option<u64> {
+        let hist = self.boundaries(n, scale);
+        let w = self.forward.window_ps * scale as u64;
         // Per pair of consecutive windows: the flows' packets in the later one, and how
         // much they changed from the earlier one.
         let mut sum = vec![0u64; n - 1];
@@ -215,10 +245,10 @@ impl Sim<'_> {
 
     /// Jump `dt` ahead: each active flow drops the unsent packets its rate sends in `dt`,
     /// timed starts come `dt` closer.
-    fn skip(&mut self, dt: u64, n: usize) {
-        let w = self.forward.window_ps as f64;
-        let hist = &self.forward.acked_at;
-        let (first, last) = (&hist[0], &hist[n]);
+    fn skip(&mut self, dt: u64, n: usize, scale: usize) {
+        let w = (self.forward.window_ps * scale as u64) as f64;
+        let hist = self.boundaries(n, scale);
+        let (first, last) = (hist[0].to_vec(), hist[n].to_vec());
         let mut dropped = 0u64;
         for (k, f) in self.flows.iter_mut().enumerate() {
             if !f.started || f.done {

@@ -526,7 +526,7 @@ fn the_hybrid_engine_says_what_it_skipped_and_agrees_with_packet() {
     let text = run("hybrid", false);
     for want in [
         "packet engine fast-forwarding steady states (hybrid)",
-        "hybrid: 1 steady states fast-forwarded",
+        "hybrid: 1 steady state fast-forwarded",
         "data packets counted at their flow's measured rate",
         "  hybrid ",
     ] {

@@ -173,7 +173,7 @@ fn help_groups_the_flags_and_defines_placements() {
     let (code, out, _) = run(&["traffic", "--help"]);
     assert_eq!(code, Some(0));
     for heading in [
-        "Packet engine (traffic --engine packet or both):",
+        "Packet engine (traffic --engine packet, both or hybrid):",
         "Simulation:",
         "Scenario (what failed or is drained):",
         "Control plane (BGP):",
