@@ -38,6 +38,7 @@ add pkt-roce-noadm   "traffic htsim-k8 --pattern incast:16 --gpus 128 --size 2M 
 add pkt-dcqcn        "traffic htsim-k8 --pattern incast:16 --gpus 128 --size 2M --engine packet --preset roce --admission off --cc dcqcn --ecn 5000:200000:0.01"
 add pkt-dcqcn-htsim  "traffic htsim-k8 --pattern incast:16 --gpus 128 --size 2M --engine packet --preset roce --admission off --cc dcqcn-htsim"
 add pkt-ring-spread  "traffic prometheus --pattern ring-allreduce --gpus 16 --size 16M --placement spread --engine both"
+add pkt-hybrid       "traffic htsim-k8 --pattern permutation --gpus 128 --size 16M --engine hybrid --preset uec-htsim"
 add pkt-fail         "traffic htsim-k8 --pattern permutation --gpus 128 --size 1M --engine both --preset uec-htsim --fail r.b.z.atsw0"
 add pkt-nsf          "traffic nsf-l2 --pattern incast:8 --gpus 64 --size 1M --engine packet --lb adaptive --nsf-pruning"
 add pkt-droptail     "traffic htsim-k8 --pattern incast:8 --gpus 128 --size 1M --engine packet --preset uec-htsim --drop-tail"

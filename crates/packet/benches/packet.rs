@@ -21,18 +21,23 @@ fn fat_tree(k: u32) -> aifabric_model::Fabric {
     aifabric_spec::build_str("ft.yaml", &yaml).expect("the fat tree builds")
 }
 
+/// The healthy fabric's network, routed as the CLI routes it by default.
+fn healthy(f: &aifabric_model::Fabric) -> Net<'_> {
+    Net::new(
+        f,
+        &Scenario::healthy(f),
+        AsnPlan::Rfc7938,
+        BgpConfig::default(),
+        NetParams::default(),
+    )
+}
+
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("packet");
     g.sample_size(10);
     for (k, file) in [(8, "perm_128n_2MiB.cm"), (16, "perm_1024n_2MiB.cm")] {
         let f = fat_tree(k);
-        let net = Net::new(
-            &f,
-            &Scenario::healthy(&f),
-            AsnPlan::Rfc7938,
-            BgpConfig::default(),
-            NetParams::default(),
-        );
+        let net = healthy(&f);
         let gpus: Vec<_> = f.devices_with_role(Role::Gpu).collect();
         let path = format!("{}/scenarios/htsim-uec/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).expect("the scenario file");
@@ -65,13 +70,7 @@ fn hybrid(c: &mut Criterion) {
     let mut g = c.benchmark_group("hybrid");
     g.sample_size(10);
     let f = fat_tree(8);
-    let net = Net::new(
-        &f,
-        &Scenario::healthy(&f),
-        AsnPlan::Rfc7938,
-        BgpConfig::default(),
-        NetParams::default(),
-    );
+    let net = healthy(&f);
     let gpus: Vec<_> = f.devices_with_role(Role::Gpu).collect();
     let tm = Pattern::Permutation.generate(128, 64 << 20, 13);
     let packet = Config::uec_htsim();

@@ -97,9 +97,9 @@ pub(crate) struct Forward {
     pub window_ps: u64,
     /// Time skipped so far: the real clock is the simulation's plus this.
     pub offset_ps: u64,
-    /// Per flow: packets sent for the first time at each of the last `steady_windows + 1`
-    /// window boundaries (oldest first).
-    pub acked_at: Vec<Vec<u32>>,
+    /// Per flow: packets sent for the first time at each of the last
+    /// `steady_windows x MAX_SCALE + 1` window boundaries (oldest first).
+    pub sent_at: Vec<Vec<u32>>,
     /// Skips made, time and data packets skipped.
     pub skips: u64,
     pub skipped_ps: u64,
@@ -128,7 +128,7 @@ impl Sim<'_> {
         let steady_windows = opts.steady_windows.max(2) as usize;
         // This window's boundary, per flow (flows not active read u32::MAX: never steady
         // with them in the window).
-        let now_acked: Vec<u32> = self
+        let sent_now: Vec<u32> = self
             .flows
             .iter()
             .map(|f| {
@@ -139,8 +139,8 @@ impl Sim<'_> {
                 }
             })
             .collect();
-        let hist = &mut self.forward.acked_at;
-        hist.push(now_acked);
+        let hist = &mut self.forward.sent_at;
+        hist.push(sent_now);
         if hist.len() > steady_windows * MAX_SCALE + 1 {
             hist.remove(0);
         }
@@ -165,7 +165,7 @@ impl Sim<'_> {
     /// The `n + 1` boundaries of `n` windows of `scale` monitor windows each, ending now
     /// (oldest first).
     fn boundaries(&self, n: usize, scale: usize) -> Vec<&[u32]> {
-        let hist = &self.forward.acked_at;
+        let hist = &self.forward.sent_at;
         let last = hist.len() - 1;
         (0..=n)
             .map(|j| hist[last - (n - j) * scale].as_slice())
