@@ -1,12 +1,8 @@
 //! End to end: `aifabric chakra synth|scale` and `aifabric replay`.
 
-use assert_cmd::Command;
+use crate::aifabric;
 use serde_json::Value;
 use std::path::Path;
-
-fn aifabric() -> Command {
-    Command::cargo_bin("aifabric").unwrap()
-}
 
 fn job_file() -> String {
     format!(

@@ -1,11 +1,7 @@
 //! End-to-end tests of the `aifabric` binary.
 
-use assert_cmd::Command;
+use crate::aifabric;
 use serde_json::Value;
-
-fn aifabric() -> Command {
-    Command::cargo_bin("aifabric").unwrap()
-}
 
 fn json(args: &[&str]) -> Value {
     let out = aifabric().args(args).output().unwrap();

@@ -1,6 +1,5 @@
 //! `aifabric goodput`: the table, `--json`, and a rates file's error located with exit 2.
 
-use assert_cmd::Command;
 use std::path::Path;
 
 fn examples() -> std::path::PathBuf {
@@ -8,17 +7,7 @@ fn examples() -> std::path::PathBuf {
 }
 
 fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let o = Command::cargo_bin("aifabric")
-        .unwrap()
-        .current_dir(examples())
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    crate::outcome(crate::aifabric().current_dir(examples()).args(args))
 }
 
 #[test]

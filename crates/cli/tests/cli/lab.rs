@@ -1,11 +1,8 @@
 //! `aifabric lab` refusals, which need no root, namespaces or FRR: each exits 2 naming the
 //! fix, before anything is made. (The lab itself runs in `tests/frr`, as root with FRR.)
 
+use crate::aifabric;
 use assert_cmd::Command;
-
-fn aifabric() -> Command {
-    Command::cargo_bin("aifabric").unwrap()
-}
 
 /// Runs `c`, expects exit 2 and every one of `wanted` in its stderr.
 fn refused(c: &mut Command, wanted: &[&str]) {

@@ -1,20 +1,7 @@
 //! Names and counts the tool prints: scopes that are selectors, "did you mean", GPUs that are
 //! usable or explained, equal next hops kept equal, no debug text.
 
-use assert_cmd::Command;
-
-fn aifabric() -> Command {
-    Command::cargo_bin("aifabric").unwrap()
-}
-
-fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let o = aifabric().args(args).output().unwrap();
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+use crate::run;
 
 #[test]
 fn gpus_outside_whole_scale_up_domains_are_explained_and_reachable() {

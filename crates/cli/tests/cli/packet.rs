@@ -1,11 +1,7 @@
 //! `aifabric traffic --engine packet|both`: the packet engine from the command line.
 
-use assert_cmd::Command;
+use crate::aifabric;
 use serde_json::Value;
-
-fn aifabric() -> Command {
-    Command::cargo_bin("aifabric").unwrap()
-}
 
 fn scenario(file: &str) -> String {
     format!(

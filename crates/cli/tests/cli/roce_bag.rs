@@ -2,12 +2,8 @@
 //! those uplinks. Expectations are the closed forms in `examples/specs/roce-under-bag.yaml`,
 //! recomputed here from its counts.
 
-use assert_cmd::Command;
+use crate::aifabric;
 use serde_json::Value;
-
-fn aifabric() -> Command {
-    Command::cargo_bin("aifabric").unwrap()
-}
 
 fn spec() -> String {
     format!(

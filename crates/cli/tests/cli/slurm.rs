@@ -2,16 +2,13 @@
 //! `llama3-24k`, the file it writes loaded as a cluster; and its refusals. (The import against
 //! a real Slurm is `slurm_live.rs`.)
 
+use crate::aifabric;
 use aifabric::stages::model::FailureMask;
 use aifabric::stages::spec::cluster::load_cluster;
 use aifabric::stages::workload::cluster::hosts;
 use aifabric_fixtures::slurm as fx;
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
-
-fn aifabric() -> Command {
-    Command::cargo_bin("aifabric").unwrap()
-}
 
 /// The repository's `examples/jobs`, holding `small-64.yaml` for the job `small-64`.
 fn examples_jobs() -> PathBuf {

@@ -1,20 +1,7 @@
 //! Issue 36's first-hour fixes, end to end: a report written in part when a section fails,
 //! the scenario and the usable GPUs named, honest counts, "did you mean" and grouped help.
 
-use assert_cmd::Command;
-
-fn run(args: &[&str]) -> (Option<i32>, String, String) {
-    let o = Command::cargo_bin("aifabric")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+use crate::run;
 
 #[test]
 fn a_report_whose_collectives_fail_is_written_with_that_section_marked_and_exits_1() {
