@@ -49,6 +49,23 @@ impl<T> Both<T> {
     }
 }
 
+impl<T> Both<T> {
+    /// `f` on each side with the same side of `with`, the scenario's first; the first error
+    /// stops.
+    pub fn try_map_with<U, V, E: Into<Error>>(
+        &self,
+        with: &mut Both<U>,
+        mut f: impl FnMut(&T, &mut U) -> Result<V, E>,
+    ) -> Result<Both<V>, Error> {
+        let now = f(&self.now, &mut with.now).map_err(Into::into)?;
+        let healthy = match (&self.healthy, with.healthy.as_mut()) {
+            (Some(h), Some(w)) => Some(f(h, w).map_err(Into::into)?),
+            _ => None,
+        };
+        Ok(Both { now, healthy })
+    }
+}
+
 /// With a damaging scenario, what of it the healthy runs' traffic (`used`: links that carried
 /// traffic) crosses; `None` on a healthy study.
 pub(crate) fn crossing<'a>(

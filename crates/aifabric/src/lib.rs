@@ -151,7 +151,7 @@ pub use report::{
 pub use size::Sizes;
 
 use aifabric_dataplane::Forwarding;
-use aifabric_engine::job::{run as run_job, JobOptions};
+use aifabric_engine::job::{run_tuned, JobOptions};
 use aifabric_engine::sim::{Collective, SimError};
 use aifabric_engine::tune::Tuner;
 use aifabric_model::{DeviceId, Fabric, Scenario};
@@ -159,6 +159,7 @@ use aifabric_workload::job::Iteration;
 use aifabric_workload::placement;
 use compare::Both;
 use matrix::matrix;
+use std::sync::Arc;
 
 /// Control-plane and engine options shared by every question.
 #[derive(Clone, Copy, Debug)]
@@ -402,6 +403,42 @@ impl From<SimError> for Error {
     }
 }
 
+/// The network's parameters for a run timed by the packet engine: its switch and link
+/// latencies (the chains pay the path latencies the packet runs see).
+fn timed_params(p: NetParams, timing: Option<(&packet::Config, Engine)>) -> NetParams {
+    match timing {
+        Some((cfg, _)) => NetParams {
+            switch_latency_s: cfg.switch_latency_ps as f64 * 1e-12,
+            link_latency_s: cfg.link_latency_ps.map(|l| l as f64 * 1e-12),
+            ..p
+        },
+        None => p,
+    }
+}
+
+/// `cfg` and `engine` for a collective or a job at packet level: `packet` or `hybrid`.
+fn packet_timing<'c>(
+    cfg: &'c packet::Config,
+    engine: Engine,
+    command: &str,
+) -> Result<(&'c packet::Config, Engine), Error> {
+    match engine {
+        Engine::Packet | Engine::Hybrid => Ok((cfg, engine)),
+        Engine::Flow | Engine::Both => Err(Error::bad_request(format!(
+            "a {command} runs with --engine flow (the default), packet or hybrid; for both \
+             side by side, run it once with flow and once with packet"
+        ))),
+    }
+}
+
+/// A tuner timing every phase with `timer` when given, else with the fluid.
+fn tuner(timer: &Option<Arc<packet::PacketTimer>>) -> Tuner {
+    match timer {
+        Some(t) => Tuner::timed(t.clone()),
+        None => Tuner::default(),
+    }
+}
+
 /// An operation [`Study::collective`] runs, by name (broadcast and reduce are known to the
 /// library, for traces, but not run as collectives on their own).
 pub fn collective_op(s: &str) -> Result<Op, String> {
@@ -605,15 +642,40 @@ impl<'f> Study<'f> {
     /// A collective over `req.gpus` GPUs at every size of `req.sizes`: nccl-tests-style rows,
     /// the detail of the largest size, and with a damaging scenario the slowdown per size.
     pub fn collective(&self, req: &CollectiveRequest) -> Result<CollectiveReport, Error> {
+        self.collective_timed(req, None)
+    }
+
+    /// [`Study::collective`] with every distinct phase of its schedule (one step of every
+    /// group at once) run by the packet engine under `cfg` (`hybrid`: fast-forwarding its
+    /// steady states), memoized, and composed as the flow engine composes its phases (each
+    /// phase's term times its repeats, the per-step and path latencies of its chains).
+    /// Scale-up (NVLink) transfers stay fluid. The report says what was simulated
+    /// ([`CollectiveReport::packet`]).
+    pub fn collective_packet(
+        &self,
+        req: &CollectiveRequest,
+        cfg: &packet::Config,
+        engine: Engine,
+    ) -> Result<CollectiveReport, Error> {
+        self.collective_timed(req, Some(packet_timing(cfg, engine, "collective")?))
+    }
+
+    fn collective_timed(
+        &self,
+        req: &CollectiveRequest,
+        timing: Option<(&packet::Config, Engine)>,
+    ) -> Result<CollectiveReport, Error> {
         let c = &self.setup;
         let algo = req.algo.unwrap_or(Algo::Auto);
         let proto = req.proto.unwrap_or(Proto::Auto);
         let placed = self.place(req.gpus, req.placement, c.net.scale_up_gpus)?;
-        let nets = Both::nets(self, c.net);
+        let nets = Both::nets(self, timed_params(c.net, timing));
         let routes =
             nets.try_map(|n| Forwarding::new(n, placed.iter().copied()).map_err(SimError::from))?;
         // One tuner per fabric: `auto` calibrates each candidate once, then picks per size.
-        let mut tuners = nets.map(|_| Tuner::default());
+        let timers =
+            nets.map(|_| timing.map(|(cfg, e)| Arc::new(packet::PacketTimer::new(cfg, e))));
+        let mut tuners = timers.map(tuner);
         let mut rows = Vec::new();
         let mut largest = None;
         let mut largest_healthy = None;
@@ -672,9 +734,12 @@ impl<'f> Study<'f> {
                 .as_ref()
                 .map(|c| notes::crossing(c, "collective")),
         );
+        let packet = timers.now.as_ref().map(|t| t.stats());
+        run.notes.extend(packet.as_ref().map(notes::packet_phases));
         Ok(CollectiveReport {
             schema_version: SCHEMA_VERSION,
             spec: self.fabric.name().to_owned(),
+            packet,
             op: req.op,
             algorithm: algo,
             protocol: proto,
@@ -696,8 +761,29 @@ impl<'f> Study<'f> {
     /// One training iteration of `it` (placed by `policy`, else the job's own placement): the
     /// step-time breakdown, and with a damaging scenario the healthy step and the slowdown.
     pub fn job(&self, it: &Iteration, policy: Option<Placement>) -> Result<JobReport, Error> {
+        self.job_timed(it, policy, None)
+    }
+
+    /// [`Study::job`] with every distinct phase of its collectives run by the packet engine
+    /// under `cfg`, memoized across the step: as [`Study::collective_packet`] does.
+    pub fn job_packet(
+        &self,
+        it: &Iteration,
+        policy: Option<Placement>,
+        cfg: &packet::Config,
+        engine: Engine,
+    ) -> Result<JobReport, Error> {
+        self.job_timed(it, policy, Some(packet_timing(cfg, engine, "job")?))
+    }
+
+    fn job_timed(
+        &self,
+        it: &Iteration,
+        policy: Option<Placement>,
+        timing: Option<(&packet::Config, Engine)>,
+    ) -> Result<JobReport, Error> {
         let c = &self.setup;
-        let mut params = c.net;
+        let mut params = timed_params(c.net, timing);
         params.scale_up_gpus = it.scale_up_gpus;
         params.scale_up_bytes_per_s = it.scale_up_bytes_per_s;
         let policy = policy.unwrap_or(it.placement);
@@ -718,7 +804,14 @@ impl<'f> Study<'f> {
             seed: c.seed,
             channels: c.channels,
         };
-        let steps = Both::nets(self, params).try_map(|n| run_job(n, it, &placed, opts))?;
+        let nets = Both::nets(self, params);
+        let timers =
+            nets.map(|_| timing.map(|(cfg, e)| Arc::new(packet::PacketTimer::new(cfg, e))));
+        let mut tuners = timers.map(tuner);
+        let steps = nets.try_map_with(&mut tuners, |n, tuner| {
+            let routes = Forwarding::new(n, placed.iter().copied())?;
+            run_tuned(n, &routes, it, &placed, opts, tuner)
+        })?;
         let crossing = compare::crossing(
             self,
             steps
@@ -731,9 +824,12 @@ impl<'f> Study<'f> {
             .extend(run.crossing.as_ref().map(|c| notes::crossing(c, "job")));
         run.notes
             .extend(notes::job(&run.result, run.slowdown, run.crossing.as_ref()));
+        let packet = timers.now.as_ref().map(|t| t.stats());
+        run.notes.extend(packet.as_ref().map(notes::packet_phases));
         Ok(JobReport {
             schema_version: SCHEMA_VERSION,
             spec: self.fabric.name().to_owned(),
+            packet,
             placement: policy,
             lb: c.lb.name(),
             seed: c.seed,

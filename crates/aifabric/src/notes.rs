@@ -367,3 +367,45 @@ fn hybrid(h: &aifabric_packet::HybridStats, makespan_s: f64) -> String {
         }
     }
 }
+
+/// A collective or a job at packet level: what was simulated, what reused, and how the
+/// packet engine's bandwidth terms compare with the fluid's.
+pub(crate) fn packet_phases(p: &crate::packet::PacketPhases) -> Note {
+    let reused = p.phases_timed.saturating_sub(p.phases_simulated);
+    let ratio = p.packet_over_fluid().map_or_else(String::new, |r| {
+        format!(
+            "; their bandwidth terms are {:.3}x the flow engine's ({:.3} us against {:.3} us)",
+            r,
+            p.packet_bandwidth_s * 1e6,
+            p.fluid_bandwidth_s * 1e6
+        )
+    });
+    let skipped = match (p.engine, &p.not_skipped) {
+        (crate::Engine::Hybrid, Some(why)) if p.skipped_s == 0.0 => {
+            format!(", none of it fast-forwarded: {why}")
+        }
+        (crate::Engine::Hybrid, _) => format!(
+            ", {:.3} us of them fast-forwarded over steady states ({:.0}%)",
+            p.skipped_s * 1e6,
+            100.0 * p.skipped_s / p.simulated_s.max(f64::MIN_POSITIVE)
+        ),
+        _ => String::new(),
+    };
+    Note::new(
+        About::PacketPhases,
+        format!(
+            "{}: {} distinct phase{} simulated packet by packet ({} flows, {} events, {:.3} us \
+             simulated{skipped}), {} phase{} reusing them, each phase's repeats counted from \
+             its one run{ratio}; steps compose as in the flow engine (repeats, per-step and \
+             path latencies), NVLink transfers stay fluid",
+            p.engine,
+            p.phases_simulated,
+            if p.phases_simulated == 1 { "" } else { "s" },
+            aifabric_model::thousands(p.flows),
+            aifabric_model::thousands(p.events),
+            p.simulated_s * 1e6,
+            reused,
+            if reused == 1 { "" } else { "s" },
+        ),
+    )
+}

@@ -7,6 +7,7 @@ use aifabric_dataplane::{Lb, Net, NetParams};
 
 mod budget;
 mod options;
+mod phases;
 use aifabric_engine::traffic::TrafficResult;
 use aifabric_model::Scenario;
 pub use aifabric_packet::{Cc, Config, PacketLb, PacketResult, PfcResult};
@@ -17,6 +18,8 @@ pub use options::{
     parse_thresholds, AdmissionSetting, BaseRtt, CcChoice, Ecn, Headroom, PacketOptions,
     PfcSetting, Preset, MAX_LATENCY_US, PRESETS,
 };
+pub use phases::PacketPhases;
+pub(crate) use phases::PacketTimer;
 use serde::Serialize;
 
 /// Which engine runs a traffic matrix: `flow` (max-min fair fluid, [`Study::traffic`]),

@@ -78,6 +78,9 @@ pub enum About {
     Bag,
     /// The hybrid engine: what it simulated packet by packet and what it fast-forwarded.
     Hybrid,
+    /// A collective or a job at packet level: the phases simulated, those reused, and the
+    /// packet engine's bandwidth terms against the fluid's.
+    PacketPhases,
 }
 
 /// A sentence the library computes from a result to explain one of its numbers (why it
@@ -286,6 +289,10 @@ pub struct CollectiveReport {
     pub placement_note: Option<String>,
     /// The weights used, and where the other kind would differ.
     pub weights: LbWeights,
+    /// With `--engine packet` or `hybrid`: what the packet engine simulated (distinct
+    /// phases, their repeats reused) and its bandwidth terms against the fluid's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet: Option<crate::packet::PacketPhases>,
 }
 
 /// The weights the switches split traffic by in the mode run, and where the other kind of
@@ -324,6 +331,11 @@ pub struct JobReport {
     /// architecture; one given by its parameter count alone is not checked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<MemoryFit>,
+    /// With `--engine packet` or `hybrid`: what the packet engine simulated (distinct
+    /// phases of the step's collectives, their repeats reused) and its bandwidth terms
+    /// against the fluid's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet: Option<crate::packet::PacketPhases>,
 }
 
 /// What one GPU of a job needs (the first pipeline stage's) against what it has.

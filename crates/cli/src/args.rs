@@ -318,16 +318,18 @@ pub(crate) enum ChakraCommand {
     },
 }
 
-/// Which engine runs a traffic matrix, and the packet engine's model (their own group in
-/// the help: they apply to `traffic --engine packet|both|hybrid` only).
+/// Which engine runs a traffic matrix, a collective or a job, and the packet engine's model
+/// (their own group in the help: they apply to `--engine packet|both|hybrid` only).
 #[derive(clap::Args, Debug)]
-#[command(next_help_heading = "Packet engine (traffic --engine packet, both or hybrid)")]
+#[command(next_help_heading = "Packet engine (--engine packet, both or hybrid)")]
 pub(crate) struct PacketArgs {
     /// flow: max-min fair fluid (fast, no queues); packet: packets through output-queued
     /// switches with ECN, trimming and sender congestion control; both: the two side by side
     /// with their ratio per completion-time percentile; hybrid: the packet engine jumping
     /// over steady states (each flow at its measured rate where no flow's rate changes;
-    /// faster on long flows, within a few percent of packet).
+    /// faster on long flows, within a few percent of packet). `collective` and `job` run
+    /// flow, packet or hybrid: each distinct phase (one step of every group) packet by
+    /// packet once, its repeats reused.
     #[arg(long, default_value = "flow", value_parser = engine_parser())]
     pub engine: aifabric::Engine,
     /// Every model parameter from a preset; `uec-htsim` is htsim's Ultra

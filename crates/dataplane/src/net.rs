@@ -34,6 +34,11 @@ pub struct NetParams {
     pub switch_latency_s: f64,
     /// Latency of a scale-up transfer, seconds.
     pub scale_up_latency_s: f64,
+    /// Propagation on every link, seconds (`None`: each cable's length at 5 ns/m), as the
+    /// packet engine's `link_latency_ps` sets it: a collective timed by the packet engine
+    /// pays the same path latencies in its chains as in its packet runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_latency_s: Option<f64>,
 }
 
 impl Default for NetParams {
@@ -46,6 +51,7 @@ impl Default for NetParams {
             // chassis take a few. One microsecond per switch is the middle ground.
             switch_latency_s: 1e-6,
             scale_up_latency_s: 1e-6,
+            link_latency_s: None,
         }
     }
 }
@@ -495,7 +501,7 @@ impl<'f> Net<'f> {
     /// [`Net::path`]'s latency that differs between GPUs of the same rack switches).
     pub fn host_cables_s(&self, src: DeviceId, dst: DeviceId) -> f64 {
         let len = |g: DeviceId| self.host_cable_m.get(g.idx()).copied().unwrap_or(0.0);
-        (len(src) + len(dst)) * NS_PER_M * 1e-9
+        self.cable_s(len(src)) + self.cable_s(len(dst))
     }
 
     /// What every path from `src` to `dst` pays besides its hops: the cables to and from
@@ -503,7 +509,16 @@ impl<'f> Net<'f> {
     /// see `hop_latency`), seconds.
     pub fn spray_base_latency_s(&self, src: DeviceId, dst: DeviceId) -> f64 {
         self.params.switch_latency_s
-            + (self.host_cable_m[src.idx()] + self.host_cable_m[dst.idx()]) * NS_PER_M * 1e-9
+            + self.cable_s(self.host_cable_m[src.idx()])
+            + self.cable_s(self.host_cable_m[dst.idx()])
+    }
+
+    /// Propagation over a cable of `len_m` metres, seconds (every link's
+    /// [`NetParams::link_latency_s`] when set).
+    pub fn cable_s(&self, len_m: f64) -> f64 {
+        self.params
+            .link_latency_s
+            .unwrap_or(len_m * NS_PER_M * 1e-9)
     }
 
     /// The zone of a device.

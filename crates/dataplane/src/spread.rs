@@ -1,7 +1,6 @@
 //! A flow's spread over the forwarding as a fluid: the resources it loads, with shares,
 //! hop by hop under a load-balancing mode, and its latency.
 
-use crate::net::NS_PER_M;
 use crate::{mix, Lb, Net, NoPath};
 use aifabric_model::{DeviceId, LinkId};
 use aifabric_routing::bgp::{RoutesTo, SpeakerId};
@@ -28,12 +27,12 @@ impl Net<'_> {
             _ => hops = 2,
         }
         out.push((self.base_iface + 2 * w.get() + 1, mass));
-        f64::from(hops) * (self.params.switch_latency_s + len * NS_PER_M * 1e-9)
+        f64::from(hops) * (self.params.switch_latency_s + self.cable_s(len))
     }
 
     /// One hop between switches: the cable, and the switch at its far end forwarding.
     pub(crate) fn hop_latency(&self, l: LinkId) -> f64 {
-        self.params.switch_latency_s + self.f.link(l).length_m() * NS_PER_M * 1e-9
+        self.params.switch_latency_s + self.cable_s(self.f.link(l).length_m())
     }
 
     /// The resources a flow from GPU `src` to GPU `dst` uses, with the share of its rate on

@@ -101,6 +101,19 @@ pub fn run_routed(
     gpus: &[DeviceId],
     opts: JobOptions,
 ) -> Result<StepResult, SimError> {
+    run_tuned(net, routes, it, gpus, opts, &mut Tuner::default())
+}
+
+/// [`run_routed`] with `tuner`'s simulations (e.g. [`Tuner::timed`]: every phase's
+/// bandwidth term from the packet engine).
+pub fn run_tuned(
+    net: &Net<'_>,
+    routes: &Forwarding,
+    it: &Iteration,
+    gpus: &[DeviceId],
+    opts: JobOptions,
+    tuner: &mut Tuner,
+) -> Result<StepResult, SimError> {
     if gpus.len() != it.gpus as usize {
         return Err(SimError::Invalid(format!(
             "the job has {} ranks but {} GPUs were placed",
@@ -109,7 +122,6 @@ pub fn run_routed(
         )));
     }
     let mut comms = Vec::with_capacity(it.comms.len());
-    let mut tuner = Tuner::default();
     for c in &it.comms {
         let groups: Vec<Vec<DeviceId>> = c
             .groups

@@ -240,6 +240,72 @@ struct PhaseOut {
     flows: u64,
     te_gap: Option<f64>,
     unreachable: Option<Unreached>,
+    /// The phase timer's error, if it could not time the phase.
+    failed: Option<SimError>,
+}
+
+/// One transfer of a phase that crosses the network (its GPUs in different scale-up
+/// domains), as a [`PhaseTimer`] receives it: one connection, whatever its channel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NetTransfer {
+    /// Sending GPU.
+    pub src: DeviceId,
+    /// Receiving GPU.
+    pub dst: DeviceId,
+    /// Bytes.
+    pub bytes: f64,
+}
+
+/// Times the network transfers of one phase with another engine than the fluid (the packet
+/// engine, through the facade): the phase's bandwidth term. The rest of a collective's
+/// time is composed as for the fluid: each phase's term times its `repeat`, the per-step
+/// latency and the chains of path latencies. A phase repeated, or met again in another
+/// collective, is the timer's to memoize.
+pub trait PhaseTimer: Send + Sync {
+    /// How long `transfers`, all started at once on `net`, take beyond the unloaded
+    /// latency of their slowest path (the chains charge path latency), seconds. `fluid_s`
+    /// is the fluid's time for the same transfers (with the phase's scale-up transfers, if
+    /// any), for the timer's own accounting.
+    fn bandwidth_s(
+        &self,
+        net: &Net<'_>,
+        transfers: &[NetTransfer],
+        fluid_s: f64,
+    ) -> Result<f64, SimError>;
+}
+
+/// The phase's bandwidth term with `timer`: its network transfers timed by it, and where
+/// the phase also has scale-up transfers, the fluid's time when longer (NVLink is not the
+/// timer's to model).
+fn timed_phase(
+    net: &Net<'_>,
+    c: &Collective,
+    phase: &Phase,
+    timer: &dyn PhaseTimer,
+    fluid_s: f64,
+) -> Result<f64, SimError> {
+    let mut scale_up = false;
+    let mut transfers = Vec::with_capacity(c.groups.len() * phase.transfers.len());
+    for grp in &c.groups {
+        for t in &phase.transfers {
+            let (src, dst) = (grp[t.src as usize], grp[t.dst as usize]);
+            if net.same_domain(src, dst) {
+                scale_up = true;
+            } else if t.bytes > 0.0 {
+                transfers.push(NetTransfer {
+                    src,
+                    dst,
+                    bytes: t.bytes,
+                });
+            }
+        }
+    }
+    let t = if transfers.is_empty() {
+        0.0
+    } else {
+        timer.bandwidth_s(net, &transfers, fluid_s)?
+    };
+    Ok(if scale_up { t.max(fluid_s) } else { t })
 }
 
 /// The per-phase outputs too big to allocate at every phase, reused across windows.
@@ -534,6 +600,7 @@ fn run_phase(
         flows: n,
         te_gap,
         unreachable,
+        failed: None,
     }
 }
 
@@ -630,12 +697,14 @@ pub fn simulate(
     crate::tune::Tuner::default().simulate(net, routes, c)
 }
 
-/// Simulate `c` with `algo` (not [`Algo::Auto`]).
+/// Simulate `c` with `algo` (not [`Algo::Auto`]), each phase's bandwidth term from `timer`
+/// when given, else the fluid's.
 pub(crate) fn simulate_algo(
     net: &Net<'_>,
     routes: &Forwarding,
     c: &Collective,
     algo: Algo,
+    timer: Option<&dyn PhaseTimer>,
 ) -> Result<CollectiveResult, SimError> {
     crate::check_lb(c.lb).map_err(SimError::Invalid)?;
     let owned;
@@ -729,7 +798,13 @@ pub(crate) fn simulate_algo(
                     .zip(bs.iter_mut())
                     .map(|(&i, buf)| {
                         let p = sched.phase(i);
-                        let o = run_phase(net, routes, c, &p, ws, buf);
+                        let mut o = run_phase(net, routes, c, &p, ws, buf);
+                        if let Some(timer) = timer.filter(|_| o.unreachable.is_none()) {
+                            match timed_phase(net, c, &p, timer, o.makespan_s) {
+                                Ok(t) => o.makespan_s = t,
+                                Err(e) => o.failed = Some(e),
+                            }
+                        }
                         let nt = p.transfers.len();
                         let lat = &ws.latency;
                         buf.edges.clear();
@@ -748,6 +823,10 @@ pub(crate) fn simulate_algo(
             })
             .collect();
         for ((repeat, steps, o), buf) in outs.into_iter().zip(&bufs) {
+            if let Some(e) = o.failed {
+                give_back_workspaces(wss);
+                return Err(e);
+            }
             if let Some(u) = o.unreachable {
                 let e = unreachable.get_or_insert((0, u.1, u.2));
                 e.0 += u.0;

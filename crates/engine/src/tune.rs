@@ -25,7 +25,7 @@
 
 use crate::nccl::{apply, scale, ProtoTerms};
 use crate::sim::{
-    domain_aligned, simulate_algo, Candidate, Collective, CollectiveResult, SimError,
+    domain_aligned, simulate_algo, Candidate, Collective, CollectiveResult, PhaseTimer, SimError,
 };
 use aifabric_dataplane::Forwarding;
 use aifabric_dataplane::Net;
@@ -35,6 +35,7 @@ use aifabric_workload::{nccl, Proto};
 use rustc_hash::{FxHashMap, FxHasher};
 use serde::Serialize;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// One candidate's predicted time: `latency_s + bytes x s_per_byte`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -130,12 +131,22 @@ struct Calibration {
 #[derive(Default)]
 pub struct Tuner {
     cache: FxHashMap<u64, Vec<Calibration>>,
+    /// Times every phase's bandwidth term instead of the fluid (the packet engine).
+    timer: Option<Arc<dyn PhaseTimer>>,
 }
 
 /// Size a collective of 0 bytes is calibrated at.
 const CALIBRATION_BYTES: f64 = (1u64 << 20) as f64;
 
 impl Tuner {
+    /// A tuner whose simulations take each phase's bandwidth term from `timer`.
+    pub fn timed(timer: Arc<dyn PhaseTimer>) -> Tuner {
+        Tuner {
+            cache: FxHashMap::default(),
+            timer: Some(timer),
+        }
+    }
+
     /// Simulate `c`; with [`Algo::Auto`] or [`Proto::Auto`], the candidate predicted
     /// fastest at its size (the result says which, and every candidate's prediction).
     pub fn simulate(
@@ -145,7 +156,9 @@ impl Tuner {
         c: &Collective,
     ) -> Result<CollectiveResult, SimError> {
         let cands: Vec<(Algo, Option<Proto>)> = match c.proto {
-            None if c.algo != Algo::Auto => return simulate_algo(net, routes, c, c.algo),
+            None if c.algo != Algo::Auto => {
+                return simulate_algo(net, routes, c, c.algo, self.timer.as_deref())
+            }
             None => candidates(net, c).into_iter().map(|a| (a, None)).collect(),
             Some(p) => nccl_candidates(net, c, p),
         };
@@ -182,7 +195,7 @@ impl Tuner {
                 bytes: s0,
                 ..c.clone()
             };
-            let r = simulate_algo(net, routes, &at, algo)?;
+            let r = simulate_algo(net, routes, &at, algo, self.timer.as_deref())?;
             cached.push(Calibration {
                 algo,
                 latency_s: r.latency_s,
@@ -219,7 +232,7 @@ impl Tuner {
             .ok_or_else(|| SimError::Invalid("no algorithm applies".into()))?;
         let r = match fresh.remove(&best.algo) {
             Some(r) => r,
-            None => simulate_algo(net, routes, c, best.algo)?,
+            None => simulate_algo(net, routes, c, best.algo, self.timer.as_deref())?,
         };
         let mut r = match best.proto {
             Some(p) => apply(net, c, r, p)?,

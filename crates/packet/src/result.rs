@@ -103,6 +103,11 @@ pub struct PacketResult {
     /// What the hybrid engine fast-forwarded (with [`Config::fast_forward`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<crate::HybridStats>,
+    /// The longest base round trip of any flow's path (each hop's delay both ways, an MTU
+    /// and an ACK serialized on it), seconds: what a run takes beyond its bytes at rate
+    /// when nothing queues. Not serialized.
+    #[serde(skip)]
+    pub max_base_rtt_s: f64,
     /// The model's settings.
     pub config: Config,
 }
@@ -346,6 +351,7 @@ impl Sim<'_> {
                 .max()
                 .unwrap_or(self.cfg.rto_ps)),
             hybrid: self.hybrid_stats(),
+            max_base_rtt_s: s(self.max_base_rtt_ps),
             config: self.cfg.clone(),
         }
     }

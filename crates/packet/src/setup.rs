@@ -292,6 +292,7 @@ pub(crate) fn build<'a>(
         done_flows: 0,
         events_done: 0,
         forward: Forward::default(),
+        max_base_rtt_ps: worst_rtt,
         ack_delay_ps: cfg.rto_ps / 4 * 3,
     };
     if let Some(pfc) = cfg.pfc {

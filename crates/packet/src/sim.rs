@@ -54,6 +54,8 @@ pub(crate) struct Sim<'a> {
     pub events_done: u64,
     /// Fast-forwarding of steady states (the hybrid engine), off unless configured.
     pub forward: Forward,
+    /// The longest base round trip of any flow's path, picoseconds.
+    pub max_base_rtt_ps: u64,
     /// How long a receiver holds unacknowledged data at most: three quarters of the RTO, so
     /// the ACK is back before the timer fires.
     pub ack_delay_ps: u64,

@@ -236,6 +236,8 @@ pub(crate) struct CollectiveArgs {
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]
+    pub(crate) packet: PacketArgs,
+    #[command(flatten)]
     pub(crate) sim: SimArgs,
     #[command(flatten)]
     pub(crate) scenario: ScenarioArgs,
@@ -261,6 +263,8 @@ pub(crate) struct JobArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) packet: PacketArgs,
     #[command(flatten)]
     pub(crate) sim: SimArgs,
     #[command(flatten)]

@@ -347,6 +347,32 @@ fn ibm(a: IbmArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The packet engine's configuration when `--engine` runs it (packet-engine flags without
+/// it are refused), and the setup: with the packet engine, the flow engine's mode closest
+/// to its load balancing (for `both`, and for the fluid parts of a collective) and its
+/// seed.
+fn engine_setup(
+    sim: &SimArgs,
+    packet: &PacketArgs,
+    bgp: &BgpArgs,
+) -> Result<(Option<aifabric::packet::Config>, aifabric::Setup), Failure> {
+    if !packet.engine.packet() {
+        if packet.any() {
+            return Err(Failure::BadArgument(
+                "--preset, --cc, --mtu, --queue-bytes, --ecn, --trim, --drop-tail, \
+                 --ack-bytes, --link-latency-us, --rto-us and --end-us set the packet engine: \
+                 add --engine packet (or hybrid)"
+                    .into(),
+            ));
+        }
+        return Ok((None, sim.setup(bgp)?));
+    }
+    let cfg = sim.packet_config(packet)?;
+    let mut s = sim.setup_with_lb(bgp, aifabric::Lb::from(cfg.lb).fluid_equivalent())?;
+    s.seed = cfg.seed;
+    Ok((Some(cfg), s))
+}
+
 fn collective(a: CollectiveArgs) -> Result<(), Failure> {
     let CollectiveArgs {
         spec,
@@ -358,6 +384,7 @@ fn collective(a: CollectiveArgs) -> Result<(), Failure> {
         sizes,
         alpha_us,
         json,
+        packet,
         sim,
         scenario,
         bgp,
@@ -365,10 +392,10 @@ fn collective(a: CollectiveArgs) -> Result<(), Failure> {
     if !(alpha_us.is_finite() && alpha_us >= 0.0) {
         return Err(Failure::BadArgument("--alpha-us must be >= 0".into()));
     }
-    let setup = sim.setup(&bgp)?;
+    let (cfg, setup) = engine_setup(&sim, &packet, &bgp)?;
     let f = load(&spec)?;
     let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
-    let report = study.collective(&aifabric::CollectiveRequest {
+    let req = aifabric::CollectiveRequest {
         op,
         algo: Some(algo),
         proto: Some(proto),
@@ -376,7 +403,11 @@ fn collective(a: CollectiveArgs) -> Result<(), Failure> {
         placement,
         sizes: sizes.0,
         alpha_s: alpha_us * 1e-6,
-    })?;
+    };
+    let report = match &cfg {
+        Some(cfg) => study.collective_packet(&req, cfg, packet.engine)?,
+        None => study.collective(&req)?,
+    };
     emit(json, &report, simulate::render_collective)?;
     Ok(())
 }
@@ -395,29 +426,7 @@ fn traffic(a: TrafficArgs) -> Result<(), Failure> {
         scenario,
         bgp,
     } = a;
-    let packet_engine = packet.engine.packet();
-    if !packet_engine && packet.any() {
-        return Err(Failure::BadArgument(
-            "--preset, --cc, --mtu, --queue-bytes, --ecn, --trim, --drop-tail, \
-             --ack-bytes, --link-latency-us, --rto-us and --end-us set the packet engine: add \
-             --engine packet (or both)"
-                .into(),
-        ));
-    }
-    let cfg = if packet_engine {
-        Some(sim.packet_config(&packet)?)
-    } else {
-        None
-    };
-    let setup = match &cfg {
-        // The flow engine's mode closest to the packet engine's (for `both`).
-        Some(c) => {
-            let mut s = sim.setup_with_lb(&bgp, aifabric::Lb::from(c.lb).fluid_equivalent())?;
-            s.seed = c.seed;
-            s
-        }
-        None => sim.setup(&bgp)?,
-    };
+    let (cfg, setup) = engine_setup(&sim, &packet, &bgp)?;
     let source = match (tm, pattern) {
         (Some(path), _) => aifabric::TrafficSource::File(path),
         (None, Some(pattern)) => aifabric::TrafficSource::Pattern {
@@ -480,15 +489,20 @@ fn job(a: JobArgs) -> Result<(), Failure> {
         job,
         placement,
         json,
+        packet,
         sim,
         scenario,
         bgp,
     } = a;
-    let setup = sim.setup_for_jobs(&bgp, "job")?;
+    sim.setup_for_jobs(&bgp, "job")?;
+    let (cfg, setup) = engine_setup(&sim, &packet, &bgp)?;
     let it = spec::job::load(&job).map_err(Failure::BadInput)?;
     let f = load(&spec)?;
     let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
-    let report = study.job(&it, placement)?;
+    let report = match &cfg {
+        Some(cfg) => study.job_packet(&it, placement, cfg, packet.engine)?,
+        None => study.job(&it, placement)?,
+    };
     emit(json, &report, simulate::render_job)?;
     Ok(())
 }

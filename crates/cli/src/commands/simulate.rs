@@ -165,6 +165,9 @@ pub fn render_collective(r: &CollectiveReport) -> String {
     for n in r.run.notes(About::Weights) {
         let _ = writeln!(out, "weights: {n}");
     }
+    for n in r.run.notes(About::PacketPhases) {
+        let _ = writeln!(out, "{n}");
+    }
     details(&mut out, &r.run.result);
     out
 }
@@ -244,6 +247,9 @@ pub fn render_job(r: &JobReport) -> String {
         }
     }
     if let Some(n) = &r.placement_note {
+        let _ = writeln!(out, "{n}");
+    }
+    for n in r.run.notes(About::PacketPhases) {
         let _ = writeln!(out, "{n}");
     }
     if let (Some(h), Some(x)) = (&r.run.healthy, r.run.slowdown) {

@@ -1,6 +1,6 @@
-//! `aifabric traffic --engine packet|both`: the packet engine from the command line.
+//! `aifabric traffic --engine packet|both|hybrid`, and `collective` and `job` at packet level: the packet engine from the command line.
 
-use crate::aifabric;
+use crate::{aifabric, run};
 use serde_json::Value;
 
 fn scenario(file: &str) -> String {
@@ -564,4 +564,102 @@ fn the_hybrid_engine_says_what_it_skipped_and_agrees_with_packet() {
         err.contains("admission") && err.contains("--admission off"),
         "{err}"
     );
+}
+
+/// `collective` and `job` at packet level: each distinct phase simulated once (a ring is
+/// one phase, its 2(n - 1) steps reusing it), said in a note and in `packet`; the same
+/// bytes on one thread as on two; `both` refused with the way out; the flow engine's JSON
+/// without a `packet` key.
+#[test]
+fn collectives_and_jobs_time_their_phases_packet_by_packet() {
+    let collective = [
+        "collective",
+        "htsim-k8",
+        "--op",
+        "all_reduce",
+        "--algo",
+        "ring",
+        "--proto",
+        "simple",
+        "--gpus",
+        "32",
+        "--sizes",
+        "4M",
+        "--scale-up",
+        "1",
+    ];
+    let json = |args: &[&str], extra: &[&str], threads: &str| {
+        let o = aifabric()
+            .args(args)
+            .args(extra)
+            .arg("--json")
+            .env("RAYON_NUM_THREADS", threads)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let packet = ["--engine", "packet", "--preset", "uec-htsim"];
+    let two = json(&collective, &packet, "2");
+    assert_eq!(
+        two,
+        json(&collective, &packet, "1"),
+        "thread count changed the bytes"
+    );
+    let p: Value = serde_json::from_str(&two).unwrap();
+    assert_eq!(p["packet"]["engine"], "packet");
+    assert_eq!(p["packet"]["phases_simulated"], 1, "{}", p["packet"]);
+    assert_eq!(p["packet"]["flows"], 32, "one flow per rank");
+    let note = p["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["about"] == "packet_phases")
+        .expect("a note says what the packet engine ran");
+    assert!(note["text"].as_str().unwrap().contains("1 distinct phase"));
+    // The fluid on the same load balancing and latencies: the packet engine's headers,
+    // ramps and queues only add.
+    let flow: Value = serde_json::from_str(&json(
+        &collective,
+        &["--lb", "spray", "--seed", "13", "--switch-latency-us", "0"],
+        "2",
+    ))
+    .unwrap();
+    assert!(
+        flow.get("packet").is_none(),
+        "the flow engine has no packet key"
+    );
+    let (tp, tf) = (
+        p["rows"][0]["time_us"].as_f64().unwrap(),
+        flow["rows"][0]["time_us"].as_f64().unwrap(),
+    );
+    assert!(tp > tf && tp < 2.0 * tf, "packet {tp} us, flow {tf} us");
+
+    let (code, _, err) = run(&[&collective[..], &["--engine", "both"]].concat());
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("run it once with flow and once with packet"),
+        "{err}"
+    );
+
+    let small = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/jobs/small-8.yaml");
+    let job = ["job", "htsim-k8", "--job", small];
+    let h: Value = serde_json::from_str(&json(
+        &job,
+        &["--engine", "hybrid", "--preset", "uec-htsim"],
+        "2",
+    ))
+    .unwrap();
+    let stats = &h["packet"];
+    assert_eq!(stats["engine"], "hybrid");
+    let simulated = stats["phases_simulated"].as_u64().unwrap();
+    assert!(
+        simulated >= 1 && stats["phases_timed"].as_u64().unwrap() > simulated,
+        "{stats}"
+    );
+    assert!(
+        stats["skipped_s"].as_f64().unwrap() > 0.0,
+        "the DP phases are long: {stats}"
+    );
+    assert!(h["result"]["step_s"].as_f64().unwrap() > 0.0);
 }

@@ -1,0 +1,341 @@
+//! Collectives and jobs at packet level: every distinct phase of their schedules (one step
+//! of every group at once) run by the packet engine, memoized, and composed as the flow
+//! engine composes its own phases ([`aifabric_engine::sim::PhaseTimer`]).
+//!
+//! A ring all-reduce is one phase repeated 2(n - 1) times, a training step the same
+//! collectives layer after layer: each distinct phase is simulated packet by packet once,
+//! all its flows started together, and its bandwidth term (the makespan beyond the longest
+//! base round trip: the time its bytes took through the queues) is reused wherever it comes
+//! again. Wormhole (NSDI 2026) memoizes repeated states of a packet simulation the same
+//! way; here the repeated unit is the collective's own step, known before the run.
+
+use crate::packet::budget;
+use aifabric_dataplane::Net;
+use aifabric_engine::sim::{NetTransfer, PhaseTimer, SimError};
+use aifabric_model::limits::{self, human_bytes};
+use aifabric_model::{thousands, DeviceId};
+use aifabric_packet::Config;
+use aifabric_workload::traffic::{Start, TmFlow, TrafficMatrix};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// What the packet engine ran for a collective or a job: distinct phases simulated, the
+/// phases that reused them, and how their bandwidth terms compare with the fluid's.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PacketPhases {
+    /// `packet` or `hybrid` (the packet engine fast-forwarding steady states).
+    pub engine: crate::Engine,
+    /// Distinct phases the packet engine simulated.
+    pub phases_simulated: u64,
+    /// Phases whose time was asked for (each phase of each simulated schedule once; its
+    /// repetitions are its `repeat`); those not simulated reused a simulated one.
+    pub phases_timed: u64,
+    /// Flows the packet runs simulated.
+    pub flows: u64,
+    /// Packets the packet runs sent for the first time.
+    pub packets: u64,
+    /// Events the packet runs processed.
+    pub events: u64,
+    /// Simulated time of the packet runs, seconds (real clock).
+    pub simulated_s: f64,
+    /// Of which fast-forwarded over steady states (hybrid), seconds.
+    pub skipped_s: f64,
+    /// Hybrid: why a phase was simulated whole, packet by packet (the first such phase's
+    /// reason), when one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_skipped: Option<String>,
+    /// The simulated phases' bandwidth terms at packet level, summed, seconds.
+    pub packet_bandwidth_s: f64,
+    /// The same phases' bandwidth terms in the fluid, summed, seconds.
+    pub fluid_bandwidth_s: f64,
+}
+
+impl PacketPhases {
+    /// Packet over fluid bandwidth terms of the simulated phases (1: they agree).
+    pub fn packet_over_fluid(&self) -> Option<f64> {
+        (self.fluid_bandwidth_s > 0.0).then(|| self.packet_bandwidth_s / self.fluid_bandwidth_s)
+    }
+}
+
+/// One simulated phase.
+#[derive(Clone, Debug)]
+struct Timed {
+    not_skipped: Option<String>,
+    bandwidth_s: f64,
+    fluid_s: f64,
+    flows: u64,
+    packets: u64,
+    events: u64,
+    simulated_s: f64,
+    skipped_s: f64,
+}
+
+/// A phase as its memo knows it: each transfer's GPUs (device indices) and bytes, in order.
+type Key = Vec<(u32, u32, u64)>;
+
+/// The packet engine as a [`PhaseTimer`], one per network (its memo holds times on that
+/// network only).
+pub(crate) struct PacketTimer {
+    cfg: Config,
+    engine: crate::Engine,
+    memo: Mutex<FxHashMap<Key, Timed>>,
+    timed: AtomicU64,
+}
+
+/// Held by a packet run too big to run beside another one within the memory limit.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+impl PacketTimer {
+    /// A timer running `cfg` (with fast-forwarding for `hybrid`).
+    pub(crate) fn new(cfg: &Config, engine: crate::Engine) -> PacketTimer {
+        let cfg = if engine == crate::Engine::Hybrid {
+            Config {
+                fast_forward: Some(cfg.fast_forward.unwrap_or_default()),
+                ..cfg.clone()
+            }
+        } else {
+            cfg.clone()
+        };
+        PacketTimer {
+            cfg,
+            engine,
+            memo: Mutex::default(),
+            timed: AtomicU64::new(0),
+        }
+    }
+
+    /// What it ran so far.
+    pub(crate) fn stats(&self) -> PacketPhases {
+        let memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        // Summed in a fixed order: the same bytes whichever thread simulated what first.
+        let mut runs: Vec<(&Key, &Timed)> = memo.iter().collect();
+        runs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut s = PacketPhases {
+            engine: self.engine,
+            phases_simulated: runs.len() as u64,
+            phases_timed: self.timed.load(Ordering::Relaxed),
+            ..PacketPhases::default()
+        };
+        for (_, t) in runs {
+            s.flows += t.flows;
+            s.packets += t.packets;
+            s.events += t.events;
+            s.simulated_s += t.simulated_s;
+            s.skipped_s += t.skipped_s;
+            s.packet_bandwidth_s += t.bandwidth_s;
+            s.fluid_bandwidth_s += t.fluid_s;
+            if s.not_skipped.is_none() {
+                s.not_skipped.clone_from(&t.not_skipped);
+            }
+        }
+        s
+    }
+
+    fn run(
+        &self,
+        net: &Net<'_>,
+        transfers: &[NetTransfer],
+        fluid_s: f64,
+    ) -> Result<Timed, SimError> {
+        let mut gpus: Vec<DeviceId> = Vec::new();
+        let mut node: FxHashMap<DeviceId, u32> = FxHashMap::default();
+        let mut id = |g: DeviceId| {
+            *node.entry(g).or_insert_with(|| {
+                gpus.push(g);
+                gpus.len() as u32 - 1
+            })
+        };
+        let flows: Vec<TmFlow> = transfers
+            .iter()
+            .enumerate()
+            .map(|(k, t)| TmFlow {
+                id: k as u64,
+                src: id(t.src),
+                dst: id(t.dst),
+                bytes: t.bytes.ceil() as u64,
+                start: Start::AtPs(0),
+                done_trigger: None,
+                recv_trigger: None,
+            })
+            .collect();
+        let tm = TrafficMatrix {
+            nodes: gpus.len() as u32,
+            flows,
+            triggers: FxHashMap::default(),
+        };
+        let e = budget::estimate(net.f, &tm, &gpus, &self.cfg);
+        let (limit, from) = limits::memory_limit().map_err(SimError::Invalid)?;
+        let free = limit.saturating_sub(limits::resident_bytes());
+        if e.bytes > free {
+            return Err(SimError::Invalid(format!(
+                "one phase of this collective is {} flows over {} GPUs ({} packets, up to {} \
+                 in flight): the packet engine would need about {}, over the {} left of {} \
+                 and at least {} s; narrow it (fewer GPUs, a smaller size) or use the flow \
+                 engine (--engine flow)",
+                thousands(e.flows),
+                thousands(e.hosts),
+                thousands(e.packets),
+                thousands(e.in_flight),
+                human_bytes(e.bytes),
+                human_bytes(free),
+                limits::describe_limit(limit, from),
+                e.seconds,
+            )));
+        }
+        // Phases run in parallel: a run that could not fit beside another one runs alone.
+        let threads = rayon::current_num_threads() as u64;
+        let _alone = (e.bytes.saturating_mul(threads) > free)
+            .then(|| ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
+        let r = aifabric_packet::run(net, &tm, &gpus, &self.cfg)
+            .map_err(|e| SimError::Invalid(e.to_string()))?;
+        if r.unfinished > 0 || r.never_started > 0 {
+            return Err(SimError::Invalid(format!(
+                "{} of the {} flows of one phase did not finish by the end of the packet run \
+                 ({} us): raise --end-us or leave it out",
+                r.unfinished + r.never_started,
+                r.flows,
+                self.cfg.end_ps as f64 * 1e-6,
+            )));
+        }
+        let skipped_s = r.hybrid.as_ref().map_or(0.0, |h| h.skipped_s);
+        Ok(Timed {
+            not_skipped: r.hybrid.and_then(|h| h.not_skipped),
+            bandwidth_s: (r.makespan_s - r.max_base_rtt_s).max(0.0),
+            fluid_s,
+            flows: r.flows,
+            packets: e.packets,
+            events: r.events,
+            simulated_s: r.makespan_s,
+            skipped_s,
+        })
+    }
+}
+
+impl PhaseTimer for PacketTimer {
+    fn bandwidth_s(
+        &self,
+        net: &Net<'_>,
+        transfers: &[NetTransfer],
+        fluid_s: f64,
+    ) -> Result<f64, SimError> {
+        self.timed.fetch_add(1, Ordering::Relaxed);
+        let key: Key = transfers
+            .iter()
+            .map(|t| (t.src.get(), t.dst.get(), t.bytes.to_bits()))
+            .collect();
+        if let Some(t) = self
+            .memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return Ok(t.bandwidth_s);
+        }
+        // Two threads may simulate the same phase at once; both get the same time.
+        let t = self.run(net, transfers, fluid_s)?;
+        let bandwidth_s = t.bandwidth_s;
+        self.memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_insert(t);
+        Ok(bandwidth_s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The memoized phases against the whole collective packet by packet: a ring
+    //! all-reduce as one traffic matrix ([`Pattern::RingAllReduce`]) whose every step is a
+    //! flow started (by a trigger) once its sender holds the data it forwards, as NCCL's
+    //! ring pipelines its steps.
+    use super::*;
+    use crate::packet::{PacketOptions, Preset};
+    use crate::{Placement, Setup, Study};
+    use aifabric_dataplane::{Forwarding, NetParams};
+    use aifabric_engine::sim::Collective;
+    use aifabric_engine::tune::Tuner;
+    use aifabric_model::Scenario;
+    use aifabric_workload::schedule::Algo;
+    use aifabric_workload::traffic::Pattern;
+    use aifabric_workload::Op;
+    use std::sync::Arc;
+
+    /// Both ways on `spec` with `n` GPUs spread over its buildings: (memoized, whole).
+    fn both_ways(
+        f: &aifabric_model::Fabric,
+        n: u32,
+        bytes: f64,
+        engine: crate::Engine,
+    ) -> (f64, f64, PacketPhases) {
+        let cfg = PacketOptions {
+            preset: Some(Preset::UecHtsim),
+            ..PacketOptions::default()
+        }
+        .config(None, None)
+        .expect("the preset");
+        let setup = Setup::default();
+        let study = Study::healthy(f, setup);
+        let gpus = study.place(n, Placement::Spread, 1).expect("placed");
+        let params = NetParams {
+            scale_up_gpus: 1,
+            ..crate::timed_params(setup.net, Some((&cfg, engine)))
+        };
+        let net = Net::new(f, &Scenario::healthy(f), setup.plan, setup.bgp, params);
+        let routes = Forwarding::new(&net, gpus.iter().copied()).expect("routes");
+        let timer = Arc::new(PacketTimer::new(&cfg, engine));
+        let c = Collective {
+            op: Some(Op::AllReduce),
+            algo: Algo::Ring,
+            groups: vec![gpus.clone()],
+            bytes,
+            channels: 1,
+            lb: aifabric_dataplane::Lb::from(cfg.lb).fluid_equivalent(),
+            seed: cfg.seed,
+            alpha_s: 0.0,
+            proto: None,
+        };
+        let memoized = Tuner::timed(timer.clone())
+            .simulate(&net, &routes, &c)
+            .expect("simulated");
+        let ring = Pattern::RingAllReduce.generate(n, bytes as u64, cfg.seed);
+        let whole = aifabric_packet::run(&net, &ring, &gpus, &cfg).expect("run");
+        assert_eq!(whole.unfinished + whole.never_started, 0);
+        (memoized.time_s, whole.makespan_s, timer.stats())
+    }
+
+    #[test]
+    fn a_ring_from_its_one_memoized_phase_agrees_with_the_whole_ring_packet_by_packet() {
+        let fabrics = [
+            (
+                "htsim-k16",
+                aifabric_spec::load("htsim-k16").expect("built in"),
+            ),
+            (
+                "two regions",
+                aifabric_spec::build_str(
+                    "two-regions.yaml",
+                    aifabric_fixtures::specs::TWO_REGIONS_NSF_2_PODS_PLANAR,
+                )
+                .expect("fixture"),
+            ),
+        ];
+        // (fabric, ranks, bytes, how far the memoized ring may be from the whole one).
+        // Across two regions every step is charged the cross-region flow's time, which
+        // the pipelined ring hides on most steps: the memoized ring is 20% long there (a
+        // known limit, in the README).
+        let cases = [(16, 16e6, -0.05..=0.05), (8, 8e6, 0.0..=0.25)];
+        for ((spec, f), (n, bytes, within)) in fabrics.iter().zip(cases) {
+            let (memo, whole, stats) = both_ways(f, n, bytes, crate::Engine::Packet);
+            eprintln!("{spec} {n}: memoized {memo:.6e} s, whole {whole:.6e} s, {stats:?}");
+            assert_eq!(stats.phases_simulated, 1, "a ring is one phase");
+            assert_eq!(stats.phases_timed, 1, "simulated once, its repeats reused");
+            assert!(
+                within.contains(&(memo / whole - 1.0)),
+                "{spec}: memoized {memo} s against the whole ring's {whole} s"
+            );
+        }
+    }
+}
