@@ -223,6 +223,28 @@ def _opts(bgp: Mapping[str, Any], sim: Optional[Mapping[str, Any]] = None) -> Di
     return out
 
 
+def _engine_options(engine: str, packet: Optional[Mapping[str, Any]],
+                    sim: Dict[str, Any]) -> Tuple[str, Dict[str, str]]:
+    """``engine`` and the packet engine's options for a collective or a job: with
+    ``"packet"`` or ``"hybrid"`` the packet engine takes ``lb``, ``seed`` and
+    ``switch_latency_us`` as its own (as ``traffic`` does)."""
+    if engine == "flow":
+        if packet:
+            raise BadRequest(
+                f"{', '.join(k + '=' for k in packet)}: packet-engine options; add "
+                "engine='packet' (or 'hybrid')"
+            )
+        return engine, {}
+    if engine not in ("packet", "hybrid"):
+        raise BadRequest(f"engine={engine!r}: give 'flow', 'packet' or 'hybrid'")
+    opts = dict(packet or {})
+    for k in ("lb", "seed", "switch_latency_us"):
+        v = sim.pop(k)
+        if v is not None:
+            opts[k] = v
+    return engine, _options(opts, {})
+
+
 _BGP_DOC = """
         Control plane (as ``aifabric ... --asn-plan`` etc.): ``asn_plan`` (``"rfc7938"``,
         ``"per-plane"``, ``"unique"``), ``bandwidth`` (the link-bandwidth community:
@@ -606,6 +628,8 @@ class Fabric:
         scenario: Scenario = None,
         proto: Optional[str] = None,
         *,
+        engine: str = "flow",
+        packet: Optional[Mapping[str, Any]] = None,
         lb: Optional[str] = None,
         seed: Optional[int] = None,
         channels: int = 0,
@@ -627,11 +651,17 @@ class Fabric:
         ``1M:1G:4``). ``algo`` and ``proto`` default to ``auto`` (NCCL's tuner: each row
         says which algorithm and protocol it chose); ``placement``: ``packed``, ``spread``,
         ``fragmented[:SEED]`` or ``topology-aware``; ``alpha_us`` is added per step on top
-        of NCCL's protocol latencies.
+        of NCCL's protocol latencies. ``engine="packet"`` or ``"hybrid"``: every distinct
+        phase (one step of every group) run once by the packet engine (``"hybrid"``:
+        fast-forwarding its steady states), its repeats reused; ``packet`` holds the packet
+        engine's options as ``traffic`` takes them (``{"preset": "uec-htsim"}``), and
+        ``["packet"]`` says what was simulated.
 
         {sim}
 
         {bgp}"""
+        sim = _sim(lb, seed, channels, scale_up, scale_up_gbs, switch_latency_us)
+        engine, packet_opts = _engine_options(engine, packet, sim)
         return Collective(
             self._f.collective(
                 op,
@@ -645,8 +675,10 @@ class Fabric:
                 _opts(
                     _bgp(asn_plan, bandwidth, group_size, max_paths, nsf_pruning,
                          missing_bandwidth, soft_drain),
-                    _sim(lb, seed, channels, scale_up, scale_up_gbs, switch_latency_us),
+                    sim,
                 ),
+                engine,
+                packet_opts,
             )
         )
 
@@ -658,6 +690,8 @@ class Fabric:
         placement: Optional[str] = None,
         scenario: Scenario = None,
         *,
+        engine: str = "flow",
+        packet: Optional[Mapping[str, Any]] = None,
         lb: Optional[str] = None,
         seed: Optional[int] = None,
         channels: int = 0,
@@ -673,7 +707,9 @@ class Fabric:
         soft_drain: str = "gshut",
     ) -> Job:
         """One training iteration (``aifabric job --json``): a job file's path, its YAML
-        text, or the same as a dict. ``placement`` overrides the job's.
+        text, or the same as a dict. ``placement`` overrides the job's. ``engine`` and
+        ``packet`` as for ``collective``: each distinct phase of the step's collectives
+        once at packet level.
 
         {sim}
 
@@ -683,12 +719,15 @@ class Fabric:
             name, text = "job.yaml", json.dumps(job)
         else:
             name, text = _path_or_text(job, "job", "job.yaml")
+        sim = _sim(lb, seed, channels, scale_up, scale_up_gbs, switch_latency_us)
+        engine, packet_opts = _engine_options(engine, packet, sim)
         opts = _opts(
             _bgp(asn_plan, bandwidth, group_size, max_paths, nsf_pruning, missing_bandwidth,
                  soft_drain),
-            _sim(lb, seed, channels, scale_up, scale_up_gbs, switch_latency_us),
+            sim,
         )
-        return Job(self._f.job(name, text, placement, _scenario(scenario), opts))
+        return Job(self._f.job(name, text, placement, _scenario(scenario), opts, engine,
+                               packet_opts))
 
     @_doc
     @_in_python_words

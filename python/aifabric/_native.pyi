@@ -63,6 +63,8 @@ class NativeFabric:
         alpha_us: float,
         scenario: _Scenario,
         opts: Dict[str, str],
+        engine: str,
+        packet: Dict[str, str],
     ) -> str: ...
     def job(
         self,
@@ -71,6 +73,8 @@ class NativeFabric:
         placement: Optional[str],
         scenario: _Scenario,
         opts: Dict[str, str],
+        engine: str,
+        packet: Dict[str, str],
     ) -> str: ...
     def cluster(
         self, jobs: str, scenario: _Scenario, opts: Dict[str, str]

@@ -324,6 +324,19 @@ fn packet_config(m: &HashMap<String, String>) -> Result<aifabric::packet::Config
     Ok(o.config(seed, switch_latency_us)?)
 }
 
+/// A collective's or a job's engine: `flow` (no packet options), else the packet engine's
+/// configuration with it.
+fn packet_timing(
+    engine: &str,
+    packet: &HashMap<String, String>,
+) -> Result<Option<(aifabric::packet::Config, aifabric::Engine)>, Failed> {
+    let engine: aifabric::Engine = parse("engine", engine)?;
+    if engine == aifabric::Engine::Flow {
+        return Ok(None);
+    }
+    Ok(Some((packet_config(packet)?, engine)))
+}
+
 fn setup(opts: &HashMap<String, String>) -> Result<Setup, Failed> {
     Ok(Setup::from_options(opts.iter())?)
 }
@@ -516,8 +529,11 @@ impl NativeFabric {
         alpha_us: f64,
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
+        engine: String,
+        packet: HashMap<String, String>,
     ) -> PyResult<String> {
         self.study(py, scenario, opts, None, move |s, _, _| {
+            let timing = packet_timing(&engine, &packet)?;
             if !(alpha_us.is_finite() && alpha_us >= 0.0) {
                 return Err(Failed::Bad("alpha_us must be a number >= 0".into()));
             }
@@ -539,11 +555,15 @@ impl NativeFabric {
                 },
                 alpha_s: alpha_us * 1e-6,
             };
-            to_json(&s.collective(&req)?)
+            match timing {
+                Some((cfg, e)) => to_json(&s.collective_packet(&req, &cfg, e)?),
+                None => to_json(&s.collective(&req)?),
+            }
         })
     }
 
     /// A job from a file path (`text` None) or from YAML text.
+    #[allow(clippy::too_many_arguments)]
     fn job(
         &self,
         py: Python<'_>,
@@ -552,8 +572,11 @@ impl NativeFabric {
         placement: Option<String>,
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
+        engine: String,
+        packet: HashMap<String, String>,
     ) -> PyResult<String> {
         self.study(py, scenario, opts, None, move |s, _, _| {
+            let timing = packet_timing(&engine, &packet)?;
             let it = match text {
                 Some(t) => aifabric::stages::spec::job::parse(&name, &t)?,
                 None => aifabric::stages::spec::job::load(&name)?,
@@ -562,7 +585,10 @@ impl NativeFabric {
                 .as_deref()
                 .map(|p| parse("placement", p))
                 .transpose()?;
-            to_json(&s.job(&it, p)?)
+            match timing {
+                Some((cfg, e)) => to_json(&s.job_packet(&it, p, &cfg, e)?),
+                None => to_json(&s.job(&it, p)?),
+            }
         })
     }
 

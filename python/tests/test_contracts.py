@@ -120,6 +120,27 @@ def test_collective_is_the_cli_contract(cli, llama):
         llama.collective(gpus=64, proto="ll64")
 
 
+def test_collective_and_job_at_packet_level_are_the_cli_contract(cli, llama):
+    # The packet engine's options in `packet`, lb and seed taken as its own, as the CLI's.
+    r = llama.collective(
+        gpus=16, sizes="4M", algo="ring", engine="hybrid", packet={"preset": "uec-htsim"}
+    )
+    assert r == cli(
+        "collective", "llama3-24k", "--gpus", "16", "--sizes", "4M", "--algo", "ring",
+        "--engine", "hybrid", "--preset", "uec-htsim",
+    )
+    assert r["packet"]["engine"] == "hybrid" and r["packet"]["phases_simulated"] >= 1
+    assert any(n["about"] == "packet_phases" for n in r["notes"])
+    job = ROOT / "crates" / "fixtures" / "jobs" / "small-8.yaml"
+    j = llama.job(job, engine="packet", seed=5)
+    assert j == cli("job", "llama3-24k", "--job", str(job), "--engine", "packet", "--seed", "5")
+    assert j["packet"]["phases_timed"] >= j["packet"]["phases_simulated"] >= 1
+    with pytest.raises(aifabric.BadRequest, match="add engine='packet'"):
+        llama.job(job, packet={"preset": "uec-htsim"})
+    with pytest.raises(aifabric.BadRequest, match="engine='both'"):
+        llama.collective(gpus=16, engine="both")
+
+
 def test_traffic_is_the_cli_contract_and_its_tables(cli, llama):
     r = llama.traffic(pattern="permutation", gpus=256, placement="spread", size="8M")
     want = cli(

@@ -416,6 +416,21 @@ fn timed_params(p: NetParams, timing: Option<(&packet::Config, Engine)>) -> NetP
     }
 }
 
+/// The setup of a run timed by the packet engine: the fluid's load balancing closest to
+/// the packet engine's (for the phases' paths, latencies and fluid terms), its seed, and
+/// its switch and link latencies.
+fn timed_setup(s: Setup, timing: Option<(&packet::Config, Engine)>) -> Setup {
+    match timing {
+        Some((cfg, _)) => Setup {
+            lb: aifabric_dataplane::Lb::from(cfg.lb).fluid_equivalent(),
+            seed: cfg.seed,
+            net: timed_params(s.net, timing),
+            ..s
+        },
+        None => s,
+    }
+}
+
 /// `cfg` and `engine` for a collective or a job at packet level: `packet` or `hybrid`.
 fn packet_timing<'c>(
     cfg: &'c packet::Config,
@@ -665,11 +680,11 @@ impl<'f> Study<'f> {
         req: &CollectiveRequest,
         timing: Option<(&packet::Config, Engine)>,
     ) -> Result<CollectiveReport, Error> {
-        let c = &self.setup;
+        let c = &timed_setup(self.setup, timing);
         let algo = req.algo.unwrap_or(Algo::Auto);
         let proto = req.proto.unwrap_or(Proto::Auto);
         let placed = self.place(req.gpus, req.placement, c.net.scale_up_gpus)?;
-        let nets = Both::nets(self, timed_params(c.net, timing));
+        let nets = Both::nets(self, c.net);
         let routes =
             nets.try_map(|n| Forwarding::new(n, placed.iter().copied()).map_err(SimError::from))?;
         // One tuner per fabric: `auto` calibrates each candidate once, then picks per size.
@@ -782,8 +797,8 @@ impl<'f> Study<'f> {
         policy: Option<Placement>,
         timing: Option<(&packet::Config, Engine)>,
     ) -> Result<JobReport, Error> {
-        let c = &self.setup;
-        let mut params = timed_params(c.net, timing);
+        let c = &timed_setup(self.setup, timing);
+        let mut params = c.net;
         params.scale_up_gpus = it.scale_up_gpus;
         params.scale_up_bytes_per_s = it.scale_up_bytes_per_s;
         let policy = policy.unwrap_or(it.placement);

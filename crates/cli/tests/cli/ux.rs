@@ -160,7 +160,7 @@ fn help_groups_the_flags_and_defines_placements() {
     let (code, out, _) = run(&["traffic", "--help"]);
     assert_eq!(code, Some(0));
     for heading in [
-        "Packet engine (traffic --engine packet, both or hybrid):",
+        "Packet engine (--engine packet, both or hybrid):",
         "Simulation:",
         "Scenario (what failed or is drained):",
         "Control plane (BGP):",
@@ -171,6 +171,7 @@ fn help_groups_the_flags_and_defines_placements() {
     let own = &out[..out.find("Packet engine (").unwrap()];
     assert!(!own.contains("--pfc"), "{own}");
     let (_, out, _) = run(&["collective", "--help"]);
+    assert!(out.contains("Packet engine ("), "collective runs at packet level:\n{out}");
     for p in [
         "packed =",
         "spread =",
