@@ -405,11 +405,11 @@ impl From<SimError> for Error {
 
 /// The network's parameters for a run timed by the packet engine: its switch and link
 /// latencies (the chains pay the path latencies the packet runs see).
-fn timed_params(p: NetParams, timing: Option<(&packet::Config, Engine)>) -> NetParams {
+fn timed_params(p: NetParams, timing: Option<&packet::Timing<'_>>) -> NetParams {
     match timing {
-        Some((cfg, _)) => NetParams {
-            switch_latency_s: cfg.switch_latency_ps as f64 * 1e-12,
-            link_latency_s: cfg.link_latency_ps.map(|l| l as f64 * 1e-12),
+        Some(t) => NetParams {
+            switch_latency_s: t.cfg.switch_latency_ps as f64 * 1e-12,
+            link_latency_s: t.cfg.link_latency_ps.map(|l| l as f64 * 1e-12),
             ..p
         },
         None => p,
@@ -419,11 +419,11 @@ fn timed_params(p: NetParams, timing: Option<(&packet::Config, Engine)>) -> NetP
 /// The setup of a run timed by the packet engine: the fluid's load balancing closest to
 /// the packet engine's (for the phases' paths, latencies and fluid terms), its seed, and
 /// its switch and link latencies.
-fn timed_setup(s: Setup, timing: Option<(&packet::Config, Engine)>) -> Setup {
+fn timed_setup(s: Setup, timing: Option<&packet::Timing<'_>>) -> Setup {
     match timing {
-        Some((cfg, _)) => Setup {
-            lb: aifabric_dataplane::Lb::from(cfg.lb).fluid_equivalent(),
-            seed: cfg.seed,
+        Some(t) => Setup {
+            lb: aifabric_dataplane::Lb::from(t.cfg.lb).fluid_equivalent(),
+            seed: t.cfg.seed,
             net: timed_params(s.net, timing),
             ..s
         },
@@ -431,14 +431,19 @@ fn timed_setup(s: Setup, timing: Option<(&packet::Config, Engine)>) -> Setup {
     }
 }
 
-/// `cfg` and `engine` for a collective or a job at packet level: `packet` or `hybrid`.
+/// How a collective or a job runs at packet level: `packet` or `hybrid` with `cfg`.
 fn packet_timing<'c>(
     cfg: &'c packet::Config,
     engine: Engine,
     command: &str,
-) -> Result<(&'c packet::Config, Engine), Error> {
+    progress: Option<packet::PhaseProgressFn>,
+) -> Result<packet::Timing<'c>, Error> {
     match engine {
-        Engine::Packet | Engine::Hybrid => Ok((cfg, engine)),
+        Engine::Packet | Engine::Hybrid => Ok(packet::Timing {
+            cfg,
+            engine,
+            progress,
+        }),
         Engine::Flow | Engine::Both => Err(Error::bad_request(format!(
             "a {command} runs with --engine flow (the default), packet or hybrid; for both \
              side by side, run it once with flow and once with packet"
@@ -672,13 +677,26 @@ impl<'f> Study<'f> {
         cfg: &packet::Config,
         engine: Engine,
     ) -> Result<CollectiveReport, Error> {
-        self.collective_timed(req, Some(packet_timing(cfg, engine, "collective")?))
+        self.collective_timed(req, Some(&packet_timing(cfg, engine, "collective", None)?))
+    }
+
+    /// [`Study::collective_packet`], calling `progress` as the packet runs go (phases done,
+    /// the running phase's flows and simulated time, from any thread).
+    pub fn collective_packet_with_progress(
+        &self,
+        req: &CollectiveRequest,
+        cfg: &packet::Config,
+        engine: Engine,
+        progress: packet::PhaseProgressFn,
+    ) -> Result<CollectiveReport, Error> {
+        let t = packet_timing(cfg, engine, "collective", Some(progress))?;
+        self.collective_timed(req, Some(&t))
     }
 
     fn collective_timed(
         &self,
         req: &CollectiveRequest,
-        timing: Option<(&packet::Config, Engine)>,
+        timing: Option<&packet::Timing<'_>>,
     ) -> Result<CollectiveReport, Error> {
         let c = &timed_setup(self.setup, timing);
         let algo = req.algo.unwrap_or(Algo::Auto);
@@ -688,8 +706,7 @@ impl<'f> Study<'f> {
         let routes =
             nets.try_map(|n| Forwarding::new(n, placed.iter().copied()).map_err(SimError::from))?;
         // One tuner per fabric: `auto` calibrates each candidate once, then picks per size.
-        let timers =
-            nets.map(|_| timing.map(|(cfg, e)| Arc::new(packet::PacketTimer::new(cfg, e))));
+        let timers = nets.map(|_| timing.map(|t| Arc::new(packet::PacketTimer::new(t))));
         let mut tuners = timers.map(tuner);
         let mut rows = Vec::new();
         let mut largest = None;
@@ -788,14 +805,27 @@ impl<'f> Study<'f> {
         cfg: &packet::Config,
         engine: Engine,
     ) -> Result<JobReport, Error> {
-        self.job_timed(it, policy, Some(packet_timing(cfg, engine, "job")?))
+        self.job_timed(it, policy, Some(&packet_timing(cfg, engine, "job", None)?))
+    }
+
+    /// [`Study::job_packet`], calling `progress` as the packet runs go.
+    pub fn job_packet_with_progress(
+        &self,
+        it: &Iteration,
+        policy: Option<Placement>,
+        cfg: &packet::Config,
+        engine: Engine,
+        progress: packet::PhaseProgressFn,
+    ) -> Result<JobReport, Error> {
+        let t = packet_timing(cfg, engine, "job", Some(progress))?;
+        self.job_timed(it, policy, Some(&t))
     }
 
     fn job_timed(
         &self,
         it: &Iteration,
         policy: Option<Placement>,
-        timing: Option<(&packet::Config, Engine)>,
+        timing: Option<&packet::Timing<'_>>,
     ) -> Result<JobReport, Error> {
         let c = &timed_setup(self.setup, timing);
         let mut params = c.net;
@@ -820,8 +850,7 @@ impl<'f> Study<'f> {
             channels: c.channels,
         };
         let nets = Both::nets(self, params);
-        let timers =
-            nets.map(|_| timing.map(|(cfg, e)| Arc::new(packet::PacketTimer::new(cfg, e))));
+        let timers = nets.map(|_| timing.map(|t| Arc::new(packet::PacketTimer::new(t))));
         let mut tuners = timers.map(tuner);
         let steps = nets.try_map_with(&mut tuners, |n, tuner| {
             let routes = Forwarding::new(n, placed.iter().copied())?;

@@ -18,8 +18,8 @@ pub use options::{
     parse_thresholds, AdmissionSetting, BaseRtt, CcChoice, Ecn, Headroom, PacketOptions,
     PfcSetting, Preset, MAX_LATENCY_US, PRESETS,
 };
-pub use phases::PacketPhases;
 pub(crate) use phases::PacketTimer;
+pub use phases::{PacketPhases, PhaseProgress, PhaseProgressFn, Timing};
 use serde::Serialize;
 
 /// Which engine runs a traffic matrix: `flow` (max-min fair fluid, [`Study::traffic`]),

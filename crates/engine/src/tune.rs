@@ -139,7 +139,10 @@ pub struct Tuner {
 const CALIBRATION_BYTES: f64 = (1u64 << 20) as f64;
 
 impl Tuner {
-    /// A tuner whose simulations take each phase's bandwidth term from `timer`.
+    /// A tuner whose simulations take each phase's bandwidth term from `timer`. Candidates
+    /// are still calibrated and chosen on the fluid, as NCCL's tuner chooses from a model:
+    /// only the chosen algorithm is simulated with the timer, and the candidates' times in
+    /// [`CollectiveResult::tuned`] are the fluid's predictions.
     pub fn timed(timer: Arc<dyn PhaseTimer>) -> Tuner {
         Tuner {
             cache: FxHashMap::default(),
@@ -195,13 +198,15 @@ impl Tuner {
                 bytes: s0,
                 ..c.clone()
             };
-            let r = simulate_algo(net, routes, &at, algo, self.timer.as_deref())?;
+            // Candidates are calibrated and chosen on the fluid (NCCL's tuner chooses from
+            // a model too); only the choice is simulated with the timer.
+            let r = simulate_algo(net, routes, &at, algo, None)?;
             cached.push(Calibration {
                 algo,
                 latency_s: r.latency_s,
                 s_per_byte: ((r.time_s - r.latency_s) / s0).max(0.0),
             });
-            if s0 == c.bytes {
+            if s0 == c.bytes && self.timer.is_none() {
                 fresh.insert(algo, r);
             }
         }

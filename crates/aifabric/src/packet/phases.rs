@@ -19,7 +19,7 @@ use aifabric_workload::traffic::{Start, TmFlow, TrafficMatrix};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// What the packet engine ran for a collective or a job: distinct phases simulated, the
 /// phases that reused them, and how their bandwidth terms compare with the fluid's.
@@ -59,6 +59,35 @@ impl PacketPhases {
     }
 }
 
+/// How far the packet runs of a collective or a job are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PhaseProgress {
+    /// Distinct phases simulated so far.
+    pub phases_done: u64,
+    /// The running phase's flows completed.
+    pub flows_done: u64,
+    /// The running phase's flows.
+    pub flows: u64,
+    /// The running phase's simulated time, picoseconds (real clock).
+    pub now_ps: u64,
+    /// The running phase's events so far.
+    pub events: u64,
+}
+
+/// A progress callback, called from the threads that run phases.
+pub type PhaseProgressFn = Arc<dyn Fn(&PhaseProgress) + Send + Sync>;
+
+/// How a collective or a job runs at packet level.
+#[derive(Clone)]
+pub struct Timing<'a> {
+    /// The packet engine's configuration.
+    pub cfg: &'a Config,
+    /// `packet`, or `hybrid` (fast-forwarding each phase's steady states).
+    pub engine: crate::Engine,
+    /// Called as the runs go.
+    pub progress: Option<PhaseProgressFn>,
+}
+
 /// One simulated phase.
 #[derive(Clone, Debug)]
 struct Timed {
@@ -80,6 +109,7 @@ type Key = Vec<(u32, u32, u64)>;
 pub(crate) struct PacketTimer {
     cfg: Config,
     engine: crate::Engine,
+    progress: Option<PhaseProgressFn>,
     memo: Mutex<FxHashMap<Key, Timed>>,
     timed: AtomicU64,
 }
@@ -88,8 +118,9 @@ pub(crate) struct PacketTimer {
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 impl PacketTimer {
-    /// A timer running `cfg` (with fast-forwarding for `hybrid`).
-    pub(crate) fn new(cfg: &Config, engine: crate::Engine) -> PacketTimer {
+    /// A timer running `t.cfg` (with fast-forwarding for `hybrid`).
+    pub(crate) fn new(t: &Timing<'_>) -> PacketTimer {
+        let (cfg, engine) = (t.cfg, t.engine);
         let cfg = if engine == crate::Engine::Hybrid {
             Config {
                 fast_forward: Some(cfg.fast_forward.unwrap_or_default()),
@@ -101,6 +132,7 @@ impl PacketTimer {
         PacketTimer {
             cfg,
             engine,
+            progress: t.progress.clone(),
             memo: Mutex::default(),
             timed: AtomicU64::new(0),
         }
@@ -188,8 +220,19 @@ impl PacketTimer {
         let threads = rayon::current_num_threads() as u64;
         let _alone = (e.bytes.saturating_mul(threads) > free)
             .then(|| ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
-        let r = aifabric_packet::run(net, &tm, &gpus, &self.cfg)
-            .map_err(|e| SimError::Invalid(e.to_string()))?;
+        let phases_done = self.memo.lock().unwrap_or_else(|e| e.into_inner()).len() as u64;
+        let r = aifabric_packet::run_with_progress(net, &tm, &gpus, &self.cfg, &mut |p| {
+            if let Some(f) = &self.progress {
+                f(&PhaseProgress {
+                    phases_done,
+                    flows_done: p.flows_done,
+                    flows: p.flows,
+                    now_ps: p.now_ps,
+                    events: p.events,
+                });
+            }
+        })
+        .map_err(|e| SimError::Invalid(e.to_string()))?;
         if r.unfinished > 0 || r.never_started > 0 {
             return Err(SimError::Invalid(format!(
                 "{} of the {} flows of one phase did not finish by the end of the packet run \
@@ -281,11 +324,22 @@ mod tests {
         let gpus = study.place(n, Placement::Spread, 1).expect("placed");
         let params = NetParams {
             scale_up_gpus: 1,
-            ..crate::timed_params(setup.net, Some((&cfg, engine)))
+            ..crate::timed_params(
+                setup.net,
+                Some(&Timing {
+                    cfg: &cfg,
+                    engine,
+                    progress: None,
+                }),
+            )
         };
         let net = Net::new(f, &Scenario::healthy(f), setup.plan, setup.bgp, params);
         let routes = Forwarding::new(&net, gpus.iter().copied()).expect("routes");
-        let timer = Arc::new(PacketTimer::new(&cfg, engine));
+        let timer = Arc::new(PacketTimer::new(&Timing {
+            cfg: &cfg,
+            engine,
+            progress: None,
+        }));
         let c = Collective {
             op: Some(Op::AllReduce),
             algo: Algo::Ring,

@@ -373,6 +373,27 @@ fn engine_setup(
     Ok((Some(cfg), s))
 }
 
+/// A bar over the running phase's flows, its message the phases simulated so far and the
+/// phase's simulated time: what a collective or a job at packet level reports as it goes.
+fn phase_bar() -> (
+    std::sync::Arc<crate::progress::Progress>,
+    aifabric::packet::PhaseProgressFn,
+) {
+    let bar = std::sync::Arc::new(crate::progress::Progress::bar("packet phases"));
+    let b = bar.clone();
+    let progress: aifabric::packet::PhaseProgressFn = std::sync::Arc::new(move |p| {
+        b.set_length(p.flows);
+        b.set_position(p.flows_done);
+        b.set_message(format!(
+            "packet phases: {} simulated, this one {:.1} us in, {:.0}M events",
+            p.phases_done,
+            p.now_ps as f64 * 1e-6,
+            p.events as f64 * 1e-6
+        ));
+    });
+    (bar, progress)
+}
+
 fn collective(a: CollectiveArgs) -> Result<(), Failure> {
     let CollectiveArgs {
         spec,
@@ -405,7 +426,12 @@ fn collective(a: CollectiveArgs) -> Result<(), Failure> {
         alpha_s: alpha_us * 1e-6,
     };
     let report = match &cfg {
-        Some(cfg) => study.collective_packet(&req, cfg, packet.engine)?,
+        Some(cfg) => {
+            let (bar, progress) = phase_bar();
+            let r = study.collective_packet_with_progress(&req, cfg, packet.engine, progress);
+            bar.finish_and_clear();
+            r?
+        }
         None => study.collective(&req)?,
     };
     emit(json, &report, simulate::render_collective)?;
@@ -500,7 +526,12 @@ fn job(a: JobArgs) -> Result<(), Failure> {
     let f = load(&spec)?;
     let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
     let report = match &cfg {
-        Some(cfg) => study.job_packet(&it, placement, cfg, packet.engine)?,
+        Some(cfg) => {
+            let (bar, progress) = phase_bar();
+            let r = study.job_packet_with_progress(&it, placement, cfg, packet.engine, progress);
+            bar.finish_and_clear();
+            r?
+        }
         None => study.job(&it, placement)?,
     };
     emit(json, &report, simulate::render_job)?;

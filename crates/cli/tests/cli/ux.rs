@@ -171,7 +171,10 @@ fn help_groups_the_flags_and_defines_placements() {
     let own = &out[..out.find("Packet engine (").unwrap()];
     assert!(!own.contains("--pfc"), "{own}");
     let (_, out, _) = run(&["collective", "--help"]);
-    assert!(out.contains("Packet engine ("), "collective runs at packet level:\n{out}");
+    assert!(
+        out.contains("Packet engine ("),
+        "collective runs at packet level:\n{out}"
+    );
     for p in [
         "packed =",
         "spread =",
