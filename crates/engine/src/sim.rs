@@ -272,6 +272,13 @@ pub trait PhaseTimer: Send + Sync {
         transfers: &[NetTransfer],
         fluid_s: f64,
     ) -> Result<f64, SimError>;
+
+    /// Refuse, before any phase runs, a schedule whose phases, each once, are `transfers`
+    /// transfers carrying `bytes` (an upper bound: scale-up transfers counted too).
+    fn check_work(&self, transfers: u64, bytes: f64) -> Result<(), SimError> {
+        let _ = (transfers, bytes);
+        Ok(())
+    }
 }
 
 /// The phase's bandwidth term with `timer`: its network transfers timed by it, and where
@@ -697,6 +704,51 @@ pub fn simulate(
     crate::tune::Tuner::default().simulate(net, routes, c)
 }
 
+/// The schedule of `c` (its algorithm, not [`Algo::Auto`]) over groups of `n` ranks.
+fn schedule_of(
+    net: &Net<'_>,
+    c: &Collective,
+    n: u32,
+) -> Result<aifabric_workload::Schedule, SimError> {
+    Ok(match c.op {
+        Some(op) => schedule(
+            op,
+            c.algo,
+            n,
+            c.bytes,
+            net.params.scale_up_gpus,
+            channels(net, c),
+        )?,
+        None => aifabric_workload::Schedule::new(vec![Phase::repeated(
+            vec![aifabric_workload::Transfer {
+                src: 0,
+                dst: 1,
+                bytes: c.bytes,
+                channel: 0,
+            }],
+            1,
+        )]),
+    })
+}
+
+/// Refuse `c` by `algo` at `timer`'s level when its distinct phases are too much work
+/// ([`PhaseTimer::check_work`]), before anything runs.
+pub(crate) fn check_work(
+    net: &Net<'_>,
+    c: &Collective,
+    algo: Algo,
+    timer: &dyn PhaseTimer,
+) -> Result<(), SimError> {
+    if algo == Algo::Nvls {
+        return Ok(());
+    }
+    let n = c.groups.first().map_or(0, Vec::len) as u32;
+    let sched = schedule_of(net, &Collective { algo, ..c.clone() }, n)?;
+    let (transfers, bytes) = sched.distinct_work();
+    let groups = c.groups.len() as u64;
+    timer.check_work(transfers.saturating_mul(groups), bytes * groups as f64)
+}
+
 /// Simulate `c` with `algo` (not [`Algo::Auto`]), each phase's bandwidth term from `timer`
 /// when given, else the fluid's.
 pub(crate) fn simulate_algo(
@@ -730,25 +782,7 @@ pub(crate) fn simulate_algo(
             net.params.scale_up_gpus
         )));
     }
-    let sched = match c.op {
-        Some(op) => schedule(
-            op,
-            c.algo,
-            n,
-            c.bytes,
-            net.params.scale_up_gpus,
-            channels(net, c),
-        )?,
-        None => aifabric_workload::Schedule::new(vec![Phase::repeated(
-            vec![aifabric_workload::Transfer {
-                src: 0,
-                dst: 1,
-                bytes: c.bytes,
-                channel: 0,
-            }],
-            1,
-        )]),
-    };
+    let sched = schedule_of(net, c, n)?;
     // Phases run in parallel in windows, one workspace per chunk of a window (its dense
     // resource map is large), and are folded in order: chains need the phases in sequence,
     // and a window bounds the per-transfer latencies held at once.
@@ -765,6 +799,10 @@ pub(crate) fn simulate_algo(
             biggest / groups.max(1) / qps.max(1),
             MAX_FLOWS_AT_ONCE as f64 * FLOW_BYTES as f64 / 1e9,
         )));
+    }
+    if let Some(t) = timer {
+        let (transfers, bytes) = sched.distinct_work();
+        t.check_work(transfers.saturating_mul(groups), bytes * groups as f64)?;
     }
     let threads = rayon::current_num_threads();
     let fit = (MAX_FLOWS_AT_ONCE / biggest.max(1)).max(1) as usize;

@@ -25,7 +25,8 @@
 
 use crate::nccl::{apply, scale, ProtoTerms};
 use crate::sim::{
-    domain_aligned, simulate_algo, Candidate, Collective, CollectiveResult, PhaseTimer, SimError,
+    check_work, domain_aligned, simulate_algo, Candidate, Collective, CollectiveResult, PhaseTimer,
+    SimError,
 };
 use aifabric_dataplane::Forwarding;
 use aifabric_dataplane::Net;
@@ -178,6 +179,24 @@ impl Tuner {
                 s.ranks,
                 s.nodes
             )));
+        }
+        // At a timer's level, a request none of whose candidates it could run is refused
+        // before the fluid calibrates them (the chosen one is checked again when it runs).
+        if let Some(t) = self.timer.as_deref() {
+            let mut algos: Vec<Algo> = cands.iter().map(|x| x.0).collect();
+            algos.dedup();
+            let mut first_err = None;
+            if !algos.iter().any(|&a| match check_work(net, c, a, t) {
+                Ok(()) => true,
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                    false
+                }
+            }) {
+                if let Some(e) = first_err {
+                    return Err(e);
+                }
+            }
         }
         let explicit = c.algo != Algo::Auto && c.proto != Some(Proto::Auto);
         let key = shape_key(c);

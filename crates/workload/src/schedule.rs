@@ -169,6 +169,24 @@ impl Schedule {
         }
     }
 
+    /// Bytes of every phase once, its repeats not counted (what a simulator that runs
+    /// each phase once moves), per group: (transfers, bytes). O(1) for pairwise rounds.
+    pub fn distinct_work(&self) -> (u64, f64) {
+        match self.rounds {
+            Some(r) => {
+                let phases = u64::from(r.n.saturating_sub(1));
+                let per = u64::from(r.n) * u64::from(r.channels.max(1));
+                (phases * per, phases as f64 * f64::from(r.n) * r.bytes)
+            }
+            None => self.listed.iter().fold((0, 0.0), |(n, b), p| {
+                (
+                    n + p.transfers.len() as u64,
+                    b + p.transfers.iter().map(|t| t.bytes).sum::<f64>(),
+                )
+            }),
+        }
+    }
+
     /// Bytes each rank sends in total, summed over ranks (for checks).
     pub fn wire_bytes(&self) -> f64 {
         self.phases()

@@ -256,7 +256,36 @@ impl PacketTimer {
     }
 }
 
+/// Packets the distinct phases of one collective may send at most, summed: the packet
+/// engine's own limit on one run ([`aifabric_packet::MAX_PACKETS`], about six hours at
+/// [`budget::US_PER_PACKET`]).
+pub const MAX_SCHEDULE_PACKETS: u64 = aifabric_packet::MAX_PACKETS;
+
 impl PhaseTimer for PacketTimer {
+    fn check_work(&self, transfers: u64, bytes: f64) -> Result<(), SimError> {
+        let payload = f64::from(
+            self.cfg
+                .mtu_bytes
+                .saturating_sub(self.cfg.header_bytes)
+                .max(1),
+        );
+        // Each transfer's last packet may be short: one more packet per transfer at most.
+        let packets = (bytes / payload).ceil() + transfers as f64;
+        if packets <= MAX_SCHEDULE_PACKETS as f64 {
+            return Ok(());
+        }
+        Err(SimError::Invalid(format!(
+            "at packet level this collective's distinct phases, each run once, are {} \
+             transfers and about {} packets, over the limit of {} (about {} h at {} us a \
+             packet); use the flow engine (--engine flow), fewer GPUs or a smaller size",
+            thousands(transfers),
+            thousands(packets as u64),
+            thousands(MAX_SCHEDULE_PACKETS),
+            (packets * budget::US_PER_PACKET as f64 / 3.6e9).round(),
+            budget::US_PER_PACKET,
+        )))
+    }
+
     fn bandwidth_s(
         &self,
         net: &Net<'_>,

@@ -641,6 +641,25 @@ fn collectives_and_jobs_time_their_phases_packet_by_packet() {
         err.contains("run it once with flow and once with packet"),
         "{err}"
     );
+    // An all-to-all over 16,384 ranks is 16,383 distinct phases: refused with the estimate
+    // before the fluid calibrates anything.
+    let (code, _, err) = run(&[
+        "collective",
+        "llama3-24k",
+        "--op",
+        "all_to_all",
+        "--gpus",
+        "16384",
+        "--sizes",
+        "1G",
+        "--engine",
+        "packet",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("268,419,072 transfers") && err.contains("over the limit of"),
+        "{err}"
+    );
 
     let small = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/jobs/small-8.yaml");
     let job = ["job", "htsim-k8", "--job", small];
