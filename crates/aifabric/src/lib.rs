@@ -106,6 +106,24 @@ pub mod flow {
     pub use aifabric_engine::traffic::TrafficResult;
 }
 
+/// The network as built: a NetBox inventory against the plan
+/// ([`aifabric_inventory`]).
+pub mod as_built {
+    pub use aifabric_inventory::*;
+
+    /// The drift of the NetBox export in `netbox_dir` (`devices.csv`, `interfaces.csv`,
+    /// `cables.csv`) from the plan `f`: cables missing, extra, miswired or at the wrong
+    /// speed, devices missing or unexpected, by site and hall, with the capacity lost. A
+    /// bad file is a bad request naming its file, line and column.
+    pub fn drift_from_netbox(
+        f: &aifabric_model::Fabric,
+        netbox_dir: &std::path::Path,
+    ) -> Result<DriftReport, crate::Error> {
+        let inv = read_dir(netbox_dir).map_err(crate::Error::bad_request_from)?;
+        Ok(drift(f, &inv, aifabric_report::export::interface_name))
+    }
+}
+
 /// The export formats, and the HTML report's data.
 pub mod export {
     pub use aifabric_report::data::{FailedSection, ReportData};

@@ -128,6 +128,12 @@ pub(crate) enum Command {
     /// `--job-dir DIR/NAME.yaml`) and its nodes mapped to the fabric's hosts (a node named as
     /// a host; else a `--node-map` row; else `--node-prefix`), in rank order.
     SlurmImport(SlurmImportArgs),
+    /// The network as built against the plan: a NetBox export's cables missing, extra,
+    /// miswired (wrong port, wrong plane, wrong peer) or at the wrong speed, devices missing
+    /// or unexpected, by site and hall, with the planned capacity each tier and group loses.
+    /// Exit 1 when anything differs (a gate for a change pipeline), 0 when the inventory is
+    /// the plan.
+    Drift(DriftArgs),
     /// Check a spec; prints nothing but a summary when it is valid.
     Validate(ValidateArgs),
     /// Published figures against aifabric's predictions (nccl-tests bandwidths, Meta's

@@ -706,3 +706,124 @@ pub fn validation(v: &aifabric::validation::Validation, derived_efficiency: f64)
     );
     s
 }
+
+/// `aifabric drift`: the counts, the capacity lost per tier and per place, then up to
+/// `show` findings of each kind.
+pub(crate) fn drift(r: &aifabric::as_built::DriftReport, show: usize) -> String {
+    use aifabric::as_built::Finding;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# {} as built ({}): {} planned links, {} cables in the inventory",
+        r.plan, r.inventory, r.planned_links, r.cables
+    );
+    if r.clean() {
+        let _ = writeln!(
+            o,
+            "no drift: every planned device and cable is there, as planned"
+        );
+        return o;
+    }
+    const KINDS: [&str; 6] = [
+        "missing_cable",
+        "miswired",
+        "wrong_speed",
+        "extra_cable",
+        "missing_device",
+        "unexpected_device",
+    ];
+    let counts: Vec<String> = KINDS
+        .iter()
+        .filter_map(|k| r.counts.get(*k).map(|&n| drift_label(k, n)))
+        .collect();
+    let _ = writeln!(o, "drift: {}", counts.join(", "));
+    let _ = writeln!(o, "\nPlanned capacity lost (links missing or miswired)");
+    let _ = writeln!(
+        o,
+        "  {:<16} {:>8} {:>8} {:>12} {:>7}",
+        "tier", "links", "lost", "lost Gb/s", "share"
+    );
+    for t in &r.tiers {
+        let _ = writeln!(
+            o,
+            "  {:<16} {:>8} {:>8} {:>12.0} {:>6.2}%",
+            t.tier,
+            t.links,
+            t.lost_links,
+            t.lost_gbps,
+            100.0 * t.lost_share
+        );
+    }
+    let _ = writeln!(o, "\nBy place");
+    for g in &r.groups {
+        let mut kinds: Vec<String> = KINDS
+            .iter()
+            .filter_map(|k| g.findings.get(*k).map(|&n| drift_label(k, n)))
+            .collect();
+        if g.lost_gbps > 0.0 {
+            kinds.push(format!("{:.0} Gb/s lost", g.lost_gbps));
+        }
+        let place = if g.hall.is_empty() {
+            g.site.clone()
+        } else {
+            g.hall.clone()
+        };
+        let _ = writeln!(o, "  {place}: {}", kinds.join(", "));
+    }
+    for k in KINDS {
+        let of_kind: Vec<&Finding> = r.findings.iter().filter(|x| x.kind() == k).collect();
+        if of_kind.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "\n{}", drift_label(k, of_kind.len() as u64));
+        for x in of_kind.iter().take(show) {
+            let line = match x {
+                Finding::MissingCable { a, b, tier, gbps } => {
+                    format!("{a} -- {b} ({tier}, {gbps:.0} Gb/s)")
+                }
+                Finding::Miswired {
+                    at,
+                    planned_peer,
+                    found_peer,
+                    how,
+                    line,
+                } => format!(
+                    "{at}: to {found_peer}, planned {planned_peer} ({how}; cables.csv:{line})"
+                ),
+                Finding::ExtraCable { a, b, line } => format!("{a} -- {b} (cables.csv:{line})"),
+                Finding::WrongSpeed {
+                    at,
+                    planned_gbps,
+                    found_gbps,
+                } => format!("{at}: {found_gbps:.0} Gb/s, planned {planned_gbps:.0}"),
+                Finding::MissingDevice { name, role } => format!("{name} ({role})"),
+                Finding::UnexpectedDevice { name, role, line } => {
+                    format!("{name} ({role}; devices.csv:{line})")
+                }
+            };
+            let _ = writeln!(o, "  {line}");
+        }
+        if of_kind.len() > show {
+            let _ = writeln!(
+                o,
+                "  ... and {} more (--show N, or --json)",
+                of_kind.len() - show
+            );
+        }
+    }
+    o
+}
+
+/// `n` findings of kind `k`, in words.
+fn drift_label(k: &str, n: u64) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    match k {
+        "missing_cable" => format!("{n} missing cable{s}"),
+        "miswired" => format!("{n} miswired cable end{s}"),
+        "wrong_speed" => format!("{n} interface{s} at the wrong speed"),
+        "extra_cable" => format!("{n} extra cable{s}"),
+        "missing_device" => format!("{n} missing device{s}"),
+        "unexpected_device" => format!("{n} unexpected device{s}"),
+        _ => format!("{n} {k}"),
+    }
+}

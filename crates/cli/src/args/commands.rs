@@ -470,6 +470,24 @@ pub(crate) struct ExportArgs {
     pub(crate) bgp: BgpArgs,
 }
 
+// `aifabric drift` (its help is the `Command` variant's doc comment).
+#[derive(clap::Args)]
+pub(crate) struct DriftArgs {
+    /// The plan: a built-in spec name or YAML file.
+    #[arg(long)]
+    pub(crate) plan: String,
+    /// Directory of a NetBox export: devices.csv, interfaces.csv and cables.csv (NetBox's
+    /// CSV field names; `aifabric export --format netbox` writes them).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) netbox: String,
+    /// Findings listed per kind in the text output (all of them in the JSON).
+    #[arg(long, default_value_t = 10)]
+    pub(crate) show: usize,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
 // `aifabric validate` (its help is the `Command` variant's doc comment).
 #[derive(clap::Args)]
 pub(crate) struct ValidateArgs {

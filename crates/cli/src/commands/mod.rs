@@ -43,6 +43,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::Export(a) => export(a),
         Command::Lab { command } => lab::run(command),
         Command::SlurmImport(a) => slurm::import(a),
+        Command::Drift(a) => drift(a),
         Command::Validate(a) => validate(a),
         Command::Validation(a) => validation(a),
         Command::Goodput(a) => goodput::run(a),
@@ -746,6 +747,23 @@ fn export(a: ExportArgs) -> Result<(), Failure> {
         print(&text)?;
     }
     Ok(())
+}
+
+fn drift(a: DriftArgs) -> Result<(), Failure> {
+    let DriftArgs {
+        plan,
+        netbox,
+        show,
+        json,
+    } = a;
+    let f = load(&plan)?;
+    let r = aifabric::as_built::drift_from_netbox(&f, std::path::Path::new(&netbox))?;
+    emit_versioned(json, &r, |r| render::drift(r, show))?;
+    if r.clean() {
+        Ok(())
+    } else {
+        Err(Failure::Exit(1))
+    }
 }
 
 fn validate(a: ValidateArgs) -> Result<(), Failure> {

@@ -4,6 +4,7 @@ mod budgets;
 mod chakra;
 mod cli;
 mod cluster;
+mod drift;
 mod fault;
 mod goodput;
 mod lab;

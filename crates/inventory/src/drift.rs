@@ -1,0 +1,413 @@
+//! The inventory against the plan: what is missing, extra, miswired or at the wrong speed,
+//! grouped by where the plan puts it, with the capacity each group loses.
+//!
+//! Each inventory cable is matched by its two ends, (device, interface), against the
+//! planned links: both ends on one planned link is a match (its speeds then checked against
+//! the link's); one or both ends on planned links but not the same one is a miswired cable
+//! (the planned peer and the one found: another port of the same device, a device of the
+//! same role in another plane, or another device); neither end planned is an extra cable.
+//! A planned link no cable matched and no miswired cable took is missing. Capacity lost is
+//! the planned capacity of the links missing or miswired: a closed form, per tier and per
+//! group.
+
+use crate::netbox::Inventory;
+use aifabric_model::{DeviceId, Fabric, LinkId, Role};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+/// One end of a cable.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct End {
+    /// Device name.
+    pub device: String,
+    /// Interface name.
+    pub interface: String,
+}
+
+impl std::fmt::Display for End {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.device, self.interface)
+    }
+}
+
+/// One difference between the inventory and the plan.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    /// A planned link no cable carries.
+    MissingCable {
+        /// Side A as planned.
+        a: End,
+        /// Side B as planned.
+        b: End,
+        /// Its tier, e.g. `rtsw-ftsw`.
+        tier: String,
+        /// Its planned capacity, Gb/s.
+        gbps: f64,
+    },
+    /// A cable whose end is on a planned link whose other end is elsewhere.
+    Miswired {
+        /// The end that is where the plan has it.
+        at: End,
+        /// Where the plan has its peer.
+        planned_peer: End,
+        /// Where the cable goes.
+        found_peer: End,
+        /// `wrong port` (the planned device, another interface), `wrong plane` (a device
+        /// of the planned peer's role in another plane) or `wrong peer`.
+        how: String,
+        /// Line of `cables.csv`.
+        line: u64,
+    },
+    /// A cable between interfaces the plan has no link on.
+    ExtraCable {
+        /// Side A.
+        a: End,
+        /// Side B.
+        b: End,
+        /// Line of `cables.csv`.
+        line: u64,
+    },
+    /// A planned link cabled as planned whose interface reports another speed.
+    WrongSpeed {
+        /// The interface.
+        at: End,
+        /// The plan's speed, Gb/s.
+        planned_gbps: f64,
+        /// The inventory's, Gb/s.
+        found_gbps: f64,
+    },
+    /// A planned device the inventory does not list.
+    MissingDevice {
+        /// Name.
+        name: String,
+        /// The plan's role.
+        role: String,
+    },
+    /// A device the plan does not have.
+    UnexpectedDevice {
+        /// Name.
+        name: String,
+        /// The inventory's role.
+        role: String,
+        /// Line of `devices.csv`.
+        line: u64,
+    },
+}
+
+impl Finding {
+    /// Its kind, as serialized.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Finding::MissingCable { .. } => "missing_cable",
+            Finding::Miswired { .. } => "miswired",
+            Finding::ExtraCable { .. } => "extra_cable",
+            Finding::WrongSpeed { .. } => "wrong_speed",
+            Finding::MissingDevice { .. } => "missing_device",
+            Finding::UnexpectedDevice { .. } => "unexpected_device",
+        }
+    }
+}
+
+/// Planned capacity lost in one tier.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TierLoss {
+    /// Tier, e.g. `rtsw-ftsw`.
+    pub tier: String,
+    /// Planned links of the tier.
+    pub links: u64,
+    /// Of which missing or miswired.
+    pub lost_links: u64,
+    /// Their planned capacity, Gb/s.
+    pub lost_gbps: f64,
+    /// Lost over planned capacity of the tier, 0..=1.
+    pub lost_share: f64,
+}
+
+/// The drift of one site and hall (where the plan puts the findings' devices).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GroupDrift {
+    /// Site (region.building, or region.bag).
+    pub site: String,
+    /// Data hall within it (empty: none).
+    pub hall: String,
+    /// Findings by kind, in [`Finding::kind`]'s words.
+    pub findings: FxHashMap<String, u64>,
+    /// Planned capacity lost there (links missing or miswired, counted at their side A's
+    /// place), Gb/s.
+    pub lost_gbps: f64,
+}
+
+/// The inventory against the plan.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DriftReport {
+    /// The plan's name.
+    pub plan: String,
+    /// Where the inventory was read from.
+    pub inventory: String,
+    /// Planned links, and cables in the inventory.
+    pub planned_links: u64,
+    /// Cables in the inventory.
+    pub cables: u64,
+    /// Findings by kind.
+    pub counts: FxHashMap<String, u64>,
+    /// Per tier with a loss.
+    pub tiers: Vec<TierLoss>,
+    /// Per site and hall with a finding.
+    pub groups: Vec<GroupDrift>,
+    /// Every finding: devices first, then cables in plan order, then the inventory's extra
+    /// and miswired cables in file order.
+    pub findings: Vec<Finding>,
+}
+
+impl DriftReport {
+    /// Whether the inventory is the plan.
+    pub fn clean(&self) -> bool {
+        self.findings.is_empty()
+    }
+}
+
+fn tier(f: &Fabric, l: LinkId) -> String {
+    let link = f.link(l);
+    let (a, b) = (f.device(link.a).role, f.device(link.b).role);
+    // Lower tier first: a GPU below its rack switch, a rack switch below its spine.
+    let (lo, hi) = if level(a) <= level(b) { (a, b) } else { (b, a) };
+    format!("{}-{}", lo.as_str(), hi.as_str())
+}
+
+/// How far from the GPUs a role sits (only its order matters).
+fn level(r: Role) -> u32 {
+    if r == Role::Gpu {
+        0
+    } else {
+        1 + r as u32
+    }
+}
+
+fn gbps(f: &Fabric, l: LinkId) -> f64 {
+    f64::from(f.link(l).capacity_mbps) / 1e3
+}
+
+/// Site and hall of a device, as the NetBox export files it.
+fn place(f: &Fabric, d: DeviceId) -> (String, String) {
+    let dev = f.device(d);
+    let z = &f.zones()[dev.zone.idx()];
+    let region = &f.regions()[z.region.idx()].name;
+    let site = match z.building {
+        Some(b) => format!("{region}.{}", f.buildings()[b.idx()].name),
+        None => format!("{region}.bag"),
+    };
+    let hall = dev
+        .hall
+        .map_or_else(String::new, |h| format!("{site}.hall{h}"));
+    (site, hall)
+}
+
+/// The inventory `inv` against the plan `f`. `interface` names a device's end of a link as
+/// the export does.
+pub fn drift(
+    f: &Fabric,
+    inv: &Inventory,
+    interface: impl Fn(&Fabric, LinkId, DeviceId) -> String,
+) -> DriftReport {
+    let name = |d: DeviceId| f.device_name(d).to_owned();
+    let by_name: FxHashMap<String, DeviceId> = (0..f.devices().len())
+        .map(DeviceId::from_idx)
+        .map(|d| (f.device_name(d), d))
+        .collect();
+    // (device, interface) -> (link, the device at the other end).
+    let mut ends: FxHashMap<(DeviceId, String), (LinkId, DeviceId)> = FxHashMap::default();
+    for i in 0..f.links().len() {
+        let l = LinkId::from_idx(i);
+        let link = f.link(l);
+        ends.insert((link.a, interface(f, l, link.a)), (l, link.b));
+        ends.insert((link.b, interface(f, l, link.b)), (l, link.a));
+    }
+    let end_of = |(dev, ifc): &(String, String)| {
+        by_name
+            .get(dev.as_str())
+            .and_then(|&d| ends.get(&(d, ifc.clone())).map(|&(l, peer)| (d, l, peer)))
+    };
+    let as_end = |(dev, ifc): &(String, String)| End {
+        device: dev.clone(),
+        interface: ifc.clone(),
+    };
+    let planned_end = |l: LinkId, d: DeviceId| End {
+        device: name(d),
+        interface: interface(f, l, d),
+    };
+    let mut found = vec![false; f.links().len()];
+    let mut taken = vec![false; f.links().len()];
+    let mut cable_findings = Vec::new();
+    for c in &inv.cables {
+        match (end_of(&c.a), end_of(&c.b)) {
+            (Some((_, la, _)), Some((_, lb, _))) if la == lb => found[la.idx()] = true,
+            (None, None) => cable_findings.push(Finding::ExtraCable {
+                a: as_end(&c.a),
+                b: as_end(&c.b),
+                line: c.line,
+            }),
+            (ea, eb) => {
+                // Each end on a planned link: that link is not as planned.
+                for (e, here, there) in [(ea, &c.a, &c.b), (eb, &c.b, &c.a)] {
+                    let Some((d, l, peer)) = e else { continue };
+                    taken[l.idx()] = true;
+                    let found_dev = by_name.get(there.0.as_str()).copied();
+                    let how = match found_dev {
+                        Some(x) if x == peer => "wrong port",
+                        Some(x)
+                            if f.device(x).role == f.device(peer).role
+                                && f.device(x).plane() != f.device(peer).plane() =>
+                        {
+                            "wrong plane"
+                        }
+                        _ => "wrong peer",
+                    };
+                    let _ = d;
+                    cable_findings.push(Finding::Miswired {
+                        at: as_end(here),
+                        planned_peer: planned_end(l, peer),
+                        found_peer: as_end(there),
+                        how: how.into(),
+                        line: c.line,
+                    });
+                }
+            }
+        }
+    }
+    let mut findings = Vec::new();
+    let listed: FxHashSet<&str> = inv.devices.iter().map(|d| d.name.as_str()).collect();
+    for i in 0..f.devices().len() {
+        let d = DeviceId::from_idx(i);
+        if !listed.contains(f.device_name(d).as_str()) {
+            findings.push(Finding::MissingDevice {
+                name: name(d),
+                role: f.device(d).role.as_str().to_owned(),
+            });
+        }
+    }
+    for d in &inv.devices {
+        if !by_name.contains_key(d.name.as_str()) {
+            findings.push(Finding::UnexpectedDevice {
+                name: d.name.clone(),
+                role: d.role.clone(),
+                line: d.line,
+            });
+        }
+    }
+    // Per tier: planned and lost; per group: lost capacity.
+    let mut tiers: FxHashMap<String, (u64, u64, f64, f64)> = FxHashMap::default();
+    let mut group_lost: FxHashMap<(String, String), f64> = FxHashMap::default();
+    for i in 0..f.links().len() {
+        let l = LinkId::from_idx(i);
+        let t = tiers.entry(tier(f, l)).or_default();
+        t.0 += 1;
+        t.3 += gbps(f, l);
+        if found[i] && !taken[i] {
+            let link = f.link(l);
+            for (d, peer) in [(link.a, link.b), (link.b, link.a)] {
+                let e = planned_end(l, d);
+                if let Some(&kbps) = inv
+                    .speeds_kbps
+                    .get(&(e.device.clone(), e.interface.clone()))
+                {
+                    let found_gbps = kbps as f64 / 1e6;
+                    if (found_gbps - gbps(f, l)).abs() > 1e-9 {
+                        findings.push(Finding::WrongSpeed {
+                            at: e,
+                            planned_gbps: gbps(f, l),
+                            found_gbps,
+                        });
+                    }
+                }
+                let _ = peer;
+            }
+            continue;
+        }
+        t.1 += 1;
+        t.2 += gbps(f, l);
+        *group_lost.entry(place(f, f.link(l).a)).or_default() += gbps(f, l);
+        if !taken[i] {
+            let link = f.link(l);
+            findings.push(Finding::MissingCable {
+                a: planned_end(l, link.a),
+                b: planned_end(l, link.b),
+                tier: tier(f, l),
+                gbps: gbps(f, l),
+            });
+        }
+    }
+    findings.extend(cable_findings);
+    // Groups: where the plan puts each finding's device.
+    let mut groups: FxHashMap<(String, String), FxHashMap<String, u64>> = FxHashMap::default();
+    for x in &findings {
+        let dev = match x {
+            Finding::MissingCable { a, .. } => Some(&a.device),
+            Finding::Miswired { at, .. } => Some(&at.device),
+            Finding::WrongSpeed { at, .. } => Some(&at.device),
+            Finding::MissingDevice { name, .. } => Some(name),
+            Finding::ExtraCable { a, b, .. } => {
+                if by_name.contains_key(a.device.as_str()) {
+                    Some(&a.device)
+                } else {
+                    Some(&b.device)
+                }
+            }
+            Finding::UnexpectedDevice { .. } => None,
+        };
+        let key = dev.and_then(|n| by_name.get(n.as_str())).map_or_else(
+            || ("(not in the plan)".to_owned(), String::new()),
+            |&d| place(f, d),
+        );
+        *groups
+            .entry(key)
+            .or_default()
+            .entry(x.kind().to_owned())
+            .or_default() += 1;
+    }
+    let mut groups: Vec<GroupDrift> = groups
+        .into_iter()
+        .map(|((site, hall), findings)| GroupDrift {
+            lost_gbps: group_lost
+                .get(&(site.clone(), hall.clone()))
+                .copied()
+                .unwrap_or(0.0),
+            site,
+            hall,
+            findings,
+        })
+        .collect();
+    groups.sort_by(|a, b| (&a.site, &a.hall).cmp(&(&b.site, &b.hall)));
+    let mut tiers: Vec<TierLoss> = tiers
+        .into_iter()
+        .filter(|(_, t)| t.1 > 0)
+        .map(
+            |(tier, (links, lost_links, lost_gbps, all_gbps))| TierLoss {
+                tier,
+                links,
+                lost_links,
+                lost_gbps,
+                lost_share: if all_gbps > 0.0 {
+                    lost_gbps / all_gbps
+                } else {
+                    0.0
+                },
+            },
+        )
+        .collect();
+    tiers.sort_by(|a, b| a.tier.cmp(&b.tier));
+    let mut counts: FxHashMap<String, u64> = FxHashMap::default();
+    for x in &findings {
+        *counts.entry(x.kind().to_owned()).or_default() += 1;
+    }
+    DriftReport {
+        plan: f.name().to_owned(),
+        inventory: inv.source.clone(),
+        planned_links: f.links().len() as u64,
+        cables: inv.cables.len() as u64,
+        counts,
+        tiers,
+        groups,
+        findings,
+    }
+}
