@@ -111,15 +111,32 @@ pub mod flow {
 pub mod as_built {
     pub use aifabric_inventory::*;
 
-    /// The drift of the NetBox export in `netbox_dir` (`devices.csv`, `interfaces.csv`,
-    /// `cables.csv`) from the plan `f`: cables missing, extra, miswired or at the wrong
-    /// speed, devices missing or unexpected, by site and hall, with the capacity lost. A
-    /// bad file is a bad request naming its file, line and column.
-    pub fn drift_from_netbox(
+    /// The drift from the plan `f` of the network as found: the NetBox export in `netbox`
+    /// (`devices.csv`, `interfaces.csv`, `cables.csv`) and, when given, the cables LLDP
+    /// sees (`lldp`: neighbour tables, [`lldp::read_csv`], which then replace NetBox's
+    /// cables): cables missing, extra, miswired or at the wrong speed, devices missing or
+    /// unexpected, by site and hall, with the capacity lost. A bad file is a bad request
+    /// naming its file, line and column.
+    pub fn drift_as_found(
         f: &aifabric_model::Fabric,
-        netbox_dir: &std::path::Path,
+        netbox: Option<&std::path::Path>,
+        lldp: &[&std::path::Path],
     ) -> Result<DriftReport, crate::Error> {
-        let inv = read_dir(netbox_dir).map_err(crate::Error::bad_request_from)?;
+        let bad = crate::Error::bad_request_from;
+        let mut inv = match netbox {
+            Some(dir) => read_dir(dir).map_err(bad)?,
+            None if lldp.is_empty() => {
+                return Err(crate::Error::bad_request(
+                    "give the network as found: --netbox DIR, --lldp FILE..., or both".into(),
+                ))
+            }
+            None => Inventory::default(),
+        };
+        if !lldp.is_empty() {
+            let cables = lldp::read_csv(lldp).map_err(bad)?;
+            let names: Vec<String> = lldp.iter().map(|p| p.display().to_string()).collect();
+            inv = inv.with_cables(cables, &format!("LLDP {}", names.join(", ")));
+        }
         Ok(drift(f, &inv, aifabric_report::export::interface_name))
     }
 }

@@ -4,7 +4,7 @@
 //! links plugged into the wrong port or plane, a device left out or one nobody planned.
 //! This crate reads the inventory as NetBox holds it ([`netbox`]: the `devices.csv`,
 //! `interfaces.csv` and `cables.csv` of a NetBox bulk export, as `aifabric export --format
-//! netbox` writes them) and compares it with the plan ([`mod@drift`]): every cable missing,
+//! netbox` writes them) and the cables switches see over LLDP ([`lldp`]), and compares it with the plan ([`mod@drift`]): every cable missing,
 //! extra, miswired or at the wrong speed, every device missing or unexpected, grouped by
 //! site and hall with the capacity each group loses.
 //!
@@ -14,6 +14,7 @@
 //! miswired or missing), so the findings name exactly what differs.
 
 pub mod drift;
+pub mod lldp;
 pub mod netbox;
 
 pub use drift::{drift, DriftReport, End, Finding, GroupDrift, TierLoss};

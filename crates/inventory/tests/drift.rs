@@ -4,7 +4,7 @@
 //! capacity lost as the closed form gives it (the planned capacity of the links missing or
 //! miswired); located errors for bad files.
 
-use aifabric_inventory::{drift, read_dir, Finding};
+use aifabric_inventory::{drift, lldp, read_dir, Finding};
 use aifabric_model::{DeviceId, Fabric, LinkId, Role};
 use aifabric_report::export::{interface_name, write, Format};
 use std::path::Path;
@@ -190,4 +190,70 @@ fn bad_inventory_files_are_located() {
         e.file.ends_with("devices.csv") && e.to_string().contains("cannot read"),
         "{e}"
     );
+}
+
+/// LLDP's view of the same damaged cabling gives the same drift as NetBox's: each cable
+/// reported by the switch at each end (GPUs run no LLDP: their cables from the switch's side
+/// only), so most cables are seen twice.
+#[test]
+fn lldp_neighbours_agree_with_netbox_on_the_same_damage() {
+    let f = plan();
+    let dir = tempfile::tempdir().unwrap();
+    export(&f, dir.path());
+    let mut cables = lines(dir.path(), "cables.csv");
+    // Damage: two cables gone, two swapped at their B ends.
+    let (c5, c9) = (cables[5].clone(), cables[9].clone());
+    let cols = |s: &str| s.split(',').map(str::to_owned).collect::<Vec<_>>();
+    let (mut x, mut y) = (cols(&cables[20]), cols(&cables[30]));
+    for k in 3..6 {
+        std::mem::swap(&mut x[k], &mut y[k]);
+    }
+    cables[20] = x.join(",");
+    cables[30] = y.join(",");
+    cables.retain(|c| *c != c5 && *c != c9);
+    put(dir.path(), "cables.csv", &cables);
+    let netbox = read_dir(dir.path()).unwrap();
+    // The same cabling as neighbour tables.
+    let is_gpu = |d: &str| {
+        (0..f.devices().len())
+            .map(DeviceId::from_idx)
+            .any(|x| f.device_name(x) == d && f.device(x).role == Role::Gpu)
+    };
+    let mut rows = vec!["local_device,local_port,remote_device,remote_port".to_owned()];
+    for c in &cables[1..] {
+        let v = cols(c);
+        for (l, r) in [
+            ((&v[0], &v[2]), (&v[3], &v[5])),
+            ((&v[3], &v[5]), (&v[0], &v[2])),
+        ] {
+            if !is_gpu(l.0) {
+                rows.push(format!("{},{},{},{}", l.0, l.1, r.0, r.1));
+            }
+        }
+    }
+    let file = dir.path().join("lldp.csv");
+    std::fs::write(&file, rows.join("\n") + "\n").unwrap();
+    let seen = lldp::read_csv(&[file.as_path()]).unwrap();
+    assert_eq!(seen.len(), cables.len() - 1, "each cable once");
+    let by_lldp = netbox.clone().with_cables(seen, "lldp.csv");
+    let (a, b) = (
+        drift(&f, &netbox, interface_name),
+        drift(&f, &by_lldp, interface_name),
+    );
+    assert_eq!(a.counts, b.counts);
+    assert_eq!(a.counts.get("missing_cable"), Some(&2));
+    assert_eq!(a.tiers, b.tiers);
+    let ends = |r: &aifabric_inventory::DriftReport| {
+        let mut v: Vec<String> = r
+            .findings
+            .iter()
+            .map(|x| match x {
+                Finding::Miswired { at, found_peer, .. } => format!("{at} {found_peer}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(ends(&a), ends(&b));
 }

@@ -478,8 +478,13 @@ pub(crate) struct DriftArgs {
     pub(crate) plan: String,
     /// Directory of a NetBox export: devices.csv, interfaces.csv and cables.csv (NetBox's
     /// CSV field names; `aifabric export --format netbox` writes them).
-    #[arg(long, value_name = "DIR")]
-    pub(crate) netbox: String,
+    #[arg(long, value_name = "DIR", required_unless_present = "lldp")]
+    pub(crate) netbox: Option<String>,
+    /// LLDP neighbour tables as CSV (`local_device,local_port,remote_device,remote_port`):
+    /// the cables as the switches see them, in place of NetBox's (devices and speeds still
+    /// from --netbox when given).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub(crate) lldp: Vec<String>,
     /// Findings listed per kind in the text output (all of them in the JSON).
     #[arg(long, default_value_t = 10)]
     pub(crate) show: usize,

@@ -753,11 +753,14 @@ fn drift(a: DriftArgs) -> Result<(), Failure> {
     let DriftArgs {
         plan,
         netbox,
+        lldp,
         show,
         json,
     } = a;
     let f = load(&plan)?;
-    let r = aifabric::as_built::drift_from_netbox(&f, std::path::Path::new(&netbox))?;
+    let lldp: Vec<&std::path::Path> = lldp.iter().map(std::path::Path::new).collect();
+    let r =
+        aifabric::as_built::drift_as_found(&f, netbox.as_deref().map(std::path::Path::new), &lldp)?;
     emit_versioned(json, &r, |r| render::drift(r, show))?;
     if r.clean() {
         Ok(())
