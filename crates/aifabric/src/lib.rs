@@ -139,6 +139,21 @@ pub mod as_built {
         }
         Ok(drift(f, &inv, aifabric_report::export::interface_name))
     }
+
+    /// `scenario` with the network as found by the NetBox export in `netbox_dir` laid over
+    /// it: every planned link missing or miswired failed ([`DriftReport::as_built_mask`]),
+    /// so that every question (capacity, routes, blackholes, failures, jobs, traffic) is
+    /// answered on what is there. Extra cables are not added (the plan has no link for
+    /// them). Returns the drift too.
+    pub fn lay_over(
+        f: &aifabric_model::Fabric,
+        netbox_dir: &std::path::Path,
+        scenario: &mut aifabric_model::Scenario,
+    ) -> Result<DriftReport, crate::Error> {
+        let r = drift_as_found(f, Some(netbox_dir), &[])?;
+        scenario.failed.union_with(&r.as_built_mask(f));
+        Ok(r)
+    }
 }
 
 /// The export formats, and the HTML report's data.

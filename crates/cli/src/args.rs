@@ -601,6 +601,7 @@ impl From<StartArgs> for ScenarioArgs {
             drain: a.drain,
             drain_soft: a.drain_soft,
             scenario: a.scenario,
+            as_built: None,
         }
     }
 }
@@ -622,6 +623,11 @@ pub(crate) struct ScenarioArgs {
     /// A YAML file with `fail`, `drain` and `drain_soft` lists of selectors (added to the flags).
     #[arg(long, value_name = "FILE")]
     scenario: Option<String>,
+    /// The network as built: a NetBox export (devices.csv, interfaces.csv, cables.csv)
+    /// whose drift from the plan is failed on top of the rest (every planned link missing
+    /// or miswired; see `aifabric drift`).
+    #[arg(long, value_name = "DIR")]
+    as_built: Option<String>,
 }
 
 impl ScenarioArgs {
@@ -640,6 +646,9 @@ impl ScenarioArgs {
         if let Some(path) = &self.scenario {
             parts.push(format!("scenario {path}"));
         }
+        if let Some(dir) = &self.as_built {
+            parts.push(format!("as built {dir}"));
+        }
         parts.join("; ")
     }
 
@@ -649,6 +658,23 @@ impl ScenarioArgs {
         if let Some(path) = &self.scenario {
             let (file, src) = spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
             spec::scenario::apply_scenario(f, &file, &src, &mut s).map_err(Failure::BadInput)?;
+        }
+        if let Some(dir) = &self.as_built {
+            let r = aifabric::as_built::lay_over(f, std::path::Path::new(dir), &mut s)?;
+            if !r.clean() {
+                // Said beside the output (on stderr, as progress is): the JSON keeps its
+                // contract, and the scenario's failed links count them.
+                let _ = std::io::Write::write_all(
+                    &mut std::io::stderr(),
+                    format!(
+                        "as built ({dir}): {} planned link(s) missing or miswired, failed on \
+                         top of the plan (`aifabric drift --plan ... --netbox {dir}` lists \
+                         them)\n",
+                        r.lost_links.len()
+                    )
+                    .as_bytes(),
+                );
+            }
         }
         Ok(s)
     }

@@ -158,12 +158,27 @@ pub struct DriftReport {
     /// Every finding: devices first, then cables in plan order, then the inventory's extra
     /// and miswired cables in file order.
     pub findings: Vec<Finding>,
+    /// The planned links missing or miswired, ascending: what the network as built lacks of
+    /// the plan, as a failure mask takes it ([`DriftReport::as_built_mask`]). Not
+    /// serialized.
+    #[serde(skip)]
+    pub lost_links: Vec<LinkId>,
 }
 
 impl DriftReport {
     /// Whether the inventory is the plan.
     pub fn clean(&self) -> bool {
         self.findings.is_empty()
+    }
+
+    /// The plan's links that are not there as planned, failed: the network as built as a
+    /// mask over the plan (extra cables, which the plan has no link for, are not in it).
+    pub fn as_built_mask(&self, f: &Fabric) -> aifabric_model::FailureMask {
+        let mut m = aifabric_model::FailureMask::none(f);
+        for &l in &self.lost_links {
+            m.fail_link(l);
+        }
+        m
     }
 }
 
@@ -298,6 +313,7 @@ pub fn drift(
     // Per tier: planned and lost; per group: lost capacity.
     let mut tiers: FxHashMap<String, (u64, u64, f64, f64)> = FxHashMap::default();
     let mut group_lost: FxHashMap<(String, String), f64> = FxHashMap::default();
+    let mut lost_links = Vec::new();
     for i in 0..f.links().len() {
         let l = LinkId::from_idx(i);
         let t = tiers.entry(tier(f, l)).or_default();
@@ -326,6 +342,7 @@ pub fn drift(
         }
         t.1 += 1;
         t.2 += gbps(f, l);
+        lost_links.push(l);
         *group_lost.entry(place(f, f.link(l).a)).or_default() += gbps(f, l);
         if !taken[i] {
             let link = f.link(l);
@@ -409,5 +426,6 @@ pub fn drift(
         tiers,
         groups,
         findings,
+        lost_links,
     }
 }

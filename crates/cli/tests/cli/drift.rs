@@ -1,6 +1,7 @@
 //! `aifabric drift`: the plan's own NetBox export has no drift (exit 0); a cable removed and
 //! a device added are named, with the capacity lost, and exit 1 (a gate); a bad file exits
-//! 2 naming its file, line and column.
+//! 2 naming its file, line and column; `--as-built DIR` fails the drift over the plan for
+//! any command.
 
 use crate::run;
 use serde_json::Value;
@@ -44,6 +45,15 @@ fn drift_gates_on_the_inventory_against_the_plan() {
     assert!(
         out.contains("1 missing cable,") && out.contains("rogue (rtsw; devices.csv:"),
         "{out}"
+    );
+    // Every question on the network as built: the cable removed is failed over the plan.
+    let (code, out, err) = run(&["capacity", "htsim-k8", "--as-built", nb_s, "--json"]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["failed_links"], 1, "the missing cable, failed");
+    assert!(
+        err.contains("1 planned link(s) missing or miswired"),
+        "{err}"
     );
     // A bad speed: located.
     let ifaces = nb.join("interfaces.csv");
