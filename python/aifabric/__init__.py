@@ -62,6 +62,7 @@ from .results import (
     Collective,
     Export,
     Failures,
+    Drift,
     Goodput,
     Job,
     JobsAtRisk,
@@ -481,6 +482,22 @@ class Fabric:
         """The capacity report (``aifabric capacity --json``): tiers, inter-region capacity,
         inventory, optics, power, max-flow bisection. ``.frame()``: the tiers."""
         return Capacity(self._f.capacity(_scenario(scenario)))
+
+    @_in_python_words
+    def drift(
+        self, netbox: Optional[PathLike] = None, lldp: Optional[Sequence[PathLike]] = None
+    ) -> Drift:
+        """The network as found against this plan (``aifabric drift --json``): ``netbox``,
+        the directory of a NetBox export (devices, interfaces, cables); ``lldp``, LLDP
+        neighbour tables as CSV (their cables replace NetBox's). ``["counts"]`` by kind,
+        ``["tiers"]`` the capacity lost, ``.frame()`` every finding; empty when the network
+        is the plan."""
+        return Drift(
+            self._f.drift(
+                None if netbox is None else _path(netbox, "netbox"),
+                [_path(p, "lldp") for p in (lldp or [])],
+            )
+        )
 
     @_in_python_words
     def goodput(self, jobs: PathLike, rates: Optional[PathLike] = None) -> Goodput:

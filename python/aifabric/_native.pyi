@@ -66,6 +66,7 @@ class NativeFabric:
         engine: str,
         packet: Dict[str, str],
     ) -> str: ...
+    def drift(self, netbox: Optional[str], lldp: List[str]) -> str: ...
     def job(
         self,
         name: str,

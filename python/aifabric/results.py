@@ -31,6 +31,7 @@ __all__ = [
     "Cluster",
     "Plan",
     "Goodput",
+    "Drift",
     "Routes",
     "Blackholes",
     "Replay",
@@ -630,6 +631,27 @@ class Goodput(Result):
                 f"{_g(j['mtbi_h'])} h, effective {_pct(j['effective_training_fraction'])}"
             )
         return h
+
+
+class Drift(Result):
+    """``aifabric drift --json``: the network as found against the plan (``.frame()``: the
+    findings)."""
+
+    plan: str
+    inventory: str
+    counts: Dict[str, int]
+    tiers: List[Dict[str, Any]]
+    groups: List[Dict[str, Any]]
+    findings: List[Dict[str, Any]]
+
+    _frames = {"findings": ("findings",)}
+
+    def headline(self) -> str:
+        if not self["findings"]:
+            return f"{self['plan']} as built: no drift"
+        counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(self["counts"].items()))
+        lost = sum(t["lost_gbps"] for t in self["tiers"])
+        return f"{self['plan']} as built: {counts}; {_g(lost)} Gb/s of planned capacity lost"
 
 
 class Routes(Result):

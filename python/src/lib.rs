@@ -432,6 +432,19 @@ impl NativeFabric {
         Ok((json, table(batch)?))
     }
 
+    /// The drift of the network as found (a NetBox export, LLDP tables) from this plan.
+    fn drift(&self, py: Python<'_>, netbox: Option<String>, lldp: Vec<String>) -> PyResult<String> {
+        self.study(py, healthy(), HashMap::new(), None, move |s, _, _| {
+            let lldp: Vec<&std::path::Path> = lldp.iter().map(std::path::Path::new).collect();
+            let r = aifabric::as_built::drift_as_found(
+                s.fabric(),
+                netbox.as_deref().map(std::path::Path::new),
+                &lldp,
+            )?;
+            to_json(&r)
+        })
+    }
+
     fn capacity(&self, py: Python<'_>, scenario: ScenarioArg) -> PyResult<String> {
         self.study(py, scenario, HashMap::new(), None, |s, _, _| {
             to_json(&s.capacity())

@@ -141,6 +141,23 @@ def test_collective_and_job_at_packet_level_are_the_cli_contract(cli, llama):
         llama.collective(gpus=16, engine="both")
 
 
+def test_drift_is_the_cli_contract(cli, tmp_path):
+    nb = tmp_path / "nb"
+    cli("export", "htsim-k8", "--format", "netbox", "--out", str(nb), json_out=False)
+    f = aifabric.Fabric("htsim-k8")
+    clean = f.drift(netbox=nb)
+    assert clean == cli("drift", "--plan", "htsim-k8", "--netbox", str(nb))
+    assert clean["findings"] == [] and "no drift" in clean.headline()
+    cables = nb / "cables.csv"
+    lines = cables.read_text().splitlines()
+    cables.write_text("\n".join(lines[:1] + lines[2:]) + "\n")
+    d = f.drift(netbox=nb)
+    assert d["counts"] == {"missing_cable": 1}
+    with pytest.raises(aifabric.BadRequest, match="no column"):
+        (nb / "devices.csv").write_text("nom,role\n")
+        f.drift(netbox=nb)
+
+
 def test_traffic_is_the_cli_contract_and_its_tables(cli, llama):
     r = llama.traffic(pattern="permutation", gpus=256, placement="spread", size="8M")
     want = cli(
