@@ -203,21 +203,6 @@ fn gbps(f: &Fabric, l: LinkId) -> f64 {
     f64::from(f.link(l).capacity_mbps) / 1e3
 }
 
-/// Site and hall of a device, as the NetBox export files it.
-fn place(f: &Fabric, d: DeviceId) -> (String, String) {
-    let dev = f.device(d);
-    let z = &f.zones()[dev.zone.idx()];
-    let region = &f.regions()[z.region.idx()].name;
-    let site = match z.building {
-        Some(b) => format!("{region}.{}", f.buildings()[b.idx()].name),
-        None => format!("{region}.bag"),
-    };
-    let hall = dev
-        .hall
-        .map_or_else(String::new, |h| format!("{site}.hall{h}"));
-    (site, hall)
-}
-
 /// The inventory `inv` against the plan `f`. `interface` names a device's end of a link as
 /// the export does.
 pub fn drift(
@@ -343,7 +328,7 @@ pub fn drift(
         t.1 += 1;
         t.2 += gbps(f, l);
         lost_links.push(l);
-        *group_lost.entry(place(f, f.link(l).a)).or_default() += gbps(f, l);
+        *group_lost.entry(f.site_and_hall(f.link(l).a)).or_default() += gbps(f, l);
         if !taken[i] {
             let link = f.link(l);
             findings.push(Finding::MissingCable {
@@ -374,7 +359,7 @@ pub fn drift(
         };
         let key = dev.and_then(|n| by_name.get(n.as_str())).map_or_else(
             || ("(not in the plan)".to_owned(), String::new()),
-            |&d| place(f, d),
+            |&d| f.site_and_hall(d),
         );
         *groups
             .entry(key)

@@ -3,7 +3,7 @@
 //! port's neighbour. A cable seen from both ends is one cable; a row whose ends contradict
 //! another's (A says B, B says C) gives both, which the drift reports.
 
-use crate::netbox::{InvCable, InvDevice, Inventory, InventoryError};
+use crate::netbox::{InvCable, InvDevice, Inventory, InventoryError, Table};
 use rustc_hash::FxHashSet;
 use std::path::Path;
 
@@ -12,71 +12,23 @@ use std::path::Path;
 pub fn read_csv(files: &[&Path]) -> Result<Vec<InvCable>, InventoryError> {
     let mut seen: FxHashSet<[(String, String); 2]> = FxHashSet::default();
     let mut cables = Vec::new();
+    const WANTED: [&str; 4] = ["local_device", "local_port", "remote_device", "remote_port"];
     for path in files {
-        let file = path.display().to_string();
-        let err = |line, column, message: String, hint: &str| InventoryError {
-            file: file.clone(),
-            line,
-            column,
-            message,
-            hint: hint.to_owned(),
-        };
-        let f = std::fs::File::open(path).map_err(|e| {
-            err(
-                0,
-                0,
-                format!("cannot read it: {e}"),
-                "give a CSV of LLDP neighbours",
-            )
-        })?;
-        let mut r = csv::ReaderBuilder::new().from_reader(f);
-        let wanted = ["local_device", "local_port", "remote_device", "remote_port"];
-        let headers = r
-            .headers()
-            .map_err(|e| {
-                err(
-                    1,
-                    0,
-                    format!("unreadable header: {e}"),
-                    "the first line names the columns",
-                )
-            })?
-            .clone();
-        let mut cols = [0usize; 4];
-        for (k, w) in wanted.iter().enumerate() {
-            cols[k] = headers.iter().position(|h| h.trim() == *w).ok_or_else(|| {
-                err(
-                    1,
-                    0,
-                    format!("no column `{w}`"),
-                    "the header is local_device,local_port,remote_device,remote_port",
-                )
-            })?;
-        }
-        let mut rec = csv::StringRecord::new();
-        while r.read_record(&mut rec).map_err(|e| {
-            err(
-                e.position().map_or(0, csv::Position::line),
-                0,
-                format!("not CSV: {e}"),
-                "every line has the header's columns",
-            )
-        })? {
-            let line = rec.position().map_or(0, csv::Position::line);
-            let v: Vec<String> = cols
-                .iter()
-                .map(|&i| rec.get(i).unwrap_or("").trim().to_owned())
-                .collect();
-            if let Some(k) = v.iter().position(String::is_empty) {
-                return Err(err(
-                    line,
-                    cols[k] as u64 + 1,
-                    format!("empty `{}`", wanted[k]),
-                    "every row names both ends: device and port",
+        Table::open(
+            path,
+            &WANTED,
+            "give a CSV of LLDP neighbours (local_device,local_port,remote_device,remote_port)",
+        )?
+        .each(|line, v| {
+            if let Some(k) = v.iter().position(|x| x.is_empty()) {
+                return Err((
+                    k,
+                    format!("empty `{}`", WANTED[k]),
+                    "every row names both ends: device and port".to_owned(),
                 ));
             }
-            let a = (v[0].clone(), v[1].clone());
-            let b = (v[2].clone(), v[3].clone());
+            let a = (v[0].to_owned(), v[1].to_owned());
+            let b = (v[2].to_owned(), v[3].to_owned());
             let key = if a <= b {
                 [a.clone(), b.clone()]
             } else {
@@ -85,7 +37,8 @@ pub fn read_csv(files: &[&Path]) -> Result<Vec<InvCable>, InventoryError> {
             if seen.insert(key) {
                 cables.push(InvCable { a, b, line });
             }
-        }
+            Ok(())
+        })?;
     }
     Ok(cables)
 }

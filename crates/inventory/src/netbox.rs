@@ -58,15 +58,16 @@ pub struct Inventory {
 }
 
 /// One CSV file with its required columns located.
-struct Table {
+pub(crate) struct Table {
     file: String,
     reader: csv::Reader<std::fs::File>,
     columns: Vec<usize>,
 }
 
 impl Table {
-    fn open(dir: &Path, name: &str, wanted: &[&str]) -> Result<Table, InventoryError> {
-        let path = dir.join(name);
+    /// `path`, its header read and `wanted` located in it; `what` says what the file should
+    /// be when it cannot be read.
+    pub(crate) fn open(path: &Path, wanted: &[&str], what: &str) -> Result<Table, InventoryError> {
         let file = path.display().to_string();
         let err = |line, column, message: String, hint: &str| InventoryError {
             file: file.clone(),
@@ -75,15 +76,8 @@ impl Table {
             message,
             hint: hint.to_owned(),
         };
-        let f = std::fs::File::open(&path).map_err(|e| {
-            err(
-                0,
-                0,
-                format!("cannot read it: {e}"),
-                "give the directory of a NetBox export (devices.csv, interfaces.csv and \
-                 cables.csv, as `aifabric export --format netbox` writes them)",
-            )
-        })?;
+        let f = std::fs::File::open(path)
+            .map_err(|e| err(0, 0, format!("cannot read it: {e}"), what))?;
         let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(f);
         let headers = reader
             .headers()
@@ -108,7 +102,7 @@ impl Table {
                             "no column `{w}` (the header has: {})",
                             headers.iter().collect::<Vec<_>>().join(", ")
                         ),
-                        &format!("add the column `{w}`, as NetBox names it"),
+                        &format!("add the column `{w}` to the header (the first line)"),
                     ))
                 }
             }
@@ -121,7 +115,7 @@ impl Table {
     }
 
     /// Every record: its line and the wanted fields.
-    fn each(
+    pub(crate) fn each(
         mut self,
         mut f: impl FnMut(u64, &[&str]) -> Result<(), (usize, String, String)>,
     ) -> Result<(), InventoryError> {
@@ -157,6 +151,10 @@ impl Table {
     }
 }
 
+/// What a NetBox export directory holds, for a file that cannot be read.
+const NETBOX: &str = "give the directory of a NetBox export (devices.csv, interfaces.csv and \
+                      cables.csv, as `aifabric export --format netbox` writes them)";
+
 /// Read the inventory of the NetBox export in `dir`.
 pub fn read_dir(dir: &Path) -> Result<Inventory, InventoryError> {
     let mut inv = Inventory {
@@ -170,7 +168,7 @@ pub fn read_dir(dir: &Path) -> Result<Inventory, InventoryError> {
             Ok(())
         }
     };
-    Table::open(dir, "devices.csv", &["name", "role"])?.each(|line, v| {
+    Table::open(&dir.join("devices.csv"), &["name", "role"], NETBOX)?.each(|line, v| {
         nonempty(0, v[0], "device name")?;
         inv.devices.push(InvDevice {
             name: v[0].to_owned(),
@@ -179,7 +177,12 @@ pub fn read_dir(dir: &Path) -> Result<Inventory, InventoryError> {
         });
         Ok(())
     })?;
-    Table::open(dir, "interfaces.csv", &["device", "name", "speed"])?.each(|_, v| {
+    Table::open(
+        &dir.join("interfaces.csv"),
+        &["device", "name", "speed"],
+        NETBOX,
+    )?
+    .each(|_, v| {
         nonempty(0, v[0], "device name")?;
         nonempty(1, v[1], "interface name")?;
         if v[2].is_empty() {
@@ -197,14 +200,14 @@ pub fn read_dir(dir: &Path) -> Result<Inventory, InventoryError> {
         Ok(())
     })?;
     Table::open(
-        dir,
-        "cables.csv",
+        &dir.join("cables.csv"),
         &[
             "side_a_device",
             "side_a_name",
             "side_b_device",
             "side_b_name",
         ],
+        NETBOX,
     )?
     .each(|line, v| {
         for (k, what) in [

@@ -351,6 +351,22 @@ impl Fabric {
         start as u32..end as u32
     }
 
+    /// Where a device stands, as inventories file it: its site (`region.building`, or
+    /// `region.bag` for a region's BAG) and data hall (`site.hallN`; empty when none).
+    pub fn site_and_hall(&self, d: DeviceId) -> (String, String) {
+        let dev = &self.devices[d.idx()];
+        let z = &self.zones[dev.zone.idx()];
+        let region = &self.regions[z.region.idx()].name;
+        let site = match z.building {
+            Some(b) => format!("{region}.{}", self.buildings[b.idx()].name),
+            None => format!("{region}.bag"),
+        };
+        let hall = dev
+            .hall
+            .map_or_else(String::new, |h| format!("{site}.hall{h}"));
+        (site, hall)
+    }
+
     /// The unique, human name of a device, derived from its zone, role and indices:
     /// `zone.rack12.gpu3`, `zone.rdsw17`, `bag.plane3.c1`.
     pub fn device_name(&self, id: DeviceId) -> String {

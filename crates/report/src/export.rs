@@ -206,21 +206,6 @@ fn table<'w>(w: &'w mut dyn Write, cols: &[&str]) -> io::Result<csv::Writer<&'w 
     Ok(out)
 }
 
-/// The site (building, or region for BAG) and location (data hall) of a device.
-fn site_of(f: &Fabric, d: DeviceId) -> (String, String) {
-    let dev = f.device(d);
-    let z = &f.zones()[dev.zone.idx()];
-    let region = &f.regions()[z.region.idx()].name;
-    let site = match z.building {
-        Some(b) => format!("{region}.{}", f.buildings()[b.idx()].name),
-        None => format!("{region}.bag"),
-    };
-    let hall = dev
-        .hall
-        .map_or_else(String::new, |h| format!("{site}.hall{h}"));
-    (site, hall)
-}
-
 /// Interface name of `d`'s end of link `l`.
 pub fn interface_name(f: &Fabric, l: LinkId, d: DeviceId) -> String {
     let link = f.link(l);
@@ -346,7 +331,7 @@ fn netbox_racks(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
         let dev = f.device(d);
         // One rack per rack switch (its GPUs and it share the rack).
         if matches!(dev.role, Role::Rtsw | Role::Rdsw) {
-            let (site, hall) = site_of(f, d);
+            let (site, hall) = f.site_and_hall(d);
             let rack = format!(
                 "{}.rack{}",
                 f.zones()[dev.zone.idx()].name,
@@ -363,7 +348,7 @@ fn netbox_devices(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     for i in 0..f.devices().len() {
         let d = DeviceId::from_idx(i);
         let dev = f.device(d);
-        let (site, hall) = site_of(f, d);
+        let (site, hall) = f.site_and_hall(d);
         let rack = dev.rack().map_or_else(String::new, |r| {
             format!("{}.rack{r}", f.zones()[dev.zone.idx()].name)
         });
