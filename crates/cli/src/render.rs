@@ -763,11 +763,14 @@ pub(crate) fn drift(r: &aifabric::as_built::DriftReport, show: usize) -> String 
         if g.lost_gbps > 0.0 {
             kinds.push(format!("{:.0} Gb/s lost", g.lost_gbps));
         }
-        let place = if g.hall.is_empty() {
+        let mut place = if g.hall.is_empty() {
             g.site.clone()
         } else {
             g.hall.clone()
         };
+        if let Some(p) = g.plane {
+            place.push_str(&format!(" plane {p}"));
+        }
         let _ = writeln!(o, "  {place}: {}", kinds.join(", "));
     }
     for k in KINDS {

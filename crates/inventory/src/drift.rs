@@ -1,5 +1,6 @@
 //! The inventory against the plan: what is missing, extra, miswired or at the wrong speed,
-//! grouped by where the plan puts it, with the capacity each group loses.
+//! grouped by where the plan puts it (site, hall and plane), with the capacity each group
+//! loses.
 //!
 //! Each inventory cable is matched by its two ends, (device, interface), against the
 //! planned links: both ends on one planned link is a match (its speeds then checked against
@@ -14,6 +15,7 @@ use crate::netbox::Inventory;
 use aifabric_model::{DeviceId, Fabric, LinkId, Role};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// One end of a cable.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -124,15 +126,18 @@ pub struct TierLoss {
     pub lost_share: f64,
 }
 
-/// The drift of one site and hall (where the plan puts the findings' devices).
+/// The drift of one place: site, hall and plane (where the plan puts the findings'
+/// devices).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct GroupDrift {
     /// Site (region.building, or region.bag).
     pub site: String,
     /// Data hall within it (empty: none).
     pub hall: String,
+    /// The plane of the devices (BAG and spine planes; `None` for the others).
+    pub plane: Option<u16>,
     /// Findings by kind, in [`Finding::kind`]'s words.
-    pub findings: FxHashMap<String, u64>,
+    pub findings: BTreeMap<String, u64>,
     /// Planned capacity lost there (links missing or miswired, counted at their side A's
     /// place), Gb/s.
     pub lost_gbps: f64,
@@ -150,7 +155,7 @@ pub struct DriftReport {
     /// Cables in the inventory.
     pub cables: u64,
     /// Findings by kind.
-    pub counts: FxHashMap<String, u64>,
+    pub counts: BTreeMap<String, u64>,
     /// Per tier with a loss.
     pub tiers: Vec<TierLoss>,
     /// Per site and hall with a finding.
@@ -297,7 +302,12 @@ pub fn drift(
     }
     // Per tier: planned and lost; per group: lost capacity.
     let mut tiers: FxHashMap<String, (u64, u64, f64, f64)> = FxHashMap::default();
-    let mut group_lost: FxHashMap<(String, String), f64> = FxHashMap::default();
+    // Where the plan puts a device: site, hall, plane.
+    let place = |d: DeviceId| {
+        let (site, hall) = f.site_and_hall(d);
+        (site, hall, f.device(d).plane())
+    };
+    let mut group_lost: FxHashMap<(String, String, Option<u16>), f64> = FxHashMap::default();
     let mut lost_links = Vec::new();
     for i in 0..f.links().len() {
         let l = LinkId::from_idx(i);
@@ -328,7 +338,7 @@ pub fn drift(
         t.1 += 1;
         t.2 += gbps(f, l);
         lost_links.push(l);
-        *group_lost.entry(f.site_and_hall(f.link(l).a)).or_default() += gbps(f, l);
+        *group_lost.entry(place(f.link(l).a)).or_default() += gbps(f, l);
         if !taken[i] {
             let link = f.link(l);
             findings.push(Finding::MissingCable {
@@ -341,7 +351,8 @@ pub fn drift(
     }
     findings.extend(cable_findings);
     // Groups: where the plan puts each finding's device.
-    let mut groups: FxHashMap<(String, String), FxHashMap<String, u64>> = FxHashMap::default();
+    let mut groups: BTreeMap<(String, String, Option<u16>), BTreeMap<String, u64>> =
+        BTreeMap::new();
     for x in &findings {
         let dev = match x {
             Finding::MissingCable { a, .. } => Some(&a.device),
@@ -358,8 +369,8 @@ pub fn drift(
             Finding::UnexpectedDevice { .. } => None,
         };
         let key = dev.and_then(|n| by_name.get(n.as_str())).map_or_else(
-            || ("(not in the plan)".to_owned(), String::new()),
-            |&d| f.site_and_hall(d),
+            || ("(not in the plan)".to_owned(), String::new(), None),
+            |&d| place(d),
         );
         *groups
             .entry(key)
@@ -367,19 +378,19 @@ pub fn drift(
             .entry(x.kind().to_owned())
             .or_default() += 1;
     }
-    let mut groups: Vec<GroupDrift> = groups
+    let groups: Vec<GroupDrift> = groups
         .into_iter()
-        .map(|((site, hall), findings)| GroupDrift {
+        .map(|((site, hall, plane), findings)| GroupDrift {
             lost_gbps: group_lost
-                .get(&(site.clone(), hall.clone()))
+                .get(&(site.clone(), hall.clone(), plane))
                 .copied()
                 .unwrap_or(0.0),
             site,
             hall,
+            plane,
             findings,
         })
         .collect();
-    groups.sort_by(|a, b| (&a.site, &a.hall).cmp(&(&b.site, &b.hall)));
     let mut tiers: Vec<TierLoss> = tiers
         .into_iter()
         .filter(|(_, t)| t.1 > 0)
@@ -398,7 +409,7 @@ pub fn drift(
         )
         .collect();
     tiers.sort_by(|a, b| a.tier.cmp(&b.tier));
-    let mut counts: FxHashMap<String, u64> = FxHashMap::default();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for x in &findings {
         *counts.entry(x.kind().to_owned()).or_default() += 1;
     }

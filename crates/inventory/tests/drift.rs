@@ -159,6 +159,14 @@ fn the_damage_done_is_exactly_what_drift_names() {
     let want: f64 = [l1, l2, l3, l4].iter().map(|&l| gbps(l)).sum();
     let got: f64 = r.tiers.iter().map(|t| t.lost_gbps).sum();
     assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+    // The BAG ends of the swapped cables are grouped by their plane.
+    let planes: Vec<Option<u16>> = r
+        .groups
+        .iter()
+        .map(|g| g.plane)
+        .filter(Option::is_some)
+        .collect();
+    assert!(planes.len() >= 2, "{:?}", r.groups);
     let grouped: f64 = r.groups.iter().map(|g| g.lost_gbps).sum();
     assert!((grouped - want).abs() < 1e-9, "{grouped} vs {want}");
 }
