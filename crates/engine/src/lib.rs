@@ -54,9 +54,11 @@ pub mod nccl;
 pub mod sim;
 mod spray;
 pub mod te;
+mod timer;
 pub mod traffic;
 pub mod tune;
 mod unreached;
+mod utilization;
 
 /// The bitset type of [`CollectiveResult::used_links`].
 pub use fixedbitset::FixedBitSet;

@@ -23,7 +23,10 @@ pub use crate::makespan::{equal_flows_makespan, makespan, FluidWs};
 use crate::maxmin::FlowSet;
 use crate::spray::{Sink, SprayMemo};
 use crate::te;
+use crate::timer::timed_phase;
+pub use crate::timer::{NetTransfer, PhaseTimer};
 use crate::unreached::{unreachable_error, Unreached};
+pub(crate) use crate::utilization::utilization;
 use aifabric_dataplane::{flow_hash, Forwarding, Lb, Net, NoPath, PathWs, ResourceId};
 use aifabric_model::DeviceId;
 use aifabric_routing::bgp::NotConverged;
@@ -242,77 +245,6 @@ struct PhaseOut {
     unreachable: Option<Unreached>,
     /// The phase timer's error, if it could not time the phase.
     failed: Option<SimError>,
-}
-
-/// One transfer of a phase that crosses the network (its GPUs in different scale-up
-/// domains), as a [`PhaseTimer`] receives it: one connection, whatever its channel.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NetTransfer {
-    /// Sending GPU.
-    pub src: DeviceId,
-    /// Receiving GPU.
-    pub dst: DeviceId,
-    /// Bytes.
-    pub bytes: f64,
-}
-
-/// Times the network transfers of one phase with another engine than the fluid (the packet
-/// engine, through the facade): the phase's bandwidth term. The rest of a collective's
-/// time is composed as for the fluid: each phase's term times its `repeat`, the per-step
-/// latency and the chains of path latencies. A phase repeated, or met again in another
-/// collective, is the timer's to memoize.
-pub trait PhaseTimer: Send + Sync {
-    /// How long `transfers`, all started at once on `net`, take beyond the unloaded
-    /// latency of their slowest path (the chains charge path latency), seconds. `fluid_s`
-    /// is the fluid's time for the same transfers (with the phase's scale-up transfers, if
-    /// any), for the timer's own accounting.
-    fn bandwidth_s(
-        &self,
-        net: &Net<'_>,
-        transfers: &[NetTransfer],
-        fluid_s: f64,
-    ) -> Result<f64, SimError>;
-
-    /// Refuse, before any phase runs, a schedule whose phases, each once, are `transfers`
-    /// transfers carrying `bytes` (an upper bound: scale-up transfers counted too).
-    fn check_work(&self, transfers: u64, bytes: f64) -> Result<(), SimError> {
-        let _ = (transfers, bytes);
-        Ok(())
-    }
-}
-
-/// The phase's bandwidth term with `timer`: its network transfers timed by it, and where
-/// the phase also has scale-up transfers, the fluid's time when longer (NVLink is not the
-/// timer's to model).
-fn timed_phase(
-    net: &Net<'_>,
-    c: &Collective,
-    phase: &Phase,
-    timer: &dyn PhaseTimer,
-    fluid_s: f64,
-) -> Result<f64, SimError> {
-    let mut scale_up = false;
-    let mut transfers = Vec::with_capacity(c.groups.len() * phase.transfers.len());
-    for grp in &c.groups {
-        for t in &phase.transfers {
-            let (src, dst) = (grp[t.src as usize], grp[t.dst as usize]);
-            if net.same_domain(src, dst) {
-                scale_up = true;
-            } else if t.bytes > 0.0 {
-                transfers.push(NetTransfer {
-                    src,
-                    dst,
-                    bytes: t.bytes,
-                });
-            }
-        }
-    }
-    let t = if transfers.is_empty() {
-        0.0
-    } else {
-        timer.bandwidth_s(net, &transfers, fluid_s)?
-    };
-    Ok(if scale_up { t.max(fluid_s) } else { t })
 }
 
 /// The per-phase outputs too big to allocate at every phase, reused across windows.
@@ -705,7 +637,7 @@ pub fn simulate(
 }
 
 /// The schedule of `c` (its algorithm, not [`Algo::Auto`]) over groups of `n` ranks.
-fn schedule_of(
+pub(crate) fn schedule_of(
     net: &Net<'_>,
     c: &Collective,
     n: u32,
@@ -729,24 +661,6 @@ fn schedule_of(
             1,
         )]),
     })
-}
-
-/// Refuse `c` by `algo` at `timer`'s level when its distinct phases are too much work
-/// ([`PhaseTimer::check_work`]), before anything runs.
-pub(crate) fn check_work(
-    net: &Net<'_>,
-    c: &Collective,
-    algo: Algo,
-    timer: &dyn PhaseTimer,
-) -> Result<(), SimError> {
-    if algo == Algo::Nvls {
-        return Ok(());
-    }
-    let n = c.groups.first().map_or(0, Vec::len) as u32;
-    let sched = schedule_of(net, &Collective { algo, ..c.clone() }, n)?;
-    let (transfers, bytes) = sched.distinct_work();
-    let groups = c.groups.len() as u64;
-    timer.check_work(transfers.saturating_mul(groups), bytes * groups as f64)
 }
 
 /// Simulate `c` with `algo` (not [`Algo::Auto`]), each phase's bandwidth term from `timer`
@@ -934,58 +848,4 @@ pub(crate) fn simulate_algo(
         used_links,
         carried,
     })
-}
-
-pub(crate) fn utilization(
-    net: &Net<'_>,
-    carried: impl Iterator<Item = (u32, f64)>,
-    xfer_s: f64,
-) -> (Vec<TierUtil>, Vec<Bottleneck>, Vec<u64>) {
-    let mut hist = vec![0u64; 20];
-    if xfer_s <= 0.0 {
-        return (Vec::new(), Vec::new(), hist);
-    }
-    let mut per: Vec<(u32, f64)> = carried
-        .filter(|&(_, b)| b > 0.0)
-        .map(|(r, b)| {
-            let cap = net.capacity_bps(ResourceId::new(r));
-            (r, if cap > 0.0 { b / (cap * xfer_s) } else { 0.0 })
-        })
-        .collect();
-    per.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    for &(_, u) in &per {
-        hist[((u * 20.0) as usize).min(19)] += 1;
-    }
-    let mut tiers: FxHashMap<String, Vec<f64>> = FxHashMap::default();
-    for &(r, u) in &per {
-        tiers
-            .entry(net.resource_tier(ResourceId::new(r)))
-            .or_default()
-            .push(u);
-    }
-    let mut out: Vec<TierUtil> = tiers
-        .into_iter()
-        .map(|(tier, v)| {
-            // v is sorted high to low.
-            let k = ((v.len() as f64) * 0.01).floor() as usize;
-            TierUtil {
-                resources: v.len() as u64,
-                max: v[0],
-                p99: v[k.min(v.len() - 1)],
-                mean: v.iter().sum::<f64>() / v.len() as f64,
-                tier,
-            }
-        })
-        .collect();
-    out.sort_by(|a, b| a.tier.cmp(&b.tier));
-    let bottlenecks = per
-        .iter()
-        .take(5)
-        .map(|&(r, u)| Bottleneck {
-            resource: net.resource_name(ResourceId::new(r)),
-            tier: net.resource_tier(ResourceId::new(r)),
-            utilization: u,
-        })
-        .collect();
-    (out, bottlenecks, hist)
 }

@@ -25,9 +25,9 @@
 
 use crate::nccl::{apply, scale, ProtoTerms};
 use crate::sim::{
-    check_work, domain_aligned, simulate_algo, Candidate, Collective, CollectiveResult, PhaseTimer,
-    SimError,
+    domain_aligned, simulate_algo, Candidate, Collective, CollectiveResult, PhaseTimer, SimError,
 };
+use crate::timer::check_work;
 use aifabric_dataplane::Forwarding;
 use aifabric_dataplane::Net;
 use aifabric_workload::collective::Op;
@@ -180,29 +180,30 @@ impl Tuner {
                 s.nodes
             )));
         }
+        let mut algos: Vec<Algo> = cands.iter().map(|x| x.0).collect();
+        algos.dedup();
         // At a timer's level, a request none of whose candidates it could run is refused
         // before the fluid calibrates them (the chosen one is checked again when it runs).
         if let Some(t) = self.timer.as_deref() {
-            let mut algos: Vec<Algo> = cands.iter().map(|x| x.0).collect();
-            algos.dedup();
-            let mut first_err = None;
-            if !algos.iter().any(|&a| match check_work(net, c, a, t) {
-                Ok(()) => true,
-                Err(e) => {
-                    first_err.get_or_insert(e);
-                    false
+            let mut refused = None;
+            for &a in &algos {
+                match check_work(net, c, a, t) {
+                    Ok(()) => {
+                        refused = None;
+                        break;
+                    }
+                    Err(e) => {
+                        refused.get_or_insert(e);
+                    }
                 }
-            }) {
-                if let Some(e) = first_err {
-                    return Err(e);
-                }
+            }
+            if let Some(e) = refused {
+                return Err(e);
             }
         }
         let explicit = c.algo != Algo::Auto && c.proto != Some(Proto::Auto);
         let key = shape_key(c);
         let mut fresh: FxHashMap<Algo, CollectiveResult> = FxHashMap::default();
-        let mut algos: Vec<Algo> = cands.iter().map(|x| x.0).collect();
-        algos.dedup();
         let cached = self.cache.entry(key).or_default();
         let s0 = if c.bytes > 0.0 {
             c.bytes

@@ -231,7 +231,7 @@ pub fn drift(
     let end_of = |(dev, ifc): &(String, String)| {
         by_name
             .get(dev.as_str())
-            .and_then(|&d| ends.get(&(d, ifc.clone())).map(|&(l, peer)| (d, l, peer)))
+            .and_then(|&d| ends.get(&(d, ifc.clone())).copied())
     };
     let as_end = |(dev, ifc): &(String, String)| End {
         device: dev.clone(),
@@ -246,7 +246,7 @@ pub fn drift(
     let mut cable_findings = Vec::new();
     for c in &inv.cables {
         match (end_of(&c.a), end_of(&c.b)) {
-            (Some((_, la, _)), Some((_, lb, _))) if la == lb => found[la.idx()] = true,
+            (Some((la, _)), Some((lb, _))) if la == lb => found[la.idx()] = true,
             (None, None) => cable_findings.push(Finding::ExtraCable {
                 a: as_end(&c.a),
                 b: as_end(&c.b),
@@ -255,7 +255,7 @@ pub fn drift(
             (ea, eb) => {
                 // Each end on a planned link: that link is not as planned.
                 for (e, here, there) in [(ea, &c.a, &c.b), (eb, &c.b, &c.a)] {
-                    let Some((d, l, peer)) = e else { continue };
+                    let Some((l, peer)) = e else { continue };
                     taken[l.idx()] = true;
                     let found_dev = by_name.get(there.0.as_str()).copied();
                     let how = match found_dev {
@@ -268,7 +268,6 @@ pub fn drift(
                         }
                         _ => "wrong peer",
                     };
-                    let _ = d;
                     cable_findings.push(Finding::Miswired {
                         at: as_end(here),
                         planned_peer: planned_end(l, peer),
@@ -316,7 +315,7 @@ pub fn drift(
         t.3 += gbps(f, l);
         if found[i] && !taken[i] {
             let link = f.link(l);
-            for (d, peer) in [(link.a, link.b), (link.b, link.a)] {
+            for d in [link.a, link.b] {
                 let e = planned_end(l, d);
                 if let Some(&kbps) = inv
                     .speeds_kbps
@@ -331,7 +330,6 @@ pub fn drift(
                         });
                     }
                 }
-                let _ = peer;
             }
             continue;
         }

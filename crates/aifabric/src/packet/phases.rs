@@ -34,7 +34,8 @@ pub struct PacketPhases {
     pub phases_timed: u64,
     /// Flows the packet runs simulated.
     pub flows: u64,
-    /// Packets the packet runs sent for the first time.
+    /// Data packets the packet runs simulated (sent for the first time; those the hybrid
+    /// fast-forwarded are not counted).
     pub packets: u64,
     /// Events the packet runs processed.
     pub events: u64,
@@ -248,7 +249,7 @@ impl PacketTimer {
             bandwidth_s: (r.makespan_s - r.max_base_rtt_s).max(0.0),
             fluid_s,
             flows: r.flows,
-            packets: e.packets,
+            packets: r.counters.data_new,
             events: r.events,
             simulated_s: r.makespan_s,
             skipped_s,
@@ -353,7 +354,7 @@ mod tests {
         let gpus = study.place(n, Placement::Spread, 1).expect("placed");
         let params = NetParams {
             scale_up_gpus: 1,
-            ..crate::timed_params(
+            ..crate::predict::timed_params(
                 setup.net,
                 Some(&Timing {
                     cfg: &cfg,
