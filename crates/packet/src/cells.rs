@@ -255,7 +255,7 @@ impl Sim<'_> {
         let t = self.topo;
         let d = t.dsf.as_ref().expect("a DSF run");
         let to = t.ports[self.packets[i].port.idx()].from;
-        let row = d.dest_of(to) * d.nodes as u32;
+        let row = d.row_of(to);
         let cell = self.cfg.dsf.cell_bytes.max(1);
         let n = b.div_ceil(cell);
         self.packets[i].cells = n;
@@ -289,7 +289,7 @@ impl Sim<'_> {
         let t = self.topo;
         let d = t.dsf.as_ref().expect("a DSF run");
         let fab = &mut self.fabric;
-        let entry = fab.cells[c.idx()].row as usize + d.node_of(x).idx();
+        let entry = d.entry(fab.cells[c.idx()].row, x);
         let (start, n) = d.table[entry];
         let r = &mut fab.rr[entry];
         let p = d.members[(start + *r % n) as usize];

@@ -67,13 +67,18 @@ pub(crate) struct DsfTopo {
     pub node_zone: Vec<u32>,
     /// Node -> destination index (`None`: no packet leaves the fabric there).
     pub dest: Vec<Option<u32>>,
-    pub nodes: usize,
-    /// `[dest * nodes + node]` -> (first member, members): the live fabric ports one hop
-    /// closer to the destination.
+    /// Node -> its index among its zone's nodes.
+    pub local: Vec<u32>,
+    /// Destination -> its row: the first entry of its table, whose entries are its zone's
+    /// nodes by [`DsfTopo::local`] index (cells never leave their zone, so a destination's
+    /// table holds its own zone's nodes only).
+    pub rows: Vec<u32>,
+    /// `[row + local]` -> (first member, members): the live fabric ports one hop closer to
+    /// the destination.
     pub table: Vec<(u32, u32)>,
     pub members: Vec<PortId>,
-    /// `[dest * nodes + node]`: one-way delay of a message to the destination node over
-    /// the first member at each hop, picoseconds.
+    /// `[row + local]`: one-way delay of a message to the destination node over the first
+    /// member at each hop, picoseconds.
     pub ctrl_ps: Vec<u64>,
     /// Every live directed fabric port, in port order.
     pub fabric_ports: Vec<PortId>,
@@ -85,7 +90,8 @@ pub(crate) struct DsfTopo {
 /// most `ceil(r_y x nominal links (u, y))` of its live links to `y` (at least one while
 /// `r_y > 0`), a subset picked by a hash of (destination, port): a matching, fixed choice
 /// (Meta's DSF post: upstream devices "stop using a matching, randomly chosen subset of
-/// their links toward that destination").
+/// their links toward that destination"). `r` holds each `r_y` by `y`'s index in its zone
+/// (`local`).
 #[allow(clippy::too_many_arguments)]
 fn ibm_subset(
     f: &aifabric_model::Fabric,
@@ -95,6 +101,7 @@ fn ibm_subset(
     node: &[Option<NodeId>],
     node_device: &[u32],
     iface: &[bool],
+    local: &[u32],
     r: &[f64],
     u: u32,
     w: u32,
@@ -104,7 +111,7 @@ fn ibm_subset(
         let mut ys: Vec<u32> = members[start..]
             .iter()
             .map(|&p| far(p))
-            .filter(|&y| !iface[y as usize] && r[y as usize] < 1.0)
+            .filter(|&y| !iface[y as usize] && r[local[y as usize] as usize] < 1.0)
             .collect();
         ys.sort_unstable();
         ys.dedup();
@@ -131,10 +138,10 @@ fn ibm_subset(
             .copied()
             .filter(|&p| far(p) == y)
             .collect();
-        let keep = if r[y as usize] > 0.0 {
+        let keep = if r[local[y as usize] as usize] > 0.0 {
             // Less a hair, so that a share that is an exact ratio of links (7/25 of 25) does
             // not round up to one link more.
-            ((r[y as usize] * nominal - 1e-9).ceil() as usize).clamp(1, live.len())
+            ((r[local[y as usize] as usize] * nominal - 1e-9).ceil() as usize).clamp(1, live.len())
         } else {
             0
         };
@@ -186,20 +193,32 @@ impl DsfTopo {
         let mut node_device = Vec::new();
         let mut iface = Vec::new();
         let mut node_zone = Vec::new();
+        let mut local = Vec::new();
+        // Per zone (as in `zones`): its first node and how many.
+        let mut zone_nodes: Vec<(u32, u32)> = Vec::with_capacity(zones.len());
         for &zi in &zones {
             let range = f.zone_devices(aifabric_model::ZoneId::new(zi));
+            let first = node_device.len() as u32;
             for d in range {
                 let dev = DeviceId::new(d);
                 if !is_dsf(net, dev) {
                     continue;
                 }
                 node[d as usize] = Some(NodeId::from_idx(node_device.len()));
+                local.push(node_device.len() as u32 - first);
                 node_device.push(d);
                 iface.push(matches!(f.device(dev).role, Role::Rdsw | Role::Edsw));
                 node_zone.push(zi);
             }
+            zone_nodes.push((first, node_device.len() as u32 - first));
         }
         let nodes = node_device.len();
+        let zone_of_node = |n: u32| {
+            let z = zones
+                .binary_search(&node_zone[n as usize])
+                .expect("a zone of the matrix");
+            zone_nodes[z]
+        };
         // Live fabric ports, and each node's out-ports (to another node).
         let mut out: Vec<Vec<PortId>> = vec![Vec::new(); nodes];
         let mut fabric_ports = Vec::new();
@@ -229,11 +248,20 @@ impl DsfTopo {
         for (k, &n) in dests.iter().enumerate() {
             dest[n as usize] = Some(k as u32);
         }
-        let entries = dests.len().saturating_mul(nodes);
+        // Each destination's row: its zone's nodes.
+        let mut rows = Vec::with_capacity(dests.len());
+        let mut entries = 0usize;
+        for &w in &dests {
+            if entries > crate::topo::MAX_TABLE {
+                break;
+            }
+            rows.push(entries as u32);
+            entries = entries.saturating_add(zone_of_node(w).1 as usize);
+        }
         if entries > crate::topo::MAX_TABLE {
             return Err(PacketError::Invalid(format!(
-                "{} DSF interface nodes x {nodes} fabric nodes make {entries} cell-forwarding \
-                 entries, over the limit of {}; send to fewer racks",
+                "{} DSF interface nodes, each with the fabric nodes of its zone, make over {} \
+                 cell-forwarding entries, the limit; send to fewer racks",
                 dests.len(),
                 crate::topo::MAX_TABLE
             )));
@@ -250,7 +278,7 @@ impl DsfTopo {
                 ));
             }
             for &w in &dests {
-                let mut r = vec![1.0f64; nodes];
+                let mut r = vec![1.0f64; zone_of_node(w).1 as usize];
                 let wd = DeviceId::new(node_device[w as usize]);
                 let zone = node_zone[w as usize];
                 if let Some((_, (ifs, per_dest))) = per_zone.iter().find(|z| z.0 == zone) {
@@ -258,7 +286,8 @@ impl DsfTopo {
                         for b in &per_dest[i] {
                             if let Some(n) = node[b.device.idx()] {
                                 if b.nominal_out > 0.0 {
-                                    r[n.idx()] = (b.delivered_out / b.nominal_out).clamp(0.0, 1.0);
+                                    r[local[n.idx()] as usize] =
+                                        (b.delivered_out / b.nominal_out).clamp(0.0, 1.0);
                                 }
                             }
                         }
@@ -274,7 +303,8 @@ impl DsfTopo {
         let mut order = Vec::with_capacity(nodes);
         let mut queue = VecDeque::new();
         for (k, &w) in dests.iter().enumerate() {
-            dist.fill(u32::MAX);
+            let (first, count) = zone_of_node(w);
+            dist[first as usize..(first + count) as usize].fill(u32::MAX);
             order.clear();
             dist[w as usize] = 0;
             queue.push_back(w);
@@ -294,8 +324,9 @@ impl DsfTopo {
                     }
                 }
             }
-            let base = k * nodes;
-            ctrl_ps[base + w as usize] = 0;
+            let base = rows[k] as usize;
+            let at = |n: u32| base + local[n as usize] as usize;
+            ctrl_ps[at(w)] = 0;
             for &u in &order[1..] {
                 let start = members.len() as u32;
                 for &p in &out[u as usize] {
@@ -315,18 +346,17 @@ impl DsfTopo {
                     &node,
                     &node_device,
                     &iface,
+                    &local,
                     &delivered[k],
                     u,
                     w,
                 );
                 let n = members.len() as u32 - start;
-                table[base + u as usize] = (start, n);
+                table[at(u)] = (start, n);
                 if n > 0 {
                     let p = members[start as usize];
                     let y = node[ports[p.idx()].to.idx()].expect("a fabric node").get();
-                    ctrl_ps[base + u as usize] = ports[p.idx()]
-                        .delay_ps
-                        .saturating_add(ctrl_ps[base + y as usize]);
+                    ctrl_ps[at(u)] = ports[p.idx()].delay_ps.saturating_add(ctrl_ps[at(y)]);
                 }
             }
         }
@@ -335,7 +365,7 @@ impl DsfTopo {
             for (k, &w) in dests.iter().enumerate() {
                 if u != w
                     && node_zone[u as usize] == node_zone[w as usize]
-                    && table[k * nodes + u as usize].1 == 0
+                    && table[rows[k] as usize + local[u as usize] as usize].1 == 0
                 {
                     return Err(PacketError::Invalid(format!(
                         "{} cannot reach {} over its zone's live fabric links: failures cut \
@@ -351,7 +381,8 @@ impl DsfTopo {
             iface,
             node_zone,
             dest,
-            nodes,
+            local,
+            rows,
             table,
             members,
             ctrl_ps,
@@ -390,14 +421,25 @@ impl DsfTopo {
     /// same zone, picoseconds.
     #[inline]
     pub fn ctrl_delay(&self, v: DeviceId, w: DeviceId) -> u64 {
-        let k = self.dest_of(w) as usize;
-        self.ctrl_ps[k * self.nodes + self.node_of(v).idx()]
+        self.ctrl_ps[self.entry(self.row_of(w), v)]
     }
 
     /// The node of device `v`, a node of a zone the matrix crosses.
     #[inline]
     pub fn node_of(&self, v: DeviceId) -> NodeId {
         self.node[v.idx()].expect("a node of a DSF zone")
+    }
+
+    /// The row of interface device `w`'s table (see [`DsfTopo::rows`]).
+    #[inline]
+    pub fn row_of(&self, w: DeviceId) -> u32 {
+        self.rows[self.dest_of(w) as usize]
+    }
+
+    /// The entry of device `v` (a node of the same zone) in the table at `row`.
+    #[inline]
+    pub fn entry(&self, row: u32, v: DeviceId) -> usize {
+        row as usize + self.local[self.node_of(v).idx()] as usize
     }
 
     /// The destination index of interface device `w`.

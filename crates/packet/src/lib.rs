@@ -56,7 +56,9 @@
 //!   line rate, a fixed window);
 //! - `cells.rs`: the DSF cell fabric (VOQs, credits, cells, reassembly; [`dsf`] builds
 //!   its topology, `topo.rs` the ports and forwarding tables);
-//! - `ledger.rs`: the conservation checks; `result.rs`: the [`PacketResult`].
+//! - `ledger.rs`: the conservation checks; `result.rs`: the [`PacketResult`];
+//! - `subset.rs`: every flow's path under `ecmp`, and part of a matrix run on the whole
+//!   matrix's network ([`run_part`]).
 
 mod admission;
 mod cc;
@@ -75,6 +77,7 @@ mod port;
 mod result;
 mod setup;
 mod sim;
+mod subset;
 mod switch;
 mod topo;
 mod trigger;
@@ -87,6 +90,7 @@ pub use result::{
     TierVoqs,
 };
 pub use sim::{run, run_with_progress, Progress, MAX_PACKETS};
+pub use subset::{run_part, Choose, FlowPaths, PartRun, PathHop};
 
 use aifabric_dataplane::lb::DEFAULT_ENTROPIES;
 use aifabric_dataplane::Lb;

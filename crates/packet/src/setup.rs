@@ -133,6 +133,13 @@ fn pairs(tm: &TrafficMatrix) -> Result<Vec<(u32, u32)>, PacketError> {
     Ok(pairs)
 }
 
+/// Per switch of `topo` (compact index), the salt of its hash under `cfg`'s seed.
+pub(crate) fn salts(topo: &Topo, cfg: &Config) -> Vec<u64> {
+    (0..topo.switches as u64)
+        .map(|k| mix(cfg.seed ^ mix(k + 1)))
+        .collect()
+}
+
 /// The engine for matrix `tm` on `topo` under the resolved `cfg` (every flow under `law`
 /// when given, else the law `cfg.cc` names), its flows' starts scheduled.
 pub(crate) fn build<'a>(
@@ -269,9 +276,7 @@ pub(crate) fn build<'a>(
         flows,
         hosts: vec![Host::default(); n_hosts],
         receivers: vec![Default::default(); n_hosts],
-        salts: (0..topo.switches as u64)
-            .map(|k| mix(cfg.seed ^ mix(k + 1)))
-            .collect(),
+        salts: salts(topo, cfg),
         cc: CcTable {
             nscc: nscc_params,
             dcqcn,

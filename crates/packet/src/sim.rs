@@ -113,7 +113,14 @@ pub(crate) fn run_law(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<PacketResult, PacketError> {
     let (topo, cfg) = setup::prepare(net, tm, gpus, cfg)?;
-    let mut sim = setup::build(net, tm, &topo, &cfg, law)?;
+    let sim = setup::build(net, tm, &topo, &cfg, law)?;
+    Ok(drive(sim, progress).result(net, tm))
+}
+
+/// The event loop: `sim` run until every flow is done, nothing is left to happen or its
+/// configuration's end.
+pub(crate) fn drive<'a>(mut sim: Sim<'a>, progress: &mut dyn FnMut(&Progress)) -> Sim<'a> {
+    let cfg = sim.cfg;
     while sim.done_flows < sim.flows.len() {
         let Some(e) = sim.events.pop() else { break };
         if sim.forward.real(e.time_ps) > cfg.end_ps {
@@ -130,7 +137,7 @@ pub(crate) fn run_law(
         }
     }
     progress(&sim.progress());
-    Ok(sim.result(net, tm))
+    sim
 }
 
 impl Sim<'_> {

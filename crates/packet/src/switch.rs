@@ -3,9 +3,10 @@
 //! plane's next hops: per flow (`ecmp`), per packet over UCMP weights (`spray`, `mixed`), or
 //! the least-loaded (`adaptive`). A packet bound across a DSF fabric waits in a VOQ first.
 
-use crate::ids::{PacketId, PortId};
+use crate::ids::{HostId, PacketId, PortId};
 use crate::packet::Kind;
 use crate::sim::Sim;
+use crate::topo::Topo;
 use crate::PacketLb;
 use aifabric_dataplane::mix;
 use aifabric_model::DeviceId;
@@ -33,25 +34,12 @@ impl Sim<'_> {
         let f = &self.flows[pk.flow.idx()];
         // Control packets travel from the flow's receiver back to its sender.
         let to_host = if pk.kind.backward() { f.src } else { f.dst };
+        let (start, n) = match next_hops(self.topo, v, to_host) {
+            Hops::One(p) => return p,
+            Hops::Group(start, n) => (start, n),
+        };
         let t = self.topo;
-        let dest = t.host_dest[to_host.idx()].expect("a destination host");
-        let rack = t.dest_rack[dest.idx()];
-        if rack == v {
-            return t.host_down[to_host.idx()];
-        }
-        if let Some(d) = &t.dsf {
-            // In the destination's DSF zone: across the cell fabric to its rack switch.
-            if d.same_zone(v, rack) {
-                return t.host_down[to_host.idx()];
-            }
-        }
-        let sw = t.switch_index[v.idx()].expect("a switch on the way");
-        let (start, n) = t.table[dest.idx() * t.switches + sw.idx()];
-        let (start, n) = (start as usize, n as usize);
-        if n == 1 {
-            return t.members[start];
-        }
-        let h = mix(self.salts[sw.idx()] ^ mix(f.id << 24 ^ u64::from(pk.entropy)));
+        let h = mix(self.salts[sw_of(t, v)] ^ mix(f.id << 24 ^ u64::from(pk.entropy)));
         match self.cfg.lb {
             PacketLb::Adaptive => {
                 let first = (((h >> 32) * n as u64) >> 32) as usize;
@@ -68,15 +56,73 @@ impl Sim<'_> {
                 }
                 best
             }
-            PacketLb::Ecmp | PacketLb::Spray(_) | PacketLb::Mixed(_) if t.cum_weight.is_empty() => {
-                t.members[start + (((h >> 32) * n as u64) >> 32) as usize]
-            }
-            PacketLb::Ecmp | PacketLb::Spray(_) | PacketLb::Mixed(_) => {
-                let u = h >> 32;
-                let cum = &t.cum_weight[start..start + n];
-                let k = cum.partition_point(|&c| c <= u).min(n - 1);
-                t.members[start + k]
-            }
+            PacketLb::Ecmp | PacketLb::Spray(_) | PacketLb::Mixed(_) => hashed(t, start, n, h),
         }
+    }
+}
+
+/// Where a packet may go next at a switch: one port, or a group of the forwarding table
+/// (`members[start..start + n]`) to choose from.
+pub(crate) enum Hops {
+    One(PortId),
+    Group(usize, usize),
+}
+
+/// The next hops of switch `v` toward host `to_host`: at the destination's rack switch (or
+/// any interface node of its DSF zone) the port down to the host; elsewhere the switch's
+/// group toward the destination rack.
+#[inline]
+pub(crate) fn next_hops(t: &Topo, v: DeviceId, to_host: HostId) -> Hops {
+    let dest = t.host_dest[to_host.idx()].expect("a destination host");
+    let rack = t.dest_rack[dest.idx()];
+    if rack == v {
+        return Hops::One(t.host_down[to_host.idx()]);
+    }
+    if let Some(d) = &t.dsf {
+        // In the destination's DSF zone: across the cell fabric to its rack switch.
+        if d.same_zone(v, rack) {
+            return Hops::One(t.host_down[to_host.idx()]);
+        }
+    }
+    let sw = sw_of(t, v);
+    let (start, n) = t.table[dest.idx() * t.switches + sw];
+    let (start, n) = (start as usize, n as usize);
+    if n == 1 {
+        return Hops::One(t.members[start]);
+    }
+    Hops::Group(start, n)
+}
+
+/// Switch `v`'s compact index (its hash salt's and its table column's).
+#[inline]
+fn sw_of(t: &Topo, v: DeviceId) -> usize {
+    t.switch_index[v.idx()].expect("a switch on the way").idx()
+}
+
+/// The member of group `members[start..start + n]` hash `h` picks, by UCMP weight when the
+/// table has weights.
+#[inline]
+fn hashed(t: &Topo, start: usize, n: usize, h: u64) -> PortId {
+    if t.cum_weight.is_empty() {
+        return t.members[start + (((h >> 32) * n as u64) >> 32) as usize];
+    }
+    let u = h >> 32;
+    let cum = &t.cum_weight[start..start + n];
+    let k = cum.partition_point(|&c| c <= u).min(n - 1);
+    t.members[start + k]
+}
+
+/// The port `ecmp` forwards flow `flow_id`'s data to at switch `v` toward `to_host`, with
+/// the switches' hash salts `salts` (the engine's own choice, without a running engine).
+pub(crate) fn ecmp_hop(
+    t: &Topo,
+    salts: &[u64],
+    v: DeviceId,
+    to_host: HostId,
+    flow_id: u64,
+) -> PortId {
+    match next_hops(t, v, to_host) {
+        Hops::One(p) => p,
+        Hops::Group(start, n) => hashed(t, start, n, mix(salts[sw_of(t, v)] ^ mix(flow_id << 24))),
     }
 }

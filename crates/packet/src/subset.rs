@@ -1,0 +1,262 @@
+//! Part of a matrix at packet level ([`run_part`]): under `ecmp` every flow's path is
+//! known before the run (the switches hash the flow alone), so a caller may look at the
+//! paths, keep only the flows it needs packet by packet, and run those on the whole
+//! matrix's network: the same forwarding tables, hash salts and congestion-control
+//! parameters, so that each kept flow takes the very path it takes in the whole run.
+
+use crate::ids::{HostId, PortId};
+use crate::sim::{drive, Progress};
+use crate::switch::ecmp_hop;
+use crate::topo::Topo;
+use crate::{setup, Config, PacketError, PacketLb, PacketResult};
+use aifabric_dataplane::{Net, ResourceId};
+use aifabric_model::DeviceId;
+use aifabric_workload::traffic::TrafficMatrix;
+
+/// Longest path a walk follows (hops); forwarding loops are the control plane's to prevent,
+/// this only bounds a walk that would not end.
+const MAX_HOPS: usize = 64;
+
+/// One hop of a flow's path: the link direction it crosses and that port's rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathHop {
+    /// The link direction (the data plane's resource).
+    pub resource: ResourceId,
+    /// The port's rate, bits per second.
+    pub rate_bps: u64,
+}
+
+/// Every flow's paths under `ecmp`, host link out to host link in: its data's, and its
+/// acknowledgements' back (hashed on their own, so not always the data's path reversed). A
+/// DSF zone's cell fabric, sprayed, is not a hop: a path goes from the ingress interface
+/// node's VOQ to the egress port.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FlowPaths {
+    /// Flow k's data path is `hops[offsets[2k]..offsets[2k + 1]]`, its ACKs'
+    /// `hops[offsets[2k + 1]..offsets[2k + 2]]`.
+    offsets: Vec<u32>,
+    hops: Vec<PathHop>,
+}
+
+impl FlowPaths {
+    /// Flows (the matrix's, in its order).
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1) / 2
+    }
+
+    /// Whether there are no flows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Flow `k`'s data path, source first.
+    pub fn path(&self, k: usize) -> &[PathHop] {
+        &self.hops[self.offsets[2 * k] as usize..self.offsets[2 * k + 1] as usize]
+    }
+
+    /// Flow `k`'s acknowledgements' path, destination first.
+    pub fn ack_path(&self, k: usize) -> &[PathHop] {
+        &self.hops[self.offsets[2 * k + 1] as usize..self.offsets[2 * k + 2] as usize]
+    }
+}
+
+/// Each flow's path under `ecmp` on `topo` with the engine's own hash.
+fn walk(topo: &Topo, tm: &TrafficMatrix, cfg: &Config) -> Result<FlowPaths, PacketError> {
+    let salts = setup::salts(topo, cfg);
+    let mut paths = FlowPaths {
+        offsets: Vec::with_capacity(tm.flows.len() + 1),
+        hops: Vec::new(),
+    };
+    paths.offsets.push(0);
+    let hop = |p: PortId| {
+        let port = &topo.ports[p.idx()];
+        PathHop {
+            resource: port.resource,
+            rate_bps: port.rate_bps,
+        }
+    };
+    for fl in &tm.flows {
+        let (src, dst) = (HostId::new(fl.src), HostId::new(fl.dst));
+        for (from, to) in [(src, dst), (dst, src)] {
+            let target: DeviceId = topo.host_device[to.idx()];
+            let mut p = topo.host_up[from.idx()];
+            paths.hops.push(hop(p));
+            let mut n = 1;
+            loop {
+                let v = topo.ports[p.idx()].to;
+                if v == target {
+                    break;
+                }
+                n += 1;
+                if n > MAX_HOPS {
+                    return Err(PacketError::Invalid(format!(
+                        "flow {}: its path is longer than {MAX_HOPS} hops (a forwarding loop?)",
+                        fl.id
+                    )));
+                }
+                p = ecmp_hop(topo, &salts, v, to, fl.id);
+                paths.hops.push(hop(p));
+            }
+            paths.offsets.push(paths.hops.len() as u32);
+        }
+    }
+    Ok(paths)
+}
+
+/// What [`run_part`] ran: the kept flows' result, and how many flows it kept.
+#[derive(Clone, Debug)]
+pub struct PartRun {
+    /// The packet run of the kept flows (its `flows` are those kept).
+    pub result: PacketResult,
+    /// Flows kept, of the matrix's.
+    pub kept: u64,
+}
+
+/// What [`run_part`] asks which flows to keep: each flow's paths in, per flow whether to keep
+/// it out (`None`: all of them).
+pub type Choose<'a> = dyn FnMut(&FlowPaths) -> Result<Option<Vec<bool>>, PacketError> + 'a;
+
+/// Run part of `tm` packet by packet: under `ecmp` with every flow started at a fixed time,
+/// `choose` receives every flow's path and names the flows to keep (`None`: all of them;
+/// an error stops the run before anything is simulated);
+/// the kept flows run on the whole matrix's network, each on its path of the whole run.
+/// Other modes (per-packet choices: `spray`, `mixed`, `adaptive`) and triggered flows run
+/// whole, without asking `choose`. Flows keep their ids, so their hashes too.
+pub fn run_part(
+    net: &Net<'_>,
+    tm: &TrafficMatrix,
+    gpus: &[DeviceId],
+    cfg: &Config,
+    choose: &mut Choose<'_>,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<PartRun, PacketError> {
+    let (topo, cfg) = setup::prepare(net, tm, gpus, cfg)?;
+    let keep = if cfg.lb == PacketLb::Ecmp && tm.triggers.is_empty() {
+        choose(&walk(&topo, tm, &cfg)?)?
+    } else {
+        None
+    };
+    let part;
+    let tm = match keep {
+        Some(keep) if keep.len() == tm.flows.len() && keep.iter().any(|&k| !k) => {
+            part = TrafficMatrix {
+                nodes: tm.nodes,
+                flows: tm
+                    .flows
+                    .iter()
+                    .zip(&keep)
+                    .filter(|(_, &k)| k)
+                    .map(|(f, _)| f.clone())
+                    .collect(),
+                triggers: tm.triggers.clone(),
+            };
+            &part
+        }
+        _ => tm,
+    };
+    let sim = setup::build(net, tm, &topo, &cfg, None)?;
+    let result = drive(sim, progress).result(net, tm);
+    Ok(PartRun {
+        kept: tm.flows.len() as u64,
+        result,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aifabric_dataplane::NetParams;
+    use aifabric_model::{Fabric, Role, Scenario};
+    use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+    use aifabric_workload::traffic::Pattern;
+
+    fn net(f: &Fabric) -> Net<'_> {
+        Net::new(
+            f,
+            &Scenario::healthy(f),
+            AsnPlan::Rfc7938,
+            BgpConfig::default(),
+            NetParams::default(),
+        )
+    }
+
+    /// Under `ecmp` a flow's paths are the ones it takes in the run: a part run's packets
+    /// (data and acknowledgements) cross only the ports walked for its kept flows.
+    #[test]
+    fn walked_paths_are_the_runs_paths_and_a_part_keeps_them() {
+        let f = aifabric_spec::load("htsim-k16").expect("built in");
+        let net = net(&f);
+        let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).take(64).collect();
+        let tm = Pattern::Permutation.generate(64, 200_000, 7);
+        let cfg = Config {
+            lb: PacketLb::Ecmp,
+            ..Config::default()
+        };
+        let mut seen = None;
+        let whole = run_part(
+            &net,
+            &tm,
+            &gpus,
+            &cfg,
+            &mut |p| {
+                seen = Some(p.clone());
+                Ok(None)
+            },
+            &mut |_| {},
+        )
+        .expect("run");
+        let paths = seen.expect("ecmp asks");
+        assert_eq!(paths.len(), tm.flows.len());
+        assert_eq!(whole.kept, tm.flows.len() as u64);
+        assert_eq!(
+            whole.result,
+            crate::run(&net, &tm, &gpus, &cfg).expect("run")
+        );
+        // Keep the odd flows: each keeps its path (the same hops as walked in the whole).
+        let keep: Vec<bool> = (0..tm.flows.len()).map(|k| k % 2 == 1).collect();
+        let mut again = None;
+        let part = run_part(
+            &net,
+            &tm,
+            &gpus,
+            &cfg,
+            &mut |p| {
+                again = Some(p.clone());
+                Ok(Some(keep.clone()))
+            },
+            &mut |_| {},
+        )
+        .expect("run");
+        assert_eq!(again.as_ref(), Some(&paths));
+        assert_eq!(part.kept, tm.flows.len() as u64 / 2);
+        assert_eq!(part.result.flows, part.kept);
+        assert_eq!(part.result.unfinished + part.result.never_started, 0);
+        // Every port the part's packets crossed is on a kept flow's walked path.
+        let on_kept: std::collections::BTreeSet<String> = (0..paths.len())
+            .filter(|&k| keep[k])
+            .flat_map(|k| paths.path(k).iter().chain(paths.ack_path(k)))
+            .map(|h| net.resource_name(h.resource))
+            .collect();
+        assert!(!part.result.busiest.is_empty());
+        for p in &part.result.busiest {
+            assert!(on_kept.contains(&p.link), "{p:?} is on no kept flow's path");
+        }
+    }
+
+    /// Modes that choose per packet run whole, without asking.
+    #[test]
+    fn sprayed_matrices_run_whole() {
+        let f = aifabric_spec::load("htsim-k16").expect("built in");
+        let net = net(&f);
+        let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).take(16).collect();
+        let tm = Pattern::Permutation.generate(16, 100_000, 7);
+        let cfg = Config {
+            lb: PacketLb::Spray(16),
+            ..Config::default()
+        };
+        let r =
+            run_part(&net, &tm, &gpus, &cfg, &mut |_| unreachable!(), &mut |_| {}).expect("run");
+        assert_eq!(r.kept, 16);
+        assert_eq!(r.result, crate::run(&net, &tm, &gpus, &cfg).expect("run"));
+    }
+}
