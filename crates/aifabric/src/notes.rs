@@ -391,11 +391,33 @@ pub(crate) fn packet_phases(p: &crate::packet::PacketPhases) -> Note {
         ),
         _ => String::new(),
     };
+    let cut = if p.flows_left_fluid > 0 {
+        format!(
+            "; {} flows left to the fluid: they share no link with the {} critical flows \
+             (those the fluid finishes within {:.0}% of their phase's slowest), which ran \
+             packet by packet with every flow on their links",
+            aifabric_model::thousands(p.flows_left_fluid),
+            aifabric_model::thousands(p.flows_critical),
+            100.0 * crate::packet::critical::WITHIN
+        )
+    } else if p.engine == crate::Engine::Hybrid && p.flows_critical > 0 {
+        format!(
+            "; every flow ran packet by packet: each shares a link with one of the {} \
+             critical flows",
+            aifabric_model::thousands(p.flows_critical)
+        )
+    } else if p.engine == crate::Engine::Hybrid {
+        "; every flow ran packet by packet: under this load balancing each packet's path is \
+         chosen as it runs, and the fluid cuts a phase to its critical flows under ecmp only"
+            .to_string()
+    } else {
+        String::new()
+    };
     Note::new(
         About::PacketPhases,
         format!(
             "{}: {} distinct phase{} simulated packet by packet ({} flows, {} events, {:.3} us \
-             simulated{skipped}), {} phase{} reusing them, each phase's repeats counted from \
+             simulated{skipped}{cut}), {} phase{} reusing them, each phase's repeats counted from \
              its one run{ratio}; steps compose as in the flow engine (repeats, per-step and \
              path latencies), NVLink transfers stay fluid",
             p.engine,

@@ -6,6 +6,7 @@ use crate::{notes, Error, Study, TrafficSource, SCHEMA_VERSION};
 use aifabric_dataplane::{Lb, Net, NetParams};
 
 mod budget;
+pub(crate) mod critical;
 mod options;
 mod phases;
 use aifabric_engine::traffic::TrafficResult;

@@ -48,7 +48,7 @@ use aifabric_model::limits::{self, human_bytes};
 use aifabric_model::thousands;
 use aifabric_model::{DeviceId, Fabric, Role};
 use aifabric_packet::Config;
-use aifabric_workload::traffic::TrafficMatrix;
+use aifabric_workload::traffic::{TmFlow, TrafficMatrix};
 
 /// Engine memory per (destination rack, switch-to-switch link its paths can take), bytes:
 /// the next hops toward each rack (the tables and the routes they are built from).
@@ -89,6 +89,15 @@ pub struct Estimate {
     pub bytes: u64,
     /// Engine time, seconds, at least.
     pub seconds: u64,
+}
+
+impl Estimate {
+    /// Of [`Estimate::bytes`], the forwarding tables' (built before the flows are).
+    pub fn tables_bytes(&self) -> u64 {
+        self.racks
+            .saturating_mul(self.links)
+            .saturating_mul(TABLE_BYTES)
+    }
 }
 
 /// The racks of `hosts` and the switch-to-switch links their forwarding tables can take:
@@ -132,16 +141,28 @@ fn table_extent(f: &Fabric, hosts: &[DeviceId]) -> (u64, u64) {
 
 /// The packet engine's estimate for `tm` with node `i` on `hosts[i]` under `cfg`.
 pub fn estimate(f: &Fabric, tm: &TrafficMatrix, hosts: &[DeviceId], cfg: &Config) -> Estimate {
+    estimate_flows(f, tm.flows.iter(), hosts, cfg)
+}
+
+/// [`estimate`] for `flows` of a matrix on `hosts` (the part of a matrix a run keeps, on
+/// the whole matrix's network).
+pub(crate) fn estimate_flows<'a>(
+    f: &Fabric,
+    flows: impl Iterator<Item = &'a TmFlow>,
+    hosts: &[DeviceId],
+    cfg: &Config,
+) -> Estimate {
     let payload = u64::from(cfg.mtu_bytes.saturating_sub(cfg.header_bytes)).max(1);
-    let (mut packets, mut in_flight) = (0u64, 0u64);
-    for f in &tm.flows {
+    let (mut packets, mut in_flight, mut n) = (0u64, 0u64, 0u64);
+    for f in flows {
+        n += 1;
         let p = f.bytes.div_ceil(payload);
         packets = packets.saturating_add(p);
         // The first packets of a flow are in FLOW_BYTES: it was measured on flows of that
         // many packets.
         in_flight = in_flight.saturating_add(p.min(WINDOW_PACKETS).saturating_sub(FLOW_PACKETS));
     }
-    let flows = tm.flows.len() as u64;
+    let flows = n;
     let (racks, links) = table_extent(f, hosts);
     let hosts = hosts.len() as u64;
     let bytes = racks

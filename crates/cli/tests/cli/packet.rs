@@ -681,4 +681,50 @@ fn collectives_and_jobs_time_their_phases_packet_by_packet() {
         "the DP phases are long: {stats}"
     );
     assert!(h["result"]["step_s"].as_f64().unwrap() > 0.0);
+
+    // Under ecmp the hybrid cuts each phase to its critical flows and their links' others:
+    // 64 GPUs spread over htsim-k16, whose DP rings collide on the spines.
+    let small64 = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/jobs/small-64.yaml"
+    );
+    let job = [
+        "job",
+        "htsim-k16",
+        "--job",
+        small64,
+        "--placement",
+        "spread",
+        "--engine",
+        "hybrid",
+        "--preset",
+        "uec-htsim",
+        "--lb",
+        "ecmp",
+    ];
+    let two = json(&job, &[], "2");
+    assert_eq!(two, json(&job, &[], "1"), "thread count changed the bytes");
+    let h: Value = serde_json::from_str(&two).unwrap();
+    let stats = &h["packet"];
+    let (kept, left, critical) = (
+        stats["flows"].as_u64().unwrap(),
+        stats["flows_left_fluid"].as_u64().unwrap(),
+        stats["flows_critical"].as_u64().unwrap(),
+    );
+    assert!(
+        left > 0 && critical > 0 && critical <= kept,
+        "nothing cut: {stats}"
+    );
+    let note = h["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["about"] == "packet_phases")
+        .expect("a note says what the hybrid ran");
+    let text = note["text"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("{left} flows left to the fluid"))
+            && text.contains(&format!("{critical} critical flows")),
+        "{text}"
+    );
 }
