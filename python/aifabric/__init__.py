@@ -488,10 +488,11 @@ class Fabric:
         self, netbox: Optional[PathLike] = None, lldp: Optional[Sequence[PathLike]] = None
     ) -> Drift:
         """The network as found against this plan (``aifabric drift --json``): ``netbox``,
-        the directory of a NetBox export (devices, interfaces, cables); ``lldp``, LLDP
-        neighbour tables as CSV (their cables replace NetBox's). ``["counts"]`` by kind,
-        ``["tiers"]`` the capacity lost, ``.frame()`` every finding; empty when the network
-        is the plan."""
+        the directory of a NetBox export (devices, interfaces, cables: CSV, or the API's
+        JSON); ``lldp``, LLDP neighbour tables (``lldpctl -f json`` saved as DEVICE.json, or
+        CSV; their cables replace NetBox's). ``["counts"]`` by kind, ``["tiers"]`` the
+        capacity lost, ``["routing"]`` the racks the drift cuts off and the switches that
+        blackhole them, ``.frame()`` every finding; empty when the network is the plan."""
         return Drift(
             self._f.drift(
                 None if netbox is None else _path(netbox, "netbox"),

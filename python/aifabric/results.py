@@ -643,6 +643,9 @@ class Drift(Result):
     tiers: List[Dict[str, Any]]
     groups: List[Dict[str, Any]]
     findings: List[Dict[str, Any]]
+    #: Routing on the network as built (racks cut off, switches blackholing them), when
+    #: planned links are missing or miswired.
+    routing: Optional[Dict[str, Any]]
 
     _frames = {"findings": ("findings",)}
 
@@ -651,7 +654,14 @@ class Drift(Result):
             return f"{self['plan']} as built: no drift"
         counts = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(self["counts"].items()))
         lost = sum(t["lost_gbps"] for t in self["tiers"])
-        return f"{self['plan']} as built: {counts}; {_g(lost)} Gb/s of planned capacity lost"
+        h = f"{self['plan']} as built: {counts}; {_g(lost)} Gb/s of planned capacity lost"
+        r = self.get("routing")
+        if r and (r["unreachable_live_racks"] or r["blackholed_racks"]):
+            h += (
+                f"; {_plural(r['unreachable_live_racks'], 'live rack')} unreachable, "
+                f"{_plural(len(r['blackholed_racks']), 'rack')} blackholed"
+            )
+        return h
 
 
 class Routes(Result):

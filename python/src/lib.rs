@@ -436,7 +436,7 @@ impl NativeFabric {
     fn drift(&self, py: Python<'_>, netbox: Option<String>, lldp: Vec<String>) -> PyResult<String> {
         self.study(py, healthy(), HashMap::new(), None, move |s, _, _| {
             let lldp: Vec<&std::path::Path> = lldp.iter().map(std::path::Path::new).collect();
-            let r = aifabric::as_built::drift_as_found(
+            let r = aifabric::as_built::as_found(
                 s.fabric(),
                 netbox.as_deref().map(std::path::Path::new),
                 &lldp,

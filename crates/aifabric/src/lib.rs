@@ -108,54 +108,8 @@ pub mod flow {
 }
 
 /// The network as built: a NetBox inventory against the plan
-/// ([`aifabric_inventory`]).
-pub mod as_built {
-    pub use aifabric_inventory::*;
-
-    /// The drift from the plan `f` of the network as found: the NetBox export in `netbox`
-    /// (`devices.csv`, `interfaces.csv`, `cables.csv`) and, when given, the cables LLDP
-    /// sees (`lldp`: neighbour tables, [`lldp::read_csv`], which then replace NetBox's
-    /// cables): cables missing, extra, miswired or at the wrong speed, devices missing or
-    /// unexpected, by site and hall, with the capacity lost. A bad file is a bad request
-    /// naming its file, line and column.
-    pub fn drift_as_found(
-        f: &aifabric_model::Fabric,
-        netbox: Option<&std::path::Path>,
-        lldp: &[&std::path::Path],
-    ) -> Result<DriftReport, crate::Error> {
-        let bad = crate::Error::bad_request_from;
-        let mut inv = match netbox {
-            Some(dir) => read_dir(dir).map_err(bad)?,
-            None if lldp.is_empty() => {
-                return Err(crate::Error::bad_request(
-                    "give the network as found: --netbox DIR, --lldp FILE..., or both".into(),
-                ))
-            }
-            None => Inventory::default(),
-        };
-        if !lldp.is_empty() {
-            let cables = lldp::read_csv(lldp).map_err(bad)?;
-            let names: Vec<String> = lldp.iter().map(|p| p.display().to_string()).collect();
-            inv = inv.with_cables(cables, &format!("LLDP {}", names.join(", ")));
-        }
-        Ok(drift(f, &inv, aifabric_report::export::interface_name))
-    }
-
-    /// `scenario` with the network as found by the NetBox export in `netbox_dir` laid over
-    /// it: every planned link missing or miswired failed ([`DriftReport::as_built_mask`]),
-    /// so that every question (capacity, routes, blackholes, failures, jobs, traffic) is
-    /// answered on what is there. Extra cables are not added (the plan has no link for
-    /// them). Returns the drift too.
-    pub fn lay_over(
-        f: &aifabric_model::Fabric,
-        netbox_dir: &std::path::Path,
-        scenario: &mut aifabric_model::Scenario,
-    ) -> Result<DriftReport, crate::Error> {
-        let r = drift_as_found(f, Some(netbox_dir), &[])?;
-        scenario.failed.union_with(&r.as_built_mask(f));
-        Ok(r)
-    }
-}
+/// ([`aifabric_inventory`]), and what the drift does to routing.
+pub mod as_built;
 
 /// The export formats, and the HTML report's data.
 pub mod export {

@@ -601,7 +601,7 @@ impl From<StartArgs> for ScenarioArgs {
             drain: a.drain,
             drain_soft: a.drain_soft,
             scenario: a.scenario,
-            as_built: None,
+            as_built: Vec::new(),
         }
     }
 }
@@ -623,11 +623,13 @@ pub(crate) struct ScenarioArgs {
     /// A YAML file with `fail`, `drain` and `drain_soft` lists of selectors (added to the flags).
     #[arg(long, value_name = "FILE")]
     scenario: Option<String>,
-    /// The network as built: a NetBox export (devices.csv, interfaces.csv, cables.csv)
-    /// whose drift from the plan is failed on top of the rest (every planned link missing
-    /// or miswired; see `aifabric drift`).
-    #[arg(long, value_name = "DIR")]
-    as_built: Option<String>,
+    /// The network as built, its drift from the plan failed on top of the rest (every
+    /// planned link missing or miswired; see `aifabric drift`): a directory is a NetBox
+    /// export (devices.csv, interfaces.csv, cables.csv, or the API's JSON), a file an LLDP
+    /// neighbour table (`lldpctl -f json` as DEVICE.json, or CSV), whose cables replace
+    /// NetBox's.
+    #[arg(long, value_name = "DIR|FILE", num_args = 1..)]
+    as_built: Vec<String>,
 }
 
 impl ScenarioArgs {
@@ -646,8 +648,8 @@ impl ScenarioArgs {
         if let Some(path) = &self.scenario {
             parts.push(format!("scenario {path}"));
         }
-        if let Some(dir) = &self.as_built {
-            parts.push(format!("as built {dir}"));
+        if !self.as_built.is_empty() {
+            parts.push(format!("as built {}", self.as_built.join(", ")));
         }
         parts.join("; ")
     }
@@ -659,17 +661,33 @@ impl ScenarioArgs {
             let (file, src) = spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
             spec::scenario::apply_scenario(f, &file, &src, &mut s).map_err(Failure::BadInput)?;
         }
-        if let Some(dir) = &self.as_built {
-            let r = aifabric::as_built::lay_over(f, std::path::Path::new(dir), &mut s)?;
+        if !self.as_built.is_empty() {
+            let (dirs, files): (Vec<&String>, Vec<&String>) = self
+                .as_built
+                .iter()
+                .partition(|p| std::path::Path::new(p).is_dir());
+            if dirs.len() > 1 {
+                return Err(Failure::BadArgument(format!(
+                    "--as-built: one NetBox export at most (directories {}); give LLDP tables \
+                     as files",
+                    dirs.iter()
+                        .map(|d| d.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            let netbox = dirs.first().map(std::path::Path::new);
+            let lldp: Vec<&std::path::Path> = files.iter().map(std::path::Path::new).collect();
+            let r = aifabric::as_built::lay_over(f, netbox, &lldp, &mut s)?;
             if !r.clean() {
                 // Said beside the output (on stderr, as progress is): the JSON keeps its
                 // contract, and the scenario's failed links count them.
+                let given = self.as_built.join(" ");
                 let _ = std::io::Write::write_all(
                     &mut std::io::stderr(),
                     format!(
-                        "as built ({dir}): {} planned link(s) missing or miswired, failed on \
-                         top of the plan (`aifabric drift --plan ... --netbox {dir}` lists \
-                         them)\n",
+                        "as built ({given}): {} planned link(s) missing or miswired, failed on \
+                         top of the plan (`aifabric drift --plan ...` lists them)\n",
                         r.lost_links.len()
                     )
                     .as_bytes(),

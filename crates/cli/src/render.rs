@@ -709,8 +709,9 @@ pub fn validation(v: &aifabric::validation::Validation, derived_efficiency: f64)
 
 /// `aifabric drift`: the counts, the capacity lost per tier and per place, then up to
 /// `show` findings of each kind.
-pub(crate) fn drift(r: &aifabric::as_built::DriftReport, show: usize) -> String {
+pub(crate) fn drift(found: &aifabric::as_built::AsFound, show: usize) -> String {
     use aifabric::as_built::Finding;
+    let r = &found.drift;
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -737,6 +738,30 @@ pub(crate) fn drift(r: &aifabric::as_built::DriftReport, show: usize) -> String 
         .filter_map(|k| r.counts.get(*k).map(|&n| drift_label(k, n)))
         .collect();
     let _ = writeln!(o, "drift: {}", counts.join(", "));
+    if let Some(x) = &found.routing {
+        let s = |n: u64| if n == 1 { "" } else { "s" };
+        let (u, b, n) = (
+            x.unreachable_live_racks,
+            x.blackholing_switches,
+            x.blackholed_racks.len() as u64,
+        );
+        let racks = match x.blackholed_racks.as_slice() {
+            [] => String::new(),
+            r => format!(
+                " ({}{})",
+                r[..r.len().min(show)].join(", "),
+                if r.len() > show { ", ..." } else { "" }
+            ),
+        };
+        let _ = writeln!(
+            o,
+            "as built, routing (zone aggregates, unconditional): {u} live rack{} unreachable, \
+             {b} switch{} blackholing {n} rack{}{racks}",
+            s(u),
+            if b == 1 { "" } else { "es" },
+            s(n),
+        );
+    }
     let _ = writeln!(o, "\nPlanned capacity lost (links missing or miswired)");
     let _ = writeln!(
         o,

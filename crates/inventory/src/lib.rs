@@ -4,7 +4,9 @@
 //! links plugged into the wrong port or plane, a device left out or one nobody planned.
 //! This crate reads the inventory as NetBox holds it ([`netbox`]: the `devices.csv`,
 //! `interfaces.csv` and `cables.csv` of a NetBox bulk export, as `aifabric export --format
-//! netbox` writes them) and the cables switches see over LLDP ([`lldp`]), and compares it with the plan ([`mod@drift`]): every cable missing,
+//! netbox` writes them; [`netbox_json`]: the same as NetBox's REST API returns them) and
+//! the cables switches see over LLDP ([`lldp`]: `lldpctl -f json` per device, or a plain
+//! CSV), and compares it with the plan ([`mod@drift`]): every cable missing,
 //! extra, miswired or at the wrong speed, every device missing or unexpected, grouped by
 //! site and hall with the capacity each group loses.
 //!
@@ -16,6 +18,7 @@
 pub mod drift;
 pub mod lldp;
 pub mod netbox;
+pub mod netbox_json;
 
 pub use drift::{drift, DriftReport, End, Finding, GroupDrift, TierLoss};
 pub use netbox::{read_dir, Inventory, InventoryError};

@@ -29,7 +29,7 @@ pub struct InvDevice {
     pub name: String,
     /// Its role, as NetBox names it.
     pub role: String,
-    /// Line of `devices.csv`.
+    /// Line of `devices.csv` (of the API's `devices.json`: its record, from 1).
     pub line: u64,
 }
 
@@ -40,7 +40,8 @@ pub struct InvCable {
     pub a: (String, String),
     /// Side B.
     pub b: (String, String),
-    /// Line of `cables.csv`.
+    /// Line of `cables.csv` (of an LLDP table: its row; of the API's `cables.json`: its
+    /// record, from 1).
     pub line: u64,
 }
 
@@ -155,8 +156,17 @@ impl Table {
 const NETBOX: &str = "give the directory of a NetBox export (devices.csv, interfaces.csv and \
                       cables.csv, as `aifabric export --format netbox` writes them)";
 
-/// Read the inventory of the NetBox export in `dir`.
+/// Read the inventory of the NetBox export in `dir`: the API's JSON responses when it holds
+/// a `devices.json` ([`crate::netbox_json`]), else the CSV export.
 pub fn read_dir(dir: &Path) -> Result<Inventory, InventoryError> {
+    if crate::netbox_json::is_api_dir(dir) {
+        return crate::netbox_json::read_api_dir(dir);
+    }
+    read_csv_dir(dir)
+}
+
+/// Read the inventory of the NetBox CSV export in `dir`.
+pub fn read_csv_dir(dir: &Path) -> Result<Inventory, InventoryError> {
     let mut inv = Inventory {
         source: dir.display().to_string(),
         ..Inventory::default()

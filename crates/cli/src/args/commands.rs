@@ -477,12 +477,15 @@ pub(crate) struct DriftArgs {
     #[arg(long)]
     pub(crate) plan: String,
     /// Directory of a NetBox export: devices.csv, interfaces.csv and cables.csv (NetBox's
-    /// CSV field names; `aifabric export --format netbox` writes them).
+    /// CSV field names; `aifabric export --format netbox` writes them), or devices.json,
+    /// interfaces.json and cables.json (the bodies of NetBox's API GET /api/dcim/devices/,
+    /// interfaces/, cables/: a page, a list of pages or a list of records).
     #[arg(long, value_name = "DIR", required_unless_present = "lldp")]
     pub(crate) netbox: Option<String>,
-    /// LLDP neighbour tables as CSV (`local_device,local_port,remote_device,remote_port`):
-    /// the cables as the switches see them, in place of NetBox's (devices and speeds still
-    /// from --netbox when given).
+    /// LLDP neighbour tables: `lldpctl -f json` (or json0) of each device saved as
+    /// DEVICE.json, or CSV (`local_device,local_port,remote_device,remote_port`): the cables
+    /// as the switches see them, in place of NetBox's (devices and speeds still from
+    /// --netbox when given).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub(crate) lldp: Vec<String>,
     /// Findings listed per kind in the text output (all of them in the JSON).

@@ -759,10 +759,9 @@ fn drift(a: DriftArgs) -> Result<(), Failure> {
     } = a;
     let f = load(&plan)?;
     let lldp: Vec<&std::path::Path> = lldp.iter().map(std::path::Path::new).collect();
-    let r =
-        aifabric::as_built::drift_as_found(&f, netbox.as_deref().map(std::path::Path::new), &lldp)?;
+    let r = aifabric::as_built::as_found(&f, netbox.as_deref().map(std::path::Path::new), &lldp)?;
     emit_versioned(json, &r, |r| render::drift(r, show))?;
-    if r.clean() {
+    if r.drift.clean() {
         Ok(())
     } else {
         Err(Failure::Exit(1))

@@ -75,3 +75,63 @@ fn drift_gates_on_the_inventory_against_the_plan() {
         "{err}"
     );
 }
+
+/// What the drift does to routing is in `drift`'s own report (rtsw0's uplinks not laid:
+/// rack0 cut off, the spines blackholing it), and `--as-built` takes LLDP tables too: the
+/// same cabling seen by LLDP over a clean NetBox export answers as the damaged export does.
+#[test]
+fn drift_reports_the_racks_it_cuts_off_and_as_built_takes_lldp() {
+    let dir = tempfile::tempdir().unwrap();
+    let (clean, damaged) = (dir.path().join("clean"), dir.path().join("damaged"));
+    for d in [&clean, &damaged] {
+        let (code, _, err) = run(&[
+            "export",
+            "nsf-l2",
+            "--format",
+            "netbox",
+            "--out",
+            d.to_str().unwrap(),
+        ]);
+        assert_eq!(code, Some(0), "{err}");
+    }
+    let text = std::fs::read_to_string(damaged.join("cables.csv")).unwrap();
+    let uplink = |l: &str| l.starts_with("east.dc1.nsf.rtsw0,") && l.contains(",east.dc1.nsf.ftsw");
+    let kept: Vec<&str> = text.lines().filter(|l| !uplink(l)).collect();
+    assert_eq!(text.lines().count() - kept.len(), 32, "rtsw0's 32 uplinks");
+    std::fs::write(damaged.join("cables.csv"), kept.join("\n") + "\n").unwrap();
+    let damaged_s = damaged.to_str().unwrap();
+    let (code, out, err) = run(&["drift", "--plan", "nsf-l2", "--netbox", damaged_s, "--json"]);
+    assert_eq!(code, Some(1), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let routing = &v["routing"];
+    assert_eq!(routing["unreachable_live_racks"], 1, "{routing}");
+    assert_eq!(
+        routing["blackholed_racks"],
+        serde_json::json!(["east.dc1.nsf.rack0"])
+    );
+    assert!(routing["blackholing_switches"].as_u64().unwrap() > 0);
+    let (_, out, _) = run(&["drift", "--plan", "nsf-l2", "--netbox", damaged_s]);
+    assert!(
+        out.contains("1 live rack unreachable") && out.contains("(east.dc1.nsf.rack0)"),
+        "{out}"
+    );
+    // The same cabling as LLDP neighbour tables (switches' rows), over the clean export.
+    let mut rows = vec!["local_device,local_port,remote_device,remote_port".to_owned()];
+    for l in &kept[1..] {
+        let v: Vec<&str> = l.split(',').collect();
+        rows.push(format!("{},{},{},{}", v[3], v[5], v[0], v[2]));
+    }
+    let lldp = dir.path().join("lldp.csv");
+    std::fs::write(&lldp, rows.join("\n") + "\n").unwrap();
+    let blackholes = |as_built: &[&str]| {
+        let (code, out, err) =
+            run(&[&["blackholes", "nsf-l2", "--json", "--as-built"], as_built].concat());
+        assert_eq!(code, Some(0), "{err}");
+        assert!(err.contains("32 planned link(s) missing"), "{err}");
+        out
+    };
+    assert_eq!(
+        blackholes(&[clean.to_str().unwrap(), lldp.to_str().unwrap()]),
+        blackholes(&[damaged_s])
+    );
+}

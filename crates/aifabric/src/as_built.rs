@@ -1,0 +1,118 @@
+//! The network as built: a NetBox inventory (or LLDP's view) against the plan
+//! ([`aifabric_inventory`]), and what the drift does to routing ([`as_found`](crate::as_built::as_found)).
+
+pub use aifabric_inventory::*;
+
+/// The drift from the plan `f` of the network as found: the NetBox export in `netbox`
+/// (`devices.csv`, `interfaces.csv`, `cables.csv`, or the API's `devices.json`,
+/// `interfaces.json`, `cables.json`) and, when given, the cables LLDP sees (`lldp`:
+/// neighbour tables, `lldpctl -f json` per device or CSV, [`lldp::read`], which then
+/// replace NetBox's cables): cables missing, extra, miswired or at the wrong speed, devices missing or
+/// unexpected, by site and hall, with the capacity lost. A bad file is a bad request
+/// naming its file, line and column.
+pub fn drift_as_found(
+    f: &aifabric_model::Fabric,
+    netbox: Option<&std::path::Path>,
+    lldp: &[&std::path::Path],
+) -> Result<DriftReport, crate::Error> {
+    let bad = crate::Error::bad_request_from;
+    let mut inv = match netbox {
+        Some(dir) => read_dir(dir).map_err(bad)?,
+        None if lldp.is_empty() => {
+            return Err(crate::Error::bad_request(
+                "give the network as found: --netbox DIR, --lldp FILE..., or both".into(),
+            ))
+        }
+        None => Inventory::default(),
+    };
+    if !lldp.is_empty() {
+        let cables = lldp::read(lldp).map_err(bad)?;
+        let names: Vec<String> = lldp.iter().map(|p| p.display().to_string()).collect();
+        inv = inv.with_cables(cables, &format!("LLDP {}", names.join(", ")));
+    }
+    Ok(drift(f, &inv, aifabric_report::export::interface_name))
+}
+
+/// `scenario` with the network as found (the NetBox export in `netbox` and the LLDP tables
+/// in `lldp`, as [`drift_as_found`] reads them) laid over it: every planned link missing or miswired failed ([`DriftReport::as_built_mask`]),
+/// so that every question (capacity, routes, blackholes, failures, jobs, traffic) is
+/// answered on what is there. Extra cables are not added (the plan has no link for
+/// them). Returns the drift too.
+pub fn lay_over(
+    f: &aifabric_model::Fabric,
+    netbox: Option<&std::path::Path>,
+    lldp: &[&std::path::Path],
+    scenario: &mut aifabric_model::Scenario,
+) -> Result<DriftReport, crate::Error> {
+    let r = drift_as_found(f, netbox, lldp)?;
+    scenario.failed.union_with(&r.as_built_mask(f));
+    Ok(r)
+}
+
+/// The drift, and what it does to routing.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct AsFound {
+    /// The drift from the plan.
+    #[serde(flatten)]
+    pub drift: DriftReport,
+    /// Routing on the network as built, when planned links are missing or miswired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing: Option<AsBuiltRouting>,
+}
+
+/// Routing on the network as built: the plan with the drift's missing and miswired links
+/// failed, under `blackholes`'s defaults (zone aggregates, unconditional aggregation).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct AsBuiltRouting {
+    /// Live racks no advertising border reaches (an outage).
+    pub unreachable_live_racks: u64,
+    /// Switches advertising an aggregate they cannot deliver all of.
+    pub blackholing_switches: u64,
+    /// Rack prefixes some switch blackholes, sorted.
+    pub blackholed_racks: Vec<String>,
+    /// The whole blackhole report.
+    pub blackholes: aifabric_routing::aggregation::BlackholeReport,
+}
+
+/// [`drift_as_found`], and when planned links are missing or miswired, routing on the
+/// network as built ([`AsBuiltRouting`]): which racks it cuts off and which switches
+/// blackhole them.
+pub fn as_found(
+    f: &aifabric_model::Fabric,
+    netbox: Option<&std::path::Path>,
+    lldp: &[&std::path::Path],
+) -> Result<AsFound, crate::Error> {
+    let drift = drift_as_found(f, netbox, lldp)?;
+    let routing = if drift.lost_links.is_empty() {
+        None
+    } else {
+        let mut scenario = aifabric_model::Scenario::healthy(f);
+        scenario.failed.union_with(&drift.as_built_mask(f));
+        let study = crate::Study::new(f, scenario, crate::Setup::default());
+        let r = study.blackholes(
+            aifabric_routing::aggregation::Aggregation::Unconditional,
+            aifabric_routing::aggregation::AggregationTier::Zone,
+        )?;
+        let mut racks: Vec<String> = r
+            .blackholes
+            .iter()
+            .flat_map(|b| b.prefixes.iter().cloned())
+            .collect();
+        racks.sort_unstable();
+        racks.dedup();
+        let mut switches: Vec<&str> = r.blackholes.iter().map(|b| b.device.as_str()).collect();
+        switches.sort_unstable();
+        switches.dedup();
+        Some(AsBuiltRouting {
+            unreachable_live_racks: r
+                .scopes
+                .iter()
+                .map(|z| z.unreachable_live_racks as u64)
+                .sum(),
+            blackholing_switches: switches.len() as u64,
+            blackholed_racks: racks,
+            blackholes: r,
+        })
+    };
+    Ok(AsFound { drift, routing })
+}
