@@ -15,9 +15,22 @@ pub fn drift_as_found(
     netbox: Option<&std::path::Path>,
     lldp: &[&std::path::Path],
 ) -> Result<DriftReport, crate::Error> {
+    drift_as_found_with_progress(f, netbox, lldp, &|_, _, _| {})
+}
+
+/// [`drift_as_found`], calling `progress(stage, done, total)` as it goes: `reading` (bytes
+/// read of the files'), then `comparing` (with the plan; no count).
+pub fn drift_as_found_with_progress(
+    f: &aifabric_model::Fabric,
+    netbox: Option<&std::path::Path>,
+    lldp: &[&std::path::Path],
+    progress: &dyn Fn(&str, u64, u64),
+) -> Result<DriftReport, crate::Error> {
     let bad = crate::Error::bad_request_from;
+    let reading = |done, total| progress("reading", done, total);
+    let mut meter = Meter::new(bytes_to_read(netbox, lldp), &reading);
     let mut inv = match netbox {
-        Some(dir) => read_dir(dir).map_err(bad)?,
+        Some(dir) => read_dir_metered(dir, &mut meter).map_err(bad)?,
         None if lldp.is_empty() => {
             return Err(crate::Error::bad_request(
                 "give the network as found: --netbox DIR, --lldp FILE..., or both".into(),
@@ -26,10 +39,11 @@ pub fn drift_as_found(
         None => Inventory::default(),
     };
     if !lldp.is_empty() {
-        let cables = lldp::read(lldp).map_err(bad)?;
+        let cables = lldp::read_metered(lldp, &mut meter).map_err(bad)?;
         let names: Vec<String> = lldp.iter().map(|p| p.display().to_string()).collect();
         inv = inv.with_cables(cables, &format!("LLDP {}", names.join(", ")));
     }
+    progress("comparing", 0, 0);
     Ok(drift(f, &inv, aifabric_report::export::interface_name))
 }
 
@@ -82,10 +96,22 @@ pub fn as_found(
     netbox: Option<&std::path::Path>,
     lldp: &[&std::path::Path],
 ) -> Result<AsFound, crate::Error> {
-    let drift = drift_as_found(f, netbox, lldp)?;
+    as_found_with_progress(f, netbox, lldp, &|_, _, _| {})
+}
+
+/// [`as_found`], calling `progress(stage, done, total)` as it goes: the stages of
+/// [`drift_as_found_with_progress`], then `routing` (on the network as built; no count).
+pub fn as_found_with_progress(
+    f: &aifabric_model::Fabric,
+    netbox: Option<&std::path::Path>,
+    lldp: &[&std::path::Path],
+    progress: &dyn Fn(&str, u64, u64),
+) -> Result<AsFound, crate::Error> {
+    let drift = drift_as_found_with_progress(f, netbox, lldp, progress)?;
     let routing = if drift.lost_links.is_empty() {
         None
     } else {
+        progress("routing", 0, 0);
         let mut scenario = aifabric_model::Scenario::healthy(f);
         scenario.failed.union_with(&drift.as_built_mask(f));
         let study = crate::Study::new(f, scenario, crate::Setup::default());

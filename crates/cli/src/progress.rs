@@ -119,6 +119,14 @@ impl Progress {
         Progress::new(what, "{msg} {bar:40} {pos}/{len} ({eta})")
     }
 
+    /// A bar of `what` in bytes (`read/total` and the time left).
+    pub(crate) fn bytes(what: &str) -> Progress {
+        Progress::new(
+            what,
+            "{msg} {bar:40} {binary_bytes}/{binary_total_bytes} ({eta})",
+        )
+    }
+
     /// A counter of `what` without a known end (`pos` and the time so far).
     pub(crate) fn counter(what: &str) -> Progress {
         Progress::new(what, "{msg} {pos} ({elapsed})")

@@ -17,8 +17,10 @@
 
 pub mod drift;
 pub mod lldp;
+pub mod meter;
 pub mod netbox;
 pub mod netbox_json;
 
 pub use drift::{drift, DriftReport, End, Finding, GroupDrift, TierLoss};
-pub use netbox::{read_dir, Inventory, InventoryError};
+pub use meter::{bytes_to_read, Meter};
+pub use netbox::{read_dir, read_dir_metered, Inventory, InventoryError};

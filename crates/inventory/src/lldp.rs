@@ -4,6 +4,7 @@
 //! so), each row one port's neighbour. A cable seen from both ends is one cable; a row whose
 //! ends contradict another's (A says B, B says C) gives both, which the drift reports.
 
+use crate::meter::Meter;
 use crate::netbox::{InvCable, InvDevice, Inventory, InventoryError, Table};
 use rustc_hash::FxHashSet;
 use serde_json::Value;
@@ -13,26 +14,24 @@ use std::path::Path;
 /// CSV, deduplicated (a cable seen from both of its ends once, at its first row), in file
 /// order.
 pub fn read(files: &[&Path]) -> Result<Vec<InvCable>, InventoryError> {
-    let mut seen: FxHashSet<[(String, String); 2]> = FxHashSet::default();
+    read_metered(files, &mut Meter::silent())
+}
+
+/// [`read`], telling `meter` how far it is.
+pub fn read_metered(
+    files: &[&Path],
+    meter: &mut Meter<'_>,
+) -> Result<Vec<InvCable>, InventoryError> {
     let mut cables = Vec::new();
     for path in files {
-        let rows = if path.extension().is_some_and(|e| e == "json") {
-            read_lldpctl(path)?
+        if path.extension().is_some_and(|e| e == "json") {
+            cables.extend(read_lldpctl(path)?);
+            meter.file_done(crate::meter::size(path));
         } else {
-            read_csv(&[path])?
-        };
-        for c in rows {
-            let key = if c.a <= c.b {
-                [c.a.clone(), c.b.clone()]
-            } else {
-                [c.b.clone(), c.a.clone()]
-            };
-            if seen.insert(key) {
-                cables.push(c);
-            }
+            cables.extend(csv_rows(path, meter)?);
         }
     }
-    Ok(cables)
+    dedup(cables)
 }
 
 /// What an `lldpctl` file should be, for one that cannot be read.
@@ -182,39 +181,56 @@ fn named(v: &Value) -> Vec<(Option<String>, &Value)> {
     out
 }
 
-/// The cables of the neighbour tables in `files`, deduplicated (a cable seen from both of
-/// its ends once, at its first row), in file order.
+/// The cables of the CSV neighbour tables in `files`, deduplicated (a cable seen from both
+/// of its ends once, at its first row), in file order.
 pub fn read_csv(files: &[&Path]) -> Result<Vec<InvCable>, InventoryError> {
-    let mut seen: FxHashSet<[(String, String); 2]> = FxHashSet::default();
-    let mut cables = Vec::new();
-    const WANTED: [&str; 4] = ["local_device", "local_port", "remote_device", "remote_port"];
+    let mut meter = Meter::silent();
+    let mut out = Vec::new();
     for path in files {
-        Table::open(
-            path,
-            &WANTED,
-            "give a CSV of LLDP neighbours (local_device,local_port,remote_device,remote_port)",
-        )?
-        .each(|line, v| {
-            if let Some(k) = v.iter().position(|x| x.is_empty()) {
-                return Err((
-                    k,
-                    format!("empty `{}`", WANTED[k]),
-                    "every row names both ends: device and port".to_owned(),
-                ));
-            }
-            let a = (v[0].to_owned(), v[1].to_owned());
-            let b = (v[2].to_owned(), v[3].to_owned());
-            let key = if a <= b {
-                [a.clone(), b.clone()]
-            } else {
-                [b.clone(), a.clone()]
-            };
-            if seen.insert(key) {
-                cables.push(InvCable { a, b, line });
-            }
-            Ok(())
-        })?;
+        out.extend(csv_rows(path, &mut meter)?);
     }
+    dedup(out)
+}
+
+/// `cables` with each cable once (at its first row).
+fn dedup(cables: Vec<InvCable>) -> Result<Vec<InvCable>, InventoryError> {
+    let mut seen: FxHashSet<[(String, String); 2]> = FxHashSet::default();
+    Ok(cables
+        .into_iter()
+        .filter(|c| {
+            seen.insert(if c.a <= c.b {
+                [c.a.clone(), c.b.clone()]
+            } else {
+                [c.b.clone(), c.a.clone()]
+            })
+        })
+        .collect())
+}
+
+/// The rows of one CSV neighbour table, as cables.
+fn csv_rows(path: &Path, meter: &mut Meter<'_>) -> Result<Vec<InvCable>, InventoryError> {
+    const WANTED: [&str; 4] = ["local_device", "local_port", "remote_device", "remote_port"];
+    let mut cables = Vec::new();
+    Table::open(
+        path,
+        &WANTED,
+        "give a CSV of LLDP neighbours (local_device,local_port,remote_device,remote_port)",
+    )?
+    .each(meter, |line, v| {
+        if let Some(k) = v.iter().position(|x| x.is_empty()) {
+            return Err((
+                k,
+                format!("empty `{}`", WANTED[k]),
+                "every row names both ends: device and port".to_owned(),
+            ));
+        }
+        cables.push(InvCable {
+            a: (v[0].to_owned(), v[1].to_owned()),
+            b: (v[2].to_owned(), v[3].to_owned()),
+            line,
+        });
+        Ok(())
+    })?;
     Ok(cables)
 }
 

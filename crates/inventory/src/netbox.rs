@@ -3,6 +3,7 @@
 //! `side_b_device`, `side_b_name`), columns found by their header names (NetBox's CSV
 //! import and export field names), other columns ignored.
 
+use crate::meter::Meter;
 use rustc_hash::FxHashMap;
 use std::path::Path;
 
@@ -115,12 +116,14 @@ impl Table {
         })
     }
 
-    /// Every record: its line and the wanted fields.
+    /// Every record: its line and the wanted fields; `meter` told the bytes read.
     pub(crate) fn each(
         mut self,
+        meter: &mut Meter<'_>,
         mut f: impl FnMut(u64, &[&str]) -> Result<(), (usize, String, String)>,
     ) -> Result<(), InventoryError> {
         let mut record = csv::StringRecord::new();
+        let mut n = 0u64;
         loop {
             let more = self.reader.read_record(&mut record).map_err(|e| {
                 let line = e.position().map_or(0, csv::Position::line);
@@ -133,7 +136,12 @@ impl Table {
                 }
             })?;
             if !more {
+                meter.file_done(self.reader.position().byte());
                 return Ok(());
+            }
+            n += 1;
+            if n.is_multiple_of(crate::meter::EVERY) {
+                meter.at(record.position().map_or(0, csv::Position::byte));
             }
             let line = record.position().map_or(0, csv::Position::line);
             let fields: Vec<&str> = self
@@ -159,14 +167,19 @@ const NETBOX: &str = "give the directory of a NetBox export (devices.csv, interf
 /// Read the inventory of the NetBox export in `dir`: the API's JSON responses when it holds
 /// a `devices.json` ([`crate::netbox_json`]), else the CSV export.
 pub fn read_dir(dir: &Path) -> Result<Inventory, InventoryError> {
+    read_dir_metered(dir, &mut Meter::silent())
+}
+
+/// [`read_dir`], telling `meter` how far it is.
+pub fn read_dir_metered(dir: &Path, meter: &mut Meter<'_>) -> Result<Inventory, InventoryError> {
     if crate::netbox_json::is_api_dir(dir) {
-        return crate::netbox_json::read_api_dir(dir);
+        return crate::netbox_json::read_api_dir(dir, meter);
     }
-    read_csv_dir(dir)
+    read_csv_dir(dir, meter)
 }
 
 /// Read the inventory of the NetBox CSV export in `dir`.
-pub fn read_csv_dir(dir: &Path) -> Result<Inventory, InventoryError> {
+fn read_csv_dir(dir: &Path, meter: &mut Meter<'_>) -> Result<Inventory, InventoryError> {
     let mut inv = Inventory {
         source: dir.display().to_string(),
         ..Inventory::default()
@@ -178,7 +191,7 @@ pub fn read_csv_dir(dir: &Path) -> Result<Inventory, InventoryError> {
             Ok(())
         }
     };
-    Table::open(&dir.join("devices.csv"), &["name", "role"], NETBOX)?.each(|line, v| {
+    Table::open(&dir.join("devices.csv"), &["name", "role"], NETBOX)?.each(meter, |line, v| {
         nonempty(0, v[0], "device name")?;
         inv.devices.push(InvDevice {
             name: v[0].to_owned(),
@@ -192,7 +205,7 @@ pub fn read_csv_dir(dir: &Path) -> Result<Inventory, InventoryError> {
         &["device", "name", "speed"],
         NETBOX,
     )?
-    .each(|_, v| {
+    .each(meter, |_, v| {
         nonempty(0, v[0], "device name")?;
         nonempty(1, v[1], "interface name")?;
         if v[2].is_empty() {
@@ -219,7 +232,7 @@ pub fn read_csv_dir(dir: &Path) -> Result<Inventory, InventoryError> {
         ],
         NETBOX,
     )?
-    .each(|line, v| {
+    .each(meter, |line, v| {
         for (k, what) in [
             (0, "side A device"),
             (1, "side A interface"),

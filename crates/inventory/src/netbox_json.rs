@@ -7,6 +7,7 @@
 //! (NetBox 3.3 on; interfaces paired in order when a side has several), or
 //! `termination_a` and `termination_b` before.
 
+use crate::meter::Meter;
 use crate::netbox::{InvCable, InvDevice, Inventory, InventoryError};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -134,7 +135,7 @@ fn at(path: &Path, k: usize, field: &str, message: String, hint: &str) -> Invent
 }
 
 /// Read the inventory of the NetBox API responses in `dir`.
-pub fn read_api_dir(dir: &Path) -> Result<Inventory, InventoryError> {
+pub(crate) fn read_api_dir(dir: &Path, meter: &mut Meter<'_>) -> Result<Inventory, InventoryError> {
     let mut inv = Inventory {
         source: dir.display().to_string(),
         ..Inventory::default()
@@ -157,6 +158,7 @@ pub fn read_api_dir(dir: &Path) -> Result<Inventory, InventoryError> {
             line: k as u64 + 1,
         });
     }
+    meter.file_done(crate::meter::size(&path));
     let path = dir.join("interfaces.json");
     for (k, i) in records::<Interface>(&path)?.into_iter().enumerate() {
         let device = i.device.name.ok_or_else(|| {
@@ -172,6 +174,7 @@ pub fn read_api_dir(dir: &Path) -> Result<Inventory, InventoryError> {
             inv.speeds_kbps.insert((device, i.name), kbps);
         }
     }
+    meter.file_done(crate::meter::size(&path));
     let path = dir.join("cables.json");
     for (k, c) in records::<Cable>(&path)?.into_iter().enumerate() {
         let end = |t: TermObject, side: &str| match (t.device.and_then(|d| d.name), t.name) {
@@ -207,5 +210,6 @@ pub fn read_api_dir(dir: &Path) -> Result<Inventory, InventoryError> {
             });
         }
     }
+    meter.file_done(crate::meter::size(&path));
     Ok(inv)
 }

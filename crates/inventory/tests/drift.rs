@@ -265,3 +265,25 @@ fn lldp_neighbours_agree_with_netbox_on_the_same_damage() {
     };
     assert_eq!(ends(&a), ends(&b));
 }
+
+/// Reading tells its meter how far it is: never backwards, and all the files' bytes at the
+/// end.
+#[test]
+fn reading_reports_its_bytes_to_the_end() {
+    let f = plan();
+    let dir = tempfile::tempdir().unwrap();
+    export(&f, dir.path());
+    let total = aifabric_inventory::bytes_to_read(Some(dir.path()), &[]);
+    let sizes: u64 = ["devices.csv", "interfaces.csv", "cables.csv"]
+        .iter()
+        .map(|n| std::fs::metadata(dir.path().join(n)).unwrap().len())
+        .sum();
+    assert_eq!(total, sizes);
+    let seen = std::cell::RefCell::new(Vec::new());
+    let report = |read: u64, of: u64| seen.borrow_mut().push((read, of));
+    let mut meter = aifabric_inventory::Meter::new(total, &report);
+    aifabric_inventory::read_dir_metered(dir.path(), &mut meter).unwrap();
+    let seen = seen.into_inner();
+    assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
+    assert_eq!(seen.last(), Some(&(total, total)));
+}

@@ -759,7 +759,29 @@ fn drift(a: DriftArgs) -> Result<(), Failure> {
     } = a;
     let f = load(&plan)?;
     let lldp: Vec<&std::path::Path> = lldp.iter().map(std::path::Path::new).collect();
-    let r = aifabric::as_built::as_found(&f, netbox.as_deref().map(std::path::Path::new), &lldp)?;
+    // A bar of bytes while reading, then a line for each stage without a count.
+    let bar = std::cell::RefCell::new(crate::progress::Progress::bytes("reading the inventory"));
+    let stage = std::cell::RefCell::new(String::from("reading"));
+    let r = aifabric::as_built::as_found_with_progress(
+        &f,
+        netbox.as_deref().map(std::path::Path::new),
+        &lldp,
+        &|now, done, total| {
+            if now != stage.borrow().as_str() {
+                now.clone_into(&mut stage.borrow_mut());
+                bar.borrow().finish_and_clear();
+                *bar.borrow_mut() = crate::progress::Progress::counter(match now {
+                    "comparing" => "comparing with the plan",
+                    _ => "routing on the network as built",
+                });
+            }
+            let b = bar.borrow();
+            b.set_length(total);
+            b.set_position(done);
+        },
+    );
+    bar.borrow().finish_and_clear();
+    let r = r?;
     emit_versioned(json, &r, |r| render::drift(r, show))?;
     if r.drift.clean() {
         Ok(())
