@@ -798,6 +798,22 @@ pub(crate) fn drift(found: &aifabric::as_built::AsFound, show: usize) -> String 
         }
         let _ = writeln!(o, "  {place}: {}", kinds.join(", "));
     }
+    if !r.switches.is_empty() {
+        let _ = writeln!(o, "\nBy switch (most findings first)");
+        for sw in r.switches.iter().take(show) {
+            let kinds: Vec<String> = KINDS
+                .iter()
+                .filter_map(|k| sw.findings.get(*k).map(|&n| drift_label(k, n)))
+                .collect();
+            let _ = writeln!(o, "  {}: {} on {}", sw.device, kinds.join(", "), sw.ports);
+            if let Some(h) = &sw.hint {
+                let _ = writeln!(o, "    {h}");
+            }
+        }
+        if r.switches.len() > show {
+            let _ = writeln!(o, "  ... and {} more switches", r.switches.len() - show);
+        }
+    }
     for k in KINDS {
         let of_kind: Vec<&Finding> = r.findings.iter().filter(|x| x.kind() == k).collect();
         if of_kind.is_empty() {

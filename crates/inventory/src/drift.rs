@@ -160,6 +160,9 @@ pub struct DriftReport {
     pub tiers: Vec<TierLoss>,
     /// Per site and hall with a finding.
     pub groups: Vec<GroupDrift>,
+    /// Per switch with a finding, most findings first: its ports as runs, and a hint when
+    /// its missing cables fill a line card's worth of consecutive ports.
+    pub switches: Vec<crate::by_switch::SwitchDrift>,
     /// Every finding: devices first, then cables in plan order, then the inventory's extra
     /// and miswired cables in file order.
     pub findings: Vec<Finding>,
@@ -188,11 +191,20 @@ impl DriftReport {
 }
 
 fn tier(f: &Fabric, l: LinkId) -> String {
+    let (lo, hi) = tier_roles(f, l);
+    format!("{}-{}", lo.as_str(), hi.as_str())
+}
+
+/// A link's tier as its two roles, the lower first: a GPU below its rack switch, a rack
+/// switch below its spine.
+fn tier_roles(f: &Fabric, l: LinkId) -> (Role, Role) {
     let link = f.link(l);
     let (a, b) = (f.device(link.a).role, f.device(link.b).role);
-    // Lower tier first: a GPU below its rack switch, a rack switch below its spine.
-    let (lo, hi) = if level(a) <= level(b) { (a, b) } else { (b, a) };
-    format!("{}-{}", lo.as_str(), hi.as_str())
+    if level(a) <= level(b) {
+        (a, b)
+    } else {
+        (b, a)
+    }
 }
 
 /// How far from the GPUs a role sits (only its order matters).
@@ -300,7 +312,7 @@ pub fn drift(
         }
     }
     // Per tier: planned and lost; per group: lost capacity.
-    let mut tiers: FxHashMap<String, (u64, u64, f64, f64)> = FxHashMap::default();
+    let mut tiers: FxHashMap<(Role, Role), (u64, u64, f64, f64)> = FxHashMap::default();
     // Where the plan puts a device: site, hall, plane.
     let place = |d: DeviceId| {
         let (site, hall) = f.site_and_hall(d);
@@ -310,7 +322,7 @@ pub fn drift(
     let mut lost_links = Vec::new();
     for i in 0..f.links().len() {
         let l = LinkId::from_idx(i);
-        let t = tiers.entry(tier(f, l)).or_default();
+        let t = tiers.entry(tier_roles(f, l)).or_default();
         t.0 += 1;
         t.3 += gbps(f, l);
         if found[i] && !taken[i] {
@@ -393,8 +405,8 @@ pub fn drift(
         .into_iter()
         .filter(|(_, t)| t.1 > 0)
         .map(
-            |(tier, (links, lost_links, lost_gbps, all_gbps))| TierLoss {
-                tier,
+            |((lo, hi), (links, lost_links, lost_gbps, all_gbps))| TierLoss {
+                tier: format!("{}-{}", lo.as_str(), hi.as_str()),
                 links,
                 lost_links,
                 lost_gbps,
@@ -411,6 +423,11 @@ pub fn drift(
     for x in &findings {
         *counts.entry(x.kind().to_owned()).or_default() += 1;
     }
+    let switches = crate::by_switch::by_switch(&findings, |name| {
+        by_name
+            .get(name)
+            .is_some_and(|&d| f.device(d).role != Role::Gpu)
+    });
     DriftReport {
         plan: f.name().to_owned(),
         inventory: inv.source.clone(),
@@ -419,6 +436,7 @@ pub fn drift(
         counts,
         tiers,
         groups,
+        switches,
         findings,
         lost_links,
     }

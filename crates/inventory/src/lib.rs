@@ -15,12 +15,14 @@
 //! inventory is judged once (matched, miswired or extra), each planned link once (found,
 //! miswired or missing), so the findings name exactly what differs.
 
+pub mod by_switch;
 pub mod drift;
 pub mod lldp;
 pub mod meter;
 pub mod netbox;
 pub mod netbox_json;
 
+pub use by_switch::SwitchDrift;
 pub use drift::{drift, DriftReport, End, Finding, GroupDrift, TierLoss};
 pub use meter::{bytes_to_read, Meter};
 pub use netbox::{read_dir, read_dir_metered, Inventory, InventoryError};

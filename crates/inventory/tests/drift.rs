@@ -287,3 +287,57 @@ fn reading_reports_its_bytes_to_the_end() {
     assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
     assert_eq!(seen.last(), Some(&(total, total)));
 }
+
+/// A line card left out: eight consecutive ports of one switch without their cables. The
+/// drift by switch puts that switch first, its ports as one run, with the hint.
+#[test]
+fn a_line_card_left_out_is_named_at_its_switch() {
+    let f = aifabric_spec::load("nsf-l2").expect("built in");
+    let dir = tempfile::tempdir().unwrap();
+    export(&f, dir.path());
+    // The switch with the most links, and its first eight ports by number.
+    let sw = (0..f.devices().len())
+        .map(DeviceId::from_idx)
+        .filter(|&d| f.device(d).role != Role::Gpu)
+        .max_by_key(|&d| f.incident(d).len())
+        .unwrap();
+    let name = f.device_name(sw);
+    let mut ports: Vec<(u64, String)> = f
+        .incident(sw)
+        .iter()
+        .map(|&l| {
+            let p = interface_name(&f, l, sw);
+            let n = p
+                .trim_start_matches(|c: char| !c.is_ascii_digit())
+                .parse()
+                .unwrap();
+            (n, p)
+        })
+        .collect();
+    ports.sort();
+    let card: Vec<&str> = ports[..8].iter().map(|p| p.1.as_str()).collect();
+    let on_card = |line: &str| {
+        let v: Vec<&str> = line.split(',').collect();
+        (v[0] == name && card.contains(&v[2])) || (v[3] == name && card.contains(&v[5]))
+    };
+    let mut cables = lines(dir.path(), "cables.csv");
+    let before = cables.len();
+    cables.retain(|c| !on_card(c));
+    assert_eq!(before - cables.len(), 8);
+    put(dir.path(), "cables.csv", &cables);
+    let r = drift(&f, &read_dir(dir.path()).unwrap(), interface_name);
+    assert_eq!(count(&r, "missing_cable"), 8);
+    let first = &r.switches[0];
+    assert_eq!(first.device, name, "{:?}", r.switches);
+    assert_eq!(first.findings.get("missing_cable"), Some(&8));
+    let (lo, hi) = (&ports[0].1, ports[7].0);
+    assert_eq!(first.ports, format!("{lo}-{hi}"));
+    let hint = first.hint.as_deref().expect("a line card's worth of ports");
+    assert!(hint.starts_with("8 consecutive ports"), "{hint}");
+    // Their far ends are switches too: each cable counts at both.
+    let at_far: u64 = r.switches[1..]
+        .iter()
+        .map(|s| s.findings.get("missing_cable").copied().unwrap_or(0))
+        .sum();
+    assert_eq!(at_far, 8, "{:?}", r.switches);
+}

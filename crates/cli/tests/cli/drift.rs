@@ -135,3 +135,37 @@ fn drift_reports_the_racks_it_cuts_off_and_as_built_takes_lldp() {
         blackholes(&[damaged_s])
     );
 }
+
+/// The round trip is exact: the plan exported, then taken as the network as built, answers
+/// as the plan does (capacity but for the scenario's description; routes to the byte).
+#[test]
+fn the_plans_own_export_as_built_is_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let nb = dir.path().join("nb");
+    let nb_s = nb.to_str().unwrap();
+    let (code, _, err) = run(&["export", "htsim-k8", "--format", "netbox", "--out", nb_s]);
+    assert_eq!(code, Some(0), "{err}");
+    let json = |args: &[&str]| {
+        let (code, out, err) = run(args);
+        assert_eq!(code, Some(0), "{err}");
+        let v: Value = serde_json::from_str(&out).unwrap();
+        v
+    };
+    let mut plan = json(&["capacity", "htsim-k8", "--json"]);
+    let mut built = json(&["capacity", "htsim-k8", "--as-built", nb_s, "--json"]);
+    assert_eq!(built["scenario"]["description"], format!("as built {nb_s}"));
+    for v in [&mut plan, &mut built] {
+        v["scenario"]["description"] = Value::Null;
+    }
+    assert_eq!(plan, built);
+    let routes = |extra: &[&str]| {
+        let (code, out, err) = run(&[
+            &["routes", "htsim-k8", "--device", "r.b.z.atsw0", "--json"],
+            extra,
+        ]
+        .concat());
+        assert_eq!(code, Some(0), "{err}");
+        out
+    };
+    assert_eq!(routes(&[]), routes(&["--as-built", nb_s]));
+}
