@@ -72,6 +72,65 @@ pub struct AsFound {
     /// Routing on the network as built, when planned links are missing or miswired.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routing: Option<AsBuiltRouting>,
+    /// What the drift costs the jobs of a cluster file ([`AsFound::cost_to_jobs`]), each
+    /// against the plan, when asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<Vec<JobCost>>,
+}
+
+/// What the network as built does to one job, against the plan.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct JobCost {
+    /// The job.
+    pub name: String,
+    /// Its GPUs.
+    pub gpus: u32,
+    /// Its step on the plan, with the other jobs, seconds.
+    pub planned_step_s: f64,
+    /// Its step on the network as built, with the jobs that keep running (none when it
+    /// cannot run), seconds.
+    pub as_built_step_s: Option<f64>,
+    /// Untouched, slowed (and how much) or interrupted, and why.
+    pub impact: crate::cluster::Impact,
+}
+
+impl AsFound {
+    /// The jobs of `cluster` on the plan and on the network as built (the drift's missing
+    /// and miswired links failed), together on the flow engine under `setup`, as `cluster`
+    /// runs them: each job's step on both and what the drift does to it. Sets
+    /// [`AsFound::jobs`].
+    pub fn cost_to_jobs(
+        &mut self,
+        f: &aifabric_model::Fabric,
+        cluster: &aifabric_workload::cluster::Cluster,
+        setup: crate::Setup,
+    ) -> Result<(), crate::Error> {
+        let mut scenario = aifabric_model::Scenario::healthy(f);
+        scenario.failed.union_with(&self.drift.as_built_mask(f));
+        let study = crate::Study::new(f, scenario, setup);
+        let report = study.cluster(cluster)?;
+        let untouched = || crate::cluster::Impact::Untouched {
+            why: "the network as built is the plan".into(),
+        };
+        self.jobs = Some(
+            report
+                .jobs
+                .into_iter()
+                .map(|j| JobCost {
+                    as_built_step_s: if study.damaged() {
+                        j.scenario_step_s
+                    } else {
+                        Some(j.together_step_s)
+                    },
+                    impact: j.impact.unwrap_or_else(untouched),
+                    name: j.name,
+                    gpus: j.gpus,
+                    planned_step_s: j.together_step_s,
+                })
+                .collect(),
+        );
+        Ok(())
+    }
 }
 
 /// Routing on the network as built: the plan with the drift's missing and miswired links
@@ -140,5 +199,9 @@ pub fn as_found_with_progress(
             blackholes: r,
         })
     };
-    Ok(AsFound { drift, routing })
+    Ok(AsFound {
+        drift,
+        routing,
+        jobs: None,
+    })
 }

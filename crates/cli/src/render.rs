@@ -753,13 +753,19 @@ pub(crate) fn drift(found: &aifabric::as_built::AsFound, show: usize) -> String 
                 if r.len() > show { ", ..." } else { "" }
             ),
         };
+        let what = if u == 0 && b == 0 {
+            "every live rack reachable, no blackhole".to_owned()
+        } else {
+            format!(
+                "{u} live rack{} unreachable, {b} switch{} blackholing {n} rack{}{racks}",
+                s(u),
+                if b == 1 { "" } else { "es" },
+                s(n)
+            )
+        };
         let _ = writeln!(
             o,
-            "as built, routing (zone aggregates, unconditional): {u} live rack{} unreachable, \
-             {b} switch{} blackholing {n} rack{}{racks}",
-            s(u),
-            if b == 1 { "" } else { "es" },
-            s(n),
+            "as built, routing (zone aggregates, unconditional): {what}"
         );
     }
     let _ = writeln!(o, "\nPlanned capacity lost (links missing or miswired)");

@@ -488,6 +488,11 @@ pub(crate) struct DriftArgs {
     /// --netbox when given).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub(crate) lldp: Vec<String>,
+    /// A cluster file (as `cluster --jobs` takes): what the drift costs each of its jobs,
+    /// their steps on the plan and on the network as built (the flow engine, `cluster`'s
+    /// defaults).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) jobs: Option<String>,
     /// Findings listed per kind in the text output (all of them in the JSON).
     #[arg(long, default_value_t = 10)]
     pub(crate) show: usize,

@@ -262,3 +262,35 @@ pub(crate) fn render(r: &ClusterReport) -> String {
     }
     out
 }
+
+/// What the network as built costs each job (`drift --jobs`).
+pub(crate) fn job_costs(costs: &[aifabric::as_built::JobCost]) -> String {
+    let mut o = String::from("\nThe jobs on the network as built (against the plan)\n");
+    let _ = writeln!(
+        o,
+        "  {:<26} {:>7} {:>12} {:>12}  impact",
+        "job", "GPUs", "plan ms", "as built ms"
+    );
+    for c in costs {
+        let why = match &c.impact {
+            Impact::Untouched { why }
+            | Impact::Slowed { why, .. }
+            | Impact::Interrupted { why, .. } => why,
+        };
+        let _ = writeln!(
+            o,
+            "  {:<26} {:>7} {:>12.2} {:>12}  {}: {}",
+            short(&c.name, 26),
+            c.gpus,
+            c.planned_step_s * 1e3,
+            c.as_built_step_s
+                .map_or_else(|| "-".to_owned(), |s| format!("{:.2}", s * 1e3)),
+            match &c.impact {
+                Impact::Untouched { .. } => "untouched".to_owned(),
+                other => impact_words("", other).trim().to_owned(),
+            },
+            short(why, 70)
+        );
+    }
+    o
+}

@@ -754,6 +754,7 @@ fn drift(a: DriftArgs) -> Result<(), Failure> {
         plan,
         netbox,
         lldp,
+        jobs,
         show,
         json,
     } = a;
@@ -781,8 +782,18 @@ fn drift(a: DriftArgs) -> Result<(), Failure> {
         },
     );
     bar.borrow().finish_and_clear();
-    let r = r?;
-    emit_versioned(json, &r, |r| render::drift(r, show))?;
+    let mut r = r?;
+    if let Some(jobs) = jobs {
+        let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
+        r.cost_to_jobs(&f, &cluster, aifabric::Setup::default())?;
+    }
+    emit_versioned(json, &r, |r| {
+        let mut o = render::drift(r, show);
+        if let Some(costs) = &r.jobs {
+            o.push_str(&cluster::job_costs(costs));
+        }
+        o
+    })?;
     if r.drift.clean() {
         Ok(())
     } else {

@@ -220,3 +220,57 @@ fn the_readme_cluster_and_operations_blocks_load() {
     assert_eq!(ops.ops.len(), 4);
     assert_eq!(ops.limits.len(), 1);
 }
+
+/// `drift --jobs` is what `cluster --as-built` says of each job: the 16k job slowed by the
+/// spine cables not laid (eight cluster switches' downlinks), the 4k job untouched.
+#[test]
+fn drift_costs_the_jobs_what_cluster_as_built_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let nb = dir.path().join("nb");
+    let nb_s = nb.to_str().unwrap();
+    let o = aifabric()
+        .args(["export", "llama3-24k", "--format", "netbox", "--out", nb_s])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let cables = nb.join("cables.csv");
+    let text = std::fs::read_to_string(&cables).unwrap();
+    let to_spine_0_7 = |l: &str| {
+        let b = l.split(',').nth(3).unwrap_or("");
+        (0..8).any(|k| b == format!("east.dc1.llama.ctsw{k}"))
+    };
+    let kept: Vec<&str> = text.lines().filter(|l| !to_spine_0_7(l)).collect();
+    std::fs::write(&cables, kept.join("\n") + "\n").unwrap();
+    let o = aifabric()
+        .args([
+            "drift",
+            "--plan",
+            "llama3-24k",
+            "--netbox",
+            nb_s,
+            "--jobs",
+            TWO,
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = json(&["cluster", "llama3-24k", "--jobs", TWO, "--as-built", nb_s]);
+    let (costs, rows) = (d["jobs"].as_array().unwrap(), c["jobs"].as_array().unwrap());
+    assert_eq!(costs.len(), 2);
+    for (cost, row) in costs.iter().zip(rows) {
+        assert_eq!(cost["name"], row["name"]);
+        assert_eq!(cost["as_built_step_s"], row["scenario_step_s"]);
+        assert_eq!(cost["planned_step_s"], row["together_step_s"]);
+        assert_eq!(cost["impact"], row["impact"]);
+    }
+    assert_eq!(costs[0]["impact"]["status"], "slowed", "{}", costs[0]);
+    assert!(costs[0]["impact"]["slowdown"].as_f64().unwrap() > 1.01);
+    assert_eq!(costs[1]["impact"]["status"], "untouched", "{}", costs[1]);
+}
