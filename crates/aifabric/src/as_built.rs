@@ -44,7 +44,17 @@ pub fn drift_as_found_with_progress(
         inv = inv.with_cables(cables, &format!("LLDP {}", names.join(", ")));
     }
     progress("comparing", 0, 0);
-    Ok(drift(f, &inv, aifabric_report::export::interface_name))
+    // Addresses are judged where the fabric fits the addressing plan.
+    let plan = aifabric_routing::addressing::AddressPlan::new(f).ok();
+    Ok(drift_with_addresses(
+        f,
+        &inv,
+        aifabric_report::export::interface_name,
+        |f, l, d| {
+            plan.as_ref()
+                .and_then(|p| aifabric_report::export::interface_address(f, p, l, d))
+        },
+    ))
 }
 
 /// `scenario` with the network as found (the NetBox export in `netbox` and the LLDP tables

@@ -84,7 +84,9 @@ pub(crate) fn by_switch(
     for x in findings {
         let ends: Vec<(&crate::End, f64)> = match x {
             Finding::MissingCable { a, b, gbps, .. } => vec![(a, *gbps), (b, *gbps)],
-            Finding::Miswired { at, .. } | Finding::WrongSpeed { at, .. } => vec![(at, 0.0)],
+            Finding::Miswired { at, .. }
+            | Finding::WrongSpeed { at, .. }
+            | Finding::WrongAddress { at, .. } => vec![(at, 0.0)],
             Finding::ExtraCable { a, b, .. } => vec![(a, 0.0), (b, 0.0)],
             Finding::MissingDevice { .. } | Finding::UnexpectedDevice { .. } => Vec::new(),
         };

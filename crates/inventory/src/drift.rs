@@ -79,6 +79,16 @@ pub enum Finding {
         /// The inventory's, Gb/s.
         found_gbps: f64,
     },
+    /// A planned link cabled as planned whose interface holds another address than the
+    /// plan's (the inventory's `ip-addresses`; an interface without one is not judged).
+    WrongAddress {
+        /// The interface.
+        at: End,
+        /// The plan's address, with its prefix length.
+        planned: String,
+        /// The inventory's.
+        found: String,
+    },
     /// A planned device the inventory does not list.
     MissingDevice {
         /// Name.
@@ -105,6 +115,7 @@ impl Finding {
             Finding::Miswired { .. } => "miswired",
             Finding::ExtraCable { .. } => "extra_cable",
             Finding::WrongSpeed { .. } => "wrong_speed",
+            Finding::WrongAddress { .. } => "wrong_address",
             Finding::MissingDevice { .. } => "missing_device",
             Finding::UnexpectedDevice { .. } => "unexpected_device",
         }
@@ -221,11 +232,38 @@ fn gbps(f: &Fabric, l: LinkId) -> f64 {
 }
 
 /// The inventory `inv` against the plan `f`. `interface` names a device's end of a link as
-/// the export does.
+/// the export does. Addresses are not judged ([`drift_with_addresses`]).
 pub fn drift(
     f: &Fabric,
     inv: &Inventory,
     interface: impl Fn(&Fabric, LinkId, DeviceId) -> String,
+) -> DriftReport {
+    drift_with_addresses(f, inv, interface, |_, _, _| None)
+}
+
+/// Whether two interface addresses (`address/length`) are the same, however written
+/// (`fd00::1/127` and `FD00:0::1/127` are).
+fn same_address(a: &str, b: &str) -> bool {
+    let parse = |s: &str| {
+        let (ip, len) = s.split_once('/').unwrap_or((s, ""));
+        (
+            ip.trim().parse::<std::net::IpAddr>().ok(),
+            len.trim().to_owned(),
+        )
+    };
+    match (parse(a), parse(b)) {
+        ((Some(x), lx), (Some(y), ly)) => x == y && lx == ly,
+        _ => a.trim().eq_ignore_ascii_case(b.trim()),
+    }
+}
+
+/// [`drift`], also judging each interface's address against `address` (the plan's for a
+/// device's end of a link, with its prefix length; `None`: the plan has none).
+pub fn drift_with_addresses(
+    f: &Fabric,
+    inv: &Inventory,
+    interface: impl Fn(&Fabric, LinkId, DeviceId) -> String,
+    address: impl Fn(&Fabric, LinkId, DeviceId) -> Option<String>,
 ) -> DriftReport {
     let name = |d: DeviceId| f.device_name(d).to_owned();
     let by_name: FxHashMap<String, DeviceId> = (0..f.devices().len())
@@ -336,9 +374,24 @@ pub fn drift(
                     let found_gbps = kbps as f64 / 1e6;
                     if (found_gbps - gbps(f, l)).abs() > 1e-9 {
                         findings.push(Finding::WrongSpeed {
-                            at: e,
+                            at: e.clone(),
                             planned_gbps: gbps(f, l),
                             found_gbps,
+                        });
+                    }
+                }
+                if inv.addresses.is_empty() {
+                    continue;
+                }
+                if let (Some(found), Some(planned)) = (
+                    inv.addresses.get(&(e.device.clone(), e.interface.clone())),
+                    address(f, l, d),
+                ) {
+                    if !same_address(found, &planned) {
+                        findings.push(Finding::WrongAddress {
+                            at: e,
+                            planned,
+                            found: found.clone(),
                         });
                     }
                 }
@@ -367,7 +420,7 @@ pub fn drift(
         let dev = match x {
             Finding::MissingCable { a, .. } => Some(&a.device),
             Finding::Miswired { at, .. } => Some(&at.device),
-            Finding::WrongSpeed { at, .. } => Some(&at.device),
+            Finding::WrongSpeed { at, .. } | Finding::WrongAddress { at, .. } => Some(&at.device),
             Finding::MissingDevice { name, .. } => Some(name),
             Finding::ExtraCable { a, b, .. } => {
                 if by_name.contains_key(a.device.as_str()) {

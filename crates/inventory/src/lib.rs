@@ -23,6 +23,6 @@ pub mod netbox;
 pub mod netbox_json;
 
 pub use by_switch::SwitchDrift;
-pub use drift::{drift, DriftReport, End, Finding, GroupDrift, TierLoss};
+pub use drift::{drift, drift_with_addresses, DriftReport, End, Finding, GroupDrift, TierLoss};
 pub use meter::{bytes_to_read, Meter};
 pub use netbox::{read_dir, read_dir_metered, Inventory, InventoryError};

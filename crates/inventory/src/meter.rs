@@ -52,10 +52,20 @@ pub(crate) fn size(path: &Path) -> u64 {
 /// read from (the total of a [`Meter`]).
 pub fn bytes_to_read(netbox: Option<&Path>, lldp: &[&Path]) -> u64 {
     let dir = netbox.map_or(0, |d| {
-        let names: [&str; 3] = if crate::netbox_json::is_api_dir(d) {
-            ["devices.json", "interfaces.json", "cables.json"]
+        let names: [&str; 4] = if crate::netbox_json::is_api_dir(d) {
+            [
+                "devices.json",
+                "interfaces.json",
+                "ip-addresses.json",
+                "cables.json",
+            ]
         } else {
-            ["devices.csv", "interfaces.csv", "cables.csv"]
+            [
+                "devices.csv",
+                "interfaces.csv",
+                "ip-addresses.csv",
+                "cables.csv",
+            ]
         };
         names.iter().map(|n| size(&d.join(n))).sum()
     });

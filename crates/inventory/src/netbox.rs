@@ -57,6 +57,9 @@ pub struct Inventory {
     pub speeds_kbps: FxHashMap<(String, String), u64>,
     /// Cables, in file order.
     pub cables: Vec<InvCable>,
+    /// Interface addresses (`address/length`), by (device, interface): `ip-addresses.csv`
+    /// (or the API's `ip-addresses.json`) when the export has it.
+    pub addresses: FxHashMap<(String, String), String>,
 }
 
 /// One CSV file with its required columns located.
@@ -222,6 +225,16 @@ fn read_csv_dir(dir: &Path, meter: &mut Meter<'_>) -> Result<Inventory, Inventor
             .insert((v[0].to_owned(), v[1].to_owned()), kbps);
         Ok(())
     })?;
+    let ips = dir.join("ip-addresses.csv");
+    if ips.is_file() {
+        Table::open(&ips, &["address", "device", "interface"], NETBOX)?.each(meter, |_, v| {
+            if !v[1].is_empty() && !v[2].is_empty() && !v[0].is_empty() {
+                inv.addresses
+                    .insert((v[1].to_owned(), v[2].to_owned()), v[0].to_owned());
+            }
+            Ok(())
+        })?;
+    }
     Table::open(
         &dir.join("cables.csv"),
         &[

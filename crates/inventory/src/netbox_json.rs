@@ -3,7 +3,9 @@
 //! — one page (`{"count": ..., "results": [...]}`), a list of pages as a paging script
 //! saves them, or a plain list of records. Only the fields the drift reads are read:
 //! a device's `name` and `role` (`device_role` before NetBox 3.6), an interface's `device`,
-//! `name` and `speed` (kb/s, may be null), a cable's `a_terminations` and `b_terminations`
+//! `name` and `speed` (kb/s, may be null), an IP address's `address` and `assigned_object`
+//! (its device and interface; `ip-addresses.json`, `GET /api/ipam/ip-addresses/`, when
+//! saved), a cable's `a_terminations` and `b_terminations`
 //! (NetBox 3.3 on; interfaces paired in order when a side has several), or
 //! `termination_a` and `termination_b` before.
 
@@ -55,6 +57,14 @@ struct Cable {
     b_terminations: Vec<Termination>,
     termination_a: Option<TermObject>,
     termination_b: Option<TermObject>,
+}
+
+#[derive(Deserialize)]
+struct IpAddress {
+    address: String,
+    #[serde(default)]
+    assigned_object_type: Option<String>,
+    assigned_object: Option<TermObject>,
 }
 
 #[derive(Deserialize)]
@@ -175,6 +185,26 @@ pub(crate) fn read_api_dir(dir: &Path, meter: &mut Meter<'_>) -> Result<Inventor
         }
     }
     meter.file_done(crate::meter::size(&path));
+    let path = dir.join("ip-addresses.json");
+    if path.is_file() {
+        for a in records::<IpAddress>(&path)? {
+            let on_interface = a
+                .assigned_object_type
+                .as_deref()
+                .is_none_or(|t| t == "dcim.interface");
+            if let (
+                true,
+                Some(TermObject {
+                    device: Some(Named { name: Some(d) }),
+                    name: Some(n),
+                }),
+            ) = (on_interface, a.assigned_object)
+            {
+                inv.addresses.insert((d, n), a.address);
+            }
+        }
+        meter.file_done(crate::meter::size(&path));
+    }
     let path = dir.join("cables.json");
     for (k, c) in records::<Cable>(&path)?.into_iter().enumerate() {
         let end = |t: TermObject, side: &str| match (t.device.and_then(|d| d.name), t.name) {

@@ -274,10 +274,15 @@ fn reading_reports_its_bytes_to_the_end() {
     let dir = tempfile::tempdir().unwrap();
     export(&f, dir.path());
     let total = aifabric_inventory::bytes_to_read(Some(dir.path()), &[]);
-    let sizes: u64 = ["devices.csv", "interfaces.csv", "cables.csv"]
-        .iter()
-        .map(|n| std::fs::metadata(dir.path().join(n)).unwrap().len())
-        .sum();
+    let sizes: u64 = [
+        "devices.csv",
+        "interfaces.csv",
+        "ip-addresses.csv",
+        "cables.csv",
+    ]
+    .iter()
+    .map(|n| std::fs::metadata(dir.path().join(n)).unwrap().len())
+    .sum();
     assert_eq!(total, sizes);
     let seen = std::cell::RefCell::new(Vec::new());
     let report = |read: u64, of: u64| seen.borrow_mut().push((read, of));

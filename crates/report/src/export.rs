@@ -416,6 +416,18 @@ fn netbox_cables(f: &Fabric, w: &mut dyn Write) -> io::Result<()> {
     out.flush()
 }
 
+/// The address of device `d`'s end of link `l` in the plan `p`, with its prefix length
+/// (`fd00:b1::180/127`): an Ethernet link's /127, one address each end (GPU links are in the
+/// rack's /64 and DSF fabric lanes carry cells: `None`).
+pub fn interface_address(f: &Fabric, p: &AddressPlan, l: LinkId, d: DeviceId) -> Option<String> {
+    let link = f.link(l);
+    if link.kind != PortKind::Ethernet {
+        return None;
+    }
+    let (_, a, b) = p.link(l);
+    Some(format!("{}/127", if d == link.a { a } else { b }))
+}
+
 fn netbox_ips(f: &Fabric, p: &AddressPlan, w: &mut dyn Write) -> io::Result<()> {
     let mut out = table(w, IP_COLUMNS)?;
     for (i, link) in f.links().iter().enumerate() {
@@ -424,10 +436,12 @@ fn netbox_ips(f: &Fabric, p: &AddressPlan, w: &mut dyn Write) -> io::Result<()> 
             continue;
         }
         let l = LinkId::from_idx(i);
-        let (_, a, b) = p.link(l);
-        for (addr, d) in [(a, link.a), (b, link.b)] {
+        for d in [link.a, link.b] {
+            let Some(addr) = interface_address(f, p, l, d) else {
+                continue;
+            };
             out.write_record([
-                format!("{addr}/127").as_str(),
+                addr.as_str(),
                 "active",
                 "",
                 &f.device_name(d),

@@ -2,6 +2,7 @@
 
 pub(crate) mod cluster;
 pub(crate) mod demo;
+pub(crate) mod drift;
 pub(crate) mod failures;
 pub(crate) mod goodput;
 pub(crate) mod lab;
@@ -43,7 +44,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::Export(a) => export(a),
         Command::Lab { command } => lab::run(command),
         Command::SlurmImport(a) => slurm::import(a),
-        Command::Drift(a) => drift(a),
+        Command::Drift(a) => drift::run(a),
         Command::Validate(a) => validate(a),
         Command::Validation(a) => validation(a),
         Command::Goodput(a) => goodput::run(a),
@@ -747,58 +748,6 @@ fn export(a: ExportArgs) -> Result<(), Failure> {
         print(&text)?;
     }
     Ok(())
-}
-
-fn drift(a: DriftArgs) -> Result<(), Failure> {
-    let DriftArgs {
-        plan,
-        netbox,
-        lldp,
-        jobs,
-        show,
-        json,
-    } = a;
-    let f = load(&plan)?;
-    let lldp: Vec<&std::path::Path> = lldp.iter().map(std::path::Path::new).collect();
-    // A bar of bytes while reading, then a line for each stage without a count.
-    let bar = std::cell::RefCell::new(crate::progress::Progress::bytes("reading the inventory"));
-    let stage = std::cell::RefCell::new(String::from("reading"));
-    let r = aifabric::as_built::as_found_with_progress(
-        &f,
-        netbox.as_deref().map(std::path::Path::new),
-        &lldp,
-        &|now, done, total| {
-            if now != stage.borrow().as_str() {
-                now.clone_into(&mut stage.borrow_mut());
-                bar.borrow().finish_and_clear();
-                *bar.borrow_mut() = crate::progress::Progress::counter(match now {
-                    "comparing" => "comparing with the plan",
-                    _ => "routing on the network as built",
-                });
-            }
-            let b = bar.borrow();
-            b.set_length(total);
-            b.set_position(done);
-        },
-    );
-    bar.borrow().finish_and_clear();
-    let mut r = r?;
-    if let Some(jobs) = jobs {
-        let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
-        r.cost_to_jobs(&f, &cluster, aifabric::Setup::default())?;
-    }
-    emit_versioned(json, &r, |r| {
-        let mut o = render::drift(r, show);
-        if let Some(costs) = &r.jobs {
-            o.push_str(&cluster::job_costs(costs));
-        }
-        o
-    })?;
-    if r.drift.clean() {
-        Ok(())
-    } else {
-        Err(Failure::Exit(1))
-    }
 }
 
 fn validate(a: ValidateArgs) -> Result<(), Failure> {

@@ -169,3 +169,36 @@ fn the_plans_own_export_as_built_is_the_plan() {
     };
     assert_eq!(routes(&[]), routes(&["--as-built", nb_s]));
 }
+
+/// Interface addresses (NetBox's `ip-addresses.csv`) against the plan's: one changed is
+/// named with both addresses; the same address written otherwise is no drift.
+#[test]
+fn an_interface_at_another_address_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let nb = dir.path().join("nb");
+    let nb_s = nb.to_str().unwrap();
+    let (code, _, err) = run(&["export", "nsf-l2", "--format", "netbox", "--out", nb_s]);
+    assert_eq!(code, Some(0), "{err}");
+    let ips = nb.join("ip-addresses.csv");
+    let text = std::fs::read_to_string(&ips).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let planned = lines[10].split(',').next().unwrap().to_owned();
+    let (ip, len) = planned.split_once('/').unwrap();
+    // The same address, upper case with its zeros written out: not a drift.
+    let same: std::net::Ipv6Addr = ip.parse().unwrap();
+    let segments: Vec<String> = same.segments().iter().map(|s| format!("{s:04X}")).collect();
+    lines[10] = lines[10].replacen(&planned, &format!("{}/{len}", segments.join(":")), 1);
+    std::fs::write(&ips, lines.join("\n") + "\n").unwrap();
+    let (code, out, _) = run(&["drift", "--plan", "nsf-l2", "--netbox", nb_s]);
+    assert_eq!(code, Some(0), "{out}");
+    lines[11] = lines[11].replacen("/127", "0/127", 1); // ::1e3 -> ::1e30
+    let wrong = lines[11].split(',').next().unwrap().to_owned();
+    std::fs::write(&ips, lines.join("\n") + "\n").unwrap();
+    let (code, out, _) = run(&["drift", "--plan", "nsf-l2", "--netbox", nb_s, "--json"]);
+    assert_eq!(code, Some(1), "{out}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["counts"], serde_json::json!({"wrong_address": 1}));
+    let x = &v["findings"][0];
+    assert_eq!(x["found"], wrong.as_str());
+    assert_ne!(x["planned"], x["found"]);
+}
