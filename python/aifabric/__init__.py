@@ -485,18 +485,24 @@ class Fabric:
 
     @_in_python_words
     def drift(
-        self, netbox: Optional[PathLike] = None, lldp: Optional[Sequence[PathLike]] = None
+        self,
+        netbox: Optional[PathLike] = None,
+        lldp: Optional[Sequence[PathLike]] = None,
+        jobs: Optional[PathLike] = None,
     ) -> Drift:
         """The network as found against this plan (``aifabric drift --json``): ``netbox``,
         the directory of a NetBox export (devices, interfaces, cables: CSV, or the API's
         JSON); ``lldp``, LLDP neighbour tables (``lldpctl -f json`` saved as DEVICE.json, or
-        CSV; their cables replace NetBox's). ``["counts"]`` by kind, ``["tiers"]`` the
-        capacity lost, ``["routing"]`` the racks the drift cuts off and the switches that
-        blackhole them, ``.frame()`` every finding; empty when the network is the plan."""
+        CSV; their cables replace NetBox's); ``jobs``, a cluster file whose jobs' steps on
+        the plan and as built are compared (``--jobs``). ``["counts"]`` by kind,
+        ``["tiers"]`` the capacity lost, ``["switches"]`` by switch, ``["routing"]`` the
+        racks the drift cuts off and the switches that blackhole them, ``["jobs"]`` what it
+        costs each job, ``.frame()`` every finding; empty when the network is the plan."""
         return Drift(
             self._f.drift(
                 None if netbox is None else _path(netbox, "netbox"),
                 [_path(p, "lldp") for p in (lldp or [])],
+                None if jobs is None else _path(jobs, "jobs"),
             )
         )
 

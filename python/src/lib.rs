@@ -433,14 +433,26 @@ impl NativeFabric {
     }
 
     /// The drift of the network as found (a NetBox export, LLDP tables) from this plan.
-    fn drift(&self, py: Python<'_>, netbox: Option<String>, lldp: Vec<String>) -> PyResult<String> {
+    #[pyo3(signature = (netbox, lldp, jobs=None))]
+    fn drift(
+        &self,
+        py: Python<'_>,
+        netbox: Option<String>,
+        lldp: Vec<String>,
+        jobs: Option<String>,
+    ) -> PyResult<String> {
+        let model = Arc::clone(&self.model);
         self.study(py, healthy(), HashMap::new(), None, move |s, _, _| {
             let lldp: Vec<&std::path::Path> = lldp.iter().map(std::path::Path::new).collect();
-            let r = aifabric::as_built::as_found(
+            let mut r = aifabric::as_built::as_found(
                 s.fabric(),
                 netbox.as_deref().map(std::path::Path::new),
                 &lldp,
             )?;
+            if let Some(jobs) = jobs {
+                let c = aifabric::stages::spec::cluster::load_cluster(&model, &jobs)?;
+                r.cost_to_jobs(s.fabric(), &c, aifabric::Setup::default())?;
+            }
             to_json(&r)
         })
     }

@@ -153,6 +153,9 @@ def test_drift_is_the_cli_contract(cli, tmp_path):
     cables.write_text("\n".join(lines[:1] + lines[2:]) + "\n")
     d = f.drift(netbox=nb)
     assert d["counts"] == {"missing_cable": 1}
+    # A GPU's cable not laid: routing as built keeps every rack; the switch's port named.
+    assert d["routing"]["unreachable_live_racks"] == 0 and d["routing"]["blackholed_racks"] == []
+    assert d["switches"][0]["findings"] == {"missing_cable": 1}
     with pytest.raises(aifabric.BadRequest, match="no column"):
         (nb / "devices.csv").write_text("nom,role\n")
         f.drift(netbox=nb)
