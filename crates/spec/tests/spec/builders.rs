@@ -231,3 +231,21 @@ fn power_domains_group_racks() {
     // Default domain size 4 over 128 RDSW + 56 other switches in one hall.
     assert_eq!(f.power_domains().len(), (128 + 16 + 40_usize).div_ceil(4));
 }
+
+/// Every job file under `examples/jobs` loads, with as many GPUs as it declares.
+#[test]
+fn every_example_job_loads() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/jobs");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).expect("examples/jobs") {
+        let path = e.expect("an entry").path();
+        if path.extension().is_none_or(|x| x != "yaml") {
+            continue;
+        }
+        let it = aifabric_spec::job::load(path.to_str().unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(it.gpus > 0, "{}", path.display());
+        n += 1;
+    }
+    assert!(n >= 6, "{n} example jobs");
+}
