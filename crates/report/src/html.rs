@@ -70,6 +70,9 @@ fn cdf_svg(d: &ReportData) -> String {
     let Some(failures) = &d.failures else {
         return String::new();
     };
+    if let Some(sentence) = one_value_cdf(&failures.cdf, failures.scenarios) {
+        return format!("<p class=\"degenerate\">{}</p>", esc(&sentence));
+    }
     svg_plot(|root| {
         let mut c = ChartBuilder::on(root)
             .caption(
@@ -96,6 +99,34 @@ fn cdf_svg(d: &ReportData) -> String {
         }
         legend(&mut c)
     })
+}
+
+/// When every pair's capacity retained is one value across the scenarios (a CDF of vertical
+/// lines, nothing to read off a plot): that, in a sentence.
+fn one_value_cdf(
+    cdf: &std::collections::BTreeMap<String, Vec<f64>>,
+    scenarios: usize,
+) -> Option<String> {
+    let mut parts = Vec::new();
+    for (pair, v) in cdf {
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                (a.min(x), b.max(x))
+            });
+        if v.is_empty() || hi - lo > 1e-9 {
+            return None;
+        }
+        parts.push(format!("{pair} {:.2}%", 100.0 * lo));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Every one of the {scenarios} scenarios keeps the same share of routed capacity: {} \
+         (a CDF would be one vertical line per pair).",
+        parts.join(", ")
+    ))
 }
 
 /// busBW vs message size per mode, log x (empty when the collectives failed).
@@ -381,4 +412,28 @@ pub fn render(d: &ReportData) -> Result<String, minijinja::Error> {
         utilization_svg => minijinja::Value::from_safe_string(utilization_svg(d)),
         inter_bag_svg => inter_bag_svg(d).map(minijinja::Value::from_safe_string),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_value_cdf;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_cdf_of_one_value_per_pair_is_a_sentence() {
+        let mut cdf = BTreeMap::new();
+        cdf.insert("east-west".to_owned(), vec![0.9375; 32]);
+        let s = one_value_cdf(&cdf, 32).expect("one value");
+        assert!(
+            s.contains("32 scenarios") && s.contains("east-west 93.75%"),
+            "{s}"
+        );
+        cdf.insert("east-east".to_owned(), vec![0.5, 0.9375]);
+        assert_eq!(
+            one_value_cdf(&cdf, 32),
+            None,
+            "a pair with two values is plotted"
+        );
+        assert_eq!(one_value_cdf(&BTreeMap::new(), 0), None);
+    }
 }
