@@ -219,8 +219,8 @@ impl DsfTopo {
                 .expect("a zone of the matrix");
             zone_nodes[z]
         };
-        // Live fabric ports, and each node's out-ports (to another node).
-        let mut out: Vec<Vec<PortId>> = vec![Vec::new(); nodes];
+        // Live fabric ports, and each node's out-ports (to another node) with that node.
+        let mut out: Vec<Vec<(PortId, u32)>> = vec![Vec::new(); nodes];
         let mut fabric_ports = Vec::new();
         for (n, &d) in node_device.iter().enumerate() {
             let dev = DeviceId::new(d);
@@ -229,11 +229,11 @@ impl DsfTopo {
                 if link.kind != PortKind::Fabric || !f.link_up(l, &net.down) {
                     continue;
                 }
-                if node[link.other(dev).idx()].is_none() {
+                let Some(y) = node[link.other(dev).idx()] else {
                     continue;
-                }
+                };
                 let p = port(l, dev, ports);
-                out[n].push(p);
+                out[n].push((p, y.get()));
                 fabric_ports.push(p);
             }
         }
@@ -314,8 +314,7 @@ impl DsfTopo {
                 if x != w && iface[x as usize] {
                     continue;
                 }
-                for &p in &out[x as usize] {
-                    let y = node[ports[p.idx()].to.idx()].expect("a fabric node").get();
+                for &(_, y) in &out[x as usize] {
                     if dist[y as usize] == u32::MAX
                         && node_zone[y as usize] == node_zone[w as usize]
                     {
@@ -329,8 +328,7 @@ impl DsfTopo {
             ctrl_ps[at(w)] = 0;
             for &u in &order[1..] {
                 let start = members.len() as u32;
-                for &p in &out[u as usize] {
-                    let y = node[ports[p.idx()].to.idx()].expect("a fabric node").get();
+                for &(p, y) in &out[u as usize] {
                     if dist[y as usize] != u32::MAX
                         && dist[y as usize] + 1 == dist[u as usize]
                         && (y == w || !iface[y as usize])
