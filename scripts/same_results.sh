@@ -40,7 +40,7 @@ add pkt-dcqcn-htsim  "traffic htsim-k8 --pattern incast:16 --gpus 128 --size 2M 
 add pkt-ring-spread  "traffic prometheus --pattern ring-allreduce --gpus 16 --size 16M --placement spread --engine both"
 add pkt-hybrid       "traffic htsim-k8 --pattern permutation --gpus 128 --size 16M --engine hybrid --preset uec-htsim"
 add coll-packet      "collective htsim-k16 --op all_reduce --algo ring --gpus 128 --sizes 1G --scale-up 1 --engine packet --preset uec-htsim"
-add job-cut          "job htsim-k16 --job examples/jobs/small-64.yaml --placement spread --engine hybrid --preset uec-htsim --lb ecmp --json"
+add job-cut          "job htsim-k16 --job examples/jobs/small-64.yaml --placement spread --engine hybrid --preset uec-htsim --lb ecmp"
 add job-hybrid       "job htsim-k8 --job crates/fixtures/jobs/small-8.yaml --engine hybrid --preset uec-htsim"
 add pkt-fail         "traffic htsim-k8 --pattern permutation --gpus 128 --size 1M --engine both --preset uec-htsim --fail r.b.z.atsw0"
 add pkt-nsf          "traffic nsf-l2 --pattern incast:8 --gpus 64 --size 1M --engine packet --lb adaptive --nsf-pruning"
