@@ -7,8 +7,9 @@ pub use aifabric_inventory::*;
 /// (`devices.csv`, `interfaces.csv`, `cables.csv`, or the API's `devices.json`,
 /// `interfaces.json`, `cables.json`) and, when given, the cables LLDP sees (`lldp`:
 /// neighbour tables, `lldpctl -f json` per device or CSV, [`lldp::read`], which then
-/// replace NetBox's cables): cables missing, extra, miswired or at the wrong speed, devices missing or
-/// unexpected, by site and hall, with the capacity lost. A bad file is a bad request
+/// replace NetBox's cables): cables missing, extra, miswired, at the wrong speed or
+/// address, devices missing or unexpected, by site, hall and switch, with the capacity
+/// lost. A bad file is a bad request
 /// naming its file, line and column.
 pub fn drift_as_found(
     f: &aifabric_model::Fabric,
@@ -58,8 +59,8 @@ pub fn drift_as_found_with_progress(
 }
 
 /// `scenario` with the network as found (the NetBox export in `netbox` and the LLDP tables
-/// in `lldp`, as [`drift_as_found`] reads them) laid over it: every planned link missing or miswired failed ([`DriftReport::as_built_mask`]),
-/// so that every question (capacity, routes, blackholes, failures, jobs, traffic) is
+/// in `lldp`, as [`drift_as_found`] reads them) laid over it: every planned link missing
+/// or miswired failed ([`DriftReport::as_built_mask`]), so that every question (capacity, routes, blackholes, failures, jobs, traffic) is
 /// answered on what is there. Extra cables are not added (the plan has no link for
 /// them). Returns the drift too.
 pub fn lay_over(
@@ -71,6 +72,13 @@ pub fn lay_over(
     let r = drift_as_found(f, netbox, lldp)?;
     scenario.failed.union_with(&r.as_built_mask(f));
     Ok(r)
+}
+
+/// The plan with `drift`'s missing and miswired links failed: the network as built.
+fn as_built(f: &aifabric_model::Fabric, drift: &DriftReport) -> aifabric_model::Scenario {
+    let mut scenario = aifabric_model::Scenario::healthy(f);
+    scenario.failed.union_with(&drift.as_built_mask(f));
+    scenario
 }
 
 /// The drift, and what it does to routing.
@@ -115,9 +123,7 @@ impl AsFound {
         cluster: &aifabric_workload::cluster::Cluster,
         setup: crate::Setup,
     ) -> Result<(), crate::Error> {
-        let mut scenario = aifabric_model::Scenario::healthy(f);
-        scenario.failed.union_with(&self.drift.as_built_mask(f));
-        let study = crate::Study::new(f, scenario, setup);
+        let study = crate::Study::new(f, as_built(f, &self.drift), setup);
         let report = study.cluster(cluster)?;
         let untouched = || crate::cluster::Impact::Untouched {
             why: "the network as built is the plan".into(),
@@ -181,9 +187,7 @@ pub fn as_found_with_progress(
         None
     } else {
         progress("routing", 0, 0);
-        let mut scenario = aifabric_model::Scenario::healthy(f);
-        scenario.failed.union_with(&drift.as_built_mask(f));
-        let study = crate::Study::new(f, scenario, crate::Setup::default());
+        let study = crate::Study::new(f, as_built(f, &drift), crate::Setup::default());
         let r = study.blackholes(
             aifabric_routing::aggregation::Aggregation::Unconditional,
             aifabric_routing::aggregation::AggregationTier::Zone,

@@ -257,49 +257,53 @@ impl PacketTimer {
                 .map_err(SimError::Invalid)?;
         }
         let phases_done = self.memo.lock().unwrap_or_else(|e| e.into_inner()).len() as u64;
+        let mut progress = |p: &aifabric_packet::Progress| {
+            if let Some(f) = &self.progress {
+                f(&PhaseProgress {
+                    phases_done,
+                    flows_done: p.flows_done,
+                    flows: p.flows,
+                    now_ps: p.now_ps,
+                    events: p.events,
+                });
+            }
+        };
         let mut critical = 0;
-        let bytes: Vec<u64> = tm.flows.iter().map(|f| f.bytes).collect();
-        let part = aifabric_packet::run_part(
-            net,
-            &tm,
-            &gpus,
-            &self.cfg,
-            &mut |paths| {
-                if !cuts {
-                    return Ok(None);
-                }
-                let c = crate::packet::critical::cut(paths, &bytes);
-                critical = c.critical;
-                let mut kept = tm
-                    .flows
-                    .iter()
-                    .zip(&c.keep)
-                    .filter(|(_, &k)| k)
-                    .map(|f| f.0);
-                fits(
-                    &mut kept,
-                    "the critical part of one phase of this collective",
-                    true,
-                )
-                .map_err(PacketError::Invalid)?;
-                Ok(Some(c.keep))
-            },
-            &mut |p| {
-                if let Some(f) = &self.progress {
-                    f(&PhaseProgress {
-                        phases_done,
-                        flows_done: p.flows_done,
-                        flows: p.flows,
-                        now_ps: p.now_ps,
-                        events: p.events,
-                    });
-                }
-            },
-        )
-        .map_err(|e| SimError::Invalid(e.to_string()))?;
+        let (r, kept) = if cuts {
+            let bytes: Vec<u64> = tm.flows.iter().map(|f| f.bytes).collect();
+            let part = aifabric_packet::run_part(
+                net,
+                &tm,
+                &gpus,
+                &self.cfg,
+                &mut |paths| {
+                    let c = crate::packet::critical::cut(paths, &bytes);
+                    critical = c.critical;
+                    let mut kept = tm
+                        .flows
+                        .iter()
+                        .zip(&c.keep)
+                        .filter(|(_, &k)| k)
+                        .map(|f| f.0);
+                    fits(
+                        &mut kept,
+                        "the critical part of one phase of this collective",
+                        true,
+                    )
+                    .map_err(PacketError::Invalid)?;
+                    Ok(Some(c.keep))
+                },
+                &mut progress,
+            )
+            .map_err(|e| SimError::Invalid(e.to_string()))?;
+            (part.result, part.kept)
+        } else {
+            let r = aifabric_packet::run_with_progress(net, &tm, &gpus, &self.cfg, &mut progress)
+                .map_err(|e| SimError::Invalid(e.to_string()))?;
+            (r, tm.flows.len() as u64)
+        };
         drop(alone);
-        let r = part.result;
-        let left_fluid = tm.flows.len() as u64 - part.kept;
+        let left_fluid = tm.flows.len() as u64 - kept;
         if r.unfinished > 0 || r.never_started > 0 {
             return Err(SimError::Invalid(format!(
                 "{} of the {} flows of one phase did not finish by the end of the packet run \

@@ -1,39 +1,19 @@
 //! The inventory as NetBox's API returns it and as `lldpctl -f json` reports it: the same
 //! drift as from the CSV export of the same cabling; located errors for bad files.
 
+use super::{damage, export, lines, plan, put};
 use aifabric_inventory::{drift, lldp, read_dir, DriftReport, Inventory};
 use aifabric_model::{DeviceId, Fabric, Role};
-use aifabric_report::export::{interface_name, write, Format};
+use aifabric_report::export::interface_name;
 use serde_json::{json, Value};
 use std::path::Path;
 
-fn plan() -> Fabric {
-    aifabric_spec::build_str(
-        "planes.yaml",
-        aifabric_fixtures::specs::TWO_REGIONS_NSF_4_PLANES_PLANAR,
-    )
-    .expect("fixture")
-}
-
 /// The plan's CSV export in `dir`, with two cables gone and two swapped at their B ends.
 fn damaged_csv(f: &Fabric, dir: &Path) -> Inventory {
-    for name in Format::Netbox.files() {
-        let mut out = Vec::new();
-        write(f, Format::Netbox, name, &mut out).expect("export");
-        std::fs::write(dir.join(name), out).unwrap();
-    }
-    let text = std::fs::read_to_string(dir.join("cables.csv")).unwrap();
-    let mut cables: Vec<String> = text.lines().map(str::to_owned).collect();
-    let cols = |s: &str| s.split(',').map(str::to_owned).collect::<Vec<_>>();
-    let (mut x, mut y) = (cols(&cables[20]), cols(&cables[30]));
-    for k in 3..6 {
-        std::mem::swap(&mut x[k], &mut y[k]);
-    }
-    cables[20] = x.join(",");
-    cables[30] = y.join(",");
-    let (c5, c9) = (cables[5].clone(), cables[9].clone());
-    cables.retain(|c| *c != c5 && *c != c9);
-    std::fs::write(dir.join("cables.csv"), cables.join("\n") + "\n").unwrap();
+    export(f, dir);
+    let mut cables = lines(dir, "cables.csv");
+    damage(&mut cables);
+    put(dir, "cables.csv", &cables);
     read_dir(dir).expect("the CSV export")
 }
 
