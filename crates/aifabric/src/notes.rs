@@ -391,7 +391,30 @@ pub(crate) fn packet_phases(p: &crate::packet::PacketPhases) -> Note {
         ),
         _ => String::new(),
     };
-    let cut = if p.flows_left_fluid > 0 {
+    let alike = format!(
+        "critical (the fluid finishes them within {:.0}% of their phase's slowest, alike: \
+         each phase's {} slowest stand for them)",
+        100.0 * crate::packet::critical::WITHIN,
+        crate::packet::critical::MAX_SEEDS,
+    );
+    let cut = if p.flows_critical_fluid > 0 && p.flows_critical_fluid == p.flows_left_fluid {
+        format!(
+            "; {} flows left to the fluid, all {alike}; the {} critical flows simulated ran \
+             packet by packet with every flow on their links",
+            aifabric_model::thousands(p.flows_left_fluid),
+            aifabric_model::thousands(p.flows_critical),
+        )
+    } else if p.flows_critical_fluid > 0 {
+        format!(
+            "; {} flows left to the fluid: {} {alike} and {} sharing no link with the {} \
+             critical flows simulated, which ran packet by packet with every flow on their \
+             links",
+            aifabric_model::thousands(p.flows_left_fluid),
+            aifabric_model::thousands(p.flows_critical_fluid),
+            aifabric_model::thousands(p.flows_left_fluid - p.flows_critical_fluid),
+            aifabric_model::thousands(p.flows_critical),
+        )
+    } else if p.flows_left_fluid > 0 {
         format!(
             "; {} flows left to the fluid: they share no link with the {} critical flows \
              (those the fluid finishes within {:.0}% of their phase's slowest), which ran \

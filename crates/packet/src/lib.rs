@@ -90,7 +90,7 @@ pub use result::{
     TierVoqs,
 };
 pub use sim::{run, run_with_progress, Progress, MAX_PACKETS};
-pub use subset::{run_part, Choose, FlowPaths, PartRun, PathHop};
+pub use subset::{run_part, Choose, FabricStage, FlowPaths, PartRun, PathHop};
 
 use aifabric_dataplane::lb::DEFAULT_ENTROPIES;
 use aifabric_dataplane::Lb;

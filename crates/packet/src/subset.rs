@@ -12,6 +12,7 @@ use crate::{setup, Config, PacketError, PacketLb, PacketResult};
 use aifabric_dataplane::{Net, ResourceId};
 use aifabric_model::DeviceId;
 use aifabric_workload::traffic::TrafficMatrix;
+use rustc_hash::FxHashMap;
 
 /// Longest path a walk follows (hops); forwarding loops are the control plane's to prevent,
 /// this only bounds a walk that would not end.
@@ -26,16 +27,33 @@ pub struct PathHop {
     pub rate_bps: u64,
 }
 
+/// A DSF zone's cell fabric as a flow's data crosses it, one stage at either end: out of
+/// its ingress interface node or into its egress one, each as one link of that node's live
+/// fabric ports' rates summed (cells are sprayed over all of them; Input Balanced Mode's
+/// subsets and a two-stage fabric's middle are not seen).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FabricStage {
+    /// The interface node.
+    pub node: DeviceId,
+    /// Into the node (its egress side), else out of it.
+    pub into: bool,
+    /// Its live fabric ports' rates, summed, bits per second.
+    pub rate_bps: u64,
+}
+
 /// Every flow's paths under `ecmp`, host link out to host link in: its data's, and its
 /// acknowledgements' back (hashed on their own, so not always the data's path reversed). A
 /// DSF zone's cell fabric, sprayed, is not a hop: a path goes from the ingress interface
-/// node's VOQ to the egress port.
+/// node's VOQ to the egress port, and the data's crossing is told as [`FabricStage`]s.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FlowPaths {
     /// Flow k's data path is `hops[offsets[2k]..offsets[2k + 1]]`, its ACKs'
     /// `hops[offsets[2k + 1]..offsets[2k + 2]]`.
     offsets: Vec<u32>,
     hops: Vec<PathHop>,
+    /// Flow k's data's fabric stages are `stages[stage_offsets[k]..stage_offsets[k + 1]]`.
+    stage_offsets: Vec<u32>,
+    stages: Vec<FabricStage>,
 }
 
 impl FlowPaths {
@@ -58,16 +76,36 @@ impl FlowPaths {
     pub fn ack_path(&self, k: usize) -> &[PathHop] {
         &self.hops[self.offsets[2 * k + 1] as usize..self.offsets[2 * k + 2] as usize]
     }
+
+    /// The DSF cell fabrics flow `k`'s data crosses, in path order (empty outside DSF).
+    pub fn fabric_stages(&self, k: usize) -> &[FabricStage] {
+        &self.stages[self.stage_offsets[k] as usize..self.stage_offsets[k + 1] as usize]
+    }
+}
+
+/// Each DSF interface node's live fabric ports' rates summed, out of it and into it.
+fn fabric_rates(topo: &Topo) -> FxHashMap<DeviceId, (u64, u64)> {
+    let mut rates: FxHashMap<DeviceId, (u64, u64)> = FxHashMap::default();
+    for &p in topo.dsf.iter().flat_map(|d| &d.fabric_ports) {
+        let port = &topo.ports[p.idx()];
+        rates.entry(port.from).or_default().0 += port.rate_bps;
+        rates.entry(port.to).or_default().1 += port.rate_bps;
+    }
+    rates
 }
 
 /// Each flow's path under `ecmp` on `topo` with the engine's own hash.
 fn walk(topo: &Topo, tm: &TrafficMatrix, cfg: &Config) -> Result<FlowPaths, PacketError> {
     let salts = setup::salts(topo, cfg);
+    let fabric = fabric_rates(topo);
     let mut paths = FlowPaths {
-        offsets: Vec::with_capacity(tm.flows.len() + 1),
+        offsets: Vec::with_capacity(2 * tm.flows.len() + 1),
         hops: Vec::new(),
+        stage_offsets: Vec::with_capacity(tm.flows.len() + 1),
+        stages: Vec::new(),
     };
     paths.offsets.push(0);
+    paths.stage_offsets.push(0);
     let hop = |p: PortId| {
         let port = &topo.ports[p.idx()];
         PathHop {
@@ -77,7 +115,7 @@ fn walk(topo: &Topo, tm: &TrafficMatrix, cfg: &Config) -> Result<FlowPaths, Pack
     };
     for fl in &tm.flows {
         let (src, dst) = (HostId::new(fl.src), HostId::new(fl.dst));
-        for (from, to) in [(src, dst), (dst, src)] {
+        for (data, from, to) in [(true, src, dst), (false, dst, src)] {
             let target: DeviceId = topo.host_device[to.idx()];
             let mut p = topo.host_up[from.idx()];
             paths.hops.push(hop(p));
@@ -95,10 +133,28 @@ fn walk(topo: &Topo, tm: &TrafficMatrix, cfg: &Config) -> Result<FlowPaths, Pack
                     )));
                 }
                 p = ecmp_hop(topo, &salts, v, to, fl.id);
+                let w = topo.ports[p.idx()].from;
+                if data && w != v {
+                    // Across a cell fabric from interface node `v` to `w`.
+                    let (out, into) = (fabric.get(&v), fabric.get(&w));
+                    paths.stages.extend([
+                        FabricStage {
+                            node: v,
+                            into: false,
+                            rate_bps: out.map_or(0, |r| r.0),
+                        },
+                        FabricStage {
+                            node: w,
+                            into: true,
+                            rate_bps: into.map_or(0, |r| r.1),
+                        },
+                    ]);
+                }
                 paths.hops.push(hop(p));
             }
             paths.offsets.push(paths.hops.len() as u32);
         }
+        paths.stage_offsets.push(paths.stages.len() as u32);
     }
     Ok(paths)
 }
@@ -258,5 +314,74 @@ mod tests {
             run_part(&net, &tm, &gpus, &cfg, &mut |_| unreachable!(), &mut |_| {}).expect("run");
         assert_eq!(r.kept, 16);
         assert_eq!(r.result, crate::run(&net, &tm, &gpus, &cfg).expect("run"));
+    }
+
+    /// A DSF zone's fabric crossing is told as two stages, out of the ingress interface
+    /// node and into the egress one, each its node's live fabric links summed (160 lanes
+    /// of 106.25G per RDSW on `dsf-l1-zone`); a flow switched inside one node crosses none,
+    /// and a failed fabric node takes its links out of both sums.
+    #[test]
+    fn a_dsf_crossing_is_two_fabric_stages_of_the_nodes_live_fabric_links() {
+        let f = aifabric_spec::load("dsf-l1-zone").expect("built in");
+        let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).take(72).collect();
+        // GPU 0 -> 1 (the same RDSW: 36 GPUs each), GPU 0 -> 40 (across the fabric).
+        let tm = TrafficMatrix {
+            nodes: 72,
+            flows: [(0, 1), (0, 40)]
+                .iter()
+                .enumerate()
+                .map(|(k, &(src, dst))| aifabric_workload::traffic::TmFlow {
+                    id: k as u64,
+                    src,
+                    dst,
+                    bytes: 10_000,
+                    start: aifabric_workload::traffic::Start::AtPs(0),
+                    done_trigger: None,
+                    recv_trigger: None,
+                })
+                .collect(),
+            triggers: Default::default(),
+        };
+        let cfg = Config {
+            lb: PacketLb::Ecmp,
+            ..Config::default()
+        };
+        let stages = |scenario: &Scenario| {
+            let net = Net::new(
+                &f,
+                scenario,
+                AsnPlan::Rfc7938,
+                BgpConfig::default(),
+                NetParams::default(),
+            );
+            let mut seen = None;
+            run_part(
+                &net,
+                &tm,
+                &gpus,
+                &cfg,
+                &mut |p| {
+                    seen = Some(p.clone());
+                    Ok(Some(vec![false, false]))
+                },
+                &mut |_| {},
+            )
+            .expect("run");
+            let p = seen.expect("ecmp asks");
+            (p.fabric_stages(0).to_vec(), p.fabric_stages(1).to_vec())
+        };
+        let lane = 106_250_000_000u64;
+        let (inside, across) = stages(&Scenario::healthy(&f));
+        assert!(inside.is_empty(), "{inside:?}");
+        assert_eq!(across.len(), 2, "{across:?}");
+        assert!(!across[0].into && across[1].into);
+        assert_ne!(across[0].node, across[1].node);
+        assert_eq!(across[0].rate_bps, 160 * lane);
+        assert_eq!(across[1].rate_bps, 160 * lane);
+        let failed =
+            Scenario::from_selectors(&f, &["lab.dc1.l1.fdsw0".into()], &[], &[]).expect("selector");
+        let (_, across) = stages(&failed);
+        assert_eq!(across[0].rate_bps, 156 * lane);
+        assert_eq!(across[1].rate_bps, 156 * lane);
     }
 }

@@ -727,4 +727,58 @@ fn collectives_and_jobs_time_their_phases_packet_by_packet() {
             && text.contains(&format!("{critical} critical flows")),
         "{text}"
     );
+
+    // Inside a DSF zone an even collective's flows are alike (every one critical in the
+    // fluid): the slowest few run and stand for the others, which the note and the JSON
+    // count.
+    let dsf = [
+        "collective",
+        "dsf-l1-zone",
+        "--op",
+        "all_reduce",
+        "--gpus",
+        "512",
+        "--sizes",
+        "16M",
+        "--engine",
+        "hybrid",
+        "--preset",
+        "uec-htsim",
+        "--lb",
+        "ecmp",
+    ];
+    let h: Value = serde_json::from_str(&json(&dsf, &[], "2")).unwrap();
+    let stats = &h["packet"];
+    let (kept, left, alike) = (
+        stats["flows"].as_u64().unwrap(),
+        stats["flows_left_fluid"].as_u64().unwrap(),
+        stats["flows_critical_fluid"].as_u64().unwrap(),
+    );
+    assert!(alike > 0 && alike <= left && kept < left, "{stats}");
+    // As the notes write counts: 1,736.
+    let commas = |n: u64| {
+        let d = n.to_string();
+        let mut out = String::new();
+        for (i, c) in d.chars().enumerate() {
+            if i > 0 && (d.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    let (left_s, alike_s) = (commas(left), commas(alike));
+    let text = h["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["about"] == "packet_phases")
+        .and_then(|n| n["text"].as_str())
+        .expect("a note says what the hybrid ran");
+    assert!(
+        text.contains(&format!(
+            "{left_s} flows left to the fluid: {alike_s} critical ("
+        )) && text.contains("stand for them"),
+        "{text}"
+    );
 }
