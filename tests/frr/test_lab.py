@@ -98,6 +98,18 @@ def test_a_fat_tree_under_live_scenarios_agrees_with_aifabric(lab_dir):
     checked(FAT_TREE, lab_dir, "--drain-soft", "r.b.z.rtsw1--r.b.z.ctsw1#0", "--fail", "r.b.z.atsw3")
     assert checked(FAT_TREE, lab_dir)["links_down"] == []
     assert set(fib_hops(lab_dir, "r.b.z.rtsw0", "r.b.z.rtsw2")) == {"r.b.z.ctsw0", "r.b.z.ctsw1"}
+    # The network as built: the plan's NetBox export less one cable; the lab takes that
+    # link down and FRR agrees with aifabric's routes on what is there.
+    nb = lab_dir.parent / "netbox"
+    subprocess.run([cli(), "export", str(FAT_TREE), "--format", "netbox", "--out", str(nb)],
+                   check=True, capture_output=True)
+    cables = (nb / "cables.csv").read_text().splitlines(keepends=True)
+    gone = [k for k, l in enumerate(cables) if "r.b.z.rtsw1," in l and "r.b.z.ctsw0," in l]
+    assert len(gone) == 1, cables[:3]
+    (nb / "cables.csv").write_text("".join(c for k, c in enumerate(cables) if k != gone[0]))
+    v = checked(FAT_TREE, lab_dir, "--as-built", nb)
+    assert v["links_down"] == ["r.b.z.rtsw1--r.b.z.ctsw0#0"], v["links_down"]
+    assert checked(FAT_TREE, lab_dir)["links_down"] == []
     r = lab("down", "--dir", lab_dir, "--json")
     assert json.loads(r.stdout)["namespaces"] == 20
     assert not (ns & live_namespaces()) and not lab_dir.exists()

@@ -134,6 +134,11 @@ pub(crate) enum Command {
     /// Exit 1 when anything differs (a gate for a change pipeline), 0 when the inventory is
     /// the plan.
     Drift(DriftArgs),
+    /// The network as built, imported once: its drift from the plan written as a scenario
+    /// file (planned links missing or miswired failed, links at another speed at the speed
+    /// found) that every command takes as `--scenario FILE`, instead of reading the
+    /// inventory again (`--as-built`).
+    Import(ImportArgs),
     /// Check a spec; prints nothing but a summary when it is valid.
     Validate(ValidateArgs),
     /// Published figures against aifabric's predictions (nccl-tests bandwidths, Meta's
@@ -620,14 +625,16 @@ pub(crate) struct ScenarioArgs {
     /// Soft-drained (graceful shutdown: used only when nothing else is left).
     #[arg(long = "drain-soft", value_delimiter = ',', value_name = "SELECTOR")]
     drain_soft: Vec<String>,
-    /// A YAML file with `fail`, `drain` and `drain_soft` lists of selectors (added to the flags).
+    /// A YAML file with `fail`, `drain` and `drain_soft` lists of selectors (added to the
+    /// flags), and `link_speeds` (links at another speed: what `aifabric import` writes).
     #[arg(long, value_name = "FILE")]
     scenario: Option<String>,
     /// The network as built, its drift from the plan failed on top of the rest (every
-    /// planned link missing or miswired; see `aifabric drift`): a directory is a NetBox
-    /// export (devices.csv, interfaces.csv, cables.csv, or the API's JSON), a file an LLDP
-    /// neighbour table (`lldpctl -f json` as DEVICE.json, or CSV), whose cables replace
-    /// NetBox's.
+    /// planned link missing or miswired; see `aifabric drift`) and links at the speed found:
+    /// a directory is a NetBox export (devices.csv, interfaces.csv, cables.csv, or the
+    /// API's JSON), a file an LLDP neighbour table (`lldpctl -f json` as DEVICE.json, or
+    /// CSV), whose cables replace NetBox's. `aifabric import` reads it once into a scenario
+    /// file.
     #[arg(long, value_name = "DIR|FILE", num_args = 1..)]
     as_built: Vec<String>,
 }
@@ -654,12 +661,13 @@ impl ScenarioArgs {
         parts.join("; ")
     }
 
-    pub(crate) fn resolve(&self, f: &Fabric) -> Result<Scenario, Failure> {
+    pub(crate) fn resolve(&self, f: &mut Fabric) -> Result<Scenario, Failure> {
         let mut s = Scenario::from_selectors(f, &self.fail, &self.drain, &self.drain_soft)
             .map_err(|e| Failure::BadArgument(e.to_string()))?;
         if let Some(path) = &self.scenario {
             let (file, src) = spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
             spec::scenario::apply_scenario(f, &file, &src, &mut s).map_err(Failure::BadInput)?;
+            spec::scenario::apply_link_speeds(f, &file, &src).map_err(Failure::BadInput)?;
         }
         if !self.as_built.is_empty() {
             let (dirs, files): (Vec<&String>, Vec<&String>) = self
@@ -687,8 +695,10 @@ impl ScenarioArgs {
                     &mut std::io::stderr(),
                     format!(
                         "as built ({given}): {} planned link(s) missing or miswired, failed on \
-                         top of the plan (`aifabric drift --plan ...` lists them)\n",
-                        r.lost_links.len()
+                         top of the plan, {} at another speed, at the speed found (`aifabric \
+                         drift --plan ...` lists them)\n",
+                        r.lost_links.len(),
+                        r.link_speeds.len()
                     )
                     .as_bytes(),
                 );

@@ -182,6 +182,11 @@ pub struct DriftReport {
     /// serialized.
     #[serde(skip)]
     pub lost_links: Vec<LinkId>,
+    /// The planned links cabled as planned that run at another speed, ascending, with the
+    /// speed they run at (their slower end's as found), Mb/s per direction
+    /// ([`DriftReport::as_built_fabric`]). Not serialized.
+    #[serde(skip)]
+    pub link_speeds: Vec<(LinkId, u32)>,
 }
 
 impl DriftReport {
@@ -198,6 +203,15 @@ impl DriftReport {
             m.fail_link(l);
         }
         m
+    }
+
+    /// The plan `f` with each link at the speed it runs at as found (the links
+    /// [`DriftReport::link_speeds`] lists); with [`DriftReport::as_built_mask`] failed over
+    /// it, the network as built.
+    pub fn as_built_fabric(&self, f: &mut Fabric) {
+        for &(l, mbps) in &self.link_speeds {
+            f.set_link_capacity(l, mbps);
+        }
     }
 }
 
@@ -358,6 +372,7 @@ pub fn drift_with_addresses(
     };
     let mut group_lost: FxHashMap<(String, String, Option<u16>), f64> = FxHashMap::default();
     let mut lost_links = Vec::new();
+    let mut speeds = Vec::new();
     for i in 0..f.links().len() {
         let l = LinkId::from_idx(i);
         let t = tiers.entry(tier_roles(f, l)).or_default();
@@ -365,6 +380,9 @@ pub fn drift_with_addresses(
         t.3 += gbps(f, l);
         if found[i] && !taken[i] {
             let link = f.link(l);
+            // The link runs at its slower end's speed as found (the plan's where the
+            // inventory has none).
+            let mut runs_mbps = link.capacity_mbps;
             for d in [link.a, link.b] {
                 let e = planned_end(l, d);
                 if let Some(&kbps) = inv
@@ -373,6 +391,7 @@ pub fn drift_with_addresses(
                 {
                     let found_gbps = kbps as f64 / 1e6;
                     if (found_gbps - gbps(f, l)).abs() > 1e-9 {
+                        runs_mbps = runs_mbps.min(u32::try_from(kbps / 1000).unwrap_or(u32::MAX));
                         findings.push(Finding::WrongSpeed {
                             at: e.clone(),
                             planned_gbps: gbps(f, l),
@@ -395,6 +414,9 @@ pub fn drift_with_addresses(
                         });
                     }
                 }
+            }
+            if runs_mbps != link.capacity_mbps {
+                speeds.push((l, runs_mbps));
             }
             continue;
         }
@@ -492,5 +514,6 @@ pub fn drift_with_addresses(
         switches,
         findings,
         lost_links,
+        link_speeds: speeds,
     }
 }

@@ -357,16 +357,7 @@ impl SrgCatalog {
     pub fn name(&self, f: &Fabric, i: usize) -> String {
         match self.as_link(i) {
             None => self.names[i].clone(),
-            Some(l) => {
-                let link = f.link(l);
-                let b = &f.bundles()[link.bundle.idx()];
-                format!(
-                    "{}--{}#{}",
-                    f.device_name(b.a),
-                    f.device_name(b.b),
-                    l.idx() - b.first.idx()
-                )
-            }
+            Some(l) => f.link_selector(l),
         }
     }
 

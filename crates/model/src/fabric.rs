@@ -295,6 +295,25 @@ impl Fabric {
         &self.links[l.idx()]
     }
 
+    /// Link `l` as a selector names it: a member of its bundle, `A--B#k` (what `--fail`
+    /// accepts).
+    pub fn link_selector(&self, l: LinkId) -> String {
+        let b = &self.bundles[self.links[l.idx()].bundle.idx()];
+        format!(
+            "{}--{}#{}",
+            self.device_name(b.a),
+            self.device_name(b.b),
+            l.idx() - b.first.idx()
+        )
+    }
+
+    /// Set link `l`'s capacity per direction, Mb/s: the network as built, where an
+    /// interface runs at another speed than planned. Everything computed from the fabric
+    /// afterwards (capacity, routes' link bandwidth, engines) sees it.
+    pub fn set_link_capacity(&mut self, l: LinkId, capacity_mbps: u32) {
+        self.links[l.idx()].capacity_mbps = capacity_mbps;
+    }
+
     /// The hardware model of a device.
     pub fn hardware(&self, d: DeviceId) -> &HardwareModel {
         self.catalog.get(self.device(d).hw)

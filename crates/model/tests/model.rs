@@ -86,6 +86,26 @@ fn adjacency_and_masks() {
     assert_eq!(ports, vec![0, 1, 2, 3]);
 }
 
+/// Every link's selector selects that link alone, and a link set to another speed carries
+/// it (the network as built).
+#[test]
+fn link_selectors_select_their_link_and_speeds_can_be_set() {
+    let (mut f, ids) = tiny();
+    for i in 0..f.links().len() {
+        let l = LinkId::from_idx(i);
+        let name = f.link_selector(l);
+        assert_eq!(f.select(&name), Ok(Selection::Links(vec![l])), "{name}");
+    }
+    let up = f.incident(ids[0])[1];
+    assert_eq!(f.link_selector(up), "r.b.z.rtsw0--r.b.z.ctsw0#1");
+    f.set_link_capacity(up, 200_000);
+    let healthy = FailureMask::none(&f);
+    assert_eq!(
+        f.capacity_toward_mbps(ids[0], Role::Rtsw, &healthy),
+        1_400_000
+    );
+}
+
 #[test]
 fn port_budgets_are_enforced() {
     let mut b = FabricBuilder::new("t", Catalog::builtin());

@@ -6,6 +6,15 @@
 //! drain: []
 //! drain_soft: [west.bag.plane1]
 //! ```
+//!
+//! The network as built (`aifabric import` writes it) also lists links that run at another
+//! speed than planned, each by its link selector:
+//!
+//! ```yaml
+//! fail: ["east.dc1.nsf.rtsw0--east.dc1.nsf.ftsw3#0"]
+//! link_speeds:
+//!   - {link: "east.dc1.nsf.rtsw1--east.dc1.nsf.ftsw0#0", gbps: 200}
+//! ```
 
 use crate::error::{Source, SpecError};
 use crate::spec::S;
@@ -29,6 +38,61 @@ pub struct ScenarioFile {
     /// Soft-drained.
     #[serde(default)]
     pub drain_soft: Vec<S<String>>,
+    /// Links running at another speed than planned ([`apply_link_speeds`]).
+    #[serde(default)]
+    pub link_speeds: Vec<LinkSpeed>,
+}
+
+/// A link running at another speed than planned.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpeed {
+    /// The links: a bundle `A--B` or one member `A--B#k`.
+    pub link: S<String>,
+    /// Their speed, Gb/s per direction.
+    pub gbps: S<f64>,
+}
+
+/// Set the speed of the links `file.link_speeds` names in `f` (the plan becomes the
+/// network as built); a selector that names no link, or a speed that is not a positive
+/// number of Gb/s, is an error at its place in the file.
+pub fn apply_link_speeds(
+    f: &mut Fabric,
+    file: &ScenarioFile,
+    src: &Source,
+) -> Result<(), SpecError> {
+    for ls in &file.link_speeds {
+        let gbps = ls.gbps.value;
+        let mbps = gbps * 1e3;
+        if !(mbps.is_finite() && mbps >= 1.0 && mbps <= f64::from(u32::MAX)) {
+            return Err(src.error(
+                ls.gbps.referenced,
+                format!("link speed {gbps} Gb/s is not a speed a link runs at"),
+                Some("give Gb/s per direction, e.g. `gbps: 400`".to_owned()),
+            ));
+        }
+        let links = match f.select(&ls.link.value) {
+            Ok(aifabric_model::Selection::Links(links)) => links,
+            Ok(_) => {
+                return Err(src.error(
+                    ls.link.referenced,
+                    format!("`{}` names devices, not links", ls.link.value),
+                    Some("name links as a bundle `A--B` or one member `A--B#k`".to_owned()),
+                ))
+            }
+            Err(e) => {
+                return Err(src.error(
+                    ls.link.referenced,
+                    format!("selector `{}`: {}", e.selector, e.problem),
+                    Some(SELECTOR_HINT.to_owned()),
+                ))
+            }
+        };
+        for l in links {
+            f.set_link_capacity(l, mbps.round() as u32);
+        }
+    }
+    Ok(())
 }
 
 /// Parse a scenario file's text.

@@ -501,6 +501,26 @@ pub(crate) struct DriftArgs {
     pub(crate) json: bool,
 }
 
+// `aifabric import` (its help is the `Command` variant's doc comment).
+#[derive(clap::Args)]
+pub(crate) struct ImportArgs {
+    /// The plan: a built-in spec name or YAML file.
+    #[arg(long)]
+    pub(crate) plan: String,
+    /// Directory of a NetBox export (as `drift --netbox` takes it).
+    #[arg(long, value_name = "DIR", required_unless_present = "lldp")]
+    pub(crate) netbox: Option<String>,
+    /// LLDP neighbour tables (as `drift --lldp` takes them).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub(crate) lldp: Vec<String>,
+    /// The scenario file to write (YAML; replaced atomically).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) out: std::path::PathBuf,
+    /// Machine-readable summary.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
 // `aifabric validate` (its help is the `Command` variant's doc comment).
 #[derive(clap::Args)]
 pub(crate) struct ValidateArgs {

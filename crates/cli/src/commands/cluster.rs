@@ -17,9 +17,10 @@ pub(crate) fn run(a: ClusterArgs) -> Result<(), Failure> {
         bgp,
     } = a;
     let setup = sim.setup_for_jobs(&bgp, "cluster")?;
-    let f = load(&spec_name)?;
+    let mut f = load(&spec_name)?;
     let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
-    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+    let state = scenario.resolve(&mut f)?;
+    let study = aifabric::Study::new(&f, state, setup);
     let report = study.cluster(&cluster)?;
     emit(json, &report, render)
 }

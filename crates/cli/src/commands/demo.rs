@@ -55,9 +55,9 @@ pub fn run(
         crate::progress::quiet();
     }
     let bar = crate::progress::Progress::bar;
-    let f = spec::load("prometheus").map_err(Failure::BadInput)?;
+    let mut f = spec::load("prometheus").map_err(Failure::BadInput)?;
     let setup = aifabric::Setup::default();
-    let start = state.resolve(&f)?;
+    let start = state.resolve(&mut f)?;
     let description = state.describe();
     // Refuse a soft drain before any work (a sweep cannot start from one).
     let starting = aifabric::failures::starting_state(&start, &description)?;

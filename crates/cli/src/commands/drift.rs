@@ -1,7 +1,7 @@
 //! `aifabric drift`: the network as found against the plan, what it does to routing and,
 //! with `--jobs`, to each job.
 
-use crate::args::DriftArgs;
+use crate::args::{DriftArgs, ImportArgs};
 use crate::commands::cluster;
 use crate::{emit_versioned, load, Failure};
 use aifabric::stages::spec;
@@ -18,28 +18,14 @@ pub(crate) fn run(a: DriftArgs) -> Result<(), Failure> {
     } = a;
     let f = load(&plan)?;
     let lldp: Vec<&std::path::Path> = lldp.iter().map(std::path::Path::new).collect();
-    // A bar of bytes while reading, then a line for each stage without a count.
-    let bar = std::cell::RefCell::new(crate::progress::Progress::bytes("reading the inventory"));
-    let stage = std::cell::RefCell::new(String::from("reading"));
-    let r = aifabric::as_built::as_found_with_progress(
-        &f,
-        netbox.as_deref().map(std::path::Path::new),
-        &lldp,
-        &|now, done, total| {
-            if now != stage.borrow().as_str() {
-                now.clone_into(&mut stage.borrow_mut());
-                bar.borrow().finish_and_clear();
-                *bar.borrow_mut() = crate::progress::Progress::counter(match now {
-                    "comparing" => "comparing with the plan",
-                    _ => "routing on the network as built",
-                });
-            }
-            let b = bar.borrow();
-            b.set_length(total);
-            b.set_position(done);
-        },
-    );
-    bar.borrow().finish_and_clear();
+    let r = with_progress(|progress| {
+        aifabric::as_built::as_found_with_progress(
+            &f,
+            netbox.as_deref().map(std::path::Path::new),
+            &lldp,
+            progress,
+        )
+    });
     let mut r = r?;
     if let Some(jobs) = jobs {
         let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
@@ -57,6 +43,102 @@ pub(crate) fn run(a: DriftArgs) -> Result<(), Failure> {
     } else {
         Err(Failure::Exit(1))
     }
+}
+
+/// `run(progress)` under a bar of bytes while reading, then a line for each stage without
+/// a count.
+fn with_progress<T>(run: impl FnOnce(&dyn Fn(&str, u64, u64)) -> T) -> T {
+    let bar = std::cell::RefCell::new(crate::progress::Progress::bytes("reading the inventory"));
+    let stage = std::cell::RefCell::new(String::from("reading"));
+    let r = run(&|now, done, total| {
+        if now != stage.borrow().as_str() {
+            now.clone_into(&mut stage.borrow_mut());
+            bar.borrow().finish_and_clear();
+            *bar.borrow_mut() = crate::progress::Progress::counter(match now {
+                "comparing" => "comparing with the plan",
+                "capacity" => "capacity as built",
+                _ => "routing on the network as built",
+            });
+        }
+        let b = bar.borrow();
+        b.set_length(total);
+        b.set_position(done);
+    });
+    bar.borrow().finish_and_clear();
+    r
+}
+
+/// What `aifabric import` wrote.
+#[derive(serde::Serialize)]
+struct Imported<'a> {
+    plan: &'a str,
+    inventory: &'a str,
+    /// The scenario file written.
+    out: String,
+    /// Planned links missing or miswired: failed in it.
+    failed_links: usize,
+    /// Links at another speed: at the speed found in it.
+    link_speeds: usize,
+    /// The drift's findings by kind.
+    counts: &'a std::collections::BTreeMap<String, u64>,
+}
+
+/// `aifabric import`: the drift written as a scenario file every command takes.
+pub(crate) fn import(a: ImportArgs) -> Result<(), Failure> {
+    let ImportArgs {
+        plan,
+        netbox,
+        lldp,
+        out,
+        json,
+    } = a;
+    let f = load(&plan)?;
+    let lldp: Vec<&std::path::Path> = lldp.iter().map(std::path::Path::new).collect();
+    let drift = with_progress(|progress| {
+        aifabric::as_built::drift_as_found_with_progress(
+            &f,
+            netbox.as_deref().map(std::path::Path::new),
+            &lldp,
+            progress,
+        )
+    })?;
+    let yaml = aifabric::as_built::scenario_yaml(&f, &drift);
+    crate::output::write_atomic(&out, |w| std::io::Write::write_all(w, yaml.as_bytes()))
+        .map_err(|e| Failure::Runtime(format!("cannot write {}: {e}", out.display())))?;
+    let done = Imported {
+        plan: &drift.plan,
+        inventory: &drift.inventory,
+        out: out.display().to_string(),
+        failed_links: drift.lost_links.len(),
+        link_speeds: drift.link_speeds.len(),
+        counts: &drift.counts,
+    };
+    emit_versioned(json, &done, |d| {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "# {} as built ({}): {} planned link(s) missing or miswired, failed; {} at another \
+             speed, at the speed found",
+            d.plan, d.inventory, d.failed_links, d.link_speeds
+        );
+        if !d.counts.is_empty() {
+            let kinds: Vec<String> = d.counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+            let _ = writeln!(
+                o,
+                "drift: {} (`aifabric drift` lists them)",
+                kinds.join(", ")
+            );
+        }
+        let _ = writeln!(
+            o,
+            "wrote {} ({} bytes): every command takes it, e.g. `aifabric capacity {} --scenario {}`",
+            d.out,
+            yaml.len(),
+            plan,
+            d.out
+        );
+        o
+    })
 }
 
 /// `aifabric drift`: the counts, routing as built, the capacity lost per tier, per place
@@ -137,6 +219,30 @@ fn render(found: &aifabric::as_built::AsFound, show: usize) -> String {
                 t.lost_links,
                 t.lost_gbps,
                 100.0 * t.lost_share
+            );
+        }
+    }
+    if !found.oversubscription.is_empty() {
+        let ratio = |x: Option<f64>| x.map_or("no up".to_owned(), |x| format!("{x:.4}:1"));
+        let _ = writeln!(
+            o,
+            "\nCapacity and oversubscription as built (tiers that change, down : up)"
+        );
+        let _ = writeln!(
+            o,
+            "  {:<12} {:<28} {:>13} {:>13} {:>12} {:>12}",
+            "tier", "scope", "up Gb/s plan", "as built", "ratio plan", "as built"
+        );
+        for t in &found.oversubscription {
+            let _ = writeln!(
+                o,
+                "  {:<12} {:<28} {:>13.0} {:>13.0} {:>12} {:>12}",
+                t.tier,
+                t.scope,
+                t.planned_up_gbps,
+                t.up_gbps,
+                ratio(t.planned_oversubscription),
+                ratio(t.oversubscription)
             );
         }
     }

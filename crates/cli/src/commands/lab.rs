@@ -73,8 +73,24 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
                     "--timeout must be a number of seconds >= 0".into(),
                 ));
             }
-            let f = load(&spec)?;
-            let s = scenario.resolve(&f)?;
+            let mut f = load(&spec)?;
+            let planned: Vec<u32> = f.links().iter().map(|l| l.capacity_mbps).collect();
+            let s = scenario.resolve(&mut f)?;
+            let other_speed = f
+                .links()
+                .iter()
+                .zip(&planned)
+                .filter(|(l, &p)| l.capacity_mbps != p)
+                .count();
+            if other_speed > 0 {
+                return Err(Failure::BadArgument(format!(
+                    "--as-built: {other_speed} planned link(s) run at another speed, and the \
+                     lab runs the plan's configuration (its link bandwidth from the planned \
+                     speeds); check the lab on the missing and miswired links alone (a NetBox \
+                     export whose interfaces have the planned speeds, or LLDP tables) or see \
+                     the speeds' effect without FRR (`routes`, `capacity` with --as-built)"
+                )));
+            }
             let describe = match scenario.describe() {
                 d if d.is_empty() => "healthy".to_owned(),
                 d => d,

@@ -45,6 +45,7 @@ pub(crate) fn run(cli: Cli) -> Result<(), Failure> {
         Command::Lab { command } => lab::run(command),
         Command::SlurmImport(a) => slurm::import(a),
         Command::Drift(a) => drift::run(a),
+        Command::Import(a) => drift::import(a),
         Command::Validate(a) => validate(a),
         Command::Validation(a) => validation(a),
         Command::Goodput(a) => goodput::run(a),
@@ -198,8 +199,8 @@ fn failures(a: FailuresArgs) -> Result<(), Failure> {
         }
         emit_versioned(json, &cmp, render::comparison)?;
     } else {
-        let f = load(&spec)?;
-        let state = scenario.resolve(&f)?;
+        let mut f = load(&spec)?;
+        let state = scenario.resolve(&mut f)?;
         let report = failures::sweep(&f, state, setup, &req)?;
         if let Some(path) = &out {
             write_json(path, &versioned(&report))?;
@@ -232,9 +233,9 @@ fn capacity(a: CapacityArgs) -> Result<(), Failure> {
         json,
         scenario,
     } = a;
-    let f = load(&spec)?;
-    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default())
-        .described(scenario.describe());
+    let mut f = load(&spec)?;
+    let state = scenario.resolve(&mut f)?;
+    let study = aifabric::Study::new(&f, state, Default::default()).described(scenario.describe());
     emit_versioned(json, &study.capacity(), render::capacity)?;
     Ok(())
 }
@@ -312,8 +313,9 @@ fn routes(a: RoutesArgs) -> Result<(), Failure> {
         scenario,
         bgp,
     } = a;
-    let f = load(&spec)?;
-    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, bgp.setup());
+    let mut f = load(&spec)?;
+    let state = scenario.resolve(&mut f)?;
+    let study = aifabric::Study::new(&f, state, bgp.setup());
     let views = study.routes(&device, prefix.as_deref())?;
     emit_versioned(json, &Routes { routes: views }, |v| {
         render::routes(&v.routes)
@@ -330,8 +332,9 @@ fn blackholes(a: BlackholesArgs) -> Result<(), Failure> {
         scenario,
         bgp,
     } = a;
-    let f = load(&spec)?;
-    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, bgp.setup());
+    let mut f = load(&spec)?;
+    let state = scenario.resolve(&mut f)?;
+    let study = aifabric::Study::new(&f, state, bgp.setup());
     let report = study.blackholes(aggregation, tier)?;
     emit_versioned(json, &report, render::blackholes)?;
     Ok(())
@@ -343,8 +346,9 @@ fn ibm(a: IbmArgs) -> Result<(), Failure> {
         json,
         scenario,
     } = a;
-    let f = load(&spec)?;
-    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, Default::default());
+    let mut f = load(&spec)?;
+    let state = scenario.resolve(&mut f)?;
+    let study = aifabric::Study::new(&f, state, Default::default());
     emit_versioned(json, &Ibm { zones: study.ibm() }, |v| render::ibm(&v.zones))?;
     Ok(())
 }
@@ -416,8 +420,9 @@ fn collective(a: CollectiveArgs) -> Result<(), Failure> {
         return Err(Failure::BadArgument("--alpha-us must be >= 0".into()));
     }
     let (cfg, setup) = engine_setup(&sim, &packet, &bgp)?;
-    let f = load(&spec)?;
-    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+    let mut f = load(&spec)?;
+    let state = scenario.resolve(&mut f)?;
+    let study = aifabric::Study::new(&f, state, setup);
     let req = aifabric::CollectiveRequest {
         op,
         algo: Some(algo),
@@ -468,8 +473,9 @@ fn traffic(a: TrafficArgs) -> Result<(), Failure> {
             ))
         }
     };
-    let f = load(&spec)?;
-    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+    let mut f = load(&spec)?;
+    let state = scenario.resolve(&mut f)?;
+    let study = aifabric::Study::new(&f, state, setup);
     if let Some(cfg) = cfg {
         let t = std::time::Instant::now();
         let cpu = traffic::cpu_seconds();
@@ -525,8 +531,9 @@ fn job(a: JobArgs) -> Result<(), Failure> {
     sim.setup_for_jobs(&bgp, "job")?;
     let (cfg, setup) = engine_setup(&sim, &packet, &bgp)?;
     let it = spec::job::load(&job).map_err(Failure::BadInput)?;
-    let f = load(&spec)?;
-    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+    let mut f = load(&spec)?;
+    let state = scenario.resolve(&mut f)?;
+    let study = aifabric::Study::new(&f, state, setup);
     let report = match &cfg {
         Some(cfg) => {
             let (bar, progress) = phase_bar();
@@ -568,8 +575,9 @@ fn replay(a: ReplayArgs) -> Result<(), Failure> {
             "--alpha-us must be a number >= 0, not {a}"
         )));
     }
-    let f = load(&spec)?;
-    let study = aifabric::Study::new(&f, scenario.resolve(&f)?, setup);
+    let mut f = load(&spec)?;
+    let state = scenario.resolve(&mut f)?;
+    let study = aifabric::Study::new(&f, state, setup);
     let req = aifabric::ReplayRequest {
         placement,
         alpha_s: alpha_us.map(|a| a * 1e-6),
@@ -626,7 +634,7 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         c => Some(aifabric::failures::class(c, "--sweep")?),
     };
     let (name, text) = spec::read(&spec).map_err(Failure::BadInput)?;
-    let f = spec::build_str(&name, &text).map_err(Failure::BadInput)?;
+    let mut f = spec::build_str(&name, &text).map_err(Failure::BadInput)?;
     let cluster = jobs
         .map(|j| spec::cluster::load_cluster(&f, &j))
         .transpose()
@@ -645,7 +653,7 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         ..Default::default()
     };
     let bar = crate::progress::Progress::bar("report");
-    let state = scenario.resolve(&f)?;
+    let state = scenario.resolve(&mut f)?;
     let opts = aifabric::ReportOptions {
         state: aifabric::failures::starting_state(&state, &scenario.describe())?,
         ..opts

@@ -168,6 +168,106 @@ fn the_plans_own_export_as_built_is_the_plan() {
         out
     };
     assert_eq!(routes(&[]), routes(&["--as-built", nb_s]));
+    // Imported once, the same: a scenario file with nothing in it.
+    let file = dir.path().join("as-built.yaml");
+    let file_s = file.to_str().unwrap();
+    let (code, _, err) = run(&[
+        "import", "--plan", "htsim-k8", "--netbox", nb_s, "--out", file_s,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("\nfail: []\n") && text.contains("\nlink_speeds: []\n"),
+        "{text}"
+    );
+    assert_eq!(routes(&[]), routes(&["--scenario", file_s]));
+}
+
+/// `aifabric import` writes the drift as a scenario file every command takes: a cable not
+/// laid failed and an interface at half its speed at that speed, so capacity answers as
+/// `--as-built` does, and the tier above loses the closed form: 400 Gb/s for the cable,
+/// 200 Gb/s for the slow link. A bad speed in such a file is refused at its line.
+#[test]
+fn import_writes_the_network_as_built_as_a_scenario_every_command_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let nb = dir.path().join("nb");
+    let nb_s = nb.to_str().unwrap();
+    let (code, _, err) = run(&["export", "nsf-l2", "--format", "netbox", "--out", nb_s]);
+    assert_eq!(code, Some(0), "{err}");
+    let cables = std::fs::read_to_string(nb.join("cables.csv")).unwrap();
+    let gone = "east.dc1.nsf.rtsw0,dcim.interface,eth32,east.dc1.nsf.ftsw0,";
+    let kept: String = cables
+        .lines()
+        .filter(|l| !l.starts_with(gone))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(kept.len() + 1 < cables.len(), "one cable removed");
+    std::fs::write(nb.join("cables.csv"), kept).unwrap();
+    let ifaces = std::fs::read_to_string(nb.join("interfaces.csv")).unwrap();
+    let slow = ifaces.replacen(
+        "east.dc1.nsf.rtsw1,eth32,400gbase-x-qsfpdd,400000000,",
+        "east.dc1.nsf.rtsw1,eth32,400gbase-x-qsfpdd,200000000,",
+        1,
+    );
+    assert_ne!(slow, ifaces);
+    std::fs::write(nb.join("interfaces.csv"), slow).unwrap();
+    let file = dir.path().join("as-built.yaml");
+    let file_s = file.to_str().unwrap();
+    let (code, out, err) = run(&[
+        "import", "--plan", "nsf-l2", "--netbox", nb_s, "--out", file_s, "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["failed_links"].as_u64(), v["link_speeds"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains("- \"east.dc1.nsf.rtsw0--east.dc1.nsf.ftsw0#0\"")
+            && text.contains("{link: \"east.dc1.nsf.rtsw1--east.dc1.nsf.ftsw0#0\", gbps: 200}"),
+        "{text}"
+    );
+    let capacity = |extra: &[&str]| {
+        let (code, out, err) = run(&[&["capacity", "nsf-l2", "--json"], extra].concat());
+        assert_eq!(code, Some(0), "{err}");
+        let mut v: Value = serde_json::from_str(&out).unwrap();
+        v["scenario"]["description"] = Value::Null;
+        v
+    };
+    let (plan, imported) = (capacity(&[]), capacity(&["--scenario", file_s]));
+    assert_eq!(imported, capacity(&["--as-built", nb_s]));
+    let up = |v: &Value| v["tiers"][0]["up_gbps"].as_f64().unwrap();
+    assert_eq!(plan["tiers"][0]["name"], "rtsw");
+    assert_eq!(up(&plan) - up(&imported), 400.0 + 200.0);
+    // `drift` gives the tiers that change, planned and as built.
+    let (code, out, err) = run(&["drift", "--plan", "nsf-l2", "--netbox", nb_s, "--json"]);
+    assert_eq!(code, Some(1), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let rtsw = &v["oversubscription"][0];
+    assert_eq!(
+        (&rtsw["tier"], &rtsw["scope"]),
+        (&plan["tiers"][0]["name"], &plan["tiers"][0]["scope"])
+    );
+    assert_eq!(rtsw["planned_up_gbps"], plan["tiers"][0]["up_gbps"]);
+    assert_eq!(rtsw["up_gbps"], imported["tiers"][0]["up_gbps"]);
+    assert_eq!(
+        rtsw["oversubscription"],
+        imported["tiers"][0]["oversubscription"]
+    );
+
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "fail: []\nlink_speeds:\n  - {link: \"east.dc1.nsf.rtsw1--east.dc1.nsf.ftsw0#0\", gbps: -5}\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&["capacity", "nsf-l2", "--scenario", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("bad.yaml") && err.contains("-5 Gb/s") && err.contains(":3:"),
+        "{err}"
+    );
 }
 
 /// Interface addresses (NetBox's `ip-addresses.csv`) against the plan's: one changed is
