@@ -230,13 +230,13 @@ fn render(found: &aifabric::as_built::AsFound, show: usize) -> String {
         );
         let _ = writeln!(
             o,
-            "  {:<12} {:<28} {:>13} {:>13} {:>12} {:>12}",
+            "  {:<16} {:<28} {:>13} {:>13} {:>12} {:>12}",
             "tier", "scope", "up Gb/s plan", "as built", "ratio plan", "as built"
         );
         for t in &found.oversubscription {
             let _ = writeln!(
                 o,
-                "  {:<12} {:<28} {:>13.0} {:>13.0} {:>12} {:>12}",
+                "  {:<16} {:<28} {:>13.0} {:>13.0} {:>12} {:>12}",
                 t.tier,
                 t.scope,
                 t.planned_up_gbps,

@@ -273,4 +273,54 @@ fn drift_costs_the_jobs_what_cluster_as_built_says() {
     assert_eq!(costs[0]["impact"]["status"], "slowed", "{}", costs[0]);
     assert!(costs[0]["impact"]["slowdown"].as_f64().unwrap() > 1.01);
     assert_eq!(costs[1]["impact"]["status"], "untouched", "{}", costs[1]);
+
+    // The cables laid, but the same switches' ports at half their speed: the 16k job is
+    // slowed against the plan's step, and says why.
+    std::fs::write(&cables, &text).unwrap();
+    let ifaces = nb.join("interfaces.csv");
+    let halved: Vec<String> = std::fs::read_to_string(&ifaces)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut f: Vec<String> = l.split(',').map(str::to_owned).collect();
+            if (0..8).any(|k| f[0] == format!("east.dc1.llama.ctsw{k}")) {
+                f[3] = (f[3].parse::<u64>().unwrap() / 2).to_string();
+            }
+            f.join(",")
+        })
+        .collect();
+    std::fs::write(&ifaces, halved.join("\n") + "\n").unwrap();
+    let o = aifabric()
+        .args([
+            "drift",
+            "--plan",
+            "llama3-24k",
+            "--netbox",
+            nb_s,
+            "--jobs",
+            TWO,
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let slow: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        slow["counts"]["missing_cable"],
+        serde_json::Value::Null,
+        "{}",
+        slow["counts"]
+    );
+    let costs = slow["jobs"].as_array().unwrap();
+    assert_eq!(costs[0]["planned_step_s"], rows[0]["together_step_s"]);
+    assert_eq!(costs[0]["impact"]["status"], "slowed", "{}", costs[0]);
+    assert!(costs[0]["impact"]["slowdown"].as_f64().unwrap() > 1.01);
+    let why = costs[0]["impact"]["why"].as_str().unwrap();
+    assert!(why.contains("planned links run at another speed"), "{why}");
+    assert_eq!(costs[1]["impact"]["status"], "untouched", "{}", costs[1]);
 }
