@@ -115,6 +115,23 @@ def test_a_fat_tree_under_live_scenarios_agrees_with_aifabric(lab_dir):
     assert not (ns & live_namespaces()) and not lab_dir.exists()
 
 
+def test_a_lab_on_the_network_as_built_runs_its_link_speeds(lab_dir):
+    """The network as built (a scenario file as `aifabric import` writes it) with one of
+    rtsw0's uplinks at a quarter of its speed: a lab brought up on it agrees with aifabric's
+    link-bandwidth weights there; a check of the plan's speeds on that lab is refused."""
+    built = lab_dir.parent / "as-built.yaml"
+    built.write_text('fail: []\nlink_speeds:\n  - {link: "r.b.z.rtsw0--r.b.z.ctsw0#0", gbps: 100}\n')
+    lab("up", FAT_TREE, "--dir", lab_dir, "--scenario", built)
+    state = json.loads((lab_dir / "lab.json").read_text())
+    speed = {l["name"]: l["capacity_gbps"] for l in state["links"]}
+    assert speed["r.b.z.rtsw0--r.b.z.ctsw0#0"] == 100
+    assert speed["r.b.z.rtsw0--r.b.z.ctsw1#0"] > 100
+    checked(FAT_TREE, lab_dir, "--scenario", built)
+    checked(FAT_TREE, lab_dir, "--scenario", built, "--fail", "r.b.z.atsw0")
+    r = lab("check", FAT_TREE, "--dir", lab_dir, "--timeout", "5", check=False)
+    assert r.returncode == 2 and "at another speed" in r.stderr, r.stderr
+
+
 def test_the_roce_zone_without_link_bandwidth_and_a_crashed_supervisor(lab_dir):
     lab("up", ROCE6, "--dir", lab_dir, "--bandwidth", "none")
     checked(ROCE6, lab_dir, "--fail", "r.b.z.rtsw1--r.b.z.ctsw1#1")

@@ -183,6 +183,8 @@ pub(crate) enum LabCommand {
         json: bool,
         #[command(flatten)]
         bgp: BgpArgs,
+        #[command(flatten)]
+        speeds: SpeedArgs,
     },
     /// Set the links as the scenario says (healthy without one), wait until the FIBs agree
     /// with aifabric's routes or --timeout passes, and print the disagreements (exit 1).
@@ -608,6 +610,49 @@ impl From<StartArgs> for ScenarioArgs {
             scenario: a.scenario,
             as_built: Vec::new(),
         }
+    }
+}
+
+/// What `lab up` and `export` configure: the plan, or the network as built at the link
+/// speeds a scenario file or an inventory gives.
+#[derive(clap::Args, Debug, Default)]
+#[command(next_help_heading = "The network as built")]
+pub(crate) struct SpeedArgs {
+    /// A scenario file whose `link_speeds` the links run at (what `aifabric import`
+    /// writes); its failures and drains are not configured (`lab check` applies them).
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<String>,
+    /// The network as built (as every command takes it): its links at the speeds found;
+    /// its missing and miswired links are not configured away (`lab check --as-built`
+    /// takes them down).
+    #[arg(long, value_name = "DIR|FILE", num_args = 1..)]
+    as_built: Vec<String>,
+}
+
+impl SpeedArgs {
+    /// The flags as given (for a hint naming the next command), empty without any.
+    pub(crate) fn flags(&self) -> Vec<&str> {
+        let mut v = Vec::new();
+        if let Some(s) = &self.scenario {
+            v.extend(["--scenario", s.as_str()]);
+        }
+        if !self.as_built.is_empty() {
+            v.push("--as-built");
+            v.extend(self.as_built.iter().map(String::as_str));
+        }
+        v
+    }
+
+    /// Set `f`'s links to the speeds given; returns whether the scenario also fails or
+    /// drains something (applied by `lab check`, not here).
+    pub(crate) fn apply(&self, f: &mut Fabric) -> Result<bool, Failure> {
+        let s = ScenarioArgs {
+            scenario: self.scenario.clone(),
+            as_built: self.as_built.clone(),
+            ..ScenarioArgs::default()
+        }
+        .resolve(f)?;
+        Ok(!s.unusable().is_empty() || !s.drained_soft.is_empty())
     }
 }
 

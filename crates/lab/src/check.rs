@@ -142,6 +142,30 @@ pub fn check(
         .transpose()
         .map_err(|e: String| bad_request(format!("{STATE_FILE}: aggregation: {e}")))?;
     let topo = study.frr_topology_aggregated(aggregation)?;
+    // The lab's configuration carries each link's speed (its link bandwidth): a check on
+    // other speeds (the network as built) needs a lab brought up on them.
+    let speeds: Vec<String> = state
+        .links
+        .iter()
+        .zip(&topo.links)
+        .filter(|(l, t)| l.capacity_gbps != t.capacity_gbps)
+        .map(|(l, t)| {
+            format!(
+                "{} ({} Gb/s in the lab, {} Gb/s here)",
+                l.name, l.capacity_gbps, t.capacity_gbps
+            )
+        })
+        .collect();
+    if !speeds.is_empty() {
+        return Err(bad_request(format!(
+            "the lab in {} runs {} link(s) at another speed than this check: {}{}; bring it \
+             up on the same network (`lab up` with the same --scenario or --as-built)",
+            dir.display(),
+            speeds.len(),
+            speeds[..speeds.len().min(3)].join(", "),
+            if speeds.len() > 3 { ", ..." } else { "" }
+        )));
+    }
     let unusable = study.scenario().unusable();
     let mut links_down = Vec::new();
     for (l, t) in state.links.iter().zip(&topo.links) {

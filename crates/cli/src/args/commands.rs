@@ -468,6 +468,8 @@ pub(crate) struct ExportArgs {
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) bgp: BgpArgs,
+    #[command(flatten)]
+    pub(crate) speeds: super::SpeedArgs,
 }
 
 // `aifabric drift` (its help is the `Command` variant's doc comment).

@@ -18,8 +18,16 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
             aggregation,
             json,
             bgp,
+            speeds,
         } => {
-            let f = load(&spec)?;
+            let mut f = load(&spec)?;
+            if speeds.apply(&mut f)? {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "lab up: the links run at the speeds given; what the scenario fails or \
+                     drains goes down at `lab check` given the same --scenario or --as-built"
+                );
+            }
             let study = aifabric::Study::healthy(&f, bgp.setup());
             // A spec file is recorded by its absolute path: `check` may run from elsewhere.
             let spec = match std::fs::canonicalize(&spec) {
@@ -46,9 +54,21 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
                 max_routers,
             };
             let state = lab::up(&study, &spec, &dir, &opts)?;
+            // The check must give the same speeds: named when they read as typed.
+            let flags = speeds.flags();
+            let plain = |a: &str| {
+                !a.is_empty()
+                    && a.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "._/-:=+,".contains(c))
+            };
+            let same = match flags.is_empty() {
+                true => String::new(),
+                false if flags.iter().all(|a| plain(a)) => format!(" {}", flags.join(" ")),
+                false => " (with the same --scenario or --as-built)".to_owned(),
+            };
             emit(json, &state, |s| {
                 format!(
-                    "lab {} up in {}: {} routers, {} links, FRR {} (weights in {} steps; supervisor pid {})\nnext: aifabric lab check {} --dir {}\n",
+                    "lab {} up in {}: {} routers, {} links, FRR {} (weights in {} steps; supervisor pid {})\nnext: aifabric lab check {} --dir {}{same}\n",
                     s.fabric,
                     dir.display(),
                     s.routers.len(),
@@ -74,23 +94,7 @@ pub(crate) fn run(command: LabCommand) -> Result<(), Failure> {
                 ));
             }
             let mut f = load(&spec)?;
-            let planned: Vec<u32> = f.links().iter().map(|l| l.capacity_mbps).collect();
             let s = scenario.resolve(&mut f)?;
-            let other_speed = f
-                .links()
-                .iter()
-                .zip(&planned)
-                .filter(|(l, &p)| l.capacity_mbps != p)
-                .count();
-            if other_speed > 0 {
-                return Err(Failure::BadArgument(format!(
-                    "--as-built: {other_speed} planned link(s) run at another speed, and the \
-                     lab runs the plan's configuration (its link bandwidth from the planned \
-                     speeds); check the lab on the missing and miswired links alone (a NetBox \
-                     export whose interfaces have the planned speeds, or LLDP tables) or see \
-                     the speeds' effect without FRR (`routes`, `capacity` with --as-built)"
-                )));
-            }
             let describe = match scenario.describe() {
                 d if d.is_empty() => "healthy".to_owned(),
                 d => d,

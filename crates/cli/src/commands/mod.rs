@@ -717,8 +717,16 @@ fn export(a: ExportArgs) -> Result<(), Failure> {
         aggregation,
         json,
         bgp,
+        speeds,
     } = a;
-    let f = load(&spec)?;
+    let mut f = load(&spec)?;
+    if speeds.apply(&mut f)? {
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"export: the links carry the speeds given; what the scenario fails or drains is \
+              not exported (every planned link and session is; `lab check` takes them down)\n",
+        );
+    }
     let study = aifabric::Study::healthy(&f, bgp.setup());
     let bar = crate::progress::Progress::bar("files");
     let files = study.export_to_with_progress(format, &out, aggregation, &mut |k, n, name| {

@@ -302,3 +302,64 @@ fn an_interface_at_another_address_is_named() {
     assert_eq!(x["found"], wrong.as_str());
     assert_ne!(x["planned"], x["found"]);
 }
+
+/// The FRR export of the network as built: the link a scenario file sets to 100 Gb/s is
+/// advertised with that link bandwidth from both ends, and nothing else changes.
+#[test]
+fn the_frr_export_carries_the_link_speeds_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fixtures/specs/fat-tree-k4.yaml"
+    );
+    let built = dir.path().join("as-built.yaml");
+    std::fs::write(
+        &built,
+        "link_speeds:\n  - {link: \"r.b.z.rtsw0--r.b.z.ctsw0#0\", gbps: 100}\n",
+    )
+    .unwrap();
+    let export = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let (code, _, err) = run(&[
+            &[
+                "export",
+                spec,
+                "--format",
+                "frr",
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            extra,
+        ]
+        .concat());
+        assert_eq!(code, Some(0), "{err}");
+        out
+    };
+    let (plan, found) = (
+        export("plan", &[]),
+        export("built", &["--scenario", built.to_str().unwrap()]),
+    );
+    let mut changed = Vec::new();
+    for e in std::fs::read_dir(&plan).unwrap() {
+        let name = e.unwrap().file_name();
+        let (a, b) = (
+            std::fs::read_to_string(plan.join(&name)).unwrap(),
+            std::fs::read_to_string(found.join(&name)).unwrap(),
+        );
+        if a != b {
+            changed.push(name.to_string_lossy().into_owned());
+            if name.to_string_lossy().ends_with("bgpd.conf") {
+                assert!(b.contains("route-map LB-100 out"), "{name:?}:\n{b}");
+            }
+        }
+    }
+    changed.sort();
+    assert_eq!(
+        changed,
+        [
+            "r.b.z.ctsw0.bgpd.conf",
+            "r.b.z.rtsw0.bgpd.conf",
+            "topology.json"
+        ]
+    );
+}
