@@ -230,15 +230,17 @@ fn render(found: &aifabric::as_built::AsFound, show: usize) -> String {
         );
         let _ = writeln!(
             o,
-            "  {:<16} {:<28} {:>13} {:>13} {:>12} {:>12}",
-            "tier", "scope", "up Gb/s plan", "as built", "ratio plan", "as built"
+            "  {:<16} {:<24} {:>12} {:>10} {:>12} {:>10} {:>10} {:>10}",
+            "tier", "scope", "down Gb/s", "as built", "up Gb/s", "as built", "ratio", "as built"
         );
         for t in &found.oversubscription {
             let _ = writeln!(
                 o,
-                "  {:<16} {:<28} {:>13.0} {:>13.0} {:>12} {:>12}",
+                "  {:<16} {:<24} {:>12.0} {:>10.0} {:>12.0} {:>10.0} {:>10} {:>10}",
                 t.tier,
                 t.scope,
+                t.planned_down_gbps,
+                t.down_gbps,
                 t.planned_up_gbps,
                 t.up_gbps,
                 ratio(t.planned_oversubscription),
