@@ -22,7 +22,9 @@ Every option is a keyword argument with the CLI option's name in Python spelling
 
 Scenarios (what failed or is drained) use the CLI's selector syntax: a list of selectors to
 fail (``["building:east.dc1", "east.dc1.nsf.rtsw0"]``), a dict with ``fail``, ``drain``,
-``drain_soft`` lists and an optional scenario ``file``, or the path of a scenario YAML file.
+``drain_soft`` lists and an optional scenario ``file``, or the path of a scenario YAML file
+(the network as built that ``aifabric import`` writes is one: its ``link_speeds`` run the
+question on the fabric at the speeds found).
 
 Long calls release the GIL and run on a worker thread; Ctrl-C raises ``KeyboardInterrupt``
 at once. Errors: :class:`SpecError` (a file that cannot be read, with ``file``, ``line``,

@@ -206,15 +206,24 @@ fn healthy() -> ScenarioArg {
     (Vec::new(), Vec::new(), Vec::new(), None)
 }
 
-fn scenario(f: &Model, s: &ScenarioArg) -> Result<Scenario, Failed> {
+/// The scenario `s` on `f`, and the fabric it runs on: `f`, or a copy of it at the link
+/// speeds the scenario file gives (the network as built, `aifabric import`).
+fn scenario<'f>(
+    f: &'f Model,
+    s: &ScenarioArg,
+) -> Result<(std::borrow::Cow<'f, Model>, Scenario), Failed> {
     let (fail, drain, soft, file) = s;
     let mut sc =
         Scenario::from_selectors(f, fail, drain, soft).map_err(|e| Failed::Bad(e.to_string()))?;
+    let mut on = std::borrow::Cow::Borrowed(f);
     if let Some(path) = file {
         let (file, src) = aifabric::stages::spec::scenario::load_scenario(path)?;
         aifabric::stages::spec::scenario::apply_scenario(f, &file, &src, &mut sc)?;
+        if !file.link_speeds.is_empty() {
+            aifabric::stages::spec::scenario::apply_link_speeds(on.to_mut(), &file, &src)?;
+        }
     }
-    Ok(sc)
+    Ok((on, sc))
 }
 
 /// The scenario as the CLI describes it (`fail A, B; drain C; scenario FILE`).
@@ -383,8 +392,8 @@ impl NativeFabric {
     ) -> PyResult<T> {
         let model = Arc::clone(&self.model);
         run(py, progress, move |ctx| {
-            let s = scenario(&model, &sc)?;
-            let study = Study::new(&model, s, setup(&opts)?).described(describe(&sc));
+            let (on, s) = scenario(&model, &sc)?;
+            let study = Study::new(&on, s, setup(&opts)?).described(describe(&sc));
             work(&study, &sc, ctx)
         })
     }

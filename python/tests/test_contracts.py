@@ -161,6 +161,25 @@ def test_drift_is_the_cli_contract(cli, tmp_path):
         f.drift(netbox=nb)
 
 
+def test_the_network_as_built_imported_is_every_questions_scenario(cli, tmp_path):
+    """`aifabric import` writes the network as built as a scenario file; Python takes it as
+    the CLI does, link speeds included."""
+    nb = tmp_path / "nb"
+    cli("export", "htsim-k8", "--format", "netbox", "--out", str(nb), json_out=False)
+    ifaces = nb / "interfaces.csv"
+    rows = ifaces.read_text().splitlines()
+    k = next(i for i, r in enumerate(rows) if r.startswith("r.b.z.rtsw0,eth0,"))
+    rows[k] = rows[k].replace(",100000000,", ",25000000,")
+    ifaces.write_text("\n".join(rows) + "\n")
+    built = tmp_path / "as-built.yaml"
+    summary = cli("import", "--plan", "htsim-k8", "--netbox", str(nb), "--out", str(built))
+    assert (summary["failed_links"], summary["link_speeds"]) == (0, 1)
+    f = aifabric.Fabric("htsim-k8")
+    got = f.capacity(scenario=str(built))
+    assert got == cli("capacity", "htsim-k8", "--scenario", str(built))
+    assert got != f.capacity()
+
+
 def test_traffic_is_the_cli_contract_and_its_tables(cli, llama):
     r = llama.traffic(pattern="permutation", gpus=256, placement="spread", size="8M")
     want = cli(
