@@ -406,6 +406,8 @@ pub fn render(d: &ReportData) -> Result<String, minijinja::Error> {
     let t = env.get_template("report.html")?;
     t.render(minijinja::context! {
         d => minijinja::Value::from_serialize(d),
+        figures => minijinja::Value::from_serialize(crate::summary::figures(d)),
+        tier_groups => minijinja::Value::from_serialize(crate::summary::tier_groups(&d.tiers)),
         hierarchy_svg => minijinja::Value::from_safe_string(hierarchy_svg(d)),
         cdf_svg => minijinja::Value::from_safe_string(cdf_svg(d)),
         busbw_svg => minijinja::Value::from_safe_string(busbw_svg(d)),

@@ -28,3 +28,4 @@ pub mod data;
 pub mod export;
 pub mod frr;
 pub mod html;
+pub mod summary;

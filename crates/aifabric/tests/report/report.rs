@@ -103,6 +103,62 @@ fn the_report_has_every_section_and_its_data() {
             "section {id} missing"
         );
     }
+    // The first screen: the figures that matter, each a link to a section of the page;
+    // the worst failure is the sweep's worst scenario.
+    let figures = aifabric_report::summary::figures(&d);
+    let labels: Vec<&str> = figures.iter().map(|x| x.label).collect();
+    assert_eq!(
+        labels,
+        [
+            "Fabric",
+            "Most oversubscribed",
+            "Between regions",
+            "Worst failure",
+            "Collectives"
+        ]
+    );
+    assert_eq!(figures[3].value, w.scenario);
+    assert!(
+        figures[0].value.starts_with("216,192 GPUs"),
+        "{:?}",
+        figures[0]
+    );
+    for x in &figures {
+        let id = x.href.trim_start_matches('#');
+        assert!(
+            doc.descendants().any(|n| n.attribute("id") == Some(id)),
+            "{} links to {id}, not on the page",
+            x.label
+        );
+        assert!(html.contains(&format!("href=\"{}\"", x.href)));
+    }
+    let summary = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("summary"))
+        .unwrap();
+    assert_eq!(
+        summary
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("figure"))
+            .count(),
+        figures.len()
+    );
+    // Buildings built alike are one row of the oversubscription table.
+    let groups = aifabric_report::summary::tier_groups(&d.tiers);
+    assert!(groups.len() < d.tiers.len(), "{} rows", d.tiers.len());
+    assert_eq!(
+        groups.iter().map(|g| g.scopes.len()).sum::<usize>(),
+        d.tiers.len()
+    );
+    let tier_rows = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("tiers"))
+        .unwrap()
+        .descendants()
+        .filter(|n| n.has_tag_name("tr"))
+        .count();
+    assert_eq!(tier_rows, groups.len() + 1, "a header and a row per group");
+    assert!(html.contains("more alike (x "));
     let svgs = doc.descendants().filter(|n| n.has_tag_name("svg")).count();
     // The plane sweep keeps one value per pair: its CDF is a sentence, not a plot.
     let sentences = doc
