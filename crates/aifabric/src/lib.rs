@@ -113,6 +113,8 @@ pub mod as_built;
 
 /// The export formats, and the HTML report's data.
 pub mod export {
+    pub use crate::publish::compare_reports;
+    pub use aifabric_report::compare::{Change, Comparison};
     pub use aifabric_report::data::{FailedSection, ReportData};
     pub use aifabric_report::export::Format;
 }

@@ -201,6 +201,37 @@ struct CannotWrite {
 
 /// A directory of outputs not replaced: one holding other files is the request's fault (give
 /// another); one that cannot be written, a runtime failure.
+/// What changed from report A to report B (`report.json` files, as `aifabric report`
+/// writes them; [`aifabric_report::compare`]). A file that cannot be read, is not JSON or
+/// is not a report is a bad request naming it.
+pub fn compare_reports(a: &Path, b: &Path) -> Result<aifabric_report::compare::Comparison, Error> {
+    let read = |p: &Path| -> Result<serde_json::Value, Error> {
+        let text = std::fs::read_to_string(p).map_err(|e| {
+            Error::bad_request(format!(
+                "cannot read {}: {e}; give two report.json files that `aifabric report` wrote",
+                p.display()
+            ))
+        })?;
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            Error::bad_request(format!(
+                "{}:{}:{}: not JSON ({e}); give a report.json that `aifabric report` wrote",
+                p.display(),
+                e.line(),
+                e.column()
+            ))
+        })?;
+        if !(v["fabric"].is_string() && v["tiers"].is_array()) {
+            return Err(Error::bad_request(format!(
+                "{}: not a report (no `fabric` or `tiers`); give a report.json that \
+                 `aifabric report` wrote",
+                p.display()
+            )));
+        }
+        Ok(v)
+    };
+    Ok(aifabric_report::compare::compare(&read(a)?, &read(b)?))
+}
+
 impl From<DirError> for Error {
     fn from(e: DirError) -> Self {
         match e {

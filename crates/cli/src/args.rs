@@ -109,7 +109,7 @@ pub(crate) enum Command {
     /// size per load-balancing mode, link-utilization histogram. The sweep falls back to every
     /// group when the spec has none of the class; the collective runs where the modes can
     /// differ (spread over the buildings when packed GPUs share one DSF zone), or says why
-    /// they cannot.
+    /// they cannot. `--compare A.json B.json`: what changed between two reports.
     Report(ReportArgs),
     /// Export the fabric for other tools: NetBox bulk-import CSVs (devices, interfaces,
     /// cables with lengths, IP addresses, ASNs), GraphML and node-link JSON for NetworkX, the

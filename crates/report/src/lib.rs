@@ -24,6 +24,7 @@
 //! assert_eq!(files["cables.csv"].lines().count(), 1 + f.links().len());
 //! ```
 
+pub mod compare;
 pub mod data;
 pub mod export;
 pub mod frr;

@@ -417,10 +417,15 @@ pub(crate) struct DemoArgs {
 #[derive(clap::Args)]
 pub(crate) struct ReportArgs {
     /// Built-in spec name or YAML file.
-    pub(crate) spec: String,
+    #[arg(required_unless_present = "compare")]
+    pub(crate) spec: Option<String>,
     /// Directory to write report.html and report.json into (created if missing).
-    #[arg(long, value_parser = crate::args::output_dir)]
-    pub(crate) out: std::path::PathBuf,
+    #[arg(long, value_parser = crate::args::output_dir, required_unless_present = "compare")]
+    pub(crate) out: Option<std::path::PathBuf>,
+    /// Two report.json files (before and after a change): what changed between them,
+    /// figure by figure, instead of a new report.
+    #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["spec", "out", "jobs", "ops", "gpus", "pair_tables"])]
+    pub(crate) compare: Vec<std::path::PathBuf>,
     /// Failure classes swept: a class (building, hall, pd, plane, chassis, linecard,
     /// conduit, srg) or `all`.
     #[arg(long, default_value = "plane")]

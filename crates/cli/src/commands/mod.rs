@@ -1,6 +1,7 @@
 //! One function per command: arguments in, a library call, the rendering out.
 
 pub(crate) mod cluster;
+pub(crate) mod compare;
 pub(crate) mod demo;
 pub(crate) mod drift;
 pub(crate) mod failures;
@@ -619,6 +620,7 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
     let ReportArgs {
         spec,
         out,
+        compare,
         sweep,
         gpus,
         pair_tables,
@@ -627,6 +629,15 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         json,
         scenario,
     } = a;
+    if let [a, b] = &compare[..] {
+        return compare::run(a, b, json);
+    }
+    // Clap requires both without --compare.
+    let (Some(spec), Some(out)) = (spec, out) else {
+        return Err(Failure::BadArgument(
+            "give SPEC and --out DIR, or --compare A.json B.json".into(),
+        ));
+    };
     let scenario = crate::args::ScenarioArgs::from(scenario);
     check_report_files(&out)?;
     let sweep = match sweep.as_str() {

@@ -10,6 +10,7 @@ mod goodput;
 mod lab;
 mod names;
 mod packet;
+mod report;
 mod roce_bag;
 mod slurm;
 mod slurm_live;
