@@ -262,7 +262,7 @@ fn hierarchy_svg(d: &ReportData) -> String {
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
     );
     for (i, r) in d.hierarchy.iter().enumerate() {
         let x = 10.0 + i as f64 * col_w;
@@ -347,7 +347,7 @@ fn inter_bag_svg(d: &ReportData) -> Option<String> {
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
     );
     for (a, b, tbps) in &d.inter_bag {
         let (Some(i), Some(j)) = (index(a), index(b)) else {

@@ -55,6 +55,50 @@ fn headless(bin: &Path, page: &Path, args: &[&str]) -> Vec<u8> {
     std::fs::read(out_file).unwrap()
 }
 
+/// The report `page` as a window of `width` x `height` CSS pixels shows it, measured by a
+/// probe page beside it (the report itself has no script): its content width against the
+/// window's, the elements past the window's right edge, and where the summary ends.
+fn layout(bin: &Path, page: &Path, width: u32, height: u32) -> serde_json::Value {
+    let probe = page.with_file_name(format!("probe-{width}.html"));
+    let name = page.file_name().unwrap().to_str().unwrap();
+    std::fs::write(
+        &probe,
+        format!(
+            r#"<!DOCTYPE html><html><body style="margin:0">
+<iframe id="f" src="{name}" style="width:{width}px;height:{height}px;border:0"></iframe>
+<pre id="out">pending</pre>
+<script>
+document.getElementById('f').addEventListener('load', function () {{
+  var d = this.contentDocument, w = d.documentElement.clientWidth, wide = [];
+  d.querySelectorAll('body *').forEach(function (e) {{
+    var b = e.getBoundingClientRect();
+    if (b.right > w + 1 && wide.length < 8) wide.push(e.tagName + ':' + Math.round(b.right));
+  }});
+  document.getElementById('out').textContent = JSON.stringify({{
+    scroll_width: d.documentElement.scrollWidth, client_width: w, wide: wide,
+    summary_bottom: d.getElementById('summary').getBoundingClientRect().bottom,
+    figures: d.querySelectorAll('#summary .figure').length}});
+}});
+</script></body></html>"#
+        ),
+    )
+    .unwrap();
+    let dom = String::from_utf8(headless(
+        bin,
+        &probe,
+        &[
+            "--allow-file-access-from-files",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+        ],
+    ))
+    .unwrap();
+    let start = dom.find("<pre id=\"out\">").expect("the probe's output") + 14;
+    let end = start + dom[start..].find("</pre>").unwrap();
+    serde_json::from_str(&dom[start..end].replace("&quot;", "\""))
+        .unwrap_or_else(|e| panic!("the probe said {:?}: {e}", &dom[start..end]))
+}
+
 /// Width and height from a PNG's IHDR chunk.
 fn png_size(png: &[u8]) -> (u32, u32) {
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
@@ -126,5 +170,31 @@ fn chromium_renders_every_section_of_the_report() {
         report.len(),
         empty.len()
     );
+
+    // At a desktop's width and a narrow one: nothing runs past the window's right edge, and
+    // the summary's figures are on the first screen.
+    for (width, height) in [(1400, 900), (800, 900)] {
+        let l = layout(&bin, &page, width, height);
+        assert!(
+            l["scroll_width"].as_f64() <= l["client_width"].as_f64()
+                && l["wide"].as_array().is_some_and(|w| w.is_empty()),
+            "{width} px: overflow {l}"
+        );
+        assert!(l["figures"].as_u64().unwrap() >= 4, "{l}");
+        assert!(
+            l["summary_bottom"].as_f64().unwrap() <= f64::from(height),
+            "{width} px: the summary ends below the first screen: {l}"
+        );
+        let png = dir.join(format!("report-{width}.png"));
+        headless(
+            &bin,
+            &page,
+            &[
+                &format!("--screenshot={}", png.display()),
+                &format!("--window-size={width},{height}"),
+            ],
+        );
+        assert_eq!(png_size(&std::fs::read(png).unwrap()), (width, height));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
