@@ -10,87 +10,55 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// (name, arguments after `aifabric`, target wall seconds, target peak GB).
-const ROWS: &[(&str, &[&str], f64, f64)] = &[
+/// (name, spec, job file under `examples/jobs/`, engine, target wall seconds); every row's
+/// memory target is [`TARGET_GB`].
+const ROWS: &[(&str, &str, &str, &str, f64)] = &[
     (
         "gpt-13b-128 packet",
-        &[
-            "job",
-            "llama3-24k",
-            "--job",
-            "examples/jobs/gpt-13b-128.yaml",
-            "--engine",
-            "packet",
-        ],
+        "llama3-24k",
+        "gpt-13b-128",
+        "packet",
         30.0,
-        8.0,
     ),
     (
         "gpt-13b-128 hybrid",
-        &[
-            "job",
-            "llama3-24k",
-            "--job",
-            "examples/jobs/gpt-13b-128.yaml",
-            "--engine",
-            "hybrid",
-        ],
+        "llama3-24k",
+        "gpt-13b-128",
+        "hybrid",
         30.0,
-        8.0,
     ),
     (
         "llama3-405b-2k hybrid",
-        &[
-            "job",
-            "llama3-24k",
-            "--job",
-            "examples/jobs/llama3-405b-2k.yaml",
-            "--engine",
-            "hybrid",
-        ],
+        "llama3-24k",
+        "llama3-405b-2k",
+        "hybrid",
         60.0,
-        8.0,
     ),
     (
         "llama3-405b-16k hybrid (llama3-24k)",
-        &[
-            "job",
-            "llama3-24k",
-            "--job",
-            "examples/jobs/llama3-405b-16k.yaml",
-            "--engine",
-            "hybrid",
-        ],
+        "llama3-24k",
+        "llama3-405b-16k",
+        "hybrid",
         60.0,
-        8.0,
     ),
     (
         "llama3-405b-16k hybrid (prometheus, one DSF building)",
-        &[
-            "job",
-            "prometheus",
-            "--job",
-            "examples/jobs/llama3-405b-16k.yaml",
-            "--engine",
-            "hybrid",
-        ],
+        "prometheus",
+        "llama3-405b-16k",
+        "hybrid",
         60.0,
-        8.0,
     ),
     (
         "llama3-405b-131k hybrid (prometheus)",
-        &[
-            "job",
-            "prometheus",
-            "--job",
-            "examples/jobs/llama3-405b-131k.yaml",
-            "--engine",
-            "hybrid",
-        ],
+        "prometheus",
+        "llama3-405b-131k",
+        "hybrid",
         60.0,
-        8.0,
     ),
 ];
+
+/// Peak memory every row must stay under, GB.
+const TARGET_GB: f64 = 8.0;
 
 /// The peak resident memory of process `pid` so far, bytes (`VmHWM`).
 fn peak_bytes(pid: u32) -> Option<u64> {
@@ -145,14 +113,17 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(3)
         .max(1);
-    for &(name, args, target_s, target_gb) in ROWS {
+    for &(name, spec, job, engine, target_s) in ROWS {
+        let job = format!("examples/jobs/{job}.yaml");
+        let args = ["job", spec, "--job", &job, "--engine", engine];
+        let target_gb = TARGET_GB;
         if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
             continue;
         }
         let mut walls = Vec::with_capacity(runs);
         let mut peak = 0;
         for _ in 0..runs {
-            let (wall, bytes) = run(args);
+            let (wall, bytes) = run(&args);
             walls.push(wall);
             peak = peak.max(bytes);
         }

@@ -477,9 +477,9 @@ pub(crate) struct ExportArgs {
     pub(crate) speeds: super::SpeedArgs,
 }
 
-// `aifabric drift` (its help is the `Command` variant's doc comment).
+/// The network as found, against the plan (`drift`, `import`).
 #[derive(clap::Args)]
-pub(crate) struct DriftArgs {
+pub(crate) struct InventoryArgs {
     /// The plan: a built-in spec name or YAML file.
     #[arg(long)]
     pub(crate) plan: String,
@@ -495,6 +495,13 @@ pub(crate) struct DriftArgs {
     /// --netbox when given).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub(crate) lldp: Vec<String>,
+}
+
+// `aifabric drift` (its help is the `Command` variant's doc comment).
+#[derive(clap::Args)]
+pub(crate) struct DriftArgs {
+    #[command(flatten)]
+    pub(crate) inventory: InventoryArgs,
     /// A cluster file (as `cluster --jobs` takes): what the drift costs each of its jobs,
     /// their steps on the plan and on the network as built (the flow engine, `cluster`'s
     /// defaults).
@@ -511,15 +518,8 @@ pub(crate) struct DriftArgs {
 // `aifabric import` (its help is the `Command` variant's doc comment).
 #[derive(clap::Args)]
 pub(crate) struct ImportArgs {
-    /// The plan: a built-in spec name or YAML file.
-    #[arg(long)]
-    pub(crate) plan: String,
-    /// Directory of a NetBox export (as `drift --netbox` takes it).
-    #[arg(long, value_name = "DIR", required_unless_present = "lldp")]
-    pub(crate) netbox: Option<String>,
-    /// LLDP neighbour tables (as `drift --lldp` takes them).
-    #[arg(long, value_name = "FILE", num_args = 1..)]
-    pub(crate) lldp: Vec<String>,
+    #[command(flatten)]
+    pub(crate) inventory: InventoryArgs,
     /// The scenario file to write (YAML; replaced atomically).
     #[arg(long, value_name = "FILE")]
     pub(crate) out: std::path::PathBuf,

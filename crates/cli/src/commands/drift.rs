@@ -1,7 +1,7 @@
 //! `aifabric drift`: the network as found against the plan, what it does to routing and,
 //! with `--jobs`, to each job.
 
-use crate::args::{DriftArgs, ImportArgs};
+use crate::args::{DriftArgs, ImportArgs, InventoryArgs};
 use crate::commands::cluster;
 use crate::{emit_versioned, load, Failure};
 use aifabric::stages::spec;
@@ -9,9 +9,7 @@ use std::fmt::Write;
 
 pub(crate) fn run(a: DriftArgs) -> Result<(), Failure> {
     let DriftArgs {
-        plan,
-        netbox,
-        lldp,
+        inventory: InventoryArgs { plan, netbox, lldp },
         jobs,
         show,
         json,
@@ -86,9 +84,7 @@ struct Imported<'a> {
 /// `aifabric import`: the drift written as a scenario file every command takes.
 pub(crate) fn import(a: ImportArgs) -> Result<(), Failure> {
     let ImportArgs {
-        plan,
-        netbox,
-        lldp,
+        inventory: InventoryArgs { plan, netbox, lldp },
         out,
         json,
     } = a;

@@ -241,26 +241,26 @@ fn drift_costs_the_jobs_what_cluster_as_built_says() {
     };
     let kept: Vec<&str> = text.lines().filter(|l| !to_spine_0_7(l)).collect();
     std::fs::write(&cables, kept.join("\n") + "\n").unwrap();
-    let o = aifabric()
-        .args([
-            "drift",
-            "--plan",
-            "llama3-24k",
-            "--netbox",
-            nb_s,
-            "--jobs",
-            TWO,
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let d: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // `drift --jobs` on the export as it is now: exit 1 (drift found) and its JSON.
+    let drift = || {
+        let o = aifabric()
+            .args([
+                "drift",
+                "--plan",
+                "llama3-24k",
+                "--netbox",
+                nb_s,
+                "--jobs",
+                TWO,
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        serde_json::from_slice::<serde_json::Value>(&o.stdout).unwrap()
+    };
+    let d = drift();
     let c = json(&["cluster", "llama3-24k", "--jobs", TWO, "--as-built", nb_s]);
     let (costs, rows) = (d["jobs"].as_array().unwrap(), c["jobs"].as_array().unwrap());
     assert_eq!(costs.len(), 2);
@@ -290,26 +290,7 @@ fn drift_costs_the_jobs_what_cluster_as_built_says() {
         })
         .collect();
     std::fs::write(&ifaces, halved.join("\n") + "\n").unwrap();
-    let o = aifabric()
-        .args([
-            "drift",
-            "--plan",
-            "llama3-24k",
-            "--netbox",
-            nb_s,
-            "--jobs",
-            TWO,
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let slow: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let slow = drift();
     assert_eq!(
         slow["counts"]["missing_cable"],
         serde_json::Value::Null,
