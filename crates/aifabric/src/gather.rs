@@ -43,6 +43,20 @@ pub struct ReportOptions {
     pub cluster: Option<aifabric_workload::cluster::Cluster>,
     /// A maintenance plan against those jobs: its best schedule in the section.
     pub ops: Option<aifabric_spec::ops::Ops>,
+    /// One training job whose step the report draws (`report --job`, the demo's).
+    pub job: Option<ReportJob>,
+}
+
+/// A job the report draws: its step on the report's fabric state, beside the healthy
+/// fabric's (when the state damages anything) or a scenario's.
+#[derive(Clone, Debug)]
+pub struct ReportJob {
+    /// The job.
+    pub it: aifabric_workload::job::Iteration,
+    /// Its placement (`None`: the job file's).
+    pub placement: Option<Placement>,
+    /// A scenario to set beside it (its name, and the scenario on the report's fabric).
+    pub scenario: Option<(String, Scenario)>,
 }
 
 impl Default for ReportOptions {
@@ -58,6 +72,7 @@ impl Default for ReportOptions {
             pair_tables: false,
             cluster: None,
             ops: None,
+            job: None,
         }
     }
 }
@@ -151,6 +166,10 @@ impl Study<'_> {
             Some(c) => kept(&mut failed, "jobs", self.jobs_section(c, opts.ops.as_ref())),
             None => None,
         };
+        let job = match &opts.job {
+            Some(j) => kept(&mut failed, "job", self.job_section(j)),
+            None => None,
+        };
         progress(steps - 1, steps, "capacity");
         Ok(Inputs {
             state: opts.state.clone(),
@@ -164,7 +183,61 @@ impl Study<'_> {
             collective_note,
             busbw,
             jobs,
+            job,
             failed,
+        })
+    }
+
+    /// The report's job: its step as bars, the healthy fabric's first (when the study's
+    /// state damages anything), then on the study's state, then under the scenario given.
+    fn job_section(&self, j: &ReportJob) -> Result<aifabric_report::data::JobStep, Error> {
+        use aifabric_report::data::{JobStep, StepBar};
+        let bar = |label: String, r: &aifabric_engine::job::StepResult| {
+            let mut parts = vec![
+                ("compute".to_owned(), r.compute_s * 1e3),
+                ("pipeline bubble".to_owned(), r.bubble_s * 1e3),
+            ];
+            parts.extend(
+                r.comms
+                    .iter()
+                    .filter(|c| c.exposed_s > 0.0)
+                    .map(|c| (format!("{} exposed", c.name), c.exposed_s * 1e3)),
+            );
+            // What the parts leave of the step (latencies composed outside the collectives).
+            let rest = r.step_s * 1e3 - parts.iter().map(|p| p.1).sum::<f64>();
+            if rest.abs() > 1e-6 * r.step_s * 1e3 {
+                parts.push(("other".to_owned(), rest));
+            }
+            StepBar {
+                label,
+                step_ms: r.step_s * 1e3,
+                mfu: r.mfu,
+                parts,
+            }
+        };
+        let r = self.job(&j.it, j.placement)?;
+        let here = if self.damaged() {
+            "as the report's state".to_owned()
+        } else {
+            "healthy".to_owned()
+        };
+        // The healthy step first, when the state damages anything: the others against it.
+        let mut bars: Vec<StepBar> = r
+            .run
+            .healthy
+            .iter()
+            .map(|h| bar("healthy".to_owned(), h))
+            .collect();
+        bars.push(bar(here, &r.run.result));
+        if let Some((name, sc)) = &j.scenario {
+            let s = Study::new(self.fabric, sc.clone(), self.setup).job(&j.it, j.placement)?;
+            bars.push(bar(format!("under {name}"), &s.run.result));
+        }
+        Ok(JobStep {
+            name: r.run.result.job.clone(),
+            gpus: r.run.result.gpus,
+            placement: r.placement.to_string(),
+            bars,
         })
     }
 

@@ -147,7 +147,7 @@ pub use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 pub use aifabric_workload::traffic::Pattern;
 pub use aifabric_workload::{Algo, Op, Placement, Proto};
 pub use failures::{parse_keep, FailureRequest, DEFAULT_KEEP};
-pub use gather::ReportOptions;
+pub use gather::{ReportJob, ReportOptions};
 pub use packet::{Engine, PacketTrafficReport};
 pub use publish::ExportedFile;
 pub use report::{

@@ -49,8 +49,39 @@ pub struct Inputs {
     pub busbw: Vec<BusBwSeries>,
     /// The running jobs, when a cluster was given.
     pub jobs: Option<JobsSection>,
+    /// One job's step, when asked.
+    pub job: Option<JobStep>,
     /// The sections whose run failed, in the report's order, each with its error.
     pub failed: Vec<FailedSection>,
+}
+
+/// One training job's step as bars (`report --job`, the demo's job): on the report's fabric
+/// state, and beside it the healthy fabric's or a scenario's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobStep {
+    /// The job.
+    pub name: String,
+    /// Its GPUs.
+    pub gpus: u32,
+    /// How it was placed.
+    pub placement: String,
+    /// One bar per run: the healthy fabric's first when the report's state damages
+    /// anything, then the report's state, then a scenario's.
+    pub bars: Vec<StepBar>,
+}
+
+/// One run of a job's step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StepBar {
+    /// Where it ran (`as the report's state`, `healthy`, a scenario).
+    pub label: String,
+    /// The step, ms.
+    pub step_ms: f64,
+    /// Model FLOPs utilization, 0-1.
+    pub mfu: f64,
+    /// What the step is made of, ms: compute, the pipeline bubble, then each collective's
+    /// exposed time; they add up to the step.
+    pub parts: Vec<(String, f64)>,
 }
 
 /// The running jobs: each one's step alone and together, what the scenario or a maintenance
@@ -280,6 +311,9 @@ pub struct ReportData {
     /// The running jobs, when a cluster was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub jobs: Option<JobsSection>,
+    /// One job's step, when asked (`report --job`, the demo).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobStep>,
     /// The sections that could not be made, each with its error (absent when every section
     /// was made); the others are complete.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -307,6 +341,7 @@ pub fn build(f: &Fabric, inputs: Inputs) -> ReportData {
         collective_note,
         busbw,
         jobs,
+        job,
         failed,
     } = inputs;
     // Every section describes the starting state: the healthy fabric, or the maintenance state.
@@ -441,6 +476,7 @@ pub fn build(f: &Fabric, inputs: Inputs) -> ReportData {
         collective_note,
         busbw,
         jobs,
+        job,
         failed_sections: failed,
     }
 }

@@ -229,6 +229,83 @@ fn esc(s: &str) -> String {
         .replace('\'', "&#x27;")
 }
 
+/// The job's step as stacked horizontal bars, one per run (compute, the pipeline bubble,
+/// each collective's exposed time), a legend under them; each part's `<title>` is its value
+/// (the browser shows it on hover).
+fn step_svg(d: &ReportData) -> Option<String> {
+    let job = d.job.as_ref()?;
+    const COLORS: [&str; 8] = [
+        "#9e9e9e", "#d9d9d9", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+    ];
+    let (w, label_w, row_h) = (720.0f64, 170.0f64, 34.0f64);
+    let longest = job.bars.iter().map(|b| b.step_ms).fold(0.0, f64::max);
+    if longest <= 0.0 {
+        return None;
+    }
+    let scale = (w - label_w - 90.0) / longest;
+    // Every part's name, in the order first met: one color each.
+    let mut names: Vec<&str> = Vec::new();
+    for b in &job.bars {
+        for (n, _) in &b.parts {
+            if !names.contains(&n.as_str()) {
+                names.push(n);
+            }
+        }
+    }
+    let color = |n: &str| COLORS[names.iter().position(|x| *x == n).unwrap_or(0) % COLORS.len()];
+    let legend_rows = names.len().div_ceil(3) as f64;
+    let h = 10.0 + row_h * job.bars.len() as f64 + 10.0 + 18.0 * legend_rows;
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
+    );
+    for (i, b) in job.bars.iter().enumerate() {
+        let y = 10.0 + row_h * i as f64;
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+            label_w - 8.0,
+            y + 17.0,
+            esc(&b.label)
+        );
+        let mut x = label_w;
+        for (n, ms) in &b.parts {
+            let len = (ms * scale).max(0.0);
+            let _ = write!(
+                s,
+                r#"<rect x="{x:.1}" y="{y:.1}" width="{len:.1}" height="24" fill="{}"><title>{}: {ms:.1} ms</title></rect>"#,
+                color(n),
+                esc(n)
+            );
+            x += len;
+        }
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}">{:.1} ms</text>"#,
+            x + 6.0,
+            y + 17.0,
+            b.step_ms
+        );
+    }
+    let top = 20.0 + row_h * job.bars.len() as f64;
+    for (k, n) in names.iter().enumerate() {
+        let (x, y) = (
+            label_w + (k % 3) as f64 * 180.0,
+            top + 18.0 * (k / 3) as f64,
+        );
+        let _ = write!(
+            s,
+            r#"<rect x="{x:.1}" y="{:.1}" width="12" height="12" fill="{}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
+            y - 10.0,
+            color(n),
+            x + 16.0,
+            y,
+            esc(n)
+        );
+    }
+    s.push_str("</svg>");
+    Some(s)
+}
+
 /// What a region's BAG box says: planes and chassis, and for a hub the spokes it joins.
 fn bag_line(r: &crate::data::RegionNode) -> String {
     if r.hub {
@@ -413,6 +490,7 @@ pub fn render(d: &ReportData) -> Result<String, minijinja::Error> {
         busbw_svg => minijinja::Value::from_safe_string(busbw_svg(d)),
         utilization_svg => minijinja::Value::from_safe_string(utilization_svg(d)),
         inter_bag_svg => inter_bag_svg(d).map(minijinja::Value::from_safe_string),
+        step_svg => step_svg(d).map(minijinja::Value::from_safe_string),
     })
 }
 

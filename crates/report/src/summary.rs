@@ -129,6 +129,38 @@ pub fn figures(d: &ReportData) -> Vec<Figure> {
             href: "#collectives",
         });
     }
+    if let Some(job) = &d.job {
+        if let Some(first) = job.bars.first() {
+            let others: Vec<String> = job.bars[1..]
+                .iter()
+                .map(|b| {
+                    format!(
+                        "{} {:.3}x the {} step",
+                        b.label,
+                        b.step_ms / first.step_ms,
+                        first.label
+                    )
+                })
+                .collect();
+            // The last run is the one the report is about (its state, or the scenario).
+            let last = job.bars.last().unwrap_or(first);
+            out.push(Figure {
+                label: "The job",
+                value: format!("{}: step {:.2} s", job.name, last.step_ms / 1e3),
+                detail: format!(
+                    "MFU {:.1}% on {} GPUs{}",
+                    100.0 * last.mfu,
+                    thousands(u64::from(job.gpus)),
+                    if others.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; {}", others.join(", "))
+                    }
+                ),
+                href: "#job",
+            });
+        }
+    }
     if let Some(jobs) = &d.jobs {
         // The job that sharing the fabric slows most.
         let slowed = jobs

@@ -392,3 +392,57 @@ fn a_section_that_fails_is_marked_and_the_others_are_kept() {
     assert_eq!(v["collective"], serde_json::Value::Null);
     assert_eq!(v["failed_sections"][0]["section"], "collectives");
 }
+
+/// A job in the report (`report --job`): its step as bars, the healthy fabric's first and then
+/// the report's state (a core switch failed), each made of compute, the pipeline bubble and
+/// each collective's exposed time adding up to the step; drawn, tabled and in the summary.
+#[test]
+fn a_job_is_drawn_as_what_its_step_is_made_of() {
+    let f = aifabric_spec::load("htsim-k16").unwrap();
+    let it = aifabric_spec::job::load(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/jobs/small-64.yaml"
+    ))
+    .unwrap();
+    let scenario =
+        aifabric_model::Scenario::from_selectors(&f, &["r.b.z.atsw0".into()], &[], &[]).unwrap();
+    let opts = ReportOptions {
+        gpus: Some(16),
+        sizes: vec![1 << 20],
+        job: Some(aifabric::ReportJob {
+            it,
+            placement: Some(aifabric::Placement::Spread),
+            scenario: None,
+        }),
+        ..Default::default()
+    };
+    let (d, html) = aifabric::Study::new(&f, scenario, aifabric::Setup::default())
+        .report(&opts, &|_, _, _| {})
+        .unwrap();
+    assert!(d.is_complete(), "{:?}", d.failed_sections);
+    let job = d.job.as_ref().expect("the job's section");
+    let labels: Vec<&str> = job.bars.iter().map(|b| b.label.as_str()).collect();
+    assert_eq!(labels, ["healthy", "as the report's state"]);
+    for b in &job.bars {
+        let sum: f64 = b.parts.iter().map(|p| p.1).sum();
+        assert!((sum - b.step_ms).abs() <= 1e-6 * b.step_ms, "{b:?}");
+        assert_eq!(
+            (b.parts[0].0.as_str(), b.parts[1].0.as_str()),
+            ("compute", "pipeline bubble")
+        );
+        assert!(b.parts[2..]
+            .iter()
+            .all(|p| p.0.ends_with(" exposed") || p.0 == "other"));
+        assert!(b.mfu > 0.0 && b.mfu < 1.0);
+    }
+    assert!(job.bars[1].step_ms >= job.bars[0].step_ms);
+    // Drawn: a rectangle per part of each bar, each with its value on hover.
+    let section = &html[html.find("<section id=\"job\"").unwrap()..];
+    let section = &section[..section.find("</section>").unwrap()];
+    let parts: usize = job.bars.iter().map(|b| b.parts.len()).sum();
+    assert_eq!(section.matches("<title>").count(), parts, "{section}");
+    let figures = aifabric_report::summary::figures(&d);
+    let fig = figures.iter().find(|x| x.label == "The job").unwrap();
+    assert_eq!(fig.href, "#job");
+    assert!(fig.detail.contains("the healthy step"), "{fig:?}");
+}

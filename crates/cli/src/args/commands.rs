@@ -424,7 +424,7 @@ pub(crate) struct ReportArgs {
     pub(crate) out: Option<std::path::PathBuf>,
     /// Two report.json files (before and after a change): what changed between them,
     /// figure by figure, instead of a new report.
-    #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["spec", "out", "jobs", "ops", "gpus", "pair_tables"])]
+    #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["spec", "out", "jobs", "ops", "job", "gpus", "pair_tables"])]
     pub(crate) compare: Vec<std::path::PathBuf>,
     /// Failure classes swept: a class (building, hall, pd, plane, chassis, linecard,
     /// conduit, srg) or `all`.
@@ -444,6 +444,10 @@ pub(crate) struct ReportArgs {
     /// A maintenance plan against those jobs (an operations file): its best schedule.
     #[arg(long, value_name = "OPS.yaml", requires = "jobs")]
     pub(crate) ops: Option<String>,
+    /// One training job (a job file): its step drawn as compute, bubble and each
+    /// collective's exposed time, on the report's state and the healthy fabric's.
+    #[arg(long, value_name = "JOB.yaml")]
+    pub(crate) job: Option<String>,
     /// Print report.json to stdout as well.
     #[arg(long)]
     pub(crate) json: bool,

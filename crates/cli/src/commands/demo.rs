@@ -133,15 +133,15 @@ pub fn run(
         // On top of the starting state.
         sc.failed.union_with(&start.failed);
         sc.drained_hard.union_with(&start.drained_hard);
-        match aifabric::Study::new(&f, sc, setup).job(&it, Some(Placement::Spread)) {
+        match aifabric::Study::new(&f, sc.clone(), setup).job(&it, Some(Placement::Spread)) {
             Ok(r) => {
-                under = Some((s.scenario.clone(), r));
+                under = Some((s.scenario.clone(), r, sc));
                 break;
             }
             Err(_) => say(format!("    {} cuts the job off", s.scenario))?,
         }
     }
-    if let Some((name, r)) = &under {
+    if let Some((name, r, _)) = &under {
         // Against the starting state's step (the healthy fabric's without one).
         let x = r.run.result.step_s / base.run.result.step_s;
         say(format!(
@@ -165,8 +165,14 @@ pub fn run(
         spec_text: Some((name, text)),
         ..Default::default()
     };
+    // The job in the report: its step, and beside it under the failure above.
     let opts = aifabric::ReportOptions {
         state: starting,
+        job: Some(aifabric::ReportJob {
+            it: it.clone(),
+            placement: Some(Placement::Spread),
+            scenario: under.as_ref().map(|u| (u.0.clone(), u.2.clone())),
+        }),
         ..opts
     };
     let (data, html) = study.report(&opts, &|i, n, what| {

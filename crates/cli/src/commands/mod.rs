@@ -626,6 +626,7 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         pair_tables,
         jobs,
         ops,
+        job,
         json,
         scenario,
     } = a;
@@ -654,6 +655,15 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         .map(|o| spec::ops::load_ops(&f, &o))
         .transpose()
         .map_err(Failure::BadInput)?;
+    let job = job
+        .map(|j| spec::job::load(&j))
+        .transpose()
+        .map_err(Failure::BadInput)?
+        .map(|it| aifabric::ReportJob {
+            it,
+            placement: None,
+            scenario: None,
+        });
     let opts = aifabric::ReportOptions {
         sweep,
         gpus,
@@ -661,6 +671,7 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
         spec_text: Some((name, text)),
         cluster,
         ops,
+        job,
         ..Default::default()
     };
     let bar = crate::progress::Progress::bar("report");
