@@ -101,7 +101,9 @@ pub(crate) enum Command {
     Replay(ReplayArgs),
     /// The main job, end to end on the built-in `prometheus`: build it, print the capacity
     /// summary, run the single-SRG failure sweep, simulate a reference training job healthy
-    /// and under the worst failure it survives, write the HTML report, say where it is.
+    /// and under the failure that slows it most of the worst few it survives, and what
+    /// helps there (its packets sprayed), write the HTML report with the job in it, say where
+    /// it is.
     Demo(DemoArgs),
     /// One self-contained HTML report (inline SVG, opens from disk) and report.json with the
     /// same data: fabric summary and hierarchy, oversubscription per tier, inter-BAG capacity,

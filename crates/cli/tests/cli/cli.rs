@@ -940,8 +940,13 @@ fn demo_runs_the_main_job_end_to_end() {
     // A whole building down: its pairs read 0 and its 18,432 GPUs are lost.
     assert_eq!(v["worst"], "building:east.dc1");
     assert!(v["job_step_s"].as_f64().unwrap() > 0.0);
-    // The worst failure the job survives can only slow it down.
+    // The failure that slows the job most of those it survives, and what helps there: its
+    // packets sprayed instead of hashed.
     assert!(v["job_slowdown"].as_f64().unwrap() >= 1.0 - 1e-12);
+    let under = v["job_step_under_failure_s"].as_f64().unwrap();
+    let (lb, step) = (&v["mitigation"][0], v["mitigation"][1].as_f64().unwrap());
+    assert_eq!(lb, "spray");
+    assert!(step < under, "{step} s against {under} s");
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     for id in [
         "summary",
@@ -950,6 +955,7 @@ fn demo_runs_the_main_job_end_to_end() {
         "inter-bag",
         "failures",
         "collectives",
+        "job",
         "utilization",
     ] {
         assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
