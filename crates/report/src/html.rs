@@ -362,20 +362,34 @@ fn hierarchy_svg(d: &ReportData) -> String {
             );
             y += row_h;
             for z in &b.zones {
+                // A region without BAG: its zones have no uplink to name.
+                let up = if r.bag_planes == 0 {
+                    String::new()
+                } else {
+                    format!(", {:.1} Tb/s to BAG", z.uplink_tbps)
+                };
                 let _ = write!(
                     s,
-                    r##"<text x="{}" y="{}">{} ({}): {} GPUs, {:.1} Tb/s to BAG</text>"##,
+                    r##"<text x="{}" y="{}">{} ({}): {} GPUs{up}</text>"##,
                     x + 18.0,
                     y + 14.0,
                     esc(&z.name),
                     esc(&z.kind),
                     z.gpus,
-                    z.uplink_tbps
                 );
                 y += row_h;
             }
         }
         let by = 45.0 + rows * row_h;
+        if r.bag_planes == 0 && !r.hub {
+            let _ = write!(
+                s,
+                r##"<text x="{}" y="{}">no BAG layer</text>"##,
+                x + 6.0,
+                by + 24.0
+            );
+            continue;
+        }
         let _ = write!(
             s,
             r##"<rect x="{x}" y="{by}" width="{}" height="40" fill="#fbefe6" stroke="#c77a3f"/><text x="{}" y="{}">{}</text>"##,
