@@ -1,4 +1,5 @@
-//! The HTML report: one self-contained file (inline SVG, no scripts, no network), rendered
+//! The HTML report: one self-contained file (inline SVG, no network; one inline script that
+//! sorts and filters tables, the page whole without it), rendered
 //! from [`ReportData`] with a minijinja template; plots are drawn by plotters into SVG with the
 //! DejaVu Sans font shipped in `assets/` (plotters measures text with it).
 
@@ -366,7 +367,14 @@ fn hierarchy_svg(d: &ReportData) -> String {
                 let up = if r.bag_planes == 0 {
                     String::new()
                 } else {
-                    format!(", {:.1} Tb/s to BAG", z.uplink_tbps)
+                    // With the zone's oversubscription toward BAG (the tiers' row).
+                    let ratio = d
+                        .tiers
+                        .iter()
+                        .find(|t| t.tier == "l2_to_bag" && t.scope == z.name)
+                        .and_then(|t| t.ratio)
+                        .map_or_else(String::new, |x| format!(" ({x:.2}:1)"));
+                    format!(", {:.1} Tb/s to BAG{ratio}", z.uplink_tbps)
                 };
                 let _ = write!(
                     s,

@@ -74,10 +74,22 @@ document.getElementById('f').addEventListener('load', function () {{
     var b = e.getBoundingClientRect();
     if (b.right > w + 1 && wide.length < 8) wide.push(e.tagName + ':' + Math.round(b.right));
   }});
+  // The page's script: a click on the worst scenarios' "scenario" header sorts them by
+  // name up, a second click down.
+  var t = d.querySelector('#worst + p + table'), col = function () {{
+    return Array.prototype.slice.call(t.rows, 1).map(function (r) {{
+      return r.cells[0].textContent.trim(); }}); }};
+  var ordered = function (v, up) {{
+    return v.every(function (x, i) {{
+      return i == 0 || (up ? v[i - 1].localeCompare(x) <= 0 : v[i - 1].localeCompare(x) >= 0); }}); }};
+  t.rows[0].cells[0].click(); var up = col();
+  t.rows[0].cells[0].click(); var down = col();
   document.getElementById('out').textContent = JSON.stringify({{
     scroll_width: d.documentElement.scrollWidth, client_width: w, wide: wide,
     summary_bottom: d.getElementById('summary').getBoundingClientRect().bottom,
-    figures: d.querySelectorAll('#summary .figure').length}});
+    figures: d.querySelectorAll('#summary .figure').length,
+    rows: up.length, sorted: ordered(up, true) && ordered(down, false),
+    moved: up[0] != down[0]}});
 }});
 </script></body></html>"#
         ),
@@ -181,6 +193,10 @@ fn chromium_renders_every_section_of_the_report() {
             "{width} px: overflow {l}"
         );
         assert!(l["figures"].as_u64().unwrap() >= 4, "{l}");
+        assert!(
+            l["rows"].as_u64().unwrap() >= 2 && l["sorted"] == true && l["moved"] == true,
+            "the page's sort: {l}"
+        );
         assert!(
             l["summary_bottom"].as_f64().unwrap() <= f64::from(height),
             "{width} px: the summary ends below the first screen: {l}"
