@@ -217,7 +217,7 @@ impl Study<'_> {
         };
         let r = self.job(&j.it, j.placement)?;
         let here = if self.damaged() {
-            "as the report's state".to_owned()
+            aifabric_report::data::STATE_BAR.to_owned()
         } else {
             "healthy".to_owned()
         };

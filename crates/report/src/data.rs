@@ -70,6 +70,10 @@ pub struct JobStep {
     pub bars: Vec<StepBar>,
 }
 
+/// The label of the bar of a job's step on the report's own fabric state when that state
+/// damages anything (the healthy fabric's bar is `healthy`).
+pub const STATE_BAR: &str = "as the report's state";
+
 /// One run of a job's step.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StepBar {

@@ -327,7 +327,7 @@ fn bag_line(r: &crate::data::RegionNode) -> String {
 
 /// The hierarchy as boxes: a column per region, its buildings and zones stacked, BAG below.
 fn hierarchy_svg(d: &ReportData) -> String {
-    let col_w = 360.0;
+    let col_w = 420.0;
     let row_h = 22.0;
     let rows = d
         .hierarchy

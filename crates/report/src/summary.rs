@@ -142,8 +142,12 @@ pub fn figures(d: &ReportData) -> Vec<Figure> {
                     )
                 })
                 .collect();
-            // The last run is the one the report is about (its state, or the scenario).
-            let last = job.bars.last().unwrap_or(first);
+            // The run on the report's state (a damaged one's bar, else the first).
+            let last = job
+                .bars
+                .iter()
+                .find(|b| b.label == crate::data::STATE_BAR)
+                .unwrap_or(first);
             out.push(Figure {
                 label: "The job",
                 value: format!("{}: step {:.2} s", job.name, last.step_ms / 1e3),
