@@ -189,13 +189,16 @@ fn tiers_as_built(f: &aifabric_model::Fabric, drift: &DriftReport) -> Vec<TierAs
     let built = at_found_speeds(f, drift);
     let plan = aifabric_capacity::capacity_report(f, &aifabric_model::FailureMask::none(f));
     let found = aifabric_capacity::capacity_report(&built, &drift.as_built_mask(&built));
+    // Each planned tier against the same tier and scope as built.
     plan.tiers
         .into_iter()
-        .zip(found.tiers)
-        .filter(|(p, b)| {
-            p.name == b.name
-                && p.scope == b.scope
-                && (p.up_gbps != b.up_gbps || p.down_gbps != b.down_gbps)
+        .filter_map(|p| {
+            let b = found
+                .tiers
+                .iter()
+                .find(|b| b.name == p.name && b.scope == p.scope)?
+                .clone();
+            (p.up_gbps != b.up_gbps || p.down_gbps != b.down_gbps).then_some((p, b))
         })
         .map(|(p, b)| TierAsBuilt {
             tier: p.name,
@@ -272,10 +275,12 @@ impl AsFound {
                         _ => slower,
                     };
                     match as_built_step_s {
-                        Some(s) if s != planned_step_s => Impact::Slowed {
-                            slowdown: s / planned_step_s,
-                            why,
-                        },
+                        Some(s) if (s - planned_step_s).abs() > 1e-9 * planned_step_s => {
+                            Impact::Slowed {
+                                slowdown: s / planned_step_s,
+                                why,
+                            }
+                        }
                         _ => Impact::Untouched {
                             why: format!("its step is the plan's: {why}, none that sets it"),
                         },

@@ -392,8 +392,8 @@ pub(crate) fn packet_phases(p: &crate::packet::PacketPhases) -> Note {
         _ => String::new(),
     };
     let alike = format!(
-        "critical (the fluid finishes them within {:.0}% of their phase's slowest, alike: \
-         each phase's {} slowest stand for them)",
+        "critical (the fluid finishes them within {:.0}% of their phase's slowest, all at \
+         once: {} of each phase stand for them)",
         100.0 * crate::packet::critical::WITHIN,
         crate::packet::critical::MAX_SEEDS,
     );

@@ -199,8 +199,6 @@ struct CannotWrite {
     source: std::io::Error,
 }
 
-/// A directory of outputs not replaced: one holding other files is the request's fault (give
-/// another); one that cannot be written, a runtime failure.
 /// What changed from report A to report B (`report.json` files, as `aifabric report`
 /// writes them; [`aifabric_report::compare`]). A file that cannot be read, is not JSON or
 /// is not a report is a bad request naming it.
@@ -232,6 +230,8 @@ pub fn compare_reports(a: &Path, b: &Path) -> Result<aifabric_report::compare::C
     Ok(aifabric_report::compare::compare(&read(a)?, &read(b)?))
 }
 
+/// A directory of outputs not replaced: one holding other files is the request's fault (give
+/// another); one that cannot be written, a runtime failure.
 impl From<DirError> for Error {
     fn from(e: DirError) -> Self {
         match e {

@@ -711,11 +711,17 @@ impl ScenarioArgs {
     pub(crate) fn resolve(&self, f: &mut Fabric) -> Result<Scenario, Failure> {
         let mut s = Scenario::from_selectors(f, &self.fail, &self.drain, &self.drain_soft)
             .map_err(|e| Failure::BadArgument(e.to_string()))?;
-        if let Some(path) = &self.scenario {
-            let (file, src) = spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
-            spec::scenario::apply_scenario(f, &file, &src, &mut s).map_err(Failure::BadInput)?;
-            spec::scenario::apply_link_speeds(f, &file, &src).map_err(Failure::BadInput)?;
-        }
+        // The scenario file is read first (its errors before the inventory's), its speeds set
+        // last: the drift of `--as-built` is taken against the plan.
+        let file = match &self.scenario {
+            Some(path) => {
+                let (file, src) = spec::scenario::load_scenario(path).map_err(Failure::BadInput)?;
+                spec::scenario::apply_scenario(f, &file, &src, &mut s)
+                    .map_err(Failure::BadInput)?;
+                Some((file, src))
+            }
+            None => None,
+        };
         if !self.as_built.is_empty() {
             let (dirs, files): (Vec<&String>, Vec<&String>) = self
                 .as_built
@@ -750,6 +756,9 @@ impl ScenarioArgs {
                     .as_bytes(),
                 );
             }
+        }
+        if let Some((file, src)) = &file {
+            spec::scenario::apply_link_speeds(f, file, src).map_err(Failure::BadInput)?;
         }
         Ok(s)
     }

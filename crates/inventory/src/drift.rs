@@ -381,8 +381,9 @@ pub fn drift_with_addresses(
         if found[i] && !taken[i] {
             let link = f.link(l);
             // The link runs at its slower end's speed as found (the plan's where the
-            // inventory has none).
-            let mut runs_mbps = link.capacity_mbps;
+            // inventory has none; an end under 1 Mb/s, a speed no link runs at, is named
+            // but not taken).
+            let mut runs_mbps = u32::MAX;
             for d in [link.a, link.b] {
                 let e = planned_end(l, d);
                 if let Some(&kbps) = inv
@@ -390,14 +391,17 @@ pub fn drift_with_addresses(
                     .get(&(e.device.clone(), e.interface.clone()))
                 {
                     let found_gbps = kbps as f64 / 1e6;
+                    let mbps = u32::try_from(kbps / 1000).unwrap_or(u32::MAX);
+                    runs_mbps = runs_mbps.min(if mbps >= 1 { mbps } else { link.capacity_mbps });
                     if (found_gbps - gbps(f, l)).abs() > 1e-9 {
-                        runs_mbps = runs_mbps.min(u32::try_from(kbps / 1000).unwrap_or(u32::MAX));
                         findings.push(Finding::WrongSpeed {
                             at: e.clone(),
                             planned_gbps: gbps(f, l),
                             found_gbps,
                         });
                     }
+                } else {
+                    runs_mbps = runs_mbps.min(link.capacity_mbps);
                 }
                 if inv.addresses.is_empty() {
                     continue;
@@ -415,7 +419,7 @@ pub fn drift_with_addresses(
                     }
                 }
             }
-            if runs_mbps != link.capacity_mbps {
+            if runs_mbps != u32::MAX && runs_mbps != link.capacity_mbps {
                 speeds.push((l, runs_mbps));
             }
             continue;

@@ -295,15 +295,20 @@ impl Fabric {
         &self.links[l.idx()]
     }
 
-    /// Link `l` as a selector names it: a member of its bundle, `A--B#k` (what `--fail`
-    /// accepts).
+    /// Link `l` as a selector names it, `A--B#k`: the k-th of A's links to B (what `--fail`
+    /// accepts; several bundles between the same two devices, hyperports, count as one).
     pub fn link_selector(&self, l: LinkId) -> String {
-        let b = &self.bundles[self.links[l.idx()].bundle.idx()];
+        let link = &self.links[l.idx()];
+        let k = self
+            .incident(link.a)
+            .iter()
+            .filter(|&&x| self.links[x.idx()].other(link.a) == link.b)
+            .position(|&x| x == l)
+            .unwrap_or(0);
         format!(
-            "{}--{}#{}",
-            self.device_name(b.a),
-            self.device_name(b.b),
-            l.idx() - b.first.idx()
+            "{}--{}#{k}",
+            self.device_name(link.a),
+            self.device_name(link.b)
         )
     }
 

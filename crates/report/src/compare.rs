@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Change {
     /// The report's section (`fabric`, `tiers`, `inter_bag`, `failures`, `collectives`,
-    /// `jobs`).
+    /// `job`, `jobs`).
     pub section: &'static str,
     /// What in it: a tier and its scope, a region pair, a job, a mode at a size.
     pub item: String,
@@ -41,12 +41,13 @@ pub struct Comparison {
 }
 
 /// The sections compared, in the page's order.
-pub const SECTIONS: [&str; 6] = [
+pub const SECTIONS: [&str; 7] = [
     "fabric",
     "tiers",
     "inter_bag",
     "failures",
     "collectives",
+    "job",
     "jobs",
 ];
 
@@ -119,6 +120,15 @@ fn figures(r: &Value, section: &str) -> Figures {
                 for p in b["points"].as_array().cloned().unwrap_or_default() {
                     let item = format!("{} at {} B", text(&b["lb"]), text(&p[0]));
                     put(&mut m, item, "busbw_gbps", &p[1]);
+                }
+            }
+        }
+        "job" => {
+            let j = &r["job"];
+            for b in j["bars"].as_array().cloned().unwrap_or_default() {
+                let item = format!("{} {}", text(&j["name"]), text(&b["label"]));
+                for f in ["step_ms", "mfu"] {
+                    put(&mut m, item.clone(), f, &b[f]);
                 }
             }
         }
@@ -239,7 +249,7 @@ mod tests {
         assert_eq!((up.a.as_f64(), up.b.as_f64()), (Some(6.4), Some(3.2)));
         assert!((up.relative.unwrap() + 0.5).abs() < 1e-12);
         assert!((c.changes[3].relative.unwrap() - 0.1).abs() < 1e-12);
-        assert_eq!(c.unchanged, ["fabric", "inter_bag", "collectives"]);
+        assert_eq!(c.unchanged, ["fabric", "inter_bag", "collectives", "job"]);
     }
 
     #[test]

@@ -424,7 +424,7 @@ pub(crate) struct ReportArgs {
     pub(crate) out: Option<std::path::PathBuf>,
     /// Two report.json files (before and after a change): what changed between them,
     /// figure by figure, instead of a new report.
-    #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["spec", "out", "jobs", "ops", "job", "gpus", "pair_tables"])]
+    #[arg(long, num_args = 2, value_names = ["A.json", "B.json"], conflicts_with_all = ["spec", "out", "jobs", "ops", "job", "gpus", "pair_tables", "sweep", "fail", "drain", "scenario"])]
     pub(crate) compare: Vec<std::path::PathBuf>,
     /// Failure classes swept: a class (building, hall, pd, plane, chassis, linecard,
     /// conduit, srg) or `all`.

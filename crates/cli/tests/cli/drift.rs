@@ -256,6 +256,24 @@ fn import_writes_the_network_as_built_as_a_scenario_every_command_takes() {
         imported["tiers"][0]["oversubscription"]
     );
 
+    // An interface reported at 0 kb/s is named, but no link runs at 0: the file it imports
+    // to keeps that link at its planned speed (and reads back).
+    let zero = ifaces.replacen(
+        "east.dc1.nsf.rtsw1,eth32,400gbase-x-qsfpdd,400000000,",
+        "east.dc1.nsf.rtsw1,eth32,400gbase-x-qsfpdd,0,",
+        1,
+    );
+    std::fs::write(nb.join("interfaces.csv"), zero).unwrap();
+    let (code, out, err) = run(&[
+        "import", "--plan", "nsf-l2", "--netbox", nb_s, "--out", file_s, "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["link_speeds"].as_u64(), Some(0), "{v}");
+    assert_eq!(v["counts"]["wrong_speed"].as_u64(), Some(1), "{v}");
+    let (code, _, err) = run(&["capacity", "nsf-l2", "--scenario", file_s]);
+    assert_eq!(code, Some(0), "{err}");
+
     let bad = dir.path().join("bad.yaml");
     std::fs::write(
         &bad,
