@@ -135,7 +135,10 @@ fn busbw_svg(d: &ReportData) -> String {
     let Some(collective) = &d.collective else {
         return String::new();
     };
-    svg_plot(|root| {
+    // Each point where the plot puts it, with its values: a dot whose title the browser
+    // shows on hover.
+    let dots = std::cell::RefCell::new(Vec::new());
+    let svg = svg_plot(|root| {
         let (lo, hi) = d
             .busbw
             .iter()
@@ -175,9 +178,27 @@ fn busbw_svg(d: &ReportData) -> String {
             ))?
             .label(b.lb.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            for &(x, y) in &b.points {
+                let (px, py) = c.backend_coord(&(x as f64, y));
+                let (r, g, bl) = (color.0, color.1, color.2);
+                dots.borrow_mut().push(format!(
+                    r##"<circle cx="{px}" cy="{py}" r="4" fill="rgb({r},{g},{bl})"><title>{}: {:.2} GB/s at {x} B</title></circle>"##,
+                    esc(&b.lb),
+                    y
+                ));
+            }
         }
         legend(&mut c)
-    })
+    });
+    match svg.rfind("</svg>") {
+        Some(end) => format!(
+            "{}{}{}",
+            &svg[..end],
+            dots.into_inner().concat(),
+            &svg[end..]
+        ),
+        None => svg,
+    }
 }
 
 /// Link-utilization histogram of the largest size, one bar group per mode (empty when the

@@ -104,6 +104,12 @@ fn the_report_has_every_section_and_its_data() {
             "section {id} missing"
         );
     }
+    // Every busBW point carries its values on hover.
+    let coll = &html[html.find("<section id=\"collectives\"").unwrap()..];
+    let coll = &coll[..coll.find("</section>").unwrap()];
+    let points: usize = d.busbw.iter().map(|b| b.points.len()).sum();
+    assert_eq!(coll.matches("<title>").count(), points, "a title per point");
+    assert!(coll.contains("<title>spray: "), "{coll}");
     // The first screen: the figures that matter, each a link to a section of the page;
     // the worst failure is the sweep's worst scenario.
     let figures = aifabric_report::summary::figures(&d);
