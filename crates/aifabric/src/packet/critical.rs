@@ -146,9 +146,11 @@ pub(crate) fn cut(paths: &FlowPaths, bytes: &[u64]) -> Cut {
         .filter(|(_, &c)| c)
         .all(|(&t, _)| t.is_finite() && (slowest - t) <= 1e-9 * slowest);
     if all_critical > MAX_SEEDS && alike && !fabric_binds {
-        let mut order: Vec<usize> = (0..end.len()).filter(|&k| critical[k]).collect();
-        order.sort_by(|&a, &b| end[b].total_cmp(&end[a]).then(a.cmp(&b)));
-        for &k in &order[MAX_SEEDS as usize..] {
+        // All end together: the first by index.
+        for k in (0..end.len())
+            .filter(|&k| critical[k])
+            .skip(MAX_SEEDS as usize)
+        {
             seed[k] = false;
         }
     }
