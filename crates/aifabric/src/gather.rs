@@ -213,6 +213,8 @@ impl Study<'_> {
                 step_ms: r.step_s * 1e3,
                 mfu: r.mfu,
                 parts,
+                tiers: tier_uses(r),
+                busiest: busiest_links(r),
             }
         };
         let r = self.job(&j.it, j.placement)?;
@@ -590,6 +592,69 @@ fn collectives(
         note,
         busbw,
     ))
+}
+
+/// Each tier's utilization during each collective of a step, in the step's order.
+fn tier_uses(r: &aifabric_engine::job::StepResult) -> Vec<aifabric_report::data::TierUse> {
+    r.comms
+        .iter()
+        .flat_map(|c| {
+            c.detail
+                .tiers
+                .iter()
+                .map(|t| aifabric_report::data::TierUse {
+                    tier: t.tier.clone(),
+                    collective: c.name.clone(),
+                    resources: t.resources,
+                    mean: t.mean,
+                    p99: t.p99,
+                    max: t.max,
+                })
+        })
+        .collect()
+}
+
+/// The busiest fabric links of a step (a server's scale-up ports are not the fabric's):
+/// each at its highest utilization over the collectives that expose time (those that
+/// lengthen the step), busiest first, then by the collective's exposed time and the link's
+/// name; at most [`aifabric_report::data::BUSIEST_LINKS`].
+fn busiest_links(r: &aifabric_engine::job::StepResult) -> Vec<aifabric_report::data::BusyLink> {
+    use aifabric_report::data::{BusyLink, BUSIEST_LINKS};
+    let mut best: std::collections::BTreeMap<&str, (f64, f64, &str, &str)> = Default::default();
+    for c in r.comms.iter().filter(|c| c.exposed_s > 0.0) {
+        for b in c
+            .detail
+            .bottlenecks
+            .iter()
+            .filter(|b| b.tier != aifabric_dataplane::SCALE_UP_TIER)
+        {
+            let e = best.entry(b.resource.as_str()).or_insert((
+                b.utilization,
+                c.exposed_s,
+                &b.tier,
+                &c.name,
+            ));
+            if (b.utilization, c.exposed_s) > (e.0, e.1) {
+                *e = (b.utilization, c.exposed_s, &b.tier, &c.name);
+            }
+        }
+    }
+    let mut v: Vec<_> = best.into_iter().collect();
+    v.sort_by(|a, b| {
+        (b.1 .0, b.1 .1)
+            .partial_cmp(&(a.1 .0, a.1 .1))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.0.cmp(b.0))
+    });
+    v.into_iter()
+        .take(BUSIEST_LINKS)
+        .map(|(resource, (utilization, _, tier, collective))| BusyLink {
+            resource: resource.to_owned(),
+            tier: tier.to_owned(),
+            collective: collective.to_owned(),
+            utilization,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -55,6 +55,6 @@ pub mod stats;
 pub use forward::Forwarding;
 pub use hash::{flow_hash, mix};
 pub use lb::{Lb, MAX_QPS};
-pub use net::{Net, NetParams, NoPath, Resource, ResourceId, WeightDifferences};
+pub use net::{Net, NetParams, NoPath, Resource, ResourceId, WeightDifferences, SCALE_UP_TIER};
 pub use spread::{PathWs, MAX_HOPS};
 pub use stats::{FctStats, SlowFlow};

@@ -72,6 +72,10 @@ pub enum NoPath {
     NoCapacity,
 }
 
+/// The tier of a GPU's scale-up ports (NVLink inside a server), in utilization reports:
+/// not the fabric's links.
+pub const SCALE_UP_TIER: &str = "nvlink";
+
 /// A directed resource of the network: a link in one direction, a DSF zone's interface-node
 /// or cluster-stage aggregate, or a GPU's scale-up port ([`Net::resource`] decodes it). Ids
 /// are dense, `0..Net::resources()`, links first (`2 l + dir`), so engines index arrays by
@@ -403,7 +407,8 @@ impl<'f> Net<'f> {
         }
     }
 
-    /// Tier of a resource for utilization reports, e.g. `gpu-rtsw`, `edsw-bag`, `nvlink`.
+    /// Tier of a resource for utilization reports, e.g. `gpu-rtsw`, `edsw-bag`,
+    /// [`SCALE_UP_TIER`].
     pub fn resource_tier(&self, r: ResourceId) -> String {
         let f = self.f;
         match self.resource(r) {
@@ -417,7 +422,7 @@ impl<'f> Net<'f> {
             }
             Resource::Iface(d, _) => format!("{}-fabric", f.device(d).role.as_str()),
             Resource::Stage(..) => "fdsw-sdsw".into(),
-            Resource::ScaleUp(..) => "nvlink".into(),
+            Resource::ScaleUp(..) => SCALE_UP_TIER.into(),
         }
     }
 

@@ -86,6 +86,46 @@ pub struct StepBar {
     /// What the step is made of, ms: compute, the pipeline bubble, then each collective's
     /// exposed time; they add up to the step.
     pub parts: Vec<(String, f64)>,
+    /// How busy each tier is during each collective (the heat map), collectives in the
+    /// step's order, tiers by name within each.
+    pub tiers: Vec<TierUse>,
+    /// The busiest links over the step's collectives, busiest first (at most
+    /// [`BUSIEST_LINKS`]).
+    pub busiest: Vec<BusyLink>,
+}
+
+/// Links a job's bar lists as its busiest.
+pub const BUSIEST_LINKS: usize = 5;
+
+/// One tier's utilization during one collective of a job's step (each resource's share of
+/// its capacity used, time-averaged over the collective's transfer).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TierUse {
+    /// Tier, e.g. `rtsw-ftsw`.
+    pub tier: String,
+    /// The collective, e.g. `dp all_gather`.
+    pub collective: String,
+    /// Resources of the tier it used.
+    pub resources: u64,
+    /// Mean over them, 0-1.
+    pub mean: f64,
+    /// 99th percentile, 0-1.
+    pub p99: f64,
+    /// Highest, 0-1.
+    pub max: f64,
+}
+
+/// One busy link of a job's step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BusyLink {
+    /// The resource (a link's direction, a scale-up port).
+    pub resource: String,
+    /// Its tier.
+    pub tier: String,
+    /// The collective that loads it most.
+    pub collective: String,
+    /// Utilization during that collective, 0-1.
+    pub utilization: f64,
 }
 
 /// The running jobs: each one's step alone and together, what the scenario or a maintenance
@@ -156,6 +196,9 @@ pub struct BuildingNode {
     pub name: String,
     /// Its L2 zones.
     pub zones: Vec<ZoneNode>,
+    /// Capacity of its live links into each of its region's BAG planes in the report's
+    /// state, Tb/s per direction, by plane (empty without BAG planes).
+    pub bag_plane_tbps: Vec<f64>,
 }
 
 /// A region in the hierarchy.
@@ -364,6 +407,25 @@ pub fn build(f: &Fabric, inputs: Inputs) -> ReportData {
             zone_up[a.zone.idx()] += f64::from(l.capacity_mbps) / 1e6;
         }
     }
+    // Each building's live capacity into each BAG plane (plane numbers are per region).
+    let mut building_plane = vec![Vec::<f64>::new(); f.buildings().len()];
+    for (li, l) in f.links().iter().enumerate() {
+        let (a, b) = (f.device(l.a), f.device(l.b));
+        let (Some(bi), Some(p)) = (f.zones()[a.zone.idx()].building, b.plane()) else {
+            continue;
+        };
+        if b.role != Role::Bag || a.zone == b.zone {
+            continue;
+        }
+        if !f.link_up(aifabric_model::LinkId::from_idx(li), &start_down) {
+            continue;
+        }
+        let v = &mut building_plane[bi.idx()];
+        if v.len() <= usize::from(p) {
+            v.resize(usize::from(p) + 1, 0.0);
+        }
+        v[usize::from(p)] += f64::from(l.capacity_mbps) / 1e6;
+    }
     let mut region_gpus = vec![0u64; f.regions().len()];
     for (z, &g) in zone_gpus.iter().enumerate() {
         region_gpus[f.zones()[z].region.idx()] += g;
@@ -418,6 +480,11 @@ pub fn build(f: &Fabric, inputs: Inputs) -> ReportData {
                     .filter(|(_, b)| b.region.idx() == r)
                     .map(|(bi, b)| BuildingNode {
                         name: b.name.clone(),
+                        bag_plane_tbps: {
+                            let mut v = building_plane[bi].clone();
+                            v.resize(planes as usize, 0.0);
+                            v
+                        },
                         zones: f
                             .zones()
                             .iter()

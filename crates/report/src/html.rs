@@ -4,9 +4,9 @@
 //! DejaVu Sans font shipped in `assets/` (plotters measures text with it).
 
 use crate::data::ReportData;
+use crate::drawings::{esc, heat_svgs, hierarchy_svg, inter_bag_svg, step_svg};
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use std::fmt::Write;
 
 const TEMPLATE: &str = include_str!("../assets/report.html.j2");
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
@@ -55,6 +55,15 @@ fn svg_plot(draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> Plot) -> S
     }
 }
 
+/// `svg` with `marks` (SVG elements, each with a `<title>` the browser shows on hover) drawn
+/// last, over the plot.
+fn with_marks(svg: String, marks: Vec<String>) -> String {
+    match svg.rfind("</svg>") {
+        Some(end) => format!("{}{}{}", &svg[..end], marks.concat(), &svg[end..]),
+        None => svg,
+    }
+}
+
 /// The series legend, boxed, upper left.
 fn legend<'a, CT: CoordTranslate>(c: &mut ChartContext<'a, SVGBackend<'a>, CT>) -> Plot {
     c.configure_series_labels()
@@ -67,14 +76,16 @@ fn legend<'a, CT: CoordTranslate>(c: &mut ChartContext<'a, SVGBackend<'a>, CT>) 
 
 /// Capacity retained CDF: x = capacity retained, y = share of scenarios at or below it
 /// (empty when the sweep failed: the page shows its error instead).
-fn cdf_svg(d: &ReportData) -> String {
-    let Some(failures) = &d.failures else {
+fn cdf_svg(failures: Option<&crate::data::FailureSection>) -> String {
+    let Some(failures) = failures else {
         return String::new();
     };
     if let Some(sentence) = one_value_cdf(&failures.cdf, failures.scenarios) {
         return format!("<p class=\"degenerate\">{}</p>", esc(&sentence));
     }
-    svg_plot(|root| {
+    // Each step of each line, with its values: a dot whose title the browser shows on hover.
+    let marks = std::cell::RefCell::new(Vec::new());
+    let svg = svg_plot(|root| {
         let mut c = ChartBuilder::on(root)
             .caption(
                 format!("Capacity retained, {} scenarios", failures.scenarios),
@@ -97,9 +108,51 @@ fn cdf_svg(d: &ReportData) -> String {
             ))?
             .label(pair.clone())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            for (x, share) in cdf_steps(v, MAX_MARKS) {
+                let (px, py) = c.backend_coord(&(x, share));
+                marks.borrow_mut().push(format!(
+                    r##"<circle cx="{px}" cy="{py}" r="4" fill="{}"><title>{}: {:.1}% of scenarios keep at most {:.2}% of routed capacity</title></circle>"##,
+                    hex(color),
+                    esc(pair),
+                    100.0 * share,
+                    100.0 * x
+                ));
+            }
         }
         legend(&mut c)
-    })
+    });
+    with_marks(svg, marks.into_inner())
+}
+
+/// Hover marks a plot draws at most per series.
+const MAX_MARKS: usize = 200;
+
+/// A sorted sample's CDF as the points where it steps up: each distinct value with the share
+/// of the sample at or below it; at most `max` of them, evenly spaced, the last always kept.
+fn cdf_steps(sorted: &[f64], max: usize) -> Vec<(f64, f64)> {
+    let n = sorted.len() as f64;
+    let steps: Vec<(f64, f64)> = sorted
+        .iter()
+        .enumerate()
+        .filter(|&(k, x)| sorted.get(k + 1) != Some(x))
+        .map(|(k, &x)| (x, (k + 1) as f64 / n))
+        .collect();
+    if steps.len() <= max {
+        return steps;
+    }
+    let stride = steps.len().div_ceil(max);
+    let last = steps.len() - 1;
+    steps
+        .into_iter()
+        .enumerate()
+        .filter(|&(k, _)| k % stride == 0 || k == last)
+        .map(|(_, p)| p)
+        .collect()
+}
+
+/// A color as CSS `rgb()`.
+fn hex(c: RGBColor) -> String {
+    format!("rgb({},{},{})", c.0, c.1, c.2)
 }
 
 /// When every pair's capacity retained is one value across the scenarios (a CDF of vertical
@@ -180,9 +233,9 @@ fn busbw_svg(d: &ReportData) -> String {
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
             for &(x, y) in &b.points {
                 let (px, py) = c.backend_coord(&(x as f64, y));
-                let (r, g, bl) = (color.0, color.1, color.2);
                 dots.borrow_mut().push(format!(
-                    r##"<circle cx="{px}" cy="{py}" r="4" fill="rgb({r},{g},{bl})"><title>{}: {:.2} GB/s at {x} B</title></circle>"##,
+                    r##"<circle cx="{px}" cy="{py}" r="4" fill="{}"><title>{}: {:.2} GB/s at {x} B</title></circle>"##,
+                    hex(color),
                     esc(&b.lb),
                     y
                 ));
@@ -190,15 +243,7 @@ fn busbw_svg(d: &ReportData) -> String {
         }
         legend(&mut c)
     });
-    match svg.rfind("</svg>") {
-        Some(end) => format!(
-            "{}{}{}",
-            &svg[..end],
-            dots.into_inner().concat(),
-            &svg[end..]
-        ),
-        None => svg,
-    }
+    with_marks(svg, dots.into_inner())
 }
 
 /// Link-utilization histogram of the largest size, one bar group per mode (empty when the
@@ -207,7 +252,8 @@ fn utilization_svg(d: &ReportData) -> String {
     if d.busbw.is_empty() {
         return String::new();
     }
-    svg_plot(|root| {
+    let marks = std::cell::RefCell::new(Vec::new());
+    let svg = svg_plot(|root| {
         let top = d
             .busbw
             .iter()
@@ -236,282 +282,28 @@ fn utilization_svg(d: &ReportData) -> String {
             }))?
             .label(b.lb.clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
+            // Each bar's values on hover: a clear box over it, as tall as the plot (a bar of
+            // a few resources is a few pixels high).
+            for (k, &n) in b.utilization_histogram.iter().enumerate() {
+                if n == 0 {
+                    continue;
+                }
+                let x0 = k as f64 * 5.0 + i as f64 * w;
+                let (l, t) = c.backend_coord(&(x0, top));
+                let (r, btm) = c.backend_coord(&(x0 + w, 0.0));
+                marks.borrow_mut().push(format!(
+                    r##"<rect x="{l}" y="{t}" width="{}" height="{}" fill="#000" fill-opacity="0"><title>{}: {n} resources at {}-{}% utilization</title></rect>"##,
+                    (r - l).max(1),
+                    (btm - t).max(1),
+                    esc(&b.lb),
+                    5 * k,
+                    5 * (k + 1)
+                ));
+            }
         }
         legend(&mut c)
-    })
-}
-
-/// `s` as HTML text, safe in element content and in quoted attribute values (the five
-/// characters HTML 5 gives a meaning there, escaped as minijinja's autoescape does).
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#x27;")
-}
-
-/// The job's step as stacked horizontal bars, one per run (compute, the pipeline bubble,
-/// each collective's exposed time), a legend under them; each part's `<title>` is its value
-/// (the browser shows it on hover).
-fn step_svg(d: &ReportData) -> Option<String> {
-    let job = d.job.as_ref()?;
-    const COLORS: [&str; 8] = [
-        "#9e9e9e", "#d9d9d9", "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-    ];
-    let (w, label_w, row_h) = (720.0f64, 170.0f64, 34.0f64);
-    let longest = job.bars.iter().map(|b| b.step_ms).fold(0.0, f64::max);
-    if longest <= 0.0 {
-        return None;
-    }
-    let scale = (w - label_w - 90.0) / longest;
-    // Every part's name, in the order first met: one color each.
-    let mut names: Vec<&str> = Vec::new();
-    for b in &job.bars {
-        for (n, _) in &b.parts {
-            if !names.contains(&n.as_str()) {
-                names.push(n);
-            }
-        }
-    }
-    let color = |n: &str| COLORS[names.iter().position(|x| *x == n).unwrap_or(0) % COLORS.len()];
-    let legend_rows = names.len().div_ceil(3) as f64;
-    let h = 10.0 + row_h * job.bars.len() as f64 + 10.0 + 18.0 * legend_rows;
-    let mut s = format!(
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    for (i, b) in job.bars.iter().enumerate() {
-        let y = 10.0 + row_h * i as f64;
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-            label_w - 8.0,
-            y + 17.0,
-            esc(&b.label)
-        );
-        let mut x = label_w;
-        for (n, ms) in &b.parts {
-            let len = (ms * scale).max(0.0);
-            let _ = write!(
-                s,
-                r#"<rect x="{x:.1}" y="{y:.1}" width="{len:.1}" height="24" fill="{}"><title>{}: {ms:.1} ms</title></rect>"#,
-                color(n),
-                esc(n)
-            );
-            x += len;
-        }
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}">{:.1} ms</text>"#,
-            x + 6.0,
-            y + 17.0,
-            b.step_ms
-        );
-    }
-    let top = 20.0 + row_h * job.bars.len() as f64;
-    for (k, n) in names.iter().enumerate() {
-        let (x, y) = (
-            label_w + (k % 3) as f64 * 180.0,
-            top + 18.0 * (k / 3) as f64,
-        );
-        let _ = write!(
-            s,
-            r#"<rect x="{x:.1}" y="{:.1}" width="12" height="12" fill="{}"/><text x="{:.1}" y="{:.1}">{}</text>"#,
-            y - 10.0,
-            color(n),
-            x + 16.0,
-            y,
-            esc(n)
-        );
-    }
-    s.push_str("</svg>");
-    Some(s)
-}
-
-/// What a region's BAG box says: planes and chassis, and for a hub the spokes it joins.
-fn bag_line(r: &crate::data::RegionNode) -> String {
-    if r.hub {
-        format!(
-            "hub BAG: {} planes, {} chassis; joins {}",
-            r.bag_planes,
-            r.bag_chassis,
-            if r.spokes.is_empty() {
-                "no spoke".to_owned()
-            } else {
-                r.spokes.join(", ")
-            }
-        )
-    } else {
-        format!("BAG: {} planes, {} chassis", r.bag_planes, r.bag_chassis)
-    }
-}
-
-/// The hierarchy as boxes: a column per region, its buildings and zones stacked, BAG below.
-fn hierarchy_svg(d: &ReportData) -> String {
-    let col_w = 420.0;
-    let row_h = 22.0;
-    let rows = d
-        .hierarchy
-        .iter()
-        .map(|r| r.buildings.iter().map(|b| 1 + b.zones.len()).sum::<usize>())
-        .max()
-        .unwrap_or(0) as f64;
-    let h = 60.0 + rows * row_h + 70.0;
-    let w = (d.hierarchy.len().max(1) as f64) * col_w + 20.0;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    for (i, r) in d.hierarchy.iter().enumerate() {
-        let x = 10.0 + i as f64 * col_w;
-        let _ = write!(
-            s,
-            r##"<text x="{}" y="20" font-size="15" font-weight="bold">region {}</text>"##,
-            x,
-            esc(&r.name)
-        );
-        let mut y = 35.0;
-        for b in &r.buildings {
-            let _ = write!(
-                s,
-                r##"<rect x="{x}" y="{y}" width="{}" height="{}" fill="#eef3fb" stroke="#6b8cc7"/><text x="{}" y="{}">{}</text>"##,
-                col_w - 20.0,
-                row_h * (1 + b.zones.len()) as f64 - 4.0,
-                x + 6.0,
-                y + 15.0,
-                esc(&b.name)
-            );
-            y += row_h;
-            for z in &b.zones {
-                // A region without BAG: its zones have no uplink to name.
-                let up = if r.bag_planes == 0 {
-                    String::new()
-                } else {
-                    // With the zone's oversubscription toward BAG (the tiers' row).
-                    let ratio = d
-                        .tiers
-                        .iter()
-                        .find(|t| t.tier == "l2_to_bag" && t.scope == z.name)
-                        .and_then(|t| t.ratio)
-                        .map_or_else(String::new, |x| format!(" ({x:.2}:1)"));
-                    format!(", {:.1} Tb/s to BAG{ratio}", z.uplink_tbps)
-                };
-                let _ = write!(
-                    s,
-                    r##"<text x="{}" y="{}">{} ({}): {} GPUs{up}</text>"##,
-                    x + 18.0,
-                    y + 14.0,
-                    esc(&z.name),
-                    esc(&z.kind),
-                    z.gpus,
-                );
-                y += row_h;
-            }
-        }
-        let by = 45.0 + rows * row_h;
-        if r.bag_planes == 0 && !r.hub {
-            let _ = write!(
-                s,
-                r##"<text x="{}" y="{}">no BAG layer</text>"##,
-                x + 6.0,
-                by + 24.0
-            );
-            continue;
-        }
-        let _ = write!(
-            s,
-            r##"<rect x="{x}" y="{by}" width="{}" height="40" fill="#fbefe6" stroke="#c77a3f"/><text x="{}" y="{}">{}</text>"##,
-            col_w - 20.0,
-            x + 6.0,
-            by + 24.0,
-            esc(&bag_line(r))
-        );
-    }
-    s.push_str("</svg>");
-    s
-}
-
-/// Capacity in the unit that reads best: Pb/s from 1,000 Tb/s.
-fn capacity_text(tbps: f64) -> String {
-    if tbps >= 1000.0 {
-        format!("{:.2} Pb/s", tbps / 1000.0)
-    } else {
-        format!("{tbps:.1} Tb/s")
-    }
-}
-
-/// The inter-BAG view: each region a box (hubs in the middle, the others round them), a line
-/// per pair of regions with links between them, labelled with its capacity both ways.
-/// `None` with fewer than two regions.
-fn inter_bag_svg(d: &ReportData) -> Option<String> {
-    let n = d.hierarchy.len();
-    if n < 2 {
-        return None;
-    }
-    let (w, h) = (900.0f64, 460.0f64);
-    // An ellipse wide enough that a label between a box and the hub clears both.
-    let (cx, cy, rx, ry) = (w / 2.0, h / 2.0, 330.0, 170.0);
-    let hubs: Vec<usize> = (0..n).filter(|&i| d.hierarchy[i].hub).collect();
-    let ring: Vec<usize> = (0..n).filter(|&i| !d.hierarchy[i].hub).collect();
-    let mut pos = vec![(0.0f64, 0.0f64); n];
-    for (k, &i) in hubs.iter().enumerate() {
-        pos[i] = (cx, cy + (k as f64 - (hubs.len() as f64 - 1.0) / 2.0) * 70.0);
-    }
-    for (k, &i) in ring.iter().enumerate() {
-        // Start at the left; two regions face each other.
-        let a = std::f64::consts::PI + 2.0 * std::f64::consts::PI * k as f64 / ring.len() as f64;
-        pos[i] = (cx + rx * a.cos(), cy + ry * a.sin());
-    }
-    let index = |name: &str| d.hierarchy.iter().position(|r| r.name == name);
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">"#
-    );
-    for (a, b, tbps) in &d.inter_bag {
-        let (Some(i), Some(j)) = (index(a), index(b)) else {
-            continue;
-        };
-        let ((x1, y1), (x2, y2)) = (pos[i], pos[j]);
-        let _ = write!(
-            s,
-            r##"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="#c77a3f" stroke-width="3"/><text x="{:.1}" y="{:.1}" text-anchor="middle" fill="#8a4b1c">{}</text>"##,
-            (x1 + x2) / 2.0,
-            (y1 + y2) / 2.0 - 6.0,
-            esc(&capacity_text(*tbps))
-        );
-    }
-    for (i, r) in d.hierarchy.iter().enumerate() {
-        let (x, y) = pos[i];
-        let (fill, stroke) = if r.hub {
-            ("#fbefe6", "#c77a3f")
-        } else {
-            ("#eef3fb", "#6b8cc7")
-        };
-        let title = if r.hub {
-            format!("{} (hub)", r.name)
-        } else {
-            format!("region {}", r.name)
-        };
-        let line = if r.hub {
-            format!("{} planes, {} hub chassis", r.bag_planes, r.bag_chassis)
-        } else {
-            format!("{} GPUs, {} BAG planes", r.gpus, r.bag_planes)
-        };
-        let _ = write!(
-            s,
-            r##"<rect x="{:.1}" y="{:.1}" width="180" height="46" rx="6" fill="{fill}" stroke="{stroke}"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-weight="bold">{}</text><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-            x - 90.0,
-            y - 23.0,
-            y - 5.0,
-            esc(&title),
-            y + 13.0,
-            esc(&line)
-        );
-    }
-    s.push_str("</svg>");
-    Some(s)
+    });
+    with_marks(svg, marks.into_inner())
 }
 
 /// Render the report. Every value from the data (the fabric's, regions', zones' and
@@ -529,18 +321,65 @@ pub fn render(d: &ReportData) -> Result<String, minijinja::Error> {
         figures => minijinja::Value::from_serialize(crate::summary::figures(d)),
         tier_groups => minijinja::Value::from_serialize(crate::summary::tier_groups(&d.tiers)),
         hierarchy_svg => minijinja::Value::from_safe_string(hierarchy_svg(d)),
-        cdf_svg => minijinja::Value::from_safe_string(cdf_svg(d)),
+        cdf_svg => minijinja::Value::from_safe_string(cdf_svg(d.failures.as_ref())),
         busbw_svg => minijinja::Value::from_safe_string(busbw_svg(d)),
         utilization_svg => minijinja::Value::from_safe_string(utilization_svg(d)),
         inter_bag_svg => inter_bag_svg(d).map(minijinja::Value::from_safe_string),
         step_svg => step_svg(d).map(minijinja::Value::from_safe_string),
+        heat_svgs => heat_svgs(d)
+            .into_iter()
+            .map(minijinja::Value::from_safe_string)
+            .collect::<Vec<_>>(),
     })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::one_value_cdf;
+    use super::{cdf_steps, cdf_svg, one_value_cdf};
     use std::collections::BTreeMap;
+
+    #[test]
+    fn each_step_of_a_cdf_gives_its_values_on_hover() {
+        let mut cdf = BTreeMap::new();
+        cdf.insert("east<->west".to_owned(), vec![0.5, 0.9375, 0.9375, 1.0]);
+        let f = crate::data::FailureSection {
+            sweep: "single:plane".into(),
+            starting_state: None,
+            scenarios: 4,
+            cdf,
+            worst: Vec::new(),
+            worst_per_class: Vec::new(),
+            pair_tables: Vec::new(),
+            planar_vs_spread: None,
+            planar_vs_spread_pairs: None,
+            planar_vs_spread_note: None,
+        };
+        super::font();
+        let svg = cdf_svg(Some(&f));
+        assert_eq!(svg.matches("<title>").count(), 3, "{svg}");
+        assert!(
+            svg.contains(
+                "<title>east&lt;-&gt;west: 75.0% of scenarios keep at most 93.75% of routed capacity</title>"
+            ),
+            "{svg}"
+        );
+        assert_eq!(cdf_svg(None), "");
+    }
+
+    #[test]
+    fn a_cdf_steps_up_at_each_distinct_value() {
+        // 4 samples: 0.5 twice, 0.75, 1.0: steps at 50%, 75%, 100%.
+        assert_eq!(
+            cdf_steps(&[0.5, 0.5, 0.75, 1.0], 10),
+            vec![(0.5, 0.5), (0.75, 0.75), (1.0, 1.0)]
+        );
+        // 1,000 distinct values thinned to at most 100, the last (100%) kept.
+        let v: Vec<f64> = (1..=1000).map(|k| k as f64 / 1000.0).collect();
+        let s = cdf_steps(&v, 100);
+        assert!(s.len() <= 101 && s.len() >= 90, "{}", s.len());
+        assert_eq!(s.last(), Some(&(1.0, 1.0)));
+        assert!(s.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
+    }
 
     #[test]
     fn a_cdf_of_one_value_per_pair_is_a_sentence() {

@@ -26,6 +26,7 @@
 
 pub mod compare;
 pub mod data;
+mod drawings;
 pub mod export;
 pub mod frr;
 pub mod html;

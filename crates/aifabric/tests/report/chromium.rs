@@ -133,6 +133,16 @@ fn chromium_renders_every_section_of_the_report() {
         sizes: vec![1 << 20, 1 << 24],
         spec_text: Some(("hub-and-spoke".into(), text.into())),
         pair_tables: true,
+        // A job, so that its step and its tiers' heat map are drawn too.
+        job: Some(aifabric::ReportJob {
+            it: aifabric_spec::job::load(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../examples/jobs/small-64.yaml"
+            ))
+            .unwrap(),
+            placement: Some(aifabric::Placement::Spread),
+            scenario: None,
+        }),
         ..Default::default()
     };
     let html = render(&super::data(&f, &opts)).unwrap();
@@ -145,20 +155,25 @@ fn chromium_renders_every_section_of_the_report() {
 
     // Every section, and every drawing, is in the DOM the browser built.
     let dom = String::from_utf8(headless(&bin, &page, &["--dump-dom"])).unwrap();
-    for id in SECTIONS
-        .iter()
-        .chain(&["worst", "per-class", "pair-tables"])
-    {
+    for id in SECTIONS.iter().chain(&[
+        "worst",
+        "per-class",
+        "pair-tables",
+        "job",
+        "job-tiers",
+        "job-links",
+    ]) {
         assert!(
             dom.contains(&format!("id=\"{id}\"")),
             "section {id} missing"
         );
     }
-    // Five drawings, a plot of one value per pair said in a sentence instead.
+    // Seven drawings (the job's step and its heat map among them), a plot of one value per
+    // pair said in a sentence instead.
     assert_eq!(
         dom.matches("<svg").count() + dom.matches("class=\"degenerate\"").count(),
-        5,
-        "five drawings"
+        7,
+        "seven drawings"
     );
 
     // The screenshot has the window's size and holds far more than a blank page.

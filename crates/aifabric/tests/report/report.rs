@@ -166,6 +166,45 @@ fn the_report_has_every_section_and_its_data() {
         .count();
     assert_eq!(tier_rows, groups.len() + 1, "a header and a row per group");
     assert!(html.contains("more alike (x "));
+    // The hierarchy as a tree: each region's BAG, a branch per group of buildings built
+    // alike (five DSF buildings, then the NSF one), each building's capacity into BAG the
+    // sum over its planes, spread evenly over the 16: a DSF building's 1,638.4 Tb/s is
+    // 102.4 Tb/s per plane.
+    for r in &d.hierarchy {
+        assert_eq!(r.buildings.len(), 6);
+        for b in &r.buildings {
+            let up: f64 = b.zones.iter().map(|z| z.uplink_tbps).sum();
+            assert_eq!(b.bag_plane_tbps.len(), 16);
+            assert!((b.bag_plane_tbps.iter().sum::<f64>() - up).abs() < 1e-6);
+            assert!(b
+                .bag_plane_tbps
+                .iter()
+                .all(|&p| (p - up / 16.0).abs() < 1e-9));
+        }
+    }
+    let section = |id: &str| {
+        let s = &html[html.find(&format!("<section id=\"{id}\"")).unwrap()..];
+        s[..s.find("</section>").unwrap()].to_owned()
+    };
+    let hier = section("hierarchy");
+    assert_eq!(
+        hier.matches(">dc1 and 4 more alike (x 5)</text>").count(),
+        2
+    );
+    assert!(hier.contains("102.4 Tb/s per plane") && hier.contains("80.0 Tb/s per plane"));
+    assert!(hier.contains("1.64 Pb/s each · 4.50:1"), "{hier}");
+    // A branch per group and a trunk per region; a square per plane with its capacity.
+    assert_eq!(hier.matches("<line").count(), 2 * 2 + 2);
+    assert_eq!(hier.matches("<title>plane ").count(), 32);
+    // Every bar of the utilization histogram gives its values on hover.
+    let util = section("utilization");
+    let bars: usize = d
+        .busbw
+        .iter()
+        .map(|b| b.utilization_histogram.iter().filter(|&&n| n > 0).count())
+        .sum();
+    assert_eq!(util.matches("<title>").count(), bars, "a title per bar");
+    assert!(util.contains("% utilization</title>"), "{util}");
     let svgs = doc.descendants().filter(|n| n.has_tag_name("svg")).count();
     // The plane sweep keeps one value per pair: its CDF is a sentence, not a plot.
     let sentences = doc
@@ -455,8 +494,63 @@ fn a_job_is_drawn_as_what_its_step_is_made_of() {
     // Drawn: a rectangle per part of each bar, each with its value on hover.
     let section = &html[html.find("<section id=\"job\"").unwrap()..];
     let section = &section[..section.find("</section>").unwrap()];
+    let svgs: Vec<&str> = section
+        .split("<svg")
+        .skip(1)
+        .map(|x| &x[..x.find("</svg>").unwrap()])
+        .collect();
     let parts: usize = job.bars.iter().map(|b| b.parts.len()).sum();
-    assert_eq!(section.matches("<title>").count(), parts, "{section}");
+    assert_eq!(svgs[0].matches("<title>").count(), parts, "{section}");
+    // A heat map per run: a cell per tier and collective, each with its figures on hover;
+    // the means within each tier's 99th percentile and highest, all shares of capacity.
+    assert_eq!(
+        svgs.len(),
+        1 + job.bars.len(),
+        "the step and a heat map per run"
+    );
+    for (b, svg) in job.bars.iter().zip(&svgs[1..]) {
+        let mut tiers: Vec<&str> = b.tiers.iter().map(|t| t.tier.as_str()).collect();
+        let mut cols: Vec<&str> = b.tiers.iter().map(|t| t.collective.as_str()).collect();
+        for v in [&mut tiers, &mut cols] {
+            v.sort_unstable();
+            v.dedup();
+        }
+        assert!(tiers.len() >= 3 && cols.len() >= 2, "{b:?}");
+        assert_eq!(svg.matches("<title>").count(), tiers.len() * cols.len());
+        for t in &b.tiers {
+            assert!(
+                0.0 < t.mean && t.mean <= t.p99 + 1e-12 && t.p99 <= t.max + 1e-12,
+                "{t:?}"
+            );
+            assert!(t.max <= 1.0 + 1e-9 && t.resources > 0, "{t:?}");
+        }
+        // The busiest links, fabric links only, busiest first: the first is as busy as the
+        // busiest tier of any collective that lengthens the step (two figures the engine
+        // makes apart: its tiers and its bottleneck list).
+        assert!(!b.busiest.is_empty());
+        assert!(b.busiest.iter().all(|x| x.tier != "nvlink"));
+        assert!(b
+            .busiest
+            .windows(2)
+            .all(|w| w[0].utilization >= w[1].utilization));
+        let exposed: Vec<&str> = b
+            .parts
+            .iter()
+            .filter_map(|p| p.0.strip_suffix(" exposed"))
+            .collect();
+        let top = b
+            .tiers
+            .iter()
+            .filter(|t| t.tier != "nvlink" && exposed.contains(&t.collective.as_str()))
+            .map(|t| t.max)
+            .fold(0.0, f64::max);
+        assert!(
+            (b.busiest[0].utilization - top).abs() < 1e-9,
+            "{} against {top}",
+            b.busiest[0].utilization
+        );
+    }
+    assert!(section.contains("id=\"job-links\"") && section.contains("id=\"job-tiers\""));
     let figures = aifabric_report::summary::figures(&d);
     let fig = figures.iter().find(|x| x.label == "The job").unwrap();
     assert_eq!(fig.href, "#job");
