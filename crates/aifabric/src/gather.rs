@@ -57,6 +57,13 @@ pub struct ReportJob {
     pub placement: Option<Placement>,
     /// A scenario to set beside it (its name, and the scenario on the report's fabric).
     pub scenario: Option<(String, Scenario)>,
+    /// A load balancing to run it with under that scenario too (what helps there): a bar
+    /// `under SCENARIO with LB`.
+    pub mitigation: Option<Lb>,
+    /// Runs of this job the caller already made, reused instead of run again: with this
+    /// placement and the study's setup, on the study's state, then under `scenario`, then
+    /// under it with `mitigation`; those missing are run here.
+    pub ran: Vec<crate::JobReport>,
 }
 
 impl Default for ReportOptions {
@@ -217,7 +224,11 @@ impl Study<'_> {
                 busiest: busiest_links(r),
             }
         };
-        let r = self.job(&j.it, j.placement)?;
+        let mut ran = j.ran.iter().cloned();
+        let r = match ran.next() {
+            Some(r) => r,
+            None => self.job(&j.it, j.placement)?,
+        };
         let here = if self.damaged() {
             aifabric_report::data::STATE_BAR.to_owned()
         } else {
@@ -232,8 +243,22 @@ impl Study<'_> {
             .collect();
         bars.push(bar(here, &r.run.result));
         if let Some((name, sc)) = &j.scenario {
-            let s = Study::new(self.fabric, sc.clone(), self.setup).job(&j.it, j.placement)?;
+            let s = match ran.next() {
+                Some(s) => s,
+                None => Study::new(self.fabric, sc.clone(), self.setup).job(&j.it, j.placement)?,
+            };
             bars.push(bar(format!("under {name}"), &s.run.result));
+            if let Some(lb) = j.mitigation {
+                let setup = crate::Setup { lb, ..self.setup };
+                let m = match ran.next() {
+                    Some(m) => m,
+                    None => Study::new(self.fabric, sc.clone(), setup).job(&j.it, j.placement)?,
+                };
+                bars.push(bar(
+                    format!("under {name} with {}", lb.name()),
+                    &m.run.result,
+                ));
+            }
         }
         Ok(JobStep {
             name: r.run.result.job.clone(),

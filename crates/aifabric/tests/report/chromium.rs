@@ -142,6 +142,8 @@ fn chromium_renders_every_section_of_the_report() {
             .unwrap(),
             placement: Some(aifabric::Placement::Spread),
             scenario: None,
+            mitigation: None,
+            ran: Vec::new(),
         }),
         ..Default::default()
     };
@@ -168,6 +170,15 @@ fn chromium_renders_every_section_of_the_report() {
             "section {id} missing"
         );
     }
+    // Every plot's hover values (an SVG `<title>` per point, bar, cell or plane) as the
+    // browser built them, beside the page's own title; buildings built alike on one row.
+    assert!(dom.matches("<title>").count() > 10);
+    assert_eq!(
+        dom.matches("<title>").count(),
+        html.matches("<title>").count(),
+        "every hover title kept"
+    );
+    assert!(dom.contains("more alike (x "));
     // Seven drawings (the job's step and its heat map among them), a plot of one value per
     // pair said in a sentence instead.
     assert_eq!(

@@ -468,6 +468,8 @@ fn a_job_is_drawn_as_what_its_step_is_made_of() {
             it,
             placement: Some(aifabric::Placement::Spread),
             scenario: None,
+            mitigation: None,
+            ran: Vec::new(),
         }),
         ..Default::default()
     };

@@ -1,7 +1,8 @@
 //! `aifabric demo`: the main job on the built-in `prometheus`, end to end: build, capacity,
 //! the single-SRG failure sweep, a reference training job healthy and under the failure that
 //! slows it most of the worst few it survives (chosen by running it under each), what helps
-//! there (spraying instead of hashing), and the HTML report with the job in it.
+//! there (spraying instead of hashing), and the HTML report with the job in it, those three
+//! runs included.
 
 use crate::Failure;
 use aifabric::model::Scenario;
@@ -158,6 +159,7 @@ pub fn run(
     // What helps there: the job under the same failure with its packets sprayed (E-ECMP,
     // the other mode, takes several times as long to simulate at this size: `aifabric job`).
     let mut helps = None;
+    let mut helped = None;
     if let Some((name, r, sc)) = &under {
         // Against the starting state's step (the healthy fabric's without one).
         let x = r.run.result.step_s / base.run.result.step_s;
@@ -180,6 +182,7 @@ pub fn run(
         let m = aifabric::Study::new(&f, sc.clone(), aifabric::Setup { lb, ..setup })
             .job(&it, Some(Placement::Spread))?;
         helps = Some((lb, m.run.result.step_s));
+        helped = Some(m);
         if let Some((lb, step)) = helps.filter(|h| h.1 < r.run.result.step_s) {
             say(format!(
                 "    what helps: load balancing by {} there: step {:.2} s, {:.1}% shorter than \
@@ -205,6 +208,19 @@ pub fn run(
             it: it.clone(),
             placement: Some(Placement::Spread),
             scenario: under.as_ref().map(|u| (u.0.clone(), u.2.clone())),
+            // And what helps there, when it does.
+            mitigation: helps
+                .filter(|h| under.as_ref().is_some_and(|u| h.1 < u.1.run.result.step_s))
+                .map(|h| h.0),
+            // The runs above, not made again.
+            ran: std::iter::once(base.clone())
+                .chain(under.as_ref().map(|u| u.1.clone()))
+                .chain(helped.filter(|m| {
+                    under
+                        .as_ref()
+                        .is_some_and(|u| m.run.result.step_s < u.1.run.result.step_s)
+                }))
+                .collect(),
         }),
         ..opts
     };

@@ -663,6 +663,8 @@ fn report(a: ReportArgs) -> Result<(), Failure> {
             it,
             placement: None,
             scenario: None,
+            mitigation: None,
+            ran: Vec::new(),
         });
     let opts = aifabric::ReportOptions {
         sweep,

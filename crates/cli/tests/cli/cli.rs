@@ -964,6 +964,30 @@ fn demo_runs_the_main_job_end_to_end() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
             .unwrap();
     assert_eq!(data["fabric"], "prometheus");
+    // The report's job: healthy, under the failure, sprayed there, at the steps the demo
+    // printed (its runs, reused).
+    let bars = data["job"]["bars"].as_array().unwrap();
+    let failure = v["job_failure"].as_str().unwrap();
+    let labels: Vec<&str> = bars.iter().map(|b| b["label"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        [
+            "healthy".to_owned(),
+            format!("under {failure}"),
+            format!("under {failure} with spray")
+        ]
+    );
+    let ms = |i: usize| bars[i]["step_ms"].as_f64().unwrap();
+    for (i, s) in [v["job_step_s"].as_f64().unwrap(), under, step]
+        .iter()
+        .enumerate()
+    {
+        assert!(
+            (ms(i) - s * 1e3).abs() < 1e-6 * ms(i),
+            "bar {i}: {} ms, {s} s",
+            ms(i)
+        );
+    }
 }
 
 #[test]
