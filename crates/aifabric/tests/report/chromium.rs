@@ -84,7 +84,12 @@ document.getElementById('f').addEventListener('load', function () {{
       return i == 0 || (up ? v[i - 1].localeCompare(x) <= 0 : v[i - 1].localeCompare(x) >= 0); }}); }};
   t.rows[0].cells[0].click(); var up = col();
   t.rows[0].cells[0].click(); var down = col();
+  // Sections the browser shows (almost) nothing in.
+  var empty = [];
+  d.querySelectorAll('section').forEach(function (x) {{
+    if (x.innerText.trim().length < 40) empty.push(x.id); }});
   document.getElementById('out').textContent = JSON.stringify({{
+    empty: empty,
     scroll_width: d.documentElement.scrollWidth, client_width: w, wide: wide,
     summary_bottom: d.getElementById('summary').getBoundingClientRect().bottom,
     figures: d.querySelectorAll('#summary .figure').length,
@@ -219,6 +224,10 @@ fn chromium_renders_every_section_of_the_report() {
             "{width} px: overflow {l}"
         );
         assert!(l["figures"].as_u64().unwrap() >= 4, "{l}");
+        assert!(
+            l["empty"].as_array().is_some_and(|e| e.is_empty()),
+            "{width} px: sections without content: {l}"
+        );
         assert!(
             l["rows"].as_u64().unwrap() >= 2 && l["sorted"] == true && l["moved"] == true,
             "the page's sort: {l}"
