@@ -110,6 +110,34 @@ fn bag_line(r: &crate::data::RegionNode) -> String {
     }
 }
 
+/// What a building brings each BAG plane, in words: `102.4 Tb/s per plane`, `96.0-102.4 Tb/s
+/// per plane`, with the planes it reaches none of (drained, failed) counted apart.
+fn per_plane_text(tbps: &[f64]) -> String {
+    let live: Vec<f64> = tbps.iter().copied().filter(|&t| t > 0.0).collect();
+    let none = tbps.len() - live.len();
+    let (lo, hi) = live
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(a, c), &t| (a.min(t), c.max(t)));
+    let mut s = if live.is_empty() {
+        String::new()
+    } else if hi - lo < 1e-9 {
+        format!("{} per plane", capacity_text(hi))
+    } else {
+        format!("{}-{} per plane", capacity_text(lo), capacity_text(hi))
+    };
+    if none > 0 {
+        if !s.is_empty() {
+            s.push_str(", ");
+        }
+        let _ = write!(
+            s,
+            "none to {none} plane{}",
+            if none == 1 { "" } else { "s" }
+        );
+    }
+    s
+}
+
 /// Buildings built alike (the same zones, GPUs, capacities and ratios toward BAG): drawn as
 /// one box `x N`. Each group: its buildings, first first.
 fn alike_buildings<'a>(
@@ -260,17 +288,7 @@ pub(crate) fn hierarchy_svg(d: &ReportData) -> String {
                 } else {
                     " · none left".to_owned()
                 };
-                let live: Vec<f64> = b.bag_plane_tbps.clone();
-                let (lo, hi) = live
-                    .iter()
-                    .fold((f64::INFINITY, 0.0f64), |(a, c), &t| (a.min(t), c.max(t)));
-                let per_plane = if live.is_empty() {
-                    String::new()
-                } else if hi - lo < 1e-9 {
-                    format!("{} per plane", capacity_text(hi))
-                } else {
-                    format!("{}-{} per plane", capacity_text(lo), capacity_text(hi))
-                };
+                let per_plane = per_plane_text(&b.bag_plane_tbps);
                 let each = if g.len() > 1 { " each" } else { "" };
                 let by = y + 16.0;
                 let _ = write!(
@@ -488,4 +506,25 @@ pub(crate) fn heat_svgs(d: &ReportData) -> Vec<String> {
         out.push(s);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::per_plane_text;
+
+    #[test]
+    fn a_building_s_share_per_plane_in_words() {
+        assert_eq!(per_plane_text(&[102.4; 16]), "102.4 Tb/s per plane");
+        let mut v = vec![102.4; 16];
+        v[0] = 0.0;
+        assert_eq!(per_plane_text(&v), "102.4 Tb/s per plane, none to 1 plane");
+        v[1] = 96.0;
+        v[2] = 0.0;
+        assert_eq!(
+            per_plane_text(&v),
+            "96.0 Tb/s-102.4 Tb/s per plane, none to 2 planes"
+        );
+        assert_eq!(per_plane_text(&[0.0, 0.0]), "none to 2 planes");
+        assert_eq!(per_plane_text(&[]), "");
+    }
 }
