@@ -436,13 +436,31 @@ pub(crate) fn packet_phases(p: &crate::packet::PacketPhases) -> Note {
     } else {
         String::new()
     };
+    let fcts = p.fct.as_ref().map_or_else(String::new, |f| {
+        format!(
+            "; flow completion times, each phase's flows from its start and counted per \
+             repeat ({} flows{}): P50 {:.3} us, P99 {:.3} us, slowest {:.3} us",
+            aifabric_model::thousands(f.flows),
+            if f.flows_fluid > 0 {
+                format!(
+                    ", {} of them the fluid's",
+                    aifabric_model::thousands(f.flows_fluid)
+                )
+            } else {
+                String::new()
+            },
+            f.p50_s * 1e6,
+            f.p99_s * 1e6,
+            f.max_s * 1e6
+        )
+    });
     Note::new(
         About::PacketPhases,
         format!(
             "{}: {} distinct phase{} simulated packet by packet ({} flows, {} events, {:.3} us \
              simulated{skipped}{cut}), {} phase{} reusing them, each phase's repeats counted from \
              its one run{ratio}; steps compose as in the flow engine (repeats, per-step and \
-             path latencies), NVLink transfers stay fluid",
+             path latencies), NVLink transfers stay fluid{fcts}",
             p.engine,
             p.phases_simulated,
             if p.phases_simulated == 1 { "" } else { "s" },

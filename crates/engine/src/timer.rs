@@ -28,12 +28,14 @@ pub trait PhaseTimer: Send + Sync {
     /// How long `transfers`, all started at once on `net`, take beyond the unloaded
     /// latency of their slowest path (the chains charge path latency), seconds. `fluid_s`
     /// is the fluid's time for the same transfers (with the phase's scale-up transfers, if
-    /// any), for the timer's own accounting.
+    /// any), and `repeat` how many times the schedule runs the phase, for the timer's own
+    /// accounting.
     fn bandwidth_s(
         &self,
         net: &Net<'_>,
         transfers: &[NetTransfer],
         fluid_s: f64,
+        repeat: u32,
     ) -> Result<f64, SimError>;
 
     /// Refuse, before any phase runs, a schedule whose phases, each once, are `transfers`
@@ -73,7 +75,7 @@ pub(crate) fn timed_phase(
     let t = if transfers.is_empty() {
         0.0
     } else {
-        timer.bandwidth_s(net, &transfers, fluid_s)?
+        timer.bandwidth_s(net, &transfers, fluid_s, phase.repeat)?
     };
     Ok(if scale_up { t.max(fluid_s) } else { t })
 }

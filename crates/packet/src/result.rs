@@ -110,6 +110,10 @@ pub struct PacketResult {
     pub max_base_rtt_s: f64,
     /// The model's settings.
     pub config: Config,
+    /// Every finished flow's completion time, ascending, seconds (what `fct` summarizes).
+    /// Not serialized.
+    #[serde(skip)]
+    pub fct_sorted_s: Vec<f64>,
 }
 
 /// What priority flow control did.
@@ -353,6 +357,7 @@ impl Sim<'_> {
             hybrid: self.hybrid_stats(),
             max_base_rtt_s: s(self.max_base_rtt_ps),
             config: self.cfg.clone(),
+            fct_sorted_s: sorted.iter().map(|x| s(x.0)).collect(),
         }
     }
 

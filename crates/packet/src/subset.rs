@@ -54,6 +54,9 @@ pub struct FlowPaths {
     /// Flow k's data's fabric stages are `stages[stage_offsets[k]..stage_offsets[k + 1]]`.
     stage_offsets: Vec<u32>,
     stages: Vec<FabricStage>,
+    /// Flow k's base round trip, picoseconds (as the run times it: each hop's delay both
+    /// ways, an MTU and an ACK serialized on it).
+    base_rtt_ps: Vec<u64>,
 }
 
 impl FlowPaths {
@@ -75,6 +78,12 @@ impl FlowPaths {
     /// Flow `k`'s acknowledgements' path, destination first.
     pub fn ack_path(&self, k: usize) -> &[PathHop] {
         &self.hops[self.offsets[2 * k + 1] as usize..self.offsets[2 * k + 2] as usize]
+    }
+
+    /// Flow `k`'s base round trip, seconds: what its last packet and ACK take with nothing
+    /// queued.
+    pub fn base_rtt_s(&self, k: usize) -> f64 {
+        self.base_rtt_ps[k] as f64 * 1e-12
     }
 
     /// The DSF cell fabrics flow `k`'s data crosses, in path order (empty outside DSF).
@@ -103,7 +112,10 @@ fn walk(topo: &Topo, tm: &TrafficMatrix, cfg: &Config) -> Result<FlowPaths, Pack
         hops: Vec::new(),
         stage_offsets: Vec::with_capacity(tm.flows.len() + 1),
         stages: Vec::new(),
+        base_rtt_ps: Vec::with_capacity(tm.flows.len()),
     };
+    // Per (source, destination) rack: the base round trip.
+    let mut rtt_of: FxHashMap<(u32, u32), u64> = FxHashMap::default();
     paths.offsets.push(0);
     paths.stage_offsets.push(0);
     let hop = |p: PortId| {
@@ -115,6 +127,12 @@ fn walk(topo: &Topo, tm: &TrafficMatrix, cfg: &Config) -> Result<FlowPaths, Pack
     };
     for fl in &tm.flows {
         let (src, dst) = (HostId::new(fl.src), HostId::new(fl.dst));
+        let dest = |h: HostId| topo.host_dest[h.idx()].map_or(u32::MAX, |d| d.get());
+        paths.base_rtt_ps.push(
+            *rtt_of
+                .entry((dest(src), dest(dst)))
+                .or_insert_with(|| setup::base_rtt_ps(topo, src, dst, cfg)),
+        );
         for (data, from, to) in [(true, src, dst), (false, dst, src)] {
             let target: DeviceId = topo.host_device[to.idx()];
             let mut p = topo.host_up[from.idx()];

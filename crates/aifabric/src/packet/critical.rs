@@ -42,7 +42,7 @@ pub(crate) const MAX_SEEDS: u64 = 64;
 
 /// Which flows of a phase the hybrid simulates: the critical ones (at most [`MAX_SEEDS`])
 /// and every flow sharing a link with one.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Cut {
     /// Per flow, whether it is simulated.
     pub keep: Vec<bool>,
@@ -50,6 +50,10 @@ pub(crate) struct Cut {
     pub critical: u64,
     /// Critical flows left to the fluid, beyond the [`MAX_SEEDS`] slowest.
     pub critical_fluid: u64,
+    /// Per flow, its completion time in the fluid, seconds: its bytes through the fluid's
+    /// fair shares from the phase's start, then its base round trip (the last packet out
+    /// and its ACK back). What a flow left out of the cut is taken to take.
+    pub fluid_fct_s: Vec<f64>,
 }
 
 /// Links as compact resources, their capacity in bytes per second: the paths' links, then
@@ -165,9 +169,15 @@ pub(crate) fn cut(paths: &FlowPaths, bytes: &[u64]) -> Cut {
         .map(|k| seed[k] || touches[k].iter().any(|&r| hot[r as usize]))
         .collect();
     let simulated = (0..keep.len()).filter(|&k| critical[k] && keep[k]).count() as u64;
+    let fluid_fct_s = end
+        .iter()
+        .enumerate()
+        .map(|(k, &t)| t + paths.base_rtt_s(k))
+        .collect();
     Cut {
         keep,
         critical: simulated,
         critical_fluid: all_critical - simulated,
+        fluid_fct_s,
     }
 }

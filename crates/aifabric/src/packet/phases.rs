@@ -62,6 +62,63 @@ pub struct PacketPhases {
     pub packet_bandwidth_s: f64,
     /// The same phases' bandwidth terms in the fluid, summed, seconds.
     pub fluid_bandwidth_s: f64,
+    /// Flow completion times over the flows of every phase timed, each phase's flows
+    /// counted as many times as its schedule repeats it (a job's collectives each once, not
+    /// per their count in the step; `None`: no phase ran). Flows the hybrid's cut left to
+    /// the fluid count at their fluid times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct: Option<PhaseFcts>,
+}
+
+/// Flow completion times of the phases a collective or a job ran at packet level, each
+/// from its phase's start (all its flows start together).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct PhaseFcts {
+    /// Flows counted (each phase's flows times its repeats).
+    pub flows: u64,
+    /// Of which left to the fluid by the hybrid's cut.
+    pub flows_fluid: u64,
+    /// Median, seconds.
+    pub p50_s: f64,
+    /// 99th percentile, seconds.
+    pub p99_s: f64,
+    /// Slowest, seconds.
+    pub max_s: f64,
+}
+
+impl PhaseFcts {
+    /// The percentiles of `runs`: per run, its flows' completion times (ascending), how
+    /// many of them the fluid timed, and how many times it counts; the `ceil(q n)`-th flow
+    /// for quantile `q`, as the packet engine ranks a run's own.
+    fn of(runs: &[(&[f64], u64, u64)]) -> Option<PhaseFcts> {
+        let mut all: Vec<(f64, u64)> = runs
+            .iter()
+            .flat_map(|&(fcts, _, w)| fcts.iter().map(move |&t| (t, w)))
+            .filter(|x| x.1 > 0)
+            .collect();
+        let flows: u64 = all.iter().map(|x| x.1).sum();
+        if flows == 0 {
+            return None;
+        }
+        all.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let rank = |q: f64| {
+            let r = ((q * flows as f64).ceil() as u64).clamp(1, flows);
+            let mut seen = 0;
+            all.iter()
+                .find(|x| {
+                    seen += x.1;
+                    seen >= r
+                })
+                .map_or(0.0, |x| x.0)
+        };
+        Some(PhaseFcts {
+            flows,
+            flows_fluid: runs.iter().map(|r| r.1 * r.2).sum(),
+            p50_s: rank(0.5),
+            p99_s: rank(0.99),
+            max_s: all.last().map_or(0.0, |x| x.0),
+        })
+    }
 }
 
 impl PacketPhases {
@@ -114,6 +171,13 @@ struct Timed {
     events: u64,
     simulated_s: f64,
     skipped_s: f64,
+    /// Every flow's completion time, ascending, seconds (those left to the fluid at their
+    /// fluid times).
+    fct_s: Vec<f64>,
+    /// Flows of `fct_s` the fluid timed.
+    fct_fluid: u64,
+    /// How many times the schedules asked for this phase, repeats counted.
+    weight: u64,
 }
 
 /// A phase as its memo knows it: each transfer's GPUs (device indices) and bytes, in order.
@@ -186,6 +250,12 @@ impl PacketTimer {
                 s.not_skipped.clone_from(&t.not_skipped);
             }
         }
+        s.fct = PhaseFcts::of(
+            &memo
+                .values()
+                .map(|t| (t.fct_s.as_slice(), t.fct_fluid, t.weight))
+                .collect::<Vec<_>>(),
+        );
         s
     }
 
@@ -275,6 +345,8 @@ impl PacketTimer {
             }
         };
         let (mut critical, mut critical_fluid) = (0, 0);
+        // The flows the cut leaves to the fluid: their fluid completion times.
+        let mut fluid_fct: Vec<f64> = Vec::new();
         let (r, kept) = if cuts {
             let bytes: Vec<u64> = tm.flows.iter().map(|f| f.bytes).collect();
             let part = aifabric_packet::run_part(
@@ -285,6 +357,13 @@ impl PacketTimer {
                 &mut |paths| {
                     let c = crate::packet::critical::cut(paths, &bytes);
                     (critical, critical_fluid) = (c.critical, c.critical_fluid);
+                    fluid_fct = c
+                        .keep
+                        .iter()
+                        .zip(&c.fluid_fct_s)
+                        .filter(|(&k, _)| !k)
+                        .map(|x| *x.1)
+                        .collect();
                     let mut kept = tm
                         .flows
                         .iter()
@@ -320,7 +399,14 @@ impl PacketTimer {
             )));
         }
         let skipped_s = r.hybrid.as_ref().map_or(0.0, |h| h.skipped_s);
+        let fct_fluid = fluid_fct.len() as u64;
+        let mut fct_s = fluid_fct;
+        fct_s.extend_from_slice(&r.fct_sorted_s);
+        fct_s.sort_unstable_by(f64::total_cmp);
         Ok(Timed {
+            fct_s,
+            fct_fluid,
+            weight: 0,
             not_skipped: r.hybrid.and_then(|h| h.not_skipped),
             bandwidth_s: (r.makespan_s - r.max_base_rtt_s).max(0.0),
             fluid_s,
@@ -390,6 +476,7 @@ impl PhaseTimer for PacketTimer {
         net: &Net<'_>,
         transfers: &[NetTransfer],
         fluid_s: f64,
+        repeat: u32,
     ) -> Result<f64, SimError> {
         self.timed.fetch_add(1, Ordering::Relaxed);
         let key: Key = transfers
@@ -400,8 +487,9 @@ impl PhaseTimer for PacketTimer {
             .memo
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
+            .get_mut(&key)
         {
+            t.weight += u64::from(repeat);
             return Ok(t.bandwidth_s);
         }
         // Two threads may simulate the same phase at once; both get the same time.
@@ -411,7 +499,8 @@ impl PhaseTimer for PacketTimer {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .entry(key)
-            .or_insert(t);
+            .or_insert(t)
+            .weight += u64::from(repeat);
         Ok(bandwidth_s)
     }
 }
@@ -440,7 +529,7 @@ mod tests {
         n: u32,
         bytes: f64,
         engine: crate::Engine,
-    ) -> (f64, f64, PacketPhases) {
+    ) -> (f64, f64, PacketPhases, aifabric_dataplane::FctStats) {
         let cfg = PacketOptions {
             preset: Some(Preset::UecHtsim),
             ..PacketOptions::default()
@@ -485,7 +574,29 @@ mod tests {
         let ring = Pattern::RingAllReduce.generate(n, bytes as u64, cfg.seed);
         let whole = aifabric_packet::run(&net, &ring, &gpus, &cfg).expect("run");
         assert_eq!(whole.unfinished + whole.never_started, 0);
-        (memoized.time_s, whole.makespan_s, timer.stats())
+        (memoized.time_s, whole.makespan_s, timer.stats(), whole.fct)
+    }
+
+    #[test]
+    fn flow_percentiles_count_each_phase_s_flows_per_repeat() {
+        // Four flows once, one flow (the fluid's) three times: 7 flows; the 4th is the
+        // median, the 7th the 99th percentile.
+        let a = [1.0, 2.0, 3.0, 4.0];
+        let f = PhaseFcts::of(&[(&a, 0, 1), (&[10.0], 1, 3)]).expect("flows");
+        assert_eq!(
+            f,
+            PhaseFcts {
+                flows: 7,
+                flows_fluid: 3,
+                p50_s: 4.0,
+                p99_s: 10.0,
+                max_s: 10.0
+            }
+        );
+        // A phase never asked for counts nothing; nothing at all is no figure.
+        let g = PhaseFcts::of(&[(&a, 0, 1), (&[10.0], 1, 0)]).expect("flows");
+        assert_eq!((g.flows, g.max_s, g.p50_s), (4, 4.0, 2.0));
+        assert_eq!(PhaseFcts::of(&[(&a, 0, 0)]), None);
     }
 
     #[test]
@@ -509,20 +620,46 @@ mod tests {
         ];
         for (spec, f, n, bytes, engine, within) in cases {
             let t = std::time::Instant::now();
-            let (memo, whole, stats) = both_ways(f, n, bytes, engine);
+            let (memo, whole, stats, fct) = both_ways(f, n, bytes, engine);
+            // Per flow: each memoized step's flows (all started together) against the whole
+            // ring's (each started by its trigger).
+            let m = stats.fct.clone().expect("flow completion times");
+            assert_eq!(
+                m.flows,
+                u64::from(2 * (n - 1) * n),
+                "every flow of the ring"
+            );
             eprintln!(
                 "{spec}, {n} ranks, {bytes:e} B, {engine}: memoized {:.1} us, whole {:.1} us \
-                 ({:+.1}%), {:.1} s for both; {stats:?}",
+                 ({:+.1}%), {:.1} s for both; per flow P50 {:.1} / {:.1} us ({:+.1}%), P99 \
+                 {:.1} / {:.1} us ({:+.1}%); {stats:?}",
                 memo * 1e6,
                 whole * 1e6,
                 100.0 * (memo / whole - 1.0),
-                t.elapsed().as_secs_f64()
+                t.elapsed().as_secs_f64(),
+                m.p50_s * 1e6,
+                fct.p50_s * 1e6,
+                100.0 * (m.p50_s / fct.p50_s - 1.0),
+                m.p99_s * 1e6,
+                fct.p99_s * 1e6,
+                100.0 * (m.p99_s / fct.p99_s - 1.0),
             );
             assert_eq!(stats.phases_simulated, 1, "a ring is one phase");
             assert_eq!(stats.phases_timed, 1, "simulated once, its repeats reused");
             assert!(
                 within.contains(&(memo / whole - 1.0)),
                 "{spec}: memoized {memo} s against the whole ring's {whole} s"
+            );
+            // Per flow the same: the median as the makespan (across two regions, the flows
+            // of a step that all start together collide where the whole ring's do not), the
+            // 99th percentile within 5% everywhere.
+            assert!(
+                within.contains(&(m.p50_s / fct.p50_s - 1.0)),
+                "{spec}: P50 {m:?} against {fct:?}"
+            );
+            assert!(
+                (m.p99_s / fct.p99_s - 1.0).abs() <= 0.05,
+                "{spec}: P99 {m:?} against {fct:?}"
             );
             if engine == Hybrid {
                 assert!(stats.skipped_s > 0.0, "16 MB steps are steady: {stats:?}");
@@ -538,7 +675,7 @@ mod tests {
         (groups, ranks, bytes, seed): (usize, usize, f64, u64),
         placement: Placement,
         fail: &[&str],
-    ) -> (f64, f64, PacketPhases) {
+    ) -> (f64, f64, PacketPhases, PacketPhases) {
         let cfg = aifabric_packet::Config {
             seed,
             ..PacketOptions {
@@ -589,9 +726,9 @@ mod tests {
                 .expect("simulated");
             (r.time_s, timer.stats())
         };
-        let (whole, _) = time(crate::Engine::Packet);
+        let (whole, whole_stats) = time(crate::Engine::Packet);
         let (cut, stats) = time(crate::Engine::Hybrid);
-        (cut, whole, stats)
+        (cut, whole, stats, whole_stats)
     }
 
     /// The hybrid's cut (the critical flows and their links' others, about 1-30% of the
@@ -611,20 +748,37 @@ mod tests {
             (128, 8, 8e6, 2),
             (128, 8, 8e6, 3),
         ];
-        let mut errors = Vec::new();
+        let (mut errors, mut p99s) = (Vec::new(), Vec::new());
         for (groups, ranks, bytes, seed) in cases {
-            let (cut, whole, stats) =
+            let (cut, whole, stats, whole_stats) =
                 cut_and_whole(&k16, (groups, ranks, bytes, seed), Placement::Spread, &[]);
             let error = cut / whole - 1.0;
+            // Per flow: the cut's (its left-out flows at their fluid times) against the
+            // whole phase's.
+            let (c, w) = (stats.fct.clone().unwrap(), whole_stats.fct.clone().unwrap());
+            assert_eq!(c.flows, w.flows);
+            assert_eq!(w.flows_fluid, 0);
+            assert_eq!(
+                c.flows_fluid,
+                stats.flows_left_fluid * 2 * (ranks as u64 - 1)
+            );
+            let (p50, p99) = (c.p50_s / w.p50_s - 1.0, c.p99_s / w.p99_s - 1.0);
             eprintln!(
                 "{groups} rings of {ranks}, {bytes:e} B, seed {seed}: cut {:.1} us, whole \
-                 {:.1} us ({:+.1}%), {} of {} flows simulated, {} critical",
+                 {:.1} us ({:+.1}%), {} of {} flows simulated, {} critical; per flow P50 \
+                 {:.1} / {:.1} us ({:+.1}%), P99 {:.1} / {:.1} us ({:+.1}%)",
                 cut * 1e6,
                 whole * 1e6,
                 100.0 * error,
                 stats.flows,
                 stats.flows + stats.flows_left_fluid,
                 stats.flows_critical,
+                c.p50_s * 1e6,
+                w.p50_s * 1e6,
+                100.0 * p50,
+                c.p99_s * 1e6,
+                w.p99_s * 1e6,
+                100.0 * p99,
             );
             assert!(stats.flows_left_fluid > 0, "nothing cut: {stats:?}");
             assert!(stats.flows_critical > 0 && stats.flows_critical <= stats.flows);
@@ -636,10 +790,17 @@ mod tests {
                 error.abs() <= 0.10,
                 "seed {seed}: cut {cut} s, whole {whole} s"
             );
+            // Most flows are the fluid's, whose median lacks the window's ramp (a few
+            // percent short); the tail is the critical flows', within a straggler's reach.
+            assert!(p50.abs() <= 0.05, "seed {seed}: P50 {c:?} against {w:?}");
+            assert!(p99.abs() <= 0.15, "seed {seed}: P99 {c:?} against {w:?}");
             errors.push(error);
+            p99s.push(p99);
         }
         let mean = errors.iter().sum::<f64>() / errors.len() as f64;
         assert!(mean.abs() <= 0.03, "mean error {mean}: {errors:?}");
+        let mean = p99s.iter().sum::<f64>() / p99s.len() as f64;
+        assert!(mean.abs() <= 0.03, "mean P99 error {mean}: {p99s:?}");
     }
 
     /// The README's large case: a ring all-reduce of 1 GiB over 128 ranks of htsim-k16,
@@ -651,7 +812,7 @@ mod tests {
         let k16 = aifabric_spec::load("htsim-k16").expect("built in");
         for engine in [crate::Engine::Packet, crate::Engine::Hybrid] {
             let t = std::time::Instant::now();
-            let (memo, whole, stats) = both_ways(&k16, 128, (1u64 << 30) as f64, engine);
+            let (memo, whole, stats, _) = both_ways(&k16, 128, (1u64 << 30) as f64, engine);
             eprintln!(
                 "{engine}: memoized {:.1} us, whole {:.1} us ({:+.2}%), {:.1} s; {stats:?}",
                 memo * 1e6,
@@ -672,7 +833,7 @@ mod tests {
         let fdsw: Vec<&str> = fdsw.iter().map(|s| s.as_str()).collect();
         for (groups, fail) in [(16, &[][..]), (32, &[][..]), (64, &[][..]), (32, &fdsw[..])] {
             let case = (groups, 16, 16e6, 1);
-            let (cut, whole, stats) = cut_and_whole(&f, case, Placement::Packed, fail);
+            let (cut, whole, stats, _) = cut_and_whole(&f, case, Placement::Packed, fail);
             eprintln!(
                 "| {groups} x 16{} | {:.1} us | {:.1} us | {:+.2}% | {} of {} |",
                 if fail.is_empty() {
@@ -702,14 +863,14 @@ mod tests {
         let fdsw: Vec<String> = (0..10).map(|k| format!("lab.dc1.l1.fdsw{k}")).collect();
         let fdsw: Vec<&str> = fdsw.iter().map(|s| s.as_str()).collect();
         let case = (32, 16, 16e6, 1);
-        let (cut, whole, stats) = cut_and_whole(&f, case, Placement::Packed, &[]);
+        let (cut, whole, stats, _) = cut_and_whole(&f, case, Placement::Packed, &[]);
         let error = cut / whole - 1.0;
         eprintln!("healthy: cut {cut} s, whole {whole} s ({error:+.4}); {stats:?}");
         assert_eq!(stats.flows_critical, crate::packet::critical::MAX_SEEDS);
         assert_eq!(stats.flows_critical_fluid, 512 - stats.flows_critical);
         assert!(stats.flows * 4 <= 512, "{stats:?}");
         assert!(error.abs() <= 0.02, "cut {cut} s, whole {whole} s");
-        let (cut_f, whole_f, stats) = cut_and_whole(&f, case, Placement::Packed, &fdsw);
+        let (cut_f, whole_f, stats, _) = cut_and_whole(&f, case, Placement::Packed, &fdsw);
         eprintln!("10 of 40 fdsw failed: cut {cut_f} s, whole {whole_f} s; {stats:?}");
         assert!(whole_f > whole, "the fabric binds: {whole_f} s");
         assert_eq!(stats.flows_left_fluid, 0, "{stats:?}");
