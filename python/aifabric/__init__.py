@@ -903,6 +903,7 @@ class Fabric:
         scale_up: int = 8,
         scale_up_gbs: float = 450.0,
         switch_latency_us: Optional[float] = None,
+        cut: bool = False,
         asn_plan: str = "rfc7938",
         bandwidth: str = "cumulative",
         group_size: int = 64,
@@ -929,7 +930,10 @@ class Fabric:
         ``admission`` (``"on"``, ``"off"``, ``"CHUNK:WINDOW"``), ``dsf_cell_bytes``,
         ``dsf_credit_bytes``; and ``lb`` (``"ecmp"``, ``"spray:N"``, ``"mixed:N"``,
         ``"adaptive"``), ``seed`` and ``switch_latency_us``. The result is the JSON
-        contract, without Arrow tables.
+        contract, without Arrow tables. ``cut=True`` (``engine="hybrid"``, ``lb="ecmp"``,
+        every flow starting at 0): the critical flows and their links' others packet by
+        packet, the rest at their fluid completion times (``--cut``; ``cut`` in the result
+        says what ran).
 
         ``tm`` and ``pattern`` are one or the other: giving both raises ``BadRequest``.
 
@@ -971,6 +975,9 @@ class Fabric:
             return Traffic(text, flows=flows, links=links)
         if engine not in ("packet", "both", "hybrid"):
             raise BadRequest(f"engine={engine!r}: give 'flow', 'packet', 'both' or 'hybrid'")
+        if cut and engine != "hybrid":
+            raise BadRequest(f"cut=True cuts the hybrid engine's run: engine='hybrid', not {engine!r}")
+        packet["cut"] = True if cut else None
         # The packet engine takes lb, seed and switch_latency_us as its own.
         for k in ("lb", "seed", "switch_latency_us"):
             packet[k] = sim.pop(k)

@@ -743,10 +743,16 @@ impl NativeFabric {
     ) -> PyResult<String> {
         self.study(py, scenario, opts, None, move |s, _, _| {
             let source = traffic_source(tm, pattern, &size, gpus)?;
+            let mut packet = packet;
+            let cut = packet.remove("cut").is_some_and(|v| v == "true");
             let cfg = packet_config(&packet)?;
             let engine: aifabric::Engine = parse("engine", &engine)?;
-            let r =
-                s.traffic_packet(&source, gpus, parse("placement", &placement)?, &cfg, engine)?;
+            let placement = parse("placement", &placement)?;
+            let r = if cut {
+                s.traffic_packet_cut(&source, gpus, placement, &cfg, &mut |_| {})?
+            } else {
+                s.traffic_packet(&source, gpus, placement, &cfg, engine)?
+            };
             to_json(&r)
         })
     }

@@ -95,6 +95,15 @@ def test_packet_engine_is_the_cli_contract(cli, llama):
     )
     assert h["engine"] == "hybrid" and "hybrid" in h["packet"]
     assert any(n["about"] == "hybrid" for n in h["notes"])
+    # Its cut too (the default load balancing is ecmp): what ran, as the CLI says.
+    c = llama.traffic(pattern="permutation", gpus=64, size="1M", engine="hybrid", cut=True)
+    assert c == cli(
+        "traffic", "llama3-24k", "--pattern", "permutation", "--gpus", "64", "--size", "1M",
+        "--engine", "hybrid", "--cut",
+    )
+    assert c["cut"]["flows_simulated"] + c["cut"]["flows_fluid"] == 64
+    with pytest.raises(aifabric.BadRequest, match="engine='hybrid'"):
+        llama.traffic(pattern="permutation", gpus=16, engine="packet", cut=True)
 
 
 def test_collective_is_the_cli_contract(cli, llama):

@@ -368,6 +368,36 @@ fn hybrid(h: &aifabric_packet::HybridStats, makespan_s: f64) -> String {
     }
 }
 
+/// The hybrid's cut of a traffic matrix: what ran packet by packet, what the fluid timed.
+pub(crate) fn traffic_cut(c: &crate::packet::TrafficCut) -> Note {
+    let alike = if c.flows_critical_fluid > 0 {
+        format!(
+            " ({} more critical flows, all ending together in the fluid, left to it: the {} \
+             simulated stand for them)",
+            aifabric_model::thousands(c.flows_critical_fluid),
+            crate::packet::critical::MAX_SEEDS
+        )
+    } else {
+        String::new()
+    };
+    Note::new(
+        About::Hybrid,
+        format!(
+            "hybrid cut: {} flows ran packet by packet, the {} critical ones (the fluid \
+             finishes them within {:.0}% of the slowest){alike} and every flow sharing a link \
+             with one; {} flows left to the fluid, their completion times the fluid's (their \
+             bytes at its fair shares, then their path's base round trip: no window ramp, so \
+             a few percent short) in the completion times and the makespan below; the \
+             slowest flows listed and the queue, link and packet figures are the simulated \
+             part's",
+            aifabric_model::thousands(c.flows_simulated),
+            aifabric_model::thousands(c.flows_critical),
+            100.0 * crate::packet::critical::WITHIN,
+            aifabric_model::thousands(c.flows_fluid),
+        ),
+    )
+}
+
 /// A collective or a job at packet level: what was simulated, what reused, and how the
 /// packet engine's bandwidth terms compare with the fluid's.
 pub(crate) fn packet_phases(p: &crate::packet::PacketPhases) -> Note {

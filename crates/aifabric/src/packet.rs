@@ -11,7 +11,7 @@ mod options;
 mod phases;
 use aifabric_engine::traffic::TrafficResult;
 use aifabric_model::Scenario;
-pub use aifabric_packet::{Cc, Config, PacketLb, PacketResult, PfcResult};
+pub use aifabric_packet::{Cc, Config, PacketLb, PacketResult, PfcResult, Progress};
 use aifabric_workload::traffic::TrafficMatrix;
 use aifabric_workload::Placement;
 pub use budget::{check_flow_budget, estimate, Estimate};
@@ -131,6 +131,141 @@ pub struct PacketTrafficReport {
     /// Packet over flow engine (with `both`, when every packet-engine flow completed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ratios: Option<Ratios>,
+    /// `hybrid` under `ecmp` with every flow started at once: what its cut ran packet by
+    /// packet and what it left to the fluid (the scenario's run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut: Option<TrafficCut>,
+}
+
+/// The hybrid's cut of a traffic matrix: its critical flows (those the fluid finishes
+/// within a tenth of the slowest) and every flow sharing a link with one ran packet by
+/// packet; the others, at their fluid completion times, are in the result's figures.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TrafficCut {
+    /// Flows simulated packet by packet.
+    pub flows_simulated: u64,
+    /// Of which critical.
+    pub flows_critical: u64,
+    /// Critical flows left to the fluid (all alike: a few stand for them).
+    pub flows_critical_fluid: u64,
+    /// Flows left to the fluid.
+    pub flows_fluid: u64,
+}
+
+/// Completion-time statistics of `sorted` (ascending, seconds), ranked as the packet
+/// engine ranks its own (the `ceil(q n)`-th flow).
+fn fct_stats(sorted: &[f64]) -> aifabric_dataplane::FctStats {
+    let rank = |q: f64| {
+        if sorted.is_empty() {
+            return 0.0;
+        }
+        let r = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+        sorted[r - 1]
+    };
+    aifabric_dataplane::FctStats {
+        min_s: sorted.first().copied().unwrap_or(0.0),
+        p50_s: rank(0.5),
+        p99_s: rank(0.99),
+        max_s: sorted.last().copied().unwrap_or(0.0),
+        mean_s: if sorted.is_empty() {
+            0.0
+        } else {
+            sorted.iter().sum::<f64>() / sorted.len() as f64
+        },
+    }
+}
+
+/// Refuse the hybrid's cut of `tm` unless it balances by `ecmp` (every path known before
+/// the run) and every flow starts at once (the fluid's finish times are from one start)
+/// with no trigger.
+fn cuttable(cfg: &Config, tm: &TrafficMatrix) -> Result<(), Error> {
+    use aifabric_workload::traffic::Start;
+    if cfg.lb != PacketLb::Ecmp {
+        return Err(Error::bad_request(format!(
+            "the cut needs every flow's path before the run: --lb ecmp, not {} (its packets \
+             choose their paths as they run); leave out --cut to run every flow",
+            cfg.lb.name()
+        )));
+    }
+    if let Some(f) = tm
+        .flows
+        .iter()
+        .find(|f| f.start != Start::AtPs(0) || f.done_trigger.is_some() || f.recv_trigger.is_some())
+    {
+        return Err(Error::bad_request(format!(
+            "the cut times the flows it leaves out from one start: flow {} starts later or \
+             by a trigger, or fires one; leave out --cut to run every flow",
+            f.id
+        )));
+    }
+    Ok(())
+}
+
+/// `tm` packet by packet on `net`, or under the hybrid's cut (`cut`): its kept flows
+/// packet by packet and the others at their fluid completion times, merged into the
+/// result's flow counts, completion times and makespan.
+fn run_traffic(
+    fabric: &aifabric_model::Fabric,
+    net: &Net<'_>,
+    tm: &TrafficMatrix,
+    placed: &[aifabric_model::DeviceId],
+    cfg: &Config,
+    cut: bool,
+    progress: &mut dyn FnMut(&aifabric_packet::Progress),
+) -> Result<(PacketResult, Option<TrafficCut>), Error> {
+    if !cut {
+        let r = aifabric_packet::run_with_progress(net, tm, placed, cfg, progress)
+            .map_err(|e| Error::bad_request(e.to_string()))?;
+        return Ok((r, None));
+    }
+    let bytes: Vec<u64> = tm.flows.iter().map(|f| f.bytes).collect();
+    let mut left: Vec<(f64, u64)> = Vec::new();
+    let mut stats = TrafficCut::default();
+    let hosts = &placed[..tm.nodes as usize];
+    let part = aifabric_packet::run_part(
+        net,
+        tm,
+        placed,
+        cfg,
+        &mut |paths| {
+            let c = critical::cut(paths, &bytes);
+            let kept = tm
+                .flows
+                .iter()
+                .zip(&c.keep)
+                .filter(|(_, &k)| k)
+                .map(|x| x.0);
+            let e = budget::estimate_flows(fabric, kept, hosts, cfg);
+            budget::check_estimate(fabric, &e, false)
+                .map_err(|e| aifabric_packet::PacketError::Invalid(e.to_string()))?;
+            stats.flows_critical = c.critical;
+            stats.flows_critical_fluid = c.critical_fluid;
+            left = c
+                .keep
+                .iter()
+                .zip(&c.fluid_fct_s)
+                .zip(&bytes)
+                .filter(|((&k, _), _)| !k)
+                .map(|((_, &t), &b)| (t, b))
+                .collect();
+            Ok(Some(c.keep))
+        },
+        progress,
+    )
+    .map_err(|e| Error::bad_request(e.to_string()))?;
+    let mut r = part.result;
+    stats.flows_simulated = part.kept;
+    stats.flows_fluid = left.len() as u64;
+    if !left.is_empty() {
+        r.flows += stats.flows_fluid;
+        r.bytes += left.iter().map(|x| x.1).sum::<u64>();
+        let fluid_max = left.iter().map(|x| x.0).fold(0.0, f64::max);
+        r.makespan_s = r.makespan_s.max(fluid_max);
+        r.fct_sorted_s.extend(left.iter().map(|x| x.0));
+        r.fct_sorted_s.sort_unstable_by(f64::total_cmp);
+        r.fct = fct_stats(&r.fct_sorted_s);
+    }
+    Ok((r, Some(stats)))
 }
 
 /// The matrix with each flow's bytes as the packet engine puts them on the wire: its payload
@@ -179,6 +314,39 @@ impl Study<'_> {
         engine: Engine,
         progress: &mut dyn FnMut(&aifabric_packet::Progress),
     ) -> Result<PacketTrafficReport, Error> {
+        self.traffic_packet_run(source, gpus, policy, cfg, engine, false, progress)
+    }
+
+    /// The hybrid cut to the matrix's critical flows (`traffic --engine hybrid --cut`): the
+    /// flows the fluid finishes within a tenth of the slowest and every flow sharing a link
+    /// with one run packet by packet (fast-forwarding their steady states), the others at
+    /// their fluid completion times ([`TrafficCut`] says which). Kept: the makespan and the
+    /// tail, made by the flows simulated; the median is mostly the fluid's, short by what
+    /// the fluid does not see (the window's ramp, transient queues: the README's table).
+    /// Refused unless `cfg` balances by `ecmp` (every path known before the run) and every
+    /// flow starts at once with no trigger.
+    pub fn traffic_packet_cut(
+        &self,
+        source: &TrafficSource,
+        gpus: Option<u32>,
+        policy: Placement,
+        cfg: &Config,
+        progress: &mut dyn FnMut(&aifabric_packet::Progress),
+    ) -> Result<PacketTrafficReport, Error> {
+        self.traffic_packet_run(source, gpus, policy, cfg, Engine::Hybrid, true, progress)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn traffic_packet_run(
+        &self,
+        source: &TrafficSource,
+        gpus: Option<u32>,
+        policy: Placement,
+        cfg: &Config,
+        engine: Engine,
+        cut: bool,
+        progress: &mut dyn FnMut(&aifabric_packet::Progress),
+    ) -> Result<PacketTrafficReport, Error> {
         if !engine.packet() {
             return Err(Error::bad_request(
                 "the flow engine alone runs with Study::traffic".to_owned(),
@@ -201,15 +369,26 @@ impl Study<'_> {
         let (tm, name) = matrix(source, cfg.seed)?;
         let n = gpus.unwrap_or(tm.nodes).max(tm.nodes);
         let placed = self.place_matrix(source, &tm, n, policy, 1)?;
-        budget::check(self.fabric, &tm, &placed[..tm.nodes as usize], cfg, both)?;
+        if cut {
+            cuttable(cfg, &tm)?;
+            // The cut's part is checked once known; up front, the network's tables.
+            let e = budget::estimate_flows(
+                self.fabric,
+                std::iter::empty(),
+                &placed[..tm.nodes as usize],
+                cfg,
+            );
+            budget::check_estimate(self.fabric, &e, false)?;
+        } else {
+            budget::check(self.fabric, &tm, &placed[..tm.nodes as usize], cfg, both)?;
+        }
         let params = NetParams {
             scale_up_gpus: 1,
             switch_latency_s: cfg.switch_latency_ps as f64 * 1e-12,
             ..c.net
         };
         let net = Net::new(self.fabric, &self.scenario, c.plan, c.bgp, params);
-        let packet = aifabric_packet::run_with_progress(&net, &tm, &placed, cfg, progress)
-            .map_err(|e| Error::bad_request(e.to_string()))?;
+        let (packet, cut_stats) = run_traffic(self.fabric, &net, &tm, &placed, cfg, cut, progress)?;
         // Ratios only when every flow of the packet run completed: a cut-off run has no
         // completion times to compare.
         let complete = packet.unfinished == 0;
@@ -245,8 +424,8 @@ impl Study<'_> {
                 c.bgp,
                 params,
             );
-            match aifabric_packet::run_with_progress(&h, &tm, &placed, cfg, progress) {
-                Ok(r) => Some(r),
+            match run_traffic(self.fabric, &h, &tm, &placed, cfg, cut, progress) {
+                Ok(r) => Some(r.0),
                 Err(e) => {
                     baseline_note = Some(Note::new(
                         About::Slowdown,
@@ -261,6 +440,7 @@ impl Study<'_> {
             None
         };
         let mut notes = notes::packet(&packet, both);
+        notes.extend(cut_stats.as_ref().map(notes::traffic_cut));
         notes.extend(flow.as_ref().and_then(notes::coalesced));
         notes.extend(baseline_note);
         let mut run = Prediction::new(packet, healthy, None);
@@ -276,6 +456,7 @@ impl Study<'_> {
             flow,
             flow_lb: flow_lb_name,
             ratios,
+            cut: cut_stats,
         })
     }
 }

@@ -198,7 +198,12 @@ pub(crate) fn check(
     cfg: &Config,
     both: bool,
 ) -> Result<(), Error> {
-    let e = estimate(fabric, tm, hosts, cfg);
+    check_estimate(fabric, &estimate(fabric, tm, hosts, cfg), both)
+}
+
+/// Refuse a packet run estimated as `e` that cannot fit the memory limit (`both`: the flow
+/// engine runs too), with the estimate, the limit and how to narrow it.
+pub(crate) fn check_estimate(fabric: &Fabric, e: &Estimate, both: bool) -> Result<(), Error> {
     let (limit, said) = limit()?;
     let held = limits::resident_bytes();
     let flow_engine = if both {

@@ -347,6 +347,12 @@ pub(crate) struct TrafficArgs {
     /// packed, spread, fragmented[:SEED] or topology-aware (see --help).
     #[arg(long, default_value = "packed", long_help = Placement::DEFINED)]
     pub(crate) placement: Placement,
+    /// With --engine hybrid under --lb ecmp, every flow starting at 0: run packet by packet
+    /// only the critical flows (those the fluid finishes within 10% of the slowest) and
+    /// every flow sharing a link with one; the others count at their fluid completion
+    /// times (makespan and tail kept, the median a few percent short; see the README).
+    #[arg(long)]
+    pub(crate) cut: bool,
     /// Machine-readable output.
     #[arg(long)]
     pub(crate) json: bool,

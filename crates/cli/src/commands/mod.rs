@@ -454,12 +454,19 @@ fn traffic(a: TrafficArgs) -> Result<(), Failure> {
         size,
         gpus,
         placement,
+        cut,
         json,
         packet,
         sim,
         scenario,
         bgp,
     } = a;
+    if cut && packet.engine != aifabric::Engine::Hybrid {
+        return Err(Failure::BadArgument(format!(
+            "--cut cuts the hybrid engine's run: add --engine hybrid (not {})",
+            packet.engine
+        )));
+    }
     let (cfg, setup) = engine_setup(&sim, &packet, &bgp)?;
     let source = match (tm, pattern) {
         (Some(path), _) => aifabric::TrafficSource::File(path),
@@ -482,28 +489,33 @@ fn traffic(a: TrafficArgs) -> Result<(), Failure> {
         let cpu = traffic::cpu_seconds();
         // Flows done of all, with the simulated time and the events so far.
         let bar = crate::progress::Progress::bar("packets");
-        let report = study.traffic_packet_with_progress(
-            &source,
-            gpus,
-            placement,
-            &cfg,
-            packet.engine,
-            &mut |p| {
-                bar.set_length(p.flows);
-                bar.set_position(p.flows_done);
-                bar.set_message(
-                    if p.flows_done == p.flows && packet.engine == aifabric::Engine::Both {
-                        "packets done; the flow engine now".to_owned()
-                    } else {
-                        format!(
-                            "packets: {:.1} us simulated, {:.0}M events",
-                            p.now_ps as f64 * 1e-6,
-                            p.events as f64 * 1e-6
-                        )
-                    },
-                );
-            },
-        );
+        let mut show = |p: &aifabric::packet::Progress| {
+            bar.set_length(p.flows);
+            bar.set_position(p.flows_done);
+            bar.set_message(
+                if p.flows_done == p.flows && packet.engine == aifabric::Engine::Both {
+                    "packets done; the flow engine now".to_owned()
+                } else {
+                    format!(
+                        "packets: {:.1} us simulated, {:.0}M events",
+                        p.now_ps as f64 * 1e-6,
+                        p.events as f64 * 1e-6
+                    )
+                },
+            );
+        };
+        let report = if cut {
+            study.traffic_packet_cut(&source, gpus, placement, &cfg, &mut show)
+        } else {
+            study.traffic_packet_with_progress(
+                &source,
+                gpus,
+                placement,
+                &cfg,
+                packet.engine,
+                &mut show,
+            )
+        };
         bar.finish_and_clear();
         let report = report?;
         let run = traffic::RunTime {

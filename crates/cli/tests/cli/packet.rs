@@ -566,6 +566,111 @@ fn the_hybrid_engine_says_what_it_skipped_and_agrees_with_packet() {
     );
 }
 
+/// `traffic --engine hybrid --cut`: under ECMP the critical flows and their links' others
+/// run packet by packet, the rest at their fluid times; said in the note and in `cut`,
+/// against the whole packet run on the same matrix: the makespan and the tail within 5%,
+/// the median (mostly the fluid's) within 15%. An incast keeps every flow (all critical);
+/// what cannot be cut is refused with the way out.
+#[test]
+fn the_hybrid_cut_runs_a_matrix_s_critical_flows_and_times_the_rest_in_the_fluid() {
+    let args = [
+        "traffic",
+        "htsim-k8",
+        "--pattern",
+        "permutation",
+        "--gpus",
+        "128",
+        "--size",
+        "4M",
+        "--preset",
+        "uec-htsim",
+        "--lb",
+        "ecmp",
+        "--json",
+    ];
+    let run = |extra: &[&str]| -> Value {
+        let o = aifabric().args(args).args(extra).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let p = run(&["--engine", "packet"]);
+    let h = run(&["--engine", "hybrid", "--cut"]);
+    let cut = &h["cut"];
+    let (sim, fluid) = (
+        cut["flows_simulated"].as_u64().unwrap(),
+        cut["flows_fluid"].as_u64().unwrap(),
+    );
+    assert!(sim > 0 && fluid > sim, "{cut}");
+    assert_eq!(sim + fluid, 128);
+    assert_eq!(h["packet"]["flows"], 128);
+    assert_eq!(h["packet"]["bytes"], p["packet"]["bytes"]);
+    let at = |v: &Value, k: &str| {
+        let r = &v["packet"];
+        r.get(k)
+            .or_else(|| r["fct"].get(k))
+            .unwrap()
+            .as_f64()
+            .unwrap()
+    };
+    for (k, within) in [("makespan_s", 0.05), ("p99_s", 0.05), ("p50_s", 0.15)] {
+        let e = at(&h, k) / at(&p, k) - 1.0;
+        assert!(e.abs() <= within, "{k}: the cut is off by {e}");
+    }
+    assert!(
+        run(&["--engine", "hybrid"]).get("cut").is_none(),
+        "no cut unless asked"
+    );
+    // Every sender of an incast shares the receiver's link: all critical, none left out.
+    let o = aifabric()
+        .args([
+            "traffic",
+            "htsim-k8",
+            "--pattern",
+            "incast:16",
+            "--gpus",
+            "17",
+        ])
+        .args([
+            "--size", "1M", "--lb", "ecmp", "--engine", "hybrid", "--cut", "--json",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["cut"]["flows_fluid"], 0);
+    assert_eq!(v["cut"]["flows_simulated"], 16);
+    // What cannot be cut.
+    for (extra, want) in [
+        (&["--engine", "packet", "--cut"][..], "add --engine hybrid"),
+        (
+            &["--engine", "hybrid", "--cut", "--lb", "spray:8"],
+            "--lb ecmp",
+        ),
+    ] {
+        let o = aifabric()
+            .args(&args[..args.len() - 3])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(want), "{err}");
+    }
+    let o = aifabric()
+        .args([
+            "traffic",
+            "htsim-k8",
+            "--pattern",
+            "ring-allreduce",
+            "--gpus",
+            "16",
+        ])
+        .args(["--lb", "ecmp", "--engine", "hybrid", "--cut"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("from one start"));
+}
+
 /// `collective` and `job` at packet level: each distinct phase simulated once (a ring is
 /// one phase, its 2(n - 1) steps reusing it), said in a note and in `packet`; the same
 /// bytes on one thread as on two; `both` refused with the way out; the flow engine's JSON
