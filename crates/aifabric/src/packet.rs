@@ -152,29 +152,6 @@ pub struct TrafficCut {
     pub flows_fluid: u64,
 }
 
-/// Completion-time statistics of `sorted` (ascending, seconds), ranked as the packet
-/// engine ranks its own (the `ceil(q n)`-th flow).
-fn fct_stats(sorted: &[f64]) -> aifabric_dataplane::FctStats {
-    let rank = |q: f64| {
-        if sorted.is_empty() {
-            return 0.0;
-        }
-        let r = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-        sorted[r - 1]
-    };
-    aifabric_dataplane::FctStats {
-        min_s: sorted.first().copied().unwrap_or(0.0),
-        p50_s: rank(0.5),
-        p99_s: rank(0.99),
-        max_s: sorted.last().copied().unwrap_or(0.0),
-        mean_s: if sorted.is_empty() {
-            0.0
-        } else {
-            sorted.iter().sum::<f64>() / sorted.len() as f64
-        },
-    }
-}
-
 /// Refuse the hybrid's cut of `tm` unless it balances by `ecmp` (every path known before
 /// the run) and every flow starts at once (the fluid's finish times are from one start)
 /// with no trigger.
@@ -263,7 +240,7 @@ fn run_traffic(
         r.makespan_s = r.makespan_s.max(fluid_max);
         r.fct_sorted_s.extend(left.iter().map(|x| x.0));
         r.fct_sorted_s.sort_unstable_by(f64::total_cmp);
-        r.fct = fct_stats(&r.fct_sorted_s);
+        r.fct = aifabric_dataplane::FctStats::of_sorted(&r.fct_sorted_s);
     }
     Ok((r, Some(stats)))
 }

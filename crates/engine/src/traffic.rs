@@ -252,21 +252,7 @@ fn run_inner(
     done.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut sorted: Vec<f64> = done.iter().map(|x| x.0).collect();
     sorted.reverse();
-    let rank = |p: f64| {
-        let k = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len().max(1));
-        sorted.get(k - 1).copied().unwrap_or(0.0)
-    };
-    let stats = FctStats {
-        min_s: sorted.first().copied().unwrap_or(0.0),
-        p50_s: rank(0.5),
-        p99_s: rank(0.99),
-        max_s: sorted.last().copied().unwrap_or(0.0),
-        mean_s: if sorted.is_empty() {
-            0.0
-        } else {
-            sorted.iter().sum::<f64>() / sorted.len() as f64
-        },
-    };
+    let stats = FctStats::of_sorted(&sorted);
     let slowest = done
         .iter()
         .take(5)

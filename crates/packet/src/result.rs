@@ -242,24 +242,8 @@ impl Sim<'_> {
         let s = |ps: u64| ps as f64 * 1e-12;
         let mut sorted = fcts.clone();
         sorted.sort_unstable();
-        let rank = |q: f64| -> f64 {
-            if sorted.is_empty() {
-                return 0.0;
-            }
-            let r = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-            s(sorted[r - 1].0)
-        };
-        let fct = FctStats {
-            min_s: sorted.first().map_or(0.0, |x| s(x.0)),
-            p50_s: rank(0.5),
-            p99_s: rank(0.99),
-            max_s: sorted.last().map_or(0.0, |x| s(x.0)),
-            mean_s: if sorted.is_empty() {
-                0.0
-            } else {
-                sorted.iter().map(|x| s(x.0)).sum::<f64>() / sorted.len() as f64
-            },
-        };
+        let fct_sorted_s: Vec<f64> = sorted.iter().map(|x| s(x.0)).collect();
+        let fct = FctStats::of_sorted(&fct_sorted_s);
         let mut slow = fcts.clone();
         slow.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let gpus_name = |h: HostId| net.f.device_name(self.topo.host_device[h.idx()]);
@@ -357,7 +341,7 @@ impl Sim<'_> {
             hybrid: self.hybrid_stats(),
             max_base_rtt_s: s(self.max_base_rtt_ps),
             config: self.cfg.clone(),
-            fct_sorted_s: sorted.iter().map(|x| s(x.0)).collect(),
+            fct_sorted_s,
         }
     }
 
