@@ -224,6 +224,15 @@ impl Study<'_> {
                 busiest: busiest_links(r),
             }
         };
+        // Matched by position: as many as this job's runs, at most.
+        let runs =
+            1 + usize::from(j.scenario.is_some()) * (1 + usize::from(j.mitigation.is_some()));
+        if j.ran.len() > runs {
+            return Err(Error::bad_request(format!(
+                "the report's job was given {} runs made already, and makes {runs}",
+                j.ran.len()
+            )));
+        }
         let mut ran = j.ran.iter().cloned();
         let r = match ran.next() {
             Some(r) => r,

@@ -469,7 +469,8 @@ pub(crate) fn packet_phases(p: &crate::packet::PacketPhases) -> Note {
     let fcts = p.fct.as_ref().map_or_else(String::new, |f| {
         format!(
             "; flow completion times, each phase's flows from its start and counted per \
-             repeat ({} flows{}): P50 {:.3} us, P99 {:.3} us, slowest {:.3} us",
+             repeat (a collective's at its last size; {} flows{}): P50 {:.3} us, P99 {:.3} \
+             us, slowest {:.3} us",
             aifabric_model::thousands(f.flows),
             if f.flows_fluid > 0 {
                 format!(

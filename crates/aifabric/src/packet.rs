@@ -212,7 +212,9 @@ fn run_traffic(
                 .zip(&c.keep)
                 .filter(|(_, &k)| k)
                 .map(|x| x.0);
-            let e = budget::estimate_flows(fabric, kept, hosts, cfg);
+            // The network's tables are built and held already.
+            let mut e = budget::estimate_flows(fabric, kept, hosts, cfg);
+            e.bytes = e.bytes.saturating_sub(e.tables_bytes());
             budget::check_estimate(fabric, &e, false)
                 .map_err(|e| aifabric_packet::PacketError::Invalid(e.to_string()))?;
             stats.flows_critical = c.critical;
@@ -233,9 +235,14 @@ fn run_traffic(
     let mut r = part.result;
     stats.flows_simulated = part.kept;
     stats.flows_fluid = left.len() as u64;
+    r.flows += stats.flows_fluid;
+    r.bytes += left.iter().map(|x| x.1).sum::<u64>();
+    // Those the fluid finishes after the run's end are unfinished, as packet flows are.
+    let end_s = cfg.end_ps as f64 * 1e-12;
+    let before = left.len();
+    left.retain(|x| x.0 <= end_s);
+    r.unfinished += (before - left.len()) as u64;
     if !left.is_empty() {
-        r.flows += stats.flows_fluid;
-        r.bytes += left.iter().map(|x| x.1).sum::<u64>();
         let fluid_max = left.iter().map(|x| x.0).fold(0.0, f64::max);
         r.makespan_s = r.makespan_s.max(fluid_max);
         r.fct_sorted_s.extend(left.iter().map(|x| x.0));

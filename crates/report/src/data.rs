@@ -414,7 +414,7 @@ pub fn build(f: &Fabric, inputs: Inputs) -> ReportData {
         let (Some(bi), Some(p)) = (f.zones()[a.zone.idx()].building, b.plane()) else {
             continue;
         };
-        if b.role != Role::Bag || a.zone == b.zone {
+        if !matches!(b.role, Role::Bag | Role::Hub) || a.zone == b.zone {
             continue;
         }
         if !f.link_up(aifabric_model::LinkId::from_idx(li), &start_down) {

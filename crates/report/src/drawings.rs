@@ -146,11 +146,14 @@ fn alike_buildings<'a>(
 ) -> Vec<Vec<&'a crate::data::BuildingNode>> {
     let key = |b: &crate::data::BuildingNode| {
         let mut k = String::new();
+        let prefix = format!("{}.{}.", r.name, b.name);
         for z in &b.zones {
             let (down, up, ratio) = zone_to_bag(d, z);
+            // The zone's name within its building too: the box lists the first's.
+            let short = z.name.strip_prefix(&prefix).unwrap_or(&z.name);
             let _ = write!(
                 k,
-                "{}/{}/{:.6}/{:.6}/{:.6}/{:?};",
+                "{short}/{}/{}/{:.6}/{:.6}/{:.6}/{:?};",
                 z.kind, z.gpus, z.uplink_tbps, down, up, ratio
             );
         }
@@ -217,21 +220,33 @@ pub(crate) fn hierarchy_svg(d: &ReportData) -> String {
                 x + 6.0,
                 esc(&bag_line(r))
             );
-            // Each plane a square; a plane no building reaches (drained, failed) hollow.
+            // Each plane a square; a plane no building reaches (drained, failed) hollow, or
+            // grey in a region without buildings (a hub's: its planes join regions). Past
+            // what fits, the line above says how many there are.
             let planes = r.bag_planes as usize;
-            let side = ((col_w - 32.0) / planes.max(1) as f64 - 3.0).clamp(4.0, 18.0);
-            for p in 0..planes {
+            let side = (col_w - 32.0) / planes.max(1) as f64 - 3.0;
+            let squares = if side >= 4.0 { planes } else { 0 };
+            let side = side.min(18.0);
+            for p in 0..squares {
                 let tbps: f64 = r
                     .buildings
                     .iter()
                     .map(|b| b.bag_plane_tbps.get(p).copied().unwrap_or(0.0))
                     .sum();
-                let fill = if tbps > 0.0 { "#c77a3f" } else { "#fff" };
+                let (fill, what) = if r.buildings.is_empty() {
+                    ("#e0e0e0", "no building under it".to_owned())
+                } else if tbps > 0.0 {
+                    (
+                        "#c77a3f",
+                        format!("{} from the buildings", capacity_text(tbps)),
+                    )
+                } else {
+                    ("#fff", "nothing from the buildings".to_owned())
+                };
                 let _ = write!(
                     s,
-                    r##"<rect x="{:.1}" y="58" width="{side:.1}" height="{side:.1}" fill="{fill}" stroke="#c77a3f"><title>plane {p}: {} from the buildings</title></rect>"##,
+                    r##"<rect x="{:.1}" y="58" width="{side:.1}" height="{side:.1}" fill="{fill}" stroke="#c77a3f"><title>plane {p}: {what}</title></rect>"##,
                     x + 6.0 + p as f64 * (side + 3.0),
-                    capacity_text(tbps)
                 );
             }
         } else {

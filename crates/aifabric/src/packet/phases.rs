@@ -63,9 +63,10 @@ pub struct PacketPhases {
     /// The same phases' bandwidth terms in the fluid, summed, seconds.
     pub fluid_bandwidth_s: f64,
     /// Flow completion times over the flows of every phase timed, each phase's flows
-    /// counted as many times as its schedule repeats it (a job's collectives each once, not
-    /// per their count in the step; `None`: no phase ran). Flows the hybrid's cut left to
-    /// the fluid count at their fluid times.
+    /// counted as many times as its schedule repeats it: a collective's at its last (the
+    /// largest) size, a job's collectives each once, not per their count in the step
+    /// (`None`: no phase ran). Flows the hybrid's cut left to the fluid count at their
+    /// fluid times.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fct: Option<PhaseFcts>,
 }
@@ -221,6 +222,19 @@ impl PacketTimer {
     /// are known before the run.
     fn cuts(&self) -> bool {
         self.engine == crate::Engine::Hybrid && self.cfg.lb == PacketLb::Ecmp
+    }
+
+    /// From now on, count only the phases asked for from here in the flows' completion
+    /// times (`PacketPhases::fct`): a collective of several sizes gives its last size's.
+    pub(crate) fn count_from_here(&self) {
+        for t in self
+            .memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values_mut()
+        {
+            t.weight = 0;
+        }
     }
 
     /// What it ran so far.

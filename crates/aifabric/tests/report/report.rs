@@ -365,6 +365,15 @@ fn a_hub_is_shown_as_a_hub_with_spoke_to_spoke_capacity() {
         html.contains("hub (hub)"),
         "the drawn inter-BAG view names the hub"
     );
+    // The hub has no building: its 16 planes are drawn as such, not as drained ones; each
+    // spoke's buildings bring every plane of their BAG something.
+    assert_eq!(html.matches("no building under it</title>").count(), 16);
+    assert!(!html.contains("nothing from the buildings"));
+    for r in &d.hierarchy[1..] {
+        for b in &r.buildings {
+            assert!(b.bag_plane_tbps.iter().all(|&t| t > 0.0), "{b:?}");
+        }
+    }
 }
 
 #[test]

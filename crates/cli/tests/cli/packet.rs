@@ -620,6 +620,14 @@ fn the_hybrid_cut_runs_a_matrix_s_critical_flows_and_times_the_rest_in_the_fluid
         run(&["--engine", "hybrid"]).get("cut").is_none(),
         "no cut unless asked"
     );
+    // A run stopped before any 4 MiB flow can end (335 us at line rate): every flow is
+    // unfinished, those the fluid timed too.
+    let stopped = run(&["--engine", "hybrid", "--cut", "--end-us", "100"]);
+    assert_eq!(
+        stopped["packet"]["unfinished"], 128,
+        "{}",
+        stopped["packet"]
+    );
     // Every sender of an incast shares the receiver's link: all critical, none left out.
     let o = aifabric()
         .args([
