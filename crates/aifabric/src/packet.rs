@@ -212,9 +212,7 @@ fn run_traffic(
                 .zip(&c.keep)
                 .filter(|(_, &k)| k)
                 .map(|x| x.0);
-            // The network's tables are built and held already.
-            let mut e = budget::estimate_flows(fabric, kept, hosts, cfg);
-            e.bytes = e.bytes.saturating_sub(e.tables_bytes());
+            let e = budget::estimate_flows(fabric, kept, hosts, cfg).on_built_network();
             budget::check_estimate(fabric, &e, false)
                 .map_err(|e| aifabric_packet::PacketError::Invalid(e.to_string()))?;
             stats.flows_critical = c.critical;

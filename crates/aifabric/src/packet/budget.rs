@@ -98,6 +98,13 @@ impl Estimate {
             .saturating_mul(self.links)
             .saturating_mul(TABLE_BYTES)
     }
+
+    /// The estimate of a run on a network whose tables are built and held already (a part
+    /// of a matrix run on the whole one's network): without them.
+    pub(crate) fn on_built_network(mut self) -> Estimate {
+        self.bytes = self.bytes.saturating_sub(self.tables_bytes());
+        self
+    }
 }
 
 /// The racks of `hosts` and the switch-to-switch links their forwarding tables can take:

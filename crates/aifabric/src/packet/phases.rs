@@ -316,7 +316,7 @@ impl PacketTimer {
         let mut fits = |flows: &mut dyn Iterator<Item = &TmFlow>, of: &str, built: bool| {
             let mut e = budget::estimate_flows(net.f, flows, &gpus, &self.cfg);
             if built {
-                e.bytes -= e.tables_bytes();
+                e = e.on_built_network();
             }
             let (limit, from) = limits::memory_limit()?;
             let free = limit.saturating_sub(limits::resident_bytes());
