@@ -418,6 +418,11 @@ pub(crate) struct PacketArgs {
     /// 4096, an assumption).
     #[arg(long, value_name = "B")]
     pub dsf_credit_bytes: Option<u32>,
+    /// Cut the fabric into N parts simulated side by side on the cores (default 1): the
+    /// same result at any thread count for a given N, as valid as one part's but not the
+    /// same sample. Not with triggers (collectives, jobs), admission or DSF zones.
+    #[arg(long, value_name = "N")]
+    pub partitions: Option<u32>,
 }
 
 impl PacketArgs {
@@ -440,6 +445,7 @@ impl PacketArgs {
             || self.admission.is_some()
             || self.dsf_cell_bytes.is_some()
             || self.dsf_credit_bytes.is_some()
+            || self.partitions.is_some()
     }
 }
 
@@ -507,6 +513,7 @@ impl SimArgs {
             admission: p.admission,
             dsf_cell_bytes: p.dsf_cell_bytes,
             dsf_credit_bytes: p.dsf_credit_bytes,
+            partitions: p.partitions,
         };
         Ok(options.config(self.seed, self.switch_latency_us)?)
     }

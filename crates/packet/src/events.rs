@@ -98,6 +98,29 @@ impl Events {
         }
     }
 
+    /// The earliest event's time, without taking it (nor reorganizing the queue, so that
+    /// events may still be pushed at any time from the last one removed on).
+    pub fn next_time(&self) -> Option<u64> {
+        if self.head < self.buckets[0].len() {
+            return Some(self.last);
+        }
+        let i = (1..65).find(|&i| !self.buckets[i].is_empty())?;
+        self.buckets[i].iter().map(|e| e.time_ps).min()
+    }
+
+    /// The earliest event if it is before `end` (a partition's window, `partition.rs`).
+    #[inline]
+    pub fn pop_before(&mut self, end: u64) -> Option<Entry> {
+        if self.head < self.buckets[0].len() {
+            return (self.last < end).then(|| self.pop()).flatten();
+        }
+        if self.next_time()? < end {
+            self.pop()
+        } else {
+            None
+        }
+    }
+
     /// The earliest event (ties: first scheduled first).
     pub fn pop(&mut self) -> Option<Entry> {
         if self.len == 0 {

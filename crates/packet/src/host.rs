@@ -274,6 +274,10 @@ impl Sim<'_> {
         let now = self.now;
         let delay = self.ack_delay_ps;
         let f = &mut self.flows[pk.flow.idx()];
+        if f.got.is_empty() {
+            // A partitioned run's receiving part: the sender's part started the flow.
+            f.got = vec![0; (f.packets as usize).div_ceil(64)];
+        }
         let (w, b) = (pk.seq as usize / 64, pk.seq as usize % 64);
         let new = f.got[w] >> b & 1 == 0;
         if new {

@@ -14,6 +14,16 @@ pub(crate) struct Ledger {
     pub trimmed_off: u64,
 }
 
+impl Ledger {
+    /// Add `o`'s bytes (the parts of a partitioned run).
+    pub fn add(&mut self, o: &Ledger) {
+        self.injected += o.injected;
+        self.delivered += o.delivered;
+        self.dropped += o.dropped;
+        self.trimmed_off += o.trimmed_off;
+    }
+}
+
 impl Sim<'_> {
     /// Every conservation law, by a scan (slow: for tests).
     pub(crate) fn check(&self) {

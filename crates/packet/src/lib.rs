@@ -72,6 +72,7 @@ mod host;
 mod ids;
 mod ledger;
 mod packet;
+mod partition;
 mod pfc;
 mod port;
 mod result;
@@ -84,6 +85,7 @@ mod trigger;
 
 pub use cc::{dcqcn, nscc};
 pub use forward::{FastForward, HybridStats};
+pub use partition::MAX_PARTITIONS;
 pub use pfc::pfc_headroom_bytes;
 pub use result::{
     Counters, DsfResult, FabricTier, LinkLoad, PacketResult, PfcResult, TierPauses, TierQueues,
@@ -256,6 +258,13 @@ pub struct Config {
     /// every packet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fast_forward: Option<FastForward>,
+    /// Parts the fabric is cut into, each simulated on its own with conservative
+    /// synchronization, side by side on the cores (1: one engine for the whole fabric).
+    /// A model setting: the result is the same at any thread count for a given number of
+    /// parts, and differs from one part's as one seed's differs from another's
+    /// (`partition.rs`). Not with triggers, admission, DSF zones or fast-forwarding.
+    #[serde(skip_serializing_if = "is_one")]
+    pub partitions: u32,
 }
 
 impl Config {
@@ -288,6 +297,7 @@ impl Config {
             dsf: Dsf::default(),
             check_conservation: false,
             fast_forward: None,
+            partitions: 1,
         }
     }
 
@@ -419,6 +429,10 @@ impl Default for Config {
             ..Config::uec_htsim()
         }
     }
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 /// Why the packet engine cannot run a matrix.

@@ -194,6 +194,11 @@ impl Packets {
         s
     }
 
+    /// Take an ACK's SACK list out of the pool (its slot stays the ACK's until released).
+    pub fn take_sack(&mut self, s: SackId) -> Vec<u32> {
+        std::mem::take(&mut self.sacks[s.idx()])
+    }
+
     /// An ACK's SACK list.
     #[inline]
     pub fn sack(&self, s: SackId) -> &[u32] {

@@ -33,6 +33,16 @@ impl Default for PfcStats {
     }
 }
 
+impl PfcStats {
+    /// Add the frames and drops of another part of a partitioned run (every part computes
+    /// the same headroom figures, kept as they are).
+    pub fn add(&mut self, o: &PfcStats) {
+        self.pauses += o.pauses;
+        self.resumes += o.resumes;
+        self.drops += o.drops;
+    }
+}
+
 impl Sim<'_> {
     /// Give every port's ingress its headroom (before the run), counting the switch links
     /// short of what a PAUSE needs on them.
@@ -95,8 +105,7 @@ impl Sim<'_> {
             st.pause_sent = true;
             self.pfc.pauses += 1;
             let delay = self.topo.ports[p.idx()].delay_ps;
-            self.events
-                .push(self.now + pfc.response_ps + delay, Event::Pause(p));
+            self.at_port(p, self.now + pfc.response_ps + delay, Event::Pause(p));
         }
         if !admitted {
             self.pfc.drops += 1;
@@ -116,8 +125,7 @@ impl Sim<'_> {
             st.pause_sent = false;
             self.pfc.resumes += 1;
             let delay = self.topo.ports[p.idx()].delay_ps;
-            self.events
-                .push(self.now + pfc.response_ps + delay, Event::Resume(p));
+            self.at_port(p, self.now + pfc.response_ps + delay, Event::Resume(p));
         }
     }
 

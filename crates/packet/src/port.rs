@@ -5,6 +5,7 @@
 use crate::event::Event;
 use crate::ids::{PacketId, PortId};
 use crate::packet::{Fifo, Kind};
+use crate::partition::{Message, Remote};
 use crate::sim::{next_rand, Sim};
 
 /// One directed port's state (its static side is [`crate::topo::Port`]).
@@ -60,8 +61,39 @@ impl Sim<'_> {
         st.used = true;
         st.sent += u64::from(bytes);
         self.events.push(self.now + ser, Event::TxDone(p));
-        self.events
-            .push(self.now + ser + port.delay_ps, Event::Arrive(i));
+        let at = self.now + ser + port.delay_ps;
+        if let Some(link) = &mut self.part {
+            let to = link.map.of(port.to) as u16;
+            if to != link.me {
+                // Another part's device: the packet goes to it between windows.
+                let sack = self.packets[i].sack.map(|s| self.packets.take_sack(s));
+                let pk = self.packets[i];
+                self.packets.release(i);
+                link.outbox.push(Message {
+                    to,
+                    time_ps: at,
+                    what: Remote::Packet(pk, sack),
+                });
+                return;
+            }
+        }
+        self.events.push(at, Event::Arrive(i));
+    }
+
+    /// Schedule `e` at `time_ps` on port `p`: here, or through the part that owns `p`.
+    pub(crate) fn at_port(&mut self, p: PortId, time_ps: u64, e: Event) {
+        if let Some(link) = &mut self.part {
+            let to = link.map.of(self.topo.ports[p.idx()].from) as u16;
+            if to != link.me {
+                link.outbox.push(Message {
+                    to,
+                    time_ps,
+                    what: Remote::Event(e),
+                });
+                return;
+            }
+        }
+        self.events.push(time_ps, e);
     }
 
     /// Take the head of port `p`'s high-priority class, if any.

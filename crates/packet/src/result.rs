@@ -42,6 +42,22 @@ pub struct Counters {
     pub cts: u64,
 }
 
+impl Counters {
+    /// Add `o`'s counts (the parts of a partitioned run).
+    pub(crate) fn add(&mut self, o: &Counters) {
+        self.data_new += o.data_new;
+        self.data_retransmitted += o.data_retransmitted;
+        self.acks += o.acks;
+        self.nacks += o.nacks;
+        self.trimmed += o.trimmed;
+        self.dropped += o.dropped;
+        self.ecn_marked += o.ecn_marked;
+        self.timeouts += o.timeouts;
+        self.cnps += o.cnps;
+        self.cts += o.cts;
+    }
+}
+
 /// Queue occupancy of one tier's egress ports (those that carried traffic).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TierQueues {

@@ -299,6 +299,7 @@ pub(crate) fn build<'a>(
         forward: Forward::default(),
         max_base_rtt_ps: worst_rtt,
         ack_delay_ps: cfg.rto_ps / 4 * 3,
+        part: None,
     };
     if let Some(pfc) = cfg.pfc {
         sim.init_headroom(net, &pfc);

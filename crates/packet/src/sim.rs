@@ -11,6 +11,7 @@ use crate::forward::Forward;
 use crate::host::Host;
 use crate::ledger::Ledger;
 use crate::packet::Packets;
+use crate::partition::PartLink;
 use crate::pfc::PfcStats;
 use crate::port::PortState;
 use crate::topo::Topo;
@@ -59,6 +60,9 @@ pub(crate) struct Sim<'a> {
     /// How long a receiver holds unacknowledged data at most: three quarters of the RTO, so
     /// the ACK is back before the timer fires.
     pub ack_delay_ps: u64,
+    /// In a partitioned run, this part's link to the others (`partition.rs`); `None`: the
+    /// whole fabric is this engine's.
+    pub part: Option<PartLink<'a>>,
 }
 
 #[inline]
@@ -113,6 +117,9 @@ pub(crate) fn run_law(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<PacketResult, PacketError> {
     let (topo, cfg) = setup::prepare(net, tm, gpus, cfg)?;
+    if cfg.partitions > 1 {
+        return crate::partition::run(net, tm, &topo, &cfg, law, progress);
+    }
     let sim = setup::build(net, tm, &topo, &cfg, law)?;
     Ok(drive(sim, progress).result(net, tm))
 }
@@ -143,7 +150,7 @@ pub(crate) fn drive<'a>(mut sim: Sim<'a>, progress: &mut dyn FnMut(&Progress)) -
 impl Sim<'_> {
     /// Handle one event.
     #[inline]
-    fn dispatch(&mut self, e: Event) {
+    pub(crate) fn dispatch(&mut self, e: Event) {
         match e {
             Event::TxDone(p) => self.tx_done(p),
             Event::Arrive(i) => self.arrive(i),

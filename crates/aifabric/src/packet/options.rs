@@ -297,6 +297,8 @@ pub struct PacketOptions {
     pub dsf_cell_bytes: Option<u32>,
     /// DSF zones: one credit, bytes (default 4,096).
     pub dsf_credit_bytes: Option<u32>,
+    /// Parts the fabric is cut into, run side by side (default 1; [`Config::partitions`]).
+    pub partitions: Option<u32>,
 }
 
 /// Largest switch or link latency, microseconds (1 s): a switch forwards in about 1 us, a
@@ -450,6 +452,16 @@ impl PacketOptions {
                 Some(b) => *field = b,
                 None => {}
             }
+        }
+        match self.partitions {
+            Some(n) if !(1..=aifabric_packet::MAX_PARTITIONS).contains(&n) => {
+                return Err(Error::bad_request(format!(
+                    "--partitions {n}: give 1 to {} (1: one engine for the whole fabric)",
+                    aifabric_packet::MAX_PARTITIONS
+                )))
+            }
+            Some(n) => c.partitions = n,
+            None => {}
         }
         if c.pfc.is_some() && c.trim {
             // A lossless class is never full: nothing to trim. Say so rather than ignore it.

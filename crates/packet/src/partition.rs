@@ -1,0 +1,465 @@
+//! The partitioned engine: the fabric cut into `Config::partitions` parts, each an engine of
+//! its own ([`Sim`]) over the devices it owns, run side by side in windows of simulated time
+//! with conservative synchronization (Chandy and Misra's lookahead; Unison, Bai et al.,
+//! EuroSys 2024, runs ns-3 this way).
+//!
+//! - **Ownership.** Each device (host or switch) belongs to one part; a part owns the ports
+//!   that leave its devices, the flows its hosts send (the sender's side of each) and the
+//!   receiving side of the flows its hosts receive.
+//! - **Lookahead.** Whatever one part does to another crosses a link whose far end the other
+//!   owns: a packet arriving, or a PFC frame reaching the upstream port. Both take at least
+//!   the link's delay, so no event of one part can touch another sooner than the smallest
+//!   delay of a link between parts, the lookahead `L`.
+//! - **Windows.** From the earliest event anywhere, `t0`, every part runs its own events
+//!   before `t0 + L` on its own, in any order and on any thread: what it sends another part
+//!   arrives at `t0 + L` or later. Between windows, the messages go to their parts in a fixed
+//!   order (by sending part, then as sent), so each part sees the same inputs however many
+//!   threads ran the window: **the same bytes at any thread count**.
+//! - **What differs from one part.** Each part draws its own random numbers (ECN marks, trim
+//!   victims), and a packet from another part joins the calendar at the window's end, after
+//!   the part's own events of the same picosecond. A run with 2 parts is as valid a sample
+//!   as one with 1, not the same one; `partitions` is a model setting, shown in the result.
+//! - **What it does not cut** (refused with the reason): flows started by triggers (a
+//!   trigger starts its flows at once, anywhere: no lookahead), receiver-driven admission
+//!   (the receiver's grants read the sender's flows), DSF zones (the cell fabric's credits
+//!   are one scheduler per egress port, across the zone), the hybrid's fast-forward (it reads
+//!   every flow at once).
+
+use crate::cc::FlowCc;
+use crate::event::Event;
+use crate::events::Events;
+use crate::ids::FlowId;
+use crate::packet::Packet;
+use crate::port::PortState;
+use crate::sim::{Progress, Sim};
+use crate::topo::Topo;
+use crate::PacketError;
+use crate::{setup, Config, PacketResult};
+use aifabric_dataplane::{mix, Net};
+use aifabric_model::DeviceId;
+use aifabric_workload::traffic::{Start, TrafficMatrix};
+use rayon::prelude::*;
+
+/// Most parts a run may be cut into.
+pub const MAX_PARTITIONS: u32 = 64;
+
+/// [`crate::run_with_progress`] with `cfg.partitions` parts (more than 1), on the topology
+/// `prepare` built.
+pub(crate) fn run(
+    net: &Net<'_>,
+    tm: &TrafficMatrix,
+    topo: &Topo,
+    cfg: &Config,
+    law: Option<FlowCc>,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<PacketResult, PacketError> {
+    let n = cfg.partitions;
+    let refuse = |why: &str| {
+        Err(PacketError::Invalid(format!(
+            "--partitions {n}: {why}; run it with --partitions 1"
+        )))
+    };
+    if n > MAX_PARTITIONS {
+        return refuse(&format!("at most {MAX_PARTITIONS} parts"));
+    }
+    if tm
+        .flows
+        .iter()
+        .any(|f| matches!(f.start, Start::Trigger(_)))
+    {
+        return refuse(
+            "flows started by triggers cannot run in parts (a trigger starts its flows at \
+             once, in any part)",
+        );
+    }
+    if cfg.admission.is_some() {
+        return refuse("receiver-driven admission (--admission) reads the senders' flows");
+    }
+    if topo.dsf.is_some() {
+        return refuse("the matrix crosses a DSF zone, whose cell fabric is one scheduler");
+    }
+    if cfg.fast_forward.is_some() {
+        return refuse("the hybrid's fast-forward reads every flow at once");
+    }
+    let map = cut(topo, n)?;
+    let mut parts = Vec::with_capacity(map.count);
+    for me in 0..map.count {
+        let mut s = setup::build(net, tm, topo, cfg, law)?;
+        // Only the flows this part sends start here, in the matrix's order.
+        s.events = Events::new();
+        for (k, fl) in tm.flows.iter().enumerate() {
+            let src = topo.host_device[fl.src as usize];
+            if let (Start::AtPs(t), true) = (fl.start, map.of(src) == me) {
+                s.events.push(t, Event::Start(FlowId::from_idx(k)));
+            }
+        }
+        if me > 0 {
+            s.rng = mix(s.rng ^ mix(me as u64));
+        }
+        s.part = Some(PartLink {
+            map: &map,
+            me: me as u16,
+            outbox: Vec::new(),
+        });
+        parts.push(s);
+    }
+    let parts = drive(parts, map.lookahead_ps, progress);
+    Ok(merge(parts).result(net, tm))
+}
+
+/// Which part owns each device, and the lookahead between parts.
+pub(crate) struct Partitioning {
+    /// Per device index: its part (devices no port touches: part 0).
+    pub of_device: Vec<u16>,
+    /// Parts.
+    pub count: usize,
+    /// The smallest delay of a link between two parts, picoseconds.
+    pub lookahead_ps: u64,
+}
+
+impl Partitioning {
+    /// The part of device `d`.
+    #[inline]
+    pub fn of(&self, d: DeviceId) -> usize {
+        usize::from(self.of_device[d.idx()])
+    }
+}
+
+/// Cut `topo`'s devices into `count` parts: rack switches (with their hosts) in contiguous
+/// runs by their first host, then tier by tier upward each switch with the part most of its
+/// already placed neighbours are in (ties spread round robin, so a fat tree's core switches
+/// split evenly).
+pub(crate) fn cut(topo: &Topo, count: u32) -> Result<Partitioning, PacketError> {
+    let nd = topo.host_of_device.len();
+    const UNSET: u16 = u16::MAX;
+    let mut part = vec![UNSET; nd];
+    // Neighbours over ports, both directions.
+    let mut adj: Vec<Vec<DeviceId>> = vec![Vec::new(); nd];
+    for p in &topo.ports {
+        adj[p.from.idx()].push(p.to);
+        adj[p.to.idx()].push(p.from);
+    }
+    for a in &mut adj {
+        a.sort_unstable();
+        a.dedup();
+    }
+    let mut racks: Vec<DeviceId> = Vec::new();
+    for &up in &topo.host_up {
+        let tor = topo.ports[up.idx()].to;
+        if part[tor.idx()] == UNSET {
+            part[tor.idx()] = 0;
+            racks.push(tor);
+        }
+    }
+    let n = racks.len().max(1);
+    for (j, &tor) in racks.iter().enumerate() {
+        part[tor.idx()] = (j * count as usize / n) as u16;
+    }
+    for (h, &up) in topo.host_up.iter().enumerate() {
+        part[topo.host_device[h].idx()] = part[topo.ports[up.idx()].to.idx()];
+    }
+    // Upward, a layer at a time: the unplaced neighbours of what was placed last.
+    let mut layer = racks;
+    loop {
+        let mut next: Vec<DeviceId> = layer
+            .iter()
+            .flat_map(|&d| adj[d.idx()].iter().copied())
+            .filter(|d| part[d.idx()] == UNSET)
+            .collect();
+        next.sort_unstable();
+        next.dedup();
+        if next.is_empty() {
+            break;
+        }
+        let placed: Vec<u16> = next
+            .iter()
+            .enumerate()
+            .map(|(k, &d)| {
+                let mut votes = vec![0u32; count as usize];
+                for &m in &adj[d.idx()] {
+                    if part[m.idx()] != UNSET {
+                        votes[usize::from(part[m.idx()])] += 1;
+                    }
+                }
+                let best = votes.iter().copied().max().unwrap_or(0);
+                let tied: Vec<usize> = (0..votes.len()).filter(|&x| votes[x] == best).collect();
+                tied[k % tied.len()] as u16
+            })
+            .collect();
+        for (&d, &q) in next.iter().zip(&placed) {
+            part[d.idx()] = q;
+        }
+        layer = next;
+    }
+    for q in &mut part {
+        if *q == UNSET {
+            *q = 0;
+        }
+    }
+    let lookahead_ps = topo
+        .ports
+        .iter()
+        .filter(|p| part[p.from.idx()] != part[p.to.idx()])
+        .map(|p| p.delay_ps)
+        .min()
+        .unwrap_or(u64::MAX);
+    if lookahead_ps == 0 {
+        return Err(PacketError::Invalid(format!(
+            "--partitions {count}: a link between two parts has no delay, so the parts \
+             cannot run apart; give links a latency (--link-latency-ns) or use one partition"
+        )));
+    }
+    Ok(Partitioning {
+        of_device: part,
+        count: count as usize,
+        lookahead_ps,
+    })
+}
+
+/// What one part sends another: a packet reaching the far end of a link, or an event on a
+/// port the other part owns (a PFC frame).
+pub(crate) enum Remote {
+    /// The packet, and an ACK's SACK list.
+    Packet(Packet, Option<Vec<u32>>),
+    Event(Event),
+}
+
+/// One message between parts.
+pub(crate) struct Message {
+    pub to: u16,
+    pub time_ps: u64,
+    pub what: Remote,
+}
+
+/// A part's link to the others: who it is, who owns what, and what it sends this window.
+pub(crate) struct PartLink<'a> {
+    pub map: &'a Partitioning,
+    pub me: u16,
+    pub outbox: Vec<Message>,
+}
+
+impl Sim<'_> {
+    /// Take in a message from another part.
+    fn deliver(&mut self, time_ps: u64, what: Remote) {
+        match what {
+            Remote::Packet(mut pk, sack) => {
+                pk.next = None;
+                pk.sack = sack.map(|mut list| self.packets.new_sack(&mut list));
+                let i = self.packets.alloc(pk);
+                self.events.push(time_ps, Event::Arrive(i));
+            }
+            Remote::Event(e) => self.events.push(time_ps, e),
+        }
+    }
+
+    /// Run this part's events before `end`.
+    fn run_before(&mut self, end: u64) {
+        while let Some(e) = self.events.pop_before(end) {
+            self.now = e.time_ps;
+            self.events_done += 1;
+            self.dispatch(e.what);
+        }
+    }
+
+    /// Bytes of the packets this part holds (for the conservation check).
+    fn live_bytes(&self) -> u64 {
+        self.packets
+            .slots
+            .iter()
+            .filter(|p| p.live)
+            .map(|p| u64::from(p.bytes))
+            .sum()
+    }
+}
+
+/// Run the parts window by window until every flow is done, nothing is left to happen or
+/// the configuration's end; `progress` as [`crate::run_with_progress`] calls it (between
+/// windows, every 2^20 events or so).
+pub(crate) fn drive<'a>(
+    mut parts: Vec<Sim<'a>>,
+    lookahead_ps: u64,
+    progress: &mut dyn FnMut(&Progress),
+) -> Vec<Sim<'a>> {
+    let cfg = parts[0].cfg;
+    let flows = parts[0].flows.len();
+    let mut inboxes: Vec<Vec<(u64, Remote)>> = (0..parts.len()).map(|_| Vec::new()).collect();
+    let mut reported = 0u64;
+    loop {
+        let next: Vec<Option<u64>> = parts
+            .par_iter_mut()
+            .zip(inboxes.par_iter_mut())
+            .map(|(s, inbox)| {
+                for (t, what) in inbox.drain(..) {
+                    s.deliver(t, what);
+                }
+                s.events.next_time()
+            })
+            .collect();
+        let Some(t0) = next.into_iter().flatten().min() else {
+            break;
+        };
+        if t0 > cfg.end_ps {
+            break;
+        }
+        let end = t0
+            .saturating_add(lookahead_ps)
+            .min(cfg.end_ps.saturating_add(1));
+        parts.par_iter_mut().for_each(|s| s.run_before(end));
+        // In the order of the sending part, then as sent: the same at any thread count.
+        for s in &mut parts {
+            let link = s.part.as_mut().expect("a part's link");
+            for m in link.outbox.drain(..) {
+                inboxes[usize::from(m.to)].push((m.time_ps, m.what));
+            }
+        }
+        let p = merged_progress(&parts);
+        if cfg.check_conservation {
+            check(&parts, &inboxes);
+        }
+        if p.events >= reported + (1 << 20) {
+            reported = p.events;
+            progress(&p);
+        }
+        if p.flows_done as usize >= flows {
+            break;
+        }
+    }
+    progress(&merged_progress(&parts));
+    parts
+}
+
+fn merged_progress(parts: &[Sim<'_>]) -> Progress {
+    Progress {
+        flows_done: parts.iter().map(|s| s.done_flows as u64).sum(),
+        flows: parts[0].flows.len() as u64,
+        now_ps: parts.iter().map(|s| s.now).max().unwrap_or(0),
+        events: parts.iter().map(|s| s.events_done).sum(),
+    }
+}
+
+/// Conservation over all parts, messages in transit included: every byte hosts put on the
+/// wire was delivered, dropped, trimmed off, or is still in some part or on its way.
+fn check(parts: &[Sim<'_>], inboxes: &[Vec<(u64, Remote)>]) {
+    let sum = |f: fn(&Sim<'_>) -> u64| parts.iter().map(f).sum::<u64>();
+    let in_transit: u64 = inboxes
+        .iter()
+        .flatten()
+        .map(|(_, m)| match m {
+            Remote::Packet(pk, _) => u64::from(pk.bytes),
+            Remote::Event(_) => 0,
+        })
+        .sum();
+    let live = sum(|s| s.live_bytes()) + in_transit;
+    let (injected, delivered) = (sum(|s| s.ledger.injected), sum(|s| s.ledger.delivered));
+    let (dropped, trimmed) = (sum(|s| s.ledger.dropped), sum(|s| s.ledger.trimmed_off));
+    assert_eq!(
+        injected,
+        delivered + dropped + trimmed + live,
+        "bytes put on the wire = delivered + dropped + trimmed off + in the parts or between them"
+    );
+}
+
+/// The parts folded into one engine's state for the result: each port as its owner left it
+/// (its PFC ingress count as the part downstream of it left it), each flow as its sender's
+/// part left it, counters and ledgers summed, the clock at the latest part's.
+pub(crate) fn merge<'a>(mut parts: Vec<Sim<'a>>) -> Sim<'a> {
+    let map = parts[0].part.as_ref().expect("a part's link").map;
+    let topo = parts[0].topo;
+    let ports: Vec<PortState> = topo
+        .ports
+        .iter()
+        .enumerate()
+        .map(|(p, port)| {
+            let (up, down) = (map.of(port.from), map.of(port.to));
+            let mut st = std::mem::take(&mut parts[up].ports[p]);
+            if down != up {
+                let d = &parts[down].ports[p];
+                st.ingress = d.ingress;
+                st.pause_sent = d.pause_sent;
+                st.headroom = d.headroom;
+                st.ingress_peak = d.ingress_peak;
+            }
+            st
+        })
+        .collect();
+    for k in 0..parts[0].flows.len() {
+        let owner = map.of(topo.host_device[parts[0].flows[k].src.idx()]);
+        if owner > 0 {
+            let (first, rest) = parts.split_at_mut(1);
+            std::mem::swap(&mut first[0].flows[k], &mut rest[owner - 1].flows[k]);
+        }
+    }
+    let rest: Vec<Sim<'a>> = parts.drain(1..).collect();
+    let mut base = parts.pop().expect("part 0");
+    base.ports = ports;
+    for s in &rest {
+        base.counters.add(&s.counters);
+        base.ledger.add(&s.ledger);
+        base.pfc.add(&s.pfc);
+        base.events_done += s.events_done;
+        base.done_flows += s.done_flows;
+        base.now = base.now.max(s.now);
+    }
+    base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aifabric_dataplane::NetParams;
+    use aifabric_model::{Role, Scenario};
+    use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+    use aifabric_workload::traffic::Pattern;
+
+    /// htsim's k = 8 tree cut in 2 and 4: each pod whole in one part, the hosts and the
+    /// core switches spread evenly, and the lookahead one link's delay (1 us, the preset's).
+    #[test]
+    fn a_fat_tree_is_cut_by_pods_with_its_cores_spread() {
+        let yaml = "name: ft8\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {k: 8, link_speed_gbps: 100, gpu_model: nic-100g, switch_model: tomahawk3-100g}\n";
+        let f = aifabric_spec::build_str("ft.yaml", yaml).unwrap();
+        let net = Net::new(
+            &f,
+            &Scenario::healthy(&f),
+            AsnPlan::Rfc7938,
+            BgpConfig::default(),
+            NetParams::default(),
+        );
+        let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
+        let tm = Pattern::Permutation.generate(128, 1 << 20, 1);
+        let (topo, _) = setup::prepare(&net, &tm, &gpus, &Config::uec_htsim()).unwrap();
+        for n in [2usize, 4] {
+            let m = cut(&topo, n as u32).unwrap();
+            assert_eq!(m.lookahead_ps, 1_000_000);
+            for role in [Role::Gpu, Role::Rtsw, Role::Ctsw, Role::Atsw] {
+                let mut per = vec![0usize; n];
+                for d in f.devices_with_role(role) {
+                    per[m.of(d)] += 1;
+                }
+                let all: usize = per.iter().sum();
+                assert!(
+                    per.iter().all(|&c| c == all / n),
+                    "{role:?} over {n}: {per:?}"
+                );
+            }
+            // A pod's edge and aggregation switches share their hosts' part: only links
+            // to the core cross (4 of each aggregation switch's 8).
+            let crossing = topo
+                .ports
+                .iter()
+                .filter(|p| m.of(p.from) != m.of(p.to))
+                .count();
+            let core_ports = topo
+                .ports
+                .iter()
+                .filter(|p| {
+                    f.device(p.from).role == Role::Atsw || f.device(p.to).role == Role::Atsw
+                })
+                .count();
+            assert!(crossing < core_ports, "{crossing} of {core_ports}");
+            assert!(topo.ports.iter().all(|p| {
+                let core = |d: DeviceId| f.device(d).role == Role::Atsw;
+                core(p.from) || core(p.to) || m.of(p.from) == m.of(p.to)
+            }));
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The partitioned engine (`Config::partitions`): the same bytes at any thread count, the
+//! same statistics as one engine for the whole fabric, conservation across the parts, PFC
+//! frames between parts, and what it refuses.
+
+mod common;
+
+use aifabric_packet::{run, Config, FastForward, PacketLb, PacketResult};
+use aifabric_workload::traffic::{Pattern, Start, TrafficMatrix};
+use common::*;
+
+/// `run` on a pool of `threads` threads.
+fn on_threads(
+    threads: usize,
+    net: &aifabric_dataplane::Net<'_>,
+    tm: &TrafficMatrix,
+    g: &[aifabric_model::DeviceId],
+    cfg: &Config,
+) -> PacketResult {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(|| run(net, tm, g, cfg).unwrap())
+}
+
+fn json(r: &PacketResult) -> String {
+    serde_json::to_string(r).unwrap()
+}
+
+fn htsim(partitions: u32) -> Config {
+    Config {
+        partitions,
+        check_conservation: true,
+        ..Config::uec_htsim()
+    }
+}
+
+/// A permutation on htsim's k = 8 tree, cut into 2 and 3 parts, sprayed and ECMP'd: one
+/// thread and two give the same bytes, and the parts conserve every byte between windows.
+#[test]
+fn parts_give_the_same_bytes_at_any_thread_count() {
+    let f = fat_tree(8);
+    let net = net(&f);
+    let g = gpus(&f);
+    let tm = Pattern::Permutation.generate(128, 256 << 10, 7);
+    for (parts, lb) in [
+        (2, PacketLb::Mixed(128)),
+        (3, PacketLb::Ecmp),
+        (4, PacketLb::Adaptive),
+    ] {
+        let cfg = Config { lb, ..htsim(parts) };
+        let one = on_threads(1, &net, &tm, &g, &cfg);
+        let two = on_threads(2, &net, &tm, &g, &cfg);
+        assert_eq!(one.unfinished, 0);
+        assert_eq!(json(&one), json(&two), "{parts} parts, {lb:?}");
+        // A model setting: shown in the result.
+        assert!(json(&one).contains(&format!("\"partitions\":{parts}")));
+    }
+}
+
+/// The parts' statistics are one engine's: on the 128-node permutation of 2 MiB (htsim's
+/// regression case), every packet sent once, and the completion times close to one
+/// engine's (within 2%; 0.9% measured at most: a different sample of the same model: the parts draw their own random
+/// numbers and order a picosecond's events their own way).
+#[test]
+fn parts_agree_with_one_engine() {
+    let f = fat_tree(8);
+    let net = net(&f);
+    let g = gpus(&f);
+    let tm = Pattern::Permutation.generate(128, 2 << 20, 13);
+    let cfg = |parts| Config {
+        partitions: parts,
+        ..Config::uec_htsim()
+    };
+    let whole = run(&net, &tm, &g, &cfg(1)).unwrap();
+    for parts in [2, 4] {
+        let r = on_threads(2, &net, &tm, &g, &cfg(parts));
+        assert_eq!(r.counters.data_new, whole.counters.data_new);
+        assert_eq!(r.unfinished, 0);
+        for (what, a, b) in [
+            ("P50", r.fct.p50_s, whole.fct.p50_s),
+            ("P99", r.fct.p99_s, whole.fct.p99_s),
+            ("makespan", r.makespan_s, whole.makespan_s),
+        ] {
+            let err = a / b - 1.0;
+            eprintln!("{parts} parts: {what} {:+.3}%", err * 100.0);
+            assert!(
+                err.abs() < 0.02,
+                "{parts} parts: {what} {:.2} us against {:.2} us ({:+.2}%)",
+                a * 1e6,
+                b * 1e6,
+                err * 100.0
+            );
+        }
+        assert_ne!(json(&r), json(&whole), "{parts} parts: a sample of its own");
+    }
+}
+
+/// Lossless incast across the parts: the receiver's PAUSEs reach the senders' part as
+/// messages, nothing is dropped, and the bytes are the same at one and two threads.
+#[test]
+fn pfc_frames_cross_the_parts() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    // Senders in every pod (hosts 4-15), one receiver (host 0, in part 0).
+    let flows: Vec<(u32, u32, u64)> = (4..16u32).map(|i| (i, 0, 500_000)).collect();
+    let tm = matrix(16, &flows);
+    let cfg = Config {
+        mtu_bytes: 4150,
+        admission: None,
+        partitions: 2,
+        check_conservation: true,
+        ..Config::roce()
+    };
+    let one = on_threads(1, &net, &tm, &g, &cfg);
+    let two = on_threads(2, &net, &tm, &g, &cfg);
+    assert_eq!(json(&one), json(&two));
+    let pfc = one.pfc.as_ref().expect("PFC is on");
+    assert!(pfc.pauses > 0, "{pfc:?}");
+    assert_eq!((one.counters.dropped, one.unfinished), (0, 0));
+    // The pauses reach the core tier: pod 0's aggregation switches (part 0) pause the
+    // ports of the core switches toward them, half of which part 1 owns.
+    let paused: Vec<&str> = pfc.tiers.iter().map(|t| t.tier.as_str()).collect();
+    assert!(paused.contains(&"ctsw-atsw"), "pauses only at {paused:?}");
+    let whole = run(
+        &net,
+        &tm,
+        &g,
+        &Config {
+            partitions: 1,
+            ..cfg.clone()
+        },
+    )
+    .unwrap();
+    let err = one.makespan_s / whole.makespan_s - 1.0;
+    eprintln!(
+        "incast under PFC, 2 parts: makespan {:+.3}%, {} pauses (one engine: {})",
+        err * 100.0,
+        pfc.pauses,
+        whole.pfc.as_ref().map_or(0, |p| p.pauses)
+    );
+    assert!(err.abs() < 0.01, "makespan {:+.2}%", err * 100.0);
+}
+
+/// What cannot be cut is refused with the reason and the way out.
+#[test]
+fn what_cannot_be_cut_is_refused() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    let mut tm = matrix(16, &[(0, 5, 100_000), (5, 9, 100_000)]);
+    tm.flows[1].start = Start::Trigger(1);
+    tm.flows[0].recv_trigger = Some(1);
+    let refused = |tm: &TrafficMatrix, cfg: &Config| match run(&net, tm, &g, cfg) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("{cfg:?} ran"),
+    };
+    let e = refused(&tm, &htsim(2));
+    assert!(
+        e.contains("triggers") && e.contains("--partitions 1"),
+        "{e}"
+    );
+    let plain = matrix(16, &[(0, 5, 100_000)]);
+    let e = refused(
+        &plain,
+        &Config {
+            partitions: 2,
+            ..Config::roce()
+        },
+    );
+    assert!(e.contains("admission"), "{e}");
+    let e = refused(
+        &plain,
+        &Config {
+            fast_forward: Some(FastForward::default()),
+            ..htsim(2)
+        },
+    );
+    assert!(e.contains("fast-forward"), "{e}");
+    let e = refused(&plain, &htsim(65));
+    assert!(e.contains("at most 64"), "{e}");
+}
