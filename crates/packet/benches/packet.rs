@@ -3,7 +3,8 @@
 //! `mixed` entropy feedback, and `spray`, REPS per packet), and the 128-node one. Events per
 //! second are printed once per case. The `hybrid` group: a 128-node permutation of 64 MiB
 //! flows (k = 8, the preset), the packet engine against the hybrid (fast-forwarding steady
-//! states) on the same request.
+//! states) on the same request. `mixed128_2parts`: the same run cut into two parts run side
+//! by side (`Config::partitions`).
 //! Run: `cargo bench -p aifabric-packet --bench packet` (`-- hybrid` for that group only).
 #![allow(missing_docs)] // criterion_main! defines an undocumented `main`
 
@@ -42,12 +43,22 @@ fn bench(c: &mut Criterion) {
         let path = format!("{}/scenarios/htsim-uec/{file}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).expect("the scenario file");
         let tm = aifabric_workload::traffic::parse_htsim(file, &text).expect("it parses");
-        for lb in [PacketLb::Mixed(128), PacketLb::Spray(128)] {
+        // `mixed:128` and `spray:128` on one engine, and `mixed:128` cut into 2 parts (on
+        // the pool's threads: the machine's cores unless RAYON_NUM_THREADS says otherwise).
+        for (lb, partitions) in [
+            (PacketLb::Mixed(128), 1),
+            (PacketLb::Spray(128), 1),
+            (PacketLb::Mixed(128), 2),
+        ] {
             let cfg = Config {
                 lb,
+                partitions,
                 ..Config::uec_htsim()
             };
-            let name = lb.name().replace(':', "");
+            let name = match partitions {
+                1 => lb.name().replace(':', ""),
+                n => format!("{}_{n}parts", lb.name().replace(':', "")),
+            };
             let t = std::time::Instant::now();
             let r = run(&net, &tm, &gpus, &cfg).expect("it runs");
             let s = t.elapsed().as_secs_f64();

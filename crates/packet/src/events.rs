@@ -111,14 +111,31 @@ impl Events {
     /// The earliest event if it is before `end` (a partition's window, `partition.rs`).
     #[inline]
     pub fn pop_before(&mut self, end: u64) -> Option<Entry> {
-        if self.head < self.buckets[0].len() {
-            return (self.last < end).then(|| self.pop()).flatten();
+        if self.head >= self.buckets[0].len() {
+            let i = (1..65).find(|&i| !self.buckets[i].is_empty())?;
+            let min = self.buckets[i].iter().map(|e| e.time_ps).min()?;
+            if min >= end {
+                return None;
+            }
+            self.redistribute(i, min);
+        } else if self.last >= end {
+            return None;
         }
-        if self.next_time()? < end {
-            self.pop()
-        } else {
-            None
+        self.pop()
+    }
+
+    /// Bucket 0 being empty and `i` the first bucket holding any event, the earliest of
+    /// which is at `min`: move its events to the buckets around `min`.
+    fn redistribute(&mut self, i: usize, min: u64) {
+        self.buckets[0].clear();
+        self.head = 0;
+        let mut moved = std::mem::take(&mut self.buckets[i]);
+        self.last = min;
+        for e in moved.drain(..) {
+            let b = bucket(min, e.time_ps);
+            self.buckets[b].push(e);
         }
+        self.buckets[i] = moved;
     }
 
     /// The earliest event (ties: first scheduled first).
@@ -131,14 +148,8 @@ impl Events {
             self.head = 0;
             // Redistribute the first non-empty bucket around its minimum.
             let i = (1..65).find(|&i| !self.buckets[i].is_empty())?;
-            let mut moved = std::mem::take(&mut self.buckets[i]);
-            let min = moved.iter().map(|e| e.time_ps).min()?;
-            self.last = min;
-            for e in moved.drain(..) {
-                let b = bucket(min, e.time_ps);
-                self.buckets[b].push(e);
-            }
-            self.buckets[i] = moved;
+            let min = self.buckets[i].iter().map(|e| e.time_ps).min()?;
+            self.redistribute(i, min);
         }
         let e = self.buckets[0][self.head];
         self.head += 1;
@@ -188,6 +199,50 @@ mod tests {
         }
         assert!(reference.is_empty());
         assert_eq!(q.len(), 0);
+    }
+
+    /// Windows as a partitioned run takes them: events popped before each window's end,
+    /// with events pushed during the window at or after the event popped and, between
+    /// windows, at or after the window's end (messages from other parts); the order is a
+    /// binary heap's on (time, insertion number), and `next_time` its minimum.
+    #[test]
+    fn windows_pop_in_time_then_insertion_order() {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let mut q = Events::new();
+        let mut reference = BinaryHeap::new();
+        let mut x = 99u64;
+        let mut rand = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let mut n = 0u64;
+        let mut end = 0u64;
+        for _ in 0..400 {
+            assert_eq!(q.next_time(), reference.peek().map(|Reverse((t, _))| *t));
+            end += 1 + rand() % 700;
+            while let Some(e) = q.pop_before(end) {
+                let Reverse((t, id)) = reference.pop().unwrap();
+                assert_eq!((e.time_ps, e.what), (t, ev(id)));
+                assert!(t < end);
+                for _ in 0..rand() % 3 {
+                    let t = e.time_ps + rand() % 1500 * (rand() % 2);
+                    q.push(t, ev(n));
+                    reference.push(Reverse((t, n)));
+                    n += 1;
+                }
+            }
+            assert!(reference.peek().is_none_or(|Reverse((t, _))| *t >= end));
+            for _ in 0..1 + rand() % 4 {
+                let t = end + rand() % 2000;
+                q.push(t, ev(n));
+                reference.push(Reverse((t, n)));
+                n += 1;
+            }
+        }
+        assert!(n > 1000);
     }
 
     #[test]

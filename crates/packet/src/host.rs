@@ -375,11 +375,13 @@ impl Sim<'_> {
                     newly += b;
                     f.state[s as usize] = Sent::Acked;
                     f.acked += 1;
+                    self.packets_acked += 1;
                 }
                 Sent::Lost => {
                     newly += u64::from(f.wire_bytes(s, mtu, hdr));
                     f.state[s as usize] = Sent::Acked;
                     f.acked += 1;
+                    self.packets_acked += 1;
                 }
                 Sent::Unsent | Sent::Acked => {}
             }

@@ -4,8 +4,9 @@
 //! ECN and congestion-control transients, packets trimmed or dropped and retransmitted, the
 //! tail of completion times), on aifabric's own fabric model and routes.
 //!
-//! A discrete-event simulator in integer picoseconds, single-threaded and deterministic by
-//! seed ([`run`]):
+//! A discrete-event simulator in integer picoseconds, deterministic by seed ([`run`]): one
+//! thread, or with [`Config::partitions`] the fabric cut into parts run side by side with
+//! conservative synchronization (the same bytes at any thread count):
 //! - **links** serialize each packet's bytes at their rate and delay it by their propagation
 //!   (cable length at 5 ns/m, or one latency for every link) plus the far switch's
 //!   forwarding latency;
@@ -57,6 +58,7 @@
 //! - `cells.rs`: the DSF cell fabric (VOQs, credits, cells, reassembly; [`dsf`] builds
 //!   its topology, `topo.rs` the ports and forwarding tables);
 //! - `ledger.rs`: the conservation checks; `result.rs`: the [`PacketResult`];
+//! - `partition.rs`: the fabric cut into parts, run in lookahead windows on the cores;
 //! - `subset.rs`: every flow's path under `ecmp`, and part of a matrix run on the whole
 //!   matrix's network ([`run_part`]).
 

@@ -334,6 +334,8 @@ fn merged_progress(parts: &[Sim<'_>]) -> Progress {
         flows: parts[0].flows.len() as u64,
         now_ps: parts.iter().map(|s| s.now).max().unwrap_or(0),
         events: parts.iter().map(|s| s.events_done).sum(),
+        packets_done: parts.iter().map(|s| s.packets_acked).sum(),
+        packets: parts[0].flows.iter().map(|f| u64::from(f.packets)).sum(),
     }
 }
 

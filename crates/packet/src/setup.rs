@@ -300,6 +300,7 @@ pub(crate) fn build<'a>(
         max_base_rtt_ps: worst_rtt,
         ack_delay_ps: cfg.rto_ps / 4 * 3,
         part: None,
+        packets_acked: 0,
     };
     if let Some(pfc) = cfg.pfc {
         sim.init_headroom(net, &pfc);

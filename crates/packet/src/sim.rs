@@ -63,6 +63,8 @@ pub(crate) struct Sim<'a> {
     /// In a partitioned run, this part's link to the others (`partition.rs`); `None`: the
     /// whole fabric is this engine's.
     pub part: Option<PartLink<'a>>,
+    /// Data packets acknowledged, for progress reports.
+    pub packets_acked: u64,
 }
 
 #[inline]
@@ -93,6 +95,11 @@ pub struct Progress {
     pub now_ps: u64,
     /// Events processed.
     pub events: u64,
+    /// Data packets acknowledged (or skipped by fast-forwarding): a permutation's flows all
+    /// finish near its end, its packets go steadily.
+    pub packets_done: u64,
+    /// Data packets in the matrix.
+    pub packets: u64,
 }
 
 /// [`run`], calling `progress` every 2^20 events and once at the end. The callback only
@@ -174,6 +181,8 @@ impl Sim<'_> {
             flows: self.flows.len() as u64,
             now_ps: self.forward.real(self.now),
             events: self.events_done,
+            packets_done: self.packets_acked + self.forward.skipped_packets,
+            packets: self.flows.iter().map(|f| u64::from(f.packets)).sum(),
         }
     }
 }

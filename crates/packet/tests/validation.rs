@@ -119,17 +119,25 @@ fn a_timeout_never_fires_before_the_round_trip() {
     assert_eq!(r.max_rto_s, (2 * base) as f64 * 1e-12);
 }
 
-/// Progress: reported every 2^20 events with flows done and simulated time never going
-/// back, and once at the end with every flow done; the run's result is the same as
-/// without a callback.
+/// Progress: reported every 2^20 events with flows done, packets acknowledged and
+/// simulated time never going back, and once at the end with every flow and packet done;
+/// the run's result is the same as without a callback. One engine, and two parts.
 #[test]
 fn progress_is_monotone_and_changes_nothing() {
+    for partitions in [1, 2] {
+        progress_of(Config {
+            partitions,
+            ..Config::uec_htsim()
+        });
+    }
+}
+
+fn progress_of(cfg: Config) {
     let f = fat_tree(4);
     let net = net(&f);
     let g = gpus(&f);
     let flows: Vec<(u32, u32, u64)> = (0..16u32).map(|i| (i, (i + 5) % 16, 40_000_000)).collect();
     let tm = matrix(16, &flows);
-    let cfg = Config::uec_htsim();
     let mut seen: Vec<aifabric_packet::Progress> = Vec::new();
     let with =
         aifabric_packet::run_with_progress(&net, &tm, &g, &cfg, &mut |p| seen.push(*p)).unwrap();
@@ -147,12 +155,23 @@ fn progress_is_monotone_and_changes_nothing() {
     for w in seen.windows(2) {
         assert!(w[0].flows_done <= w[1].flows_done && w[0].now_ps <= w[1].now_ps);
         assert!(w[0].events < w[1].events);
+        assert!(w[0].packets_done <= w[1].packets_done);
     }
+    // Packets go steadily where flows all end together: halfway through the reports,
+    // a good part of the packets and no flow are done.
+    let mid = seen[seen.len() / 2];
+    assert!(
+        mid.packets_done * 4 > mid.packets && mid.flows_done == 0,
+        "{mid:?}"
+    );
     let last = seen.last().unwrap();
+    // 40 MB in packets of 4,150 - 64 B of payload.
+    let packets = 16 * 40_000_000u64.div_ceil(4150 - 64);
     assert_eq!(
         (last.flows_done, last.flows, last.events),
         (16, 16, with.events)
     );
+    assert_eq!((last.packets_done, last.packets), (packets, packets));
 }
 
 /// N -> 1 incast: the receiver's link carries N x size, so no flow can finish sooner than

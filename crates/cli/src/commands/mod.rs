@@ -487,17 +487,22 @@ fn traffic(a: TrafficArgs) -> Result<(), Failure> {
     if let Some(cfg) = cfg {
         let t = std::time::Instant::now();
         let cpu = traffic::cpu_seconds();
-        // Flows done of all, with the simulated time and the events so far.
+        // Data packets acknowledged of all (a permutation's flows all end near its end,
+        // so flows done would give no time left), with the flows done, the simulated time
+        // and the events so far.
         let bar = crate::progress::Progress::bar("packets");
         let mut show = |p: &aifabric::packet::Progress| {
-            bar.set_length(p.flows);
-            bar.set_position(p.flows_done);
+            bar.set_length(p.packets);
+            bar.set_position(p.packets_done);
             bar.set_message(
                 if p.flows_done == p.flows && packet.engine == aifabric::Engine::Both {
                     "packets done; the flow engine now".to_owned()
                 } else {
                     format!(
-                        "packets: {:.1} us simulated, {:.0}M events",
+                        "packets acknowledged ({} of {} flows done, {:.1} us simulated, \
+                         {:.0}M events)",
+                        p.flows_done,
+                        p.flows,
                         p.now_ps as f64 * 1e-6,
                         p.events as f64 * 1e-6
                     )
