@@ -59,6 +59,28 @@ pub(crate) fn packet(x: &PacketResult, ratios: bool) -> Vec<Note> {
     if let Some(h) = &x.hybrid {
         v.push(Note::new(About::Hybrid, hybrid(h, x.makespan_s)));
     }
+    if let Some(p) = &x.partitions {
+        let per: Vec<String> = p
+            .events_per_part
+            .iter()
+            .map(|&e| format!("{:.1}M", e as f64 * 1e-6))
+            .collect();
+        v.push(Note::new(
+            About::Partitions,
+            format!(
+                "cut into {} parts run side by side on the cores in {} windows of {:.3} us \
+                 (the shortest link between parts), {} packets and PFC frames between them, \
+                 events per part {}: the same result at any thread count; a sample of the \
+                 model as valid as one part's, not the same one (each part draws its own \
+                 random numbers)",
+                p.parts,
+                p.windows,
+                p.lookahead_s * 1e6,
+                p.messages,
+                per.join(" / ")
+            ),
+        ));
+    }
     if x.max_rto_s * 1e12 > c.rto_ps as f64 + 0.5 {
         v.push(Note::new(
             About::Rto,

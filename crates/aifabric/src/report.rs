@@ -81,6 +81,8 @@ pub enum About {
     /// A collective or a job at packet level: the phases simulated, those reused, and the
     /// packet engine's bandwidth terms against the fluid's.
     PacketPhases,
+    /// The packet engine's run cut into parts run side by side (`--partitions`).
+    Partitions,
 }
 
 /// A sentence the library computes from a result to explain one of its numbers (why it

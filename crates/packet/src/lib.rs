@@ -90,8 +90,8 @@ pub use forward::{FastForward, HybridStats};
 pub use partition::MAX_PARTITIONS;
 pub use pfc::pfc_headroom_bytes;
 pub use result::{
-    Counters, DsfResult, FabricTier, LinkLoad, PacketResult, PfcResult, TierPauses, TierQueues,
-    TierVoqs,
+    Counters, DsfResult, FabricTier, LinkLoad, PacketResult, PartitionStats, PfcResult, TierPauses,
+    TierQueues, TierVoqs,
 };
 pub use sim::{run, run_with_progress, Progress, MAX_PACKETS};
 pub use subset::{run_part, Choose, FabricStage, FlowPaths, PartRun, PathHop};

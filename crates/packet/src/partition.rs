@@ -34,7 +34,7 @@ use crate::port::PortState;
 use crate::sim::{Progress, Sim};
 use crate::topo::Topo;
 use crate::PacketError;
-use crate::{setup, Config, PacketResult};
+use crate::{setup, Config, PacketResult, PartitionStats};
 use aifabric_dataplane::{mix, Net};
 use aifabric_model::DeviceId;
 use aifabric_workload::traffic::{Start, TrafficMatrix};
@@ -103,8 +103,17 @@ pub(crate) fn run(
         });
         parts.push(s);
     }
-    let parts = drive(parts, map.lookahead_ps, progress);
-    Ok(merge(parts).result(net, tm))
+    let (parts, windows, messages) = drive(parts, map.lookahead_ps, progress);
+    let events_per_part = parts.iter().map(|s| s.events_done).collect();
+    let mut r = merge(parts).result(net, tm);
+    r.partitions = Some(PartitionStats {
+        parts: n,
+        lookahead_s: map.lookahead_ps as f64 * 1e-12,
+        windows,
+        messages,
+        events_per_part,
+    });
+    Ok(r)
 }
 
 /// Which part owns each device, and the lookahead between parts.
@@ -274,16 +283,17 @@ impl Sim<'_> {
 
 /// Run the parts window by window until every flow is done, nothing is left to happen or
 /// the configuration's end; `progress` as [`crate::run_with_progress`] calls it (between
-/// windows, every 2^20 events or so).
+/// windows, every 2^20 events or so); with the windows run and the messages sent.
 pub(crate) fn drive<'a>(
     mut parts: Vec<Sim<'a>>,
     lookahead_ps: u64,
     progress: &mut dyn FnMut(&Progress),
-) -> Vec<Sim<'a>> {
+) -> (Vec<Sim<'a>>, u64, u64) {
     let cfg = parts[0].cfg;
     let flows = parts[0].flows.len();
     let mut inboxes: Vec<Vec<(u64, Remote)>> = (0..parts.len()).map(|_| Vec::new()).collect();
     let mut reported = 0u64;
+    let (mut windows, mut messages) = (0u64, 0u64);
     loop {
         let next: Vec<Option<u64>> = parts
             .par_iter_mut()
@@ -305,9 +315,11 @@ pub(crate) fn drive<'a>(
             .saturating_add(lookahead_ps)
             .min(cfg.end_ps.saturating_add(1));
         parts.par_iter_mut().for_each(|s| s.run_before(end));
+        windows += 1;
         // In the order of the sending part, then as sent: the same at any thread count.
         for s in &mut parts {
             let link = s.part.as_mut().expect("a part's link");
+            messages += link.outbox.len() as u64;
             for m in link.outbox.drain(..) {
                 inboxes[usize::from(m.to)].push((m.time_ps, m.what));
             }
@@ -325,7 +337,7 @@ pub(crate) fn drive<'a>(
         }
     }
     progress(&merged_progress(&parts));
-    parts
+    (parts, windows, messages)
 }
 
 fn merged_progress(parts: &[Sim<'_>]) -> Progress {

@@ -119,6 +119,9 @@ pub struct PacketResult {
     /// What the hybrid engine fast-forwarded (with [`Config::fast_forward`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<crate::HybridStats>,
+    /// How the run was cut into parts (with [`Config::partitions`] above 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<PartitionStats>,
     /// The longest base round trip of any flow's path (each hop's delay both ways, an MTU
     /// and an ACK serialized on it), seconds: what a run takes beyond its bytes at rate
     /// when nothing queues. Not serialized.
@@ -130,6 +133,21 @@ pub struct PacketResult {
     /// Not serialized.
     #[serde(skip)]
     pub fct_sorted_s: Vec<f64>,
+}
+
+/// How a partitioned run went ([`Config::partitions`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PartitionStats {
+    /// Parts the fabric was cut into.
+    pub parts: u32,
+    /// The smallest delay of a link between parts (each window's length), seconds.
+    pub lookahead_s: f64,
+    /// Windows run.
+    pub windows: u64,
+    /// Packets and PFC frames that went from one part to another.
+    pub messages: u64,
+    /// Events each part processed (their balance bounds the speed-up).
+    pub events_per_part: Vec<u64>,
 }
 
 /// What priority flow control did.
@@ -355,6 +373,7 @@ impl Sim<'_> {
                 .max()
                 .unwrap_or(self.cfg.rto_ps)),
             hybrid: self.hybrid_stats(),
+            partitions: None,
             max_base_rtt_s: s(self.max_base_rtt_ps),
             config: self.cfg.clone(),
             fct_sorted_s,

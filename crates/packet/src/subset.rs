@@ -228,8 +228,12 @@ pub fn run_part(
         }
         _ => tm,
     };
-    let sim = setup::build(net, tm, &topo, &cfg, None)?;
-    let result = drive(sim, progress).result(net, tm);
+    let result = if cfg.partitions > 1 {
+        crate::partition::run(net, tm, &topo, &cfg, None, progress)?
+    } else {
+        let sim = setup::build(net, tm, &topo, &cfg, None)?;
+        drive(sim, progress).result(net, tm)
+    };
     Ok(PartRun {
         kept: tm.flows.len() as u64,
         result,

@@ -215,7 +215,8 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, run: RunTime) -> String 
         us(x.makespan_s),
         x.events,
     );
-    for n in r.run.notes(About::Run).chain(r.run.notes(About::Hybrid)) {
+    let notes = [About::Run, About::Hybrid, About::Partitions];
+    for n in notes.into_iter().flat_map(|a| r.run.notes(a)) {
         let _ = writeln!(o, "{n}");
     }
     let _ = writeln!(o, "\nFlow completion time (us)");

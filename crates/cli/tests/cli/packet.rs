@@ -225,6 +225,25 @@ fn packet_flags_without_the_packet_engine_and_bad_values_exit_2() {
         (vec!["--engine", "packet", "--mtu", "40"], "header"),
         (vec!["--engine", "dsf", "--lb", "ecmp"], "possible values"),
         (vec!["--engine", "packet", "--size", "1T"], "over the limit"),
+        (
+            vec!["--engine", "packet", "--partitions", "0"],
+            "give 1 to 64",
+        ),
+        (
+            vec![
+                "--engine",
+                "packet",
+                "--partitions",
+                "2",
+                "--preset",
+                "roce",
+            ],
+            "admission",
+        ),
+        (
+            vec!["--engine", "hybrid", "--partitions", "2"],
+            "--partitions 1",
+        ),
     ] {
         let o = aifabric()
             .args([
@@ -893,5 +912,94 @@ fn collectives_and_jobs_time_their_phases_packet_by_packet() {
             "{left_s} flows left to the fluid: {alike_s} critical ("
         )) && text.contains("stand for them"),
         "{text}"
+    );
+}
+
+/// `--partitions 2`: the same bytes with one thread and two, the setting in the JSON and
+/// the note, close to one engine's times; a collective's phases alike; a matrix whose flows
+/// start by triggers refused with the reason.
+#[test]
+fn partitions_run_side_by_side_and_say_so() {
+    let run = |parts: &str, threads: &str| {
+        let o = aifabric()
+            .env("RAYON_NUM_THREADS", threads)
+            .args([
+                "traffic",
+                "htsim-k8",
+                "--pattern",
+                "permutation",
+                "--gpus",
+                "128",
+                "--size",
+                "512K",
+                "--engine",
+                "packet",
+                "--preset",
+                "uec-htsim",
+                "--partitions",
+                parts,
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    let two = run("2", "2");
+    assert_eq!(two, run("2", "1"), "the same bytes at any thread count");
+    let v: Value = serde_json::from_slice(&two).unwrap();
+    let one: Value = serde_json::from_slice(&run("1", "2")).unwrap();
+    assert_eq!(v["packet"]["config"]["partitions"], 2);
+    assert!(one["packet"]["config"].get("partitions").is_none());
+    let p50 = |v: &Value| v["packet"]["fct"]["p50_s"].as_f64().unwrap();
+    assert!((p50(&v) / p50(&one) - 1.0).abs() < 0.02);
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("2 parts"), "{notes}");
+    // A collective at packet level runs its phases as matrices of their own: cut too.
+    let collective = |threads: &str| {
+        let o = aifabric()
+            .env("RAYON_NUM_THREADS", threads)
+            .args([
+                "collective",
+                "htsim-k8",
+                "--op",
+                "all_reduce",
+                "--gpus",
+                "64",
+                "--sizes",
+                "4M",
+                "--scale-up",
+                "1",
+                "--engine",
+                "packet",
+                "--partitions",
+                "2",
+                "--json",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    assert_eq!(collective("1"), collective("2"));
+    // A matrix whose flows start by triggers is refused with the reason.
+    let d = tempfile::tempdir().unwrap();
+    let cm = d.path().join("chain.cm");
+    std::fs::write(
+        &cm,
+        "Nodes 128\nConnections 2\nTriggers 1\n0->127 id 1 start 0 size 100000 recv_done_trigger 1\n127->0 id 2 trigger 1 size 100000\ntrigger id 1 oneshot\n",
+    )
+    .unwrap();
+    let o = aifabric()
+        .args(["traffic", "htsim-k8", "--tm"])
+        .arg(&cm)
+        .args(["--engine", "packet", "--partitions", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("triggers") && err.contains("--partitions 1"),
+        "{err}"
     );
 }

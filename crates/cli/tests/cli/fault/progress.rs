@@ -36,8 +36,11 @@ fn a_packet_run_logs_how_far_it_is() {
         "8M",
     ]);
     assert!(
-        l.iter()
-            .any(|x| x.starts_with("aifabric traffic: packets: ") && x.contains("/128 (")),
+        l.iter().any(
+            |x| x.starts_with("aifabric traffic: packets acknowledged (")
+                && x.contains(" of 128 flows done")
+                && x.contains("/262912 (")
+        ),
         "no progress line: {l:?}"
     );
 }
