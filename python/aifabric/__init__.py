@@ -191,7 +191,7 @@ _SIM_DEFAULTS: Dict[str, Any] = {
 _PACKET = (
     "preset", "cc", "nscc_base_rtt", "mtu", "queue_bytes", "ecn", "trim", "ack_bytes",
     "link_latency_us", "rto_us", "end_us", "pfc", "pfc_headroom", "admission",
-    "dsf_cell_bytes", "dsf_credit_bytes",
+    "dsf_cell_bytes", "dsf_credit_bytes", "partitions",
 )
 
 
@@ -897,6 +897,7 @@ class Fabric:
         admission: Optional[str] = None,
         dsf_cell_bytes: Optional[int] = None,
         dsf_credit_bytes: Optional[int] = None,
+        partitions: Optional[int] = None,
         lb: Optional[str] = None,
         seed: Optional[int] = None,
         channels: int = 0,
@@ -928,7 +929,9 @@ class Fabric:
         ``link_latency_us``, ``rto_us``, ``end_us``, ``pfc`` (``"on"``, ``"off"``,
         ``"XOFF:XON"``), ``pfc_headroom`` (``"auto"``, ``"buffer"`` or bytes),
         ``admission`` (``"on"``, ``"off"``, ``"CHUNK:WINDOW"``), ``dsf_cell_bytes``,
-        ``dsf_credit_bytes``; and ``lb`` (``"ecmp"``, ``"spray:N"``, ``"mixed:N"``,
+        ``dsf_credit_bytes``, ``partitions`` (the fabric cut into that many parts run side
+        by side on the cores: the same result at any thread count, another sample of the
+        model than one part's); and ``lb`` (``"ecmp"``, ``"spray:N"``, ``"mixed:N"``,
         ``"adaptive"``), ``seed`` and ``switch_latency_us``. The result is the JSON
         contract, without Arrow tables. ``cut=True`` (``engine="hybrid"``, ``lb="ecmp"``,
         every flow starting at 0): the critical flows and their links' others packet by
@@ -954,7 +957,7 @@ class Fabric:
             queue_bytes=queue_bytes, ecn=ecn, trim=trim, ack_bytes=ack_bytes,
             link_latency_us=link_latency_us, rto_us=rto_us, end_us=end_us, pfc=pfc,
             pfc_headroom=pfc_headroom, admission=admission, dsf_cell_bytes=dsf_cell_bytes,
-            dsf_credit_bytes=dsf_credit_bytes,
+            dsf_credit_bytes=dsf_credit_bytes, partitions=partitions,
         )
         given = [k for k, v in packet.items() if v is not None]
         if engine == "flow":

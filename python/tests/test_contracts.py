@@ -104,6 +104,18 @@ def test_packet_engine_is_the_cli_contract(cli, llama):
     assert c["cut"]["flows_simulated"] + c["cut"]["flows_fluid"] == 64
     with pytest.raises(aifabric.BadRequest, match="engine='hybrid'"):
         llama.traffic(pattern="permutation", gpus=16, engine="packet", cut=True)
+    # Cut into parts run side by side: the CLI's bytes, the setting and its note.
+    p = llama.traffic(pattern="permutation", gpus=64, size="256K", engine="packet",
+                      partitions=2)
+    assert p == cli(
+        "traffic", "llama3-24k", "--pattern", "permutation", "--gpus", "64", "--size", "256K",
+        "--engine", "packet", "--partitions", "2",
+    )
+    assert p["packet"]["config"]["partitions"] == 2
+    assert p["packet"]["partitions"]["parts"] == 2
+    assert any(n["about"] == "partitions" for n in p["notes"])
+    with pytest.raises(aifabric.BadRequest, match="partitions=0.*give 1 to 64"):
+        llama.traffic(pattern="permutation", gpus=16, engine="packet", partitions=0)
 
 
 def test_collective_is_the_cli_contract(cli, llama):
