@@ -122,11 +122,13 @@ pub struct PacketResult {
     /// How the run was cut into parts (with [`Config::partitions`] above 1).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions: Option<PartitionStats>,
-    /// The longest base round trip of any flow's path (each hop's delay both ways, an MTU
-    /// and an ACK serialized on it), seconds: what a run takes beyond its bytes at rate
-    /// when nothing queues. Not serialized.
+    /// What a run takes beyond its bytes at rate when nothing queues, seconds: the longest
+    /// base round trip of any flow's path (each hop's delay both ways, an MTU and an ACK
+    /// serialized on it) less the one MTU its sender's NIC serializes, which the bytes at
+    /// rate already count (the later hops' store and forward of the last packet stay).
+    /// Not serialized.
     #[serde(skip)]
-    pub max_base_rtt_s: f64,
+    pub max_base_latency_s: f64,
     /// The model's settings.
     pub config: Config,
     /// Every finished flow's completion time, ascending, seconds (what `fct` summarizes).
@@ -374,7 +376,7 @@ impl Sim<'_> {
                 .unwrap_or(self.cfg.rto_ps)),
             hybrid: self.hybrid_stats(),
             partitions: None,
-            max_base_rtt_s: s(self.max_base_rtt_ps),
+            max_base_latency_s: s(self.max_base_latency_ps),
             config: self.cfg.clone(),
             fct_sorted_s,
         }

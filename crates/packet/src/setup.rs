@@ -173,6 +173,8 @@ pub(crate) fn build<'a>(
     let mut path_of: FxHashMap<(u32, u32), (u64, u32)> = FxHashMap::default();
     // The longest base round trip of any flow's path (the hybrid's monitor window).
     let mut worst_rtt = 0u64;
+    // And the longest less the first packet's serialization at its sender's NIC.
+    let mut worst_latency = 0u64;
     for (k, fl) in tm.flows.iter().enumerate() {
         let (src, dst) = (HostId::new(fl.src), HostId::new(fl.dst));
         let dest = |h: HostId| topo.host_dest[h.idx()].expect("a destination").get();
@@ -180,6 +182,8 @@ pub(crate) fn build<'a>(
         let (rto_ps, nscc) = *path_of.entry(key).or_insert_with(|| {
             let rtt = base_rtt_ps(topo, src, dst, cfg);
             worst_rtt = worst_rtt.max(rtt);
+            let nic = topo.ports[topo.host_up[src.idx()].idx()];
+            worst_latency = worst_latency.max(rtt.saturating_sub(nic.serialize_ps(cfg.mtu_bytes)));
             let nscc = match cfg.cc {
                 Cc::Nscc(p) if cfg.nscc_path_rtt => {
                     let rate = topo.ports[topo.host_up[src.idx()].idx()].rate_bps;
@@ -297,7 +301,7 @@ pub(crate) fn build<'a>(
         done_flows: 0,
         events_done: 0,
         forward: Forward::default(),
-        max_base_rtt_ps: worst_rtt,
+        max_base_latency_ps: worst_latency,
         ack_delay_ps: cfg.rto_ps / 4 * 3,
         part: None,
         packets_acked: 0,

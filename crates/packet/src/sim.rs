@@ -55,8 +55,10 @@ pub(crate) struct Sim<'a> {
     pub events_done: u64,
     /// Fast-forwarding of steady states (the hybrid engine), off unless configured.
     pub forward: Forward,
-    /// The longest base round trip of any flow's path, picoseconds.
-    pub max_base_rtt_ps: u64,
+    /// The longest base round trip of any flow's path less one MTU serialized at its
+    /// sender's NIC: what a transfer takes beyond its bytes at the NIC's rate when nothing
+    /// queues, picoseconds.
+    pub max_base_latency_ps: u64,
     /// How long a receiver holds unacknowledged data at most: three quarters of the RTO, so
     /// the ACK is back before the timer fires.
     pub ack_delay_ps: u64,

@@ -9,14 +9,15 @@ const GBPS100_PS_PER_BYTE: u64 = 80;
 
 /// One flow on an idle path: the last byte arrives after the bytes on the wire at line rate,
 /// plus the propagation of every hop and the serialization of the first packet at every hop
-/// after the first (store and forward); its ACK returns over the same hops.
+/// after the first (store and forward); its ACK returns over the same hops. Less the longest
+/// base latency, what is left is the bytes on the wire at line rate.
 #[test]
 fn one_flow_on_an_idle_path_takes_the_closed_form_exactly() {
     let f = fat_tree(4);
     let net = net(&f);
     let g = gpus(&f);
     // Host 0 (pod 0) to host 15 (pod 3): 6 links.
-    for bytes in [1u64, 4086, 4087, 100_000, 2_097_152] {
+    for bytes in [1u64, 4086, 4087, 100_000, 2_097_152, 4086 * 300] {
         let tm = matrix(16, &[(0, 15, bytes)]);
         // One path (ECMP): spraying would let a short last packet overtake on another path.
         let cfg = Config {
@@ -37,6 +38,12 @@ fn one_flow_on_an_idle_path_takes_the_closed_form_exactly() {
         assert_eq!(r.fct.max_s, want, "{bytes} B: {} vs {want}", r.fct.max_s);
         assert_eq!(r.counters.trimmed + r.counters.dropped, 0);
         assert_eq!(r.counters.data_new, packets);
+        // What a phase's packet term takes away (the collective's timer): all but the
+        // bytes on the wire at line rate, when the packets are whole MTUs.
+        if packets > 1 && bytes % mss == 0 {
+            let left_ps = ((r.makespan_s - r.max_base_latency_s) * 1e12).round() as u64;
+            assert_eq!(left_ps, wire * GBPS100_PS_PER_BYTE, "{bytes} B");
+        }
     }
 }
 

@@ -422,7 +422,7 @@ impl PacketTimer {
             fct_fluid,
             weight: 0,
             not_skipped: r.hybrid.and_then(|h| h.not_skipped),
-            bandwidth_s: (r.makespan_s - r.max_base_rtt_s).max(0.0),
+            bandwidth_s: (r.makespan_s - r.max_base_latency_s).max(0.0),
             fluid_s,
             flows: r.flows,
             left_fluid,
