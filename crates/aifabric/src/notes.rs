@@ -7,6 +7,7 @@ use aifabric_chakra::replay::Replay;
 use aifabric_dataplane::WeightDifferences;
 use aifabric_engine::job::StepResult;
 use aifabric_engine::traffic::TrafficResult;
+use aifabric_model::thousands;
 use aifabric_packet::{PacketResult, PfcResult};
 
 /// A flow-engine traffic run: flows that load balancing cannot move, flows never started.
@@ -60,26 +61,7 @@ pub(crate) fn packet(x: &PacketResult, ratios: bool) -> Vec<Note> {
         v.push(Note::new(About::Hybrid, hybrid(h, x.makespan_s)));
     }
     if let Some(p) = &x.partitions {
-        let per: Vec<String> = p
-            .events_per_part
-            .iter()
-            .map(|&e| format!("{:.1}M", e as f64 * 1e-6))
-            .collect();
-        v.push(Note::new(
-            About::Partitions,
-            format!(
-                "cut into {} parts run side by side on the cores in {} windows of {:.3} us \
-                 (the shortest link between parts), {} packets and PFC frames between them, \
-                 events per part {}: the same result at any thread count; a sample of the \
-                 model as valid as one part's, not the same one (each part draws its own \
-                 random numbers)",
-                p.parts,
-                p.windows,
-                p.lookahead_s * 1e6,
-                p.messages,
-                per.join(" / ")
-            ),
-        ));
+        v.push(Note::new(About::Partitions, partitions(p, c.partitions)));
     }
     if x.max_rto_s * 1e12 > c.rto_ps as f64 + 0.5 {
         v.push(Note::new(
@@ -128,6 +110,44 @@ pub(crate) fn packet(x: &PacketResult, ratios: bool) -> Vec<Note> {
         v.extend(pfc(p, xon).into_iter().map(|t| Note::new(About::Pfc, t)));
     }
     v
+}
+
+/// How a partitioned run went, and why it took fewer parts than `asked` or one window.
+fn partitions(p: &aifabric_packet::PartitionStats, asked: u32) -> String {
+    if p.parts == 1 {
+        return format!(
+            "not cut ({asked} parts asked): the traffic's hosts hang off one rack switch, and \
+             a part takes at least one; it ran as one part (as --partitions 1 would)"
+        );
+    }
+    let per: Vec<String> = p.events_per_part.iter().map(|&e| thousands(e)).collect();
+    let fewer = if p.parts < asked {
+        format!(
+            " ({asked} asked: the traffic's hosts hang off {} rack switches, a part takes at \
+             least one)",
+            p.parts
+        )
+    } else {
+        String::new()
+    };
+    let windows = match p.lookahead_s {
+        Some(l) => format!(
+            "in {} windows of {:.3} us (the shortest link between parts), {} packets and PFC \
+             frames between them",
+            p.windows,
+            l * 1e6,
+            p.messages
+        ),
+        None => "in one window: no link of the traffic joins two parts".to_owned(),
+    };
+    format!(
+        "cut into {} parts{fewer} run side by side on the cores {windows}, events per part {}: \
+         the same result at any thread count; a sample of the model as valid as one part's, \
+         not the same one (each part draws its own random numbers); the run ends with the \
+         window in which its last flow completes",
+        p.parts,
+        per.join(" / ")
+    )
 }
 
 /// What a PFC run's numbers mean when they hide a cause: links without the headroom a

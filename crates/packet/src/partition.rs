@@ -16,9 +16,12 @@
 //!   order (by sending part, then as sent), so each part sees the same inputs however many
 //!   threads ran the window: **the same bytes at any thread count**.
 //! - **What differs from one part.** Each part draws its own random numbers (ECN marks, trim
-//!   victims), and a packet from another part joins the calendar at the window's end, after
-//!   the part's own events of the same picosecond. A run with 2 parts is as valid a sample
-//!   as one with 1, not the same one; `partitions` is a model setting, shown in the result.
+//!   victims), and a packet from another part joins the calendar between windows, after the
+//!   events the part had scheduled by then for the same picosecond. The run ends with the
+//!   window in which its last flow completes (up to one lookahead later than one engine's
+//!   would: its events and the queues' time averages cover that span). A run with 2 parts is
+//!   as valid a sample as one with 1, not the same one; `partitions` is a model setting,
+//!   shown in the result.
 //! - **What it does not cut** (refused with the reason): flows started by triggers (a
 //!   trigger starts its flows at once, anywhere: no lookahead), receiver-driven admission
 //!   (the receiver's grants read the sender's flows), DSF zones (the cell fabric's credits
@@ -82,9 +85,13 @@ pub(crate) fn run(
         return refuse("the hybrid's fast-forward reads every flow at once");
     }
     let map = cut(topo, n)?;
+    let built: Vec<Result<Sim<'_>, PacketError>> = (0..map.count)
+        .into_par_iter()
+        .map(|_| setup::build(net, tm, topo, cfg, law))
+        .collect();
     let mut parts = Vec::with_capacity(map.count);
-    for me in 0..map.count {
-        let mut s = setup::build(net, tm, topo, cfg, law)?;
+    for (me, s) in built.into_iter().enumerate() {
+        let mut s = s?;
         // Only the flows this part sends start here, in the matrix's order.
         s.events = Events::new();
         for (k, fl) in tm.flows.iter().enumerate() {
@@ -103,12 +110,12 @@ pub(crate) fn run(
         });
         parts.push(s);
     }
-    let (parts, windows, messages) = drive(parts, map.lookahead_ps, progress);
+    let (parts, windows, messages) = drive(parts, map.lookahead_ps.unwrap_or(u64::MAX), progress);
     let events_per_part = parts.iter().map(|s| s.events_done).collect();
     let mut r = merge(parts).result(net, tm);
     r.partitions = Some(PartitionStats {
-        parts: n,
-        lookahead_s: map.lookahead_ps as f64 * 1e-12,
+        parts: map.count as u32,
+        lookahead_s: map.lookahead_ps.map(|ps| ps as f64 * 1e-12),
         windows,
         messages,
         events_per_part,
@@ -120,10 +127,11 @@ pub(crate) fn run(
 pub(crate) struct Partitioning {
     /// Per device index: its part (devices no port touches: part 0).
     pub of_device: Vec<u16>,
-    /// Parts.
+    /// Parts: as many as asked, or as many as the traffic's rack switches when fewer.
     pub count: usize,
-    /// The smallest delay of a link between two parts, picoseconds.
-    pub lookahead_ps: u64,
+    /// The smallest delay of a link between two parts, picoseconds (`None`: no link joins
+    /// two parts, which then run in one window).
+    pub lookahead_ps: Option<u64>,
 }
 
 impl Partitioning {
@@ -138,7 +146,8 @@ impl Partitioning {
 /// runs by their first host, then tier by tier upward each switch with the part most of its
 /// already placed neighbours are in (ties spread round robin, so a fat tree's core switches
 /// split evenly).
-pub(crate) fn cut(topo: &Topo, count: u32) -> Result<Partitioning, PacketError> {
+pub(crate) fn cut(topo: &Topo, asked: u32) -> Result<Partitioning, PacketError> {
+    let count = asked;
     let nd = topo.host_of_device.len();
     const UNSET: u16 = u16::MAX;
     let mut part = vec![UNSET; nd];
@@ -160,9 +169,11 @@ pub(crate) fn cut(topo: &Topo, count: u32) -> Result<Partitioning, PacketError> 
             racks.push(tor);
         }
     }
+    // No more parts than rack switches: a part without one would hold nothing.
+    let count = (count as usize).min(racks.len()).max(1);
     let n = racks.len().max(1);
     for (j, &tor) in racks.iter().enumerate() {
-        part[tor.idx()] = (j * count as usize / n) as u16;
+        part[tor.idx()] = (j * count / n) as u16;
     }
     for (h, &up) in topo.host_up.iter().enumerate() {
         part[topo.host_device[h].idx()] = part[topo.ports[up.idx()].to.idx()];
@@ -184,7 +195,7 @@ pub(crate) fn cut(topo: &Topo, count: u32) -> Result<Partitioning, PacketError> 
             .iter()
             .enumerate()
             .map(|(k, &d)| {
-                let mut votes = vec![0u32; count as usize];
+                let mut votes = vec![0u32; count];
                 for &m in &adj[d.idx()] {
                     if part[m.idx()] != UNSET {
                         votes[usize::from(part[m.idx()])] += 1;
@@ -210,17 +221,16 @@ pub(crate) fn cut(topo: &Topo, count: u32) -> Result<Partitioning, PacketError> 
         .iter()
         .filter(|p| part[p.from.idx()] != part[p.to.idx()])
         .map(|p| p.delay_ps)
-        .min()
-        .unwrap_or(u64::MAX);
-    if lookahead_ps == 0 {
+        .min();
+    if lookahead_ps == Some(0) {
         return Err(PacketError::Invalid(format!(
-            "--partitions {count}: a link between two parts has no delay, so the parts \
-             cannot run apart; give links a latency (--link-latency-ns) or use one partition"
+            "--partitions {asked}: a link between two parts has no delay, so the parts \
+             cannot run apart; give links a latency (--link-latency-us) or use one partition"
         )));
     }
     Ok(Partitioning {
         of_device: part,
-        count: count as usize,
+        count,
         lookahead_ps,
     })
 }
@@ -262,8 +272,13 @@ impl Sim<'_> {
     }
 
     /// Run this part's events before `end`.
-    fn run_before(&mut self, end: u64) {
-        while let Some(e) = self.events.pop_before(end) {
+    /// With `own` (no link joins two parts: each part's flows start and end in it), stop
+    /// as one engine does, once that many flows it sends are done.
+    fn run_before(&mut self, end: u64, own: Option<usize>) {
+        while own.is_none_or(|n| self.done_flows < n) {
+            let Some(e) = self.events.pop_before(end) else {
+                break;
+            };
             self.now = e.time_ps;
             self.events_done += 1;
             self.dispatch(e.what);
@@ -291,6 +306,22 @@ pub(crate) fn drive<'a>(
 ) -> (Vec<Sim<'a>>, u64, u64) {
     let cfg = parts[0].cfg;
     let flows = parts[0].flows.len();
+    let packets: u64 = parts[0].flows.iter().map(|f| u64::from(f.packets)).sum();
+    // Apart (no link between parts), a part is done when the flows it sends are.
+    let own: Vec<Option<usize>> = parts
+        .iter()
+        .map(|s| {
+            let link = s.part.as_ref().expect("a part's link");
+            (lookahead_ps == u64::MAX).then(|| {
+                s.flows
+                    .iter()
+                    .filter(|f| {
+                        link.map.of(s.topo.host_device[f.src.idx()]) == usize::from(link.me)
+                    })
+                    .count()
+            })
+        })
+        .collect();
     let mut inboxes: Vec<Vec<(u64, Remote)>> = (0..parts.len()).map(|_| Vec::new()).collect();
     let mut reported = 0u64;
     let (mut windows, mut messages) = (0u64, 0u64);
@@ -314,7 +345,10 @@ pub(crate) fn drive<'a>(
         let end = t0
             .saturating_add(lookahead_ps)
             .min(cfg.end_ps.saturating_add(1));
-        parts.par_iter_mut().for_each(|s| s.run_before(end));
+        parts
+            .par_iter_mut()
+            .zip(&own)
+            .for_each(|(s, &own)| s.run_before(end, own));
         windows += 1;
         // In the order of the sending part, then as sent: the same at any thread count.
         for s in &mut parts {
@@ -324,7 +358,7 @@ pub(crate) fn drive<'a>(
                 inboxes[usize::from(m.to)].push((m.time_ps, m.what));
             }
         }
-        let p = merged_progress(&parts);
+        let p = merged_progress(&parts, packets);
         if cfg.check_conservation {
             check(&parts, &inboxes);
         }
@@ -336,18 +370,18 @@ pub(crate) fn drive<'a>(
             break;
         }
     }
-    progress(&merged_progress(&parts));
+    progress(&merged_progress(&parts, packets));
     (parts, windows, messages)
 }
 
-fn merged_progress(parts: &[Sim<'_>]) -> Progress {
+fn merged_progress(parts: &[Sim<'_>], packets: u64) -> Progress {
     Progress {
         flows_done: parts.iter().map(|s| s.done_flows as u64).sum(),
         flows: parts[0].flows.len() as u64,
         now_ps: parts.iter().map(|s| s.now).max().unwrap_or(0),
         events: parts.iter().map(|s| s.events_done).sum(),
         packets_done: parts.iter().map(|s| s.packets_acked).sum(),
-        packets: parts[0].flows.iter().map(|f| u64::from(f.packets)).sum(),
+        packets,
     }
 }
 
@@ -441,9 +475,17 @@ mod tests {
         let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
         let tm = Pattern::Permutation.generate(128, 1 << 20, 1);
         let (topo, _) = setup::prepare(&net, &tm, &gpus, &Config::uec_htsim()).unwrap();
+        // No more parts than rack switches (32 here), each with one.
+        let m = cut(&topo, 64).unwrap();
+        assert_eq!(m.count, 32);
+        let mut racks_per_part = vec![0; 32];
+        for d in f.devices_with_role(Role::Rtsw) {
+            racks_per_part[m.of(d)] += 1;
+        }
+        assert!(racks_per_part.iter().all(|&r| r == 1), "{racks_per_part:?}");
         for n in [2usize, 4] {
             let m = cut(&topo, n as u32).unwrap();
-            assert_eq!(m.lookahead_ps, 1_000_000);
+            assert_eq!(m.lookahead_ps, Some(1_000_000));
             for role in [Role::Gpu, Role::Rtsw, Role::Ctsw, Role::Atsw] {
                 let mut per = vec![0usize; n];
                 for d in f.devices_with_role(role) {

@@ -140,10 +140,12 @@ pub struct PacketResult {
 /// How a partitioned run went ([`Config::partitions`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PartitionStats {
-    /// Parts the fabric was cut into.
+    /// Parts the fabric was cut into: as many as asked, or as many as the traffic's rack
+    /// switches when fewer (a part holds at least one).
     pub parts: u32,
-    /// The smallest delay of a link between parts (each window's length), seconds.
-    pub lookahead_s: f64,
+    /// The smallest delay of a link between parts (each window's length), seconds; `None`
+    /// when no link joins two parts (the traffic stays within each, one window).
+    pub lookahead_s: Option<f64>,
     /// Windows run.
     pub windows: u64,
     /// Packets and PFC frames that went from one part to another.

@@ -181,3 +181,80 @@ fn what_cannot_be_cut_is_refused() {
     let e = refused(&plain, &htsim(65));
     assert!(e.contains("at most 64"), "{e}");
 }
+
+mod properties {
+    use super::*;
+    use aifabric_packet::{Cc, Pfc};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        /// Whatever the traffic (sizes, start times, load balancing, PFC or trimming, link
+        /// delays) and however many parts: every flow completes, bytes are conserved across
+        /// the parts between windows (`check_conservation`), every packet is sent once
+        /// where nothing is lost, and one thread and two give the same bytes.
+        #[test]
+        fn any_cut_conserves_completes_and_ignores_the_thread_count(
+            flows in prop::collection::vec((0u32..16, 0u32..16, 1u64..200_000, 0u64..50), 1..24),
+            lb in 0usize..3,
+            parts in 2u32..5,
+            lossless in any::<bool>(),
+            latency_ns in prop::sample::select(vec![100u64, 1_000, 5_000]),
+            seed in 0u64..1000,
+        ) {
+            let f = fat_tree(4);
+            let net = net(&f);
+            let g = gpus(&f);
+            let flows: Vec<(u32, u32, u64, u64)> =
+                flows.into_iter().filter(|f| f.0 != f.1).collect();
+            prop_assume!(!flows.is_empty());
+            let mut tm = matrix(
+                16,
+                &flows.iter().map(|&(s, d, b, _)| (s, d, b)).collect::<Vec<_>>(),
+            );
+            for (fl, &(.., us)) in tm.flows.iter_mut().zip(&flows) {
+                fl.start = Start::AtPs(us * 1_000_000);
+            }
+            let base = if lossless {
+                Config {
+                    mtu_bytes: 4150,
+                    admission: None,
+                    pfc: Some(Pfc::default()),
+                    cc: Cc::LineRate,
+                    ..Config::roce()
+                }
+            } else {
+                Config::uec_htsim()
+            };
+            let cfg = Config {
+                lb: [PacketLb::Ecmp, PacketLb::Mixed(16), PacketLb::Adaptive][lb],
+                link_latency_ps: Some(latency_ns * 1000),
+                // A link's delay is its latency (no switch latency on top): the lookahead.
+                switch_latency_ps: 0,
+                partitions: parts,
+                seed,
+                check_conservation: true,
+                ..base
+            };
+            let one = on_threads(1, &net, &tm, &g, &cfg);
+            let two = on_threads(2, &net, &tm, &g, &cfg);
+            prop_assert_eq!(json(&one), json(&two));
+            prop_assert_eq!(one.unfinished + one.never_started, 0);
+            let packets: u64 = tm.flows.iter().map(|f| f.bytes.div_ceil(4150 - 64)).sum();
+            prop_assert_eq!(one.counters.data_new, packets);
+            if lossless {
+                prop_assert_eq!(one.counters.dropped, 0);
+            }
+            // As many parts as asked (the tree has 8 rack switches); the lookahead one
+            // link's latency unless no link of the traffic joins two parts.
+            let stats = one.partitions.as_ref().expect("parts");
+            prop_assert_eq!(stats.parts, parts);
+            if let Some(l) = stats.lookahead_s {
+                prop_assert_eq!((l * 1e12).round() as u64, latency_ns * 1000);
+            } else {
+                prop_assert_eq!(stats.messages, 0);
+            }
+            prop_assert_eq!(stats.events_per_part.iter().sum::<u64>(), one.events);
+        }
+    }
+}

@@ -172,11 +172,14 @@ pub(crate) fn estimate_flows<'a>(
     let flows = n;
     let (racks, links) = table_extent(f, hosts);
     let hosts = hosts.len() as u64;
+    // A partitioned run's parts each hold every port, host and flow (their own sides of
+    // them); the tables are shared.
+    let parts = u64::from(cfg.partitions.max(1));
     let bytes = racks
         .saturating_mul(links)
         .saturating_mul(TABLE_BYTES)
-        .saturating_add(hosts.saturating_mul(HOST_BYTES))
-        .saturating_add(flows.saturating_mul(FLOW_BYTES))
+        .saturating_add(hosts.saturating_mul(HOST_BYTES).saturating_mul(parts))
+        .saturating_add(flows.saturating_mul(FLOW_BYTES).saturating_mul(parts))
         .saturating_add(in_flight.saturating_mul(PACKET_BYTES));
     Estimate {
         flows,
