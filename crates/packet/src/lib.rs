@@ -82,6 +82,8 @@ mod setup;
 mod sim;
 mod subset;
 mod switch;
+#[cfg(test)]
+mod testing;
 mod topo;
 mod trigger;
 

@@ -454,24 +454,15 @@ pub(crate) fn merge<'a>(mut parts: Vec<Sim<'a>>) -> Sim<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use aifabric_dataplane::NetParams;
-    use aifabric_model::{Role, Scenario};
-    use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+    use aifabric_model::Role;
     use aifabric_workload::traffic::Pattern;
 
     /// htsim's k = 8 tree cut in 2 and 4: each pod whole in one part, the hosts and the
     /// core switches spread evenly, and the lookahead one link's delay (1 us, the preset's).
     #[test]
     fn a_fat_tree_is_cut_by_pods_with_its_cores_spread() {
-        let yaml = "name: ft8\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {k: 8, link_speed_gbps: 100, gpu_model: nic-100g, switch_model: tomahawk3-100g}\n";
-        let f = aifabric_spec::build_str("ft.yaml", yaml).unwrap();
-        let net = Net::new(
-            &f,
-            &Scenario::healthy(&f),
-            AsnPlan::Rfc7938,
-            BgpConfig::default(),
-            NetParams::default(),
-        );
+        let f = crate::testing::fat_tree(8);
+        let net = crate::testing::healthy(&f);
         let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
         let tm = Pattern::Permutation.generate(128, 1 << 20, 1);
         let (topo, _) = setup::prepare(&net, &tm, &gpus, &Config::uec_htsim()).unwrap();

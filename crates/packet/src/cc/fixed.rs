@@ -23,9 +23,7 @@ mod tests {
     use super::FixedWindow;
     use crate::cc::FlowCc;
     use crate::{Cc, Config, PacketLb};
-    use aifabric_dataplane::{Net, NetParams};
-    use aifabric_model::{DeviceId, Role, Scenario};
-    use aifabric_routing::bgp::{AsnPlan, BgpConfig};
+    use aifabric_model::{DeviceId, Role};
     use aifabric_workload::traffic::{Start, TmFlow, TrafficMatrix};
 
     /// A window of `W` packets on an idle path, ACKed packet by packet, sends `W` packets per
@@ -34,15 +32,8 @@ mod tests {
     /// `m RTT + (W - 1) x`, to the picosecond, with nothing lost or resent.
     #[test]
     fn a_fixed_window_sends_w_packets_per_round_trip() {
-        let yaml = "name: ft4\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            fat_tree: {k: 4, link_speed_gbps: 100, gpu_model: nic-100g, switch_model: tomahawk3-100g}\n";
-        let f = aifabric_spec::build_str("ft.yaml", yaml).expect("the fat tree builds");
-        let net = Net::new(
-            &f,
-            &Scenario::healthy(&f),
-            AsnPlan::Rfc7938,
-            BgpConfig::default(),
-            NetParams::default(),
-        );
+        let f = crate::testing::fat_tree(4);
+        let net = crate::testing::healthy(&f);
         let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
         let cfg = Config {
             cc: Cc::LineRate,
