@@ -116,15 +116,15 @@ pub(crate) fn packet(x: &PacketResult, ratios: bool) -> Vec<Note> {
 fn partitions(p: &aifabric_packet::PartitionStats, asked: u32) -> String {
     if p.parts == 1 {
         return format!(
-            "not cut ({asked} parts asked): the traffic's hosts hang off one rack switch, and \
-             a part takes at least one; it ran as one part (as --partitions 1 would)"
+            "not cut ({asked} parts asked): the traffic's hosts hang off one rack switch (or \
+             one DSF zone), and a part takes at least one; it ran as one part (as --partitions 1 would)"
         );
     }
     let per: Vec<String> = p.events_per_part.iter().map(|&e| thousands(e)).collect();
     let fewer = if p.parts < asked {
         format!(
-            " ({asked} asked: the traffic's hosts hang off {} rack switches, a part takes at \
-             least one)",
+            " ({asked} asked: the traffic's hosts hang off {} rack switches or DSF zones, a \
+             part takes at least one)",
             p.parts
         )
     } else {

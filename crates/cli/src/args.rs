@@ -420,7 +420,8 @@ pub(crate) struct PacketArgs {
     pub dsf_credit_bytes: Option<u32>,
     /// Cut the fabric into N parts simulated side by side on the cores (default 1): the
     /// same result at any thread count for a given N, as valid as one part's but not the
-    /// same sample. Not with a matrix's triggers, admission, DSF zones or --engine hybrid
+    /// same sample (a DSF zone stays whole). Not with a matrix's triggers, admission or
+    /// --engine hybrid
     /// (a collective or a job at --engine packet is cut: its phases have no triggers).
     #[arg(long, value_name = "N")]
     pub partitions: Option<u32>,

@@ -89,6 +89,21 @@ impl Fabric {
         }
     }
 
+    /// Take in another part's VOQs and counters (a partitioned run's result; each DSF zone
+    /// is whole in one part).
+    pub fn absorb(&mut self, o: Fabric) {
+        self.voqs.extend(o.voqs);
+        let (s, t) = (&mut self.stats, o.stats);
+        s.packets += t.packets;
+        s.requests += t.requests;
+        s.grants += t.grants;
+        s.granted += t.granted;
+        s.grants_in_flight += t.grants_in_flight;
+        s.sent += t.sent;
+        s.cells_sent += t.cells_sent;
+        s.cells_reassembled += t.cells_reassembled;
+    }
+
     /// Cells in the fabric.
     pub fn live_cells(&self) -> usize {
         self.cells.len() - self.free_cells.len()

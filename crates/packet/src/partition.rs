@@ -24,9 +24,9 @@
 //!   shown in the result.
 //! - **What it does not cut** (refused with the reason): flows started by triggers (a
 //!   trigger starts its flows at once, anywhere: no lookahead), receiver-driven admission
-//!   (the receiver's grants read the sender's flows), DSF zones (the cell fabric's credits
-//!   are one scheduler per egress port, across the zone), the hybrid's fast-forward (it reads
-//!   every flow at once).
+//!   (the receiver's grants read the sender's flows), the hybrid's fast-forward (it reads
+//!   every flow at once). A DSF zone is never cut: its interface nodes are one unit of the
+//!   cut (the cell fabric's credits are one scheduler per egress port, across the zone).
 
 use crate::cc::FlowCc;
 use crate::event::Event;
@@ -77,9 +77,6 @@ pub(crate) fn run(
     }
     if cfg.admission.is_some() {
         return refuse("receiver-driven admission (--admission) reads the senders' flows");
-    }
-    if topo.dsf.is_some() {
-        return refuse("the matrix crosses a DSF zone, whose cell fabric is one scheduler");
     }
     if cfg.fast_forward.is_some() {
         return refuse("the hybrid's fast-forward reads every flow at once");
@@ -169,11 +166,31 @@ pub(crate) fn cut(topo: &Topo, asked: u32) -> Result<Partitioning, PacketError> 
             racks.push(tor);
         }
     }
-    // No more parts than rack switches: a part without one would hold nothing.
-    let count = (count as usize).min(racks.len()).max(1);
-    let n = racks.len().max(1);
-    for (j, &tor) in racks.iter().enumerate() {
-        part[tor.idx()] = (j * count / n) as u16;
+    // The units cut: each rack switch, but a DSF zone's interface nodes together (its cell
+    // fabric's credits are one scheduler per egress port, across the zone).
+    let zone_of = |d: DeviceId| {
+        let x = topo.dsf.as_ref()?;
+        x.node[d.idx()].map(|n| x.node_zone[n.idx()])
+    };
+    let mut unit_of_zone: rustc_hash::FxHashMap<u32, usize> = Default::default();
+    let mut units = 0usize;
+    let unit: Vec<usize> = racks
+        .iter()
+        .map(|&tor| {
+            let mut fresh = || {
+                units += 1;
+                units - 1
+            };
+            match zone_of(tor) {
+                Some(z) => *unit_of_zone.entry(z).or_insert_with(fresh),
+                None => fresh(),
+            }
+        })
+        .collect();
+    // No more parts than units: a part without one would hold nothing.
+    let count = (count as usize).min(units).max(1);
+    for (&tor, &u) in racks.iter().zip(&unit) {
+        part[tor.idx()] = (u * count / units.max(1)) as u16;
     }
     for (h, &up) in topo.host_up.iter().enumerate() {
         part[topo.host_device[h].idx()] = part[topo.ports[up.idx()].to.idx()];
@@ -214,6 +231,20 @@ pub(crate) fn cut(topo: &Topo, asked: u32) -> Result<Partitioning, PacketError> 
     for q in &mut part {
         if *q == UNSET {
             *q = 0;
+        }
+    }
+    // Every node of a DSF zone in one part: cells, requests and grants never leave it.
+    if let Some(x) = &topo.dsf {
+        let mut zone_part: rustc_hash::FxHashMap<u32, u16> = Default::default();
+        for (d, n) in x.node.iter().enumerate() {
+            let Some(n) = n else { continue };
+            let q = part[d];
+            if *zone_part.entry(x.node_zone[n.idx()]).or_insert(q) != q {
+                return Err(PacketError::Invalid(format!(
+                    "--partitions {asked}: a DSF zone's nodes fell in two parts, and its cell \
+                     fabric cannot be cut; use one partition"
+                )));
+            }
         }
     }
     let lookahead_ps = topo
@@ -437,9 +468,12 @@ pub(crate) fn merge<'a>(mut parts: Vec<Sim<'a>>) -> Sim<'a> {
             std::mem::swap(&mut first[0].flows[k], &mut rest[owner - 1].flows[k]);
         }
     }
-    let rest: Vec<Sim<'a>> = parts.drain(1..).collect();
+    let mut rest: Vec<Sim<'a>> = parts.drain(1..).collect();
     let mut base = parts.pop().expect("part 0");
     base.ports = ports;
+    for s in &mut rest {
+        base.fabric.absorb(std::mem::take(&mut s.fabric));
+    }
     for s in &rest {
         base.counters.add(&s.counters);
         base.ledger.add(&s.ledger);

@@ -143,6 +143,56 @@ fn pfc_frames_cross_the_parts() {
     assert!(err.abs() < 0.01, "makespan {:+.2}%", err * 100.0);
 }
 
+/// A DSF zone is never cut: on two regions over BAG (region a: an NSF zone, hosts 0-7, and
+/// a DSF zone, 8-11; region c: an NSF zone, 12-19), three parts keep the DSF zone whole,
+/// its cells, requests and grants inside one part; every flow completes, the fabric's
+/// counts are one engine's (every packet through it once, all of its credit granted and
+/// spent), and one thread and two give the same bytes.
+#[test]
+fn a_dsf_zone_stays_whole_in_one_part() {
+    let f = aifabric_spec::build_str(
+        "t.yaml",
+        aifabric_fixtures::specs::TWO_REGIONS_NSF_DSF_SHARED,
+    )
+    .unwrap();
+    let net = net(&f);
+    let g = gpus(&f);
+    let tm = matrix(
+        20,
+        &[
+            (8, 0, 200_000),
+            (0, 9, 200_000),
+            (10, 3, 200_000),
+            (11, 19, 200_000),
+            (19, 10, 200_000),
+            (12, 5, 200_000),
+        ],
+    );
+    let cfg = |partitions| Config {
+        cc: aifabric_packet::Cc::LineRate,
+        lb: PacketLb::Ecmp,
+        rto_ps: 10_000_000_000,
+        partitions,
+        check_conservation: true,
+        ..Config::default()
+    };
+    let whole = run(&net, &tm, &g, &cfg(1)).unwrap();
+    let one = on_threads(1, &net, &tm, &g, &cfg(3));
+    let two = on_threads(2, &net, &tm, &g, &cfg(3));
+    assert_eq!(json(&one), json(&two));
+    assert_eq!(one.unfinished, 0);
+    let stats = one.partitions.as_ref().unwrap();
+    assert_eq!(stats.parts, 3);
+    assert!(stats.messages > 0, "{stats:?}");
+    let (d, w) = (one.dsf.as_ref().unwrap(), whole.dsf.as_ref().unwrap());
+    assert_eq!((d.packets, d.sent_bytes), (w.packets, w.sent_bytes));
+    assert_eq!(d.credits_granted_bytes, d.sent_bytes + d.queued_bytes);
+    assert_eq!(d.cells_sent, d.cells_reassembled);
+    let tiers =
+        |r: &aifabric_packet::DsfResult| r.voqs.iter().map(|v| v.tier.clone()).collect::<Vec<_>>();
+    assert_eq!(tiers(d), tiers(w));
+}
+
 /// What cannot be cut is refused with the reason and the way out.
 #[test]
 fn what_cannot_be_cut_is_refused() {
