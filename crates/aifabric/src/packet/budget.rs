@@ -66,6 +66,12 @@ pub const WINDOW_PACKETS: u64 = 80;
 pub const FLOW_PACKETS: u64 = 2;
 /// Engine time per packet at the fast end of the runs measured, microseconds.
 pub const US_PER_PACKET: u64 = 20;
+/// Engine memory per switch-to-switch link for each part of a partitioned run beyond the
+/// first, bytes: each part holds every port's state (both directions) and the DSF fabric's
+/// per-port and per-entry state. Measured on 2026-11-28 (`traffic prometheus --pattern
+/// permutation --gpus 512 --size 256K --placement spread --engine packet`, 2,138,240 links):
+/// 2.17 GB with one part, 3.42 GB with 2, 4.64 GB with 4: 575 B per link per extra part.
+pub const PART_LINK_BYTES: u64 = 640;
 /// Flow-engine memory per flow, bytes (378 B measured, the parsed matrix included).
 pub const FLOW_ENGINE_FLOW_BYTES: u64 = 512;
 
@@ -85,6 +91,8 @@ pub struct Estimate {
     /// Packets in flight at most beyond each flow's first `FLOW_PACKETS`, summed over
     /// flows.
     pub in_flight: u64,
+    /// Parts the run is cut into ([`Config::partitions`]).
+    pub parts: u64,
     /// Engine memory, bytes.
     pub bytes: u64,
     /// Engine time, seconds, at least.
@@ -180,6 +188,11 @@ pub(crate) fn estimate_flows<'a>(
         .saturating_mul(TABLE_BYTES)
         .saturating_add(hosts.saturating_mul(HOST_BYTES).saturating_mul(parts))
         .saturating_add(flows.saturating_mul(FLOW_BYTES).saturating_mul(parts))
+        .saturating_add(
+            links
+                .saturating_mul(PART_LINK_BYTES)
+                .saturating_mul(parts - 1),
+        )
         .saturating_add(in_flight.saturating_mul(PACKET_BYTES));
     Estimate {
         flows,
@@ -188,6 +201,7 @@ pub(crate) fn estimate_flows<'a>(
         links,
         packets,
         in_flight,
+        parts,
         bytes,
         seconds: packets.saturating_mul(US_PER_PACKET) / 1_000_000,
     }
@@ -228,8 +242,8 @@ pub(crate) fn check_estimate(fabric: &Fabric, e: &Estimate, both: bool) -> Resul
     Err(Error::bad_request(format!(
         "the packet engine would need about {} for this run on {} ({} flows over {} GPUs in {} \
          racks, {} switch links toward them, {} packets, up to {} in flight: {} B per rack \
-         and link, {} KiB per GPU, {} KiB per flow, {} B per packet in flight{}), on top of the {} already held, over the memory limit of {}; it would \
-         also take at least {} s. Narrow it: fewer GPUs or flows \
+         and link, {} KiB per GPU, {} KiB per flow, {} B per packet in flight{}{}), on top of the {} already held, over the memory limit of {}; it would \
+         also take at least {} s. Narrow it: {}fewer GPUs or flows \
          (--gpus, --pattern), smaller flows (--size), or the flow engine (--engine flow), \
          which holds no packets",
         human_bytes(need),
@@ -244,6 +258,15 @@ pub(crate) fn check_estimate(fabric: &Fabric, e: &Estimate, both: bool) -> Resul
         HOST_BYTES >> 10,
         FLOW_BYTES >> 10,
         PACKET_BYTES,
+        if e.parts > 1 {
+            format!(
+                "; {} parts (--partitions), each holding every GPU's, flow's and link's \
+                 state: {} B per link beyond the first",
+                e.parts, PART_LINK_BYTES
+            )
+        } else {
+            String::new()
+        },
         if both {
             ", and the flow engine beside it"
         } else {
@@ -252,6 +275,7 @@ pub(crate) fn check_estimate(fabric: &Fabric, e: &Estimate, both: bool) -> Resul
         human_bytes(held),
         said,
         thousands(e.seconds),
+        if e.parts > 1 { "fewer parts (--partitions), " } else { "" },
     )))
 }
 
@@ -301,6 +325,18 @@ mod tests {
         assert_eq!(
             big.bytes - small.bytes,
             (big.in_flight - small.in_flight) * PACKET_BYTES
+        );
+        // Each part beyond the first holds every GPU's, flow's and link's state again.
+        let parts = |n| Config {
+            partitions: n,
+            ..cfg.clone()
+        };
+        let tm = Pattern::Permutation.generate(16, 4096, 1);
+        let one = estimate(&f, &tm, &gpus, &parts(1));
+        let three = estimate(&f, &tm, &gpus, &parts(3));
+        assert_eq!(
+            three.bytes - one.bytes,
+            2 * (16 * HOST_BYTES + 16 * FLOW_BYTES + one.links * PART_LINK_BYTES)
         );
     }
 }
