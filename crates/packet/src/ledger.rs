@@ -27,13 +27,7 @@ impl Ledger {
 impl Sim<'_> {
     /// Every conservation law, by a scan (slow: for tests).
     pub(crate) fn check(&self) {
-        let live: u64 = self
-            .packets
-            .slots
-            .iter()
-            .filter(|p| p.live)
-            .map(|p| u64::from(p.bytes))
-            .sum();
+        let live = self.packets.live_bytes();
         let l = &self.ledger;
         assert_eq!(
             l.injected,

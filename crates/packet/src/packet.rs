@@ -194,6 +194,15 @@ impl Packets {
         s
     }
 
+    /// Bytes of the live packets (the conservation checks).
+    pub fn live_bytes(&self) -> u64 {
+        self.slots
+            .iter()
+            .filter(|p| p.live)
+            .map(|p| u64::from(p.bytes))
+            .sum()
+    }
+
     /// Take an ACK's SACK list out of the pool (its slot stays the ACK's until released).
     pub fn take_sack(&mut self, s: SackId) -> Vec<u32> {
         std::mem::take(&mut self.sacks[s.idx()])

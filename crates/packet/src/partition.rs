@@ -315,16 +315,6 @@ impl Sim<'_> {
             self.dispatch(e.what);
         }
     }
-
-    /// Bytes of the packets this part holds (for the conservation check).
-    fn live_bytes(&self) -> u64 {
-        self.packets
-            .slots
-            .iter()
-            .filter(|p| p.live)
-            .map(|p| u64::from(p.bytes))
-            .sum()
-    }
 }
 
 /// Run the parts window by window until every flow is done, nothing is left to happen or
@@ -428,7 +418,7 @@ fn check(parts: &[Sim<'_>], inboxes: &[Vec<(u64, Remote)>]) {
             Remote::Event(_) => 0,
         })
         .sum();
-    let live = sum(|s| s.live_bytes()) + in_transit;
+    let live = sum(|s| s.packets.live_bytes()) + in_transit;
     let (injected, delivered) = (sum(|s| s.ledger.injected), sum(|s| s.ledger.delivered));
     let (dropped, trimmed) = (sum(|s| s.ledger.dropped), sum(|s| s.ledger.trimmed_off));
     assert_eq!(
