@@ -191,7 +191,7 @@ _SIM_DEFAULTS: Dict[str, Any] = {
 _PACKET = (
     "preset", "cc", "nscc_base_rtt", "mtu", "queue_bytes", "ecn", "trim", "ack_bytes",
     "link_latency_us", "rto_us", "end_us", "pfc", "pfc_headroom", "admission",
-    "dsf_cell_bytes", "dsf_credit_bytes", "partitions",
+    "dsf_cell_bytes", "dsf_credit_bytes", "partitions", "draw_seed",
 )
 
 
@@ -898,6 +898,7 @@ class Fabric:
         dsf_cell_bytes: Optional[int] = None,
         dsf_credit_bytes: Optional[int] = None,
         partitions: Optional[int] = None,
+        draw_seed: Optional[int] = None,
         lb: Optional[str] = None,
         seed: Optional[int] = None,
         channels: int = 0,
@@ -931,7 +932,8 @@ class Fabric:
         ``admission`` (``"on"``, ``"off"``, ``"CHUNK:WINDOW"``), ``dsf_cell_bytes``,
         ``dsf_credit_bytes``, ``partitions`` (the fabric cut into that many parts run side
         by side on the cores: the same result at any thread count, another sample of the
-        model than one part's); and ``lb`` (``"ecmp"``, ``"spray:N"``, ``"mixed:N"``,
+        model than one part's), ``draw_seed`` (the random draws' own seed, the paths staying
+        ``seed``'s: another sample of the same network, to see a result's noise); and ``lb`` (``"ecmp"``, ``"spray:N"``, ``"mixed:N"``,
         ``"adaptive"``), ``seed`` and ``switch_latency_us``. The result is the JSON
         contract, without Arrow tables. ``cut=True`` (``engine="hybrid"``, ``lb="ecmp"``,
         every flow starting at 0): the critical flows and their links' others packet by
@@ -957,7 +959,7 @@ class Fabric:
             queue_bytes=queue_bytes, ecn=ecn, trim=trim, ack_bytes=ack_bytes,
             link_latency_us=link_latency_us, rto_us=rto_us, end_us=end_us, pfc=pfc,
             pfc_headroom=pfc_headroom, admission=admission, dsf_cell_bytes=dsf_cell_bytes,
-            dsf_credit_bytes=dsf_credit_bytes, partitions=partitions,
+            dsf_credit_bytes=dsf_credit_bytes, partitions=partitions, draw_seed=draw_seed,
         )
         given = [k for k, v in packet.items() if v is not None]
         if engine == "flow":

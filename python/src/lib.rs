@@ -321,12 +321,13 @@ fn packet_config(m: &HashMap<String, String>) -> Result<aifabric::packet::Config
             "dsf_cell_bytes" => o.dsf_cell_bytes = Some(parse(k, &v)?),
             "dsf_credit_bytes" => o.dsf_credit_bytes = Some(parse(k, &v)?),
             "partitions" => o.partitions = Some(parse(k, &v)?),
+            "draw_seed" => o.draw_seed = Some(parse(k, &v)?),
             _ => {
                 return Err(Failed::Bad(format!(
                     "{k}: not a packet-engine option; they are preset, lb, cc, nscc_base_rtt, mtu, \
                      queue_bytes, ecn, trim, ack_bytes, link_latency_us, switch_latency_us, \
                      rto_us, seed, end_us, pfc, pfc_headroom, admission, dsf_cell_bytes, \
-                     dsf_credit_bytes, partitions"
+                     dsf_credit_bytes, partitions, draw_seed"
                 )))
             }
         }

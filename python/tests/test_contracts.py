@@ -116,6 +116,14 @@ def test_packet_engine_is_the_cli_contract(cli, llama):
     assert any(n["about"] == "partitions" for n in p["notes"])
     with pytest.raises(aifabric.BadRequest, match="partitions=0.*give 1 to 64"):
         llama.traffic(pattern="permutation", gpus=16, engine="packet", partitions=0)
+    # Another sample of the random draws on the same paths: the CLI's bytes and the setting.
+    d = llama.traffic(pattern="permutation", gpus=64, size="256K", engine="packet",
+                      draw_seed=3)
+    assert d == cli(
+        "traffic", "llama3-24k", "--pattern", "permutation", "--gpus", "64", "--size", "256K",
+        "--engine", "packet", "--draw-seed", "3",
+    )
+    assert d["packet"]["config"]["draw_seed"] == 3
 
 
 def test_collective_is_the_cli_contract(cli, llama):

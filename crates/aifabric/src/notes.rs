@@ -426,15 +426,16 @@ pub(crate) fn traffic_cut(c: &crate::packet::TrafficCut) -> Note {
         About::Hybrid,
         format!(
             "hybrid cut: {} flows ran packet by packet, the {} critical ones (the fluid \
-             finishes them within {:.0}% of the slowest){alike} and every flow sharing a link \
-             with one; {} flows left to the fluid, their completion times the fluid's (their \
-             bytes at its fair shares, then their path's base round trip: no window ramp, so \
-             a few percent short) in the completion times and the makespan below; the \
-             slowest flows listed and the queue, link and packet figures are the simulated \
-             part's",
+             finishes them within {:.0}% of the slowest){alike}, {} samples of the fluid's \
+             levels and every flow sharing a link with one; {} flows left to the fluid, each \
+             at its fluid completion time (its bytes at the fluid's fair shares, then its \
+             path's base round trip) times what the packet engine made of the samples at its \
+             level, in the completion times and the makespan below; the slowest flows listed \
+             and the queue, link and packet figures are the simulated part's",
             aifabric_model::thousands(c.flows_simulated),
             aifabric_model::thousands(c.flows_critical),
             100.0 * crate::packet::critical::WITHIN,
+            aifabric_model::thousands(c.flows_sampled),
             aifabric_model::thousands(c.flows_fluid),
         ),
     )
@@ -489,11 +490,14 @@ pub(crate) fn packet_phases(p: &crate::packet::PacketPhases) -> Note {
     } else if p.flows_left_fluid > 0 {
         format!(
             "; {} flows left to the fluid: they share no link with the {} critical flows \
-             (those the fluid finishes within {:.0}% of their phase's slowest), which ran \
-             packet by packet with every flow on their links",
+             (those the fluid finishes within {:.0}% of their phase's slowest) nor with the \
+             {} samples of the fluid's levels, which ran packet by packet with every flow on \
+             their links; each left-out flow's completion time is its fluid time times what \
+             the packet engine made of the samples at its level",
             aifabric_model::thousands(p.flows_left_fluid),
             aifabric_model::thousands(p.flows_critical),
-            100.0 * crate::packet::critical::WITHIN
+            100.0 * crate::packet::critical::WITHIN,
+            aifabric_model::thousands(p.flows_sampled),
         )
     } else if p.engine == crate::Engine::Hybrid && p.flows_critical > 0 {
         format!(

@@ -146,6 +146,9 @@ pub struct TrafficCut {
     pub flows_simulated: u64,
     /// Of which critical.
     pub flows_critical: u64,
+    /// Of which samples of their fluid levels, run with their links' flows: the left-out
+    /// flows' completion times are taken from them.
+    pub flows_sampled: u64,
     /// Critical flows left to the fluid (all alike: a few stand for them).
     pub flows_critical_fluid: u64,
     /// Flows left to the fluid.
@@ -196,7 +199,7 @@ fn run_traffic(
         return Ok((r, None));
     }
     let bytes: Vec<u64> = tm.flows.iter().map(|f| f.bytes).collect();
-    let mut left: Vec<(f64, u64)> = Vec::new();
+    let mut the_cut: Option<critical::Cut> = None;
     let mut stats = TrafficCut::default();
     let hosts = &placed[..tm.nodes as usize];
     let part = aifabric_packet::run_part(
@@ -216,21 +219,24 @@ fn run_traffic(
             budget::check_estimate(fabric, &e, false)
                 .map_err(|e| aifabric_packet::PacketError::Invalid(e.to_string()))?;
             stats.flows_critical = c.critical;
+            stats.flows_sampled = c.sampled;
             stats.flows_critical_fluid = c.critical_fluid;
-            left = c
-                .keep
-                .iter()
-                .zip(&c.fluid_fct_s)
-                .zip(&bytes)
-                .filter(|((&k, _), _)| !k)
-                .map(|((_, &t), &b)| (t, b))
-                .collect();
-            Ok(Some(c.keep))
+            let keep = c.keep.clone();
+            the_cut = Some(c);
+            Ok(Some(keep))
         },
         progress,
     )
     .map_err(|e| Error::bad_request(e.to_string()))?;
     let mut r = part.result;
+    // The flows left out: their fluid times, as the sampled flows at their fluid level fared.
+    let mut left: Vec<(f64, u64)> = match &the_cut {
+        Some(c) => critical::left_out_fct_s(c, &r.fct_by_flow_s)
+            .into_iter()
+            .zip(bytes.iter().zip(&c.keep).filter(|(_, &k)| !k).map(|x| *x.0))
+            .collect(),
+        None => Vec::new(),
+    };
     stats.flows_simulated = part.kept;
     stats.flows_fluid = left.len() as u64;
     r.flows += stats.flows_fluid;

@@ -425,29 +425,42 @@ pub(crate) struct PacketArgs {
     /// (a collective or a job at --engine packet is cut: its phases have no triggers).
     #[arg(long, value_name = "N")]
     pub partitions: Option<u32>,
+    /// Seed of the random draws alone (trim victims, ECN marks, entropy offsets, adaptive
+    /// routing's ties), the paths staying those of --seed: each value is another sample of
+    /// the same network, to tell a result's noise from a change's effect (default: --seed's
+    /// own draws).
+    #[arg(long, value_name = "S")]
+    pub draw_seed: Option<u64>,
 }
 
 impl PacketArgs {
-    /// Whether any packet-engine flag was given.
-    pub(crate) fn any(&self) -> bool {
-        self.preset.is_some()
-            || self.cc.is_some()
-            || self.nscc_base_rtt.is_some()
-            || self.mtu.is_some()
-            || self.queue_bytes.is_some()
-            || self.ecn.is_some()
-            || self.trim
-            || self.drop_tail
-            || self.ack_bytes.is_some()
-            || self.link_latency_us.is_some()
-            || self.rto_us.is_some()
-            || self.end_us.is_some()
-            || self.pfc.is_some()
-            || self.pfc_headroom.is_some()
-            || self.admission.is_some()
-            || self.dsf_cell_bytes.is_some()
-            || self.dsf_credit_bytes.is_some()
-            || self.partitions.is_some()
+    /// The packet-engine flags given, as spelled on the command line.
+    pub(crate) fn given(&self) -> Vec<&'static str> {
+        [
+            ("--preset", self.preset.is_some()),
+            ("--cc", self.cc.is_some()),
+            ("--nscc-base-rtt", self.nscc_base_rtt.is_some()),
+            ("--mtu", self.mtu.is_some()),
+            ("--queue-bytes", self.queue_bytes.is_some()),
+            ("--ecn", self.ecn.is_some()),
+            ("--trim", self.trim),
+            ("--drop-tail", self.drop_tail),
+            ("--ack-bytes", self.ack_bytes.is_some()),
+            ("--link-latency-us", self.link_latency_us.is_some()),
+            ("--rto-us", self.rto_us.is_some()),
+            ("--end-us", self.end_us.is_some()),
+            ("--pfc", self.pfc.is_some()),
+            ("--pfc-headroom", self.pfc_headroom.is_some()),
+            ("--admission", self.admission.is_some()),
+            ("--dsf-cell-bytes", self.dsf_cell_bytes.is_some()),
+            ("--dsf-credit-bytes", self.dsf_credit_bytes.is_some()),
+            ("--partitions", self.partitions.is_some()),
+            ("--draw-seed", self.draw_seed.is_some()),
+        ]
+        .into_iter()
+        .filter(|x| x.1)
+        .map(|x| x.0)
+        .collect()
     }
 }
 
@@ -516,6 +529,7 @@ impl SimArgs {
             dsf_cell_bytes: p.dsf_cell_bytes,
             dsf_credit_bytes: p.dsf_credit_bytes,
             partitions: p.partitions,
+            draw_seed: p.draw_seed,
         };
         Ok(options.config(self.seed, self.switch_latency_us)?)
     }

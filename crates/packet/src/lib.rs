@@ -99,6 +99,7 @@ pub use sim::{run, run_with_progress, Progress, MAX_PACKETS};
 pub use subset::{run_part, Choose, FabricStage, FlowPaths, PartRun, PathHop};
 
 use aifabric_dataplane::lb::DEFAULT_ENTROPIES;
+use aifabric_dataplane::mix;
 use aifabric_dataplane::Lb;
 use serde::Serialize;
 
@@ -241,6 +242,12 @@ pub struct Config {
     pub rto_ps: u64,
     /// Seed of every random choice (switch hash salts, entropy values, trim victims, ECN).
     pub seed: u64,
+    /// Seed of the random draws alone (trim victims, ECN marks, entropy offsets, adaptive
+    /// routing's ties), the paths staying `seed`'s (its switch hash salts): another value is
+    /// another sample of the same network, which tells a result's noise from a change's
+    /// effect. `None`: `seed`'s own draws ([`Config::draws`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub draw_seed: Option<u64>,
     /// Stop at this simulated time, picoseconds (flows not done by then are reported as
     /// unfinished); `u64::MAX`: run until every flow is done.
     pub end_ps: u64,
@@ -273,6 +280,15 @@ pub struct Config {
 }
 
 impl Config {
+    /// The seed the random draws start from: `seed`'s, mixed with `draw_seed` when given
+    /// (so that `None` keeps every earlier run's draws).
+    pub fn draws(&self) -> u64 {
+        match self.draw_seed {
+            None => self.seed,
+            Some(d) => self.seed ^ mix(d ^ 0x6472_6177_7300),
+        }
+    }
+
     /// htsim's Ultra Ethernet regression parameters (see the crate's README section and
     /// `shared/scenarios/htsim-uec`): 4,150 B MTU, 64 B headers, ACK every 16,384 B,
     /// 178,450 B data queues with trimming, ECN between 37,350 and 145,250 B, 1 us per link
@@ -295,6 +311,7 @@ impl Config {
             switch_latency_ps: 0,
             rto_ps: 100_656_000,
             seed: 13,
+            draw_seed: None,
             end_ps: u64::MAX,
             nscc_path_rtt: false,
             pfc: None,

@@ -135,6 +135,10 @@ pub struct PacketResult {
     /// Not serialized.
     #[serde(skip)]
     pub fct_sorted_s: Vec<f64>,
+    /// Each flow's completion time in the matrix's order, seconds (`None`: it did not
+    /// finish). Not serialized.
+    #[serde(skip)]
+    pub fct_by_flow_s: Vec<Option<f64>>,
 }
 
 /// How a partitioned run went ([`Config::partitions`]).
@@ -278,6 +282,10 @@ impl Sim<'_> {
             }
         }
         let s = |ps: u64| ps as f64 * 1e-12;
+        let mut fct_by_flow_s = vec![None; self.flows.len()];
+        for &(ps, k) in &fcts {
+            fct_by_flow_s[k] = Some(s(ps));
+        }
         let mut sorted = fcts.clone();
         sorted.sort_unstable();
         let fct_sorted_s: Vec<f64> = sorted.iter().map(|x| s(x.0)).collect();
@@ -381,6 +389,7 @@ impl Sim<'_> {
             max_base_latency_s: s(self.max_base_latency_ps),
             config: self.cfg.clone(),
             fct_sorted_s,
+            fct_by_flow_s,
         }
     }
 

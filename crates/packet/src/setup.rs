@@ -243,7 +243,7 @@ pub(crate) fn build<'a>(
             sends: VecDeque::new(),
             rto_armed: false,
             rto_ps,
-            rng: mix(cfg.seed ^ mix(fl.id ^ (k as u64) << 32)),
+            rng: mix(cfg.draws() ^ mix(fl.id ^ (k as u64) << 32)),
             good: VecDeque::new(),
             penalty: match cfg.lb {
                 PacketLb::Spray(n) | PacketLb::Mixed(n) if n <= MAX_PENALIZED => {
@@ -286,7 +286,7 @@ pub(crate) fn build<'a>(
             dcqcn,
             paced,
         },
-        rng: mix(cfg.seed ^ 0x7061_636b_6574),
+        rng: mix(cfg.draws() ^ 0x7061_636b_6574),
         counters: Counters::default(),
         ledger: Default::default(),
         triggers: Triggers {
@@ -397,4 +397,42 @@ pub(crate) fn base_rtt_ps(topo: &Topo, s: HostId, d: HostId, cfg: &Config) -> u6
         }
     }
     rtt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aifabric_model::Role;
+    use aifabric_workload::traffic::Pattern;
+
+    /// The switches' hash salts are the seed's alone: a draw seed leaves every path as it
+    /// was, and another seed moves them.
+    #[test]
+    fn a_draw_seed_keeps_the_seeds_salts() {
+        let f = crate::testing::fat_tree(4);
+        let net = crate::testing::healthy(&f);
+        let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
+        let tm = Pattern::Permutation.generate(16, 1 << 20, 1);
+        let cfg = Config::uec_htsim();
+        let (topo, _) = prepare(&net, &tm, &gpus, &cfg).unwrap();
+        let drawn = Config {
+            draw_seed: Some(7),
+            ..cfg.clone()
+        };
+        assert_eq!(salts(&topo, &cfg), salts(&topo, &drawn));
+        assert_ne!(cfg.draws(), drawn.draws());
+        let other = Config {
+            seed: 14,
+            ..cfg.clone()
+        };
+        assert_ne!(salts(&topo, &cfg), salts(&topo, &other));
+        assert_eq!(
+            Config {
+                draw_seed: None,
+                ..cfg.clone()
+            }
+            .draws(),
+            cfg.seed
+        );
+    }
 }

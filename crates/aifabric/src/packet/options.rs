@@ -299,6 +299,8 @@ pub struct PacketOptions {
     pub dsf_credit_bytes: Option<u32>,
     /// Parts the fabric is cut into, run side by side (default 1; [`Config::partitions`]).
     pub partitions: Option<u32>,
+    /// The random draws' own seed, the paths staying the seed's ([`Config::draw_seed`]).
+    pub draw_seed: Option<u64>,
 }
 
 /// Largest switch or link latency, microseconds (1 s): a switch forwards in about 1 us, a
@@ -462,6 +464,9 @@ impl PacketOptions {
             }
             Some(n) => c.partitions = n,
             None => {}
+        }
+        if self.draw_seed.is_some() {
+            c.draw_seed = self.draw_seed;
         }
         if c.pfc.is_some() && c.trim {
             // A lossless class is never full: nothing to trim. Say so rather than ignore it.

@@ -41,6 +41,10 @@ pub struct PacketPhases {
     /// Hybrid: of the flows simulated, the critical ones (those the fluid finishes within
     /// a tenth of their phase's slowest); the others share a link with one.
     pub flows_critical: u64,
+    /// Hybrid: of the flows simulated, those run as samples of their fluid levels with
+    /// their links' flows (a few per level holding 2% of a phase's flows or more): the left
+    /// out flows' completion times are taken from them (`fct`).
+    pub flows_sampled: u64,
     /// Hybrid: critical flows left to the fluid (counted in `flows_left_fluid`): beyond
     /// each phase's slowest few in the fluid, which stand for them (an even phase's flows
     /// all end together in the fluid; see the README's hybrid section).
@@ -167,6 +171,7 @@ struct Timed {
     flows: u64,
     left_fluid: u64,
     critical: u64,
+    sampled: u64,
     critical_fluid: u64,
     packets: u64,
     events: u64,
@@ -253,6 +258,7 @@ impl PacketTimer {
             s.flows += t.flows;
             s.flows_left_fluid += t.left_fluid;
             s.flows_critical += t.critical;
+            s.flows_sampled += t.sampled;
             s.flows_critical_fluid += t.critical_fluid;
             s.packets += t.packets;
             s.events += t.events;
@@ -358,9 +364,8 @@ impl PacketTimer {
                 });
             }
         };
-        let (mut critical, mut critical_fluid) = (0, 0);
-        // The flows the cut leaves to the fluid: their fluid completion times.
-        let mut fluid_fct: Vec<f64> = Vec::new();
+        let (mut critical, mut sampled, mut critical_fluid) = (0, 0, 0);
+        let mut the_cut: Option<crate::packet::critical::Cut> = None;
         let (r, kept) = if cuts {
             let bytes: Vec<u64> = tm.flows.iter().map(|f| f.bytes).collect();
             let part = aifabric_packet::run_part(
@@ -370,14 +375,8 @@ impl PacketTimer {
                 &self.cfg,
                 &mut |paths| {
                     let c = crate::packet::critical::cut(paths, &bytes);
-                    (critical, critical_fluid) = (c.critical, c.critical_fluid);
-                    fluid_fct = c
-                        .keep
-                        .iter()
-                        .zip(&c.fluid_fct_s)
-                        .filter(|(&k, _)| !k)
-                        .map(|x| *x.1)
-                        .collect();
+                    (critical, sampled, critical_fluid) = (c.critical, c.sampled, c.critical_fluid);
+                    the_cut = Some(c.clone());
                     let mut kept = tm
                         .flows
                         .iter()
@@ -413,6 +412,11 @@ impl PacketTimer {
             )));
         }
         let skipped_s = r.hybrid.as_ref().map_or(0.0, |h| h.skipped_s);
+        // The flows the cut leaves to the fluid: their fluid times, as the simulated flows
+        // at their fluid level fared at packet level.
+        let fluid_fct = the_cut.as_ref().map_or_else(Vec::new, |c| {
+            crate::packet::critical::left_out_fct_s(c, &r.fct_by_flow_s)
+        });
         let fct_fluid = fluid_fct.len() as u64;
         let mut fct_s = fluid_fct;
         fct_s.extend_from_slice(&r.fct_sorted_s);
@@ -427,6 +431,7 @@ impl PacketTimer {
             flows: r.flows,
             left_fluid,
             critical,
+            sampled,
             critical_fluid,
             packets: r.counters.data_new,
             events: r.events,
@@ -686,12 +691,27 @@ mod tests {
     /// the hybrid's stats.
     fn cut_and_whole(
         f: &aifabric_model::Fabric,
+        case: (usize, usize, f64, u64),
+        placement: Placement,
+        fail: &[&str],
+    ) -> CutAndWhole {
+        cut_and_whole_drawn(f, case, placement, fail, None)
+    }
+
+    /// A phase by the hybrid's cut and whole: their times and their stats.
+    type CutAndWhole = (f64, f64, PacketPhases, PacketPhases);
+
+    /// [`cut_and_whole`] with the random draws of `draw_seed` (the paths stay the seed's).
+    fn cut_and_whole_drawn(
+        f: &aifabric_model::Fabric,
         (groups, ranks, bytes, seed): (usize, usize, f64, u64),
         placement: Placement,
         fail: &[&str],
-    ) -> (f64, f64, PacketPhases, PacketPhases) {
+        draw_seed: Option<u64>,
+    ) -> CutAndWhole {
         let cfg = aifabric_packet::Config {
             seed,
+            draw_seed,
             ..PacketOptions {
                 preset: Some(Preset::UecHtsim),
                 lb: Some(aifabric_dataplane::Lb::Ecmp),
@@ -745,11 +765,13 @@ mod tests {
         (cut, whole, stats, whole_stats)
     }
 
-    /// The hybrid's cut (the critical flows and their links' others, about 1-30% of the
-    /// flows) against the whole phase, under `ecmp` where rings collide on the spines: 7
-    /// cases (two shapes, several hash seeds). A single straggler's timeout in the whole
-    /// run (a random event the cut replays differently) moves one case by 7%; on average
-    /// the two agree within a few percent (the README's table).
+    /// The hybrid's cut (the critical flows, four samples of each populous fluid level, and
+    /// their links' others: 26-46% of the flows here) against the whole phase, under `ecmp`
+    /// where rings collide on the spines: 7 cases (two shapes, several hash seeds). The
+    /// makespan and the per-flow median are held to the issue's 5%, the per-flow 99th
+    /// percentile to 7% (measured -5.2% to +0.3%; another draw seed moves the whole phase's
+    /// by about 3%, `Config::draw_seed`), and their means over the cases to 3% (the
+    /// README's table).
     #[test]
     fn the_hybrids_cut_of_an_ecmp_phase_agrees_with_the_whole_phase() {
         let k16 = aifabric_spec::load("htsim-k16").expect("built in");
@@ -779,7 +801,7 @@ mod tests {
             let (p50, p99) = (c.p50_s / w.p50_s - 1.0, c.p99_s / w.p99_s - 1.0);
             eprintln!(
                 "{groups} rings of {ranks}, {bytes:e} B, seed {seed}: cut {:.1} us, whole \
-                 {:.1} us ({:+.1}%), {} of {} flows simulated, {} critical; per flow P50 \
+                 {:.1} us ({:+.1}%), {} of {} flows simulated, {} critical, {} sampled; per flow P50 \
                  {:.1} / {:.1} us ({:+.1}%), P99 {:.1} / {:.1} us ({:+.1}%)",
                 cut * 1e6,
                 whole * 1e6,
@@ -787,6 +809,7 @@ mod tests {
                 stats.flows,
                 stats.flows + stats.flows_left_fluid,
                 stats.flows_critical,
+                stats.flows_sampled,
                 c.p50_s * 1e6,
                 w.p50_s * 1e6,
                 100.0 * p50,
@@ -797,17 +820,18 @@ mod tests {
             assert!(stats.flows_left_fluid > 0, "nothing cut: {stats:?}");
             assert!(stats.flows_critical > 0 && stats.flows_critical <= stats.flows);
             assert!(
-                stats.flows * 3 < stats.flows + stats.flows_left_fluid,
-                "the cut kept a third of the phase or more: {stats:?}"
+                stats.flows * 2 < stats.flows + stats.flows_left_fluid,
+                "the cut kept half the phase or more: {stats:?}"
             );
+            assert!(stats.flows_sampled > 0, "no level sampled: {stats:?}");
             assert!(
-                error.abs() <= 0.10,
+                error.abs() <= 0.05,
                 "seed {seed}: cut {cut} s, whole {whole} s"
             );
-            // Most flows are the fluid's, whose median lacks the window's ramp (a few
-            // percent short); the tail is the critical flows', within a straggler's reach.
+            // Most flows are left out, at their fluid times scaled as their level's samples
+            // fared; the tail is the critical flows' and the samples' (a few flows each).
             assert!(p50.abs() <= 0.05, "seed {seed}: P50 {c:?} against {w:?}");
-            assert!(p99.abs() <= 0.15, "seed {seed}: P99 {c:?} against {w:?}");
+            assert!(p99.abs() <= 0.07, "seed {seed}: P99 {c:?} against {w:?}");
             errors.push(error);
             p99s.push(p99);
         }
@@ -815,6 +839,54 @@ mod tests {
         assert!(mean.abs() <= 0.03, "mean error {mean}: {errors:?}");
         let mean = p99s.iter().sum::<f64>() / p99s.len() as f64;
         assert!(mean.abs() <= 0.03, "mean P99 error {mean}: {p99s:?}");
+    }
+
+    /// The README's cut table over three samples of the random draws (`Config::draw_seed`:
+    /// the seed's own, 1 and 2; the paths stay the seed's): each side's mean, and how far
+    /// the draws alone move the whole phase. `cargo test --release -p aifabric --lib
+    /// cut_over_draws -- --ignored --nocapture`
+    #[test]
+    #[ignore = "the README's measurement"]
+    fn cut_over_draws() {
+        let k16 = aifabric_spec::load("htsim-k16").expect("built in");
+        for case in [
+            (64, 16, 16e6, 1),
+            (64, 16, 16e6, 2),
+            (64, 16, 16e6, 3),
+            (64, 16, 16e6, 4),
+            (128, 8, 8e6, 1),
+            (128, 8, 8e6, 2),
+            (128, 8, 8e6, 3),
+        ] {
+            let runs: Vec<_> = [None, Some(1), Some(2)]
+                .into_iter()
+                .map(|d| cut_and_whole_drawn(&k16, case, Placement::Spread, &[], d))
+                .collect();
+            let mean = |f: &dyn Fn(&CutAndWhole) -> f64| {
+                runs.iter().map(f).sum::<f64>() / runs.len() as f64
+            };
+            let p99 = |p: &PacketPhases| p.fct.as_ref().map_or(0.0, |f| f.p99_s);
+            let p50 = |p: &PacketPhases| p.fct.as_ref().map_or(0.0, |f| f.p50_s);
+            let spread = |f: &dyn Fn(&CutAndWhole) -> f64| {
+                let v: Vec<f64> = runs.iter().map(f).collect();
+                let (lo, hi) = v
+                    .iter()
+                    .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+                100.0 * (hi / lo - 1.0)
+            };
+            eprintln!(
+                "| {} x {}, {} MB, {} | {:+.1}% | {:+.1}% | {:+.1}% | {:.1}% / {:.1}% |",
+                case.0,
+                case.1,
+                case.2 / 1e6,
+                case.3,
+                100.0 * (mean(&|r| r.0) / mean(&|r| r.1) - 1.0),
+                100.0 * (mean(&|r| p50(&r.2)) / mean(&|r| p50(&r.3)) - 1.0),
+                100.0 * (mean(&|r| p99(&r.2)) / mean(&|r| p99(&r.3)) - 1.0),
+                spread(&|r| r.1),
+                spread(&|r| p99(&r.3)),
+            );
+        }
     }
 
     /// The README's large case: a ring all-reduce of 1 GiB over 128 ranks of htsim-k16,

@@ -364,13 +364,17 @@ fn engine_setup(
     bgp: &BgpArgs,
 ) -> Result<(Option<aifabric::packet::Config>, aifabric::Setup), Failure> {
     if !packet.engine.packet() {
-        if packet.any() {
-            return Err(Failure::BadArgument(
-                "--preset, --cc, --mtu, --queue-bytes, --ecn, --trim, --drop-tail, \
-                 --ack-bytes, --link-latency-us, --rto-us and --end-us set the packet engine: \
-                 add --engine packet (or hybrid)"
-                    .into(),
-            ));
+        let given = packet.given();
+        if !given.is_empty() {
+            let (last, rest) = given.split_last().expect("not empty");
+            let flags = if rest.is_empty() {
+                format!("{last} sets")
+            } else {
+                format!("{} and {last} set", rest.join(", "))
+            };
+            return Err(Failure::BadArgument(format!(
+                "{flags} the packet engine: add --engine packet (or hybrid)"
+            )));
         }
         return Ok((None, sim.setup(bgp)?));
     }
