@@ -420,9 +420,9 @@ pub(crate) struct PacketArgs {
     pub dsf_credit_bytes: Option<u32>,
     /// Cut the fabric into N parts simulated side by side on the cores (default 1): the
     /// same result at any thread count for a given N, as valid as one part's but not the
-    /// same sample (a DSF zone stays whole). Not with a matrix's triggers, admission or
-    /// --engine hybrid
-    /// (a collective or a job at --engine packet is cut: its phases have no triggers).
+    /// same sample (a DSF zone stays whole). A matrix's triggers must fire and act within
+    /// one part (a host's flow waiting on what it received: a ring's steps); not with
+    /// admission or --engine hybrid (a collective or a job at --engine packet is cut).
     #[arg(long, value_name = "N")]
     pub partitions: Option<u32>,
     /// Seed of the random draws alone (trim victims, ECN marks, entropy offsets, adaptive

@@ -273,8 +273,8 @@ pub struct Config {
     /// synchronization, side by side on the cores (1: one engine for the whole fabric).
     /// A model setting: the result is the same at any thread count for a given number of
     /// parts, and differs from one part's as one seed's differs from another's
-    /// (`partition.rs`). A DSF zone stays whole in one part. Not with triggers, admission or
-    /// fast-forwarding.
+    /// (`partition.rs`). A DSF zone stays whole in one part. Triggers only where each fires
+    /// and acts within one part; not with admission or fast-forwarding.
     #[serde(skip_serializing_if = "is_one")]
     pub partitions: u32,
 }

@@ -22,8 +22,11 @@
 //!   would: its events and the queues' time averages cover that span). A run with 2 parts is
 //!   as valid a sample as one with 1, not the same one; `partitions` is a model setting,
 //!   shown in the result.
-//! - **What it does not cut** (refused with the reason): flows started by triggers (a
-//!   trigger starts its flows at once, anywhere: no lookahead), receiver-driven admission
+//! - **Triggers** act at once (no lookahead), so each must fire and act within one part:
+//!   a host's flow that waits on what that host received (a ring's next step, htsim's
+//!   `recv_done_trigger` chains) or sent is local wherever the cut falls; a trigger whose
+//!   activating flows and waiting flows' senders lie in two parts is refused with its id.
+//! - **What it does not cut** (refused with the reason): receiver-driven admission
 //!   (the receiver's grants read the sender's flows), the hybrid's fast-forward (it reads
 //!   every flow at once). A DSF zone is never cut: its interface nodes are one unit of the
 //!   cut (the cell fabric's credits are one scheduler per egress port, across the zone).
@@ -65,16 +68,6 @@ pub(crate) fn run(
     if n > MAX_PARTITIONS {
         return refuse(&format!("at most {MAX_PARTITIONS} parts"));
     }
-    if tm
-        .flows
-        .iter()
-        .any(|f| matches!(f.start, Start::Trigger(_)))
-    {
-        return refuse(
-            "flows started by triggers cannot run in parts (a trigger starts its flows at \
-             once, in any part)",
-        );
-    }
     if cfg.admission.is_some() {
         return refuse("receiver-driven admission (--admission) reads the senders' flows");
     }
@@ -82,6 +75,13 @@ pub(crate) fn run(
         return refuse("the hybrid's fast-forward reads every flow at once");
     }
     let map = cut(topo, n)?;
+    if let Some((t, fires, acts)) = trigger_across_parts(tm, topo, &map) {
+        return refuse(&format!(
+            "trigger {t} fires in part {fires} and starts or counts toward a flow of part \
+             {acts} (a trigger acts at once, with no lookahead: each trigger must fire and act \
+             within one part, as when a host's flow waits on what that host received)"
+        ));
+    }
     let built: Vec<Result<Sim<'_>, PacketError>> = (0..map.count)
         .into_par_iter()
         .map(|_| setup::build(net, tm, topo, cfg, law))
@@ -118,6 +118,39 @@ pub(crate) fn run(
         events_per_part,
     });
     Ok(r)
+}
+
+/// The first trigger (in the matrix's order) that would act across parts, with the part it
+/// first fires or acts in and the other part: `(trigger, part, other part)`. A trigger fires
+/// where its activating flow ends (a send-done trigger at the sender, which holds the last
+/// ACK; a receive-done trigger at the receiver, or at the sender for an empty flow, which
+/// delivers nothing) and starts its waiting flows at their senders; within one part it runs
+/// as in one engine.
+fn trigger_across_parts(
+    tm: &TrafficMatrix,
+    topo: &Topo,
+    map: &Partitioning,
+) -> Option<(u32, usize, usize)> {
+    let mut at: rustc_hash::FxHashMap<u32, usize> = Default::default();
+    let part = |host: u32| map.of(topo.host_device[host as usize]);
+    for fl in &tm.flows {
+        let (src, dst) = (part(fl.src), part(fl.dst));
+        let waits = match fl.start {
+            Start::Trigger(t) => Some((t, src)),
+            Start::AtPs(_) => None,
+        };
+        let done = fl.done_trigger.map(|t| (t, src));
+        let recv = fl
+            .recv_trigger
+            .map(|t| (t, if fl.bytes == 0 { src } else { dst }));
+        for (t, p) in [waits, done, recv].into_iter().flatten() {
+            let first = *at.entry(t).or_insert(p);
+            if first != p {
+                return Some((t, first, p));
+            }
+        }
+    }
+    None
 }
 
 /// Which part owns each device, and the lookahead between parts.
@@ -346,50 +379,59 @@ pub(crate) fn drive<'a>(
     let mut inboxes: Vec<Vec<(u64, Remote)>> = (0..parts.len()).map(|_| Vec::new()).collect();
     let mut reported = 0u64;
     let (mut windows, mut messages) = (0u64, 0u64);
+    // One parallel step per window: each part takes the messages sent to it, runs its
+    // events before the window's end and tells its next event's time; the next window
+    // starts at the earliest of those and of the messages in flight (which land in the next
+    // step, before that part's own events, as if delivered first).
+    let mut end: Option<u64> = None;
     loop {
         let next: Vec<Option<u64>> = parts
             .par_iter_mut()
             .zip(inboxes.par_iter_mut())
-            .map(|(s, inbox)| {
+            .zip(&own)
+            .map(|((s, inbox), &own)| {
                 for (t, what) in inbox.drain(..) {
                     s.deliver(t, what);
+                }
+                if let Some(end) = end {
+                    s.run_before(end, own);
                 }
                 s.events.next_time()
             })
             .collect();
-        let Some(t0) = next.into_iter().flatten().min() else {
+        if end.is_some() {
+            windows += 1;
+            // In the order of the sending part, then as sent: the same at any thread count.
+            for s in &mut parts {
+                let link = s.part.as_mut().expect("a part's link");
+                messages += link.outbox.len() as u64;
+                for m in link.outbox.drain(..) {
+                    inboxes[usize::from(m.to)].push((m.time_ps, m.what));
+                }
+            }
+            let p = merged_progress(&parts, packets);
+            if cfg.check_conservation {
+                check(&parts, &inboxes);
+            }
+            if p.events >= reported + (1 << 20) {
+                reported = p.events;
+                progress(&p);
+            }
+            if p.flows_done as usize >= flows {
+                break;
+            }
+        }
+        let in_flight = inboxes.iter().flatten().map(|m| m.0).min();
+        let Some(t0) = next.into_iter().flatten().chain(in_flight).min() else {
             break;
         };
         if t0 > cfg.end_ps {
             break;
         }
-        let end = t0
-            .saturating_add(lookahead_ps)
-            .min(cfg.end_ps.saturating_add(1));
-        parts
-            .par_iter_mut()
-            .zip(&own)
-            .for_each(|(s, &own)| s.run_before(end, own));
-        windows += 1;
-        // In the order of the sending part, then as sent: the same at any thread count.
-        for s in &mut parts {
-            let link = s.part.as_mut().expect("a part's link");
-            messages += link.outbox.len() as u64;
-            for m in link.outbox.drain(..) {
-                inboxes[usize::from(m.to)].push((m.time_ps, m.what));
-            }
-        }
-        let p = merged_progress(&parts, packets);
-        if cfg.check_conservation {
-            check(&parts, &inboxes);
-        }
-        if p.events >= reported + (1 << 20) {
-            reported = p.events;
-            progress(&p);
-        }
-        if p.flows_done as usize >= flows {
-            break;
-        }
+        end = Some(
+            t0.saturating_add(lookahead_ps)
+                .min(cfg.end_ps.saturating_add(1)),
+        );
     }
     progress(&merged_progress(&parts, packets));
     (parts, windows, messages)

@@ -980,8 +980,8 @@ fn a_draw_seed_is_another_sample_of_the_same_network() {
 }
 
 /// `--partitions 2`: the same bytes with one thread and two, the setting in the JSON and
-/// the note, close to one engine's times; a collective's phases alike; a matrix whose flows
-/// start by triggers refused with the reason.
+/// the note, close to one engine's times; a collective's phases alike; a trigger within a
+/// part runs, one across parts is refused with the reason.
 #[test]
 fn partitions_run_side_by_side_and_say_so() {
     let run = |parts: &str, threads: &str| {
@@ -1046,24 +1046,36 @@ fn partitions_run_side_by_side_and_say_so() {
         o.stdout
     };
     assert_eq!(collective("1"), collective("2"));
-    // A matrix whose flows start by triggers is refused with the reason.
+    // A trigger acts within a part: host 127's flow waiting on what host 127 received runs;
+    // one waiting on host 0's last ACK (host 0 in the other part) is refused with its id.
     let d = tempfile::tempdir().unwrap();
-    let cm = d.path().join("chain.cm");
-    std::fs::write(
-        &cm,
-        "Nodes 128\nConnections 2\nTriggers 1\n0->127 id 1 start 0 size 100000 recv_done_trigger 1\n127->0 id 2 trigger 1 size 100000\ntrigger id 1 oneshot\n",
-    )
-    .unwrap();
-    let o = aifabric()
-        .args(["traffic", "htsim-k8", "--tm"])
-        .arg(&cm)
-        .args(["--engine", "packet", "--partitions", "2"])
-        .output()
+    let chain = |on: &str| {
+        let cm = d.path().join(format!("{on}.cm"));
+        std::fs::write(
+            &cm,
+            format!(
+                "Nodes 128\nConnections 2\nTriggers 1\n0->127 id 1 start 0 size 100000 \
+                 {on} 1\n127->0 id 2 trigger 1 size 100000\ntrigger id 1 oneshot\n"
+            ),
+        )
         .unwrap();
+        aifabric()
+            .args(["traffic", "htsim-k8", "--tm"])
+            .arg(&cm)
+            .args(["--engine", "packet", "--partitions", "2", "--json"])
+            .output()
+            .unwrap()
+    };
+    let o = chain("recv_done_trigger");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["packet"]["unfinished"], 0);
+    assert_eq!(v["packet"]["partitions"]["parts"], 2);
+    let o = chain("send_done_trigger");
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("triggers") && err.contains("--partitions 1"),
+        err.contains("trigger 1 fires in part") && err.contains("--partitions 1"),
         "{err}"
     );
 }
