@@ -182,8 +182,9 @@ fn cuttable(cfg: &Config, tm: &TrafficMatrix) -> Result<(), Error> {
 }
 
 /// `tm` packet by packet on `net`, or under the hybrid's cut (`cut`): its kept flows
-/// packet by packet and the others at their fluid completion times, merged into the
-/// result's flow counts, completion times and makespan.
+/// packet by packet and the others at their fluid completion times scaled as their fluid
+/// level's seeds fared (`critical::left_out_fct_s`), merged into the result's flow counts,
+/// completion times and makespan.
 fn run_traffic(
     fabric: &aifabric_model::Fabric,
     net: &Net<'_>,
@@ -306,11 +307,13 @@ impl Study<'_> {
     }
 
     /// The hybrid cut to the matrix's critical flows (`traffic --engine hybrid --cut`): the
-    /// flows the fluid finishes within a tenth of the slowest and every flow sharing a link
-    /// with one run packet by packet (fast-forwarding their steady states), the others at
-    /// their fluid completion times ([`TrafficCut`] says which). Kept: the makespan and the
-    /// tail, made by the flows simulated; the median is mostly the fluid's, short by what
-    /// the fluid does not see (the window's ramp, transient queues: the README's table).
+    /// flows the fluid finishes within a tenth of the slowest, 4 samples of each fluid level
+    /// holding 2% of the flows and 16 or more, and every flow sharing a link with one run
+    /// packet by packet (fast-forwarding their steady states), the others at their fluid
+    /// completion times scaled as their level's samples fared ([`TrafficCut`] says which).
+    /// The makespan and the tail are made by the flows simulated; the median is the
+    /// samples' where levels are sampled, else the fluid's, short by what it does not see
+    /// (the window's ramp, transient queues: the README's table).
     /// Refused unless `cfg` balances by `ecmp` (every path known before the run) and every
     /// flow starts at once with no trigger.
     pub fn traffic_packet_cut(

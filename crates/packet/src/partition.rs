@@ -75,11 +75,13 @@ pub(crate) fn run(
         return refuse("the hybrid's fast-forward reads every flow at once");
     }
     let map = cut(topo, n)?;
-    if let Some((t, fires, acts)) = trigger_across_parts(tm, topo, &map) {
+    if let Some((t, a, b)) = trigger_across_parts(tm, topo, &map) {
         return refuse(&format!(
-            "trigger {t} fires in part {fires} and starts or counts toward a flow of part \
-             {acts} (a trigger acts at once, with no lookahead: each trigger must fire and act \
-             within one part, as when a host's flow waits on what that host received)"
+            "trigger {t} would act across parts {a} and {b}: it fires where a flow \
+             naming it ends (a send-done trigger at the sender, a receive-done one at the \
+             receiver) and starts its waiting flows at their senders, at once, with no \
+             lookahead; each trigger must do both within one part, as when a host's flow \
+             waits on what that host received"
         ));
     }
     let built: Vec<Result<Sim<'_>, PacketError>> = (0..map.count)
@@ -120,8 +122,8 @@ pub(crate) fn run(
     Ok(r)
 }
 
-/// The first trigger (in the matrix's order) that would act across parts, with the part it
-/// first fires or acts in and the other part: `(trigger, part, other part)`. A trigger fires
+/// The first trigger (in the matrix's order) that would act across parts, with the part of
+/// the first flow naming it and the other part: `(trigger, part, other part)`. A trigger fires
 /// where its activating flow ends (a send-done trigger at the sender, which holds the last
 /// ACK; a receive-done trigger at the receiver, or at the sender for an empty flow, which
 /// delivers nothing) and starts its waiting flows at their senders; within one part it runs
@@ -396,7 +398,14 @@ pub(crate) fn drive<'a>(
                 if let Some(end) = end {
                     s.run_before(end, own);
                 }
-                s.events.next_time()
+                // Apart, a part whose own flows are done has nothing left that matters (its
+                // leftover timers would hold the next window at their time forever when a
+                // flow elsewhere never starts, its trigger never fired).
+                if own.is_some_and(|n| s.done_flows >= n) {
+                    None
+                } else {
+                    s.events.next_time()
+                }
             })
             .collect();
         if end.is_some() {

@@ -144,6 +144,30 @@ fn a_ring_of_triggers_runs_in_parts() {
     }
 }
 
+/// A flow whose trigger never fires (a barrier of two activated once) is reported never
+/// started, and the run ends, also when no link joins the parts (traffic within racks:
+/// each part stops once its own flows are done, its leftover timers aside).
+#[test]
+fn a_trigger_that_never_fires_ends_the_run() {
+    let f = fat_tree(4);
+    let net = net(&f);
+    let g = gpus(&f);
+    // Hosts 0 and 1 share a rack in the first part, 8 and 9 one in the second.
+    let mut tm = matrix(16, &[(0, 1, 100_000), (1, 0, 100_000), (8, 9, 100_000)]);
+    tm.flows[0].done_trigger = Some(1);
+    tm.flows[1].start = Start::Trigger(1);
+    tm.triggers
+        .insert(1, aifabric_workload::traffic::TriggerKind::Barrier(2));
+    let r = run(&net, &tm, &g, &htsim(2)).unwrap();
+    assert_eq!(
+        (r.never_started, r.unfinished),
+        (1, 0),
+        "{:?}",
+        r.partitions
+    );
+    assert_eq!(r.partitions.as_ref().unwrap().lookahead_s, None);
+}
+
 /// Lossless incast across the parts: the receiver's PAUSEs reach the senders' part as
 /// messages, nothing is dropped, and the bytes are the same at one and two threads.
 #[test]
@@ -258,7 +282,7 @@ fn what_cannot_be_cut_is_refused() {
     };
     let e = refused(&tm, &htsim(2));
     assert!(
-        e.contains("trigger 1 fires in part 0") && e.contains("--partitions 1"),
+        e.contains("trigger 1 would act across parts 0 and") && e.contains("--partitions 1"),
         "{e}"
     );
     // The same chain from host 0 to its own next flow is local: it runs.

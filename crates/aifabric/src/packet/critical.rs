@@ -51,8 +51,9 @@ pub(crate) const WITHIN: f64 = 0.1;
 /// fluid: an even phase) and no DSF fabric binds; the first by index.
 pub(crate) const MAX_SEEDS: u64 = 64;
 
-/// Which flows of a phase the hybrid simulates: the critical ones (at most [`MAX_SEEDS`])
-/// and every flow sharing a link with one.
+/// Which flows of a phase the hybrid simulates: the seeds (the critical flows, at most
+/// [`MAX_SEEDS`] of them when alike, and the samples of the populous fluid levels) and every
+/// flow sharing a link with one.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Cut {
     /// Per flow, whether it is simulated.
@@ -69,7 +70,8 @@ pub(crate) struct Cut {
     pub critical_fluid: u64,
     /// Per flow, its completion time in the fluid, seconds: its bytes through the fluid's
     /// fair shares from the phase's start, then its base round trip (the last packet out
-    /// and its ACK back). What a flow left out of the cut is taken to take.
+    /// and its ACK back). A flow left out of the cut takes it scaled as its level's seeds
+    /// fared ([`left_out_fct_s`]).
     pub fluid_fct_s: Vec<f64>,
 }
 
@@ -90,9 +92,10 @@ pub(crate) const LEVEL_SHARE: f64 = 0.02;
 /// critical flow's neighbours.
 pub(crate) const LEVEL_FLOWS_MIN: usize = 4 * SAMPLES_PER_LEVEL;
 
-/// Width of a fluid level: flows whose fluid completion times are within this factor of
-/// each other share the fluid's bottleneck share (alone, one of two, ...), up to their
-/// paths' base round trips.
+/// Width of a fluid level, a bin of the logarithm of the fluid completion time: flows in one
+/// bin complete within about this factor of each other, so they share the fluid's bottleneck
+/// share (alone, one of two, ...) up to their paths' base round trips (a fixed bin: two flows
+/// 1% apart may fall on either side of its edge).
 const LEVEL: f64 = 0.05;
 
 /// The fluid level of a flow that the fluid completes in `fct_s` seconds.
@@ -113,8 +116,10 @@ fn level(fct_s: f64) -> i64 {
 /// flows' ratios of packet to fluid time, spread evenly over their empirical
 /// distribution in flow order (the k-th of m left-out flows takes its (k + 1/2)/m
 /// quantile), so that the level's left-out flows have the distribution its simulated ones
-/// have. A level without a simulated flow takes the nearest level's. No left-out flow ends
-/// after the slowest simulated one (the cut's premise: the critical flows end the phase).
+/// have. A level without a seed takes the nearest level's, however far (the lower one on a
+/// tie). No left-out flow ends after the slowest simulated one (the cut's premise: the
+/// critical flows end the phase), unless a simulated flow did not finish (a run stopped by
+/// `end_ps`): then nothing is capped, and a flow whose time passes the end stays unfinished.
 /// `simulated_s` is the packet run's completion times of the kept flows, in their order.
 pub(crate) fn left_out_fct_s(cut: &Cut, simulated_s: &[Option<f64>]) -> Vec<f64> {
     let (fluid_fct_s, keep) = (&cut.fluid_fct_s, &cut.keep);
@@ -123,6 +128,8 @@ pub(crate) fn left_out_fct_s(cut: &Cut, simulated_s: &[Option<f64>]) -> Vec<f64>
     let mut slowest = 0.0f64;
     for (i, t) in kept.zip(simulated_s) {
         let (Some(t), f) = (*t, fluid_fct_s[i]) else {
+            // A simulated flow unfinished (the run stopped early): no cap.
+            slowest = f64::INFINITY;
             continue;
         };
         slowest = slowest.max(t);
@@ -376,6 +383,10 @@ mod tests {
             .map(|t| (t / us * 1e6).round() / 1e6)
             .collect();
         assert_eq!(got, [100.0, 100.0, 120.0, 120.0, 220.0, 220.0, 300.0]);
+        // A simulated flow unfinished (a run stopped early): nothing is capped.
+        let stopped = [Some(100.0 * us), Some(120.0 * us), Some(220.0 * us), None];
+        let last = left_out_fct_s(&c, &stopped)[6] / us;
+        assert!((last - 440.0).abs() < 1e-6, "{last}");
         // Without a complete sample, the fluid's times stand.
         let bare = cut_of(c.fluid_fct_s.clone(), keep.to_vec(), vec![false; 11]);
         let left: Vec<f64> = (0..11)

@@ -42,7 +42,7 @@ pub struct PacketPhases {
     /// a tenth of their phase's slowest); the others share a link with one.
     pub flows_critical: u64,
     /// Hybrid: of the flows simulated, those run as samples of their fluid levels with
-    /// their links' flows (a few per level holding 2% of a phase's flows or more): the left
+    /// their links' flows (4 per level holding 2% of a phase's flows and 16 or more): the left
     /// out flows' completion times are taken from them (`fct`).
     pub flows_sampled: u64,
     /// Hybrid: critical flows left to the fluid (counted in `flows_left_fluid`): beyond

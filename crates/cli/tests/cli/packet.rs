@@ -1075,7 +1075,7 @@ fn partitions_run_side_by_side_and_say_so() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("trigger 1 fires in part") && err.contains("--partitions 1"),
+        err.contains("trigger 1 would act across parts") && err.contains("--partitions 1"),
         "{err}"
     );
 }
