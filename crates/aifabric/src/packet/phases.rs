@@ -765,27 +765,30 @@ mod tests {
         (cut, whole, stats, whole_stats)
     }
 
+    /// The cut's cases: `groups` data-parallel rings of `ranks` each strided across the racks
+    /// of htsim-k16 (so that they collide on the spines), `bytes` per rank, the hash seed.
+    const CUT_CASES: [(usize, usize, f64, u64); 7] = [
+        (64, 16, 16e6, 1),
+        (64, 16, 16e6, 2),
+        (64, 16, 16e6, 3),
+        (64, 16, 16e6, 4),
+        (128, 8, 8e6, 1),
+        (128, 8, 8e6, 2),
+        (128, 8, 8e6, 3),
+    ];
+
     /// The hybrid's cut (the critical flows, four samples of each populous fluid level, and
     /// their links' others: 26-46% of the flows here) against the whole phase, under `ecmp`
     /// where rings collide on the spines: 7 cases (two shapes, several hash seeds). The
     /// makespan and the per-flow median are held to the 5%, the per-flow 99th
     /// percentile to 7% (measured -5.2% to +0.3%; another draw seed moves the whole phase's
-    /// by about 3%, `Config::draw_seed`), and their means over the cases to 3% (the
+    /// by up to 5.5%, `Config::draw_seed`), and their means over the cases to 3% (the
     /// README's table).
     #[test]
     fn the_hybrids_cut_of_an_ecmp_phase_agrees_with_the_whole_phase() {
         let k16 = aifabric_spec::load("htsim-k16").expect("built in");
-        let cases = [
-            (64, 16, 16e6, 1),
-            (64, 16, 16e6, 2),
-            (64, 16, 16e6, 3),
-            (64, 16, 16e6, 4),
-            (128, 8, 8e6, 1),
-            (128, 8, 8e6, 2),
-            (128, 8, 8e6, 3),
-        ];
         let (mut errors, mut p99s) = (Vec::new(), Vec::new());
-        for (groups, ranks, bytes, seed) in cases {
+        for (groups, ranks, bytes, seed) in CUT_CASES {
             let (cut, whole, stats, whole_stats) =
                 cut_and_whole(&k16, (groups, ranks, bytes, seed), Placement::Spread, &[]);
             let error = cut / whole - 1.0;
@@ -849,15 +852,7 @@ mod tests {
     #[ignore = "the README's measurement"]
     fn cut_over_draws() {
         let k16 = aifabric_spec::load("htsim-k16").expect("built in");
-        for case in [
-            (64, 16, 16e6, 1),
-            (64, 16, 16e6, 2),
-            (64, 16, 16e6, 3),
-            (64, 16, 16e6, 4),
-            (128, 8, 8e6, 1),
-            (128, 8, 8e6, 2),
-            (128, 8, 8e6, 3),
-        ] {
+        for case in CUT_CASES {
             let runs: Vec<_> = [None, Some(1), Some(2)]
                 .into_iter()
                 .map(|d| cut_and_whole_drawn(&k16, case, Placement::Spread, &[], d))
