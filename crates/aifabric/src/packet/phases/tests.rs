@@ -1,0 +1,430 @@
+//! The memoized phases against the whole collective packet by packet: a ring
+//! all-reduce as one traffic matrix ([`Pattern::RingAllReduce`]) whose every step is a
+//! flow started (by a trigger) once its sender holds the data it forwards, as NCCL's
+//! ring pipelines its steps.
+use super::*;
+use crate::packet::{PacketOptions, Preset};
+use crate::{Placement, Setup, Study};
+use aifabric_dataplane::{Forwarding, NetParams};
+use aifabric_engine::sim::Collective;
+use aifabric_engine::tune::Tuner;
+use aifabric_model::Scenario;
+use aifabric_workload::schedule::Algo;
+use aifabric_workload::traffic::Pattern;
+use aifabric_workload::Op;
+use std::sync::Arc;
+
+/// Both ways on `spec` with `n` GPUs spread over its buildings: (memoized, whole).
+fn both_ways(
+    f: &aifabric_model::Fabric,
+    n: u32,
+    bytes: f64,
+    engine: crate::Engine,
+) -> (f64, f64, PacketPhases, aifabric_dataplane::FctStats) {
+    let cfg = PacketOptions {
+        preset: Some(Preset::UecHtsim),
+        ..PacketOptions::default()
+    }
+    .config(None, None)
+    .expect("the preset");
+    let setup = Setup::default();
+    let study = Study::healthy(f, setup);
+    let gpus = study.place(n, Placement::Spread, 1).expect("placed");
+    let params = NetParams {
+        scale_up_gpus: 1,
+        ..crate::predict::timed_params(
+            setup.net,
+            Some(&Timing {
+                cfg: &cfg,
+                engine,
+                progress: None,
+            }),
+        )
+    };
+    let net = Net::new(f, &Scenario::healthy(f), setup.plan, setup.bgp, params);
+    let routes = Forwarding::new(&net, gpus.iter().copied()).expect("routes");
+    let timer = Arc::new(PacketTimer::new(&Timing {
+        cfg: &cfg,
+        engine,
+        progress: None,
+    }));
+    let c = Collective {
+        op: Some(Op::AllReduce),
+        algo: Algo::Ring,
+        groups: vec![gpus.clone()],
+        bytes,
+        channels: 1,
+        lb: aifabric_dataplane::Lb::from(cfg.lb).fluid_equivalent(),
+        seed: cfg.seed,
+        alpha_s: 0.0,
+        proto: None,
+    };
+    let memoized = Tuner::timed(timer.clone())
+        .simulate(&net, &routes, &c)
+        .expect("simulated");
+    let ring = Pattern::RingAllReduce.generate(n, bytes as u64, cfg.seed);
+    let whole = aifabric_packet::run(&net, &ring, &gpus, &cfg).expect("run");
+    assert_eq!(whole.unfinished + whole.never_started, 0);
+    (memoized.time_s, whole.makespan_s, timer.stats(), whole.fct)
+}
+
+#[test]
+fn flow_percentiles_count_each_phase_s_flows_per_repeat() {
+    // Four flows once, one flow (the fluid's) three times: 7 flows; the 4th is the
+    // median, the 7th the 99th percentile.
+    let a = [1.0, 2.0, 3.0, 4.0];
+    let f = PhaseFcts::of(&[(&a, 0, 1), (&[10.0], 1, 3)]).expect("flows");
+    assert_eq!(
+        f,
+        PhaseFcts {
+            flows: 7,
+            flows_fluid: 3,
+            p50_s: 4.0,
+            p99_s: 10.0,
+            max_s: 10.0
+        }
+    );
+    // A phase never asked for counts nothing; nothing at all is no figure.
+    let g = PhaseFcts::of(&[(&a, 0, 1), (&[10.0], 1, 0)]).expect("flows");
+    assert_eq!((g.flows, g.max_s, g.p50_s), (4, 4.0, 2.0));
+    assert_eq!(PhaseFcts::of(&[(&a, 0, 0)]), None);
+}
+
+#[test]
+fn a_ring_from_its_one_memoized_phase_agrees_with_the_whole_ring_packet_by_packet() {
+    use crate::Engine::{Hybrid, Packet};
+    let k16 = aifabric_spec::load("htsim-k16").expect("built in");
+    let regions = aifabric_spec::build_str(
+        "two-regions.yaml",
+        aifabric_fixtures::specs::TWO_REGIONS_NSF_2_PODS_PLANAR,
+    )
+    .expect("fixture");
+    // (fabric, ranks, bytes, engine, how far the memoized ring may be from the whole
+    // one). Across two regions every step is charged its slowest flow's time, which the
+    // pipelined ring hides on most steps: the memoized ring is 18% long there (a known
+    // limit, in the README).
+    let cases = [
+        ("htsim-k16", &k16, 16, 16e6, Packet, -0.05..=0.05),
+        ("htsim-k16", &k16, 32, 32e6, Packet, -0.05..=0.05),
+        ("htsim-k16", &k16, 8, 128e6, Hybrid, -0.05..=0.05),
+        ("two regions", &regions, 8, 8e6, Packet, 0.0..=0.25),
+    ];
+    for (spec, f, n, bytes, engine, within) in cases {
+        let t = std::time::Instant::now();
+        let (memo, whole, stats, fct) = both_ways(f, n, bytes, engine);
+        // Per flow: each memoized step's flows (all started together) against the whole
+        // ring's (each started by its trigger).
+        let m = stats.fct.clone().expect("flow completion times");
+        assert_eq!(
+            m.flows,
+            u64::from(2 * (n - 1) * n),
+            "every flow of the ring"
+        );
+        eprintln!(
+            "{spec}, {n} ranks, {bytes:e} B, {engine}: memoized {:.1} us, whole {:.1} us \
+             ({:+.1}%), {:.1} s for both; per flow P50 {:.1} / {:.1} us ({:+.1}%), P99 \
+             {:.1} / {:.1} us ({:+.1}%); {stats:?}",
+            memo * 1e6,
+            whole * 1e6,
+            100.0 * (memo / whole - 1.0),
+            t.elapsed().as_secs_f64(),
+            m.p50_s * 1e6,
+            fct.p50_s * 1e6,
+            100.0 * (m.p50_s / fct.p50_s - 1.0),
+            m.p99_s * 1e6,
+            fct.p99_s * 1e6,
+            100.0 * (m.p99_s / fct.p99_s - 1.0),
+        );
+        assert_eq!(stats.phases_simulated, 1, "a ring is one phase");
+        assert_eq!(stats.phases_timed, 1, "simulated once, its repeats reused");
+        assert!(
+            within.contains(&(memo / whole - 1.0)),
+            "{spec}: memoized {memo} s against the whole ring's {whole} s"
+        );
+        // Per flow the same: the median as the makespan (across two regions, the flows
+        // of a step that all start together collide where the whole ring's do not), the
+        // 99th percentile within 5% everywhere.
+        assert!(
+            within.contains(&(m.p50_s / fct.p50_s - 1.0)),
+            "{spec}: P50 {m:?} against {fct:?}"
+        );
+        assert!(
+            (m.p99_s / fct.p99_s - 1.0).abs() <= 0.05,
+            "{spec}: P99 {m:?} against {fct:?}"
+        );
+        if engine == Hybrid {
+            assert!(stats.skipped_s > 0.0, "16 MB steps are steady: {stats:?}");
+        }
+    }
+}
+
+/// One phase of `groups` rings of `ranks` each, `bytes` per rank, over `spec` under
+/// `ecmp`: the phase's time at packet level (whole) and by the hybrid (its cut), and
+/// the hybrid's stats.
+fn cut_and_whole(
+    f: &aifabric_model::Fabric,
+    case: (usize, usize, f64, u64),
+    placement: Placement,
+    fail: &[&str],
+) -> CutAndWhole {
+    cut_and_whole_drawn(f, case, placement, fail, None)
+}
+
+/// A phase by the hybrid's cut and whole: their times and their stats.
+type CutAndWhole = (f64, f64, PacketPhases, PacketPhases);
+
+/// [`cut_and_whole`] with the random draws of `draw_seed` (the paths stay the seed's).
+fn cut_and_whole_drawn(
+    f: &aifabric_model::Fabric,
+    (groups, ranks, bytes, seed): (usize, usize, f64, u64),
+    placement: Placement,
+    fail: &[&str],
+    draw_seed: Option<u64>,
+) -> CutAndWhole {
+    let cfg = aifabric_packet::Config {
+        seed,
+        draw_seed,
+        ..PacketOptions {
+            preset: Some(Preset::UecHtsim),
+            lb: Some(aifabric_dataplane::Lb::Ecmp),
+            ..PacketOptions::default()
+        }
+        .config(None, None)
+        .expect("the preset")
+    };
+    let setup = Setup::default();
+    let study = Study::healthy(f, setup);
+    let gpus = study
+        .place((groups * ranks) as u32, placement, 1)
+        .expect("placed");
+    let fail: Vec<String> = fail.iter().map(|s| s.to_string()).collect();
+    let scenario = Scenario::from_selectors(f, &fail, &[], &[]).expect("selectors");
+    let time = |engine| {
+        let timing = Timing {
+            cfg: &cfg,
+            engine,
+            progress: None,
+        };
+        let params = NetParams {
+            scale_up_gpus: 1,
+            ..crate::predict::timed_params(setup.net, Some(&timing))
+        };
+        let net = Net::new(f, &scenario, setup.plan, setup.bgp, params);
+        let routes = Forwarding::new(&net, gpus.iter().copied()).expect("routes");
+        let timer = Arc::new(PacketTimer::new(&timing));
+        let c = Collective {
+            op: Some(Op::AllReduce),
+            algo: Algo::Ring,
+            // Group g takes every `groups`-th GPU from g (a data-parallel group across
+            // the others' racks): its ring crosses the spines beside every other's.
+            groups: (0..groups)
+                .map(|g| gpus.iter().copied().skip(g).step_by(groups).collect())
+                .collect(),
+            bytes,
+            channels: 1,
+            lb: aifabric_dataplane::Lb::Ecmp,
+            seed: cfg.seed,
+            alpha_s: 0.0,
+            proto: None,
+        };
+        let r = Tuner::timed(timer.clone())
+            .simulate(&net, &routes, &c)
+            .expect("simulated");
+        (r.time_s, timer.stats())
+    };
+    let (whole, whole_stats) = time(crate::Engine::Packet);
+    let (cut, stats) = time(crate::Engine::Hybrid);
+    (cut, whole, stats, whole_stats)
+}
+
+/// The cut's cases: `groups` data-parallel rings of `ranks` each strided across the racks
+/// of htsim-k16 (so that they collide on the spines), `bytes` per rank, the hash seed.
+const CUT_CASES: [(usize, usize, f64, u64); 7] = [
+    (64, 16, 16e6, 1),
+    (64, 16, 16e6, 2),
+    (64, 16, 16e6, 3),
+    (64, 16, 16e6, 4),
+    (128, 8, 8e6, 1),
+    (128, 8, 8e6, 2),
+    (128, 8, 8e6, 3),
+];
+
+/// The hybrid's cut (the critical flows, four samples of each populous fluid level, and
+/// their links' others: 26-46% of the flows here) against the whole phase, under `ecmp`
+/// where rings collide on the spines: 7 cases (two shapes, several hash seeds). The
+/// makespan and the per-flow median are held to the issue's 5%, the per-flow 99th
+/// percentile to 7% (measured -5.2% to +0.3%; another draw seed moves the whole phase's
+/// by up to 5.5%, `Config::draw_seed`), and their means over the cases to 3% (the
+/// README's table).
+#[test]
+fn the_hybrids_cut_of_an_ecmp_phase_agrees_with_the_whole_phase() {
+    let k16 = aifabric_spec::load("htsim-k16").expect("built in");
+    let (mut errors, mut p99s) = (Vec::new(), Vec::new());
+    for (groups, ranks, bytes, seed) in CUT_CASES {
+        let (cut, whole, stats, whole_stats) =
+            cut_and_whole(&k16, (groups, ranks, bytes, seed), Placement::Spread, &[]);
+        let error = cut / whole - 1.0;
+        // Per flow: the cut's (its left-out flows at their fluid times) against the
+        // whole phase's.
+        let (c, w) = (stats.fct.clone().unwrap(), whole_stats.fct.clone().unwrap());
+        assert_eq!(c.flows, w.flows);
+        assert_eq!(w.flows_fluid, 0);
+        assert_eq!(
+            c.flows_fluid,
+            stats.flows_left_fluid * 2 * (ranks as u64 - 1)
+        );
+        let (p50, p99) = (c.p50_s / w.p50_s - 1.0, c.p99_s / w.p99_s - 1.0);
+        eprintln!(
+            "{groups} rings of {ranks}, {bytes:e} B, seed {seed}: cut {:.1} us, whole \
+             {:.1} us ({:+.1}%), {} of {} flows simulated, {} critical, {} sampled; per flow P50 \
+             {:.1} / {:.1} us ({:+.1}%), P99 {:.1} / {:.1} us ({:+.1}%)",
+            cut * 1e6,
+            whole * 1e6,
+            100.0 * error,
+            stats.flows,
+            stats.flows + stats.flows_left_fluid,
+            stats.flows_critical,
+            stats.flows_sampled,
+            c.p50_s * 1e6,
+            w.p50_s * 1e6,
+            100.0 * p50,
+            c.p99_s * 1e6,
+            w.p99_s * 1e6,
+            100.0 * p99,
+        );
+        assert!(stats.flows_left_fluid > 0, "nothing cut: {stats:?}");
+        assert!(stats.flows_critical > 0 && stats.flows_critical <= stats.flows);
+        assert!(
+            stats.flows * 2 < stats.flows + stats.flows_left_fluid,
+            "the cut kept half the phase or more: {stats:?}"
+        );
+        assert!(stats.flows_sampled > 0, "no level sampled: {stats:?}");
+        assert!(
+            error.abs() <= 0.05,
+            "seed {seed}: cut {cut} s, whole {whole} s"
+        );
+        // Most flows are left out, at their fluid times scaled as their level's samples
+        // fared; the tail is the critical flows' and the samples' (a few flows each).
+        assert!(p50.abs() <= 0.05, "seed {seed}: P50 {c:?} against {w:?}");
+        assert!(p99.abs() <= 0.07, "seed {seed}: P99 {c:?} against {w:?}");
+        errors.push(error);
+        p99s.push(p99);
+    }
+    let mean = errors.iter().sum::<f64>() / errors.len() as f64;
+    assert!(mean.abs() <= 0.03, "mean error {mean}: {errors:?}");
+    let mean = p99s.iter().sum::<f64>() / p99s.len() as f64;
+    assert!(mean.abs() <= 0.03, "mean P99 error {mean}: {p99s:?}");
+}
+
+/// The README's cut table over three samples of the random draws (`Config::draw_seed`:
+/// the seed's own, 1 and 2; the paths stay the seed's): each side's mean, and how far
+/// the draws alone move the whole phase. `cargo test --release -p aifabric --lib
+/// cut_over_draws -- --ignored --nocapture`
+#[test]
+#[ignore = "the README's measurement"]
+fn cut_over_draws() {
+    let k16 = aifabric_spec::load("htsim-k16").expect("built in");
+    for case in CUT_CASES {
+        let runs: Vec<_> = [None, Some(1), Some(2)]
+            .into_iter()
+            .map(|d| cut_and_whole_drawn(&k16, case, Placement::Spread, &[], d))
+            .collect();
+        let mean =
+            |f: &dyn Fn(&CutAndWhole) -> f64| runs.iter().map(f).sum::<f64>() / runs.len() as f64;
+        let p99 = |p: &PacketPhases| p.fct.as_ref().map_or(0.0, |f| f.p99_s);
+        let p50 = |p: &PacketPhases| p.fct.as_ref().map_or(0.0, |f| f.p50_s);
+        let spread = |f: &dyn Fn(&CutAndWhole) -> f64| {
+            let v: Vec<f64> = runs.iter().map(f).collect();
+            let (lo, hi) = v
+                .iter()
+                .fold((f64::MAX, 0.0f64), |(l, h), &x| (l.min(x), h.max(x)));
+            100.0 * (hi / lo - 1.0)
+        };
+        eprintln!(
+            "| {} x {}, {} MB, {} | {:+.1}% | {:+.1}% | {:+.1}% | {:.1}% / {:.1}% |",
+            case.0,
+            case.1,
+            case.2 / 1e6,
+            case.3,
+            100.0 * (mean(&|r| r.0) / mean(&|r| r.1) - 1.0),
+            100.0 * (mean(&|r| p50(&r.2)) / mean(&|r| p50(&r.3)) - 1.0),
+            100.0 * (mean(&|r| p99(&r.2)) / mean(&|r| p99(&r.3)) - 1.0),
+            spread(&|r| r.1),
+            spread(&|r| p99(&r.3)),
+        );
+    }
+}
+
+/// The README's large case: a ring all-reduce of 1 GiB over 128 ranks of htsim-k16,
+/// memoized (one phase of 128 flows) and whole (32,512 flows, 66M packets: about a
+/// minute). `cargo test --release -p aifabric --lib large_ring -- --ignored --nocapture`
+#[test]
+#[ignore = "a minute of packets: the README's measurement"]
+fn large_ring() {
+    let k16 = aifabric_spec::load("htsim-k16").expect("built in");
+    for engine in [crate::Engine::Packet, crate::Engine::Hybrid] {
+        let t = std::time::Instant::now();
+        let (memo, whole, stats, _) = both_ways(&k16, 128, (1u64 << 30) as f64, engine);
+        eprintln!(
+            "{engine}: memoized {:.1} us, whole {:.1} us ({:+.2}%), {:.1} s; {stats:?}",
+            memo * 1e6,
+            whole * 1e6,
+            100.0 * (memo / whole - 1.0),
+            t.elapsed().as_secs_f64()
+        );
+    }
+}
+
+/// The README's DSF table: `cargo test --release -p aifabric --lib dsf_table --
+/// --ignored --nocapture`.
+#[test]
+#[ignore = "the README's measurement"]
+fn dsf_table() {
+    let f = aifabric_spec::load("dsf-l1-zone").expect("built in");
+    let fdsw: Vec<String> = (0..10).map(|k| format!("lab.dc1.l1.fdsw{k}")).collect();
+    let fdsw: Vec<&str> = fdsw.iter().map(|s| s.as_str()).collect();
+    for (groups, fail) in [(16, &[][..]), (32, &[][..]), (64, &[][..]), (32, &fdsw[..])] {
+        let case = (groups, 16, 16e6, 1);
+        let (cut, whole, stats, _) = cut_and_whole(&f, case, Placement::Packed, fail);
+        eprintln!(
+            "| {groups} x 16{} | {:.1} us | {:.1} us | {:+.2}% | {} of {} |",
+            if fail.is_empty() {
+                ""
+            } else {
+                ", 10 of 40 FDSW failed"
+            },
+            cut * 1e6,
+            whole * 1e6,
+            100.0 * (cut / whole - 1.0),
+            stats.flows,
+            stats.flows + stats.flows_left_fluid,
+        );
+    }
+}
+
+/// Inside a DSF zone the cell fabric is sprayed and rings are even: every flow is
+/// critical in the fluid, and the cut simulates the slowest [`MAX_SEEDS`] of them with
+/// their links' flows, which stand for the rest (a lighter fabric load is the error:
+/// -0.2% to -0.4% measured on 256 to 2,048 flows). With a quarter of the fabric nodes
+/// failed the fabric binds, and the cut keeps every flow on it: the whole phase.
+///
+/// [`MAX_SEEDS`]: crate::packet::critical::MAX_SEEDS
+#[test]
+fn inside_a_dsf_zone_the_cut_simulates_the_slowest_alike_flows_unless_the_fabric_binds() {
+    let f = aifabric_spec::load("dsf-l1-zone").expect("built in");
+    let fdsw: Vec<String> = (0..10).map(|k| format!("lab.dc1.l1.fdsw{k}")).collect();
+    let fdsw: Vec<&str> = fdsw.iter().map(|s| s.as_str()).collect();
+    let case = (32, 16, 16e6, 1);
+    let (cut, whole, stats, _) = cut_and_whole(&f, case, Placement::Packed, &[]);
+    let error = cut / whole - 1.0;
+    eprintln!("healthy: cut {cut} s, whole {whole} s ({error:+.4}); {stats:?}");
+    assert_eq!(stats.flows_critical, crate::packet::critical::MAX_SEEDS);
+    assert_eq!(stats.flows_critical_fluid, 512 - stats.flows_critical);
+    assert!(stats.flows * 4 <= 512, "{stats:?}");
+    assert!(error.abs() <= 0.02, "cut {cut} s, whole {whole} s");
+    let (cut_f, whole_f, stats, _) = cut_and_whole(&f, case, Placement::Packed, &fdsw);
+    eprintln!("10 of 40 fdsw failed: cut {cut_f} s, whole {whole_f} s; {stats:?}");
+    assert!(whole_f > whole, "the fabric binds: {whole_f} s");
+    assert_eq!(stats.flows_left_fluid, 0, "{stats:?}");
+    assert_eq!(cut_f, whole_f);
+}
