@@ -13,7 +13,7 @@
 //! it has in the whole phase; the flows left out share no link with a seed, and take their
 //! fluid time scaled by what the packet engine made of their level's seeds
 //! ([`left_out_fct_s`]): the fluid is optimistic wherever flows share a link (NSCC takes
-//! 5-25% longer than max-min's fair share to move two ECMP flows through one link), and
+//! 5-29% longer than max-min's fair share to move two ECMP flows through one link), and
 //! without the samples the cut's per-flow tail was the fluid's (P99 -14% to +7%).
 //!
 //! What this drops, and its error: a kept flow's competitors on links away from the seeds.
@@ -108,7 +108,7 @@ fn level(fct_s: f64) -> i64 {
 /// level, in the same run.
 ///
 /// The fluid is optimistic where flows share a bottleneck (NSCC converges to the fair share
-/// slower than max-min does: two ECMP flows on one link take 5-25% longer than the fluid's
+/// slower than max-min does: two ECMP flows on one link take 5-29% longer than the fluid's
 /// twice the bytes at rate) and a little where they are alone (a window's ramp: about 3%).
 /// The cut's seeds (the critical flows and the samples of each populous level) run with
 /// every flow on their links: they are the phase's flows as the whole run would have them.
