@@ -531,13 +531,32 @@ pub(crate) fn packet_phases(p: &crate::packet::PacketPhases) -> Note {
             f.max_s * 1e6
         )
     });
+    let repeats = if p.phases_chained > 0 {
+        format!(
+            "{} repeated phase{} also run as a chain of its first {} repeats (each rank \
+             sending the next repeat once it holds what it received, as a pipelined ring \
+             does): the chain's time counts for those repeats, and what it added beyond the \
+             one run, per repeat, for each later one; the flows' times are the chain's after \
+             its first repeat",
+            p.phases_chained,
+            if p.phases_chained == 1 { "" } else { "s" },
+            crate::packet::CHAIN_REPEATS,
+        )
+    } else {
+        format!(
+            "each phase's repeats counted from its one run, all its flows started together (a \
+             repeated phase also runs as a chain of its first {} repeats, but under ecmp: see \
+             the README's pipelining section)",
+            crate::packet::CHAIN_REPEATS
+        )
+    };
     Note::new(
         About::PacketPhases,
         format!(
             "{}: {} distinct phase{} simulated packet by packet ({} flows, {} events, {:.3} us \
-             simulated{skipped}{cut}), {} phase{} reusing them, each phase's repeats counted from \
-             its one run{ratio}; steps compose as in the flow engine (repeats, per-step and \
-             path latencies), NVLink transfers stay fluid{fcts}",
+             simulated{skipped}{cut}), {} phase{} reusing them, {repeats}{ratio}; steps compose \
+             as in the flow engine (repeats, per-step and path latencies), NVLink transfers \
+             stay fluid{fcts}",
             p.engine,
             p.phases_simulated,
             if p.phases_simulated == 1 { "" } else { "s" },

@@ -20,7 +20,7 @@ pub use options::{
     PfcSetting, Preset, MAX_LATENCY_US, PRESETS,
 };
 pub(crate) use phases::PacketTimer;
-pub use phases::{PacketPhases, PhaseProgress, PhaseProgressFn, Timing};
+pub use phases::{PacketPhases, PhaseProgress, PhaseProgressFn, Timing, CHAIN_REPEATS};
 use serde::Serialize;
 
 /// Which engine runs a traffic matrix: `flow` (max-min fair fluid, [`Study::traffic`]),

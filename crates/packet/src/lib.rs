@@ -96,7 +96,9 @@ pub use result::{
     TierQueues, TierVoqs,
 };
 pub use sim::{run, run_with_progress, Progress, MAX_PACKETS};
-pub use subset::{run_part, Choose, FabricStage, FlowPaths, PartRun, PathHop};
+pub use subset::{
+    run_part, run_part_repeats, Chains, Choose, FabricStage, FlowPaths, PartRun, PartRuns, PathHop,
+};
 
 use aifabric_dataplane::lb::DEFAULT_ENTROPIES;
 use aifabric_dataplane::mix;

@@ -129,6 +129,10 @@ pub struct PacketResult {
     /// Not serialized.
     #[serde(skip)]
     pub max_base_latency_s: f64,
+    /// The mean over the flows of their paths' delays one way (each hop's link and switch
+    /// latency: what the flow engine's path latency counts), seconds. Not serialized.
+    #[serde(skip)]
+    pub mean_path_delay_s: f64,
     /// The model's settings.
     pub config: Config,
     /// Every finished flow's completion time, ascending, seconds (what `fct` summarizes).
@@ -139,6 +143,10 @@ pub struct PacketResult {
     /// finish). Not serialized.
     #[serde(skip)]
     pub fct_by_flow_s: Vec<Option<f64>>,
+    /// Each flow's end (its last ACK at its sender) in the matrix's order, seconds from the
+    /// run's start (`None`: it did not finish). Not serialized.
+    #[serde(skip)]
+    pub end_by_flow_s: Vec<Option<f64>>,
 }
 
 /// How a partitioned run went ([`Config::partitions`]).
@@ -283,8 +291,10 @@ impl Sim<'_> {
         }
         let s = |ps: u64| ps as f64 * 1e-12;
         let mut fct_by_flow_s = vec![None; self.flows.len()];
+        let mut end_by_flow_s = vec![None; self.flows.len()];
         for &(ps, k) in &fcts {
             fct_by_flow_s[k] = Some(s(ps));
+            end_by_flow_s[k] = Some(s(self.flows[k].finish_ps));
         }
         let mut sorted = fcts.clone();
         sorted.sort_unstable();
@@ -387,9 +397,11 @@ impl Sim<'_> {
             hybrid: self.hybrid_stats(),
             partitions: None,
             max_base_latency_s: s(self.max_base_latency_ps),
+            mean_path_delay_s: s(self.mean_path_delay_ps),
             config: self.cfg.clone(),
             fct_sorted_s,
             fct_by_flow_s,
+            end_by_flow_s,
         }
     }
 

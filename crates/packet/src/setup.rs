@@ -170,20 +170,23 @@ pub(crate) fn build<'a>(
     }
     let mut flows = Vec::with_capacity(tm.flows.len());
     // Per (source rack, destination rack): the flow's timer and its NSCC parameters.
-    let mut path_of: FxHashMap<(u32, u32), (u64, u32)> = FxHashMap::default();
+    let mut path_of: FxHashMap<(u32, u32), (u64, u32, u64)> = FxHashMap::default();
     // The longest base round trip of any flow's path (the hybrid's monitor window).
     let mut worst_rtt = 0u64;
     // And the longest less the first packet's serialization at its sender's NIC.
     let mut worst_latency = 0u64;
+    // The flows' paths' delays one way, summed.
+    let mut delays_ps = 0u128;
     for (k, fl) in tm.flows.iter().enumerate() {
         let (src, dst) = (HostId::new(fl.src), HostId::new(fl.dst));
         let dest = |h: HostId| topo.host_dest[h.idx()].expect("a destination").get();
         let key = (dest(src), dest(dst));
-        let (rto_ps, nscc) = *path_of.entry(key).or_insert_with(|| {
-            let rtt = base_rtt_ps(topo, src, dst, cfg);
+        let (rto_ps, nscc, delay_ps) = *path_of.entry(key).or_insert_with(|| {
+            let base = base_path_ps(topo, src, dst, cfg);
+            let rtt = base.rtt_ps;
             worst_rtt = worst_rtt.max(rtt);
-            let nic = topo.ports[topo.host_up[src.idx()].idx()];
-            worst_latency = worst_latency.max(rtt.saturating_sub(nic.serialize_ps(cfg.mtu_bytes)));
+            let nic = topo.ports[topo.host_up[src.idx()].idx()].serialize_ps(cfg.mtu_bytes);
+            worst_latency = worst_latency.max(rtt.saturating_sub(nic));
             let nscc = match cfg.cc {
                 Cc::Nscc(p) if cfg.nscc_path_rtt => {
                     let rate = topo.ports[topo.host_up[src.idx()].idx()].rate_bps;
@@ -194,8 +197,9 @@ pub(crate) fn build<'a>(
                 }
                 _ => 0,
             };
-            (cfg.rto_ps.max(2 * rtt), nscc)
+            (cfg.rto_ps.max(2 * rtt), nscc, base.delay_ps)
         });
+        delays_ps += u128::from(delay_ps);
         let packets = fl.bytes.div_ceil(payload);
         if packets > u64::from(u32::MAX / 2) {
             return Err(PacketError::Invalid(format!(
@@ -302,6 +306,7 @@ pub(crate) fn build<'a>(
         events_done: 0,
         forward: Forward::default(),
         max_base_latency_ps: worst_latency,
+        mean_path_delay_ps: (delays_ps / tm.flows.len().max(1) as u128) as u64,
         ack_delay_ps: cfg.rto_ps / 4 * 3,
         part: None,
         packets_acked: 0,
@@ -365,16 +370,31 @@ fn auto_params(topo: &Topo, pairs: &[(u32, u32)], cfg: &Config) -> nscc::Params 
     nscc::Params::for_path(rate.max(1), worst.max(1), cfg.mtu_bytes)
 }
 
-/// The base round trip from host `s` to host `d`, picoseconds: each hop of the path a flow
-/// takes (its first next hop at every switch) twice over its delay, with an MTU and an ACK
-/// serialized on it, plus, where the path crosses a DSF zone's scheduled fabric, the
-/// request, grant and cells each way (the ACK is credited too).
+/// A path's base latencies, picoseconds: what a packet takes on it when nothing queues.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct BasePath {
+    /// The round trip: each hop of the path a flow takes (its first next hop at every
+    /// switch) twice over its delay, with an MTU and an ACK serialized on it, plus, where
+    /// the path crosses a DSF zone's scheduled fabric, the request, grant and cells each way
+    /// (the ACK is credited too).
+    pub rtt_ps: u64,
+    /// One way, the hops' delays alone (what the flow engine's path latency counts).
+    pub delay_ps: u64,
+}
+
+/// The base round trip from host `s` to host `d`, picoseconds ([`BasePath::rtt_ps`]).
 pub(crate) fn base_rtt_ps(topo: &Topo, s: HostId, d: HostId, cfg: &Config) -> u64 {
-    let mut rtt = 0u64;
+    base_path_ps(topo, s, d, cfg).rtt_ps
+}
+
+/// The base latencies of the path from host `s` to host `d` ([`BasePath`]).
+pub(crate) fn base_path_ps(topo: &Topo, s: HostId, d: HostId, cfg: &Config) -> BasePath {
+    let mut b = BasePath::default();
     let mut p = topo.host_up[s.idx()];
     for _ in 0..64 {
         let port = topo.ports[p.idx()];
-        rtt += 2 * port.delay_ps
+        b.delay_ps += port.delay_ps;
+        b.rtt_ps += 2 * port.delay_ps
             + port.serialize_ps(cfg.mtu_bytes)
             + port.serialize_ps(cfg.header_bytes);
         let v = port.to;
@@ -392,11 +412,11 @@ pub(crate) fn base_rtt_ps(topo: &Topo, s: HostId, d: HostId, cfg: &Config) -> u6
         if let Some(x) = &topo.dsf {
             let w = topo.ports[p.idx()].from;
             if v != w && x.scheduled(v, w) {
-                rtt += 6 * x.ctrl_delay(v, w);
+                b.rtt_ps += 6 * x.ctrl_delay(v, w);
             }
         }
     }
-    rtt
+    b
 }
 
 #[cfg(test)]

@@ -59,6 +59,9 @@ pub(crate) struct Sim<'a> {
     /// sender's NIC: what a transfer takes beyond its bytes at the NIC's rate when nothing
     /// queues, picoseconds.
     pub max_base_latency_ps: u64,
+    /// The flows' paths' delays one way (each hop's link and switch latency), the mean
+    /// over the flows, picoseconds.
+    pub mean_path_delay_ps: u64,
     /// How long a receiver holds unacknowledged data at most: three quarters of the RTO, so
     /// the ACK is back before the timer fires.
     pub ack_delay_ps: u64,

@@ -11,7 +11,7 @@ use crate::topo::Topo;
 use crate::{setup, Config, PacketError, PacketLb, PacketResult};
 use aifabric_dataplane::{Net, ResourceId};
 use aifabric_model::DeviceId;
-use aifabric_workload::traffic::TrafficMatrix;
+use aifabric_workload::traffic::{chained, TrafficMatrix};
 use rustc_hash::FxHashMap;
 
 /// Longest path a walk follows (hops); forwarding loops are the control plane's to prevent,
@@ -204,16 +204,54 @@ pub fn run_part(
     choose: &mut Choose<'_>,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<PartRun, PacketError> {
-    let (topo, cfg) = setup::prepare(net, tm, gpus, cfg)?;
-    let keep = if cfg.lb == PacketLb::Ecmp && tm.triggers.is_empty() {
-        choose(&walk(&topo, tm, &cfg)?)?
-    } else {
-        None
+    let once = Chains {
+        repeats: &[1],
+        depth: None,
     };
-    let part;
-    let tm = match keep {
-        Some(keep) if keep.len() == tm.flows.len() && keep.iter().any(|&k| !k) => {
-            part = TrafficMatrix {
+    let mut runs = run_part_repeats(net, tm, gpus, cfg, once, Some(choose), progress)?;
+    Ok(PartRun {
+        kept: runs.kept,
+        result: runs.results.pop().expect("one run"),
+    })
+}
+
+/// The runs [`run_part_repeats`] makes of the kept flows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chains<'a> {
+    /// Per run, how many times the kept flows repeat, chained.
+    pub repeats: &'a [u32],
+    /// Most repeats of a connection in flight ([`aifabric_workload::traffic::chained`];
+    /// `None`: no bound).
+    pub depth: Option<u32>,
+}
+
+/// [`run_part`] once per entry of `chains.repeats`: the kept flows repeated that many
+/// times, chained ([`aifabric_workload::traffic::chained`]: each node's next repeat starts
+/// once it has received its kept flows of this one), one run after the other on the same
+/// network.
+/// Each result's flows are the kept ones, repeat by repeat. The paths and the choice are
+/// the first repeat's, asked once (no `choose`: every flow, no path walked); a repeat
+/// reuses its flows' ids, so their paths.
+pub fn run_part_repeats(
+    net: &Net<'_>,
+    tm: &TrafficMatrix,
+    gpus: &[DeviceId],
+    cfg: &Config,
+    chains: Chains<'_>,
+    choose: Option<&mut Choose<'_>>,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<PartRuns, PacketError> {
+    let (topo, cfg) = setup::prepare(net, tm, gpus, cfg)?;
+    let keep = match choose {
+        Some(choose) if cfg.lb == PacketLb::Ecmp && tm.triggers.is_empty() => {
+            choose(&walk(&topo, tm, &cfg)?)?
+        }
+        _ => None,
+    };
+    let mut part = None;
+    if let Some(keep) = keep {
+        if keep.len() == tm.flows.len() && keep.iter().any(|&k| !k) {
+            part = Some(TrafficMatrix {
                 nodes: tm.nodes,
                 flows: tm
                     .flows
@@ -223,21 +261,45 @@ pub fn run_part(
                     .map(|(f, _)| f.clone())
                     .collect(),
                 triggers: tm.triggers.clone(),
-            };
-            &part
+            });
         }
-        _ => tm,
-    };
-    let result = if cfg.partitions > 1 {
-        crate::partition::run(net, tm, &topo, &cfg, None, progress)?
-    } else {
-        let sim = setup::build(net, tm, &topo, &cfg, None)?;
-        drive(sim, progress).result(net, tm)
-    };
-    Ok(PartRun {
-        kept: tm.flows.len() as u64,
-        result,
+    }
+    let one = part.as_ref().unwrap_or(tm);
+    let mut results = Vec::with_capacity(chains.repeats.len());
+    for &k in chains.repeats {
+        let chain;
+        let tm = if k > 1 {
+            chain = chained(one, k, chains.depth).ok_or_else(|| {
+                PacketError::Invalid(format!(
+                    "{k} repeats of a matrix with triggers or of {} nodes cannot be chained",
+                    one.nodes
+                ))
+            })?;
+            &chain
+        } else {
+            one
+        };
+        results.push(if cfg.partitions > 1 {
+            crate::partition::run(net, tm, &topo, &cfg, None, progress)?
+        } else {
+            let sim = setup::build(net, tm, &topo, &cfg, None)?;
+            drive(sim, progress).result(net, tm)
+        });
+    }
+    Ok(PartRuns {
+        kept: one.flows.len() as u64,
+        results,
     })
+}
+
+/// What [`run_part_repeats`] ran: a result per entry of its [`Chains::repeats`], and how many flows of
+/// one repeat it kept.
+#[derive(Clone, Debug)]
+pub struct PartRuns {
+    /// The packet runs of the kept flows, chained as asked.
+    pub results: Vec<PacketResult>,
+    /// Flows kept, of the matrix's.
+    pub kept: u64,
 }
 
 #[cfg(test)]

@@ -19,8 +19,10 @@ use aifabric_model::time::MAX_INPUT_PS;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+mod chain;
 mod pattern;
 mod stall;
+pub use chain::chained;
 pub use pattern::Pattern;
 pub use stall::{stalled, Stall};
 

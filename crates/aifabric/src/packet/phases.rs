@@ -14,7 +14,7 @@ use aifabric_dataplane::Net;
 use aifabric_engine::sim::{NetTransfer, PhaseTimer, SimError};
 use aifabric_model::limits::{self, human_bytes};
 use aifabric_model::{thousands, DeviceId};
-use aifabric_packet::{Config, PacketError, PacketLb};
+use aifabric_packet::{Config, PacketError, PacketLb, PacketResult};
 use aifabric_workload::traffic::{Start, TmFlow, TrafficMatrix};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -29,10 +29,14 @@ pub struct PacketPhases {
     pub engine: crate::Engine,
     /// Distinct phases the packet engine simulated.
     pub phases_simulated: u64,
+    /// Of them, repeated phases also run as a chain of their first [`CHAIN_REPEATS`]
+    /// repeats (not under `ecmp`): each repeat's pace is taken from it.
+    pub phases_chained: u64,
     /// Phases whose time was asked for (each phase of each simulated schedule once; its
     /// repetitions are its `repeat`); those not simulated reused a simulated one.
     pub phases_timed: u64,
-    /// Flows the packet runs simulated.
+    /// Flows the packet runs simulated, each phase's once (a chain runs them once per
+    /// repeat).
     pub flows: u64,
     /// Hybrid: flows of the simulated phases left to the fluid (under `ecmp`, those that
     /// share no link with a flow the fluid finishes within a tenth of its phase's slowest;
@@ -49,12 +53,12 @@ pub struct PacketPhases {
     /// each phase's slowest few in the fluid, which stand for them (an even phase's flows
     /// all end together in the fluid; see the README's hybrid section).
     pub flows_critical_fluid: u64,
-    /// Data packets the packet runs simulated (sent for the first time; those the hybrid
-    /// fast-forwarded are not counted).
+    /// Data packets the packet runs simulated, chains included (sent for the first time;
+    /// those the hybrid fast-forwarded are not counted).
     pub packets: u64,
-    /// Events the packet runs processed.
+    /// Events the packet runs processed, chains included.
     pub events: u64,
-    /// Simulated time of the packet runs, seconds (real clock).
+    /// Simulated time of the packet runs, chains included, seconds (real clock).
     pub simulated_s: f64,
     /// Of which fast-forwarded over steady states (hybrid), seconds.
     pub skipped_s: f64,
@@ -93,22 +97,31 @@ pub struct PhaseFcts {
 
 impl PhaseFcts {
     /// The percentiles of `runs`: per run, its flows' completion times (ascending), how
-    /// many of them the fluid timed, and how many times it counts; the `ceil(q n)`-th flow
-    /// for quantile `q`, as the packet engine ranks a run's own.
-    fn of(runs: &[(&[f64], u64, u64)]) -> Option<PhaseFcts> {
-        let mut all: Vec<(f64, u64)> = runs
+    /// many of them the fluid timed, how many times it counts and how many repeats of its
+    /// phase its flows are (each flow weighing `count / repeats`); the first flow at or
+    /// past `q` of the weight for quantile `q`, as the packet engine ranks a run's own
+    /// (the `ceil(q n)`-th flow when every weight is 1).
+    fn of(runs: &[Fcts<'_>]) -> Option<PhaseFcts> {
+        let mut all: Vec<(f64, f64)> = runs
             .iter()
-            .flat_map(|&(fcts, _, w)| fcts.iter().map(move |&t| (t, w)))
-            .filter(|x| x.1 > 0)
+            .filter(|r| r.count > 0 && r.repeats > 0)
+            .flat_map(|r| {
+                let w = r.count as f64 / r.repeats as f64;
+                r.fct_s.iter().map(move |&t| (t, w))
+            })
             .collect();
-        let flows: u64 = all.iter().map(|x| x.1).sum();
-        if flows == 0 {
+        let weight = |r: &Fcts<'_>, n: u64| (n * r.count).checked_div(r.repeats).unwrap_or(0);
+        let flows: u64 = runs.iter().map(|r| weight(r, r.fct_s.len() as u64)).sum();
+        if flows == 0 || all.is_empty() {
             return None;
         }
         all.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let total: f64 = all.iter().map(|x| x.1).sum();
         let rank = |q: f64| {
-            let r = ((q * flows as f64).ceil() as u64).clamp(1, flows);
-            let mut seen = 0;
+            // The rank in flows, at least the first; a hair under it counts (sums of
+            // fractional weights).
+            let r = (q * total).ceil().clamp(1.0, total) * (1.0 - 1e-12);
+            let mut seen = 0.0;
             all.iter()
                 .find(|x| {
                     seen += x.1;
@@ -118,12 +131,24 @@ impl PhaseFcts {
         };
         Some(PhaseFcts {
             flows,
-            flows_fluid: runs.iter().map(|r| r.1 * r.2).sum(),
+            flows_fluid: runs.iter().map(|r| weight(r, r.fluid)).sum(),
             p50_s: rank(0.5),
             p99_s: rank(0.99),
             max_s: all.last().map_or(0.0, |x| x.0),
         })
     }
+}
+
+/// One simulated phase's flows for [`PhaseFcts::of`].
+struct Fcts<'a> {
+    /// Completion times, seconds.
+    fct_s: &'a [f64],
+    /// Of which the fluid timed.
+    fluid: u64,
+    /// How many times the phase counts.
+    count: u64,
+    /// How many repeats of the phase `fct_s` holds.
+    repeats: u64,
 }
 
 impl PacketPhases {
@@ -166,7 +191,14 @@ pub struct Timing<'a> {
 #[derive(Clone, Debug)]
 struct Timed {
     not_skipped: Option<String>,
+    /// The bandwidth term per repeat of the repeats simulated (see [`Timed::term_s`]).
     bandwidth_s: f64,
+    /// Repeats simulated, chained ([`CHAIN_REPEATS`]).
+    chained: u32,
+    /// Their bandwidth terms, summed, seconds.
+    chain_s: f64,
+    /// The pace of the repeats after the first: each one's bandwidth term, seconds.
+    steady_s: f64,
     fluid_s: f64,
     flows: u64,
     left_fluid: u64,
@@ -182,12 +214,33 @@ struct Timed {
     fct_s: Vec<f64>,
     /// Flows of `fct_s` the fluid timed.
     fct_fluid: u64,
+    /// Repeats of the phase `fct_s` holds (those after the first of a chain).
+    fct_repeats: u64,
     /// How many times the schedules asked for this phase, repeats counted.
     weight: u64,
 }
 
-/// A phase as its memo knows it: each transfer's GPUs (device indices) and bytes, in order.
-type Key = Vec<(u32, u32, u64)>;
+impl Timed {
+    /// The phase's bandwidth term per repeat when the schedule runs it `repeat` times (at
+    /// least those simulated): the chain's terms and the steady pace for the rest.
+    fn term_s(&self, repeat: u32) -> f64 {
+        if self.chained <= 1 {
+            return self.chain_s;
+        }
+        let rest = f64::from(repeat.saturating_sub(self.chained));
+        (self.chain_s + rest * self.steady_s) / f64::from(repeat.max(self.chained))
+    }
+}
+
+/// Repeats of a repeated phase simulated, chained as the collective pipelines them
+/// ([`aifabric_workload::traffic::chained`]: a rank sends its next repeat once it holds
+/// what it received): enough to see the ranks drift apart after a cold, synchronized
+/// start, and the pace of a repeat after the first.
+pub const CHAIN_REPEATS: u32 = 3;
+
+/// A phase as its memo knows it: the repeats chained, each transfer's GPUs (device
+/// indices) and bytes, in order.
+type Key = (u32, Vec<(u32, u32, u64)>);
 
 /// The packet engine as a [`PhaseTimer`], one per network (its memo holds times on that
 /// network only).
@@ -197,6 +250,11 @@ pub(crate) struct PacketTimer {
     progress: Option<PhaseProgressFn>,
     memo: Mutex<FxHashMap<Key, Timed>>,
     timed: AtomicU64,
+    /// Most repeats of a phase simulated, chained, whatever the load balancing (tests);
+    /// `None`: [`CHAIN_REPEATS`] but under `ecmp` ([`PacketTimer::chain`]).
+    chain: Option<u32>,
+    /// Most repeats of a connection in flight in a chain (tests; `None`: no bound).
+    depth: Option<u32>,
 }
 
 /// Held by a packet run too big to run beside another one within the memory limit.
@@ -220,6 +278,38 @@ impl PacketTimer {
             progress: t.progress.clone(),
             memo: Mutex::default(),
             timed: AtomicU64::new(0),
+            chain: None,
+            depth: None,
+        }
+    }
+
+    /// The timer chaining up to `repeats` repeats of a phase whatever the load balancing
+    /// (`u32::MAX`: every repeat, the whole collective packet by packet).
+    #[cfg(test)]
+    pub(crate) fn chaining(self, repeats: u32, depth: Option<u32>) -> PacketTimer {
+        PacketTimer {
+            chain: Some(repeats.max(1)),
+            depth,
+            ..self
+        }
+    }
+
+    /// Repeats of a phase the schedule runs `repeat` times to simulate, chained: up to
+    /// [`CHAIN_REPEATS`], but one under `ecmp`. There a connection keeps its path from
+    /// repeat to repeat, and a connection that shares a link with others (hash collisions)
+    /// receives its next repeats from its faster upstream before it is done with this one:
+    /// they pile up on its links without bound, as nothing models the flow control between
+    /// ranks (NCCL's bounded buffers) that would hold them back. How long the whole
+    /// collective takes then depends on that flow control: 17.2, 17.5 and 20.8 ms for one
+    /// case with the next repeat held until one, two or no earlier repeat of the connection
+    /// is done (the README's pipelining section). Under `ecmp` a phase runs in lockstep, all
+    /// its flows started together, within 1-6% of the two-deep chain on 7 cases; so does the
+    /// hybrid's cut, which needs the paths of one repeat.
+    fn chain(&self, repeat: u32) -> u32 {
+        match self.chain {
+            Some(k) => repeat.clamp(1, k),
+            None if self.cfg.lb == PacketLb::Ecmp => 1,
+            None => repeat.clamp(1, CHAIN_REPEATS),
         }
     }
 
@@ -255,6 +345,7 @@ impl PacketTimer {
             ..PacketPhases::default()
         };
         for (_, t) in runs {
+            s.phases_chained += u64::from(t.chained > 1);
             s.flows += t.flows;
             s.flows_left_fluid += t.left_fluid;
             s.flows_critical += t.critical;
@@ -273,17 +364,26 @@ impl PacketTimer {
         s.fct = PhaseFcts::of(
             &memo
                 .values()
-                .map(|t| (t.fct_s.as_slice(), t.fct_fluid, t.weight))
+                .map(|t| Fcts {
+                    fct_s: &t.fct_s,
+                    fluid: t.fct_fluid,
+                    count: t.weight,
+                    repeats: t.fct_repeats,
+                })
                 .collect::<Vec<_>>(),
         );
         s
     }
 
+    /// Simulate the phase `transfers` (`fluid_s` its fluid time): once, and for a phase
+    /// repeated (`chain` > 1) its first `chain` repeats chained too, from which a repeat's
+    /// pace ([`Timed::term_s`]).
     fn run(
         &self,
         net: &Net<'_>,
         transfers: &[NetTransfer],
         fluid_s: f64,
+        chain: u32,
     ) -> Result<Timed, SimError> {
         let mut gpus: Vec<DeviceId> = Vec::new();
         let mut node: FxHashMap<DeviceId, u32> = FxHashMap::default();
@@ -311,12 +411,14 @@ impl PacketTimer {
             flows,
             triggers: FxHashMap::default(),
         };
+        let chain = chain.max(1);
         // The hybrid under `ecmp` simulates the flows that make the phase's time and their
         // links' other flows (`critical`); otherwise every flow runs.
         let cuts = self.cuts();
         let mut alone = None;
         // Refuse a run over the memory left; one that could not fit beside another (phases
-        // run in parallel) holds the lock that makes it run alone.
+        // run in parallel) holds the lock that makes it run alone. The chain is the larger
+        // of the runs (one after the other): its flows are counted, `chain` times each.
         // `built`: the network (its forwarding tables) is built already, and counted in
         // what the process holds.
         let mut fits = |flows: &mut dyn Iterator<Item = &TmFlow>, of: &str, built: bool| {
@@ -348,9 +450,14 @@ impl PacketTimer {
             }
             Ok(())
         };
+        let of = if chain > 1 {
+            format!("{chain} repeats of one phase of this collective, chained,")
+        } else {
+            "one phase of this collective".to_string()
+        };
+        let n = tm.flows.len() * chain as usize;
         if !cuts {
-            fits(&mut tm.flows.iter(), "one phase of this collective", false)
-                .map_err(SimError::Invalid)?;
+            fits(&mut tm.flows.iter().cycle().take(n), &of, false).map_err(SimError::Invalid)?;
         }
         let phases_done = self.memo.lock().unwrap_or_else(|e| e.into_inner()).len() as u64;
         let mut progress = |p: &aifabric_packet::Progress| {
@@ -366,77 +473,107 @@ impl PacketTimer {
         };
         let (mut critical, mut sampled, mut critical_fluid) = (0, 0, 0);
         let mut the_cut: Option<crate::packet::critical::Cut> = None;
-        let (r, kept) = if cuts {
-            let bytes: Vec<u64> = tm.flows.iter().map(|f| f.bytes).collect();
-            let part = aifabric_packet::run_part(
-                net,
-                &tm,
-                &gpus,
-                &self.cfg,
-                &mut |paths| {
-                    let c = crate::packet::critical::cut(paths, &bytes);
-                    (critical, sampled, critical_fluid) = (c.critical, c.sampled, c.critical_fluid);
-                    the_cut = Some(c.clone());
-                    let mut kept = tm
-                        .flows
-                        .iter()
-                        .zip(&c.keep)
-                        .filter(|(_, &k)| k)
-                        .map(|f| f.0);
-                    fits(
-                        &mut kept,
-                        "the critical part of one phase of this collective",
-                        true,
-                    )
-                    .map_err(PacketError::Invalid)?;
-                    Ok(Some(c.keep))
-                },
-                &mut progress,
-            )
-            .map_err(|e| SimError::Invalid(e.to_string()))?;
-            (part.result, part.kept)
-        } else {
-            let r = aifabric_packet::run_with_progress(net, &tm, &gpus, &self.cfg, &mut progress)
-                .map_err(|e| SimError::Invalid(e.to_string()))?;
-            (r, tm.flows.len() as u64)
+        let bytes: Vec<u64> = tm.flows.iter().map(|f| f.bytes).collect();
+        let repeats: &[u32] = if chain > 1 { &[1, chain] } else { &[1] };
+        let mut choose = |paths: &aifabric_packet::FlowPaths| {
+            let c = crate::packet::critical::cut(paths, &bytes);
+            (critical, sampled, critical_fluid) = (c.critical, c.sampled, c.critical_fluid);
+            the_cut = Some(c.clone());
+            let n = c.keep.iter().filter(|&&k| k).count() * chain as usize;
+            let mut kept = tm
+                .flows
+                .iter()
+                .zip(&c.keep)
+                .filter(|(_, &k)| k)
+                .map(|f| f.0)
+                .cycle()
+                .take(n);
+            let of = format!("the critical part of {of}");
+            fits(&mut kept, &of, true).map_err(PacketError::Invalid)?;
+            Ok(Some(c.keep))
         };
+        let runs = aifabric_packet::run_part_repeats(
+            net,
+            &tm,
+            &gpus,
+            &self.cfg,
+            aifabric_packet::Chains {
+                repeats,
+                depth: self.depth,
+            },
+            cuts.then_some(&mut choose as &mut aifabric_packet::Choose<'_>),
+            &mut progress,
+        )
+        .map_err(|e| SimError::Invalid(e.to_string()))?;
         drop(alone);
+        let kept = runs.kept;
         let left_fluid = tm.flows.len() as u64 - kept;
-        if r.unfinished > 0 || r.never_started > 0 {
-            return Err(SimError::Invalid(format!(
-                "{} of the {} flows of one phase did not finish by the end of the packet run \
-                 ({} us): raise --end-us or leave it out",
-                r.unfinished + r.never_started,
-                r.flows,
-                self.cfg.end_ps as f64 * 1e-6,
-            )));
+        for r in &runs.results {
+            if r.unfinished > 0 || r.never_started > 0 {
+                return Err(SimError::Invalid(format!(
+                    "{} of the {} flows of one phase did not finish by the end of the packet \
+                     run ({} us): raise --end-us or leave it out",
+                    r.unfinished + r.never_started,
+                    r.flows,
+                    self.cfg.end_ps as f64 * 1e-6,
+                )));
+            }
         }
-        let skipped_s = r.hybrid.as_ref().map_or(0.0, |h| h.skipped_s);
-        // The flows the cut leaves to the fluid: their fluid times, as the simulated flows
-        // at their fluid level fared at packet level.
-        let fluid_fct = the_cut.as_ref().map_or_else(Vec::new, |c| {
-            crate::packet::critical::left_out_fct_s(c, &r.fct_by_flow_s)
-        });
-        let fct_fluid = fluid_fct.len() as u64;
-        let mut fct_s = fluid_fct;
-        fct_s.extend_from_slice(&r.fct_sorted_s);
+        // Each run's bandwidth term: its makespan less its base round trip and, a chain's,
+        // less its paths' delays for each repeat after the first (the chains charge path
+        // latency: a ring's chain crosses each of its links in turn, so their mean).
+        let term = |r: &PacketResult, k: u32| {
+            (r.makespan_s - r.max_base_latency_s - f64::from(k - 1) * r.mean_path_delay_s).max(0.0)
+        };
+        let one_s = term(&runs.results[0], 1);
+        let r = runs.results.last().expect("a run");
+        let chain_s = term(r, chain);
+        // The pace of a repeat beyond the chain: what the chain's repeats after the first
+        // added, each.
+        let steady_s = if chain > 1 {
+            ((chain_s - one_s) / f64::from(chain - 1)).max(0.0)
+        } else {
+            one_s
+        };
+        // The simulated flows, repeat by repeat: a chain's first repeat starts cold and in
+        // lockstep, so its flows' times are those of the repeats after it.
+        let per = kept as usize;
+        let from = usize::from(chain > 1);
+        let mut fct_s = Vec::new();
+        for k in from..chain as usize {
+            let simulated = &r.fct_by_flow_s[k * per..(k + 1) * per];
+            // The flows the cut leaves to the fluid: their fluid times, as the simulated
+            // flows at their fluid level fared at packet level.
+            if let Some(c) = &the_cut {
+                fct_s.extend(crate::packet::critical::left_out_fct_s(c, simulated));
+            }
+            fct_s.extend(simulated.iter().flatten());
+        }
         fct_s.sort_unstable_by(f64::total_cmp);
+        let sum = |f: fn(&PacketResult) -> f64| runs.results.iter().map(f).sum::<f64>();
         Ok(Timed {
             fct_s,
-            fct_fluid,
+            fct_fluid: left_fluid * (u64::from(chain) - from as u64),
+            fct_repeats: u64::from(chain) - from as u64,
             weight: 0,
-            not_skipped: r.hybrid.and_then(|h| h.not_skipped),
-            bandwidth_s: (r.makespan_s - r.max_base_latency_s).max(0.0),
+            not_skipped: runs
+                .results
+                .iter()
+                .find_map(|r| r.hybrid.as_ref().and_then(|h| h.not_skipped.clone())),
+            bandwidth_s: chain_s / f64::from(chain),
+            chained: chain,
+            chain_s,
+            steady_s,
             fluid_s,
-            flows: r.flows,
+            flows: kept,
             left_fluid,
             critical,
             sampled,
             critical_fluid,
-            packets: r.counters.data_new,
-            events: r.events,
-            simulated_s: r.makespan_s,
-            skipped_s,
+            packets: runs.results.iter().map(|r| r.counters.data_new).sum(),
+            events: runs.results.iter().map(|r| r.events).sum(),
+            simulated_s: sum(|r| r.makespan_s),
+            skipped_s: sum(|r| r.hybrid.as_ref().map_or(0.0, |h| h.skipped_s)),
         })
     }
 }
@@ -498,10 +635,14 @@ impl PhaseTimer for PacketTimer {
         repeat: u32,
     ) -> Result<f64, SimError> {
         self.timed.fetch_add(1, Ordering::Relaxed);
-        let key: Key = transfers
-            .iter()
-            .map(|t| (t.src.get(), t.dst.get(), t.bytes.to_bits()))
-            .collect();
+        let chain = self.chain(repeat);
+        let key: Key = (
+            chain,
+            transfers
+                .iter()
+                .map(|t| (t.src.get(), t.dst.get(), t.bytes.to_bits()))
+                .collect(),
+        );
         if let Some(t) = self
             .memo
             .lock()
@@ -509,18 +650,18 @@ impl PhaseTimer for PacketTimer {
             .get_mut(&key)
         {
             t.weight += u64::from(repeat);
-            return Ok(t.bandwidth_s);
+            return Ok(t.term_s(repeat));
         }
         // Two threads may simulate the same phase at once; both get the same time.
-        let t = self.run(net, transfers, fluid_s)?;
-        let bandwidth_s = t.bandwidth_s;
+        let t = self.run(net, transfers, fluid_s, chain)?;
+        let term = t.term_s(repeat);
         self.memo
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .entry(key)
             .or_insert(t)
             .weight += u64::from(repeat);
-        Ok(bandwidth_s)
+        Ok(term)
     }
 }
 
