@@ -533,13 +533,18 @@ pub(crate) fn packet_phases(p: &crate::packet::PacketPhases) -> Note {
     });
     let repeats = if p.phases_chained > 0 {
         format!(
-            "{} repeated phase{} also run as a chain of its first {} repeats (each rank \
+            "{} repeated phase{} also run as a chain of {} first {} repeats (each rank \
              sending the next repeat once it holds what it received, as a pipelined ring \
              does): the chain's time counts for those repeats, and what it added beyond the \
              one run, per repeat, for each later one; the flows' times are the chain's after \
              its first repeat",
             p.phases_chained,
             if p.phases_chained == 1 { "" } else { "s" },
+            if p.phases_chained == 1 {
+                "its"
+            } else {
+                "their"
+            },
             crate::packet::CHAIN_REPEATS,
         )
     } else {
