@@ -407,7 +407,7 @@ pub(crate) fn base_path_ps(topo: &Topo, s: HostId, d: HostId, cfg: &Config) -> B
             topo.host_down[d.idx()]
         } else {
             let sw = topo.switch_index[v.idx()].expect("a switch on the way");
-            topo.members[topo.table[dest.idx() * topo.switches + sw.idx()].0 as usize]
+            topo.members[topo.group(dest.idx(), sw.idx()).0]
         };
         if let Some(x) = &topo.dsf {
             let w = topo.ports[p.idx()].from;

@@ -85,8 +85,7 @@ pub(crate) fn next_hops(t: &Topo, v: DeviceId, to_host: HostId) -> Hops {
         }
     }
     let sw = sw_of(t, v);
-    let (start, n) = t.table[dest.idx() * t.switches + sw];
-    let (start, n) = (start as usize, n as usize);
+    let (start, n) = t.group(dest.idx(), sw);
     if n == 1 {
         return Hops::One(t.members[start]);
     }

@@ -73,8 +73,10 @@ pub(crate) struct Topo {
     /// Rack switch device of each destination.
     pub dest_rack: Vec<DeviceId>,
     pub switches: usize,
-    /// `[dest * switches + switch]` -> (first member, members).
-    pub table: Vec<(u32, u32)>,
+    /// `[dest * switches + switch]` -> its group, an index into `groups` (0: none).
+    pub table: Vec<u32>,
+    /// Each distinct group of next hops: (first member, members). Group 0 is empty.
+    pub groups: Vec<(u32, u32)>,
     /// Next-hop ports.
     pub members: Vec<PortId>,
     /// Cumulative UCMP weight of each member within its group, scaled to 2^32 (empty when
@@ -201,23 +203,40 @@ impl Topo {
             host_up.push(port(l, h, &mut ports));
             host_down.push(port(l, tor, &mut ports));
         }
-        let mut table = vec![(0u32, 0u32); entries];
+        let mut table = vec![0u32; entries];
         let mut members: Vec<PortId> = Vec::new();
         let mut cum: Vec<u64> = Vec::new();
         let mut unequal = false;
+        // A switch's group is the same toward most destinations (a fat tree's uplinks):
+        // each distinct group (its ports and weights, in order) is stored once, so that the
+        // table (4 bytes an entry) and the members a packet's hop reads stay in cache.
+        let mut stored: FxHashMap<Vec<(PortId, u64)>, u32> = FxHashMap::default();
+        let mut distinct: Vec<(u32, u32)> = vec![(0, 0)];
+        let mut group: Vec<(PortId, u64)> = Vec::new();
         for (k, g) in groups.iter().enumerate() {
             for (v, hops) in g {
-                let start = members.len() as u32;
                 let total: f64 = hops.iter().map(|h| h.3).sum();
                 let mut acc = 0.0;
+                group.clear();
                 for &(l, near, _, w) in hops {
-                    members.push(port(l, near, &mut ports));
                     acc += w;
-                    cum.push(((acc / total) * 4_294_967_296.0).round() as u64);
+                    let c = ((acc / total) * 4_294_967_296.0).round() as u64;
+                    group.push((port(l, near, &mut ports), c));
                     unequal |= (w - hops[0].3).abs() > 1e-12 * hops[0].3.abs();
                 }
+                let g = match stored.get(&group) {
+                    Some(&g) => g,
+                    None => {
+                        distinct.push((members.len() as u32, group.len() as u32));
+                        members.extend(group.iter().map(|x| x.0));
+                        cum.extend(group.iter().map(|x| x.1));
+                        let g = distinct.len() as u32 - 1;
+                        stored.insert(group.clone(), g);
+                        g
+                    }
+                };
                 let sw = switch_index[v.idx()].expect("a switch of the tables").idx();
-                table[k * switches + sw] = (start, hops.len() as u32);
+                table[k * switches + sw] = g;
             }
         }
         // DSF zones: every interface node a packet meets (rack switches, switches of the
@@ -246,10 +265,21 @@ impl Topo {
             dest_rack,
             switches,
             table,
+            groups: distinct,
             members,
             cum_weight: if unequal { cum } else { Vec::new() },
             dsf,
         })
+    }
+}
+
+impl Topo {
+    /// The group of compact switch `sw` toward destination `dest`: (first member, members);
+    /// no members where the switch has no route.
+    #[inline]
+    pub fn group(&self, dest: usize, sw: usize) -> (usize, usize) {
+        let (start, n) = self.groups[self.table[dest * self.switches + sw] as usize];
+        (start as usize, n as usize)
     }
 }
 
