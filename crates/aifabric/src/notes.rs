@@ -533,7 +533,7 @@ pub(crate) fn packet_phases(p: &crate::packet::PacketPhases) -> Note {
     });
     let repeats = if p.phases_chained > 0 {
         format!(
-            "{} repeated phase{} also run as a chain of {} first {} repeats (each rank \
+            "{} repeated phase{} also run as a chain of {} first repeats, up to {} (each rank \
              sending the next repeat once it holds what it received, as a pipelined ring \
              does): the chain's time counts for those repeats, and what it added beyond the \
              one run, per repeat, for each later one; the flows' times are the chain's after \
@@ -548,12 +548,7 @@ pub(crate) fn packet_phases(p: &crate::packet::PacketPhases) -> Note {
             crate::packet::CHAIN_REPEATS,
         )
     } else {
-        format!(
-            "each phase's repeats counted from its one run, all its flows started together (a \
-             repeated phase also runs as a chain of its first {} repeats, but under ecmp: see \
-             the README's pipelining section)",
-            crate::packet::CHAIN_REPEATS
-        )
+        "each phase's repeats counted from its one run".to_string()
     };
     Note::new(
         About::PacketPhases,

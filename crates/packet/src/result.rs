@@ -143,10 +143,6 @@ pub struct PacketResult {
     /// finish). Not serialized.
     #[serde(skip)]
     pub fct_by_flow_s: Vec<Option<f64>>,
-    /// Each flow's end (its last ACK at its sender) in the matrix's order, seconds from the
-    /// run's start (`None`: it did not finish). Not serialized.
-    #[serde(skip)]
-    pub end_by_flow_s: Vec<Option<f64>>,
 }
 
 /// How a partitioned run went ([`Config::partitions`]).
@@ -291,10 +287,8 @@ impl Sim<'_> {
         }
         let s = |ps: u64| ps as f64 * 1e-12;
         let mut fct_by_flow_s = vec![None; self.flows.len()];
-        let mut end_by_flow_s = vec![None; self.flows.len()];
         for &(ps, k) in &fcts {
             fct_by_flow_s[k] = Some(s(ps));
-            end_by_flow_s[k] = Some(s(self.flows[k].finish_ps));
         }
         let mut sorted = fcts.clone();
         sorted.sort_unstable();
@@ -401,7 +395,6 @@ impl Sim<'_> {
             config: self.cfg.clone(),
             fct_sorted_s,
             fct_by_flow_s,
-            end_by_flow_s,
         }
     }
 

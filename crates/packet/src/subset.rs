@@ -225,8 +225,8 @@ pub struct Chains<'a> {
     pub depth: Option<u32>,
 }
 
-/// [`run_part`] once per entry of `chains.repeats`: the kept flows repeated that many
-/// times, chained ([`aifabric_workload::traffic::chained`]: each node's next repeat starts
+/// [`run_part`] once per entry of `chains.repeats` (none: no run): the kept flows repeated
+/// that many times (0 or 1: once), chained ([`aifabric_workload::traffic::chained`]: each node's next repeat starts
 /// once it has received its kept flows of this one), one run after the other on the same
 /// network.
 /// Each result's flows are the kept ones, repeat by repeat. The paths and the choice are
@@ -271,8 +271,9 @@ pub fn run_part_repeats(
         let tm = if k > 1 {
             chain = chained(one, k, chains.depth).ok_or_else(|| {
                 PacketError::Invalid(format!(
-                    "{k} repeats of a matrix with triggers or of {} nodes cannot be chained",
-                    one.nodes
+                    "{k} repeats of a matrix with triggers or of {} nodes cannot be chained \
+                     (or a depth of {:?}: give at least 1)",
+                    one.nodes, chains.depth
                 ))
             })?;
             &chain

@@ -27,7 +27,8 @@ use std::sync::{Arc, Mutex};
 pub struct PacketPhases {
     /// `packet` or `hybrid` (the packet engine fast-forwarding steady states).
     pub engine: crate::Engine,
-    /// Distinct phases the packet engine simulated.
+    /// Distinct phases the packet engine simulated (a phase asked for once and, elsewhere,
+    /// repeated counts twice: its runs differ, one of them chained).
     pub phases_simulated: u64,
     /// Of them, repeated phases also run as a chain of their first [`CHAIN_REPEATS`]
     /// repeats (not under `ecmp`): each repeat's pace is taken from it.
@@ -120,7 +121,7 @@ impl PhaseFcts {
         let rank = |q: f64| {
             // The rank in flows, at least the first; a hair under it counts (sums of
             // fractional weights).
-            let r = (q * total).ceil().clamp(1.0, total) * (1.0 - 1e-12);
+            let r = (q * total).ceil().max(1.0).min(total) * (1.0 - 1e-12);
             let mut seen = 0.0;
             all.iter()
                 .find(|x| {
@@ -303,7 +304,7 @@ impl PacketTimer {
     /// collective takes then depends on that flow control: 17.2, 17.5 and 20.8 ms for one
     /// case with the next repeat held until one, two or no earlier repeat of the connection
     /// is done (the README's pipelining section). Under `ecmp` a phase runs in lockstep, all
-    /// its flows started together, within 1-6% of the two-deep chain on 7 cases; so does the
+    /// its flows started together, 0.8-6.4% above the two-deep chain on 7 cases; so does the
     /// hybrid's cut, which needs the paths of one repeat.
     fn chain(&self, repeat: u32) -> u32 {
         match self.chain {
@@ -311,6 +312,16 @@ impl PacketTimer {
             None if self.cfg.lb == PacketLb::Ecmp => 1,
             None => repeat.clamp(1, CHAIN_REPEATS),
         }
+    }
+
+    /// A packet's payload, bytes.
+    fn payload_bytes(&self) -> f64 {
+        f64::from(
+            self.cfg
+                .mtu_bytes
+                .saturating_sub(self.cfg.header_bytes)
+                .max(1),
+        )
     }
 
     /// Whether the hybrid cuts phases to their critical flows: under `ecmp`, whose paths
@@ -529,9 +540,10 @@ impl PacketTimer {
         let r = runs.results.last().expect("a run");
         let chain_s = term(r, chain);
         // The pace of a repeat beyond the chain: what the chain's repeats after the first
-        // added, each.
+        // added, each; never below the fluid's time for the phase (its bytes through the
+        // fair shares), nor the one run's when that is lower.
         let steady_s = if chain > 1 {
-            ((chain_s - one_s) / f64::from(chain - 1)).max(0.0)
+            ((chain_s - one_s) / f64::from(chain - 1)).max(fluid_s.min(one_s))
         } else {
             one_s
         };
@@ -604,12 +616,7 @@ impl PhaseTimer for PacketTimer {
                 thousands(MAX_CUT_TRANSFERS),
             )));
         }
-        let payload = f64::from(
-            self.cfg
-                .mtu_bytes
-                .saturating_sub(self.cfg.header_bytes)
-                .max(1),
-        );
+        let payload = self.payload_bytes();
         // Each transfer's last packet may be short: one more packet per transfer at most.
         let packets = (bytes / payload).ceil() + transfers as f64;
         if packets <= MAX_SCHEDULE_PACKETS as f64 {
@@ -635,7 +642,14 @@ impl PhaseTimer for PacketTimer {
         repeat: u32,
     ) -> Result<f64, SimError> {
         self.timed.fetch_add(1, Ordering::Relaxed);
-        let chain = self.chain(repeat);
+        let payload = self.payload_bytes();
+        // A chain the packet engine could not run (over its packet limit) is left out: the
+        // phase runs once, in lockstep.
+        let packets: f64 = transfers.iter().map(|t| (t.bytes / payload).ceil()).sum();
+        let chain = match self.chain(repeat) {
+            k if packets * f64::from(k) > aifabric_packet::MAX_PACKETS as f64 => 1,
+            k => k,
+        };
         let key: Key = (
             chain,
             transfers

@@ -213,60 +213,121 @@ fn cut_and_whole_drawn(
     fail: &[&str],
     draw_seed: Option<u64>,
 ) -> CutAndWhole {
-    let cfg = aifabric_packet::Config {
-        seed,
-        draw_seed,
-        ..PacketOptions {
-            preset: Some(Preset::UecHtsim),
-            lb: Some(aifabric_dataplane::Lb::Ecmp),
-            ..PacketOptions::default()
+    let run = |engine| {
+        timed(&Timed {
+            groups,
+            ranks,
+            bytes,
+            placement,
+            fail,
+            seed: Some(seed),
+            draw_seed,
+            engine,
+            ..Timed::ring(f)
+        })
+    };
+    let (whole, whole_stats) = run(crate::Engine::Packet);
+    let (cut, stats) = run(crate::Engine::Hybrid);
+    (cut, whole, stats, whole_stats)
+}
+
+/// A collective a test times at packet level: `groups` groups of `ranks` GPUs (group g
+/// takes every `groups`-th placed GPU from g, a data-parallel group across the others'
+/// racks, so that its ring crosses the spines beside every other's), under `uec-htsim`.
+struct Timed<'a> {
+    f: &'a aifabric_model::Fabric,
+    op: Op,
+    algo: Algo,
+    groups: usize,
+    ranks: usize,
+    bytes: f64,
+    placement: Placement,
+    fail: &'a [&'a str],
+    lb: aifabric_dataplane::Lb,
+    /// The preset's when `None`.
+    seed: Option<u64>,
+    draw_seed: Option<u64>,
+    engine: crate::Engine,
+    /// Chaining up to so many repeats with at most so many in flight (the default policy
+    /// when `None`).
+    chain: Option<(u32, Option<u32>)>,
+}
+
+impl<'a> Timed<'a> {
+    /// One ring all-reduce group of 8 GPUs spread over `f`, 8 MB, under `ecmp`, by the
+    /// packet engine.
+    fn ring(f: &'a aifabric_model::Fabric) -> Timed<'a> {
+        Timed {
+            f,
+            op: Op::AllReduce,
+            algo: Algo::Ring,
+            groups: 1,
+            ranks: 8,
+            bytes: 8e6,
+            placement: Placement::Spread,
+            fail: &[],
+            lb: aifabric_dataplane::Lb::Ecmp,
+            seed: None,
+            draw_seed: None,
+            engine: crate::Engine::Packet,
+            chain: None,
         }
-        .config(None, None)
-        .expect("the preset")
+    }
+}
+
+/// `t`'s time and what its packet runs did.
+fn timed(t: &Timed<'_>) -> (f64, PacketPhases) {
+    let preset = PacketOptions {
+        preset: Some(Preset::UecHtsim),
+        lb: Some(t.lb),
+        ..PacketOptions::default()
+    }
+    .config(None, None)
+    .expect("the preset");
+    let cfg = aifabric_packet::Config {
+        seed: t.seed.unwrap_or(preset.seed),
+        draw_seed: t.draw_seed,
+        ..preset
     };
     let setup = Setup::default();
-    let study = Study::healthy(f, setup);
-    let gpus = study
-        .place((groups * ranks) as u32, placement, 1)
+    let gpus = Study::healthy(t.f, setup)
+        .place((t.groups * t.ranks) as u32, t.placement, 1)
         .expect("placed");
-    let fail: Vec<String> = fail.iter().map(|s| s.to_string()).collect();
-    let scenario = Scenario::from_selectors(f, &fail, &[], &[]).expect("selectors");
-    let time = |engine| {
-        let timing = Timing {
-            cfg: &cfg,
-            engine,
-            progress: None,
-        };
-        let params = NetParams {
-            scale_up_gpus: 1,
-            ..crate::predict::timed_params(setup.net, Some(&timing))
-        };
-        let net = Net::new(f, &scenario, setup.plan, setup.bgp, params);
-        let routes = Forwarding::new(&net, gpus.iter().copied()).expect("routes");
-        let timer = Arc::new(PacketTimer::new(&timing));
-        let c = Collective {
-            op: Some(Op::AllReduce),
-            algo: Algo::Ring,
-            // Group g takes every `groups`-th GPU from g (a data-parallel group across
-            // the others' racks): its ring crosses the spines beside every other's.
-            groups: (0..groups)
-                .map(|g| gpus.iter().copied().skip(g).step_by(groups).collect())
-                .collect(),
-            bytes,
-            channels: 1,
-            lb: aifabric_dataplane::Lb::Ecmp,
-            seed: cfg.seed,
-            alpha_s: 0.0,
-            proto: None,
-        };
-        let r = Tuner::timed(timer.clone())
-            .simulate(&net, &routes, &c)
-            .expect("simulated");
-        (r.time_s, timer.stats())
+    let fail: Vec<String> = t.fail.iter().map(|s| s.to_string()).collect();
+    let scenario = Scenario::from_selectors(t.f, &fail, &[], &[]).expect("selectors");
+    let timing = Timing {
+        cfg: &cfg,
+        engine: t.engine,
+        progress: None,
     };
-    let (whole, whole_stats) = time(crate::Engine::Packet);
-    let (cut, stats) = time(crate::Engine::Hybrid);
-    (cut, whole, stats, whole_stats)
+    let params = NetParams {
+        scale_up_gpus: 1,
+        ..crate::predict::timed_params(setup.net, Some(&timing))
+    };
+    let net = Net::new(t.f, &scenario, setup.plan, setup.bgp, params);
+    let routes = Forwarding::new(&net, gpus.iter().copied()).expect("routes");
+    let timer = PacketTimer::new(&timing);
+    let timer = Arc::new(match t.chain {
+        Some((k, depth)) => timer.chaining(k, depth),
+        None => timer,
+    });
+    let c = Collective {
+        op: Some(t.op),
+        algo: t.algo,
+        groups: (0..t.groups)
+            .map(|g| gpus.iter().copied().skip(g).step_by(t.groups).collect())
+            .collect(),
+        bytes: t.bytes,
+        channels: 1,
+        lb: aifabric_dataplane::Lb::from(cfg.lb).fluid_equivalent(),
+        seed: cfg.seed,
+        alpha_s: 0.0,
+        proto: None,
+    };
+    let r = Tuner::timed(timer.clone())
+        .simulate(&net, &routes, &c)
+        .expect("simulated");
+    (r.time_s, timer.stats())
 }
 
 /// The cut's cases: `groups` data-parallel rings of `ranks` each strided across the racks
@@ -525,98 +586,15 @@ fn chained_collective(
     chain: u32,
     depth: Option<u32>,
 ) -> f64 {
-    let cfg = aifabric_packet::Config {
-        seed,
-        ..PacketOptions {
-            preset: Some(Preset::UecHtsim),
-            lb: Some(aifabric_dataplane::Lb::Ecmp),
-            ..PacketOptions::default()
-        }
-        .config(None, None)
-        .expect("the preset")
-    };
-    let setup = Setup::default();
-    let study = Study::healthy(f, setup);
-    let gpus = study
-        .place((groups * ranks) as u32, Placement::Spread, 1)
-        .expect("placed");
-    let timing = Timing {
-        cfg: &cfg,
-        engine: crate::Engine::Packet,
-        progress: None,
-    };
-    let params = NetParams {
-        scale_up_gpus: 1,
-        ..crate::predict::timed_params(setup.net, Some(&timing))
-    };
-    let net = Net::new(f, &Scenario::healthy(f), setup.plan, setup.bgp, params);
-    let routes = Forwarding::new(&net, gpus.iter().copied()).expect("routes");
-    let timer = Arc::new(PacketTimer::new(&timing).chaining(chain, depth));
-    let c = Collective {
-        op: Some(Op::AllReduce),
-        algo: Algo::Ring,
-        groups: (0..groups)
-            .map(|g| gpus.iter().copied().skip(g).step_by(groups).collect())
-            .collect(),
+    timed(&Timed {
+        groups,
+        ranks,
         bytes,
-        channels: 1,
-        lb: aifabric_dataplane::Lb::Ecmp,
-        seed: cfg.seed,
-        alpha_s: 0.0,
-        proto: None,
-    };
-    Tuner::timed(timer)
-        .simulate(&net, &routes, &c)
-        .expect("simulated")
-        .time_s
-}
-
-/// `algo` for `op` over `n` GPUs spread over `f`'s buildings, `bytes`, by `engine` under
-/// `lb`: the collective's time and what the packet runs did.
-fn collective_by(
-    f: &aifabric_model::Fabric,
-    (op, algo, n, bytes): (Op, Algo, u32, f64),
-    lb: aifabric_dataplane::Lb,
-    engine: crate::Engine,
-) -> (f64, PacketPhases) {
-    let cfg = PacketOptions {
-        preset: Some(Preset::UecHtsim),
-        lb: Some(lb),
-        ..PacketOptions::default()
-    }
-    .config(None, None)
-    .expect("the preset");
-    let setup = Setup::default();
-    let gpus = Study::healthy(f, setup)
-        .place(n, Placement::Spread, 1)
-        .expect("placed");
-    let timing = Timing {
-        cfg: &cfg,
-        engine,
-        progress: None,
-    };
-    let params = NetParams {
-        scale_up_gpus: 1,
-        ..crate::predict::timed_params(setup.net, Some(&timing))
-    };
-    let net = Net::new(f, &Scenario::healthy(f), setup.plan, setup.bgp, params);
-    let routes = Forwarding::new(&net, gpus.iter().copied()).expect("routes");
-    let timer = Arc::new(PacketTimer::new(&timing));
-    let c = Collective {
-        op: Some(op),
-        algo,
-        groups: vec![gpus],
-        bytes,
-        channels: 1,
-        lb: aifabric_dataplane::Lb::from(cfg.lb).fluid_equivalent(),
-        seed: cfg.seed,
-        alpha_s: 0.0,
-        proto: None,
-    };
-    let r = Tuner::timed(timer.clone())
-        .simulate(&net, &routes, &c)
-        .expect("simulated");
-    (r.time_s, timer.stats())
+        seed: Some(seed),
+        chain: Some((chain, depth)),
+        ..Timed::ring(f)
+    })
+    .0
 }
 
 /// Ring and tree all-reduces and an all-to-all across two regions, sprayed (`mixed:128`,
@@ -632,14 +610,26 @@ fn across_two_regions_the_hybrids_collectives_agree_with_the_packet_engine() {
     )
     .expect("fixture");
     let cases = [
-        (Op::AllReduce, Algo::Ring, 8, 512e6),
+        (Op::AllReduce, Algo::Ring, 8usize, 512e6),
         (Op::AllReduce, Algo::Tree, 8, 64e6),
         (Op::AllToAll, Algo::Direct, 8, 128e6),
     ];
     for case in cases {
         for lb in [Lb::Mixed(128), Lb::Ecmp] {
-            let (p, ps) = collective_by(&regions, case, lb, crate::Engine::Packet);
-            let (h, hs) = collective_by(&regions, case, lb, crate::Engine::Hybrid);
+            let (op, algo, ranks, bytes) = case;
+            let run = |engine| {
+                timed(&Timed {
+                    op,
+                    algo,
+                    ranks,
+                    bytes,
+                    lb,
+                    engine,
+                    ..Timed::ring(&regions)
+                })
+            };
+            let (p, ps) = run(crate::Engine::Packet);
+            let (h, hs) = run(crate::Engine::Hybrid);
             let (pf, hf) = (
                 ps.fct.clone().expect("flows"),
                 hs.fct.clone().expect("flows"),
