@@ -192,8 +192,6 @@ pub struct Timing<'a> {
 #[derive(Clone, Debug)]
 struct Timed {
     not_skipped: Option<String>,
-    /// The bandwidth term per repeat of the repeats simulated (see [`Timed::term_s`]).
-    bandwidth_s: f64,
     /// Repeats simulated, chained ([`CHAIN_REPEATS`]).
     chained: u32,
     /// Their bandwidth terms, summed, seconds.
@@ -366,7 +364,8 @@ impl PacketTimer {
             s.events += t.events;
             s.simulated_s += t.simulated_s;
             s.skipped_s += t.skipped_s;
-            s.packet_bandwidth_s += t.bandwidth_s;
+            // Per repeat of the repeats simulated (a chain's mean).
+            s.packet_bandwidth_s += t.chain_s / f64::from(t.chained.max(1));
             s.fluid_bandwidth_s += t.fluid_s;
             if s.not_skipped.is_none() {
                 s.not_skipped.clone_from(&t.not_skipped);
@@ -572,7 +571,6 @@ impl PacketTimer {
                 .results
                 .iter()
                 .find_map(|r| r.hybrid.as_ref().and_then(|h| h.not_skipped.clone())),
-            bandwidth_s: chain_s / f64::from(chain),
             chained: chain,
             chain_s,
             steady_s,

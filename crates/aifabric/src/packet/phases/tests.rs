@@ -32,54 +32,20 @@ fn both_ways_chained(
     engine: crate::Engine,
     chain: u32,
 ) -> (f64, f64, PacketPhases, aifabric_dataplane::FctStats) {
-    let cfg = PacketOptions {
-        preset: Some(Preset::UecHtsim),
-        ..PacketOptions::default()
-    }
-    .config(None, None)
-    .expect("the preset");
-    let setup = Setup::default();
-    let study = Study::healthy(f, setup);
-    let gpus = study.place(n, Placement::Spread, 1).expect("placed");
-    let params = NetParams {
-        scale_up_gpus: 1,
-        ..crate::predict::timed_params(
-            setup.net,
-            Some(&Timing {
-                cfg: &cfg,
-                engine,
-                progress: None,
-            }),
-        )
-    };
-    let net = Net::new(f, &Scenario::healthy(f), setup.plan, setup.bgp, params);
-    let routes = Forwarding::new(&net, gpus.iter().copied()).expect("routes");
-    let timer = Arc::new(
-        PacketTimer::new(&Timing {
-            cfg: &cfg,
-            engine,
-            progress: None,
-        })
-        .chaining(chain, None),
-    );
-    let c = Collective {
-        op: Some(Op::AllReduce),
-        algo: Algo::Ring,
-        groups: vec![gpus.clone()],
+    let case = Case {
+        ranks: n as usize,
         bytes,
-        channels: 1,
-        lb: aifabric_dataplane::Lb::from(cfg.lb).fluid_equivalent(),
-        seed: cfg.seed,
-        alpha_s: 0.0,
-        proto: None,
+        lb: aifabric_dataplane::Lb::Mixed(128),
+        engine,
+        chain: Some((chain, None)),
+        ..Case::ring(f)
     };
-    let memoized = Tuner::timed(timer.clone())
-        .simulate(&net, &routes, &c)
-        .expect("simulated");
-    let ring = Pattern::RingAllReduce.generate(n, bytes as u64, cfg.seed);
-    let whole = aifabric_packet::run(&net, &ring, &gpus, &cfg).expect("run");
+    let (memoized, stats, whole) = timed_then(&case, |net, gpus, cfg| {
+        let ring = Pattern::RingAllReduce.generate(n, bytes as u64, cfg.seed);
+        aifabric_packet::run(net, &ring, gpus, cfg).expect("run")
+    });
     assert_eq!(whole.unfinished + whole.never_started, 0);
-    (memoized.time_s, whole.makespan_s, timer.stats(), whole.fct)
+    (memoized, whole.makespan_s, stats, whole.fct)
 }
 
 /// The flows of one simulated phase for [`PhaseFcts::of`].
@@ -214,7 +180,7 @@ fn cut_and_whole_drawn(
     draw_seed: Option<u64>,
 ) -> CutAndWhole {
     let run = |engine| {
-        timed(&Timed {
+        timed(&Case {
             groups,
             ranks,
             bytes,
@@ -223,7 +189,7 @@ fn cut_and_whole_drawn(
             seed: Some(seed),
             draw_seed,
             engine,
-            ..Timed::ring(f)
+            ..Case::ring(f)
         })
     };
     let (whole, whole_stats) = run(crate::Engine::Packet);
@@ -231,10 +197,10 @@ fn cut_and_whole_drawn(
     (cut, whole, stats, whole_stats)
 }
 
-/// A collective a test times at packet level: `groups` groups of `ranks` GPUs (group g
+/// A collective a test times at packet level ([`timed`]): `groups` groups of `ranks` GPUs (group g
 /// takes every `groups`-th placed GPU from g, a data-parallel group across the others'
 /// racks, so that its ring crosses the spines beside every other's), under `uec-htsim`.
-struct Timed<'a> {
+struct Case<'a> {
     f: &'a aifabric_model::Fabric,
     op: Op,
     algo: Algo,
@@ -253,11 +219,11 @@ struct Timed<'a> {
     chain: Option<(u32, Option<u32>)>,
 }
 
-impl<'a> Timed<'a> {
+impl<'a> Case<'a> {
     /// One ring all-reduce group of 8 GPUs spread over `f`, 8 MB, under `ecmp`, by the
     /// packet engine.
-    fn ring(f: &'a aifabric_model::Fabric) -> Timed<'a> {
-        Timed {
+    fn ring(f: &'a aifabric_model::Fabric) -> Case<'a> {
+        Case {
             f,
             op: Op::AllReduce,
             algo: Algo::Ring,
@@ -276,7 +242,16 @@ impl<'a> Timed<'a> {
 }
 
 /// `t`'s time and what its packet runs did.
-fn timed(t: &Timed<'_>) -> (f64, PacketPhases) {
+fn timed(t: &Case<'_>) -> (f64, PacketPhases) {
+    let (time, stats, ()) = timed_then(t, |_, _, _| ());
+    (time, stats)
+}
+
+/// [`timed`], then `then` on the same network, GPUs and packet configuration.
+fn timed_then<R>(
+    t: &Case<'_>,
+    then: impl FnOnce(&Net<'_>, &[aifabric_model::DeviceId], &aifabric_packet::Config) -> R,
+) -> (f64, PacketPhases, R) {
     let preset = PacketOptions {
         preset: Some(Preset::UecHtsim),
         lb: Some(t.lb),
@@ -327,7 +302,7 @@ fn timed(t: &Timed<'_>) -> (f64, PacketPhases) {
     let r = Tuner::timed(timer.clone())
         .simulate(&net, &routes, &c)
         .expect("simulated");
-    (r.time_s, timer.stats())
+    (r.time_s, timer.stats(), then(&net, &gpus, &cfg))
 }
 
 /// The cut's cases: `groups` data-parallel rings of `ranks` each strided across the racks
@@ -586,13 +561,13 @@ fn chained_collective(
     chain: u32,
     depth: Option<u32>,
 ) -> f64 {
-    timed(&Timed {
+    timed(&Case {
         groups,
         ranks,
         bytes,
         seed: Some(seed),
         chain: Some((chain, depth)),
-        ..Timed::ring(f)
+        ..Case::ring(f)
     })
     .0
 }
@@ -618,14 +593,14 @@ fn across_two_regions_the_hybrids_collectives_agree_with_the_packet_engine() {
         for lb in [Lb::Mixed(128), Lb::Ecmp] {
             let (op, algo, ranks, bytes) = case;
             let run = |engine| {
-                timed(&Timed {
+                timed(&Case {
                     op,
                     algo,
                     ranks,
                     bytes,
                     lb,
                     engine,
-                    ..Timed::ring(&regions)
+                    ..Case::ring(&regions)
                 })
             };
             let (p, ps) = run(crate::Engine::Packet);
