@@ -35,6 +35,8 @@ pub(crate) struct Events {
     len: usize,
     /// Bucket 0 is read from here on.
     head: usize,
+    /// Bit `i - 1` set: bucket `i` (1 to 64) may hold events (clear: it holds none).
+    occupied: u64,
 }
 
 fn bucket(last: u64, key: u64) -> usize {
@@ -52,6 +54,7 @@ impl Events {
             last: 0,
             len: 0,
             head: 0,
+            occupied: 0,
         }
     }
 
@@ -68,6 +71,34 @@ impl Events {
         // Appending keeps the bucket in insertion order (see the module's docs).
         let b = bucket(self.last, time_ps);
         self.buckets[b].push(Entry { time_ps, what });
+        if b > 0 {
+            self.occupied |= 1 << (b - 1);
+        }
+    }
+
+    /// The first bucket from 1 on holding any event.
+    #[inline]
+    fn first_occupied(&self) -> Option<usize> {
+        (self.occupied != 0).then(|| self.occupied.trailing_zeros() as usize + 1)
+    }
+
+    /// Up to `n` events due soon, without taking them: the next ones at the current time,
+    /// then the first ones held in the lowest buckets (not necessarily in the order they will
+    /// come out, but all before any later bucket's). For prefetching what they touch.
+    #[inline]
+    pub fn soon(&self, n: usize) -> impl Iterator<Item = Event> + '_ {
+        let now = self.buckets[0].get(self.head..).unwrap_or_default();
+        let mut mask = self.occupied;
+        let later = std::iter::from_fn(move || {
+            if mask == 0 {
+                return None;
+            }
+            let i = mask.trailing_zeros() as usize + 1;
+            mask &= mask - 1;
+            Some(self.buckets[i].iter())
+        })
+        .flatten();
+        now.iter().chain(later).take(n).map(|e| e.what)
     }
 
     /// Move every [`Event::Start`] `dt` earlier (never before `now`, the last event
@@ -104,7 +135,7 @@ impl Events {
         if self.head < self.buckets[0].len() {
             return Some(self.last);
         }
-        let i = (1..65).find(|&i| !self.buckets[i].is_empty())?;
+        let i = self.first_occupied()?;
         self.buckets[i].iter().map(|e| e.time_ps).min()
     }
 
@@ -112,7 +143,7 @@ impl Events {
     #[inline]
     pub fn pop_before(&mut self, end: u64) -> Option<Entry> {
         if self.head >= self.buckets[0].len() {
-            let i = (1..65).find(|&i| !self.buckets[i].is_empty())?;
+            let i = self.first_occupied()?;
             let min = self.buckets[i].iter().map(|e| e.time_ps).min()?;
             if min >= end {
                 return None;
@@ -130,10 +161,14 @@ impl Events {
         self.buckets[0].clear();
         self.head = 0;
         let mut moved = std::mem::take(&mut self.buckets[i]);
+        self.occupied &= !(1 << (i - 1));
         self.last = min;
         for e in moved.drain(..) {
             let b = bucket(min, e.time_ps);
             self.buckets[b].push(e);
+            if b > 0 {
+                self.occupied |= 1 << (b - 1);
+            }
         }
         self.buckets[i] = moved;
     }
@@ -147,7 +182,7 @@ impl Events {
             self.buckets[0].clear();
             self.head = 0;
             // Redistribute the first non-empty bucket around its minimum.
-            let i = (1..65).find(|&i| !self.buckets[i].is_empty())?;
+            let i = self.first_occupied()?;
             let min = self.buckets[i].iter().map(|e| e.time_ps).min()?;
             self.redistribute(i, min);
         }
@@ -243,6 +278,48 @@ mod tests {
             }
         }
         assert!(n > 1000);
+    }
+
+    /// `soon` looks at held events only, the next one first whenever it is due at the
+    /// current time; the occupancy bits follow the buckets.
+    #[test]
+    fn soon_shows_held_events_the_next_first_when_due_now() {
+        use std::collections::BTreeSet;
+        let mut q = Events::new();
+        let mut held: BTreeSet<(u64, u64)> = BTreeSet::new();
+        let mut x = 7u64;
+        let mut now = 0;
+        let mut n = 0u64;
+        let mut due_now = 0;
+        for _ in 0..4000 {
+            for k in 0..2u64 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let t = now + (x >> 40) % 300 * (k % 2);
+                q.push(t, ev(n));
+                held.insert((t, n));
+                n += 1;
+            }
+            let e = q.pop().unwrap();
+            let (t, id) = held.pop_first().unwrap();
+            assert_eq!((e.time_ps, e.what), (t, ev(id)));
+            now = t;
+            let ids: Vec<Event> = held.iter().map(|&(_, i)| ev(i)).collect();
+            let soon: Vec<Event> = q.soon(4).collect();
+            assert!(soon.len() <= 4 && soon.len() == held.len().min(4));
+            assert!(soon.iter().all(|e| ids.contains(e)), "only held events");
+            if let Some(&(t, id)) = held.first() {
+                if t == now {
+                    assert_eq!(soon[0], ev(id));
+                    due_now += 1;
+                }
+            }
+            for i in 1..65 {
+                assert_eq!(q.occupied >> (i - 1) & 1 == 1, !q.buckets[i].is_empty());
+            }
+        }
+        assert!(due_now > 100, "{due_now} steps with the next event due now");
     }
 
     #[test]

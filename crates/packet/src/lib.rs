@@ -46,7 +46,8 @@
 //! - `setup.rs`: the request checked, every automatic choice resolved before the loop
 //!   (congestion-control parameters, NSCC per path, timers), the flows laid out;
 //! - `event.rs`, `events.rs`: the events (typed ids, 8 bytes) and the calendar queue (a
-//!   radix heap, equal times in insertion order);
+//!   radix heap, equal times in insertion order); `prefetch.rs`: what the next few events
+//!   will read, asked of the caches before each event (it only reads);
 //! - `ids.rs`: typed ids (`PacketId`, `PortId`, `FlowId`, `HostId`, ...; `Option<Id>` is
 //!   4 bytes); `packet.rs`: packets, their arena, FIFOs and SACK lists;
 //! - `port.rs`: egress queues, transmission, ECN marking, trimming and drops;
@@ -77,6 +78,7 @@ mod packet;
 mod partition;
 mod pfc;
 mod port;
+mod prefetch;
 mod result;
 mod setup;
 mod sim;

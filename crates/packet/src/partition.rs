@@ -347,6 +347,7 @@ impl Sim<'_> {
             };
             self.now = e.time_ps;
             self.events_done += 1;
+            self.prefetch_soon();
             self.dispatch(e.what);
         }
     }

@@ -150,6 +150,7 @@ pub(crate) fn drive<'a>(mut sim: Sim<'a>, progress: &mut dyn FnMut(&Progress)) -
         if sim.events_done & (PROGRESS_EVENTS - 1) == 0 {
             progress(&sim.progress());
         }
+        sim.prefetch_soon();
         sim.dispatch(e.what);
         if cfg.check_conservation {
             sim.check();

@@ -278,8 +278,14 @@ impl Topo {
     /// no members where the switch has no route.
     #[inline]
     pub fn group(&self, dest: usize, sw: usize) -> (usize, usize) {
-        let (start, n) = self.groups[self.table[dest * self.switches + sw] as usize];
+        let (start, n) = self.groups[self.table[self.entry(dest, sw)] as usize];
         (start as usize, n as usize)
+    }
+
+    /// Where in `table` compact switch `sw`'s group toward destination `dest` is.
+    #[inline]
+    pub fn entry(&self, dest: usize, sw: usize) -> usize {
+        dest * self.switches + sw
     }
 }
 
