@@ -347,7 +347,9 @@ impl Sim<'_> {
             };
             self.now = e.time_ps;
             self.events_done += 1;
-            self.prefetch_soon();
+            if self.prefetch {
+                self.prefetch_soon();
+            }
             self.dispatch(e.what);
         }
     }

@@ -310,6 +310,10 @@ pub(crate) fn build<'a>(
         ack_delay_ps: cfg.rto_ps / 4 * 3,
         part: None,
         packets_acked: 0,
+        // Each part works on its share of the flows.
+        prefetch: crate::prefetch::worth_prefetching(
+            tm.flows.len() / cfg.partitions.max(1) as usize,
+        ),
     };
     if let Some(pfc) = cfg.pfc {
         sim.init_headroom(net, &pfc);

@@ -70,6 +70,9 @@ pub(crate) struct Sim<'a> {
     pub part: Option<PartLink<'a>>,
     /// Data packets acknowledged, for progress reports.
     pub packets_acked: u64,
+    /// Prefetch what the next events read (`prefetch.rs`): only where the hot state is
+    /// larger than a core's cache. It changes no result.
+    pub prefetch: bool,
 }
 
 #[inline]
@@ -150,7 +153,9 @@ pub(crate) fn drive<'a>(mut sim: Sim<'a>, progress: &mut dyn FnMut(&Progress)) -
         if sim.events_done & (PROGRESS_EVENTS - 1) == 0 {
             progress(&sim.progress());
         }
-        sim.prefetch_soon();
+        if sim.prefetch {
+            sim.prefetch_soon();
+        }
         sim.dispatch(e.what);
         if cfg.check_conservation {
             sim.check();
