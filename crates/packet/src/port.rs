@@ -256,7 +256,7 @@ impl Sim<'_> {
     /// Packet `i` reaches the far end of its port: a switch, or its host.
     pub(crate) fn arrive(&mut self, i: PacketId) {
         let p = self.packets[i].port;
-        let v = self.topo.ports[p.idx()].to;
+        let v = self.topo.port_to[p.idx()];
         match self.topo.host_of_device[v.idx()] {
             None => self.at_switch(v, p, i),
             Some(_) => self.at_host(i),

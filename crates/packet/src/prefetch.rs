@@ -82,10 +82,10 @@ impl Sim<'_> {
     fn prefetch_lookup(&self, i: PacketId) {
         let pk = &self.packets[i];
         let t = self.topo;
-        let v = t.ports[pk.port.idx()].to;
+        let v = t.port_to[pk.port.idx()];
         match t.switch_index[v.idx()] {
             Some(sw) => {
-                let f = &self.flows[pk.flow.idx()];
+                let f = &self.keys[pk.flow.idx()];
                 let to = if pk.kind.backward() { f.src } else { f.dst };
                 if let Some(dest) = t.host_dest[to.idx()] {
                     prefetch_index(&t.table, t.entry(dest.idx(), sw.idx()));

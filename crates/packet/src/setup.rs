@@ -9,7 +9,7 @@ use crate::cc::{CcTable, FlowCc};
 use crate::cells::Fabric;
 use crate::event::Event;
 use crate::events::Events;
-use crate::flow::{Flow, MAX_PENALIZED};
+use crate::flow::{Flow, FlowKey, MAX_PENALIZED};
 use crate::forward::{Forward, WINDOW_RTTS};
 use crate::host::Host;
 use crate::ids::{FlowId, HostId};
@@ -281,6 +281,7 @@ pub(crate) fn build<'a>(
         events: Events::new(),
         packets: Packets::default(),
         ports: (0..topo.ports.len()).map(|_| Default::default()).collect(),
+        keys: flows.iter().map(FlowKey::from).collect(),
         flows,
         hosts: vec![Host::default(); n_hosts],
         receivers: vec![Default::default(); n_hosts],

@@ -6,7 +6,7 @@ use crate::cc::{CcTable, FlowCc};
 use crate::cells::Fabric;
 use crate::event::Event;
 use crate::events::Events;
-use crate::flow::Flow;
+use crate::flow::{Flow, FlowKey};
 use crate::forward::Forward;
 use crate::host::Host;
 use crate::ledger::Ledger;
@@ -37,6 +37,8 @@ pub(crate) struct Sim<'a> {
     pub packets: Packets,
     pub ports: Vec<PortState>,
     pub flows: Vec<Flow>,
+    /// Each flow's id and ends again, dense, for routing (`switch.rs`).
+    pub keys: Vec<FlowKey>,
     pub hosts: Vec<Host>,
     /// Admission, per receiving host.
     pub receivers: Vec<Receiver>,

@@ -31,7 +31,7 @@ impl Sim<'_> {
     /// The egress port of switch `v` for packet `i`.
     pub(crate) fn route(&mut self, v: DeviceId, i: PacketId) -> PortId {
         let pk = self.packets[i];
-        let f = &self.flows[pk.flow.idx()];
+        let f = self.keys[pk.flow.idx()];
         // Control packets travel from the flow's receiver back to its sender.
         let to_host = if pk.kind.backward() { f.src } else { f.dst };
         let (start, n) = match next_hops(self.topo, v, to_host) {
