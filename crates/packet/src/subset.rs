@@ -226,9 +226,9 @@ pub struct Chains<'a> {
 }
 
 /// [`run_part`] once per entry of `chains.repeats` (none: no run): the kept flows repeated
-/// that many times (0 or 1: once), chained ([`aifabric_workload::traffic::chained`]: each node's next repeat starts
-/// once it has received its kept flows of this one), one run after the other on the same
-/// network.
+/// that many times (0 or 1: once), chained ([`aifabric_workload::traffic::chained`]: each
+/// node's next repeat starts once it has received its kept flows of this one), one run after
+/// the other on the same network.
 /// Each result's flows are the kept ones, repeat by repeat. The paths and the choice are
 /// the first repeat's, asked once (no `choose`: every flow, no path walked); a repeat
 /// reuses its flows' ids, so their paths.
@@ -293,8 +293,8 @@ pub fn run_part_repeats(
     })
 }
 
-/// What [`run_part_repeats`] ran: a result per entry of its [`Chains::repeats`], and how many flows of
-/// one repeat it kept.
+/// What [`run_part_repeats`] ran: a result per entry of its [`Chains::repeats`], and how many
+/// flows of one repeat it kept.
 #[derive(Clone, Debug)]
 pub struct PartRuns {
     /// The packet runs of the kept flows, chained as asked.

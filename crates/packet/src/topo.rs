@@ -18,7 +18,8 @@ use rustc_hash::FxHashMap;
 /// Propagation in fiber: 5 ns per metre.
 pub const PS_PER_M: u64 = 5_000;
 
-/// Most (destination rack, switch) entries the forwarding table may hold (4 bytes x 2 each).
+/// Most (destination rack, switch) entries the forwarding table may hold (4 bytes each: the
+/// index of a shared group of next hops).
 pub const MAX_TABLE: usize = 64 << 20;
 
 /// A directed link.
@@ -95,6 +96,20 @@ pub(crate) struct Topo {
 type Groups = Vec<(DeviceId, Vec<(LinkId, DeviceId, DeviceId, f64)>)>;
 
 impl Topo {
+    /// The group of compact switch `sw` toward destination `dest`: (first member, members);
+    /// no members where the switch has no route.
+    #[inline]
+    pub fn group(&self, dest: usize, sw: usize) -> (usize, usize) {
+        let (start, n) = self.groups[self.table[self.entry(dest, sw)] as usize];
+        (start as usize, n as usize)
+    }
+
+    /// Where in `table` compact switch `sw`'s group toward destination `dest` is.
+    #[inline]
+    pub fn entry(&self, dest: usize, sw: usize) -> usize {
+        dest * self.switches + sw
+    }
+
     /// Ports and tables for flows `pairs` (source and destination GPUs) on `net`.
     pub fn build(
         net: &Net<'_>,
@@ -274,22 +289,6 @@ impl Topo {
             cum_weight: if unequal { cum } else { Vec::new() },
             dsf,
         })
-    }
-}
-
-impl Topo {
-    /// The group of compact switch `sw` toward destination `dest`: (first member, members);
-    /// no members where the switch has no route.
-    #[inline]
-    pub fn group(&self, dest: usize, sw: usize) -> (usize, usize) {
-        let (start, n) = self.groups[self.table[self.entry(dest, sw)] as usize];
-        (start as usize, n as usize)
-    }
-
-    /// Where in `table` compact switch `sw`'s group toward destination `dest` is.
-    #[inline]
-    pub fn entry(&self, dest: usize, sw: usize) -> usize {
-        dest * self.switches + sw
     }
 }
 
