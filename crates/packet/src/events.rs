@@ -202,6 +202,14 @@ mod tests {
         Event::Start(FlowId::new(n as u32))
     }
 
+    /// Knuth's MMIX linear congruential step: the tests' reproducible times.
+    fn lcg(x: &mut u64) -> u64 {
+        *x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *x
+    }
+
     #[test]
     fn pops_in_time_then_insertion_order() {
         use std::cmp::Reverse;
@@ -215,10 +223,7 @@ mod tests {
         let mut n = 0u64;
         for _ in 0..5000 {
             for k in 0..3u64 {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let t = now + (x >> 40) % 1000 * (k % 2);
+                let t = now + (lcg(&mut x) >> 40) % 1000 * (k % 2);
                 q.push(t, ev(n));
                 reference.push(Reverse((t, n)));
                 n += 1;
@@ -247,12 +252,7 @@ mod tests {
         let mut q = Events::new();
         let mut reference = BinaryHeap::new();
         let mut x = 99u64;
-        let mut rand = || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            x >> 33
-        };
+        let mut rand = || lcg(&mut x) >> 33;
         let mut n = 0u64;
         let mut end = 0u64;
         for _ in 0..400 {
@@ -293,10 +293,7 @@ mod tests {
         let mut due_now = 0;
         for _ in 0..4000 {
             for k in 0..2u64 {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                let t = now + (x >> 40) % 300 * (k % 2);
+                let t = now + (lcg(&mut x) >> 40) % 300 * (k % 2);
                 q.push(t, ev(n));
                 held.insert((t, n));
                 n += 1;
