@@ -93,12 +93,18 @@ pub(crate) fn run(
         let mut s = s?;
         // Only the flows this part sends start here, in the matrix's order.
         s.events = Events::new();
+        let mut sends = 0;
         for (k, fl) in tm.flows.iter().enumerate() {
             let src = topo.host_device[fl.src as usize];
-            if let (Start::AtPs(t), true) = (fl.start, map.of(src) == me) {
-                s.events.push(t, Event::Start(FlowId::from_idx(k)));
+            if map.of(src) == me {
+                sends += 1;
+                if let Start::AtPs(t) = fl.start {
+                    s.events.push(t, Event::Start(FlowId::from_idx(k)));
+                }
             }
         }
+        // The cut may make fewer parts than asked: each prefetches by its own flows.
+        s.prefetch = crate::prefetch::worth_prefetching(sends);
         if me > 0 {
             s.rng = mix(s.rng ^ mix(me as u64));
         }

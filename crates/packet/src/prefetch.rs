@@ -3,10 +3,11 @@
 //! each event's first read of an arriving packet, a port or a flow misses, and one event's
 //! misses cannot start before the previous event is done. So before each event the caches
 //! are asked for what the next few will read, in stages, each stage's address read from what
-//! the stage before fetched one event earlier:
+//! the stage before fetched two events earlier:
 //!
-//! - three events ahead: an arriving packet, a port that finished sending;
-//! - two events ahead: the arriving packet's flow, the port's next packet;
+//! - four events ahead: an arriving packet, a port that finished sending;
+//! - two events ahead: what the arriving packet's receiver reads of its flow (the flow's
+//!   routing key at a switch, the flow itself at a host), the port's next packet;
 //! - the next event: where the arriving packet will be looked up, the forwarding table's
 //!   entry at a switch or the receiver's bitmap at a host.
 //!
@@ -31,7 +32,8 @@ const THIRD: usize = 0;
 const AHEAD: usize = FIRST + 1;
 
 /// Hot state, estimated, above which the loop prefetches: twice a 1 MB L2 (the VM these
-/// figures come from has 1 MB per core and no usable L3 beyond it).
+/// figures come from has 1 MB per core, and a share of the host's L3 that moves with its
+/// neighbours' load, at times under 2 MB).
 pub(crate) const PREFETCH_FROM_BYTES: usize = 2 << 20;
 
 /// Packets in flight per flow counted in the hot-state estimate (the 1,024-host permutation
@@ -45,6 +47,10 @@ const PORTS_PER_FLOW: usize = 6;
 /// packets in flight and the ports on their paths above [`PREFETCH_FROM_BYTES`]. (Not every
 /// port of the fabric: a 2,048-GPU job on `llama3-24k` holds 8,192 ports, but its 295 flows
 /// cross few of them, and prefetching made it 14% slower.)
+///
+/// A chained phase (`phases.rs`: a phase's repeats one after the other, each node's next on
+/// what it received) counts every repeat's flows though about one repeat's are in flight:
+/// an over-estimate of up to the chain's length, which errs toward prefetching.
 pub(crate) fn worth_prefetching(flows: usize) -> bool {
     let per_flow = std::mem::size_of::<crate::flow::Flow>()
         + PACKETS_PER_FLOW * std::mem::size_of::<crate::packet::Packet>()
@@ -61,7 +67,12 @@ impl Sim<'_> {
                 (THIRD, Event::Arrive(i)) => self.prefetch_lookup(i),
                 (SECOND, Event::Arrive(i)) => {
                     let pk = &self.packets[i];
-                    prefetch_index(&self.flows, pk.flow.idx());
+                    let v = self.topo.port_to[pk.port.idx()];
+                    if self.topo.host_of_device[v.idx()].is_some() {
+                        prefetch_index(&self.flows, pk.flow.idx());
+                    } else {
+                        prefetch_index(&self.keys, pk.flow.idx());
+                    }
                 }
                 (SECOND, Event::TxDone(p)) => {
                     let st = &self.ports[p.idx()];
@@ -76,26 +87,26 @@ impl Sim<'_> {
         }
     }
 
-    /// Packet `i` arrives next (it and its flow were prefetched in the events before): where
-    /// it will be looked up.
+    /// Packet `i` arrives next (it and what its receiver reads of its flow were prefetched
+    /// in the events before): where it will be looked up. A host or a switch as
+    /// [`Sim::arrive`] tells them; a switch with no table column (the destination's rack, an
+    /// interface node of its DSF zone) looks nothing up.
     #[inline]
     fn prefetch_lookup(&self, i: PacketId) {
         let pk = &self.packets[i];
         let t = self.topo;
         let v = t.port_to[pk.port.idx()];
-        match t.switch_index[v.idx()] {
-            Some(sw) => {
-                let f = &self.keys[pk.flow.idx()];
-                let to = if pk.kind.backward() { f.src } else { f.dst };
-                if let Some(dest) = t.host_dest[to.idx()] {
-                    prefetch_index(&t.table, t.entry(dest.idx(), sw.idx()));
-                }
-            }
-            None if pk.kind == Kind::Data => {
+        if t.host_of_device[v.idx()].is_some() {
+            if pk.kind == Kind::Data {
                 let f = &self.flows[pk.flow.idx()];
                 prefetch_index(&f.got, pk.seq as usize / 64);
             }
-            None => {}
+        } else if let Some(sw) = t.switch_index[v.idx()] {
+            let f = &self.keys[pk.flow.idx()];
+            let to = if pk.kind.backward() { f.src } else { f.dst };
+            if let Some(dest) = t.host_dest[to.idx()] {
+                prefetch_index(&t.table, t.entry(dest.idx(), sw.idx()));
+            }
         }
     }
 }

@@ -311,10 +311,8 @@ pub(crate) fn build<'a>(
         ack_delay_ps: cfg.rto_ps / 4 * 3,
         part: None,
         packets_acked: 0,
-        // Each part works on its share of the flows.
-        prefetch: crate::prefetch::worth_prefetching(
-            tm.flows.len() / cfg.partitions.max(1) as usize,
-        ),
+        // One engine for every flow (`partition.rs` sets each part's by the flows it sends).
+        prefetch: crate::prefetch::worth_prefetching(tm.flows.len()),
     };
     if let Some(pfc) = cfg.pfc {
         sim.init_headroom(net, &pfc);
