@@ -37,6 +37,9 @@ pub(crate) struct Events {
     head: usize,
     /// Bit `i - 1` set: bucket `i` (1 to 64) may hold events (clear: it holds none).
     occupied: u64,
+    /// The earliest time in each bucket from 1 on (`u64::MAX` while it is empty), kept as
+    /// events come in so that a redistribution reads its bucket once, not twice.
+    mins: [u64; 65],
 }
 
 fn bucket(last: u64, key: u64) -> usize {
@@ -55,6 +58,7 @@ impl Events {
             len: 0,
             head: 0,
             occupied: 0,
+            mins: [u64::MAX; 65],
         }
     }
 
@@ -73,6 +77,7 @@ impl Events {
         self.buckets[b].push(Entry { time_ps, what });
         if b > 0 {
             self.occupied |= 1 << (b - 1);
+            self.mins[b] = self.mins[b].min(time_ps);
         }
     }
 
@@ -136,7 +141,7 @@ impl Events {
             return Some(self.last);
         }
         let i = self.first_occupied()?;
-        self.buckets[i].iter().map(|e| e.time_ps).min()
+        Some(self.mins[i])
     }
 
     /// The earliest event if it is before `end` (a partition's window, `partition.rs`).
@@ -144,30 +149,31 @@ impl Events {
     pub fn pop_before(&mut self, end: u64) -> Option<Entry> {
         if self.head >= self.buckets[0].len() {
             let i = self.first_occupied()?;
-            let min = self.buckets[i].iter().map(|e| e.time_ps).min()?;
-            if min >= end {
+            if self.mins[i] >= end {
                 return None;
             }
-            self.redistribute(i, min);
+            self.redistribute(i);
         } else if self.last >= end {
             return None;
         }
         self.pop()
     }
 
-    /// Bucket 0 being empty and `i` the first bucket holding any event, the earliest of
-    /// which is at `min`: move its events to the buckets around `min`.
-    fn redistribute(&mut self, i: usize, min: u64) {
+    /// Bucket 0 being empty and `i` the first bucket holding any event: move its events to
+    /// the buckets around the earliest of them.
+    fn redistribute(&mut self, i: usize) {
         self.buckets[0].clear();
         self.head = 0;
         let mut moved = std::mem::take(&mut self.buckets[i]);
         self.occupied &= !(1 << (i - 1));
+        let min = std::mem::replace(&mut self.mins[i], u64::MAX);
         self.last = min;
         for e in moved.drain(..) {
             let b = bucket(min, e.time_ps);
             self.buckets[b].push(e);
             if b > 0 {
                 self.occupied |= 1 << (b - 1);
+                self.mins[b] = self.mins[b].min(e.time_ps);
             }
         }
         self.buckets[i] = moved;
@@ -183,8 +189,7 @@ impl Events {
             self.head = 0;
             // Redistribute the first non-empty bucket around its minimum.
             let i = self.first_occupied()?;
-            let min = self.buckets[i].iter().map(|e| e.time_ps).min()?;
-            self.redistribute(i, min);
+            self.redistribute(i);
         }
         let e = self.buckets[0][self.head];
         self.head += 1;
@@ -281,7 +286,7 @@ mod tests {
     }
 
     /// `soon` looks at held events only, the next one first whenever it is due at the
-    /// current time; the occupancy bits follow the buckets.
+    /// current time; the occupancy bits and the earliest times follow the buckets.
     #[test]
     fn soon_shows_held_events_the_next_first_when_due_now() {
         use std::collections::BTreeSet;
@@ -314,6 +319,8 @@ mod tests {
             }
             for i in 1..65 {
                 assert_eq!(q.occupied >> (i - 1) & 1 == 1, !q.buckets[i].is_empty());
+                let min = q.buckets[i].iter().map(|e| e.time_ps).min();
+                assert_eq!(q.mins[i], min.unwrap_or(u64::MAX), "bucket {i}'s earliest");
             }
         }
         assert!(due_now > 100, "{due_now} steps with the next event due now");
