@@ -79,7 +79,7 @@ impl Sim<'_> {
                     ingress[pk.port.idx()] += u64::from(pk.bytes);
                 }
             }
-            for (p, st) in self.ports.iter().enumerate() {
+            for (p, st) in self.pfc_ports.iter().enumerate() {
                 assert_eq!(st.ingress, ingress[p], "port {p}: PFC ingress count");
             }
         }

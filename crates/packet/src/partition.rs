@@ -36,6 +36,7 @@ use crate::event::Event;
 use crate::events::Events;
 use crate::ids::FlowId;
 use crate::packet::Packet;
+use crate::pfc::PortPfc;
 use crate::port::PortState;
 use crate::sim::{Progress, Sim};
 use crate::topo::Topo;
@@ -499,16 +500,23 @@ pub(crate) fn merge<'a>(mut parts: Vec<Sim<'a>>) -> Sim<'a> {
         .iter()
         .enumerate()
         .map(|(p, port)| {
+            let up = map.of(port.from);
+            std::mem::replace(&mut parts[up].ports[p], PortState::new(*port))
+        })
+        .collect();
+    // PFC: the pauses as the sender's part saw them, the ingress as the receiver's did.
+    let pfc_ports: Vec<PortPfc> = (0..parts[0].pfc_ports.len())
+        .map(|p| {
+            let port = &topo.ports[p];
             let (up, down) = (map.of(port.from), map.of(port.to));
-            let mut st = std::mem::take(&mut parts[up].ports[p]);
-            if down != up {
-                let d = &parts[down].ports[p];
-                st.ingress = d.ingress;
-                st.pause_sent = d.pause_sent;
-                st.headroom = d.headroom;
-                st.ingress_peak = d.ingress_peak;
+            let d = parts[down].pfc_ports[p];
+            PortPfc {
+                ingress: d.ingress,
+                pause_sent: d.pause_sent,
+                headroom: d.headroom,
+                ingress_peak: d.ingress_peak,
+                ..parts[up].pfc_ports[p]
             }
-            st
         })
         .collect();
     for k in 0..parts[0].flows.len() {
@@ -521,6 +529,7 @@ pub(crate) fn merge<'a>(mut parts: Vec<Sim<'a>>) -> Sim<'a> {
     let mut rest: Vec<Sim<'a>> = parts.drain(1..).collect();
     let mut base = parts.pop().expect("part 0");
     base.ports = ports;
+    base.pfc_ports = pfc_ports;
     for s in &mut rest {
         base.fabric.absorb(std::mem::take(&mut s.fabric));
     }

@@ -33,6 +33,24 @@ impl Default for PfcStats {
     }
 }
 
+/// One directed port's PFC state, kept apart from [`crate::port::PortState`] (every port
+/// with PFC on, none without).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct PortPfc {
+    // As the upstream side of the link: since when it is paused, for how long in all, and
+    // how many PAUSE frames came.
+    pub paused_since_ps: u64,
+    pub paused_ps: u64,
+    pub pauses_received: u64,
+    // As the downstream switch's ingress accounting of what came in over this link: data
+    // bytes still queued there, whether it sent a PAUSE not yet followed by a RESUME, the
+    // headroom above XOFF, and the largest count.
+    pub ingress: u64,
+    pub pause_sent: bool,
+    pub headroom: u64,
+    pub ingress_peak: u64,
+}
+
 impl PfcStats {
     /// Add the frames and drops of another part of a partitioned run (every part computes
     /// the same headroom figures, kept as they are).
@@ -54,7 +72,8 @@ impl Sim<'_> {
         } else {
             Vec::new()
         };
-        for (st, port) in self.ports.iter_mut().zip(&topo.ports) {
+        self.pfc_ports = vec![PortPfc::default(); topo.ports.len()];
+        for (st, port) in self.pfc_ports.iter_mut().zip(&topo.ports) {
             // What a PAUSE on this link needs; the headroom given is this unless fixed.
             let physical =
                 pfc_headroom_bytes(port.rate_bps, port.delay_ps, pfc.response_ps, cfg.mtu_bytes);
@@ -88,7 +107,7 @@ impl Sim<'_> {
     pub(crate) fn admit(&mut self, p: PortId, i: PacketId) -> bool {
         let Some(pfc) = self.cfg.pfc else { return true };
         let bytes = u64::from(self.packets[i].bytes);
-        let st = &mut self.ports[p.idx()];
+        let st = &mut self.pfc_ports[p.idx()];
         let admitted = st.ingress + bytes <= pfc.xoff_bytes + st.headroom;
         if admitted {
             st.ingress += bytes;
@@ -119,7 +138,7 @@ impl Sim<'_> {
     pub(crate) fn release_ingress(&mut self, i: PacketId) {
         let Some(pfc) = self.cfg.pfc else { return };
         let p = self.packets[i].port;
-        let st = &mut self.ports[p.idx()];
+        let st = &mut self.pfc_ports[p.idx()];
         st.ingress -= u64::from(self.packets[i].bytes);
         if st.pause_sent && st.ingress <= pfc.xon_bytes {
             st.pause_sent = false;
@@ -136,13 +155,15 @@ impl Sim<'_> {
             return;
         }
         st.paused = on;
+        let busy = st.busy;
+        let pfc = &mut self.pfc_ports[p.idx()];
         if on {
-            st.pauses_received += 1;
-            st.paused_since_ps = self.now;
+            pfc.pauses_received += 1;
+            pfc.paused_since_ps = self.now;
             return;
         }
-        st.paused_ps += self.now - st.paused_since_ps;
-        if !st.busy {
+        pfc.paused_ps += self.now - pfc.paused_since_ps;
+        if !busy {
             match self.topo.port_host[p.idx()] {
                 None => self.dequeue(p),
                 Some(host) => self.try_send(host),

@@ -402,7 +402,7 @@ impl Sim<'_> {
     fn pfc_result(&self, net: &Net<'_>, end: u64, pfc: &Pfc) -> PfcResult {
         let mut tiers: Vec<TierPauses> = Vec::new();
         let (mut xon_short, mut round_trip_max) = (0u64, 0u64);
-        for (p, st) in self.ports.iter().enumerate() {
+        for (p, st) in self.pfc_ports.iter().enumerate() {
             if st.pauses_received == 0 {
                 continue;
             }
@@ -413,7 +413,7 @@ impl Sim<'_> {
                 round_trip_max = round_trip_max.max(round_trip);
             }
             let paused = st.paused_ps
-                + if st.paused {
+                + if self.ports[p].paused {
                     end - st.paused_since_ps
                 } else {
                     0
@@ -444,7 +444,7 @@ impl Sim<'_> {
             resumes: self.pfc.resumes,
             headroom_drops: self.pfc.drops,
             peak_ingress_bytes: self
-                .ports
+                .pfc_ports
                 .iter()
                 .map(|st| st.ingress_peak)
                 .max()

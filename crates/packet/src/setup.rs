@@ -14,6 +14,7 @@ use crate::forward::{Forward, WINDOW_RTTS};
 use crate::host::Host;
 use crate::ids::{FlowId, HostId};
 use crate::packet::Packets;
+use crate::port::PortState;
 use crate::sim::{Sim, MAX_PACKETS};
 use crate::topo::Topo;
 use crate::trigger::Triggers;
@@ -280,7 +281,12 @@ pub(crate) fn build<'a>(
         now: 0,
         events: Events::new(),
         packets: Packets::default(),
-        ports: (0..topo.ports.len()).map(|_| Default::default()).collect(),
+        ports: topo
+            .ports
+            .iter()
+            .map(|&port| PortState::new(port))
+            .collect(),
+        pfc_ports: Vec::new(),
         keys: flows.iter().map(FlowKey::from).collect(),
         flows,
         hosts: vec![Host::default(); n_hosts],

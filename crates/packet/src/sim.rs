@@ -12,7 +12,7 @@ use crate::host::Host;
 use crate::ledger::Ledger;
 use crate::packet::Packets;
 use crate::partition::PartLink;
-use crate::pfc::PfcStats;
+use crate::pfc::{PfcStats, PortPfc};
 use crate::port::PortState;
 use crate::topo::Topo;
 use crate::trigger::Triggers;
@@ -36,6 +36,8 @@ pub(crate) struct Sim<'a> {
     pub events: Events,
     pub packets: Packets,
     pub ports: Vec<PortState>,
+    /// Each port's PFC state (empty without PFC).
+    pub pfc_ports: Vec<PortPfc>,
     pub flows: Vec<Flow>,
     /// Each flow's id and ends again, dense, for routing (`switch.rs`).
     pub keys: Vec<FlowKey>,
