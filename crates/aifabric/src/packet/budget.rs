@@ -26,6 +26,13 @@
 //! | 4,096, 1M                 | 114 x 204,800 | 253          | 476 MB    | 1.1 KB/packet     |
 //! | 8,192, 1M                 | 228 x 204,800 | 253          | 1,362 MB  | 1.8 KB/packet     |
 //!
+//! Measured again on 2026-11-29, after the forwarding tables came to share their groups of
+//! next hops (and with the port state at 128 B), less the 259 MB of the 2-GPU run and the
+//! hosts' and flows' figures below: 4,096 GPUs 109 MB over base, 3.5 B/(rack,link); 16,384
+//! GPUs 437 MB, 3.3 B; 32,768 GPUs (3 zones) 3,345 MB, 7.6 B. [`TABLE_BYTES`] = 9 leaves
+//! that run 12% of margin: its peak 3.61 GB against an estimate of 4.03 GB with what was held
+//! (4.43 GB at the 10 before; at 8 it would be within 0.2% of the peak).
+//!
 //! (Per flow: the 65,536-flow run less the 4,096-flow one, two packets each; per packet:
 //! the run less its tables and flows, over `min(packets, WINDOW_PACKETS)` per flow, the two
 //! packets [`FLOW_BYTES`] covers not counted again.) Many small flows cost less than this:
@@ -52,7 +59,7 @@ use aifabric_workload::traffic::{TmFlow, TrafficMatrix};
 
 /// Engine memory per (destination rack, switch-to-switch link its paths can take), bytes:
 /// the next hops toward each rack (the tables and the routes they are built from).
-pub const TABLE_BYTES: u64 = 10;
+pub const TABLE_BYTES: u64 = 9;
 /// Engine memory per host of the matrix, bytes (its NIC ports and their state; a bound,
 /// within the per-rack figures measured).
 pub const HOST_BYTES: u64 = 4 << 10;
