@@ -29,8 +29,10 @@ impl Kind {
     }
 }
 
-/// One packet.
+/// One packet: one cache line (64-byte aligned), so that the line prefetched ahead of its
+/// arrival holds all of it (at 56 bytes unaligned, six packets in eight straddled two).
 #[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 pub(crate) struct Packet {
     pub flow: FlowId,
     pub seq: u32,
