@@ -37,31 +37,48 @@ impl From<&Flow> for FlowKey {
     }
 }
 
+/// One flow's state at both ends.
+///
+/// Laid out by use (`repr(C)`, 64-byte aligned, 512 bytes): the first line holds what both
+/// ends read on every packet (the line prefetched ahead of an arrival), the second the
+/// receiver's, then the sender's congestion control and per-packet lists, and last what is
+/// read once per flow. Rust's own order had the receiver's fields over four lines.
+#[repr(C, align(64))]
 pub(crate) struct Flow {
-    pub id: u64,
+    // Both ends, every packet.
     pub src: HostId,
     pub dst: HostId,
-    pub bytes: u64,
     /// Packets simulated: its packets less those fast-forwarding skipped.
     pub packets: u32,
-    /// Packets fast-forwarding counted as delivered without simulating them (the hybrid
-    /// engine: `forward.rs`).
-    pub skipped: u32,
-    pub start_ps: u64,
+    pub next_new: u32,
+    pub acked: u32,
+    /// Admission: packets the sender may send for the first time (cleared by CTS), chunks
+    /// the receiver granted and saw complete.
+    pub cleared: u32,
+    pub in_flight_bytes: u64,
+    pub bytes: u64,
+    /// Retransmission timeout: the configured one, or twice the path's base round trip
+    /// where that is longer (a timer shorter than the round trip fires on every packet).
+    pub rto_ps: u64,
+    pub rng: u64,
     pub started: bool,
     pub done: bool,
-    pub finish_ps: u64,
-    pub done_trigger: Option<u32>,
+    pub rto_armed: bool,
+    /// A delayed-ACK event is scheduled.
+    pub ack_timer: bool,
+    // Receiver.
+    pub got: Vec<u64>,
+    pub pending: Vec<u32>,
+    pub pending_bytes: u64,
+    pub received: u32,
+    pub pending_ecn: u32,
     /// Fired when the receiver holds every byte.
     pub recv_trigger: Option<u32>,
-    // Sender.
-    pub next_new: u32,
-    pub state: Vec<Sent>,
-    pub acked: u32,
-    pub retx: VecDeque<u32>,
-    pub in_flight_bytes: u64,
-    /// Its congestion control, both ends.
+    /// Its congestion control, both ends (the receiver's part only on a mark).
     pub cc: FlowCc,
+    // Sender.
+    pub state: Vec<Sent>,
+    pub retx: VecDeque<u32>,
     /// When each packet was last sent, picoseconds.
     pub sent_ps: Vec<u64>,
     /// The entropy value each packet was last sent with (`spray`: its ACK recycles it).
@@ -69,11 +86,6 @@ pub(crate) struct Flow {
     /// (send time, packet) in send order; entries whose packet was acknowledged, declared
     /// lost or sent again since are skipped when read.
     pub sends: VecDeque<(u64, u32)>,
-    pub rto_armed: bool,
-    /// Retransmission timeout: the configured one, or twice the path's base round trip
-    /// where that is longer (a timer shorter than the round trip fires on every packet).
-    pub rto_ps: u64,
-    pub rng: u64,
     /// Entropy values that came back unmarked, to reuse first (REPS).
     pub good: VecDeque<u32>,
     /// Penalties of entropy values that came back marked or trimmed (sprayed flows of at
@@ -81,17 +93,14 @@ pub(crate) struct Flow {
     pub penalty: Vec<u8>,
     pub ev_next: u32,
     pub ev_offset: u32,
-    // Receiver.
-    pub got: Vec<u64>,
-    pub received: u32,
-    pub pending: Vec<u32>,
-    pub pending_bytes: u64,
-    pub pending_ecn: u32,
-    /// A delayed-ACK event is scheduled.
-    pub ack_timer: bool,
-    /// Admission: packets the sender may send for the first time (cleared by CTS), chunks
-    /// the receiver granted and saw complete.
-    pub cleared: u32,
+    // Once per flow.
+    pub id: u64,
+    pub start_ps: u64,
+    pub finish_ps: u64,
+    pub done_trigger: Option<u32>,
+    /// Packets fast-forwarding counted as delivered without simulating them (the hybrid
+    /// engine: `forward.rs`).
+    pub skipped: u32,
     pub chunks_granted: u32,
     pub chunks_done: u32,
 }
