@@ -69,7 +69,17 @@ impl Sim<'_> {
                     let pk = &self.packets[i];
                     let v = self.topo.port_to[pk.port.idx()];
                     if self.topo.host_of_device[v.idx()].is_some() {
-                        prefetch_index(&self.flows, pk.flow.idx());
+                        // The flow's first line (both ends), and the receiver's line or
+                        // the sender's congestion control and lists (`Flow`'s layout):
+                        // addresses only, nothing of the flow is read here.
+                        let f = &self.flows[pk.flow.idx()];
+                        prefetch_index(std::slice::from_ref(f), 0);
+                        if pk.kind == Kind::Data {
+                            prefetch_index(std::slice::from_ref(&f.got), 0);
+                        } else {
+                            prefetch_index(std::slice::from_ref(&f.cc), 0);
+                            prefetch_index(std::slice::from_ref(&f.state), 0);
+                        }
                     } else {
                         prefetch_index(&self.keys, pk.flow.idx());
                     }
@@ -97,9 +107,13 @@ impl Sim<'_> {
         let t = self.topo;
         let v = t.port_to[pk.port.idx()];
         if t.host_of_device[v.idx()].is_some() {
+            let f = &self.flows[pk.flow.idx()];
             if pk.kind == Kind::Data {
-                let f = &self.flows[pk.flow.idx()];
                 prefetch_index(&f.got, pk.seq as usize / 64);
+            } else if pk.kind == Kind::Ack {
+                // What the ACK covers, where the sender stands with it, and its NIC.
+                prefetch_index(&f.state, pk.seq as usize);
+                prefetch_index(&self.ports, t.host_up[f.src.idx()].idx());
             }
         } else if let Some(sw) = t.switch_index[v.idx()] {
             let f = &self.keys[pk.flow.idx()];
