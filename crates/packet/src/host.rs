@@ -11,13 +11,16 @@ use crate::ids::{FlowId, HostId, PacketId};
 use crate::packet::{Kind, Packet};
 use crate::sim::{next_rand, Sim};
 use crate::PacketLb;
+use smallvec::SmallVec;
 use std::collections::VecDeque;
 
-/// One host's sending side.
+/// One host's sending side (a cache line of its own).
 #[derive(Clone, Default)]
+#[repr(align(64))]
 pub(crate) struct Host {
-    /// Its active flows (round robin) and where the robin is.
-    pub active: Vec<FlowId>,
+    /// Its active flows (round robin) and where the robin is: up to four inline, so that
+    /// the host's line holds the flow it sends next.
+    pub active: SmallVec<[FlowId; 4]>,
     pub robin: usize,
     /// When a PACE event is due (paced laws).
     pub pace_at: u64,

@@ -7,9 +7,11 @@
 //!
 //! - four events ahead: an arriving packet, a port that finished sending;
 //! - two events ahead: what the arriving packet's receiver reads of its flow (the flow's
-//!   routing key at a switch, the flow itself at a host), the port's next packet;
-//! - the next event: where the arriving packet will be looked up, the forwarding table's
-//!   entry at a switch or the receiver's bitmap at a host.
+//!   routing key at a switch; at a host the flow's lines its receiver reads for data, its
+//!   sender's for an ACK), the port's next packet, or (a NIC with nothing queued) its host;
+//! - the next event: where the arriving packet will be looked up (the forwarding table's
+//!   entry at a switch, the receiver's bitmap at a host; for an ACK the sender's state of
+//!   the packet and its NIC), and the lines of the flow a NIC sends from next.
 //!
 //! It only reads, and a prefetch changes no value: a run is the same bytes without it. Its
 //! guesses may be wrong (an event scheduled meanwhile may come first), which costs only the
@@ -18,7 +20,7 @@
 //! it is on only above [`PREFETCH_FROM_BYTES`] ([`worth_prefetching`]).
 
 use crate::event::Event;
-use crate::ids::PacketId;
+use crate::ids::{FlowId, PacketId};
 use crate::packet::Kind;
 use crate::sim::Sim;
 use prefetch_index::prefetch_index;
@@ -69,16 +71,13 @@ impl Sim<'_> {
                     let pk = &self.packets[i];
                     let v = self.topo.port_to[pk.port.idx()];
                     if self.topo.host_of_device[v.idx()].is_some() {
-                        // The flow's first line (both ends), and the receiver's line or
-                        // the sender's congestion control and lists (`Flow`'s layout):
-                        // addresses only, nothing of the flow is read here.
-                        let f = &self.flows[pk.flow.idx()];
-                        prefetch_index(std::slice::from_ref(f), 0);
                         if pk.kind == Kind::Data {
+                            // The flow's first line (both ends) and the receiver's.
+                            let f = &self.flows[pk.flow.idx()];
+                            prefetch_index(std::slice::from_ref(f), 0);
                             prefetch_index(std::slice::from_ref(&f.got), 0);
                         } else {
-                            prefetch_index(std::slice::from_ref(&f.cc), 0);
-                            prefetch_index(std::slice::from_ref(&f.state), 0);
+                            self.prefetch_sender(pk.flow);
                         }
                     } else {
                         prefetch_index(&self.keys, pk.flow.idx());
@@ -88,6 +87,18 @@ impl Sim<'_> {
                     let st = &self.ports[p.idx()];
                     if let Some(h) = st.hi.head.or(st.lo.head) {
                         prefetch_index(&self.packets.slots, h.idx());
+                    } else if let Some(h) = self.topo.port_host[p.idx()] {
+                        // A NIC with nothing queued sends from its flows next.
+                        prefetch_index(&self.hosts, h.idx());
+                    }
+                }
+                (THIRD, Event::TxDone(p)) => {
+                    let st = &self.ports[p.idx()];
+                    if let (None, Some(h)) = (st.hi.head, self.topo.port_host[p.idx()]) {
+                        let host = &self.hosts[h.idx()];
+                        if let Some(&fi) = host.active.get(host.robin % host.active.len().max(1)) {
+                            self.prefetch_sender(fi);
+                        }
                     }
                 }
                 (FIRST, Event::Arrive(i)) => prefetch_index(&self.packets.slots, i.idx()),
@@ -95,6 +106,16 @@ impl Sim<'_> {
                 _ => {}
             }
         }
+    }
+
+    /// The lines of flow `fi` its sender reads (`Flow`'s layout): the first, its congestion
+    /// control and its lists. Addresses only: nothing of the flow is read here.
+    #[inline]
+    fn prefetch_sender(&self, fi: FlowId) {
+        let f = &self.flows[fi.idx()];
+        prefetch_index(std::slice::from_ref(f), 0);
+        prefetch_index(std::slice::from_ref(&f.cc), 0);
+        prefetch_index(std::slice::from_ref(&f.state), 0);
     }
 
     /// Packet `i` arrives next (it and what its receiver reads of its flow were prefetched
