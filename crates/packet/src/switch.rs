@@ -29,7 +29,7 @@ impl Sim<'_> {
     }
 
     /// The egress port of switch `v` for packet `i`.
-    pub(crate) fn route(&mut self, v: DeviceId, i: PacketId) -> PortId {
+    pub(crate) fn route(&self, v: DeviceId, i: PacketId) -> PortId {
         let pk = self.packets[i];
         let f = self.keys[pk.flow.idx()];
         // Control packets travel from the flow's receiver back to its sender.
