@@ -75,16 +75,30 @@ pub(crate) struct Fabric {
     voq_of: FxHashMap<(DeviceId, PortId, bool), VoqId>,
     sched_of: Vec<Option<SchedId>>,
     scheds: Vec<Sched>,
-    rr: Vec<u32>,
+    /// The cell-forwarding table (`DsfTopo::table`) copied with each entry's round-robin
+    /// position beside it: a cell's hop reads and writes one place.
+    hops: Vec<CellHop>,
     pub stats: DsfStats,
 }
 
+/// One entry of the cell-forwarding table: its next hops (`members[start..start + n]`) and
+/// the next one a cell takes.
+#[derive(Clone, Copy, Debug, Default)]
+struct CellHop {
+    start: u32,
+    n: u32,
+    rr: u32,
+}
+
 impl Fabric {
-    /// For `ports` ports and a cell-forwarding table of `entries`.
-    pub fn new(ports: usize, entries: usize) -> Fabric {
+    /// For `ports` ports and the cell-forwarding table `table` (`DsfTopo::table`).
+    pub fn new(ports: usize, table: &[(u32, u32)]) -> Fabric {
         Fabric {
             sched_of: vec![None; ports],
-            rr: vec![0; entries],
+            hops: table
+                .iter()
+                .map(|&(start, n)| CellHop { start, n, rr: 0 })
+                .collect(),
             ..Fabric::default()
         }
     }
@@ -305,13 +319,13 @@ impl Sim<'_> {
         let d = t.dsf.as_ref().expect("a DSF run");
         let fab = &mut self.fabric;
         let entry = d.entry(fab.cells[c.idx()].row, x);
-        let (start, n) = d.table[entry];
-        let r = &mut fab.rr[entry];
-        let p = d.members[(start + *r % n) as usize];
-        *r = (*r + 1) % n;
-        let port = t.ports[p.idx()];
+        let hop = &mut fab.hops[entry];
+        let p = d.members[(hop.start + hop.rr % hop.n) as usize];
+        hop.rr = (hop.rr + 1) % hop.n;
         let bytes = fab.cells[c.idx()].bytes;
         let st = &mut self.ports[p.idx()];
+        // The port's copy of its static side, on the line with its clock.
+        let port = st.wire;
         let start = st.free_ps.max(self.now);
         let wait = start - self.now;
         if wait > 0 {
@@ -322,8 +336,8 @@ impl Sim<'_> {
         }
         let end = start + port.serialize_ps(bytes);
         st.free_ps = end;
+        debug_assert!(bytes > 0, "a cell of no bytes");
         st.sent += u64::from(bytes);
-        st.used = true;
         fab.cells[c.idx()].port = Some(p);
         self.events.push(end + port.delay_ps, Event::Cell(c));
     }

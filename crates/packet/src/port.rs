@@ -26,8 +26,7 @@ pub(crate) struct PortState {
     pub busy: bool,
     /// PFC, as the upstream side of the link: no data leaves.
     pub paused: bool,
-    pub used: bool,
-    /// Bytes sent.
+    /// Bytes sent (every packet and cell has some: a port was used if this is not 0).
     pub sent: u64,
     pub peak: u64,
     /// DSF fabric port: when its last cell is serialized (cells are FIFO at the link's rate).
@@ -50,7 +49,6 @@ impl PortState {
             lo: Fifo::default(),
             busy: false,
             paused: false,
-            used: false,
             sent: 0,
             peak: 0,
             free_ps: 0,
@@ -75,7 +73,7 @@ impl Sim<'_> {
         let port = st.wire;
         let ser = port.serialize_ps(bytes);
         st.busy = true;
-        st.used = true;
+        debug_assert!(bytes > 0, "a packet of no bytes");
         st.sent += u64::from(bytes);
         self.events.push(self.now + ser, Event::TxDone(p));
         let at = self.now + ser + port.delay_ps;

@@ -322,7 +322,7 @@ impl Sim<'_> {
         let mut tiers: Vec<(String, u64, u64, u128)> = Vec::new();
         let mut index: FxHashMap<String, usize> = FxHashMap::default();
         for (p, st) in self.ports.iter().enumerate() {
-            if !st.used {
+            if st.sent == 0 {
                 continue;
             }
             let name = net.resource_tier(self.topo.ports[p].resource);

@@ -306,7 +306,7 @@ pub(crate) fn build<'a>(
         },
         pfc: Default::default(),
         fabric: match &topo.dsf {
-            Some(d) => Fabric::new(topo.ports.len(), d.table.len()),
+            Some(d) => Fabric::new(topo.ports.len(), &d.table),
             None => Fabric::default(),
         },
         done_flows: 0,
