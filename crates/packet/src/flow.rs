@@ -41,8 +41,9 @@ impl From<&Flow> for FlowKey {
 ///
 /// Laid out by use (`repr(C)`, 64-byte aligned, 512 bytes): the first line holds what both
 /// ends read on every packet (the line prefetched ahead of an arrival), the second the
-/// receiver's, then the sender's congestion control and per-packet lists, and last what is
-/// read once per flow. Rust's own order had the receiver's fields over four lines.
+/// receiver's (its trigger, read once, opens the third), then the sender's congestion
+/// control and per-packet lists, and last what is read once per flow. Rust's own order had
+/// the receiver's fields over four lines.
 #[repr(C, align(64))]
 pub(crate) struct Flow {
     // Both ends, every packet.

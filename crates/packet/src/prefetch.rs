@@ -7,8 +7,8 @@
 //!
 //! - five events ahead: an arriving packet, a port that finished sending;
 //! - three events ahead: what the arriving packet's receiver reads of its flow (the flow's
-//!   routing key at a switch; at a host the flow's lines its receiver reads for data, its
-//!   sender's for an ACK), the port's next packet, or (a NIC with nothing queued) its host;
+//!   routing key at a switch; at a host the flow's lines its receiver reads for data or a
+//!   trimmed header, its sender's for the rest), the port's next packet, or (a NIC with nothing queued) its host;
 //! - one event ahead: where the arriving packet will be looked up (the forwarding table's
 //!   entry at a switch, the receiver's bitmap at a host; for an ACK the sender's state of
 //!   the packet and its NIC), and the lines of the flow a NIC sends from next;
@@ -28,9 +28,9 @@ use crate::sim::Sim;
 use prefetch_index::prefetch_index;
 
 /// How many events ahead each stage acts (0: the next event). A miss here takes about as
-/// long as one or two events, so the stages are two events apart, the last one (measured:
-/// 5/3/1/0 ran the 8,192-host permutation at 8 parts 6-14% faster than 4/2/0 without the
-/// egress port; 6/4/2/0 was slower on 1,024 hosts, the guesses that far ahead worse).
+/// long as one or two events, so the stages are two events apart, the last two one apart
+/// (measured: 5/3/1/0 ran the 8,192-host permutation at 8 parts 6-14% faster than 4/2/0
+/// without the egress port; 6/4/2/0 was slower on 1,024 hosts, its guesses worse).
 const FIRST: usize = 5;
 const SECOND: usize = 3;
 const THIRD: usize = 1;
@@ -77,7 +77,7 @@ impl Sim<'_> {
                     let pk = &self.packets[i];
                     let v = self.topo.port_to[pk.port.idx()];
                     if self.topo.host_of_device[v.idx()].is_some() {
-                        if pk.kind == Kind::Data {
+                        if matches!(pk.kind, Kind::Data | Kind::Header) {
                             // The flow's first line (both ends) and the receiver's.
                             let f = &self.flows[pk.flow.idx()];
                             prefetch_index(std::slice::from_ref(f), 0);
@@ -114,7 +114,7 @@ impl Sim<'_> {
         }
     }
 
-    /// Packet `i` arrives next at a switch (its table entry was prefetched two events
+    /// Packet `i` arrives next at a switch (its table entry was prefetched one event
     /// before): the port it will be queued on, where the choice is the table's and a hash
     /// (not the queues', `adaptive`).
     #[inline]
@@ -133,8 +133,9 @@ impl Sim<'_> {
         }
     }
 
-    /// The lines of flow `fi` its sender reads (`Flow`'s layout): the first, its congestion
-    /// control and its lists. Addresses only: nothing of the flow is read here.
+    /// Lines of flow `fi` its sender reads (`Flow`'s layout): the first, its congestion
+    /// control, and the line its lists start on (`state`'s header). Addresses only: nothing
+    /// of the flow is read here.
     #[inline]
     fn prefetch_sender(&self, fi: FlowId) {
         let f = &self.flows[fi.idx()];
@@ -143,8 +144,8 @@ impl Sim<'_> {
         prefetch_index(std::slice::from_ref(&f.state), 0);
     }
 
-    /// Packet `i` arrives next (it and what its receiver reads of its flow were prefetched
-    /// in the events before): where it will be looked up. A host or a switch as
+    /// Packet `i` arrives after the next event (it and what its receiver reads of its flow
+    /// were prefetched in the events before): where it will be looked up. A host or a switch as
     /// [`Sim::arrive`] tells them; a switch with no table column (the destination's rack, an
     /// interface node of its DSF zone) looks nothing up.
     #[inline]

@@ -33,6 +33,13 @@ pub(crate) fn prepare(
     gpus: &[DeviceId],
     cfg: &Config,
 ) -> Result<(Topo, Config), PacketError> {
+    if cfg.header_bytes == 0 {
+        // Control packets and trimmed headers are this size: every packet has bytes (a
+        // port that sent none was not used).
+        return Err(PacketError::Invalid(
+            "header_bytes 0: a packet's header must have bytes (the presets use 64)".into(),
+        ));
+    }
     if cfg.mtu_bytes <= cfg.header_bytes {
         return Err(PacketError::Invalid(format!(
             "--mtu {}: must exceed the {} B header",
@@ -433,6 +440,24 @@ mod tests {
     use super::*;
     use aifabric_model::Role;
     use aifabric_workload::traffic::Pattern;
+
+    /// A header of no bytes is refused up front, naming the setting (every packet must have
+    /// bytes: a port that sent none counts as unused).
+    #[test]
+    fn a_header_of_no_bytes_is_refused() {
+        let f = crate::testing::fat_tree(4);
+        let net = crate::testing::healthy(&f);
+        let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
+        let tm = Pattern::Permutation.generate(16, 1 << 20, 1);
+        let cfg = Config {
+            header_bytes: 0,
+            ..Config::uec_htsim()
+        };
+        match prepare(&net, &tm, &gpus, &cfg) {
+            Err(PacketError::Invalid(m)) => assert!(m.contains("header_bytes 0"), "{m}"),
+            other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
+        }
+    }
 
     /// The switches' hash salts are the seed's alone: a draw seed leaves every path as it
     /// was, and another seed moves them.

@@ -28,8 +28,8 @@
 //!
 //! Measured again on 2026-11-29, after the forwarding tables came to share their groups of
 //! next hops (and with the port state at 128 B), less the 259 MB of the 2-GPU run and the
-//! hosts' and flows' figures below: 4,096 GPUs 109 MB over base, 3.5 B/(rack,link); 16,384
-//! GPUs 437 MB, 3.3 B; 32,768 GPUs (3 zones) 3,345 MB, 7.6 B. [`TABLE_BYTES`] = 9 leaves
+//! hosts' and flows' figures below: 4,096 GPUs 109 MB over base, 3.4 B/(rack,link); 16,384
+//! GPUs 437 MB, 3.4 B; 32,768 GPUs (3 zones) 3,345 MB, 7.6 B. [`TABLE_BYTES`] = 9 leaves
 //! that run 12% of margin: its peak 3.61 GB against an estimate of 4.03 GB with what was held
 //! (4.43 GB at the 10 before; at 8 it would be within 0.2% of the peak).
 //!
