@@ -4,23 +4,35 @@
 //! (control class first) at the port's rate; with credit the VOQ cuts its head packet into
 //! cells sprayed over the live fabric links toward the egress node, which reassembles it.
 
+use crate::dsf::DsfTopo;
 use crate::event::{Event, MsgBytes};
 use crate::ids::{CellId, PacketId, PortId, SchedId, VoqId};
 use crate::packet::{Fifo, Kind};
 use crate::sim::Sim;
+use crate::topo::Port;
 use aifabric_model::DeviceId;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
-/// One cell crossing a DSF fabric link: of which packet, on which port, how many bytes,
-/// toward which interface node and its row of the cell-forwarding table.
+/// One cell crossing a DSF fabric link: of which packet, how many bytes, the node it is at
+/// or on its way to and the egress node it goes toward (both by their index in the zone,
+/// [`DsfTopo::local`](crate::dsf::DsfTopo::local): cells never leave their zone), and the
+/// egress node's row of the cell-forwarding table. An arrival reads only the cell.
 #[derive(Clone, Copy, Debug)]
-struct Cell {
-    packet: PacketId,
-    port: Option<PortId>,
-    bytes: u32,
-    to: DeviceId,
-    row: u32,
+pub(crate) struct Cell {
+    pub packet: PacketId,
+    pub bytes: u32,
+    pub at: u32,
+    pub to: u32,
+    pub row: u32,
+}
+
+/// A next hop of the cell-forwarding table: the fabric port and the index in its zone of
+/// the node at its far end (where the cell will be).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Member {
+    pub port: PortId,
+    pub far: u32,
 }
 
 /// A virtual output queue at an ingress interface node, for one egress port and class,
@@ -69,7 +81,7 @@ pub(crate) struct DsfStats {
 /// cell-forwarding entry, and counters.
 #[derive(Default)]
 pub(crate) struct Fabric {
-    cells: Vec<Cell>,
+    pub cells: Vec<Cell>,
     free_cells: Vec<CellId>,
     pub voqs: Vec<Voq>,
     voq_of: FxHashMap<(DeviceId, PortId, bool), VoqId>,
@@ -77,27 +89,38 @@ pub(crate) struct Fabric {
     scheds: Vec<Sched>,
     /// The cell-forwarding table (`DsfTopo::table`) copied with each entry's round-robin
     /// position beside it: a cell's hop reads and writes one place.
-    hops: Vec<CellHop>,
+    pub hops: Vec<CellHop>,
+    /// `DsfTopo::members` with each port's far end beside it.
+    pub members: Vec<Member>,
     pub stats: DsfStats,
 }
 
 /// One entry of the cell-forwarding table: its next hops (`members[start..start + n]`) and
-/// the next one a cell takes.
+/// the next one a cell takes (`rr`, always below `n`).
 #[derive(Clone, Copy, Debug, Default)]
-struct CellHop {
-    start: u32,
+pub(crate) struct CellHop {
+    pub start: u32,
     n: u32,
-    rr: u32,
+    pub rr: u32,
 }
 
 impl Fabric {
-    /// For `ports` ports and the cell-forwarding table `table` (`DsfTopo::table`).
-    pub fn new(ports: usize, table: &[(u32, u32)]) -> Fabric {
+    /// For the ports `ports` and the DSF zones' cell fabric `d`.
+    pub fn new(ports: &[Port], d: &DsfTopo) -> Fabric {
         Fabric {
-            sched_of: vec![None; ports],
-            hops: table
+            sched_of: vec![None; ports.len()],
+            hops: d
+                .table
                 .iter()
                 .map(|&(start, n)| CellHop { start, n, rr: 0 })
+                .collect(),
+            members: d
+                .members
+                .iter()
+                .map(|&port| Member {
+                    port,
+                    far: d.local_of(ports[port.idx()].to),
+                })
                 .collect(),
             ..Fabric::default()
         }
@@ -285,6 +308,7 @@ impl Sim<'_> {
         let d = t.dsf.as_ref().expect("a DSF run");
         let to = t.ports[self.packets[i].port.idx()].from;
         let row = d.row_of(to);
+        let (at, to) = (d.local_of(v), d.local_of(to));
         let cell = self.cfg.dsf.cell_bytes.max(1);
         let n = b.div_ceil(cell);
         self.packets[i].cells = n;
@@ -293,8 +317,8 @@ impl Sim<'_> {
             let fab = &mut self.fabric;
             let c = Cell {
                 packet: i,
-                port: None,
                 bytes: cell.min(b - k * cell),
+                at,
                 to,
                 row,
             };
@@ -308,21 +332,24 @@ impl Sim<'_> {
                     CellId::from_idx(fab.cells.len() - 1)
                 }
             };
-            self.cell_hop(c, v);
+            self.cell_hop(c);
         }
     }
 
-    /// Cell `c` leaves node `x` on the next fabric link toward its egress node, round robin
-    /// over the live links one hop closer.
-    fn cell_hop(&mut self, c: CellId, x: DeviceId) {
-        let t = self.topo;
-        let d = t.dsf.as_ref().expect("a DSF run");
+    /// Cell `c` leaves the node it is at on the next fabric link toward its egress node,
+    /// round robin over the live links one hop closer.
+    fn cell_hop(&mut self, c: CellId) {
         let fab = &mut self.fabric;
-        let entry = d.entry(fab.cells[c.idx()].row, x);
-        let hop = &mut fab.hops[entry];
-        let p = d.members[(hop.start + hop.rr % hop.n) as usize];
-        hop.rr = (hop.rr + 1) % hop.n;
-        let bytes = fab.cells[c.idx()].bytes;
+        let cell = &mut fab.cells[c.idx()];
+        // The node's entry in the egress node's rows (`DsfTopo::entry`).
+        let hop = &mut fab.hops[(cell.row + cell.at) as usize];
+        let m = fab.members[(hop.start + hop.rr) as usize];
+        hop.rr += 1;
+        if hop.rr == hop.n {
+            hop.rr = 0;
+        }
+        let (p, bytes) = (m.port, cell.bytes);
+        cell.at = m.far;
         let st = &mut self.ports[p.idx()];
         // The port's copy of its static side, on the line with its clock.
         let port = st.wire;
@@ -338,17 +365,14 @@ impl Sim<'_> {
         st.free_ps = end;
         debug_assert!(bytes > 0, "a cell of no bytes");
         st.sent += u64::from(bytes);
-        fab.cells[c.idx()].port = Some(p);
         self.events.push(end + port.delay_ps, Event::Cell(c));
     }
 
     /// Cell `c` reaches the far end of its link: the next hop, or reassembly.
     pub(crate) fn on_cell(&mut self, c: CellId) {
         let cell = self.fabric.cells[c.idx()];
-        let port = cell.port.expect("a cell on its way");
-        let x = self.topo.ports[port.idx()].to;
-        if x != cell.to {
-            self.cell_hop(c, x);
+        if cell.at != cell.to {
+            self.cell_hop(c);
             return;
         }
         self.fabric.free_cells.push(c);

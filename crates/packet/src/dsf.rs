@@ -428,6 +428,12 @@ impl DsfTopo {
         self.node[v.idx()].expect("a node of a DSF zone")
     }
 
+    /// Device `v`'s index among its zone's nodes ([`DsfTopo::local`]).
+    #[inline]
+    pub fn local_of(&self, v: DeviceId) -> u32 {
+        self.local[self.node_of(v).idx()]
+    }
+
     /// The row of interface device `w`'s table (see [`DsfTopo::rows`]).
     #[inline]
     pub fn row_of(&self, w: DeviceId) -> u32 {

@@ -105,7 +105,7 @@ pub(crate) fn run(
             }
         }
         // The cut may make fewer parts than asked: each prefetches by its own flows.
-        s.prefetch = crate::prefetch::worth_prefetching(sends);
+        s.prefetch = crate::prefetch::worth_prefetching(sends, topo);
         if me > 0 {
             s.rng = mix(s.rng ^ mix(me as u64));
         }

@@ -15,6 +15,11 @@
 //! - the next event: at a switch, the port the packet will be queued on (the table's choice
 //!   and the hash's, as [`Sim::route`] makes it; not `adaptive`'s, which reads the queues).
 //!
+//! A DSF cell's arrival (`cells.rs`) is staged the same way: five events ahead the cell,
+//! three ahead its next hop's entry of the cell-forwarding table (at its egress node, its
+//! packet), one ahead the fabric port the entry's round robin points at, and at the next
+//! event that port's line the hop writes.
+//!
 //! It only reads, and a prefetch changes no value: a run is the same bytes without it. Its
 //! guesses may be wrong (an event scheduled meanwhile may come first), which costs only the
 //! wasted fetch. Where the run's hot state fits in a core's own cache it gains nothing and
@@ -22,9 +27,10 @@
 //! it is on only above [`PREFETCH_FROM_BYTES`] ([`worth_prefetching`]).
 
 use crate::event::Event;
-use crate::ids::{FlowId, PacketId};
+use crate::ids::{CellId, FlowId, PacketId};
 use crate::packet::Kind;
 use crate::sim::Sim;
+use crate::topo::Topo;
 use prefetch_index::prefetch_index;
 
 /// How many events ahead each stage acts (0: the next event). A miss here takes about as
@@ -50,19 +56,29 @@ const PACKETS_PER_FLOW: usize = 48;
 /// Ports on a flow's path counted in the estimate (a three-tier fabric's longest path).
 const PORTS_PER_FLOW: usize = 6;
 
-/// Whether a part running `flows` flows is worth prefetching for: its flows' state, their
-/// packets in flight and the ports on their paths above [`PREFETCH_FROM_BYTES`]. (Not every
-/// port of the fabric: a 2,048-GPU job on `llama3-24k` holds 8,192 ports, but its 295 flows
-/// cross few of them, and prefetching made it 14% slower.)
+/// Whether a part running `flows` flows over `topo` is worth prefetching for: its flows'
+/// state, their packets in flight and the ports on their paths above
+/// [`PREFETCH_FROM_BYTES`], and every fabric port of the DSF zones the matrix crosses (a
+/// flow's cells are sprayed over all of its zone's links one hop closer, so a few flows
+/// keep all of them hot; a part without a zone counts them too, erring toward prefetching).
+/// Not every port of the fabric: a 2,048-GPU job on `llama3-24k` holds 8,192 ports, but
+/// its 295 flows cross few of them, and prefetching made it 14% slower.
 ///
 /// A chained phase (`phases.rs`: a phase's repeats one after the other, each node's next on
 /// what it received) counts every repeat's flows though about one repeat's are in flight:
 /// an over-estimate of up to the chain's length, which errs toward prefetching.
-pub(crate) fn worth_prefetching(flows: usize) -> bool {
+pub(crate) fn worth_prefetching(flows: usize, topo: &Topo) -> bool {
+    hot_bytes(flows, topo) > PREFETCH_FROM_BYTES
+}
+
+/// The hot state [`worth_prefetching`] estimates, bytes.
+fn hot_bytes(flows: usize, topo: &Topo) -> usize {
+    let port = std::mem::size_of::<crate::port::PortState>();
     let per_flow = std::mem::size_of::<crate::flow::Flow>()
         + PACKETS_PER_FLOW * std::mem::size_of::<crate::packet::Packet>()
-        + PORTS_PER_FLOW * std::mem::size_of::<crate::port::PortState>();
-    flows.saturating_mul(per_flow) > PREFETCH_FROM_BYTES
+        + PORTS_PER_FLOW * port;
+    let fabric = topo.dsf.as_ref().map_or(0, |d| d.fabric_ports.len()) * port;
+    flows.saturating_mul(per_flow).saturating_add(fabric)
 }
 
 impl Sim<'_> {
@@ -109,6 +125,8 @@ impl Sim<'_> {
                 }
                 (FIRST, Event::Arrive(i)) => prefetch_index(&self.packets.slots, i.idx()),
                 (FIRST, Event::TxDone(p)) => prefetch_index(&self.ports, p.idx()),
+                (FIRST, Event::Cell(c)) => prefetch_index(&self.fabric.cells, c.idx()),
+                (_, Event::Cell(c)) => self.prefetch_cell(k, c),
                 _ => {}
             }
         }
@@ -130,6 +148,39 @@ impl Sim<'_> {
         // As `route` would find them: a switch with a table column, a destination.
         if t.switch_index[v.idx()].is_some() && t.host_dest[to.idx()].is_some() {
             prefetch_index(&self.ports, self.route(v, i).idx());
+        }
+    }
+
+    /// Cell `c` arrives `k` events ahead (its cell was prefetched at [`FIRST`]): at
+    /// [`SECOND`] its next hop's entry of the cell-forwarding table (or, at its egress node,
+    /// its packet), at [`THIRD`] the member that entry's round robin points at, at
+    /// [`FOURTH`] that member port's line its hop writes. A cell hopping through the same
+    /// entry meanwhile moves the round robin: a wasted fetch, no more.
+    #[inline]
+    fn prefetch_cell(&self, k: usize, c: CellId) {
+        let fab = &self.fabric;
+        let cell = &fab.cells[c.idx()];
+        if cell.at == cell.to {
+            if k == SECOND {
+                prefetch_index(&self.packets.slots, cell.packet.idx());
+            }
+            return;
+        }
+        let entry = (cell.row + cell.at) as usize;
+        match k {
+            SECOND => prefetch_index(&fab.hops, entry),
+            THIRD => {
+                let hop = &fab.hops[entry];
+                prefetch_index(&fab.members, (hop.start + hop.rr) as usize);
+            }
+            FOURTH => {
+                let hop = &fab.hops[entry];
+                let m = &fab.members[(hop.start + hop.rr) as usize];
+                // The line with its clock and its static side (`PortState`'s second).
+                let st = &self.ports[m.port.idx()];
+                prefetch_index(std::slice::from_ref(&st.sent), 0);
+            }
+            _ => {}
         }
     }
 
@@ -242,11 +293,35 @@ mod tests {
     }
 
     /// On for the 1,024-host permutation (the run it was measured on), off for a 128-GPU
-    /// job's phases and a 2,048-GPU job's 295 flows, where it cost 14-22%.
+    /// job's phases and a 2,048-GPU job's 295 flows, where it cost 14-22%; a DSF zone's
+    /// fabric ports count whatever the flows.
     #[test]
     fn prefetching_is_on_only_for_state_larger_than_a_cache() {
-        assert!(worth_prefetching(1024));
-        assert!(!worth_prefetching(295));
-        assert!(!worth_prefetching(128));
+        let f = crate::testing::fat_tree(8);
+        let net = crate::testing::healthy(&f);
+        let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
+        let tm = Pattern::Permutation.generate(gpus.len() as u32, 1 << 20, 3);
+        let (ft, _) = setup::prepare(&net, &tm, &gpus, &Config::uec_htsim()).unwrap();
+        assert!(worth_prefetching(1024, &ft));
+        assert!(!worth_prefetching(295, &ft));
+        assert!(!worth_prefetching(128, &ft));
+        assert_eq!(hot_bytes(0, &ft), 0, "no DSF zone");
+
+        let two = aifabric_spec::build_str(
+            "t.yaml",
+            aifabric_fixtures::specs::TWO_REGIONS_NSF_DSF_SHARED,
+        )
+        .unwrap();
+        let net = crate::testing::healthy(&two);
+        let gpus: Vec<DeviceId> = two.devices_with_role(Role::Gpu).collect();
+        let tm = Pattern::Permutation.generate(gpus.len() as u32, 1 << 20, 3);
+        let (topo, _) = setup::prepare(&net, &tm, &gpus, &Config::uec_htsim()).unwrap();
+        let ports = topo.dsf.as_ref().expect("a DSF zone").fabric_ports.len();
+        assert!(ports > 0);
+        assert_eq!(hot_bytes(0, &topo), ports * 128);
+        assert_eq!(
+            hot_bytes(10, &topo),
+            hot_bytes(0, &topo) + hot_bytes(10, &ft)
+        );
     }
 }

@@ -313,7 +313,7 @@ pub(crate) fn build<'a>(
         },
         pfc: Default::default(),
         fabric: match &topo.dsf {
-            Some(d) => Fabric::new(topo.ports.len(), &d.table),
+            Some(d) => Fabric::new(&topo.ports, d),
             None => Fabric::default(),
         },
         done_flows: 0,
@@ -325,7 +325,7 @@ pub(crate) fn build<'a>(
         part: None,
         packets_acked: 0,
         // One engine for every flow (`partition.rs` sets each part's by the flows it sends).
-        prefetch: crate::prefetch::worth_prefetching(tm.flows.len()),
+        prefetch: crate::prefetch::worth_prefetching(tm.flows.len(), topo),
     };
     if let Some(pfc) = cfg.pfc {
         sim.init_headroom(net, &pfc);
