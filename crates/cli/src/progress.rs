@@ -43,7 +43,16 @@ struct State {
     len: AtomicU64,
     /// Drawn on the terminal by indicatif: the heartbeat stays silent meanwhile.
     visible: bool,
+    /// When the bar began, from the heartbeat's start (what the command did before, such as
+    /// building the network, is not the bar's rate).
+    since: Duration,
 }
+
+/// A line gives the time left once the bar is at least `1 / ETA_FROM_SHARE` of the way.
+const ETA_FROM_SHARE: u64 = 20;
+
+/// When the heartbeat started (the command's start): bars measure their rate from theirs.
+static STARTED: Mutex<Option<Instant>> = Mutex::new(None);
 
 /// The bar currently running (the last one made and not yet finished).
 static CURRENT: Mutex<Option<Arc<State>>> = Mutex::new(None);
@@ -61,6 +70,7 @@ pub(crate) fn quiet() {
 pub(crate) fn start_heartbeat(command: String) {
     let step = interval();
     let start = Instant::now();
+    *STARTED.lock().unwrap_or_else(|e| e.into_inner()) = Some(start);
     let spawned = std::thread::Builder::new()
         .name("progress".into())
         .spawn(move || {
@@ -91,8 +101,12 @@ fn line(command: &str, s: Option<&State>, elapsed: Duration) -> Option<String> {
     let what = s.what.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let (pos, len) = (s.pos.load(Ordering::Relaxed), s.len.load(Ordering::Relaxed));
     let done = if len > 0 {
-        let left = if pos > 0 && pos < len {
-            let rest = elapsed.as_secs_f64() * (len - pos) as f64 / pos as f64;
+        // The time left at the rate so far since the bar began, once it is a twentieth of
+        // the way: before, a slow start (a packet run's first ACKs, which come late) would
+        // extrapolate to minutes for a run of seconds.
+        let left = if pos * ETA_FROM_SHARE >= len && pos < len {
+            let since = elapsed.saturating_sub(s.since).as_secs_f64();
+            let rest = since * (len - pos) as f64 / pos as f64;
             format!(", about {:.0} s left", rest.ceil())
         } else {
             String::new()
@@ -146,11 +160,16 @@ impl Progress {
             ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         bar.set_message(what.to_owned());
+        let since = STARTED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .map_or(Duration::ZERO, |t| t.elapsed());
         let state = Arc::new(State {
             what: Mutex::new(what.to_owned()),
             pos: AtomicU64::new(0),
             len: AtomicU64::new(0),
             visible,
+            since,
         });
         *CURRENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(state.clone());
         Progress { bar, state }
@@ -210,12 +229,19 @@ mod tests {
             pos: AtomicU64::new(250),
             len: AtomicU64::new(1000),
             visible: false,
+            since: Duration::from_secs(2),
         };
+        // 250 of 1000 in the 8 s since the bar began: 24 s left.
         let l = line("failures", Some(&s), Duration::from_secs(10)).unwrap();
         assert_eq!(
             l,
-            "aifabric failures: scenarios: 250/1000 (25%), about 30 s left, 10 s"
+            "aifabric failures: scenarios: 250/1000 (25%), about 24 s left, 10 s"
         );
+        // Under a twentieth of the way: no time left is guessed.
+        s.pos.store(40, Ordering::Relaxed);
+        let l = line("failures", Some(&s), Duration::from_secs(10)).unwrap();
+        assert_eq!(l, "aifabric failures: scenarios: 40/1000 (4%), 10 s");
+        s.pos.store(250, Ordering::Relaxed);
         s.len.store(0, Ordering::Relaxed);
         let l = line("replay", Some(&s), Duration::from_secs(7)).unwrap();
         assert_eq!(l, "aifabric replay: scenarios: 250, 7 s");
