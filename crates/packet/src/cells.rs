@@ -4,12 +4,10 @@
 //! (control class first) at the port's rate; with credit the VOQ cuts its head packet into
 //! cells sprayed over the live fabric links toward the egress node, which reassembles it.
 
-use crate::dsf::DsfTopo;
 use crate::event::{Event, MsgBytes};
 use crate::ids::{CellId, PacketId, PortId, SchedId, VoqId};
 use crate::packet::{Fifo, Kind};
 use crate::sim::Sim;
-use crate::topo::Port;
 use aifabric_model::DeviceId;
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -25,14 +23,6 @@ pub(crate) struct Cell {
     pub at: u32,
     pub to: u32,
     pub row: u32,
-}
-
-/// A next hop of the cell-forwarding table: the fabric port and the index in its zone of
-/// the node at its far end (where the cell will be).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Member {
-    pub port: PortId,
-    pub far: u32,
 }
 
 /// A virtual output queue at an ingress interface node, for one egress port and class,
@@ -90,8 +80,6 @@ pub(crate) struct Fabric {
     /// The cell-forwarding table (`DsfTopo::table`) copied with each entry's round-robin
     /// position beside it: a cell's hop reads and writes one place.
     pub hops: Vec<CellHop>,
-    /// `DsfTopo::members` with each port's far end beside it.
-    pub members: Vec<Member>,
     pub stats: DsfStats,
 }
 
@@ -105,22 +93,13 @@ pub(crate) struct CellHop {
 }
 
 impl Fabric {
-    /// For the ports `ports` and the DSF zones' cell fabric `d`.
-    pub fn new(ports: &[Port], d: &DsfTopo) -> Fabric {
+    /// For `ports` ports and the cell-forwarding table `table` (`DsfTopo::table`).
+    pub fn new(ports: usize, table: &[(u32, u32)]) -> Fabric {
         Fabric {
-            sched_of: vec![None; ports.len()],
-            hops: d
-                .table
+            sched_of: vec![None; ports],
+            hops: table
                 .iter()
                 .map(|&(start, n)| CellHop { start, n, rr: 0 })
-                .collect(),
-            members: d
-                .members
-                .iter()
-                .map(|&port| Member {
-                    port,
-                    far: d.local_of(ports[port.idx()].to),
-                })
                 .collect(),
             ..Fabric::default()
         }
@@ -339,20 +318,21 @@ impl Sim<'_> {
     /// Cell `c` leaves the node it is at on the next fabric link toward its egress node,
     /// round robin over the live links one hop closer.
     fn cell_hop(&mut self, c: CellId) {
+        let d = self.topo.dsf.as_ref().expect("a DSF run");
         let fab = &mut self.fabric;
         let cell = &mut fab.cells[c.idx()];
         // The node's entry in the egress node's rows (`DsfTopo::entry`).
         let hop = &mut fab.hops[(cell.row + cell.at) as usize];
-        let m = fab.members[(hop.start + hop.rr) as usize];
+        let p = d.members[(hop.start + hop.rr) as usize];
         hop.rr += 1;
         if hop.rr == hop.n {
             hop.rr = 0;
         }
-        let (p, bytes) = (m.port, cell.bytes);
-        cell.at = m.far;
+        let bytes = cell.bytes;
         let st = &mut self.ports[p.idx()];
         // The port's copy of its static side, on the line with its clock.
         let port = st.wire;
+        fab.cells[c.idx()].at = port.zone_far;
         let start = st.free_ps.max(self.now);
         let wait = start - self.now;
         if wait > 0 {

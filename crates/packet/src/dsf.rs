@@ -233,6 +233,7 @@ impl DsfTopo {
                     continue;
                 };
                 let p = port(l, dev, ports);
+                ports[p.idx()].zone_far = local[y.idx()];
                 out[n].push((p, y.get()));
                 fabric_ports.push(p);
             }

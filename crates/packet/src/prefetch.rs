@@ -158,7 +158,9 @@ impl Sim<'_> {
     /// entry meanwhile moves the round robin: a wasted fetch, no more.
     #[inline]
     fn prefetch_cell(&self, k: usize, c: CellId) {
-        let fab = &self.fabric;
+        let (fab, Some(d)) = (&self.fabric, &self.topo.dsf) else {
+            return;
+        };
         let cell = &fab.cells[c.idx()];
         if cell.at == cell.to {
             if k == SECOND {
@@ -171,13 +173,13 @@ impl Sim<'_> {
             SECOND => prefetch_index(&fab.hops, entry),
             THIRD => {
                 let hop = &fab.hops[entry];
-                prefetch_index(&fab.members, (hop.start + hop.rr) as usize);
+                prefetch_index(&d.members, (hop.start + hop.rr) as usize);
             }
             FOURTH => {
                 let hop = &fab.hops[entry];
-                let m = &fab.members[(hop.start + hop.rr) as usize];
+                let p = d.members[(hop.start + hop.rr) as usize];
                 // The line with its clock and its static side (`PortState`'s second).
-                let st = &self.ports[m.port.idx()];
+                let st = &self.ports[p.idx()];
                 prefetch_index(std::slice::from_ref(&st.sent), 0);
             }
             _ => {}

@@ -313,7 +313,7 @@ pub(crate) fn build<'a>(
         },
         pfc: Default::default(),
         fabric: match &topo.dsf {
-            Some(d) => Fabric::new(&topo.ports, d),
+            Some(d) => Fabric::new(topo.ports.len(), &d.table),
             None => Fabric::default(),
         },
         done_flows: 0,

@@ -37,7 +37,13 @@ pub(crate) struct Port {
     pub delay_ps: u64,
     /// The data plane's resource (the link in this direction), for names and tiers.
     pub resource: ResourceId,
+    /// A DSF fabric port: its far end's index among its zone's nodes
+    /// ([`DsfTopo::local`](crate::dsf::DsfTopo::local), set by the DSF build), where a cell
+    /// sent on it will be. 0 on every other port.
+    pub zone_far: u32,
 }
+
+const _: () = assert!(std::mem::size_of::<Port>() == 40);
 
 impl Port {
     /// Time to serialize `bytes` on this port, picoseconds (rounded up).
@@ -210,6 +216,7 @@ impl Topo {
                     },
                     delay_ps: prop + fwd,
                     resource: r,
+                    zone_far: 0,
                 });
                 PortId::from_idx(ports.len() - 1)
             })
@@ -458,6 +465,7 @@ mod tests {
             ps_per_byte: 80,
             delay_ps: 0,
             resource: ResourceId::new(0),
+            zone_far: 0,
         };
         assert_eq!(p.serialize_ps(4150), 332_000);
         let q = Port {
