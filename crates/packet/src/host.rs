@@ -146,7 +146,7 @@ impl Sim<'_> {
             let rto = f.rto_ps;
             self.events.push(now + rto, Event::Rto(fi));
         }
-        Some(self.packets.alloc(pk))
+        Some(self.alloc_packet(pk))
     }
 
     /// Flow `fi` starts now (at its time, or when its trigger fired).
@@ -260,7 +260,7 @@ impl Sim<'_> {
 
     /// Host `h` queues control packet `pk` on its NIC, ahead of data.
     fn send_control(&mut self, h: HostId, pk: Packet) {
-        let i = self.packets.alloc(pk);
+        let i = self.alloc_packet(pk);
         let p = self.topo.host_up[h.idx()];
         self.ledger.injected += u64::from(pk.bytes);
         self.ports[p.idx()].account(self.now);

@@ -1,7 +1,7 @@
 //! Packets: what they carry, the arena that holds them, the FIFOs linked through them and
 //! the pool of ACKs' SACK lists.
 
-use crate::ids::{FlowId, PacketId, PortId, SackId};
+use crate::ids::{FlowId, HostId, PacketId, PortId, SackId};
 use std::ops::{Index, IndexMut};
 
 /// What a packet is.
@@ -61,7 +61,15 @@ pub(crate) struct Packet {
     pub dsf: bool,
     /// Cells of it still to reach the egress interface node.
     pub cells: u32,
+    /// What a switch routes it by, so that routing reads only the packet: the host it
+    /// travels to (its flow's receiver; a control packet's, its sender) and the hash of its
+    /// flow's id and its entropy value. Set when it is allocated
+    /// ([`Sim::alloc_packet`](crate::sim::Sim)); [`Packet::new`] leaves host 0 and 0.
+    pub to: HostId,
+    pub route_hash: u64,
 }
+
+const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 
 impl Packet {
     /// A packet of `kind` of flow `flow` at port `port`, all else zero.
@@ -83,6 +91,8 @@ impl Packet {
             live: true,
             dsf: false,
             cells: 0,
+            to: HostId::from_idx(0),
+            route_hash: 0,
         }
     }
 }

@@ -6,12 +6,14 @@
 //! the stage before fetched one or two events earlier:
 //!
 //! - five events ahead: an arriving packet, a port that finished sending;
-//! - three events ahead: what the arriving packet's receiver reads of its flow (the flow's
-//!   routing key at a switch; at a host the flow's lines its receiver reads for data or a
-//!   trimmed header, its sender's for the rest), the port's next packet, or (a NIC with nothing queued) its host;
-//! - one event ahead: where the arriving packet will be looked up (the forwarding table's
-//!   entry at a switch, the receiver's bitmap at a host; for an ACK the sender's state of
-//!   the packet and its NIC), and the lines of the flow a NIC sends from next;
+//! - three events ahead: at a switch, the forwarding table's entry toward the arriving
+//!   packet's destination (a packet carries what it is routed by, `Packet::to` and
+//!   `Packet::route_hash`, so no flow is read on the way); at a host, the flow's lines its
+//!   receiver reads for data or a trimmed header, its sender's for the rest; the port's next
+//!   packet, or (a NIC with nothing queued) its host;
+//! - one event ahead: at a switch, the group of next hops that entry names; at a host, where
+//!   the packet will be looked up (the receiver's bitmap; for an ACK the sender's state of
+//!   the packet and its NIC); and the lines of the flow a NIC sends from next;
 //! - the next event: at a switch, the port the packet will be queued on (the table's choice
 //!   and the hash's, as [`Sim::route`] makes it; not `adaptive`'s, which reads the queues).
 //!
@@ -101,8 +103,12 @@ impl Sim<'_> {
                         } else {
                             self.prefetch_sender(pk.flow);
                         }
-                    } else {
-                        prefetch_index(&self.keys, pk.flow.idx());
+                    } else if let (Some(sw), Some(dest)) = (
+                        self.topo.switch_index[v.idx()],
+                        self.topo.host_dest[pk.to.idx()],
+                    ) {
+                        // The switch's entry toward the packet's destination.
+                        prefetch_index(&self.topo.table, self.topo.entry(dest.idx(), sw.idx()));
                     }
                 }
                 (SECOND, Event::TxDone(p)) => {
@@ -143,10 +149,8 @@ impl Sim<'_> {
         let pk = &self.packets[i];
         let t = self.topo;
         let v = t.port_to[pk.port.idx()];
-        let f = &self.keys[pk.flow.idx()];
-        let to = if pk.kind.backward() { f.src } else { f.dst };
         // As `route` would find them: a switch with a table column, a destination.
-        if t.switch_index[v.idx()].is_some() && t.host_dest[to.idx()].is_some() {
+        if t.switch_index[v.idx()].is_some() && t.host_dest[pk.to.idx()].is_some() {
             prefetch_index(&self.ports, self.route(v, i).idx());
         }
     }
@@ -197,10 +201,12 @@ impl Sim<'_> {
         prefetch_index(std::slice::from_ref(&f.state), 0);
     }
 
-    /// Packet `i` arrives after the next event (it and what its receiver reads of its flow
-    /// were prefetched in the events before): where it will be looked up. A host or a switch as
-    /// [`Sim::arrive`] tells them; a switch with no table column (the destination's rack, an
-    /// interface node of its DSF zone) looks nothing up.
+    /// Packet `i` arrives after the next event (it, and what its receiver reads of its flow
+    /// or the switch's table entry, were prefetched in the events before): where it will be
+    /// looked up, at a host its receiver's or sender's state, at a switch the group of next
+    /// hops its entry names. A host or a switch as [`Sim::arrive`] tells them; a switch with
+    /// no table column (the destination's rack, an interface node of its DSF zone) looks
+    /// nothing up.
     #[inline]
     fn prefetch_lookup(&self, i: PacketId) {
         let pk = &self.packets[i];
@@ -215,12 +221,10 @@ impl Sim<'_> {
                 prefetch_index(&f.state, pk.seq as usize);
                 prefetch_index(&self.ports, t.host_up[f.src.idx()].idx());
             }
-        } else if let Some(sw) = t.switch_index[v.idx()] {
-            let f = &self.keys[pk.flow.idx()];
-            let to = if pk.kind.backward() { f.src } else { f.dst };
-            if let Some(dest) = t.host_dest[to.idx()] {
-                prefetch_index(&t.table, t.entry(dest.idx(), sw.idx()));
-            }
+        } else if let (Some(sw), Some(dest)) = (t.switch_index[v.idx()], t.host_dest[pk.to.idx()]) {
+            // The group of next hops the entry (prefetched before) names.
+            let g = t.table[t.entry(dest.idx(), sw.idx())];
+            prefetch_index(&t.groups, g as usize);
         }
     }
 }

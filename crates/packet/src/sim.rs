@@ -39,7 +39,7 @@ pub(crate) struct Sim<'a> {
     /// Each port's PFC state (empty without PFC).
     pub pfc_ports: Vec<PortPfc>,
     pub flows: Vec<Flow>,
-    /// Each flow's id and ends again, dense, for routing (`switch.rs`).
+    /// Each flow's id and ends again, dense: what a new packet is routed by (`switch.rs`).
     pub keys: Vec<FlowKey>,
     pub hosts: Vec<Host>,
     /// Admission, per receiving host.

@@ -4,7 +4,7 @@
 //! the least-loaded (`adaptive`). A packet bound across a DSF fabric waits in a VOQ first.
 
 use crate::ids::{HostId, PacketId, PortId};
-use crate::packet::Kind;
+use crate::packet::{Kind, Packet};
 use crate::sim::Sim;
 use crate::topo::Topo;
 use crate::PacketLb;
@@ -28,18 +28,25 @@ impl Sim<'_> {
         self.enqueue(e, i);
     }
 
-    /// The egress port of switch `v` for packet `i`.
-    pub(crate) fn route(&self, v: DeviceId, i: PacketId) -> PortId {
-        let pk = self.packets[i];
+    /// Allocate the new packet `pk` with what switches route it by (`Packet::to`,
+    /// `Packet::route_hash`).
+    pub(crate) fn alloc_packet(&mut self, mut pk: Packet) -> PacketId {
         let f = self.keys[pk.flow.idx()];
         // Control packets travel from the flow's receiver back to its sender.
-        let to_host = if pk.kind.backward() { f.src } else { f.dst };
-        let (start, n) = match next_hops(self.topo, v, to_host) {
+        pk.to = if pk.kind.backward() { f.src } else { f.dst };
+        pk.route_hash = flow_hash(f.id, pk.entropy);
+        self.packets.alloc(pk)
+    }
+
+    /// The egress port of switch `v` for packet `i`.
+    pub(crate) fn route(&self, v: DeviceId, i: PacketId) -> PortId {
+        let pk = &self.packets[i];
+        let (start, n) = match next_hops(self.topo, v, pk.to) {
             Hops::One(p) => return p,
             Hops::Group(start, n) => (start, n),
         };
         let t = self.topo;
-        let h = mix(self.salts[sw_of(t, v)] ^ mix(f.id << 24 ^ u64::from(pk.entropy)));
+        let h = mix(self.salts[sw_of(t, v)] ^ pk.route_hash);
         match self.cfg.lb {
             PacketLb::Adaptive => {
                 let first = (((h >> 32) * n as u64) >> 32) as usize;
@@ -122,6 +129,14 @@ pub(crate) fn ecmp_hop(
 ) -> PortId {
     match next_hops(t, v, to_host) {
         Hops::One(p) => p,
-        Hops::Group(start, n) => hashed(t, start, n, mix(salts[sw_of(t, v)] ^ mix(flow_id << 24))),
+        Hops::Group(start, n) => {
+            hashed(t, start, n, mix(salts[sw_of(t, v)] ^ flow_hash(flow_id, 0)))
+        }
     }
+}
+
+/// The hash of flow `id`'s packets of entropy value `entropy`, before a switch's salt.
+#[inline]
+fn flow_hash(id: u64, entropy: u32) -> u64 {
+    mix(id << 24 ^ u64::from(entropy))
 }
