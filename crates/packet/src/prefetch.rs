@@ -260,11 +260,7 @@ mod tests {
         ] {
             same_either_way(&net, &gpus, pattern, &cfg, 20_000);
         }
-        let two = aifabric_spec::build_str(
-            "t.yaml",
-            aifabric_fixtures::specs::TWO_REGIONS_NSF_DSF_SHARED,
-        )
-        .unwrap();
+        let two = crate::testing::two_regions();
         let net = crate::testing::healthy(&two);
         let gpus: Vec<DeviceId> = two.devices_with_role(Role::Gpu).collect();
         same_either_way(
@@ -313,11 +309,7 @@ mod tests {
         assert!(!worth_prefetching(128, &ft));
         assert_eq!(hot_bytes(0, &ft), 0, "no DSF zone");
 
-        let two = aifabric_spec::build_str(
-            "t.yaml",
-            aifabric_fixtures::specs::TWO_REGIONS_NSF_DSF_SHARED,
-        )
-        .unwrap();
+        let two = crate::testing::two_regions();
         let net = crate::testing::healthy(&two);
         let gpus: Vec<DeviceId> = two.devices_with_role(Role::Gpu).collect();
         let tm = Pattern::Permutation.generate(gpus.len() as u32, 1 << 20, 3);

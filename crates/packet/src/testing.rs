@@ -12,6 +12,15 @@ pub(crate) fn fat_tree(k: u32) -> Fabric {
     aifabric_spec::build_str("ft.yaml", &yaml).expect("the fat tree builds")
 }
 
+/// Two regions over BAG, an NSF zone and a DSF zone (the fixtures' shared spec).
+pub(crate) fn two_regions() -> Fabric {
+    aifabric_spec::build_str(
+        "t.yaml",
+        aifabric_fixtures::specs::TWO_REGIONS_NSF_DSF_SHARED,
+    )
+    .expect("the fixture builds")
+}
+
 /// `f`'s healthy network, routed as the CLI routes it by default.
 pub(crate) fn healthy(f: &Fabric) -> Net<'_> {
     Net::new(
