@@ -323,6 +323,7 @@ impl Sim<'_> {
         let cell = &mut fab.cells[c.idx()];
         // The node's entry in the egress node's rows (`DsfTopo::entry`).
         let hop = &mut fab.hops[(cell.row + cell.at) as usize];
+        debug_assert!(hop.rr < hop.n, "a cell toward a node it cannot reach");
         let p = d.members[(hop.start + hop.rr) as usize];
         hop.rr += 1;
         if hop.rr == hop.n {

@@ -64,7 +64,8 @@ pub(crate) struct Packet {
     /// What a switch routes it by, so that routing reads only the packet: the host it
     /// travels to (its flow's receiver; a control packet's, its sender) and the hash of its
     /// flow's id and its entropy value. Set when it is allocated
-    /// ([`Sim::alloc_packet`](crate::sim::Sim)); [`Packet::new`] leaves host 0 and 0.
+    /// ([`Sim::alloc_packet`](crate::sim::Sim::alloc_packet)); [`Packet::new`] leaves host 0
+    /// and 0.
     pub to: HostId,
     pub route_hash: u64,
 }

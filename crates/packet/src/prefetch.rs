@@ -19,8 +19,8 @@
 //!
 //! A DSF cell's arrival (`cells.rs`) is staged the same way: five events ahead the cell,
 //! three ahead its next hop's entry of the cell-forwarding table (at its egress node, its
-//! packet), one ahead the fabric port the entry's round robin points at, and at the next
-//! event that port's line the hop writes.
+//! packet), one ahead the entry's member (the fabric port) its round robin points at, and
+//! at the next event that port's line the hop writes.
 //!
 //! It only reads, and a prefetch changes no value: a run is the same bytes without it. Its
 //! guesses may be wrong (an event scheduled meanwhile may come first), which costs only the
@@ -132,7 +132,7 @@ impl Sim<'_> {
                 (FIRST, Event::Arrive(i)) => prefetch_index(&self.packets.slots, i.idx()),
                 (FIRST, Event::TxDone(p)) => prefetch_index(&self.ports, p.idx()),
                 (FIRST, Event::Cell(c)) => prefetch_index(&self.fabric.cells, c.idx()),
-                (_, Event::Cell(c)) => self.prefetch_cell(k, c),
+                (SECOND | THIRD | FOURTH, Event::Cell(c)) => self.prefetch_cell(k, c),
                 _ => {}
             }
         }
