@@ -444,7 +444,7 @@ impl DsfTopo {
     /// The entry of device `v` (a node of the same zone) in the table at `row`.
     #[inline]
     pub fn entry(&self, row: u32, v: DeviceId) -> usize {
-        row as usize + self.local[self.node_of(v).idx()] as usize
+        row as usize + self.local_of(v) as usize
     }
 
     /// The destination index of interface device `w`.
