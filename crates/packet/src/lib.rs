@@ -45,8 +45,9 @@
 //! - `sim.rs`: the state, [`run`] and the event loop (one `match` over a closed `Event`);
 //! - `setup.rs`: the request checked, every automatic choice resolved before the loop
 //!   (congestion-control parameters, NSCC per path, timers), the flows laid out;
-//! - `event.rs`, `events.rs`: the events (typed ids, 8 bytes) and the calendar queue (a
-//!   radix heap, equal times in insertion order); `prefetch.rs`: what the next few events
+//! - `event.rs`, `events.rs`, `radix.rs`: the events (typed ids, 8 bytes) and the
+//!   calendar queue (a timing wheel for the next 2 us over a radix heap, equal times in
+//!   insertion order); `prefetch.rs`: what the next few events
 //!   will read, asked of the caches before each event (it only reads);
 //! - `ids.rs`: typed ids (`PacketId`, `PortId`, `FlowId`, `HostId`, ...; `Option<Id>` is
 //!   4 bytes); `packet.rs`: packets, their arena, FIFOs and SACK lists;
@@ -79,6 +80,7 @@ mod partition;
 mod pfc;
 mod port;
 mod prefetch;
+mod radix;
 mod result;
 mod setup;
 mod sim;
