@@ -227,14 +227,22 @@ impl Events {
         self.fine[(self.cur & LOW) as usize].sort_by_key(|e| e.time_ps);
     }
 
+    /// The events next in order held in the current fine slot (at least the next one,
+    /// unless it is in another slot).
+    #[inline]
+    pub fn upcoming(&self) -> &[Entry] {
+        self.fine[(self.cur & LOW) as usize]
+            .get(self.head..)
+            .unwrap_or_default()
+    }
+
     /// Up to `n` events due soon, without taking them: the next ones in order, then the
     /// current coarse slot's later fine slots' (in slot order; within a slot, not
     /// necessarily in the order they will come out). For prefetching what they touch.
     #[inline]
     pub fn soon(&self, n: usize) -> impl Iterator<Item = Event> + '_ {
-        let i = self.cur & LOW;
-        let now = self.fine[i as usize].get(self.head..).unwrap_or_default();
-        let mut later = after(self.fine_occupied, i);
+        let now = self.upcoming();
+        let mut later = after(self.fine_occupied, self.cur & LOW);
         let next = std::iter::from_fn(move || {
             if later == 0 {
                 return None;

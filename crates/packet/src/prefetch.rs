@@ -87,54 +87,69 @@ impl Sim<'_> {
     /// Prefetch what the next [`AHEAD`] events will read (the module's docs).
     #[inline]
     pub(crate) fn prefetch_soon(&self) {
-        for (k, e) in self.events.soon(AHEAD).enumerate() {
-            match (k, e) {
-                (FOURTH, Event::Arrive(i)) => self.prefetch_egress(i),
-                (THIRD, Event::Arrive(i)) => self.prefetch_lookup(i),
-                (SECOND, Event::Arrive(i)) => {
-                    let pk = &self.packets[i];
-                    let v = self.topo.port_to[pk.port.idx()];
-                    if self.topo.host_of_device[v.idx()].is_some() {
-                        if matches!(pk.kind, Kind::Data | Kind::Header) {
-                            // The flow's first line (both ends) and the receiver's.
-                            let f = &self.flows[pk.flow.idx()];
-                            prefetch_index(std::slice::from_ref(f), 0);
-                            prefetch_index(std::slice::from_ref(&f.got), 0);
-                        } else {
-                            self.prefetch_sender(pk.flow);
-                        }
-                    } else if let (Some(sw), Some(dest)) = (
-                        self.topo.switch_index[v.idx()],
-                        self.topo.host_dest[pk.to.idx()],
-                    ) {
-                        // The switch's entry toward the packet's destination.
-                        prefetch_index(&self.topo.table, self.topo.entry(dest.idx(), sw.idx()));
-                    }
-                }
-                (SECOND, Event::TxDone(p)) => {
-                    let st = &self.ports[p.idx()];
-                    if let Some(h) = st.hi.head.or(st.lo.head) {
-                        prefetch_index(&self.packets.slots, h.idx());
-                    } else if let Some(h) = self.topo.port_host[p.idx()] {
-                        // A NIC with nothing queued sends from its flows next.
-                        prefetch_index(&self.hosts, h.idx());
-                    }
-                }
-                (THIRD, Event::TxDone(p)) => {
-                    let st = &self.ports[p.idx()];
-                    if let (None, Some(h)) = (st.hi.head, self.topo.port_host[p.idx()]) {
-                        let host = &self.hosts[h.idx()];
-                        if let Some(&fi) = host.active.get(host.robin % host.active.len().max(1)) {
-                            self.prefetch_sender(fi);
-                        }
-                    }
-                }
-                (FIRST, Event::Arrive(i)) => prefetch_index(&self.packets.slots, i.idx()),
-                (FIRST, Event::TxDone(p)) => prefetch_index(&self.ports, p.idx()),
-                (FIRST, Event::Cell(c)) => prefetch_index(&self.fabric.cells, c.idx()),
-                (SECOND | THIRD | FOURTH, Event::Cell(c)) => self.prefetch_cell(k, c),
-                _ => {}
+        let next = self.events.upcoming();
+        if next.len() >= AHEAD {
+            // The common case: the current slot holds them all, in order.
+            self.stage(FOURTH, next[FOURTH].what);
+            self.stage(THIRD, next[THIRD].what);
+            self.stage(SECOND, next[SECOND].what);
+            self.stage(FIRST, next[FIRST].what);
+        } else {
+            for (k, e) in self.events.soon(AHEAD).enumerate() {
+                self.stage(k, e);
             }
+        }
+    }
+
+    /// Prefetch what event `e`, `k` events ahead, reads at that distance's stage.
+    #[inline(always)]
+    fn stage(&self, k: usize, e: Event) {
+        match (k, e) {
+            (FOURTH, Event::Arrive(i)) => self.prefetch_egress(i),
+            (THIRD, Event::Arrive(i)) => self.prefetch_lookup(i),
+            (SECOND, Event::Arrive(i)) => {
+                let pk = &self.packets[i];
+                let v = self.topo.port_to[pk.port.idx()];
+                if self.topo.host_of_device[v.idx()].is_some() {
+                    if matches!(pk.kind, Kind::Data | Kind::Header) {
+                        // The flow's first line (both ends) and the receiver's.
+                        let f = &self.flows[pk.flow.idx()];
+                        prefetch_index(std::slice::from_ref(f), 0);
+                        prefetch_index(std::slice::from_ref(&f.got), 0);
+                    } else {
+                        self.prefetch_sender(pk.flow);
+                    }
+                } else if let (Some(sw), Some(dest)) = (
+                    self.topo.switch_index[v.idx()],
+                    self.topo.host_dest[pk.to.idx()],
+                ) {
+                    // The switch's entry toward the packet's destination.
+                    prefetch_index(&self.topo.table, self.topo.entry(dest.idx(), sw.idx()));
+                }
+            }
+            (SECOND, Event::TxDone(p)) => {
+                let st = &self.ports[p.idx()];
+                if let Some(h) = st.hi.head.or(st.lo.head) {
+                    prefetch_index(&self.packets.slots, h.idx());
+                } else if let Some(h) = self.topo.port_host[p.idx()] {
+                    // A NIC with nothing queued sends from its flows next.
+                    prefetch_index(&self.hosts, h.idx());
+                }
+            }
+            (THIRD, Event::TxDone(p)) => {
+                let st = &self.ports[p.idx()];
+                if let (None, Some(h)) = (st.hi.head, self.topo.port_host[p.idx()]) {
+                    let host = &self.hosts[h.idx()];
+                    if let Some(&fi) = host.active.get(host.robin % host.active.len().max(1)) {
+                        self.prefetch_sender(fi);
+                    }
+                }
+            }
+            (FIRST, Event::Arrive(i)) => prefetch_index(&self.packets.slots, i.idx()),
+            (FIRST, Event::TxDone(p)) => prefetch_index(&self.ports, p.idx()),
+            (FIRST, Event::Cell(c)) => prefetch_index(&self.fabric.cells, c.idx()),
+            (SECOND | THIRD | FOURTH, Event::Cell(c)) => self.prefetch_cell(k, c),
+            _ => {}
         }
     }
 
