@@ -151,7 +151,11 @@ impl Events {
     /// The earliest event if it is before `end` (a partition's window, `partition.rs`).
     #[inline]
     pub fn pop_before(&mut self, end: u64) -> Option<Entry> {
-        if self.next_time()? >= end {
+        let next = match self.upcoming().first() {
+            Some(e) => e.time_ps,
+            None => self.next_time()?,
+        };
+        if next >= end {
             return None;
         }
         self.pop()

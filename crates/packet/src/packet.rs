@@ -106,6 +106,11 @@ pub(crate) struct Fifo {
     pub tail: Option<PacketId>,
 }
 
+/// An ACK's SACK list on its way to another part (`partition.rs`): inline up to four
+/// packets (an ACK covers about three on the htsim permutations), so that it costs no
+/// allocation.
+pub(crate) type SackCopy = smallvec::SmallVec<[u32; 4]>;
+
 /// The packets (an arena with a free list) and the SACK lists of ACKs.
 #[derive(Default)]
 pub(crate) struct Packets {
@@ -216,9 +221,18 @@ impl Packets {
             .sum()
     }
 
-    /// Take an ACK's SACK list out of the pool (its slot stays the ACK's until released).
-    pub fn take_sack(&mut self, s: SackId) -> Vec<u32> {
-        std::mem::take(&mut self.sacks[s.idx()])
+    /// A SACK list holding a copy of `list`, in a slot of the pool (whose buffer, reused,
+    /// has room once the run is warm: no allocation).
+    pub fn copy_sack(&mut self, list: &[u32]) -> SackId {
+        let s = match self.free_sacks.pop() {
+            Some(s) => s,
+            None => {
+                self.sacks.push(Vec::new());
+                SackId::from_idx(self.sacks.len() - 1)
+            }
+        };
+        self.sacks[s.idx()].extend_from_slice(list);
+        s
     }
 
     /// An ACK's SACK list.

@@ -35,7 +35,7 @@ use crate::cc::FlowCc;
 use crate::event::Event;
 use crate::events::Events;
 use crate::ids::FlowId;
-use crate::packet::Packet;
+use crate::packet::{Packet, SackCopy};
 use crate::pfc::PortPfc;
 use crate::port::PortState;
 use crate::sim::{Progress, Sim};
@@ -112,7 +112,8 @@ pub(crate) fn run(
         s.part = Some(PartLink {
             map: &map,
             me: me as u16,
-            outbox: Vec::new(),
+            outboxes: (0..map.count).map(|_| Vec::new()).collect(),
+            earliest_ps: u64::MAX,
         });
         parts.push(s);
     }
@@ -312,22 +313,31 @@ pub(crate) fn cut(topo: &Topo, asked: u32) -> Result<Partitioning, PacketError> 
 /// port the other part owns (a PFC frame).
 pub(crate) enum Remote {
     /// The packet, and an ACK's SACK list.
-    Packet(Packet, Option<Vec<u32>>),
+    Packet(Packet, Option<SackCopy>),
     Event(Event),
 }
 
-/// One message between parts.
-pub(crate) struct Message {
-    pub to: u16,
-    pub time_ps: u64,
-    pub what: Remote,
-}
+/// Messages from one part to another, each with the time it takes effect, as sent.
+pub(crate) type Mail = Vec<(u64, Remote)>;
 
 /// A part's link to the others: who it is, who owns what, and what it sends this window.
 pub(crate) struct PartLink<'a> {
     pub map: &'a Partitioning,
     pub me: u16,
-    pub outbox: Vec<Message>,
+    /// What it sent this window, by the part it goes to (handed over whole between
+    /// windows: no message is copied on the way).
+    pub outboxes: Vec<Mail>,
+    /// The earliest time among them (`u64::MAX`: none).
+    pub earliest_ps: u64,
+}
+
+impl PartLink<'_> {
+    /// Send `what` to part `to`, taking effect at `time_ps`.
+    #[inline]
+    pub fn send(&mut self, to: u16, time_ps: u64, what: Remote) {
+        self.earliest_ps = self.earliest_ps.min(time_ps);
+        self.outboxes[usize::from(to)].push((time_ps, what));
+    }
 }
 
 impl Sim<'_> {
@@ -336,7 +346,7 @@ impl Sim<'_> {
         match what {
             Remote::Packet(mut pk, sack) => {
                 pk.next = None;
-                pk.sack = sack.map(|mut list| self.packets.new_sack(&mut list));
+                pk.sack = sack.map(|list| self.packets.copy_sack(&list));
                 let i = self.packets.alloc(pk);
                 self.events.push(time_ps, Event::Arrive(i));
             }
@@ -388,7 +398,11 @@ pub(crate) fn drive<'a>(
             })
         })
         .collect();
-    let mut inboxes: Vec<Vec<(u64, Remote)>> = (0..parts.len()).map(|_| Vec::new()).collect();
+    // What each part receives next window, by the part that sent it.
+    let n = parts.len();
+    let mut inboxes: Vec<Vec<Mail>> = (0..n)
+        .map(|_| (0..n).map(|_| Vec::new()).collect())
+        .collect();
     let mut reported = 0u64;
     let (mut windows, mut messages) = (0u64, 0u64);
     // One parallel step per window: each part takes the messages sent to it, runs its
@@ -402,8 +416,10 @@ pub(crate) fn drive<'a>(
             .zip(inboxes.par_iter_mut())
             .zip(&own)
             .map(|((s, inbox), &own)| {
-                for (t, what) in inbox.drain(..) {
-                    s.deliver(t, what);
+                for mail in inbox.iter_mut() {
+                    for (t, what) in mail.drain(..) {
+                        s.deliver(t, what);
+                    }
                 }
                 if let Some(end) = end {
                     s.run_before(end, own);
@@ -418,14 +434,20 @@ pub(crate) fn drive<'a>(
                 }
             })
             .collect();
+        let mut in_flight = None;
         if end.is_some() {
             windows += 1;
             // In the order of the sending part, then as sent: the same at any thread count.
-            for s in &mut parts {
+            // The outboxes are swapped with the inboxes emptied last window.
+            for (from, s) in parts.iter_mut().enumerate() {
                 let link = s.part.as_mut().expect("a part's link");
-                messages += link.outbox.len() as u64;
-                for m in link.outbox.drain(..) {
-                    inboxes[usize::from(m.to)].push((m.time_ps, m.what));
+                if link.earliest_ps != u64::MAX {
+                    in_flight = Some(in_flight.unwrap_or(u64::MAX).min(link.earliest_ps));
+                }
+                link.earliest_ps = u64::MAX;
+                for (to, mail) in link.outboxes.iter_mut().enumerate() {
+                    messages += mail.len() as u64;
+                    std::mem::swap(mail, &mut inboxes[to][from]);
                 }
             }
             let p = merged_progress(&parts, packets);
@@ -440,7 +462,6 @@ pub(crate) fn drive<'a>(
                 break;
             }
         }
-        let in_flight = inboxes.iter().flatten().map(|m| m.0).min();
         let Some(t0) = next.into_iter().flatten().chain(in_flight).min() else {
             break;
         };
@@ -469,10 +490,11 @@ fn merged_progress(parts: &[Sim<'_>], packets: u64) -> Progress {
 
 /// Conservation over all parts, messages in transit included: every byte hosts put on the
 /// wire was delivered, dropped, trimmed off, or is still in some part or on its way.
-fn check(parts: &[Sim<'_>], inboxes: &[Vec<(u64, Remote)>]) {
+fn check(parts: &[Sim<'_>], inboxes: &[Vec<Mail>]) {
     let sum = |f: fn(&Sim<'_>) -> u64| parts.iter().map(f).sum::<u64>();
     let in_transit: u64 = inboxes
         .iter()
+        .flatten()
         .flatten()
         .map(|(_, m)| match m {
             Remote::Packet(pk, _) => u64::from(pk.bytes),

@@ -4,8 +4,8 @@
 
 use crate::event::Event;
 use crate::ids::{PacketId, PortId};
-use crate::packet::{Fifo, Kind};
-use crate::partition::{Message, Remote};
+use crate::packet::{Fifo, Kind, SackCopy};
+use crate::partition::Remote;
 use crate::sim::{next_rand, Sim};
 use crate::topo::Port;
 
@@ -81,14 +81,12 @@ impl Sim<'_> {
             let to = link.map.of(port.to) as u16;
             if to != link.me {
                 // Another part's device: the packet goes to it between windows.
-                let sack = self.packets[i].sack.map(|s| self.packets.take_sack(s));
+                let sack = self.packets[i]
+                    .sack
+                    .map(|s| SackCopy::from_slice(self.packets.sack(s)));
                 let pk = self.packets[i];
                 self.packets.release(i);
-                link.outbox.push(Message {
-                    to,
-                    time_ps: at,
-                    what: Remote::Packet(pk, sack),
-                });
+                link.send(to, at, Remote::Packet(pk, sack));
                 return;
             }
         }
@@ -100,11 +98,7 @@ impl Sim<'_> {
         if let Some(link) = &mut self.part {
             let to = link.map.of(self.topo.ports[p.idx()].from) as u16;
             if to != link.me {
-                link.outbox.push(Message {
-                    to,
-                    time_ps,
-                    what: Remote::Event(e),
-                });
+                link.send(to, time_ps, Remote::Event(e));
                 return;
             }
         }
