@@ -384,20 +384,22 @@ fn engine_setup(
     Ok((Some(cfg), s))
 }
 
-/// A bar over the running phase's flows, its message the phases simulated so far and the
-/// phase's simulated time: what a collective or a job at packet level reports as it goes.
+/// What a collective or a job at packet level reports as it goes: a counter of the phases
+/// simulated, with a running one's flows and simulated time in its message. A counter, not
+/// a bar: phases run side by side on the pool's threads, each with its own flows, so no
+/// share of the whole (nor a time left) follows from one phase's progress.
 fn phase_bar() -> (
     std::sync::Arc<crate::progress::Progress>,
     aifabric::packet::PhaseProgressFn,
 ) {
-    let bar = std::sync::Arc::new(crate::progress::Progress::bar("packet phases"));
+    let bar = std::sync::Arc::new(crate::progress::Progress::counter("packet phases"));
     let b = bar.clone();
     let progress: aifabric::packet::PhaseProgressFn = std::sync::Arc::new(move |p| {
-        b.set_length(p.flows);
-        b.set_position(p.flows_done);
+        b.set_position(p.phases_done);
         b.set_message(format!(
-            "packet phases: {} simulated, this one {:.1} us in, {:.0}M events",
-            p.phases_done,
+            "packet phases simulated (one running: {}/{} flows done, {:.1} us in, {:.0}M events)",
+            p.flows_done,
+            p.flows,
             p.now_ps as f64 * 1e-6,
             p.events as f64 * 1e-6
         ));
