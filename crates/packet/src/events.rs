@@ -290,22 +290,10 @@ impl Events {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::FlowId;
+    use crate::testing::{self, ev, lcg};
     use proptest::prelude::*;
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
-
-    fn ev(n: u64) -> Event {
-        Event::Start(FlowId::new(n as u32))
-    }
-
-    /// Knuth's MMIX linear congruential step: the tests' reproducible times.
-    fn lcg(x: &mut u64) -> u64 {
-        *x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        *x
-    }
 
     /// The wheel's reach, picoseconds.
     const REACH: u64 = SPAN << COARSE_BITS;
@@ -329,33 +317,11 @@ mod tests {
 
     #[test]
     fn pops_in_time_then_insertion_order() {
-        // Against a binary heap on (time, insertion number), with pushes interleaved with
-        // pops, many equal times and times on the wheel, at its edge and beyond.
+        // Times on the wheel, at its edge and beyond it, and many equal ones.
         let mut q = Events::new();
-        let mut reference = BinaryHeap::new();
-        let mut x = 12345u64;
-        let mut now = 0;
-        let mut n = 0u64;
-        let mut far = 0;
-        for _ in 0..20_000 {
-            for k in 0..3u64 {
-                let a = ahead(lcg(&mut x) >> 20) * (k % 2);
-                far += u64::from(a >= REACH);
-                q.push(now + a, ev(n));
-                reference.push(Reverse((now + a, n)));
-                n += 1;
-            }
-            let e = q.pop().unwrap();
-            let Reverse((t, id)) = reference.pop().unwrap();
-            assert_eq!((e.time_ps, e.what), (t, ev(id)));
-            now = e.time_ps;
-        }
-        while let Some(e) = q.pop() {
-            let Reverse((t, id)) = reference.pop().unwrap();
-            assert_eq!((e.time_ps, e.what), (t, ev(id)));
-        }
-        assert!(reference.is_empty());
+        let drawn = testing::pops_as_a_heap(&mut q, 20_000, ahead);
         assert_eq!(q.len(), 0);
+        let far = drawn.iter().filter(|&&a| a >= REACH).count();
         assert!(far > 1000, "{far} events beyond the wheel's reach");
     }
 
@@ -446,15 +412,7 @@ mod tests {
 
     #[test]
     fn equal_times_keep_insertion_order() {
-        let mut q = Events::new();
-        q.push(5, ev(1));
-        q.push(9, ev(2));
-        q.push(5, ev(3));
-        assert_eq!(q.pop().unwrap().what, ev(1));
-        q.push(5, ev(4));
-        q.push(9, ev(5));
-        let order: Vec<Event> = std::iter::from_fn(|| q.pop().map(|e| e.what)).collect();
-        assert_eq!(order, vec![ev(3), ev(4), ev(2), ev(5)]);
+        testing::equal_times_keep_insertion_order(&mut Events::new());
     }
 
     proptest! {

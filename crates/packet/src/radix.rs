@@ -141,61 +141,18 @@ impl RadixHeap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::FlowId;
-
-    fn ev(n: u64) -> Event {
-        Event::Start(FlowId::new(n as u32))
-    }
-
-    /// Knuth's MMIX linear congruential step: the tests' reproducible times.
-    fn lcg(x: &mut u64) -> u64 {
-        *x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        *x
-    }
+    use crate::testing;
 
     #[test]
     fn pops_in_time_then_insertion_order() {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
-        // Against a binary heap on (time, insertion number), with pushes interleaved with
-        // pops and many equal times.
         let mut q = RadixHeap::new();
-        let mut reference = BinaryHeap::new();
-        let mut x = 12345u64;
-        let mut now = 0;
-        let mut n = 0u64;
-        for _ in 0..5000 {
-            for k in 0..3u64 {
-                let t = now + (lcg(&mut x) >> 40) % 1000 * (k % 2);
-                q.push(t, ev(n));
-                reference.push(Reverse((t, n)));
-                n += 1;
-            }
-            let e = q.pop().unwrap();
-            let Reverse((t, id)) = reference.pop().unwrap();
-            assert_eq!((e.time_ps, e.what), (t, ev(id)));
-            now = e.time_ps;
-        }
-        while let Some(e) = q.pop() {
-            let Reverse((t, id)) = reference.pop().unwrap();
-            assert_eq!((e.time_ps, e.what), (t, ev(id)));
-        }
-        assert!(reference.is_empty());
+        // Within 1 ns: many equal times.
+        testing::pops_as_a_heap(&mut q, 5000, |r| r % 1000);
         assert_eq!(q.len(), 0);
     }
 
     #[test]
     fn equal_times_keep_insertion_order() {
-        let mut q = RadixHeap::new();
-        q.push(5, ev(1));
-        q.push(9, ev(2));
-        q.push(5, ev(3));
-        assert_eq!(q.pop().unwrap().what, ev(1));
-        q.push(5, ev(4));
-        q.push(9, ev(5));
-        let order: Vec<Event> = std::iter::from_fn(|| q.pop().map(|e| e.what)).collect();
-        assert_eq!(order, vec![ev(3), ev(4), ev(2), ev(5)]);
+        testing::equal_times_keep_insertion_order(&mut RadixHeap::new());
     }
 }

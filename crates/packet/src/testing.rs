@@ -1,5 +1,8 @@
-//! What the crate's unit tests share: htsim's fat trees and their healthy network.
+//! What the crate's unit tests share: htsim's fat trees and their healthy network, and the
+//! calendars' checks.
 
+use crate::event::Event;
+use crate::radix::Entry;
 use aifabric_dataplane::{Net, NetParams};
 use aifabric_model::{Fabric, Scenario};
 use aifabric_routing::bgp::{AsnPlan, BgpConfig};
@@ -30,4 +33,90 @@ pub(crate) fn healthy(f: &Fabric) -> Net<'_> {
         BgpConfig::default(),
         NetParams::default(),
     )
+}
+
+/// A calendar under test (the radix heap alone, or the timing wheel over it).
+pub(crate) trait Calendar {
+    fn push(&mut self, time_ps: u64, what: Event);
+    fn pop(&mut self) -> Option<Entry>;
+}
+
+impl Calendar for crate::radix::RadixHeap {
+    fn push(&mut self, time_ps: u64, what: Event) {
+        crate::radix::RadixHeap::push(self, time_ps, what);
+    }
+    fn pop(&mut self) -> Option<Entry> {
+        crate::radix::RadixHeap::pop(self)
+    }
+}
+
+impl Calendar for crate::events::Events {
+    fn push(&mut self, time_ps: u64, what: Event) {
+        crate::events::Events::push(self, time_ps, what);
+    }
+    fn pop(&mut self) -> Option<Entry> {
+        crate::events::Events::pop(self)
+    }
+}
+
+/// Event `n` (a flow's start): the calendar tests' labels.
+pub(crate) fn ev(n: u64) -> Event {
+    Event::Start(crate::ids::FlowId::new(n as u32))
+}
+
+/// Knuth's MMIX linear congruential step: the tests' reproducible times.
+pub(crate) fn lcg(x: &mut u64) -> u64 {
+    *x = x
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *x
+}
+
+/// `rounds` rounds of three pushes and a pop on `q` (two of the three due now, the other
+/// `ahead(random)` later), then every event popped: the order must be a binary heap's on
+/// (time, insertion number). The delays drawn, for the caller to check its spread.
+pub(crate) fn pops_as_a_heap(
+    q: &mut impl Calendar,
+    rounds: usize,
+    ahead: impl Fn(u64) -> u64,
+) -> Vec<u64> {
+    use std::cmp::Reverse;
+    let mut reference = std::collections::BinaryHeap::new();
+    let (mut x, mut now, mut n) = (12345u64, 0, 0u64);
+    let mut drawn = Vec::new();
+    for _ in 0..rounds {
+        for k in 0..3u64 {
+            let a = if k % 2 == 1 {
+                ahead(lcg(&mut x) >> 20)
+            } else {
+                0
+            };
+            drawn.push(a);
+            q.push(now + a, ev(n));
+            reference.push(Reverse((now + a, n)));
+            n += 1;
+        }
+        let e = q.pop().expect("an event held");
+        let Reverse((t, id)) = reference.pop().expect("the same");
+        assert_eq!((e.time_ps, e.what), (t, ev(id)));
+        now = e.time_ps;
+    }
+    while let Some(e) = q.pop() {
+        let Reverse((t, id)) = reference.pop().expect("the same");
+        assert_eq!((e.time_ps, e.what), (t, ev(id)));
+    }
+    assert!(reference.is_empty(), "events left behind");
+    drawn
+}
+
+/// Equal times come out in the order they were pushed, across a pop.
+pub(crate) fn equal_times_keep_insertion_order(q: &mut impl Calendar) {
+    q.push(5, ev(1));
+    q.push(9, ev(2));
+    q.push(5, ev(3));
+    assert_eq!(q.pop().map(|e| e.what), Some(ev(1)));
+    q.push(5, ev(4));
+    q.push(9, ev(5));
+    let order: Vec<Event> = std::iter::from_fn(|| q.pop().map(|e| e.what)).collect();
+    assert_eq!(order, vec![ev(3), ev(4), ev(2), ev(5)]);
 }
