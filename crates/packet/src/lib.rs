@@ -46,7 +46,7 @@
 //! - `setup.rs`: the request checked, every automatic choice resolved before the loop
 //!   (congestion-control parameters, NSCC per path, timers), the flows laid out;
 //! - `event.rs`, `events.rs`, `radix.rs`: the events (typed ids, 8 bytes) and the
-//!   calendar queue (a timing wheel for the next 2 us over a radix heap, equal times in
+//!   calendar queue (a timing wheel for the next 4.2 us over a radix heap, equal times in
 //!   insertion order); `prefetch.rs`: what the next few events
 //!   will read, asked of the caches before each event (it only reads);
 //! - `ids.rs`: typed ids (`PacketId`, `PortId`, `FlowId`, `HostId`, ...; `Option<Id>` is

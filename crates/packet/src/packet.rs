@@ -107,8 +107,8 @@ pub(crate) struct Fifo {
 }
 
 /// An ACK's SACK list on its way to another part (`partition.rs`): inline up to four
-/// packets (an ACK covers about three on the htsim permutations), so that it costs no
-/// allocation.
+/// packets (an ACK covers about three on the htsim permutations), so that it mostly costs
+/// no allocation (a longer list spills to the heap).
 pub(crate) type SackCopy = smallvec::SmallVec<[u32; 4]>;
 
 /// The packets (an arena with a free list) and the SACK lists of ACKs.

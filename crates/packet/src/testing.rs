@@ -72,41 +72,43 @@ pub(crate) fn lcg(x: &mut u64) -> u64 {
     *x
 }
 
-/// `rounds` rounds of three pushes and a pop on `q` (two of the three due now, the other
-/// `ahead(random)` later), then every event popped: the order must be a binary heap's on
-/// (time, insertion number). The delays drawn, for the caller to check its spread.
+/// `rounds` rounds of pushes and pops on `q` (32 events first, then in turns two pushed and
+/// one popped, one pushed and two popped, each due `ahead(random)` after the last event
+/// popped, so the clock moves on), then every event popped: the order must be a binary
+/// heap's on (time, insertion number). The delays drawn, for the caller to check their
+/// spread, and the last time popped.
 pub(crate) fn pops_as_a_heap(
     q: &mut impl Calendar,
     rounds: usize,
     ahead: impl Fn(u64) -> u64,
-) -> Vec<u64> {
+) -> (Vec<u64>, u64) {
     use std::cmp::Reverse;
     let mut reference = std::collections::BinaryHeap::new();
     let (mut x, mut now, mut n) = (12345u64, 0, 0u64);
     let mut drawn = Vec::new();
-    for _ in 0..rounds {
-        for k in 0..3u64 {
-            let a = if k % 2 == 1 {
-                ahead(lcg(&mut x) >> 20)
-            } else {
-                0
-            };
+    for round in 0..rounds {
+        let pushes = if round == 0 { 32 } else { 1 + round % 2 };
+        for _ in 0..pushes {
+            let a = ahead(lcg(&mut x) >> 20);
             drawn.push(a);
             q.push(now + a, ev(n));
             reference.push(Reverse((now + a, n)));
             n += 1;
         }
-        let e = q.pop().expect("an event held");
-        let Reverse((t, id)) = reference.pop().expect("the same");
-        assert_eq!((e.time_ps, e.what), (t, ev(id)));
-        now = e.time_ps;
+        for _ in 0..2 - round % 2 {
+            let e = q.pop().expect("an event held");
+            let Reverse((t, id)) = reference.pop().expect("the same");
+            assert_eq!((e.time_ps, e.what), (t, ev(id)));
+            now = e.time_ps;
+        }
     }
     while let Some(e) = q.pop() {
         let Reverse((t, id)) = reference.pop().expect("the same");
         assert_eq!((e.time_ps, e.what), (t, ev(id)));
+        now = e.time_ps;
     }
     assert!(reference.is_empty(), "events left behind");
-    drawn
+    (drawn, now)
 }
 
 /// Equal times come out in the order they were pushed, across a pop.

@@ -394,8 +394,12 @@ fn phase_bar() -> (
 ) {
     let bar = std::sync::Arc::new(crate::progress::Progress::counter("packet phases"));
     let b = bar.clone();
+    // A phase reports the count as it was when it began: the most any has reported, so
+    // that the counter never goes back while a long phase runs beside shorter ones.
+    let most = std::sync::atomic::AtomicU64::new(0);
     let progress: aifabric::packet::PhaseProgressFn = std::sync::Arc::new(move |p| {
-        b.set_position(p.phases_done);
+        let seen = most.fetch_max(p.phases_done, std::sync::atomic::Ordering::Relaxed);
+        b.set_position(seen.max(p.phases_done));
         b.set_message(format!(
             "packet phases simulated (one running: {}/{} flows done, {:.1} us in, {:.0}M events)",
             p.flows_done,
