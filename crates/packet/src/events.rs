@@ -152,11 +152,7 @@ impl Events {
     /// The earliest event if it is before `end` (a partition's window, `partition.rs`).
     #[inline]
     pub fn pop_before(&mut self, end: u64) -> Option<Entry> {
-        let next = match self.upcoming().first() {
-            Some(e) => e.time_ps,
-            None => self.next_time()?,
-        };
-        if next >= end {
+        if self.next_time()? >= end {
             return None;
         }
         self.pop()
@@ -165,12 +161,11 @@ impl Events {
     /// The earliest event's time, without taking it (nor moving the wheel, so that events
     /// may still be pushed at any time from the last one removed on).
     pub fn next_time(&self) -> Option<u64> {
-        let i = self.cur & LOW;
-        if let Some(e) = self.fine[i as usize].get(self.head) {
+        if let Some(e) = self.upcoming().first() {
             return Some(e.time_ps);
         }
         let min = |slot: &[Entry]| slot.iter().map(|e| e.time_ps).min();
-        let later = after(self.fine_occupied, i);
+        let later = after(self.fine_occupied, self.cur & LOW);
         if later != 0 {
             return min(&self.fine[later.trailing_zeros() as usize]);
         }
