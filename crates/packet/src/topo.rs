@@ -197,7 +197,7 @@ impl Topo {
             *port_of.entry(r).or_insert_with(|| {
                 let link = f.link(l);
                 let to = link.other(from);
-                let rate_bps = u64::from(link.capacity_mbps) * 1_000_000;
+                let rate_bps = port_rate_bps(net, r, link.capacity_mbps);
                 let prop = link_latency_ps
                     .unwrap_or_else(|| (link.length_m() * PS_PER_M as f64).round() as u64);
                 let fwd = if f.device(to).role == Role::Gpu {
@@ -399,6 +399,20 @@ fn nsf_pruned(
     kept.into_iter().map(|l| (l, w)).collect()
 }
 
+/// The rate of the port over resource `r`, bits/s: its link's, or less where `net` leaves
+/// only a share of it to what runs (the share another job's traffic leaves, `cluster`'s
+/// [`Net::set_share_bps`](aifabric_dataplane::Net::set_share_bps)). A failed or drained link
+/// (no capacity) keeps its rate: routing keeps packets off it.
+fn port_rate_bps(net: &Net<'_>, r: ResourceId, capacity_mbps: u32) -> u64 {
+    let full = u64::from(capacity_mbps) * 1_000_000;
+    let share_bits = net.capacity_bps(r) * 8.0;
+    if share_bits > 0.0 && share_bits < full as f64 {
+        (share_bits.round() as u64).max(1)
+    } else {
+        full
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -454,6 +468,57 @@ mod tests {
         };
         assert_eq!(kept_per_plane(true), vec![1, 4]);
         assert_eq!(kept_per_plane(false), vec![4, 4]);
+    }
+
+    /// A link's share of its capacity (what other jobs leave one job, `cluster`) is its
+    /// port's rate: a flow whose last hop keeps half its link sends at half the rate and
+    /// takes about twice as long (8 MiB: the round trips are under 1% of it); without a
+    /// share the port has its link's own rate.
+    #[test]
+    fn a_links_share_is_its_ports_rate() {
+        use aifabric_workload::traffic::{Start, TmFlow, TrafficMatrix};
+        let f = crate::testing::fat_tree(4);
+        let mut net = crate::testing::healthy(&f);
+        let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
+        let tm = TrafficMatrix {
+            nodes: 2,
+            flows: vec![TmFlow {
+                id: 1,
+                src: 0,
+                dst: 1,
+                bytes: 8 << 20,
+                start: Start::AtPs(0),
+                done_trigger: None,
+                recv_trigger: None,
+            }],
+            triggers: Default::default(),
+        };
+        let cfg = crate::Config {
+            lb: PacketLb::Ecmp,
+            ..crate::Config::uec_htsim()
+        };
+        let dst = gpus[1];
+        let l = f.incident(dst)[0];
+        let down = net.link_resource(l, f.link(l).other(dst));
+        let run = |net: &Net<'_>| {
+            let (topo, _) = crate::setup::prepare(net, &tm, &gpus, &cfg).unwrap();
+            let rate = topo
+                .ports
+                .iter()
+                .find(|p| p.resource == down)
+                .unwrap()
+                .rate_bps;
+            (rate, crate::run(net, &tm, &gpus, &cfg).unwrap().makespan_s)
+        };
+        let (full_rate, full) = run(&net);
+        assert_eq!(full_rate, 100_000_000_000);
+        net.set_share_bps(down, net.capacity_bps(down) / 2.0);
+        let (half_rate, half) = run(&net);
+        assert_eq!(half_rate, 50_000_000_000);
+        let ratio = half / full;
+        assert!((1.9..2.05).contains(&ratio), "{half} s against {full} s");
+        net.restore_capacity(down);
+        assert_eq!(run(&net), (full_rate, full));
     }
 
     #[test]
