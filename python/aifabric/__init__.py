@@ -762,6 +762,8 @@ class Fabric:
         jobs: PathLike,
         scenario: Scenario = None,
         *,
+        engine: str = "flow",
+        packet: Optional[Mapping[str, Any]] = None,
         lb: Optional[str] = None,
         seed: Optional[int] = None,
         channels: int = 0,
@@ -779,17 +781,21 @@ class Fabric:
         """Many jobs on this fabric (``aifabric cluster --json``): ``jobs`` is a cluster
         file (the running jobs and where they run). Each job's step alone and together,
         who slows whom, and under a ``scenario`` each job's impact. ``.frame()`` and
-        ``.table`` have one row per job.
+        ``.table`` have one row per job. ``engine`` and ``packet`` as for ``job``: each
+        job's step at packet level, alone and together on the shares the fluid gives it.
 
         {sim}
 
         {bgp}"""
+        sim = _sim(lb, seed, channels, scale_up, scale_up_gbs, switch_latency_us)
+        engine, packet_opts = _engine_options(engine, packet, sim)
         opts = _opts(
             _bgp(asn_plan, bandwidth, group_size, max_paths, nsf_pruning, missing_bandwidth,
                  soft_drain),
-            _sim(lb, seed, channels, scale_up, scale_up_gbs, switch_latency_us),
+            sim,
         )
-        text, table = self._f.cluster(_path(jobs, "jobs"), _scenario(scenario), opts)
+        text, table = self._f.cluster(_path(jobs, "jobs"), _scenario(scenario), opts, engine,
+                                      packet_opts)
         return Cluster(text, table=table)
 
     @_doc
@@ -799,6 +805,8 @@ class Fabric:
         jobs: PathLike,
         ops: PathLike,
         *,
+        engine: str = "flow",
+        packet: Optional[Mapping[str, Any]] = None,
         lb: Optional[str] = None,
         seed: Optional[int] = None,
         channels: int = 0,
@@ -818,16 +826,20 @@ class Fabric:
         file ``jobs`` the fewest GPU-hours, and the naive order's cost. ``.table`` has one
         row per batch of either schedule (column ``schedule``: ``best`` or ``naive``);
         ``.frame()`` the best schedule's batches, ``.frame("naive")`` the naive one's.
+        ``engine`` and ``packet`` as for ``cluster``.
 
         {sim}
 
         {bgp}"""
+        sim = _sim(lb, seed, channels, scale_up, scale_up_gbs, switch_latency_us)
+        engine, packet_opts = _engine_options(engine, packet, sim)
         opts = _opts(
             _bgp(asn_plan, bandwidth, group_size, max_paths, nsf_pruning, missing_bandwidth,
                  soft_drain),
-            _sim(lb, seed, channels, scale_up, scale_up_gbs, switch_latency_us),
+            sim,
         )
-        text, table = self._f.plan(_path(jobs, "jobs"), _path(ops, "ops"), opts)
+        text, table = self._f.plan(_path(jobs, "jobs"), _path(ops, "ops"), opts, engine,
+                                   packet_opts)
         return Plan(text, table=table)
 
     @_doc

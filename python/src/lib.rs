@@ -628,36 +628,51 @@ impl NativeFabric {
         })
     }
 
-    /// The jobs of a cluster file together (`aifabric cluster --json`).
+    /// The jobs of a cluster file together (`aifabric cluster --json`); `engine` and
+    /// `packet` as for `job`.
     fn cluster(
         &self,
         py: Python<'_>,
         jobs: String,
         scenario: ScenarioArg,
         opts: HashMap<String, String>,
+        engine: String,
+        packet: HashMap<String, String>,
     ) -> PyResult<(String, PyTable)> {
         let model = Arc::clone(&self.model);
         let (json, batch) = self.study(py, scenario, opts, None, move |s, _, _| {
+            let timing = packet_timing(&engine, &packet)?;
             let c = aifabric::stages::spec::cluster::load_cluster(&model, &jobs)?;
-            let r = s.cluster(&c)?;
+            let r = match timing {
+                Some((cfg, e)) => s.cluster_packet(&c, &cfg, e, None)?,
+                None => s.cluster(&c)?,
+            };
             Ok((to_json(&r)?, aifabric::tables::cluster_jobs(&r)))
         })?;
         Ok((json, table(batch)?))
     }
 
-    /// A maintenance plan against a cluster's jobs (`aifabric plan --json`).
+    /// A maintenance plan against a cluster's jobs (`aifabric plan --json`); `engine`
+    /// and `packet` as for `job`.
+    #[allow(clippy::too_many_arguments)]
     fn plan(
         &self,
         py: Python<'_>,
         jobs: String,
         ops: String,
         opts: HashMap<String, String>,
+        engine: String,
+        packet: HashMap<String, String>,
     ) -> PyResult<(String, PyTable)> {
         let model = Arc::clone(&self.model);
         let (json, batch) = self.study(py, healthy(), opts, None, move |s, _, _| {
+            let timing = packet_timing(&engine, &packet)?;
             let c = aifabric::stages::spec::cluster::load_cluster(&model, &jobs)?;
             let ops = aifabric::stages::spec::ops::load_ops(&model, &ops)?;
-            let base = s.cluster_baseline(&c)?;
+            let base = match timing {
+                Some((cfg, e)) => s.cluster_baseline_packet(&c, &cfg, e, None)?,
+                None => s.cluster_baseline(&c)?,
+            };
             let r = s.plan(&base, &ops)?;
             Ok((to_json(&r)?, aifabric::tables::plan_steps(&r)))
         })?;

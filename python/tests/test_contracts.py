@@ -338,6 +338,30 @@ def test_a_fabric_pickles_as_its_spec(llama, tmp_path):
     assert pickle.loads(pickle.dumps(g)).capacity() == g.capacity()
 
 
+def test_a_cluster_at_packet_level_is_the_cli_contract(cli, llama, tmp_path):
+    (tmp_path / "tiny.yaml").write_text(
+        "name: tiny-32\ngpus: 32\nparallelism: { tp: 8, pp: 2, dp: 2 }\nmodel: { parameters: "
+        "1.0e8, layers: 4, hidden: 1024, sequence_length: 1024, micro_batch: 1, global_batch: "
+        "8 }\ncompute: { peak_tflops: 989, efficiency: 0.4 }\nplacement: packed\n"
+    )
+    jobs = tmp_path / "c.yaml"
+    jobs.write_text("jobs:\n  - file: tiny.yaml\n")
+    got = llama.cluster(jobs, engine="packet", packet={"preset": "uec-htsim"})
+    want = cli("cluster", "llama3-24k", "--jobs", str(jobs), "--engine", "packet",
+               "--preset", "uec-htsim")
+    assert got == want
+    assert got["engine"] == "packet"
+    assert got["packet"]["alone"]["phases_simulated"] > 0
+    ops = tmp_path / "ops.yaml"
+    ops.write_text("operations:\n  - { name: a, fail: [east.dc1.llama.rtsw0], hours: 2 }\n")
+    plan = llama.plan(jobs, ops, engine="hybrid")
+    assert plan == cli("plan", "llama3-24k", "--jobs", str(jobs), "--ops", str(ops),
+                       "--engine", "hybrid")
+    assert plan["engine"] == "hybrid"
+    with pytest.raises(aifabric.BadRequest):
+        llama.cluster(jobs, packet={"preset": "uec-htsim"})
+
+
 def test_cluster_plan_and_jobs_at_risk_are_the_cli_contract(cli, llama, tmp_path):
     jobs = ROOT / "examples" / "clusters" / "llama3-24k-two.yaml"
     healthy = llama.cluster(jobs)

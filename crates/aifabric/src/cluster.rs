@@ -2,14 +2,17 @@
 //! who slows whom, and under the study's scenario each job's slowdown, interruption or
 //! nothing, with why.
 
+use crate::packet::{self, PacketPhases, PacketTimer, PhaseProgressFn, Timing};
 use crate::report::{About, MemoryFit, Note};
-use crate::{Error, Study, SCHEMA_VERSION};
+use crate::{Engine, Error, Study, SCHEMA_VERSION};
 use aifabric_dataplane::{Net, NetParams};
 use aifabric_engine::cluster::{self as engine, ClusterRun, JobIn, SharedResource};
 use aifabric_engine::job::{JobOptions, StepResult};
+use aifabric_engine::tune::Tuner;
 use aifabric_model::{DeviceId, Scenario};
 use aifabric_workload::cluster::Cluster;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// What a scenario does to one job.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -87,6 +90,19 @@ pub struct SharedRow {
     pub by_job: Vec<(String, f64)>,
 }
 
+/// What the packet engine ran for a cluster's jobs (`--engine packet|hybrid`), per set of
+/// runs (each with its own memo: the same phase on other link rates is another run).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClusterPackets {
+    /// Every job alone on the healthy fabric.
+    pub alone: PacketPhases,
+    /// The jobs that share resources, together: on their shares' rates.
+    pub together: PacketPhases,
+    /// Under the scenario, the jobs that keep running, together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<PacketPhases>,
+}
+
 /// Every job of a cluster, alone and together, healthy and under the study's scenario.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ClusterReport {
@@ -94,6 +110,12 @@ pub struct ClusterReport {
     pub schema_version: u32,
     /// Spec name.
     pub spec: String,
+    /// What timed the jobs' collectives: `flow`, or `packet` or `hybrid` (each job's phases
+    /// packet by packet, memoized, as `job` runs them; the shares from the fluid).
+    pub engine: Engine,
+    /// At packet level: what the packet engine ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet: Option<ClusterPackets>,
     /// Load balancing.
     pub lb: String,
     /// Hash seed.
@@ -123,17 +145,72 @@ impl Study<'_> {
     /// interruption (lost GPUs) or "untouched", with why.
     pub fn cluster(&self, cluster: &Cluster) -> Result<ClusterReport, Error> {
         let base = self.cluster_baseline(cluster)?;
+        self.cluster_from(&base)
+    }
+
+    /// [`Study::cluster`] with each job's collectives timed by the packet engine under `cfg`
+    /// (`packet`, or `hybrid`: see [`Study::job_packet`]), calling `progress` as the runs
+    /// go. The jobs' shares of the resources they share are the fluid's fixed point's; each
+    /// job then runs at packet level alone, and together on its shared links cut to its
+    /// shares (see [`Study::cluster_baseline_packet`]).
+    pub fn cluster_packet(
+        &self,
+        cluster: &Cluster,
+        cfg: &packet::Config,
+        engine: Engine,
+        progress: Option<PhaseProgressFn>,
+    ) -> Result<ClusterReport, Error> {
+        let base = self.cluster_baseline_packet(cluster, cfg, engine, progress)?;
+        self.cluster_from(&base)
+    }
+
+    fn cluster_from(&self, base: &Baseline<'_>) -> Result<ClusterReport, Error> {
         let scenario = if self.damaged() {
-            Some(self.cluster_impact(&base, &self.scenario)?)
+            Some(self.cluster_impact(base, &self.scenario)?)
         } else {
             None
         };
-        Ok(self.cluster_report(&base, scenario))
+        Ok(self.cluster_report(base, scenario))
     }
 
     /// The cluster's jobs on the healthy fabric, alone and together: what every scenario
     /// of [`Study::cluster_impact`] is compared with.
     pub fn cluster_baseline<'c>(&self, cluster: &'c Cluster) -> Result<Baseline<'c>, Error> {
+        self.baseline(cluster, None)
+    }
+
+    /// [`Study::cluster_baseline`] at packet level: the fluid's fixed point gives each job
+    /// its share of every resource it shares (the fluid's load balancing closest to the
+    /// packet engine's, its seed and latencies, as [`Study::job_packet`]); then each job's
+    /// step is timed with its collectives' phases run by the packet engine under `cfg`
+    /// (memoized), alone on the healthy fabric and together on its shared links cut to its
+    /// shares. Every scenario of [`Study::cluster_impact`] on this baseline runs the same
+    /// way.
+    pub fn cluster_baseline_packet<'c>(
+        &self,
+        cluster: &'c Cluster,
+        cfg: &packet::Config,
+        engine: Engine,
+        progress: Option<PhaseProgressFn>,
+    ) -> Result<Baseline<'c>, Error> {
+        if !engine.packet() || engine == Engine::Both {
+            return Err(Error::bad_request(format!(
+                "a cluster runs with --engine flow (the default), packet or hybrid, not {engine}"
+            )));
+        }
+        let settings = PacketSettings {
+            cfg: cfg.clone(),
+            engine,
+            progress,
+        };
+        self.baseline(cluster, Some(settings))
+    }
+
+    fn baseline<'c>(
+        &self,
+        cluster: &'c Cluster,
+        packet: Option<PacketSettings>,
+    ) -> Result<Baseline<'c>, Error> {
         let f = self.fabric;
         let jobs = cluster.jobs();
         let first = jobs
@@ -171,7 +248,10 @@ impl Study<'_> {
                 }
             }
         }
-        let c = &self.setup;
+        let c = &crate::predict::timed_setup(
+            self.setup,
+            packet.as_ref().map(PacketSettings::timing).as_ref(),
+        );
         let mut params: NetParams = c.net;
         params.scale_up_gpus = first.iteration.scale_up_gpus;
         params.scale_up_bytes_per_s = first.iteration.scale_up_bytes_per_s;
@@ -182,17 +262,35 @@ impl Study<'_> {
         };
         let mut healthy_net = Net::new(f, &Scenario::healthy(f), c.plan, c.bgp, params);
         let ins = inputs(cluster);
-        let run = engine::run(&mut healthy_net, &ins, opts).map_err(|e| {
+        let failed = |e: engine::JobFailed| {
             let who = e
                 .job
                 .map_or(String::new(), |j| format!("`{}`: ", jobs[j].name));
             Error::from(e.error).prefixed(&who)
-        })?;
+        };
+        let run = engine::run(&mut healthy_net, &ins, opts).map_err(failed)?;
+        let (run, packets) = match &packet {
+            None => (run, None),
+            Some(p) => {
+                let (run, [alone, together]) = p
+                    .retime(&mut healthy_net, &ins, opts, &run, true)
+                    .map_err(failed)?;
+                let packets = ClusterPackets {
+                    alone,
+                    together,
+                    scenario: None,
+                };
+                (run, Some(packets))
+            }
+        };
         Ok(Baseline {
             cluster,
             run,
             params,
             opts,
+            setup: *c,
+            packet,
+            packets,
         })
     }
 
@@ -203,7 +301,7 @@ impl Study<'_> {
         scenario: Option<ScenarioImpact>,
     ) -> ClusterReport {
         let f = self.fabric;
-        let c = &self.setup;
+        let c = &base.setup;
         let cluster = base.cluster;
         let jobs = cluster.jobs();
         let healthy = &base.run;
@@ -226,6 +324,34 @@ impl Study<'_> {
              the steps agree: the timing of their collectives within a step is averaged"
                 .into(),
         ));
+        let packets = base.packets.as_ref().map(|p| ClusterPackets {
+            scenario: scenario.as_ref().and_then(|s| s.packet.clone()),
+            ..p.clone()
+        });
+        if let Some(p) = &packets {
+            notes.push(Note::new(
+                About::Hybrid,
+                "at packet level each job's step is timed as `job --engine packet|hybrid` \
+                 times it, its collectives' distinct phases run by the packet engine: alone, \
+                 then together with each link it shares with other jobs at the rate the \
+                 fluid's fixed point leaves it there (the other jobs' packets are not in \
+                 its queues; shares of a DSF zone's fabric, which the fluid holds as its \
+                 interface nodes' and stages' capacities, are not applied to the cells' \
+                 links)"
+                    .into(),
+            ));
+            // Nothing shared: each job's together is its alone, and nothing more ran.
+            let together = Some(("together", &p.together)).filter(|t| t.1.phases_timed > 0);
+            for (what, ran) in [("alone", &p.alone)]
+                .into_iter()
+                .chain(together)
+                .chain(p.scenario.as_ref().map(|s| ("under the scenario", s)))
+            {
+                let mut n = crate::notes::packet_phases(ran);
+                n.text = format!("{what}: {}", n.text);
+                notes.push(n);
+            }
+        }
         let rows = jobs
             .iter()
             .enumerate()
@@ -253,6 +379,8 @@ impl Study<'_> {
         ClusterReport {
             schema_version: SCHEMA_VERSION,
             spec: f.name().to_owned(),
+            engine: base.engine(),
+            packet: packets,
             lb: c.lb.name(),
             seed: c.seed,
             gpus_used: cluster.gpus() as u64,
@@ -292,7 +420,7 @@ impl Study<'_> {
         scenario: &Scenario,
     ) -> Result<ScenarioImpact, Error> {
         let f = self.fabric;
-        let c = &self.setup;
+        let c = &base.setup;
         let (healthy, params, opts) = (&base.run, base.params, base.opts);
         let ins = inputs(base.cluster);
         let mut net = Net::new(f, scenario, c.plan, c.bgp, params);
@@ -319,13 +447,22 @@ impl Study<'_> {
         // Run the survivors; a job whose traffic finds no path is interrupted too, and the
         // rest run again without it.
         let mut step: Vec<Option<StepResult>> = vec![None; n];
+        let mut packet = None;
         loop {
             let live: Vec<usize> = (0..n).filter(|&i| impact[i].is_none()).collect();
             if live.is_empty() {
                 break;
             }
             let sub: Vec<JobIn<'_>> = live.iter().map(|&i| ins[i]).collect();
-            match engine::run(&mut net, &sub, opts) {
+            let run = engine::run(&mut net, &sub, opts).and_then(|run| match &base.packet {
+                None => Ok(run),
+                Some(p) => {
+                    let (run, [_, together]) = p.retime(&mut net, &sub, opts, &run, false)?;
+                    packet = Some(together);
+                    Ok(run)
+                }
+            });
+            match run {
                 Ok(run) => {
                     for (k, &i) in live.iter().enumerate() {
                         step[i] = Some(run.together[k].clone());
@@ -385,7 +522,11 @@ impl Study<'_> {
                 }
             })
             .collect();
-        Ok(ScenarioImpact { impact, step })
+        Ok(ScenarioImpact {
+            impact,
+            step,
+            packet,
+        })
     }
 }
 
@@ -397,6 +538,57 @@ pub struct Baseline<'c> {
     pub run: ClusterRun,
     params: NetParams,
     opts: JobOptions,
+    /// The setup it ran with (the packet engine's latencies, seed and closest load
+    /// balancing when timed by it).
+    setup: crate::Setup,
+    /// At packet level: how every scenario on this baseline is timed.
+    packet: Option<PacketSettings>,
+    /// At packet level: what the healthy runs simulated.
+    packets: Option<ClusterPackets>,
+}
+
+/// How a cluster's jobs are timed at packet level (`--engine packet|hybrid`), kept with
+/// its baseline so that every scenario runs as the healthy fabric did.
+#[derive(Clone)]
+struct PacketSettings {
+    cfg: packet::Config,
+    engine: Engine,
+    progress: Option<PhaseProgressFn>,
+}
+
+impl PacketSettings {
+    fn timing(&self) -> Timing<'_> {
+        Timing {
+            cfg: &self.cfg,
+            engine: self.engine,
+            progress: self.progress.clone(),
+        }
+    }
+
+    /// `fluid` timed again at packet level ([`engine::retime`]), each set of runs with its
+    /// own timer (the same phase on other link rates is another run); `with_alone`: each
+    /// job alone too. What the two timers ran: alone's (empty without it), together's.
+    fn retime(
+        &self,
+        net: &mut Net<'_>,
+        jobs: &[JobIn<'_>],
+        opts: JobOptions,
+        fluid: &ClusterRun,
+        with_alone: bool,
+    ) -> Result<(ClusterRun, [PacketPhases; 2]), engine::JobFailed> {
+        let t = self.timing();
+        let alone = Arc::new(PacketTimer::new(&t));
+        let together = Arc::new(PacketTimer::new(&t));
+        let tuner = |is_alone: bool| {
+            Tuner::timed(if is_alone {
+                alone.clone()
+            } else {
+                together.clone()
+            })
+        };
+        let run = engine::retime(net, jobs, opts, fluid, with_alone, &tuner)?;
+        Ok((run, [alone.stats(), together.stats()]))
+    }
 }
 
 /// One job under one scenario.
@@ -409,6 +601,11 @@ pub struct JobImpactRow {
 }
 
 impl Baseline<'_> {
+    /// What times the jobs' collectives: `flow`, or the packet engine (`packet`, `hybrid`).
+    pub fn engine(&self) -> Engine {
+        self.packet.as_ref().map_or(Engine::Flow, |p| p.engine)
+    }
+
     /// The jobs `impact` hurts (slows, speeds up or interrupts), by name.
     pub fn hurt(&self, impact: ScenarioImpact) -> Vec<JobImpactRow> {
         self.cluster
@@ -449,6 +646,8 @@ pub struct ScenarioImpact {
     pub impact: Vec<Impact>,
     /// Per job, its step under the scenario (`None`: interrupted).
     pub step: Vec<Option<StepResult>>,
+    /// At packet level: what the packet engine ran for the jobs together.
+    pub packet: Option<PacketPhases>,
 }
 
 /// The engine's view of the cluster's jobs.

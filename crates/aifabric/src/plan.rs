@@ -73,6 +73,9 @@ pub struct PlanReport {
     pub max_concurrent: u32,
     /// `exact` or `greedy`.
     pub search: String,
+    /// What timed the jobs' collectives in each batch: the baseline's (`flow`, or `packet`
+    /// or `hybrid` as `cluster --engine` runs them).
+    pub engine: crate::Engine,
     /// Distinct batches simulated.
     pub batches_simulated: usize,
     /// The schedule that costs least.
@@ -247,6 +250,7 @@ impl Study<'_> {
             operations: n,
             max_concurrent: k as u32,
             search: if exact { "exact" } else { "greedy" }.into(),
+            engine: base.engine(),
             batches_simulated: cache.len(),
             saved_gpu_hours: naive.lost_gpu_hours - best.lost_gpu_hours,
             best,
@@ -269,7 +273,17 @@ impl Study<'_> {
                          than running it alone"
                     )
                 },
-            ],
+            ]
+            .into_iter()
+            .chain((base.engine() != crate::Engine::Flow).then(|| {
+                format!(
+                    "each batch's jobs timed at packet level ({}) as `cluster --engine` times \
+                     them: the fluid's shares, each job's collectives' phases run by the \
+                     packet engine",
+                    base.engine()
+                )
+            }))
+            .collect(),
         })
     }
 

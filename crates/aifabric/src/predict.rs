@@ -33,7 +33,7 @@ pub(crate) fn timed_params(p: NetParams, timing: Option<&packet::Timing<'_>>) ->
 /// The setup of a run timed by the packet engine: the fluid's load balancing closest to
 /// the packet engine's (for the phases' paths, latencies and fluid terms), its seed, and
 /// its switch and link latencies.
-fn timed_setup(s: Setup, timing: Option<&packet::Timing<'_>>) -> Setup {
+pub(crate) fn timed_setup(s: Setup, timing: Option<&packet::Timing<'_>>) -> Setup {
     match timing {
         Some(t) => Setup {
             lb: aifabric_dataplane::Lb::from(t.cfg.lb).fluid_equivalent(),

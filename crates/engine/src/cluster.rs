@@ -17,8 +17,9 @@
 //! coincide with another's is slowed more than predicted); fairness among jobs, not among
 //! their flows (a job with many flows on a link does not take a larger share).
 
-use crate::job::{run_routed, JobOptions, StepResult};
+use crate::job::{run_routed, run_tuned, JobOptions, StepResult};
 use crate::sim::SimError;
+use crate::tune::Tuner;
 use aifabric_dataplane::{Forwarding, Net, ResourceId};
 use aifabric_model::DeviceId;
 use aifabric_workload::job::Iteration;
@@ -89,6 +90,10 @@ pub struct ClusterRun {
     pub interference: Vec<Interference>,
     /// The busiest resources shared by two or more jobs (at most 10), busiest first.
     pub shared: Vec<SharedResource>,
+    /// Per job, the shared resources it was last simulated on together and what was left
+    /// of each to it, bytes/s (resource id order; empty: it shares nothing).
+    #[serde(skip)]
+    pub shares: Vec<Vec<(u32, f64)>>,
 }
 
 /// A job's bytes per resource over one step (every instance of every collective).
@@ -157,14 +162,7 @@ pub fn run(
         .map(|(i, j)| run_routed(net, &routes, j.it, j.gpus, opts).map_err(failed(i)))
         .collect::<Result<Vec<_>, _>>()?;
     let bytes: Vec<Vec<(u32, f64)>> = alone.iter().map(step_bytes).collect();
-    // Who loads each resource: (job, bytes per step).
-    let mut users: FxHashMap<u32, Vec<(u32, f64)>> = FxHashMap::default();
-    for (j, bs) in bytes.iter().enumerate() {
-        for &(r, b) in bs {
-            users.entry(r).or_default().push((j as u32, b));
-        }
-    }
-    users.retain(|_, u| u.len() > 1);
+    let users = shared_users(&bytes);
     // Per job, the shared resources it loads (ascending).
     let mut shares: Vec<Vec<u32>> = vec![Vec::new(); jobs.len()];
     for (&r, u) in &users {
@@ -180,6 +178,7 @@ pub fn run(
     let (mut rounds, mut converged) = (0, true);
     if users.is_empty() {
         return Ok(ClusterRun {
+            shares: vec![Vec::new(); alone.len()],
             alone,
             together,
             rounds,
@@ -246,6 +245,11 @@ pub fn run(
     }
     let interference = attribute(net, &alone, &together, &bytes, &users);
     let shared = busiest(net, &together, &users);
+    let shares = shares
+        .iter()
+        .zip(&simulated)
+        .map(|(rs, bps)| rs.iter().copied().zip(bps.iter().copied()).collect())
+        .collect();
     Ok(ClusterRun {
         alone,
         together,
@@ -253,6 +257,87 @@ pub fn run(
         converged,
         interference,
         shared,
+        shares,
+    })
+}
+
+/// Who loads each resource two or more jobs load: (job, bytes per step), from each job's
+/// bytes per resource.
+fn shared_users(bytes: &[Vec<(u32, f64)>]) -> FxHashMap<u32, Vec<(u32, f64)>> {
+    let mut users: FxHashMap<u32, Vec<(u32, f64)>> = FxHashMap::default();
+    for (j, bs) in bytes.iter().enumerate() {
+        for &(r, b) in bs {
+            users.entry(r).or_default().push((j as u32, b));
+        }
+    }
+    users.retain(|_, u| u.len() > 1);
+    users
+}
+
+/// `fluid` (a [`run`] of `jobs`) timed again with other simulations (`tuner`: a new
+/// [`Tuner`] per job's step, e.g. [`Tuner::timed`] by the packet engine; its argument says
+/// whether the step is a job's alone): each job together, on its shared resources cut to
+/// the shares the fluid's fixed point left it (its last round's), and with `with_alone`
+/// alone on `net` too (a job that shares nothing then runs once, alone). Who slows whom
+/// and the busiest shared resources follow the new steps (none without `with_alone`: each
+/// job's alone is then its together); the rounds are the fluid's. `net`'s capacities are
+/// restored before it returns, error or not.
+pub fn retime(
+    net: &mut Net<'_>,
+    jobs: &[JobIn<'_>],
+    opts: JobOptions,
+    fluid: &ClusterRun,
+    with_alone: bool,
+    tuner: &dyn Fn(bool) -> Tuner,
+) -> Result<ClusterRun, JobFailed> {
+    let routes =
+        Forwarding::new(net, jobs.iter().flat_map(|j| j.gpus.iter().copied())).map_err(|e| {
+            JobFailed {
+                job: None,
+                error: e.into(),
+            }
+        })?;
+    let failed = |j: usize| {
+        move |error| JobFailed {
+            job: Some(j),
+            error,
+        }
+    };
+    let mut alone = Vec::with_capacity(jobs.len());
+    let mut together = Vec::with_capacity(jobs.len());
+    for (j, job) in jobs.iter().enumerate() {
+        let shares = &fluid.shares[j];
+        let a = if with_alone || shares.is_empty() {
+            let mut tuner = tuner(with_alone);
+            Some(run_tuned(net, &routes, job.it, job.gpus, opts, &mut tuner).map_err(failed(j))?)
+        } else {
+            None
+        };
+        let t = if shares.is_empty() {
+            a.clone().expect("run above")
+        } else {
+            for &(r, share) in shares {
+                net.set_share_bps(ResourceId::new(r), share);
+            }
+            let t = run_tuned(net, &routes, job.it, job.gpus, opts, &mut tuner(false));
+            for &(r, _) in shares {
+                net.restore_capacity(ResourceId::new(r));
+            }
+            t.map_err(failed(j))?
+        };
+        alone.push(a.unwrap_or_else(|| t.clone()));
+        together.push(t);
+    }
+    let bytes: Vec<Vec<(u32, f64)>> = alone.iter().map(step_bytes).collect();
+    let users = shared_users(&bytes);
+    Ok(ClusterRun {
+        interference: attribute(net, &alone, &together, &bytes, &users),
+        shared: busiest(net, &together, &users),
+        alone,
+        together,
+        rounds: fluid.rounds,
+        converged: fluid.converged,
+        shares: fluid.shares.clone(),
     })
 }
 

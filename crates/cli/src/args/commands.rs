@@ -290,6 +290,8 @@ pub(crate) struct ClusterArgs {
     #[arg(long)]
     pub(crate) json: bool,
     #[command(flatten)]
+    pub(crate) packet: PacketArgs,
+    #[command(flatten)]
     pub(crate) sim: SimArgs,
     #[command(flatten)]
     pub(crate) scenario: ScenarioArgs,
@@ -315,6 +317,8 @@ pub(crate) struct PlanArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) packet: PacketArgs,
     #[command(flatten)]
     pub(crate) sim: SimArgs,
     #[command(flatten)]

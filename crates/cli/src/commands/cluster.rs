@@ -12,16 +12,26 @@ pub(crate) fn run(a: ClusterArgs) -> Result<(), Failure> {
         spec: spec_name,
         jobs,
         json,
+        packet,
         sim,
         scenario,
         bgp,
     } = a;
-    let setup = sim.setup_for_jobs(&bgp, "cluster")?;
+    sim.setup_for_jobs(&bgp, "cluster")?;
+    let (cfg, setup) = super::engine_setup(&sim, &packet, &bgp)?;
     let mut f = load(&spec_name)?;
     let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
     let state = scenario.resolve(&mut f)?;
     let study = aifabric::Study::new(&f, state, setup);
-    let report = study.cluster(&cluster)?;
+    let report = match &cfg {
+        Some(cfg) => {
+            let (bar, progress) = super::phase_bar();
+            let r = study.cluster_packet(&cluster, cfg, packet.engine, Some(progress));
+            bar.finish_and_clear();
+            r?
+        }
+        None => study.cluster(&cluster)?,
+    };
     emit(json, &report, render)
 }
 
@@ -31,16 +41,27 @@ pub(crate) fn plan(a: PlanArgs) -> Result<(), Failure> {
         jobs,
         ops,
         json,
+        packet,
         sim,
         bgp,
     } = a;
-    let setup = sim.setup_for_jobs(&bgp, "plan")?;
+    sim.setup_for_jobs(&bgp, "plan")?;
+    let (cfg, setup) = super::engine_setup(&sim, &packet, &bgp)?;
     let f = load(&spec_name)?;
     let cluster = spec::cluster::load_cluster(&f, &jobs).map_err(Failure::BadInput)?;
     let ops = spec::ops::load_ops(&f, &ops).map_err(Failure::BadInput)?;
     let study = aifabric::Study::healthy(&f, setup);
-    let base = study.cluster_baseline(&cluster)?;
-    let report = study.plan(&base, &ops)?;
+    let report = match &cfg {
+        Some(cfg) => {
+            let (bar, progress) = super::phase_bar();
+            let r = study
+                .cluster_baseline_packet(&cluster, cfg, packet.engine, Some(progress))
+                .and_then(|base| study.plan(&base, &ops));
+            bar.finish_and_clear();
+            r?
+        }
+        None => study.plan(&study.cluster_baseline(&cluster)?, &ops)?,
+    };
     emit(json, &report, render_plan)
 }
 
@@ -52,6 +73,14 @@ pub(crate) fn short(s: &str, n: usize) -> String {
         let mut t: String = s.chars().take(n - 3).collect();
         t.push_str("...");
         t
+    }
+}
+
+/// What timed the jobs' collectives, when not the flow engine.
+fn packet_level(e: aifabric::Engine) -> String {
+    match e {
+        aifabric::Engine::Flow => String::new(),
+        e => format!(", collectives at packet level ({e})"),
     }
 }
 
@@ -100,8 +129,13 @@ pub(crate) fn render_plan(r: &PlanReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}: {} operations, at most {} at once; {} search, {} batches simulated",
-        r.spec, r.operations, r.max_concurrent, r.search, r.batches_simulated
+        "{}: {} operations, at most {} at once; {} search, {} batches simulated{}",
+        r.spec,
+        r.operations,
+        r.max_concurrent,
+        r.search,
+        r.batches_simulated,
+        packet_level(r.engine)
     );
     let _ = writeln!(
         out,
@@ -140,12 +174,13 @@ pub(crate) fn render(r: &ClusterReport) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{}: {} jobs on {} of {} GPUs, lb {}",
+        "{}: {} jobs on {} of {} GPUs, lb {}{}",
         r.spec,
         r.jobs.len(),
         r.gpus_used,
         r.gpus_total,
-        r.lb
+        r.lb,
+        packet_level(r.engine)
     );
     let scenario = r.jobs.iter().any(|j| j.impact.is_some());
     let _ = write!(

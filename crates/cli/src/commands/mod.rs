@@ -358,7 +358,7 @@ fn ibm(a: IbmArgs) -> Result<(), Failure> {
 /// it are refused), and the setup: with the packet engine, the flow engine's mode closest
 /// to its load balancing (for `both`, and for the fluid parts of a collective) and its
 /// seed.
-fn engine_setup(
+pub(crate) fn engine_setup(
     sim: &SimArgs,
     packet: &PacketArgs,
     bgp: &BgpArgs,
@@ -388,7 +388,7 @@ fn engine_setup(
 /// simulated, with a running one's flows and simulated time in its message. A counter, not
 /// a bar: phases run side by side on the pool's threads, each with its own flows, so no
 /// share of the whole (nor a time left) follows from one phase's progress.
-fn phase_bar() -> (
+pub(crate) fn phase_bar() -> (
     std::sync::Arc<crate::progress::Progress>,
     aifabric::packet::PhaseProgressFn,
 ) {

@@ -305,3 +305,84 @@ fn drift_costs_the_jobs_what_cluster_as_built_says() {
     assert!(why.contains("planned links run at another speed"), "{why}");
     assert_eq!(costs[1]["impact"]["status"], "untouched", "{}", costs[1]);
 }
+
+/// A 32-GPU job small enough for the packet engine in a test: four servers, two pipeline
+/// stages of two data-parallel ranks of eight tensor-parallel GPUs.
+const TINY: &str = "name: tiny-32\ngpus: 32\nparallelism: { tp: 8, pp: 2, dp: 2 }\nmodel: { \
+                    parameters: 1.0e8, layers: 4, hidden: 1024, sequence_length: 1024, \
+                    micro_batch: 1, global_batch: 8 }\ncompute: { peak_tflops: 989, \
+                    efficiency: 0.4 }\nplacement: packed\n";
+
+/// At packet level (`--engine packet`), a job alone in a cluster steps as `aifabric job
+/// --engine packet` predicts it (the same phases run by the packet engine), and the JSON
+/// says what ran; under a scenario the jobs' runs there are counted apart; `plan` takes the
+/// engine too; `--engine both` is refused (exit 2).
+#[test]
+fn at_packet_level_a_job_alone_in_a_cluster_steps_as_aifabric_job_predicts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("tiny.yaml");
+    std::fs::write(&job, TINY).unwrap();
+    let c = dir.path().join("c.yaml");
+    std::fs::write(&c, "jobs:\n  - file: tiny.yaml\n").unwrap();
+    let (job, c) = (job.to_str().unwrap(), c.to_str().unwrap());
+    let j = json(&["job", "llama3-24k", "--job", job, "--engine", "packet"]);
+    let r = json(&["cluster", "llama3-24k", "--jobs", c, "--engine", "packet"]);
+    assert_eq!(r["engine"], "packet");
+    let row = &r["jobs"][0];
+    assert_eq!(row["alone_step_s"], j["result"]["step_s"]);
+    assert_eq!(row["together_step_s"], row["alone_step_s"]);
+    let p = &r["packet"];
+    assert_eq!(
+        p["alone"]["phases_simulated"],
+        j["packet"]["phases_simulated"]
+    );
+    assert!(p["alone"]["events"].as_u64().unwrap() > 0);
+    assert_eq!(
+        p["together"]["phases_timed"], 0,
+        "nothing shared, nothing more run"
+    );
+    assert!(p["scenario"].is_null());
+    // The flow engine's cluster is another prediction.
+    let flow = json(&["cluster", "llama3-24k", "--jobs", c]);
+    assert_eq!(flow["engine"], "flow");
+    assert!(flow["packet"].is_null());
+    assert_ne!(flow["jobs"][0]["alone_step_s"], row["alone_step_s"]);
+    // A drained cluster switch the job crosses: its run there is counted apart.
+    let s = json(&[
+        "cluster",
+        "llama3-24k",
+        "--jobs",
+        c,
+        "--engine",
+        "packet",
+        "--drain",
+        "east.dc1.llama.ctsw0",
+    ]);
+    assert!(s["packet"]["scenario"]["phases_timed"].as_u64().unwrap() > 0);
+    // `plan` at packet level: the job's own rack switch interrupts it.
+    let ops = dir.path().join("ops.yaml");
+    std::fs::write(
+        &ops,
+        "operations:\n  - { name: own, fail: [east.dc1.llama.rtsw0], hours: 2 }\n",
+    )
+    .unwrap();
+    let p = json(&[
+        "plan",
+        "llama3-24k",
+        "--jobs",
+        c,
+        "--ops",
+        ops.to_str().unwrap(),
+        "--engine",
+        "packet",
+    ]);
+    assert_eq!(p["engine"], "packet");
+    assert_eq!(p["best"]["lost_gpu_hours"], 2.0 * 32.0);
+    let o = aifabric()
+        .args(["cluster", "llama3-24k", "--jobs", c, "--engine", "both"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("packet or hybrid"), "{err}");
+}
