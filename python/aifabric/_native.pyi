@@ -78,9 +78,21 @@ class NativeFabric:
         packet: Dict[str, str],
     ) -> str: ...
     def cluster(
-        self, jobs: str, scenario: _Scenario, opts: Dict[str, str]
+        self,
+        jobs: str,
+        scenario: _Scenario,
+        opts: Dict[str, str],
+        engine: str,
+        packet: Dict[str, str],
     ) -> Tuple[str, ArrowTable]: ...
-    def plan(self, jobs: str, ops: str, opts: Dict[str, str]) -> Tuple[str, ArrowTable]: ...
+    def plan(
+        self,
+        jobs: str,
+        ops: str,
+        opts: Dict[str, str],
+        engine: str,
+        packet: Dict[str, str],
+    ) -> Tuple[str, ArrowTable]: ...
     def jobs_at_risk(
         self,
         jobs: str,

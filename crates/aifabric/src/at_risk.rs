@@ -78,7 +78,8 @@ impl Study<'_> {
     /// Rank the scenarios of `sweep` by the jobs of `base` they hurt: interruptions exactly
     /// (a job whose GPU loses its last link stops), slowdown by exposure (the share of a
     /// job's bytes, healthy, on links the scenario takes out), and the worst `simulate`
-    /// scenarios run in full on the flow engine. Keeps the first `keep` rows.
+    /// scenarios run in full as `base` was timed (the flow engine, or the packet engine's
+    /// baseline, [`Study::cluster_baseline_packet`]). Keeps the first `keep` rows.
     pub fn jobs_at_risk(
         &self,
         base: &Baseline<'_>,

@@ -2,7 +2,7 @@
 //! who slows whom, and under the study's scenario each job's slowdown, interruption or
 //! nothing, with why.
 
-use crate::packet::{self, PacketPhases, PacketTimer, PhaseProgressFn, Timing};
+use crate::packet::{self, PacketPhases, PacketTimer, PhaseProgress, PhaseProgressFn, Timing};
 use crate::report::{About, MemoryFit, Note};
 use crate::{Engine, Error, Study, SCHEMA_VERSION};
 use aifabric_dataplane::{Net, NetParams};
@@ -12,6 +12,7 @@ use aifabric_engine::tune::Tuner;
 use aifabric_model::{DeviceId, Scenario};
 use aifabric_workload::cluster::Cluster;
 use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// What a scenario does to one job.
@@ -193,15 +194,17 @@ impl Study<'_> {
         engine: Engine,
         progress: Option<PhaseProgressFn>,
     ) -> Result<Baseline<'c>, Error> {
-        if !engine.packet() || engine == Engine::Both {
+        if !matches!(engine, Engine::Packet | Engine::Hybrid) {
             return Err(Error::bad_request(format!(
-                "a cluster runs with --engine flow (the default), packet or hybrid, not {engine}"
+                "the jobs of a cluster run at packet level with --engine packet or hybrid \
+                 (or with the flow engine, the default), not {engine}"
             )));
         }
         let settings = PacketSettings {
             cfg: cfg.clone(),
             engine,
             progress,
+            done: AtomicU64::new(0),
         };
         self.baseline(cluster, Some(settings))
     }
@@ -330,7 +333,7 @@ impl Study<'_> {
         });
         if let Some(p) = &packets {
             notes.push(Note::new(
-                About::Hybrid,
+                About::PacketPhases,
                 "at packet level each job's step is timed as `job --engine packet|hybrid` \
                  times it, its collectives' distinct phases run by the packet engine: alone, \
                  then together with each link it shares with other jobs at the rate the \
@@ -476,7 +479,12 @@ impl Study<'_> {
                             why: format!("its traffic has no path: {}", e.error),
                         });
                     }
-                    _ => return Err(Error::from(e.error)),
+                    (k, _) => {
+                        let who = k.map_or(String::new(), |k| {
+                            format!("`{}`: ", base.cluster.jobs()[live[k]].name)
+                        });
+                        return Err(Error::from(e.error).prefixed(&who));
+                    }
                 },
             }
         }
@@ -549,11 +557,12 @@ pub struct Baseline<'c> {
 
 /// How a cluster's jobs are timed at packet level (`--engine packet|hybrid`), kept with
 /// its baseline so that every scenario runs as the healthy fabric did.
-#[derive(Clone)]
 struct PacketSettings {
     cfg: packet::Config,
     engine: Engine,
     progress: Option<PhaseProgressFn>,
+    /// Phases the finished sets of runs simulated (the progress counts on from them).
+    done: AtomicU64,
 }
 
 impl PacketSettings {
@@ -566,8 +575,11 @@ impl PacketSettings {
     }
 
     /// `fluid` timed again at packet level ([`engine::retime`]), each set of runs with its
-    /// own timer (the same phase on other link rates is another run); `with_alone`: each
-    /// job alone too. What the two timers ran: alone's (empty without it), together's.
+    /// own timer: the jobs' steps alone on the whole net, and their steps together (on
+    /// their shares; without `with_alone`, a job that shares nothing runs there too, on the
+    /// whole net). A timer memoizes a phase by its transfers, so it must not see the same
+    /// phase on other link rates: it never does within a set, whose jobs run on disjoint
+    /// GPUs. What the two timers ran: alone's (empty without `with_alone`), together's.
     fn retime(
         &self,
         net: &mut Net<'_>,
@@ -576,18 +588,35 @@ impl PacketSettings {
         fluid: &ClusterRun,
         with_alone: bool,
     ) -> Result<(ClusterRun, [PacketPhases; 2]), engine::JobFailed> {
-        let t = self.timing();
+        let before = self.done.load(Ordering::Relaxed);
+        let t = Timing {
+            progress: self.progress.clone().map(|f| -> PhaseProgressFn {
+                // The phases the earlier sets of runs simulated count too.
+                Arc::new(move |p: &PhaseProgress| {
+                    f(&PhaseProgress {
+                        phases_done: before + p.phases_done,
+                        ..*p
+                    })
+                })
+            }),
+            ..self.timing()
+        };
         let alone = Arc::new(PacketTimer::new(&t));
         let together = Arc::new(PacketTimer::new(&t));
-        let tuner = |is_alone: bool| {
-            Tuner::timed(if is_alone {
+        let tuner = |whole: bool| {
+            Tuner::timed(if whole && with_alone {
                 alone.clone()
             } else {
                 together.clone()
             })
         };
         let run = engine::retime(net, jobs, opts, fluid, with_alone, &tuner)?;
-        Ok((run, [alone.stats(), together.stats()]))
+        let ran = [alone.stats(), together.stats()];
+        self.done.fetch_add(
+            ran[0].phases_simulated + ran[1].phases_simulated,
+            Ordering::Relaxed,
+        );
+        Ok((run, ran))
     }
 }
 

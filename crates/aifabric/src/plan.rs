@@ -309,7 +309,13 @@ impl Study<'_> {
                         s.drained_soft.union_with(&o.scenario.drained_soft);
                     }
                 }
-                let imp = self.cluster_impact(base, &s)?;
+                let imp = self.cluster_impact(base, &s).map_err(|e| {
+                    let names: Vec<&str> = (0..ops.ops.len())
+                        .filter(|i| b >> i & 1 == 1)
+                        .map(|i| ops.ops[i].name.as_str())
+                        .collect();
+                    e.prefixed(&format!("the batch {}: ", names.join(" + ")))
+                })?;
                 Ok((
                     b,
                     Eval {
@@ -318,8 +324,12 @@ impl Study<'_> {
                     },
                 ))
             })
-            .collect::<Result<Vec<_>, Error>>()?;
-        cache.extend(evals);
+            .collect::<Vec<Result<_, Error>>>();
+        // The first batch that failed, in batch order (whichever thread ran it).
+        for e in evals {
+            let (b, eval) = e?;
+            cache.insert(b, eval);
+        }
         need.clear();
         Ok(())
     }

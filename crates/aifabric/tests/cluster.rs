@@ -316,6 +316,24 @@ fn at_packet_level_two_jobs_across_one_oversubscribed_tier_share_it_half_and_hal
         );
     }
     assert!(r.notes.iter().any(|n| n.text.starts_with("together: ")));
+    // Job a's first rack switch fails: a stops, and b, alone on the tier now, runs at
+    // packet level on the whole net as it did alone (the same phases, rates and paths).
+    let s = Scenario::from_selectors(&f, &["r.b.z.rtsw0".to_string()], &[], &[]).unwrap();
+    let r = Study::new(&f, s, Setup::default())
+        .cluster_packet(&c, &cfg, aifabric::Engine::Packet, None)
+        .unwrap();
+    assert!(matches!(r.jobs[0].impact, Some(Impact::Interrupted { .. })));
+    let b = &r.jobs[1];
+    assert_eq!(b.scenario_step_s, Some(b.alone_step_s));
+    match &b.impact {
+        Some(Impact::Slowed { slowdown, why }) => {
+            assert!((slowdown * b.interference_slowdown - 1.0).abs() < 1e-12);
+            assert!(why.contains("interrupted"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let p = r.packet.as_ref().unwrap();
+    assert!(p.scenario.as_ref().unwrap().phases_simulated >= 2, "{p:?}");
 }
 
 /// Timed again by the fluid itself, a cluster's run is the fixed point's last round: each
@@ -369,4 +387,7 @@ fn a_cluster_timed_again_by_the_fluid_is_its_fixed_points_last_round() {
     assert!(together.interference.is_empty());
     // The shares were given back.
     assert_eq!(fixed_point(&mut net, &jobs, opts).unwrap(), fluid);
+    // Another list of jobs than the run's: refused, not a panic.
+    let err = retime(&mut net, &jobs[..2], opts, &fluid, true, &|_| Tuner::default());
+    assert!(err.unwrap_err().to_string().contains("3 jobs cannot time 2"));
 }

@@ -143,19 +143,7 @@ pub fn run(
     jobs: &[JobIn<'_>],
     opts: JobOptions,
 ) -> Result<ClusterRun, JobFailed> {
-    let routes =
-        Forwarding::new(net, jobs.iter().flat_map(|j| j.gpus.iter().copied())).map_err(|e| {
-            JobFailed {
-                job: None,
-                error: e.into(),
-            }
-        })?;
-    let failed = |j: usize| {
-        move |error| JobFailed {
-            job: Some(j),
-            error,
-        }
-    };
+    let routes = forwarding(net, jobs)?;
     let alone = jobs
         .iter()
         .enumerate()
@@ -221,15 +209,16 @@ pub fn run(
                 next[j] = together[j].step_s;
                 continue;
             }
-            for (&r, &share) in shares[j].iter().zip(&level_now) {
-                net.set_share_bps(ResourceId::new(r), share);
-            }
             simulated[j].clone_from(&level_now);
-            let r = run_routed(net, &routes, job.it, job.gpus, opts);
-            for &r in &shares[j] {
-                net.restore_capacity(ResourceId::new(r));
-            }
-            let r = r.map_err(failed(j))?;
+            let cut: Vec<(u32, f64)> = shares[j]
+                .iter()
+                .copied()
+                .zip(level_now.iter().copied())
+                .collect();
+            let r = with_shares(net, &cut, |net| {
+                run_routed(net, &routes, job.it, job.gpus, opts)
+            })
+            .map_err(failed(j))?;
             next[j] = r.step_s;
             together[j] = r;
         }
@@ -261,6 +250,34 @@ pub fn run(
     })
 }
 
+/// The forwarding toward every GPU of `jobs` on `net`.
+fn forwarding(net: &Net<'_>, jobs: &[JobIn<'_>]) -> Result<Forwarding, JobFailed> {
+    Forwarding::new(net, jobs.iter().flat_map(|j| j.gpus.iter().copied())).map_err(|e| JobFailed {
+        job: None,
+        error: e.into(),
+    })
+}
+
+/// A job's step failed: `error` for job `j`.
+fn failed(j: usize) -> impl Fn(SimError) -> JobFailed {
+    move |error| JobFailed {
+        job: Some(j),
+        error,
+    }
+}
+
+/// `f` on `net` with each resource of `shares` cut to its share (bytes/s), restored after.
+fn with_shares<T>(net: &mut Net<'_>, shares: &[(u32, f64)], f: impl FnOnce(&Net<'_>) -> T) -> T {
+    for &(r, share) in shares {
+        net.set_share_bps(ResourceId::new(r), share);
+    }
+    let out = f(net);
+    for &(r, _) in shares {
+        net.restore_capacity(ResourceId::new(r));
+    }
+    out
+}
+
 /// Who loads each resource two or more jobs load: (job, bytes per step), from each job's
 /// bytes per resource.
 fn shared_users(bytes: &[Vec<(u32, f64)>]) -> FxHashMap<u32, Vec<(u32, f64)>> {
@@ -274,14 +291,16 @@ fn shared_users(bytes: &[Vec<(u32, f64)>]) -> FxHashMap<u32, Vec<(u32, f64)>> {
     users
 }
 
-/// `fluid` (a [`run`] of `jobs`) timed again with other simulations (`tuner`: a new
-/// [`Tuner`] per job's step, e.g. [`Tuner::timed`] by the packet engine; its argument says
-/// whether the step is a job's alone): each job together, on its shared resources cut to
-/// the shares the fluid's fixed point left it (its last round's), and with `with_alone`
-/// alone on `net` too (a job that shares nothing then runs once, alone). Who slows whom
-/// and the busiest shared resources follow the new steps (none without `with_alone`: each
-/// job's alone is then its together); the rounds are the fluid's. `net`'s capacities are
-/// restored before it returns, error or not.
+/// `fluid` (a [`run`] of `jobs` on this `net`) timed again with other simulations
+/// (`tuner`: a new [`Tuner`] per job's step, e.g. [`Tuner::timed`] by the packet engine):
+/// each job together, on its shared resources cut to the shares the fluid's fixed point left
+/// it (its last round's), and with `with_alone` alone on `net` too; a job that shares nothing
+/// runs once, on the whole net. `tuner`'s argument is `true` for a step on the whole net and
+/// `false` for one on shares: a timer that memoizes a phase by its transfers alone must not
+/// serve both (the same phase, other link rates). Who slows whom and the busiest shared
+/// resources follow the new steps (no interference without `with_alone`: each job's alone
+/// is then its together); the rounds are the fluid's. `net`'s capacities are restored
+/// before it returns, error or not.
 pub fn retime(
     net: &mut Net<'_>,
     jobs: &[JobIn<'_>],
@@ -290,42 +309,37 @@ pub fn retime(
     with_alone: bool,
     tuner: &dyn Fn(bool) -> Tuner,
 ) -> Result<ClusterRun, JobFailed> {
-    let routes =
-        Forwarding::new(net, jobs.iter().flat_map(|j| j.gpus.iter().copied())).map_err(|e| {
-            JobFailed {
-                job: None,
-                error: e.into(),
-            }
-        })?;
-    let failed = |j: usize| {
-        move |error| JobFailed {
-            job: Some(j),
-            error,
-        }
-    };
+    if fluid.shares.len() != jobs.len() {
+        return Err(JobFailed {
+            job: None,
+            error: SimError::Invalid(format!(
+                "a cluster run of {} jobs cannot time {} jobs again",
+                fluid.shares.len(),
+                jobs.len()
+            )),
+        });
+    }
+    let routes = forwarding(net, jobs)?;
     let mut alone = Vec::with_capacity(jobs.len());
     let mut together = Vec::with_capacity(jobs.len());
     for (j, job) in jobs.iter().enumerate() {
+        let step = |net: &Net<'_>, whole: bool| {
+            run_tuned(net, &routes, job.it, job.gpus, opts, &mut tuner(whole)).map_err(failed(j))
+        };
         let shares = &fluid.shares[j];
-        let a = if with_alone || shares.is_empty() {
-            let mut tuner = tuner(with_alone);
-            Some(run_tuned(net, &routes, job.it, job.gpus, opts, &mut tuner).map_err(failed(j))?)
-        } else {
-            None
-        };
-        let t = if shares.is_empty() {
-            a.clone().expect("run above")
-        } else {
-            for &(r, share) in shares {
-                net.set_share_bps(ResourceId::new(r), share);
-            }
-            let t = run_tuned(net, &routes, job.it, job.gpus, opts, &mut tuner(false));
-            for &(r, _) in shares {
-                net.restore_capacity(ResourceId::new(r));
-            }
-            t.map_err(failed(j))?
-        };
-        alone.push(a.unwrap_or_else(|| t.clone()));
+        if shares.is_empty() {
+            let a = step(net, true)?;
+            alone.push(a.clone());
+            together.push(a);
+            continue;
+        }
+        if with_alone {
+            alone.push(step(net, true)?);
+        }
+        let t = with_shares(net, shares, |net| step(net, false))?;
+        if !with_alone {
+            alone.push(t.clone());
+        }
         together.push(t);
     }
     let bytes: Vec<Vec<(u32, f64)>> = alone.iter().map(step_bytes).collect();

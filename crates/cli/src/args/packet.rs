@@ -13,7 +13,8 @@ pub(crate) struct PacketArgs {
     /// over steady states (each flow at its measured rate where no flow's rate changes;
     /// faster on long flows, within a few percent of packet). `collective` and `job` run
     /// flow, packet or hybrid: each distinct phase (one step of every group) packet by
-    /// packet once, its repeats reused.
+    /// packet once, its repeats reused; `cluster` and `plan` time each job so, on the
+    /// shares of the links it shares that the flow engine gives it.
     #[arg(long, default_value = "flow", value_parser = engine_parser())]
     pub engine: aifabric::Engine,
     /// Every model parameter from a preset; `uec-htsim` is htsim's Ultra

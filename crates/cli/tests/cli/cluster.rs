@@ -347,7 +347,8 @@ fn at_packet_level_a_job_alone_in_a_cluster_steps_as_aifabric_job_predicts_it() 
     assert_eq!(flow["engine"], "flow");
     assert!(flow["packet"].is_null());
     assert_ne!(flow["jobs"][0]["alone_step_s"], row["alone_step_s"]);
-    // A drained cluster switch the job crosses: its run there is counted apart.
+    // A drained cluster switch two of the job's links cross: the job runs again at packet
+    // level there (counted apart), as fast.
     let s = json(&[
         "cluster",
         "llama3-24k",
@@ -356,14 +357,20 @@ fn at_packet_level_a_job_alone_in_a_cluster_steps_as_aifabric_job_predicts_it() 
         "--engine",
         "packet",
         "--drain",
-        "east.dc1.llama.ctsw0",
+        "east.dc1.llama.ctsw1",
     ]);
     assert!(s["packet"]["scenario"]["phases_timed"].as_u64().unwrap() > 0);
-    // `plan` at packet level: the job's own rack switch interrupts it.
+    let row = &s["jobs"][0];
+    assert_eq!(row["impact"]["status"], "untouched");
+    assert!(row["impact"]["why"].as_str().unwrap().contains("2 links it uses are out"));
+    assert_eq!(row["scenario_step_s"], row["together_step_s"]);
+    // `plan` at packet level: the job's own rack switch interrupts it, the drain costs
+    // nothing (run at packet level in its batch).
     let ops = dir.path().join("ops.yaml");
     std::fs::write(
         &ops,
-        "operations:\n  - { name: own, fail: [east.dc1.llama.rtsw0], hours: 2 }\n",
+        "max_concurrent: 1\noperations:\n  - { name: own, fail: [east.dc1.llama.rtsw0], hours: 2 }\n  \
+         - { name: ctsw, drain: [east.dc1.llama.ctsw1], hours: 3 }\n",
     )
     .unwrap();
     let p = json(&[
@@ -378,6 +385,7 @@ fn at_packet_level_a_job_alone_in_a_cluster_steps_as_aifabric_job_predicts_it() 
     ]);
     assert_eq!(p["engine"], "packet");
     assert_eq!(p["best"]["lost_gpu_hours"], 2.0 * 32.0);
+    assert_eq!(p["batches_simulated"], 2);
     let o = aifabric()
         .args(["cluster", "llama3-24k", "--jobs", c, "--engine", "both"])
         .output()
