@@ -338,9 +338,9 @@ impl Study<'_> {
                  times it, its collectives' distinct phases run by the packet engine: alone, \
                  then together with each link it shares with other jobs at the rate the \
                  fluid's fixed point leaves it there (the other jobs' packets are not in \
-                 its queues; shares of a DSF zone's fabric, which the fluid holds as its \
-                 interface nodes' and stages' capacities, are not applied to the cells' \
-                 links)"
+                 its queues; a share of a DSF zone's fabric, which the fluid holds as its \
+                 interface nodes' and cluster stages' capacities, cuts each of their \
+                 links in proportion)"
                     .into(),
             ));
             // Nothing shared: each job's together is its alone, and nothing more ran.

@@ -388,6 +388,11 @@ fn a_cluster_timed_again_by_the_fluid_is_its_fixed_points_last_round() {
     // The shares were given back.
     assert_eq!(fixed_point(&mut net, &jobs, opts).unwrap(), fluid);
     // Another list of jobs than the run's: refused, not a panic.
-    let err = retime(&mut net, &jobs[..2], opts, &fluid, true, &|_| Tuner::default());
-    assert!(err.unwrap_err().to_string().contains("3 jobs cannot time 2"));
+    let err = retime(&mut net, &jobs[..2], opts, &fluid, true, &|_| {
+        Tuner::default()
+    });
+    assert!(err
+        .unwrap_err()
+        .to_string()
+        .contains("3 jobs cannot time 2"));
 }

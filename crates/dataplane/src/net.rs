@@ -133,7 +133,8 @@ pub struct Net<'f> {
     pub(crate) total: u32,
     /// Live fabric capacity per DSF interface node, bytes/s (0 elsewhere).
     pub(crate) iface_bps: Vec<f64>,
-    /// Cluster stage of each DSF interface node (`None` in a single-stage zone).
+    /// Cluster stage of each DSF interface node and FDSW (`None` elsewhere, and in a
+    /// single-stage zone).
     pub(crate) cluster: Vec<Option<u32>>,
     /// Live capacity of each cluster stage, bytes/s, and its name.
     pub(crate) stage_bps: Vec<f64>,
@@ -230,6 +231,7 @@ impl<'f> Net<'f> {
                         stage_name.push(format!("{}.cluster{}", z.name, Ordinal(d.pod())));
                         next
                     });
+                    cluster[i] = Some(c);
                     for &l in f.incident(id) {
                         let link = f.link(l);
                         if f.device(link.other(id)).role == Role::Sdsw && f.link_up(l, &down) {
@@ -342,6 +344,51 @@ impl<'f> Net<'f> {
             "share {bps} of a resource of {full} B/s"
         );
         self.cap_bps[r.idx()] = bps.min(full);
+    }
+
+    /// The part of DSF fabric link `l`'s rate from `from` that shares on the aggregates
+    /// it belongs to leave (1 when none is set): the fabric side of an interface node at
+    /// either end (`Iface`: the node's uplinks into the fabric, or downlinks out of it) and,
+    /// between an FDSW and an SDSW, its cluster's stage (`Stage`): each one's capacity over
+    /// its live capacity, the smallest. The flow engine holds a DSF zone's fabric as these
+    /// aggregates, so a share set on one (`cluster`) reaches the packet engine's fabric
+    /// ports this way, each link of the aggregate cut in the same proportion.
+    pub fn fabric_share(&self, l: LinkId, from: DeviceId) -> f64 {
+        let to = self.f.link(l).other(from);
+        let part = |r: u32| {
+            let r = ResourceId::new(r);
+            let full = self.live_capacity_bps(r);
+            if full > 0.0 {
+                (self.cap_bps[r.idx()] / full).min(1.0)
+            } else {
+                1.0
+            }
+        };
+        let iface = |d: DeviceId| {
+            matches!(self.f.device(d).role, Role::Rdsw | Role::Edsw)
+                && self.iface_bps[d.idx()] > 0.0
+        };
+        let mut k = 1.0f64;
+        if iface(from) {
+            k = k.min(part(self.base_iface + 2 * from.get()));
+        }
+        if iface(to) {
+            k = k.min(part(self.base_iface + 2 * to.get() + 1));
+        }
+        match (self.f.device(from).role, self.f.device(to).role) {
+            (Role::Fdsw, Role::Sdsw) => {
+                if let Some(c) = self.cluster[from.idx()] {
+                    k = k.min(part(self.base_stage + 2 * c));
+                }
+            }
+            (Role::Sdsw, Role::Fdsw) => {
+                if let Some(c) = self.cluster[to.idx()] {
+                    k = k.min(part(self.base_stage + 2 * c + 1));
+                }
+            }
+            _ => {}
+        }
+        k
     }
 
     /// Give resource `r` back its whole capacity.

@@ -197,7 +197,7 @@ impl Topo {
             *port_of.entry(r).or_insert_with(|| {
                 let link = f.link(l);
                 let to = link.other(from);
-                let rate_bps = port_rate_bps(net, r, link.capacity_mbps);
+                let rate_bps = port_rate_bps(net, l, from, link.capacity_mbps);
                 let prop = link_latency_ps
                     .unwrap_or_else(|| (link.length_m() * PS_PER_M as f64).round() as u64);
                 let fwd = if f.device(to).role == Role::Gpu {
@@ -399,15 +399,22 @@ fn nsf_pruned(
     kept.into_iter().map(|l| (l, w)).collect()
 }
 
-/// The rate of the port over resource `r`, bits/s: its link's, or less where `net` leaves
-/// only a share of it to what runs (the share another job's traffic leaves, `cluster`'s
-/// [`Net::set_share_bps`](aifabric_dataplane::Net::set_share_bps)). A failed or drained link
-/// (no capacity) keeps its rate: routing keeps packets off it.
-fn port_rate_bps(net: &Net<'_>, r: ResourceId, capacity_mbps: u32) -> u64 {
+/// The rate of the port over link `l` from `from`, bits/s: the link's, or less where `net`
+/// leaves only a share of it to what runs (the share another job's traffic leaves,
+/// `cluster`'s [`Net::set_share_bps`](aifabric_dataplane::Net::set_share_bps)): on the
+/// link itself, or on a DSF fabric aggregate it belongs to
+/// ([`Net::fabric_share`](aifabric_dataplane::Net::fabric_share)). A failed or drained
+/// link (no capacity) keeps its rate: routing keeps packets off it.
+fn port_rate_bps(net: &Net<'_>, l: LinkId, from: DeviceId, capacity_mbps: u32) -> u64 {
     let full = u64::from(capacity_mbps) * 1_000_000;
-    let share_bits = net.capacity_bps(r) * 8.0;
-    if share_bits > 0.0 && share_bits < full as f64 {
-        (share_bits.round() as u64).max(1)
+    let link_bits = net.capacity_bps(net.link_resource(l, from)) * 8.0;
+    let bits = if link_bits > 0.0 && link_bits < full as f64 {
+        link_bits
+    } else {
+        full as f64
+    } * net.fabric_share(l, from);
+    if bits < full as f64 {
+        (bits.round() as u64).max(1)
     } else {
         full
     }
@@ -519,6 +526,85 @@ mod tests {
         assert!((1.9..2.05).contains(&ratio), "{half} s against {full} s");
         net.restore_capacity(down);
         assert_eq!(run(&net), (full_rate, full));
+    }
+
+    /// A share on a DSF fabric aggregate (an interface node's fabric side, a cluster's
+    /// stage: what the flow engine holds a zone's fabric as, and `cluster` may cut) cuts
+    /// each of its links' rates in that proportion, in its direction only; no share, none.
+    #[test]
+    fn a_dsf_aggregates_share_cuts_its_links_rates() {
+        use aifabric_dataplane::Resource;
+        use aifabric_model::PortKind;
+        use aifabric_workload::traffic::Pattern;
+        let find = |net: &Net<'_>, what: Resource| {
+            (0..net.resources())
+                .map(ResourceId::new)
+                .find(|&r| net.resource(r) == what)
+                .expect("the aggregate")
+        };
+        // One stage: an RDSW's uplinks into the fabric at half.
+        let f = crate::testing::two_regions();
+        let mut net = crate::testing::healthy(&f);
+        let gpus: Vec<DeviceId> = f.devices_with_role(Role::Gpu).collect();
+        let rdsw = f.devices_with_role(Role::Rdsw).next().unwrap();
+        let fabric: Vec<LinkId> = f
+            .incident(rdsw)
+            .iter()
+            .copied()
+            .filter(|&l| f.link(l).kind == PortKind::Fabric)
+            .collect();
+        assert!(!fabric.is_empty());
+        assert!(fabric.iter().all(|&l| net.fabric_share(l, rdsw) == 1.0));
+        let up = find(&net, Resource::Iface(rdsw, true));
+        net.set_share_bps(up, net.capacity_bps(up) / 2.0);
+        let tm = Pattern::Permutation.generate(gpus.len() as u32, 1 << 20, 3);
+        let (topo, _) = crate::setup::prepare(&net, &tm, &gpus, &crate::Config::uec_htsim())
+            .expect("it prepares");
+        let rate = |l: LinkId, from: DeviceId| {
+            let r = net.link_resource(l, from);
+            topo.ports
+                .iter()
+                .find(|p| p.resource == r)
+                .map(|p| p.rate_bps)
+        };
+        for &l in &fabric {
+            let (other, full) = (f.link(l).other(rdsw), u64::from(f.link(l).capacity_mbps));
+            assert_eq!(net.fabric_share(l, rdsw), 0.5);
+            assert_eq!(
+                net.fabric_share(l, other),
+                1.0,
+                "its downlinks keep their rate"
+            );
+            assert_eq!(rate(l, rdsw), Some(full * 500_000));
+            assert_eq!(rate(l, other), Some(full * 1_000_000));
+        }
+        // Two stages: the FDSW -> SDSW links of one cluster at a quarter, no others.
+        let l2 = aifabric_spec::build_str("l2.yaml", aifabric_fixtures::specs::DSF_L2_SMALL)
+            .expect("the fixture builds");
+        let mut net = crate::testing::healthy(&l2);
+        let stage = find(&net, Resource::Stage(0, true));
+        net.set_share_bps(stage, net.capacity_bps(stage) / 4.0);
+        let (mut cut, mut kept) = (0, 0);
+        for fdsw in l2.devices_with_role(Role::Fdsw) {
+            for &l in l2.incident(fdsw) {
+                let sdsw = l2.link(l).other(fdsw);
+                if l2.device(sdsw).role != Role::Sdsw {
+                    continue;
+                }
+                let k = net.fabric_share(l, fdsw);
+                if k == 0.25 {
+                    cut += 1;
+                } else {
+                    assert_eq!(k, 1.0);
+                    kept += 1;
+                }
+                assert_eq!(net.fabric_share(l, sdsw), 1.0, "down the stage: no share");
+            }
+        }
+        assert!(
+            cut > 0 && kept > 0,
+            "{cut} cut, {kept} kept: one cluster of several"
+        );
     }
 
     #[test]

@@ -362,7 +362,10 @@ fn at_packet_level_a_job_alone_in_a_cluster_steps_as_aifabric_job_predicts_it() 
     assert!(s["packet"]["scenario"]["phases_timed"].as_u64().unwrap() > 0);
     let row = &s["jobs"][0];
     assert_eq!(row["impact"]["status"], "untouched");
-    assert!(row["impact"]["why"].as_str().unwrap().contains("2 links it uses are out"));
+    assert!(row["impact"]["why"]
+        .as_str()
+        .unwrap()
+        .contains("2 links it uses are out"));
     assert_eq!(row["scenario_step_s"], row["together_step_s"]);
     // `plan` at packet level: the job's own rack switch interrupts it, the drain costs
     // nothing (run at packet level in its batch).
