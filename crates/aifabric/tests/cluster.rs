@@ -16,13 +16,21 @@ fn r7() -> Fabric {
 /// stages of 112 GPUs, a tiny model (nothing to reduce) with wide activations (128 MiB per
 /// micro-batch), compute made negligible by a huge peak.
 fn job(name: &str, racks: &[u32]) -> String {
+    pipeline_job(name, racks, 112, 8192, "1.0e6")
+}
+
+/// Two pipeline stages of `dp` GPUs each within `racks`, two micro-batches per rank of
+/// `width` tokens x `width` x 2 bytes of activations, a model of `parameters`, compute made
+/// negligible by a huge peak.
+fn pipeline_job(name: &str, racks: &[u32], dp: u32, width: u32, parameters: &str) -> String {
     let within: Vec<String> = racks.iter().map(|r| format!("r.b.z.rack{r}")).collect();
     format!(
-        "  - name: {name}\n    job:\n      name: {name}\n      gpus: 224\n      \
-         parallelism: {{ pp: 2, dp: 112 }}\n      model: {{ parameters: 1.0e6, layers: 2, \
-         hidden: 8192, sequence_length: 8192, micro_batch: 1, global_batch: 224 }}\n      \
-         compute: {{ peak_tflops: 1.0e9, efficiency: 1 }}\n    within: [{}]\n",
-        within.join(", ")
+        "  - name: {name}\n    job:\n      name: {name}\n      gpus: {gpus}\n      \
+         parallelism: {{ pp: 2, dp: {dp} }}\n      model: {{ parameters: {parameters}, \
+         layers: 2, hidden: {width}, sequence_length: {width}, micro_batch: 1, global_batch: \
+         {gpus} }}\n      compute: {{ peak_tflops: 1.0e9, efficiency: 1 }}\n    within: [{}]\n",
+        within.join(", "),
+        gpus = 2 * dp,
     )
 }
 
@@ -258,17 +266,10 @@ fn operations_files_are_checked_where_they_are_wrong() {
 }
 
 /// [`job`] at a size the packet engine runs in a test: 128 GPUs, two stages of 64, each
-/// micro-batch's activations 8 MiB (2,048 tokens x 2,048 x 2 bytes), two per rank, and a
-/// model of 1,000 parameters (its data-parallel reduction is latency alone).
+/// micro-batch's activations 8 MiB (2,048 tokens x 2,048 x 2 bytes), and a model of 1,000
+/// parameters (its data-parallel reduction is latency alone).
 fn small_job(name: &str, racks: &[u32]) -> String {
-    let within: Vec<String> = racks.iter().map(|r| format!("r.b.z.rack{r}")).collect();
-    format!(
-        "  - name: {name}\n    job:\n      name: {name}\n      gpus: 128\n      \
-         parallelism: {{ pp: 2, dp: 64 }}\n      model: {{ parameters: 1.0e3, layers: 2, \
-         hidden: 2048, sequence_length: 2048, micro_batch: 1, global_batch: 128 }}\n      \
-         compute: {{ peak_tflops: 1.0e9, efficiency: 1 }}\n    within: [{}]\n",
-        within.join(", ")
-    )
+    pipeline_job(name, racks, 64, 2048, "1.0e3")
 }
 
 /// At packet level (`cluster --engine packet`), the shares are the fluid's and each job's
