@@ -5,7 +5,7 @@
 use crate::packet::{self, PacketPhases, PacketTimer, PhaseProgress, PhaseProgressFn, Timing};
 use crate::report::{About, MemoryFit, Note};
 use crate::{Engine, Error, Study, SCHEMA_VERSION};
-use aifabric_dataplane::{Net, NetParams};
+use aifabric_dataplane::Net;
 use aifabric_engine::cluster::{self as engine, ClusterRun, JobIn, SharedResource};
 use aifabric_engine::job::{JobOptions, StepResult};
 use aifabric_engine::tune::Tuner;
@@ -251,19 +251,14 @@ impl Study<'_> {
                 }
             }
         }
-        let c = &crate::predict::timed_setup(
+        let mut setup = crate::predict::timed_setup(
             self.setup,
             packet.as_ref().map(PacketSettings::timing).as_ref(),
         );
-        let mut params: NetParams = c.net;
-        params.scale_up_gpus = first.iteration.scale_up_gpus;
-        params.scale_up_bytes_per_s = first.iteration.scale_up_bytes_per_s;
-        let opts = JobOptions {
-            lb: c.lb,
-            seed: c.seed,
-            channels: c.channels,
-        };
-        let mut healthy_net = Net::new(f, &Scenario::healthy(f), c.plan, c.bgp, params);
+        setup.net.scale_up_gpus = first.iteration.scale_up_gpus;
+        setup.net.scale_up_bytes_per_s = first.iteration.scale_up_bytes_per_s;
+        let opts = job_options(&setup);
+        let mut healthy_net = Net::new(f, &Scenario::healthy(f), setup.plan, setup.bgp, setup.net);
         let ins = inputs(cluster);
         let failed = |e: engine::JobFailed| {
             let who = e
@@ -289,9 +284,7 @@ impl Study<'_> {
         Ok(Baseline {
             cluster,
             run,
-            params,
-            opts,
-            setup: *c,
+            setup,
             packet,
             packets,
         })
@@ -424,9 +417,9 @@ impl Study<'_> {
     ) -> Result<ScenarioImpact, Error> {
         let f = self.fabric;
         let c = &base.setup;
-        let (healthy, params, opts) = (&base.run, base.params, base.opts);
+        let (healthy, opts) = (&base.run, job_options(c));
         let ins = inputs(base.cluster);
-        let mut net = Net::new(f, scenario, c.plan, c.bgp, params);
+        let mut net = Net::new(f, scenario, c.plan, c.bgp, c.net);
         let n = ins.len();
         let mut impact: Vec<Option<Impact>> = vec![None; n];
         for (i, j) in ins.iter().enumerate() {
@@ -544,10 +537,8 @@ pub struct Baseline<'c> {
     pub cluster: &'c Cluster,
     /// Its jobs' steps.
     pub run: ClusterRun,
-    params: NetParams,
-    opts: JobOptions,
-    /// The setup it ran with (the packet engine's latencies, seed and closest load
-    /// balancing when timed by it).
+    /// The setup it ran with: the jobs' scale-up domain, and when timed by the packet
+    /// engine its latencies, seed and closest load balancing.
     setup: crate::Setup,
     /// At packet level: how every scenario on this baseline is timed.
     packet: Option<PacketSettings>,
@@ -677,6 +668,15 @@ pub struct ScenarioImpact {
     pub step: Vec<Option<StepResult>>,
     /// At packet level: what the packet engine ran for the jobs together.
     pub packet: Option<PacketPhases>,
+}
+
+/// What the engine's jobs run with under `s`.
+fn job_options(s: &crate::Setup) -> JobOptions {
+    JobOptions {
+        lb: s.lb,
+        seed: s.seed,
+        channels: s.channels,
+    }
 }
 
 /// The engine's view of the cluster's jobs.

@@ -24,12 +24,9 @@ pub(crate) fn run(a: ClusterArgs) -> Result<(), Failure> {
     let state = scenario.resolve(&mut f)?;
     let study = aifabric::Study::new(&f, state, setup);
     let report = match &cfg {
-        Some(cfg) => {
-            let (bar, progress) = super::phase_bar();
-            let r = study.cluster_packet(&cluster, cfg, packet.engine, Some(progress));
-            bar.finish_and_clear();
-            r?
-        }
+        Some(cfg) => super::with_phase_counter(|progress| {
+            study.cluster_packet(&cluster, cfg, packet.engine, Some(progress))
+        })?,
         None => study.cluster(&cluster)?,
     };
     emit(json, &report, render)
@@ -52,14 +49,11 @@ pub(crate) fn plan(a: PlanArgs) -> Result<(), Failure> {
     let ops = spec::ops::load_ops(&f, &ops).map_err(Failure::BadInput)?;
     let study = aifabric::Study::healthy(&f, setup);
     let report = match &cfg {
-        Some(cfg) => {
-            let (bar, progress) = super::phase_bar();
-            let r = study
+        Some(cfg) => super::with_phase_counter(|progress| {
+            study
                 .cluster_baseline_packet(&cluster, cfg, packet.engine, Some(progress))
-                .and_then(|base| study.plan(&base, &ops));
-            bar.finish_and_clear();
-            r?
-        }
+                .and_then(|base| study.plan(&base, &ops))
+        })?,
         None => study.plan(&study.cluster_baseline(&cluster)?, &ops)?,
     };
     emit(json, &report, render_plan)

@@ -384,14 +384,12 @@ pub(crate) fn engine_setup(
     Ok((Some(cfg), s))
 }
 
-/// What a collective or a job at packet level reports as it goes: a counter of the phases
-/// simulated, with a running one's flows and simulated time in its message. A counter, not
-/// a bar: phases run side by side on the pool's threads, each with its own flows, so no
-/// share of the whole (nor a time left) follows from one phase's progress.
-pub(crate) fn phase_bar() -> (
-    std::sync::Arc<crate::progress::Progress>,
-    aifabric::packet::PhaseProgressFn,
-) {
+/// `run` given what a collective or a job at packet level reports as it goes: a counter of
+/// the phases simulated, with a running one's flows and simulated time in its message,
+/// cleared when `run` returns. A counter, not a bar: phases run side by side on the pool's
+/// threads, each with its own flows, so no share of the whole (nor a time left) follows
+/// from one phase's progress.
+pub(crate) fn with_phase_counter<T>(run: impl FnOnce(aifabric::packet::PhaseProgressFn) -> T) -> T {
     let bar = std::sync::Arc::new(crate::progress::Progress::counter("packet phases"));
     let b = bar.clone();
     // A phase reports the count as it was when it began: the most any has reported, so
@@ -408,7 +406,9 @@ pub(crate) fn phase_bar() -> (
             p.events as f64 * 1e-6
         ));
     });
-    (bar, progress)
+    let out = run(progress);
+    bar.finish_and_clear();
+    out
 }
 
 fn collective(a: CollectiveArgs) -> Result<(), Failure> {
@@ -444,12 +444,9 @@ fn collective(a: CollectiveArgs) -> Result<(), Failure> {
         alpha_s: alpha_us * 1e-6,
     };
     let report = match &cfg {
-        Some(cfg) => {
-            let (bar, progress) = phase_bar();
-            let r = study.collective_packet_with_progress(&req, cfg, packet.engine, progress);
-            bar.finish_and_clear();
-            r?
-        }
+        Some(cfg) => with_phase_counter(|progress| {
+            study.collective_packet_with_progress(&req, cfg, packet.engine, progress)
+        })?,
         None => study.collective(&req)?,
     };
     emit(json, &report, simulate::render_collective)?;
@@ -563,12 +560,9 @@ fn job(a: JobArgs) -> Result<(), Failure> {
     let state = scenario.resolve(&mut f)?;
     let study = aifabric::Study::new(&f, state, setup);
     let report = match &cfg {
-        Some(cfg) => {
-            let (bar, progress) = phase_bar();
-            let r = study.job_packet_with_progress(&it, placement, cfg, packet.engine, progress);
-            bar.finish_and_clear();
-            r?
-        }
+        Some(cfg) => with_phase_counter(|progress| {
+            study.job_packet_with_progress(&it, placement, cfg, packet.engine, progress)
+        })?,
         None => study.job(&it, placement)?,
     };
     emit(json, &report, simulate::render_job)?;
