@@ -254,10 +254,44 @@ pub(crate) struct PacketTimer {
     chain: Option<u32>,
     /// Most repeats of a connection in flight in a chain (tests; `None`: no bound).
     depth: Option<u32>,
+    /// Every run takes its turn, as one too big to run beside another (tests).
+    #[cfg(test)]
+    alone: bool,
 }
 
-/// Held by a packet run too big to run beside another one within the memory limit.
+/// Held by a packet run too big to run beside another one within the memory limit: such
+/// runs take turns. Only a run on threads of its own ([`on_threads_of_its_own`]) ever
+/// waits for it or holds it: a thread of the shared pool waiting inside a parallel call
+/// takes up other tasks, among them other phases' runs, and one that waited for the turn
+/// there could wait for itself, or for a run that needs the very thread it blocks.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Where a packet run fits in the memory left.
+enum Room {
+    /// Beside as many others as there are threads.
+    Beside,
+    /// Only alone: it takes its turn ([`ONE_AT_A_TIME`]).
+    Alone,
+    /// Not at all: why, for the user.
+    Over(String),
+}
+
+/// Run `f` on a thread pool of its own (as many threads as the caller's), the caller
+/// waiting for it: what `f` runs in parallel stays on those threads, and they run nothing
+/// else (no other phase's run, which could wait for the turn `f` holds).
+fn on_threads_of_its_own<R: Send>(f: impl FnOnce() -> R + Send) -> Result<R, SimError> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(rayon::current_num_threads())
+        .thread_name(|i| format!("aifabric-alone-{i}"))
+        .build()
+        .map_err(|e| {
+            SimError::Invalid(format!(
+                "could not start the threads of a packet run ({e}); run with fewer threads \
+                 (RAYON_NUM_THREADS=1)"
+            ))
+        })?;
+    Ok(pool.install(f))
+}
 
 impl PacketTimer {
     /// A timer running `t.cfg` (with fast-forwarding for `hybrid`).
@@ -279,6 +313,17 @@ impl PacketTimer {
             timed: AtomicU64::new(0),
             chain: None,
             depth: None,
+            #[cfg(test)]
+            alone: false,
+        }
+    }
+
+    /// The timer running each phase as one too big to run beside another.
+    #[cfg(test)]
+    pub(crate) fn each_alone(self) -> PacketTimer {
+        PacketTimer {
+            alone: true,
+            ..self
         }
     }
 
@@ -385,6 +430,48 @@ impl PacketTimer {
         s
     }
 
+    /// Where a packet run of `flows` over `gpus` (named `of` for the user) fits in the memory
+    /// left; `built`: the network (its forwarding tables) is built already, and counted in
+    /// what the process holds.
+    fn room(
+        &self,
+        net: &Net<'_>,
+        flows: &mut dyn Iterator<Item = &TmFlow>,
+        gpus: &[DeviceId],
+        of: &str,
+        built: bool,
+    ) -> Result<Room, String> {
+        let mut e = budget::estimate_flows(net.f, flows, gpus, &self.cfg);
+        if built {
+            e = e.on_built_network();
+        }
+        let (limit, from) = limits::memory_limit()?;
+        let free = limit.saturating_sub(limits::resident_bytes());
+        if e.bytes > free {
+            return Ok(Room::Over(format!(
+                "{of} is {} flows over {} GPUs ({} packets, up to {} in flight): the packet \
+                 engine would need about {}, over the {} left of {} and at least {} s; narrow \
+                 it (fewer GPUs, a smaller size) or use the flow engine (--engine flow)",
+                thousands(e.flows),
+                thousands(e.hosts),
+                thousands(e.packets),
+                thousands(e.in_flight),
+                human_bytes(e.bytes),
+                human_bytes(free),
+                limits::describe_limit(limit, from),
+                e.seconds,
+            )));
+        }
+        #[cfg(test)]
+        let free = if self.alone { 0 } else { free };
+        let threads = rayon::current_num_threads() as u64;
+        Ok(if e.bytes.saturating_mul(threads) > free {
+            Room::Alone
+        } else {
+            Room::Beside
+        })
+    }
+
     /// Simulate the phase `transfers` (`fluid_s` its fluid time): once, and for a phase
     /// repeated (`chain` > 1) its first `chain` repeats chained too, from which a repeat's
     /// pace ([`Timed::term_s`]).
@@ -425,97 +512,91 @@ impl PacketTimer {
         // The hybrid under `ecmp` simulates the flows that make the phase's time and their
         // links' other flows (`critical`); otherwise every flow runs.
         let cuts = self.cuts();
-        let mut alone = None;
-        // Refuse a run over the memory left; one that could not fit beside another (phases
-        // run in parallel) holds the lock that makes it run alone. The chain is the larger
-        // of the runs (one after the other): its flows are counted, `chain` times each.
-        // `built`: the network (its forwarding tables) is built already, and counted in
-        // what the process holds.
-        let mut fits = |flows: &mut dyn Iterator<Item = &TmFlow>, of: &str, built: bool| {
-            let mut e = budget::estimate_flows(net.f, flows, &gpus, &self.cfg);
-            if built {
-                e = e.on_built_network();
-            }
-            let (limit, from) = limits::memory_limit()?;
-            let free = limit.saturating_sub(limits::resident_bytes());
-            if e.bytes > free {
-                return Err(format!(
-                    "{of} is {} flows over {} GPUs ({} packets, up to {} in flight): the \
-                     packet engine would need about {}, over the {} left of {} and at least \
-                     {} s; narrow it (fewer GPUs, a smaller size) or use the flow engine \
-                     (--engine flow)",
-                    thousands(e.flows),
-                    thousands(e.hosts),
-                    thousands(e.packets),
-                    thousands(e.in_flight),
-                    human_bytes(e.bytes),
-                    human_bytes(free),
-                    limits::describe_limit(limit, from),
-                    e.seconds,
-                ));
-            }
-            let threads = rayon::current_num_threads() as u64;
-            if e.bytes.saturating_mul(threads) > free {
-                alone = Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
-            }
-            Ok(())
-        };
         let of = if chain > 1 {
             format!("{chain} repeats of one phase of this collective, chained,")
         } else {
             "one phase of this collective".to_string()
         };
+        // The chain is the larger of the runs (one after the other): its flows are counted,
+        // `chain` times each. Up front the whole phase: a cut keeps part of it, and is
+        // weighed again once known (its network built then, and counted in what the
+        // process holds).
         let n = tm.flows.len() * chain as usize;
-        if !cuts {
-            fits(&mut tm.flows.iter().cycle().take(n), &of, false).map_err(SimError::Invalid)?;
+        let whole = self
+            .room(net, &mut tm.flows.iter().cycle().take(n), &gpus, &of, false)
+            .map_err(SimError::Invalid)?;
+        if let (Room::Over(why), false) = (&whole, cuts) {
+            return Err(SimError::Invalid(why.clone()));
         }
         let phases_done = self.memo.lock().unwrap_or_else(|e| e.into_inner()).len() as u64;
-        let mut progress = |p: &aifabric_packet::Progress| {
-            if let Some(f) = &self.progress {
-                f(&PhaseProgress {
-                    phases_done,
-                    flows_done: p.flows_done,
-                    flows: p.flows,
-                    now_ps: p.now_ps,
-                    events: p.events,
-                });
-            }
-        };
         let (mut critical, mut sampled, mut critical_fluid) = (0, 0, 0);
         let mut the_cut: Option<crate::packet::critical::Cut> = None;
         let bytes: Vec<u64> = tm.flows.iter().map(|f| f.bytes).collect();
         let repeats: &[u32] = if chain > 1 { &[1, chain] } else { &[1] };
-        let mut choose = |paths: &aifabric_packet::FlowPaths| {
-            let c = crate::packet::critical::cut(paths, &bytes);
-            (critical, sampled, critical_fluid) = (c.critical, c.sampled, c.critical_fluid);
-            the_cut = Some(c.clone());
-            let n = c.keep.iter().filter(|&&k| k).count() * chain as usize;
-            let mut kept = tm
-                .flows
-                .iter()
-                .zip(&c.keep)
-                .filter(|(_, &k)| k)
-                .map(|f| f.0)
-                .cycle()
-                .take(n);
-            let of = format!("the critical part of {of}");
-            fits(&mut kept, &of, true).map_err(PacketError::Invalid)?;
-            Ok(Some(c.keep))
+        // A run that may have to run alone takes its turn (`ONE_AT_A_TIME`); `may_wait`:
+        // this run is on threads of its own, where it may wait for its turn.
+        let mut simulate = |may_wait: bool| {
+            let mut turn = None;
+            if !cuts && matches!(whole, Room::Alone) {
+                turn = Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
+            }
+            let mut progress = |p: &aifabric_packet::Progress| {
+                if let Some(f) = &self.progress {
+                    f(&PhaseProgress {
+                        phases_done,
+                        flows_done: p.flows_done,
+                        flows: p.flows,
+                        now_ps: p.now_ps,
+                        events: p.events,
+                    });
+                }
+            };
+            let mut choose = |paths: &aifabric_packet::FlowPaths| {
+                let c = crate::packet::critical::cut(paths, &bytes);
+                (critical, sampled, critical_fluid) = (c.critical, c.sampled, c.critical_fluid);
+                the_cut = Some(c.clone());
+                let n = c.keep.iter().filter(|&&k| k).count() * chain as usize;
+                let mut kept = tm
+                    .flows
+                    .iter()
+                    .zip(&c.keep)
+                    .filter(|(_, &k)| k)
+                    .map(|f| f.0)
+                    .cycle()
+                    .take(n);
+                let of = format!("the critical part of {of}");
+                match self
+                    .room(net, &mut kept, &gpus, &of, true)
+                    .map_err(PacketError::Invalid)?
+                {
+                    Room::Over(why) => return Err(PacketError::Invalid(why)),
+                    Room::Alone if may_wait => {
+                        turn = Some(ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner()));
+                    }
+                    // Where it may not wait, the whole phase (more than its cut) fitted
+                    // beside another up front.
+                    Room::Alone | Room::Beside => {}
+                }
+                Ok(Some(c.keep))
+            };
+            aifabric_packet::run_part_repeats(
+                net,
+                &tm,
+                &gpus,
+                &self.cfg,
+                aifabric_packet::Chains {
+                    repeats,
+                    depth: self.depth,
+                },
+                cuts.then_some(&mut choose as &mut aifabric_packet::Choose<'_>),
+                &mut progress,
+            )
+            .map_err(|e| SimError::Invalid(e.to_string()))
         };
-        let runs = aifabric_packet::run_part_repeats(
-            net,
-            &tm,
-            &gpus,
-            &self.cfg,
-            aifabric_packet::Chains {
-                repeats,
-                depth: self.depth,
-            },
-            cuts.then_some(&mut choose as &mut aifabric_packet::Choose<'_>),
-            &mut progress,
-        )
-        .map_err(|e| SimError::Invalid(e.to_string()))?;
-        drop(alone);
+        let runs = match whole {
+            Room::Beside => simulate(false)?,
+            Room::Alone | Room::Over(_) => on_threads_of_its_own(|| simulate(true))??,
+        };
         let kept = runs.kept;
         let left_fluid = tm.flows.len() as u64 - kept;
         for r in &runs.results {

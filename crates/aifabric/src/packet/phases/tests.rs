@@ -217,6 +217,10 @@ struct Case<'a> {
     /// Chaining up to so many repeats with at most so many in flight (the default policy
     /// when `None`).
     chain: Option<(u32, Option<u32>)>,
+    /// Parts of each packet run (`Config::partitions`).
+    partitions: u32,
+    /// Every packet run as one too big to run beside another ([`PacketTimer::each_alone`]).
+    alone: bool,
 }
 
 impl<'a> Case<'a> {
@@ -237,6 +241,8 @@ impl<'a> Case<'a> {
             draw_seed: None,
             engine: crate::Engine::Packet,
             chain: None,
+            partitions: 1,
+            alone: false,
         }
     }
 }
@@ -262,6 +268,7 @@ fn timed_then<R>(
     let cfg = aifabric_packet::Config {
         seed: t.seed.unwrap_or(preset.seed),
         draw_seed: t.draw_seed,
+        partitions: t.partitions,
         ..preset
     };
     let setup = Setup::default();
@@ -282,10 +289,11 @@ fn timed_then<R>(
     let net = Net::new(t.f, &scenario, setup.plan, setup.bgp, params);
     let routes = Forwarding::new(&net, gpus.iter().copied()).expect("routes");
     let timer = PacketTimer::new(&timing);
-    let timer = Arc::new(match t.chain {
+    let timer = match t.chain {
         Some((k, depth)) => timer.chaining(k, depth),
         None => timer,
-    });
+    };
+    let timer = Arc::new(if t.alone { timer.each_alone() } else { timer });
     let c = Collective {
         op: Some(t.op),
         algo: t.algo,
@@ -646,4 +654,56 @@ fn across_two_regions_the_hybrids_collectives_agree_with_the_packet_engine() {
             );
         }
     }
+}
+
+/// Runs too big to run beside another take turns (a lock) while the phases of a collective
+/// (an all-to-all's seven rounds) run in parallel on four threads and each run uses the
+/// threads too (two parts): the turns never deadlock, whichever thread waits for what (a
+/// run that may take the turn runs on threads of its own, which never take up another
+/// phase's run), and move no result. A thread of the shared pool waiting for the turn
+/// deadlocked within 4 to 26 collectives here. Watched: a deadlock fails the test after two
+/// minutes instead of hanging it.
+#[test]
+fn runs_that_take_turns_never_deadlock_and_time_as_the_others() {
+    const TIMES: usize = 100;
+    let k16 = aifabric_spec::load("htsim-k16").expect("built in");
+    let case = |alone| Case {
+        op: Op::AllToAll,
+        algo: Algo::Direct,
+        groups: 4,
+        ranks: 8,
+        bytes: 4e6,
+        lb: aifabric_dataplane::Lb::Mixed(128),
+        partitions: 2,
+        alone,
+        ..Case::ring(&k16)
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(4)
+                .build()
+                .expect("a pool");
+            for alone in std::iter::once(false).chain(std::iter::repeat_n(true, TIMES)) {
+                let _ = tx.send(pool.install(|| timed(&case(alone))));
+            }
+        });
+        let watch = std::time::Duration::from_secs(120);
+        let next = || {
+            rx.recv_timeout(watch).unwrap_or_else(|_| {
+                eprintln!("deadlocked: no collective timed in {watch:?}");
+                std::process::exit(101)
+            })
+        };
+        let (beside_s, stats) = next();
+        assert_eq!(stats.phases_simulated, 7, "{stats:?}");
+        for k in 0..TIMES {
+            let (alone_s, _) = next();
+            assert_eq!(
+                alone_s, beside_s,
+                "taking turns moved the time (collective {k})"
+            );
+        }
+    });
 }
