@@ -285,9 +285,12 @@ fn traffic_source(
     })
 }
 
-/// The packet engine's configuration from its keyword arguments, as strings (Python passes
-/// `str(value)`).
-fn packet_config(m: &HashMap<String, String>) -> Result<aifabric::packet::Config, Failed> {
+/// The packet engine's configuration for `engine` from its keyword arguments, as strings
+/// (Python passes `str(value)`).
+fn packet_config(
+    m: &HashMap<String, String>,
+    engine: aifabric::Engine,
+) -> Result<aifabric::packet::Config, Failed> {
     let mut o = aifabric::packet::PacketOptions::default();
     let (mut seed, mut switch_latency_us) = (None, None);
     let mut keys: Vec<&String> = m.keys().collect();
@@ -332,6 +335,7 @@ fn packet_config(m: &HashMap<String, String>) -> Result<aifabric::packet::Config
             }
         }
     }
+    o.check_engine(engine)?;
     Ok(o.config(seed, switch_latency_us)?)
 }
 
@@ -345,7 +349,7 @@ fn packet_timing(
     if engine == aifabric::Engine::Flow {
         return Ok(None);
     }
-    Ok(Some((packet_config(packet)?, engine)))
+    Ok(Some((packet_config(packet, engine)?, engine)))
 }
 
 fn setup(opts: &HashMap<String, String>) -> Result<Setup, Failed> {
@@ -762,8 +766,8 @@ impl NativeFabric {
             let source = traffic_source(tm, pattern, &size, gpus)?;
             let mut packet = packet;
             let cut = packet.remove("cut").is_some_and(|v| v == "true");
-            let cfg = packet_config(&packet)?;
             let engine: aifabric::Engine = parse("engine", &engine)?;
+            let cfg = packet_config(&packet, engine)?;
             let placement = parse("placement", &placement)?;
             let r = if cut {
                 s.traffic_packet_cut(&source, gpus, placement, &cfg, &mut |_| {})?

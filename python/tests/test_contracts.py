@@ -104,6 +104,9 @@ def test_packet_engine_is_the_cli_contract(cli, llama):
     assert c["cut"]["flows_simulated"] + c["cut"]["flows_fluid"] == 64
     with pytest.raises(aifabric.BadRequest, match="engine='hybrid'"):
         llama.traffic(pattern="permutation", gpus=16, engine="packet", cut=True)
+    # The hybrid crosses a DSF fabric in whole packets: a cell size is refused there.
+    with pytest.raises(aifabric.BadRequest, match="whole packets"):
+        llama.traffic(pattern="permutation", gpus=16, engine="hybrid", dsf_cell_bytes=512)
     # Cut into parts run side by side: the CLI's bytes, the setting and its note.
     p = llama.traffic(pattern="permutation", gpus=64, size="256K", engine="packet",
                       partitions=2)

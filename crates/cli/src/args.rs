@@ -402,6 +402,7 @@ impl SimArgs {
             partitions: p.partitions,
             draw_seed: p.draw_seed,
         };
+        options.check_engine(p.engine)?;
         Ok(options.config(self.seed, self.switch_latency_us)?)
     }
 

@@ -288,7 +288,13 @@ impl Sim<'_> {
         let to = t.ports[self.packets[i].port.idx()].from;
         let row = d.row_of(to);
         let (at, to) = (d.local_of(v), d.local_of(to));
-        let cell = self.cfg.dsf.cell_bytes.max(1);
+        // The hybrid crosses the fabric in whole packets ([`crate::Dsf::cell_bytes`]), each
+        // across a hop as soon as its cells would be (`cell_hop`).
+        let cell = if self.cfg.fast_forward.is_some() {
+            b.max(1)
+        } else {
+            self.cfg.dsf.cell_bytes.max(1)
+        };
         let n = b.div_ceil(cell);
         self.packets[i].cells = n;
         self.fabric.stats.cells_sent += u64::from(n);
@@ -325,6 +331,7 @@ impl Sim<'_> {
         let hop = &mut fab.hops[(cell.row + cell.at) as usize];
         debug_assert!(hop.rr < hop.n, "a cell toward a node it cannot reach");
         let p = d.members[(hop.start + hop.rr) as usize];
+        let lanes = hop.n;
         hop.rr += 1;
         if hop.rr == hop.n {
             hop.rr = 0;
@@ -342,11 +349,26 @@ impl Sim<'_> {
             st.peak = st.peak.max(ahead + u64::from(bytes));
             st.area += u128::from(bytes) * u128::from(wait);
         }
-        let end = start + port.serialize_ps(bytes);
+        let ser = port.serialize_ps(bytes);
+        let end = start + ser;
         st.free_ps = end;
         debug_assert!(bytes > 0, "a cell of no bytes");
         st.sent += u64::from(bytes);
-        self.events.push(end + port.delay_ps, Event::Cell(c));
+        // The hybrid's whole packet stands for its cells, which would cross side by side on
+        // as many links: it holds its link for all its bytes, and is across once the cells
+        // would be (`send_cells`).
+        let across = match self.cfg.fast_forward {
+            None => ser,
+            Some(_) => {
+                ser / u64::from(
+                    bytes
+                        .div_ceil(self.cfg.dsf.cell_bytes.max(1))
+                        .clamp(1, lanes.max(1)),
+                )
+            }
+        };
+        self.events
+            .push(start + across + port.delay_ps, Event::Cell(c));
     }
 
     /// Cell `c` reaches the far end of its link: the next hop, or reassembly.

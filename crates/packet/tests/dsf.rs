@@ -11,16 +11,6 @@ use aifabric_routing::bgp::{AsnPlan, BgpConfig};
 use common::*;
 use proptest::prelude::*;
 
-/// A single-stage DSF zone scaled down: `rdsw` interface nodes of `gpus` 400G GPUs each
-/// (one EDSW), `fdsw` fabric nodes, `links` parallel 106.25G links from each interface
-/// node to each fabric node.
-fn dsf_l1(rdsw: u32, fdsw: u32, links: u32, gpus: u32) -> Fabric {
-    let yaml = format!(
-        "name: dsf\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            dsf_l1: {{rdsw: {rdsw}, fdsw: {fdsw}, edsw: 1, links_per_fdsw: {links}, gpus_per_rdsw: {gpus}}}\n"
-    );
-    aifabric_spec::build_str("dsf.yaml", &yaml).expect("the DSF zone builds")
-}
-
 /// A dual-stage zone scaled down: 2 clusters of 2 RDSWs with 2 GPUs each, 2 FDSWs per
 /// cluster, 2 SDSWs, 2 parallel links per pair.
 fn dsf_l2() -> Fabric {

@@ -293,7 +293,8 @@ pub struct PacketOptions {
     pub pfc_headroom: Option<Headroom>,
     /// Receiver-driven admission.
     pub admission: Option<AdmissionSetting>,
-    /// DSF zones: largest cell, bytes (default 256).
+    /// DSF zones: largest cell, bytes (default 256); the packet engine's only (the hybrid
+    /// crosses the fabric in whole packets, [`aifabric_packet::Dsf::cell_bytes`]).
     pub dsf_cell_bytes: Option<u32>,
     /// DSF zones: one credit, bytes (default 4,096).
     pub dsf_credit_bytes: Option<u32>,
@@ -324,6 +325,20 @@ fn us_to_ps(what: &str, us: f64, max_us: f64) -> Result<u64, Error> {
 }
 
 impl PacketOptions {
+    /// Refuse a setting `engine` would not use: a cell size under the hybrid, which crosses
+    /// a DSF fabric in whole packets.
+    pub fn check_engine(&self, engine: crate::Engine) -> Result<(), Error> {
+        if engine == crate::Engine::Hybrid && self.dsf_cell_bytes.is_some() {
+            return Err(Error::bad_request(
+                "the hybrid crosses a DSF fabric in whole packets (its credits keep the \
+                 fabric from queueing), so a cell size changes nothing there; leave out the \
+                 DSF cell size, or run the cells with --engine packet"
+                    .to_owned(),
+            ));
+        }
+        Ok(())
+    }
+
     /// The engine's configuration: the preset, these options on top, and the seed and
     /// switch latency of `seed` and `switch_latency_us` when given (the study's, which
     /// otherwise keep the preset's); or what is wrong and how to write it.

@@ -244,6 +244,10 @@ fn packet_flags_without_the_packet_engine_and_bad_values_exit_2() {
             vec!["--engine", "hybrid", "--partitions", "2"],
             "--partitions 1",
         ),
+        (
+            vec!["--engine", "hybrid", "--dsf-cell-bytes", "512"],
+            "whole packets",
+        ),
     ] {
         let o = aifabric()
             .args([

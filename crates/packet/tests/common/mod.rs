@@ -24,6 +24,16 @@ pub fn fat_tree_oversubscribed(k: u32, tor: u32, agg: u32) -> Fabric {
     aifabric_spec::build_str("ft.yaml", &yaml).expect("the fat tree builds")
 }
 
+/// A single-stage DSF zone scaled down: `rdsw` interface nodes of `gpus` 400G GPUs each
+/// (one EDSW), `fdsw` fabric nodes, `links` parallel 106.25G links from each interface
+/// node to each fabric node.
+pub fn dsf_l1(rdsw: u32, fdsw: u32, links: u32, gpus: u32) -> Fabric {
+    let yaml = format!(
+        "name: dsf\nregions:\n  - name: r\n    buildings:\n      - name: b\n        zones:\n          - name: z\n            dsf_l1: {{rdsw: {rdsw}, fdsw: {fdsw}, edsw: 1, links_per_fdsw: {links}, gpus_per_rdsw: {gpus}}}\n"
+    );
+    aifabric_spec::build_str("dsf.yaml", &yaml).expect("the DSF zone builds")
+}
+
 pub fn net(f: &Fabric) -> Net<'_> {
     Net::new(
         f,

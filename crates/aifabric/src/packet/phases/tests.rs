@@ -482,7 +482,8 @@ fn dsf_table() {
 /// critical in the fluid, and the cut simulates the slowest [`MAX_SEEDS`] of them with
 /// their links' flows, which stand for the rest (a lighter fabric load is the error:
 /// -0.2% to -0.4% measured on 256 to 2,048 flows). With a quarter of the fabric nodes
-/// failed the fabric binds, and the cut keeps every flow on it: the whole phase.
+/// failed the fabric binds, and the cut keeps every flow on it: the whole phase, in the
+/// hybrid's whole-packet cells (`aifabric_packet::Dsf::cell_bytes`).
 ///
 /// [`MAX_SEEDS`]: crate::packet::critical::MAX_SEEDS
 #[test]
@@ -502,7 +503,11 @@ fn inside_a_dsf_zone_the_cut_simulates_the_slowest_alike_flows_unless_the_fabric
     eprintln!("10 of 40 fdsw failed: cut {cut_f} s, whole {whole_f} s; {stats:?}");
     assert!(whole_f > whole, "the fabric binds: {whole_f} s");
     assert_eq!(stats.flows_left_fluid, 0, "{stats:?}");
-    assert_eq!(cut_f, whole_f);
+    // Every flow, in the hybrid's whole-packet cells (+1.4% measured).
+    assert!(
+        (cut_f / whole_f - 1.0).abs() <= 0.02,
+        "cut {cut_f} s, whole {whole_f} s"
+    );
 }
 
 /// The README's pipelining figures: `cargo test --release -p aifabric --lib chain_lengths
