@@ -941,8 +941,9 @@ class Fabric:
         ``"MIN:MAX:PMAX"`` or ``"off"``), ``trim`` (False: drop tail), ``ack_bytes``,
         ``link_latency_us``, ``rto_us``, ``end_us``, ``pfc`` (``"on"``, ``"off"``,
         ``"XOFF:XON"``), ``pfc_headroom`` (``"auto"``, ``"buffer"`` or bytes),
-        ``admission`` (``"on"``, ``"off"``, ``"CHUNK:WINDOW"``), ``dsf_cell_bytes``,
-        ``dsf_credit_bytes``, ``partitions`` (the fabric cut into that many parts run side
+        ``admission`` (``"on"``, ``"off"``, ``"CHUNK:WINDOW"``), ``dsf_cell_bytes`` (the
+        packet engine's: ``engine="hybrid"`` crosses a DSF fabric in whole packets and
+        refuses it), ``dsf_credit_bytes``, ``partitions`` (the fabric cut into that many parts run side
         by side on the cores: the same result at any thread count, another sample of the
         model than one part's), ``draw_seed`` (the random draws' own seed, the paths staying
         ``seed``'s: another sample of the same network, to see a result's noise); and ``lb`` (``"ecmp"``, ``"spray:N"``, ``"mixed:N"``,

@@ -81,7 +81,8 @@ pub(crate) struct PacketArgs {
     #[arg(long, value_name = "on|off|CHUNK:WINDOW")]
     pub admission: Option<aifabric::packet::AdmissionSetting>,
     /// DSF zones: largest cell a packet is cut into, bytes (default 256, an
-    /// assumption: no Jericho3 figure is published).
+    /// assumption: no Jericho3 figure is published). The packet engine's: the hybrid
+    /// crosses the fabric in whole packets.
     #[arg(long, value_name = "B")]
     pub dsf_cell_bytes: Option<u32>,
     /// DSF zones: bytes one credit from an egress scheduler clears (default
