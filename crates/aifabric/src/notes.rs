@@ -65,8 +65,9 @@ pub(crate) fn packet(x: &PacketResult, ratios: bool) -> Vec<Note> {
                 format!(
                     "hybrid: {} packets crossed a DSF fabric whole, one cell each (the packet \
                      engine cuts {} B cells), each holding its fabric link for all its bytes \
-                     and across a hop when its cells would be",
-                    aifabric_model::thousands(d.packets),
+                     and across a hop when its cells would be; fabric queue peaks count whole \
+                     packets",
+                    aifabric_model::thousands(d.cells_sent),
                     d.settings.cell_bytes
                 ),
             ));

@@ -277,8 +277,11 @@ enum Room {
 }
 
 /// Run `f` on a thread pool of its own (as many threads as the caller's), the caller
-/// waiting for it: what `f` runs in parallel stays on those threads, and they run nothing
-/// else (no other phase's run, which could wait for the turn `f` holds).
+/// blocked until it is done: what `f` runs in parallel stays on those threads, and they run
+/// nothing else (no other phase's run, which could wait for the turn `f` holds). The caller
+/// waits on a plain thread's join, not in the pool's: a pool thread waiting for another
+/// pool takes up its own pool's tasks meanwhile (more phases' runs, each with its pool and
+/// its memory, queueing for the turn).
 fn on_threads_of_its_own<R: Send>(f: impl FnOnce() -> R + Send) -> Result<R, SimError> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(rayon::current_num_threads())
@@ -290,7 +293,20 @@ fn on_threads_of_its_own<R: Send>(f: impl FnOnce() -> R + Send) -> Result<R, Sim
                  (RAYON_NUM_THREADS=1)"
             ))
         })?;
-    Ok(pool.install(f))
+    std::thread::scope(|s| {
+        let run = std::thread::Builder::new()
+            .name("aifabric-alone".to_owned())
+            .spawn_scoped(s, || pool.install(f))
+            .map_err(|e| {
+                SimError::Invalid(format!(
+                    "could not start a thread for a packet run ({e}); run with fewer threads \
+                     (RAYON_NUM_THREADS=1)"
+                ))
+            })?;
+        Ok(run
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    })
 }
 
 impl PacketTimer {

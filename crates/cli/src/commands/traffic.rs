@@ -334,16 +334,20 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, run: RunTime) -> String 
         }
     }
     if let Some(d) = &x.dsf {
+        // The hybrid crosses the fabric in whole packets (`aifabric_packet::Dsf::cell_bytes`).
+        let cells = match x.hybrid {
+            Some(_) => "cells of whole packets".to_owned(),
+            None => format!("cells of {} B", d.settings.cell_bytes),
+        };
         let _ = writeln!(
             o,
-            "\nDSF: {} packets through VOQs, {} credit requests, {} grants; credits granted {} B, sent {} B, still queued {} B; cells of {} B (credit {} B): {} sent, {} reassembled",
+            "\nDSF: {} packets through VOQs, {} credit requests, {} grants; credits granted {} B, sent {} B, still queued {} B; {cells} (credit {} B): {} sent, {} reassembled",
             d.packets,
             d.requests,
             d.grants,
             d.credits_granted_bytes,
             d.sent_bytes,
             d.queued_bytes,
-            d.settings.cell_bytes,
             d.settings.credit_bytes,
             d.cells_sent,
             d.cells_reassembled

@@ -314,6 +314,43 @@ fn dsf_zones_run_with_credits_and_cells() {
     assert!(d["credits_granted_bytes"].as_u64().unwrap() > 0, "{d}");
     assert_eq!(d["credits_granted_bytes"], d["sent_bytes"]);
     assert_eq!(d["cells_sent"], d["cells_reassembled"]);
+    let cells = d["cells_sent"].as_u64().unwrap();
+    // The hybrid crosses the fabric in whole packets, one cell each, and says so.
+    let o = aifabric()
+        .args([
+            "traffic",
+            "dsf-l1-zone",
+            "--pattern",
+            "permutation",
+            "--gpus",
+            "64",
+        ])
+        .args([
+            "--placement",
+            "spread",
+            "--size",
+            "256K",
+            "--engine",
+            "hybrid",
+        ])
+        .args(["--preset", "roce", "--admission", "off", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let h = &v["packet"]["dsf"];
+    let whole = h["cells_sent"].as_u64().unwrap();
+    assert!(
+        whole > 0 && whole * 4 < cells,
+        "{whole} whole packets, {cells} cells"
+    );
+    let notes = v["notes"].to_string();
+    let said = notes
+        .split(" packets crossed a DSF fabric whole")
+        .next()
+        .and_then(|s| s.rsplit("hybrid: ").next())
+        .map(|n| n.replace(',', ""));
+    assert_eq!(said, Some(whole.to_string()), "{notes}");
 }
 
 #[test]

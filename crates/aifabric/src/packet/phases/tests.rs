@@ -667,49 +667,63 @@ fn across_two_regions_the_hybrids_collectives_agree_with_the_packet_engine() {
 /// threads too (two parts): the turns never deadlock, whichever thread waits for what (a
 /// run that may take the turn runs on threads of its own, which never take up another
 /// phase's run), and move no result. A thread of the shared pool waiting for the turn
-/// deadlocked within 4 to 26 collectives here. Watched: a deadlock fails the test after two
-/// minutes instead of hanging it.
+/// deadlocked within 4 to 26 collectives here. The hybrid's cut, which takes its turn in
+/// the middle of its run (once its critical flows are known), too. Watched: a deadlock
+/// fails the test after two minutes instead of hanging it.
 #[test]
 fn runs_that_take_turns_never_deadlock_and_time_as_the_others() {
     const TIMES: usize = 100;
-    let k16 = aifabric_spec::load("htsim-k16").expect("built in");
-    let case = |alone| Case {
-        op: Op::AllToAll,
-        algo: Algo::Direct,
-        groups: 4,
-        ranks: 8,
-        bytes: 4e6,
-        lb: aifabric_dataplane::Lb::Mixed(128),
-        partitions: 2,
-        alone,
-        ..Case::ring(&k16)
-    };
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(4)
-                .build()
-                .expect("a pool");
-            for alone in std::iter::once(false).chain(std::iter::repeat_n(true, TIMES)) {
-                let _ = tx.send(pool.install(|| timed(&case(alone))));
-            }
-        });
-        let watch = std::time::Duration::from_secs(120);
-        let next = || {
-            rx.recv_timeout(watch).unwrap_or_else(|_| {
-                eprintln!("deadlocked: no collective timed in {watch:?}");
-                std::process::exit(101)
-            })
+    // Its own thread, detached: a deadlocked one is left behind when the test fails.
+    std::thread::spawn(move || {
+        let k16 = aifabric_spec::load("htsim-k16").expect("built in");
+        let case = |alone, engine, lb| Case {
+            op: Op::AllToAll,
+            algo: Algo::Direct,
+            groups: 4,
+            ranks: 8,
+            bytes: 4e6,
+            lb,
+            partitions: if engine == crate::Engine::Packet {
+                2
+            } else {
+                1
+            },
+            engine,
+            alone,
+            ..Case::ring(&k16)
         };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .expect("a pool");
+        let sprayed = (crate::Engine::Packet, aifabric_dataplane::Lb::Mixed(128));
+        let cut = (crate::Engine::Hybrid, aifabric_dataplane::Lb::Ecmp);
+        for (engine, lb) in [sprayed, cut] {
+            for alone in std::iter::once(false).chain(std::iter::repeat_n(true, TIMES)) {
+                if tx
+                    .send(pool.install(|| timed(&case(alone, engine, lb))))
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        }
+    });
+    let watch = std::time::Duration::from_secs(120);
+    let next = || {
+        rx.recv_timeout(watch)
+            .unwrap_or_else(|_| panic!("deadlocked: no collective timed in {watch:?}"))
+    };
+    for what in ["sprayed", "cut"] {
         let (beside_s, stats) = next();
-        assert_eq!(stats.phases_simulated, 7, "{stats:?}");
+        assert_eq!(stats.phases_simulated, 7, "{what}: {stats:?}");
         for k in 0..TIMES {
             let (alone_s, _) = next();
             assert_eq!(
                 alone_s, beside_s,
-                "taking turns moved the time (collective {k})"
+                "{what}: taking turns moved the time ({k})"
             );
         }
-    });
+    }
 }
