@@ -269,24 +269,13 @@ fn packet_flags_without_the_packet_engine_and_bad_values_exit_2() {
 
 #[test]
 fn dsf_zones_run_with_credits_and_cells() {
-    let run = |json: bool| {
+    // `engine`'s run of a permutation across the zone: its text or its JSON.
+    let run_on = |engine: &[&str], json: bool| {
         let mut c = aifabric();
-        c.args([
-            "traffic",
-            "dsf-l1-zone",
-            "--pattern",
-            "permutation",
-            "--gpus",
-            "64",
-            "--placement",
-            "spread",
-            "--size",
-            "256K",
-            "--engine",
-            "packet",
-            "--preset",
-            "roce",
-        ]);
+        c.args(["traffic", "dsf-l1-zone", "--pattern", "permutation"])
+            .args(["--gpus", "64", "--placement", "spread", "--size", "256K"])
+            .args(["--preset", "roce"])
+            .args(engine);
         if json {
             c.arg("--json");
         }
@@ -299,6 +288,7 @@ fn dsf_zones_run_with_credits_and_cells() {
         );
         o.stdout
     };
+    let run = |json| run_on(&["--engine", "packet"], json);
     let text = String::from_utf8(run(false)).unwrap();
     for want in [
         "DSF:",
@@ -316,28 +306,8 @@ fn dsf_zones_run_with_credits_and_cells() {
     assert_eq!(d["cells_sent"], d["cells_reassembled"]);
     let cells = d["cells_sent"].as_u64().unwrap();
     // The hybrid crosses the fabric in whole packets, one cell each, and says so.
-    let o = aifabric()
-        .args([
-            "traffic",
-            "dsf-l1-zone",
-            "--pattern",
-            "permutation",
-            "--gpus",
-            "64",
-        ])
-        .args([
-            "--placement",
-            "spread",
-            "--size",
-            "256K",
-            "--engine",
-            "hybrid",
-        ])
-        .args(["--preset", "roce", "--admission", "off", "--json"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let hybrid = run_on(&["--engine", "hybrid", "--admission", "off"], true);
+    let v: Value = serde_json::from_slice(&hybrid).unwrap();
     let h = &v["packet"]["dsf"];
     let whole = h["cells_sent"].as_u64().unwrap();
     assert!(
