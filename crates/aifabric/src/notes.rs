@@ -59,19 +59,18 @@ pub(crate) fn packet(x: &PacketResult, ratios: bool) -> Vec<Note> {
     let mut v = Vec::new();
     if let Some(h) = &x.hybrid {
         v.push(Note::new(About::Hybrid, hybrid(h, x.makespan_s)));
-        if let Some(d) = &x.dsf {
-            v.push(Note::new(
-                About::Hybrid,
-                format!(
-                    "hybrid: {} packets crossed a DSF fabric whole, one cell each (the packet \
-                     engine cuts {} B cells), each holding its fabric link for all its bytes \
-                     and across a hop when its cells would be; fabric queue peaks count whole \
-                     packets",
-                    aifabric_model::thousands(d.cells_sent),
-                    d.settings.cell_bytes
-                ),
-            ));
-        }
+    }
+    if let Some(d) = x.dsf.as_ref().filter(|_| c.dsf_whole_packets()) {
+        v.push(Note::new(
+            About::Hybrid,
+            format!(
+                "hybrid: {} packets crossed a DSF fabric whole, one cell each (the packet \
+                 engine cuts {} B cells), each holding its fabric link for all its bytes and \
+                 across a hop when its cells would be; fabric queue peaks count whole packets",
+                aifabric_model::thousands(d.cells_sent),
+                d.settings.cell_bytes
+            ),
+        ));
     }
     if let Some(p) = &x.partitions {
         v.push(Note::new(About::Partitions, partitions(p, c.partitions)));

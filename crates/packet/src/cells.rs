@@ -290,7 +290,7 @@ impl Sim<'_> {
         let (at, to) = (d.local_of(v), d.local_of(to));
         // The hybrid crosses the fabric in whole packets ([`crate::Dsf::cell_bytes`]), each
         // across a hop as soon as its cells would be (`cell_hop`).
-        let cell = if self.cfg.fast_forward.is_some() {
+        let cell = if self.cfg.dsf_whole_packets() {
             b.max(1)
         } else {
             self.cfg.dsf.cell_bytes.max(1)
@@ -357,15 +357,11 @@ impl Sim<'_> {
         // The hybrid's whole packet stands for its cells, which would cross side by side on
         // as many links: it holds its link for all its bytes, and is across once the cells
         // would be (`send_cells`).
-        let across = match self.cfg.fast_forward {
-            None => ser,
-            Some(_) => {
-                ser / u64::from(
-                    bytes
-                        .div_ceil(self.cfg.dsf.cell_bytes.max(1))
-                        .clamp(1, lanes.max(1)),
-                )
-            }
+        let across = if self.cfg.dsf_whole_packets() {
+            let cells = bytes.div_ceil(self.cfg.dsf.cell_bytes.max(1));
+            ser / u64::from(cells.clamp(1, lanes.max(1)))
+        } else {
+            ser
         };
         self.events
             .push(start + across + port.delay_ps, Event::Cell(c));

@@ -286,6 +286,12 @@ pub struct Config {
 }
 
 impl Config {
+    /// Whether a packet crosses a DSF fabric whole, as one cell ([`Dsf::cell_bytes`]): when
+    /// fast-forwarding (the hybrid).
+    pub fn dsf_whole_packets(&self) -> bool {
+        self.fast_forward.is_some()
+    }
+
     /// The seed the random draws start from: `seed`'s, mixed with `draw_seed` when given
     /// (so that `None` keeps every earlier run's draws).
     pub fn draws(&self) -> u64 {

@@ -283,26 +283,22 @@ enum Room {
 /// pool takes up its own pool's tasks meanwhile (more phases' runs, each with its pool and
 /// its memory, queueing for the turn).
 fn on_threads_of_its_own<R: Send>(f: impl FnOnce() -> R + Send) -> Result<R, SimError> {
+    let failed = |e: &dyn std::fmt::Display| {
+        SimError::Invalid(format!(
+            "could not start the threads of a packet run ({e}); run with fewer threads \
+             (RAYON_NUM_THREADS=1)"
+        ))
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(rayon::current_num_threads())
         .thread_name(|i| format!("aifabric-alone-{i}"))
         .build()
-        .map_err(|e| {
-            SimError::Invalid(format!(
-                "could not start the threads of a packet run ({e}); run with fewer threads \
-                 (RAYON_NUM_THREADS=1)"
-            ))
-        })?;
+        .map_err(|e| failed(&e))?;
     std::thread::scope(|s| {
         let run = std::thread::Builder::new()
             .name("aifabric-alone".to_owned())
             .spawn_scoped(s, || pool.install(f))
-            .map_err(|e| {
-                SimError::Invalid(format!(
-                    "could not start a thread for a packet run ({e}); run with fewer threads \
-                     (RAYON_NUM_THREADS=1)"
-                ))
-            })?;
+            .map_err(|e| failed(&e))?;
         Ok(run
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic)))

@@ -334,10 +334,10 @@ pub fn render_packet(r: &aifabric::PacketTrafficReport, run: RunTime) -> String 
         }
     }
     if let Some(d) = &x.dsf {
-        // The hybrid crosses the fabric in whole packets (`aifabric_packet::Dsf::cell_bytes`).
-        let cells = match x.hybrid {
-            Some(_) => "cells of whole packets".to_owned(),
-            None => format!("cells of {} B", d.settings.cell_bytes),
+        let cells = if x.config.dsf_whole_packets() {
+            "cells of whole packets".to_owned()
+        } else {
+            format!("cells of {} B", d.settings.cell_bytes)
         };
         let _ = writeln!(
             o,

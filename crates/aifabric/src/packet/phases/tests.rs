@@ -482,9 +482,9 @@ fn dsf_table() {
 /// critical in the fluid, and the cut simulates the slowest [`MAX_SEEDS`] of them with
 /// their links' flows, which stand for the rest (a lighter fabric load and the hybrid's
 /// whole packets are the error: -0.01% to +0.24% measured on 256 to 1,024 flows, the
-/// README's table). With a quarter of the fabric nodes
-/// failed the fabric binds, and the cut keeps every flow on it: the whole phase, in the
-/// hybrid's whole-packet cells (`aifabric_packet::Dsf::cell_bytes`).
+/// README's table). With a quarter of the fabric nodes failed the fabric binds, and the
+/// cut keeps every flow on it: the whole phase, in the hybrid's whole-packet cells
+/// (`aifabric_packet::Dsf::cell_bytes`).
 ///
 /// [`MAX_SEEDS`]: crate::packet::critical::MAX_SEEDS
 #[test]
